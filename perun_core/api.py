@@ -1,0 +1,467 @@
+"""The porcelain: one plain function per command, returning dataclasses.
+
+The ``perun-core`` CLI and the ``perun-tui`` app are both thin layers over
+these functions.  Nothing here prints, prompts or exits; failures raise
+:class:`perun_core.errors.PerunError` subclasses.
+
+Every function takes an optional ``repo`` (an open
+:class:`~perun_core.repository.PerunRepository`, as the TUI keeps one) or
+finds the nearest instance from ``cwd``.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+from collections.abc import Iterator
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from .errors import (
+    ConfigError,
+    InvalidProfile,
+    OriginMismatch,
+    PerunError,
+    ProfileNotFound,
+    UsageError,
+)
+from .lookup import FoundProfile, find_profile, sort_key_of
+from .repository import PERUN_DIR, PerunRepository, ProfileInfo
+
+if TYPE_CHECKING:
+    from .profile.model import Profile
+    from .vcs import MinorVersion
+
+SORT_KEYS = ("realpath", "type", "time", "cmd", "args", "workload", "collector", "checksum", "source")
+
+
+@contextlib.contextmanager
+def _using(repo: PerunRepository | None, cwd: Path | str | None = None) -> Iterator[PerunRepository]:
+    if repo is not None:
+        yield repo
+        return
+    opened = PerunRepository.discover(cwd)
+    try:
+        yield opened
+    finally:
+        opened.close()
+
+
+def open_repository(cwd: Path | str | None = None) -> PerunRepository:
+    """The nearest perun instance; the caller closes it."""
+    return PerunRepository.discover(cwd)
+
+
+# -- init ------------------------------------------------------------------------
+
+@dataclass(frozen=True, slots=True)
+class InitResult:
+    root: Path
+    vcs_root: Path
+    git_created: bool
+    reinitialized: bool
+    template: str
+    config_path: Path
+
+
+def init(
+    path: Path | str | None = None,
+    *,
+    vcs_type: str = "git",
+    vcs_path: Path | str | None = None,
+    vcs_params: dict[str, str] | None = None,
+    vcs_flags: tuple[str, ...] = (),
+    template: str = "master",
+) -> InitResult:
+    """Create (or re-create) ``.perun`` at ``path`` and a git repository if missing."""
+    from .fsutil import atomic_write_text
+    from .templates import render_local_config
+    from .vcs import init_repository
+
+    if vcs_type != "git":
+        raise UsageError(f"--vcs-type '{vcs_type}' is not supported; only 'git' is")
+    unknown_flags = [f for f in vcs_flags if f != "bare"]
+    if unknown_flags:
+        raise UsageError(f"--vcs-flag '{unknown_flags[0]}' is not supported; known: bare")
+    root = Path(path or os.getcwd()).expanduser().resolve()
+    vcs_root = Path(vcs_path).expanduser().resolve() if vcs_path else root
+    # Render first: a bad template must not leave a half-made instance behind.
+    vcs_url = os.path.relpath(vcs_root, root)
+    config_text = render_local_config(template, project_root=root, vcs_type=vcs_type, vcs_url=vcs_url)
+    root.mkdir(parents=True, exist_ok=True)
+    git_created = init_repository(vcs_root, bare="bare" in vcs_flags, params=vcs_params or {})
+    perun_dir = root / PERUN_DIR
+    reinitialized = perun_dir.is_dir()
+    for sub in ("jobs", "objects", "logs", "cache"):
+        (perun_dir / sub).mkdir(parents=True, exist_ok=True)
+    config_path = perun_dir / "local.yml"
+    if not config_path.exists():
+        atomic_write_text(config_path, config_text)
+    return InitResult(root, vcs_root, git_created, reinitialized, template, config_path)
+
+
+# -- config ----------------------------------------------------------------------
+
+@dataclass(frozen=True, slots=True)
+class ConfigValue:
+    key: str
+    value: Any
+    source: str  # "local", "shared" or "default"
+    path: Path | None
+
+
+def _config_target(scope: str, cwd: Path | str | None, *, for_write: bool):
+    from .config import Config, shared_config_dir
+
+    if scope not in ("local", "shared", "nearest"):
+        raise UsageError(f"unknown config scope '{scope}'; expected local, shared or nearest")
+    shared_path = shared_config_dir() / "shared.yml"
+    if scope == "shared":
+        return Config.load(shared_path, kind="shared"), None
+    try:
+        repo = PerunRepository.discover(cwd)
+    except PerunError:
+        if scope == "local":
+            raise
+        return Config.load(shared_path, kind="shared"), None
+    return Config.load(repo.local_config_path, kind="local"), repo
+
+
+def config_get(key: str, *, scope: str = "nearest", cwd: Path | str | None = None) -> ConfigValue:
+    """Value of ``key``: from one file, or the nearest one that sets it."""
+    from .config import DEFAULTS, Config, ConfigStack, shared_config_dir
+
+    if scope == "nearest":
+        shared = Config.load(shared_config_dir() / "shared.yml", kind="shared")
+        local = None
+        with contextlib.suppress(PerunError):
+            repo = PerunRepository.discover(cwd)
+            local = Config.load(repo.local_config_path, kind="local")
+        stack = ConfigStack(local, shared)
+        value = stack.get(key)
+        source = stack.source_of(key)
+        path = {"local": local.path if local else None, "shared": shared.path}.get(source)
+        return ConfigValue(key, value, source, path)
+    config, _ = _config_target(scope, cwd, for_write=False)
+    try:
+        return ConfigValue(key, config.get(key), scope, config.path)
+    except KeyError:
+        if key in DEFAULTS:
+            raise ConfigError(config.path, key, f"is not set in the {scope} configuration (default: {DEFAULTS[key]!r})") from None
+        raise ConfigError(config.path, key, f"is not set in the {scope} configuration") from None
+
+
+def config_set(key: str, value: Any, *, scope: str = "nearest", cwd: Path | str | None = None) -> ConfigValue:
+    """Set ``key`` in the local (nearest) or shared configuration and save it atomically."""
+    from .config import validate
+
+    config, _ = _config_target(scope, cwd, for_write=True)
+    validate(key, value, path=config.path)
+    config.set(key, value)
+    config.save()
+    return ConfigValue(key, value, config.kind, config.path)
+
+
+def config_reset(*, scope: str = "nearest", template: str = "master", cwd: Path | str | None = None) -> Path:
+    """Rewrite a configuration file to its template (local) or defaults (shared)."""
+    from .config import reset
+
+    config, _ = _config_target(scope, cwd, for_write=True)
+    reset(config, template)
+    return config.path
+
+
+@dataclass(frozen=True, slots=True)
+class EditRequest:
+    path: Path
+    command: list[str]
+
+
+def config_edit_request(*, scope: str = "nearest", cwd: Path | str | None = None) -> EditRequest:
+    """The file to edit and the editor command ($VISUAL, $EDITOR, then general.editor)."""
+    import shlex
+
+    from .config import DEFAULTS
+
+    config, repo = _config_target(scope, cwd, for_write=True)
+    editor = os.environ.get("VISUAL") or os.environ.get("EDITOR")
+    if not editor:
+        with contextlib.suppress(PerunError):
+            editor = str(repo.config.get("general.editor")) if repo else None
+        editor = editor or str(config.data.get("general", {}).get("editor") or DEFAULTS["general.editor"])
+    if not config.path.exists():
+        config.save()
+    return EditRequest(config.path, [*shlex.split(editor), str(config.path)])
+
+
+def validate_config_file(path: Path | str, kind: str) -> None:
+    """Re-read an edited configuration and raise ConfigError if it is unusable."""
+    from .config import Config
+
+    Config.load(Path(path), kind=kind)
+
+
+# -- add / rm ----------------------------------------------------------------------
+
+@dataclass(frozen=True, slots=True)
+class AddedProfile:
+    source: str
+    minor: str
+    checksum: str
+    type: str
+    kept: bool
+
+
+def add(
+    specs: list[str],
+    *,
+    minor: str | None = None,
+    keep_profile: bool = False,
+    force: bool = False,
+    repo: PerunRepository | None = None,
+    cwd: Path | str | None = None,
+) -> list[AddedProfile]:
+    """Register pending or file profiles at ``minor`` (default HEAD).
+
+    Every profile is checked (lookup, format, origin) before any is
+    registered, so a bad one leaves the store unchanged.  ``force`` accepts a
+    profile whose origin is missing or names another commit.
+    """
+    if not specs:
+        raise UsageError("add needs at least one profile")
+    with _using(repo, cwd) as r:
+        target = r.resolve_minor(minor)
+        found = [find_profile(r, spec, target, allow=("pending", "file")) for spec in specs]
+        seen: set[Path] = set()
+        loaded: list[tuple[FoundProfile, Profile, float]] = []
+        for item in found:
+            assert item.path is not None
+            resolved = item.path.resolve()
+            if resolved in seen:
+                raise UsageError(f"'{item.spec}' names {item.path.name}, which is already in this add")
+            seen.add(resolved)
+            profile = item.load(r)
+            _check_origin(r, item.path, profile, target, force)
+            loaded.append((item, profile, item.path.stat().st_mtime))
+        added = []
+        for item, profile, created in loaded:
+            assert item.path is not None
+            entry = r.register(target, profile, item.path.name, created)
+            if not keep_profile:
+                with contextlib.suppress(FileNotFoundError):
+                    item.path.unlink()
+            added.append(AddedProfile(item.path.name, target, entry.checksum, profile.type, keep_profile))
+        return added
+
+
+def _check_origin(repo: PerunRepository, path: Path, profile: Profile, target: str, force: bool) -> None:
+    origin = profile.origin
+    if force:
+        return
+    if origin and (origin == target or (len(origin) >= 7 and target.startswith(origin))):
+        return
+    if origin:
+        raise OriginMismatch(path, origin, target)
+    raise InvalidProfile(path, "origin", f"is missing, so it cannot be checked against {target}; pass --force to register it anyway")
+
+
+@dataclass(frozen=True, slots=True)
+class RemovedProfile:
+    source: str
+    minor: str | None
+    checksum: str | None
+    pending: bool
+
+
+def remove(
+    specs: list[str],
+    *,
+    minor: str | None = None,
+    remove_all: bool = False,
+    repo: PerunRepository | None = None,
+    cwd: Path | str | None = None,
+) -> list[RemovedProfile]:
+    """Unlink registered profiles from ``minor``'s index (objects are kept).
+
+    A pending tag ``i@p`` deletes that pending profile file instead.  With
+    ``remove_all`` every index entry of a matching name goes, else the first.
+    """
+    if not specs:
+        raise UsageError("rm needs at least one profile")
+    with _using(repo, cwd) as r:
+        target = r.resolve_minor(minor)
+        registered = r.registered_infos(target, sort_key_of(r))
+        to_unlink: list[ProfileInfo] = []
+        to_delete: list[ProfileInfo] = []
+        for spec in specs:
+            if spec.endswith("@p"):
+                item = find_profile(r, spec, target, allow=("pending",))
+                assert item.info is not None
+                to_delete.append(item.info)
+                continue
+            matches = _index_matches(registered, spec, target, r)
+            to_unlink.extend(matches if remove_all else matches[:1])
+        removed = []
+        if to_unlink:
+            pairs = [(i.checksum or "", i.source) for i in to_unlink]
+            for entry in r.unregister(target, pairs):
+                removed.append(RemovedProfile(entry.path, target, entry.checksum, False))
+        for info in to_delete:
+            assert info.path is not None
+            with contextlib.suppress(FileNotFoundError):
+                info.path.unlink()
+            removed.append(RemovedProfile(info.source, None, None, True))
+        return removed
+
+
+def _index_matches(registered: list[ProfileInfo], spec: str, target: str, repo: PerunRepository) -> list[ProfileInfo]:
+    if spec.endswith("@i"):
+        item = find_profile(repo, spec, target, allow=("index",))
+        assert item.info is not None
+        return [item.info]
+    name = Path(spec).name
+    matches = [i for i in registered if spec in (i.source, i.checksum) or name == Path(i.source).name]
+    if not matches:
+        raise ProfileNotFound(spec, f"in the index of {target[:7]}")
+    return matches
+
+
+# -- status ----------------------------------------------------------------------
+
+@dataclass(frozen=True, slots=True)
+class StatusReport:
+    head: MinorVersion
+    major: str
+    dirty: bool
+    registered: list[ProfileInfo]
+    pending: list[ProfileInfo]
+    status_format: str
+    sort_key: str
+
+
+def status(
+    *, sort_by: str | None = None, repo: PerunRepository | None = None, cwd: Path | str | None = None
+) -> StatusReport:
+    """HEAD, its registered profiles and the pending ones.
+
+    Tags always follow ``format.sort_profiles_by`` so that ``0@p`` names the
+    same profile in every command; ``sort_by`` only reorders the listing.
+    """
+    if sort_by is not None and sort_by not in SORT_KEYS:
+        raise UsageError(f"--sort-by '{sort_by}' is not a profile attribute; expected one of {', '.join(SORT_KEYS)}")
+    with _using(repo, cwd) as r:
+        status_format = str(r.config.get("format.status"))
+        tag_key = sort_key_of(r)
+        if tag_key not in SORT_KEYS:
+            raise ConfigError(r.local_config_path, "format.sort_profiles_by", f"'{tag_key}' is not one of {', '.join(SORT_KEYS)}")
+        head_sha = r.vcs.head()
+        head = r.vcs.minor_info(head_sha)
+        registered = r.registered_infos(head_sha, tag_key)
+        pending = r.pending_infos(tag_key)
+        if sort_by and sort_by != tag_key:
+            registered = sorted(registered, key=lambda i: _order(i, sort_by))
+            pending = sorted(pending, key=lambda i: _order(i, sort_by))
+        return StatusReport(head, r.vcs.major_version(), r.vcs.is_dirty(), registered, pending, status_format, sort_by or tag_key)
+
+
+def _order(info: ProfileInfo, key: str) -> tuple:
+    value = info.sort_value(key)
+    return ((0, value) if isinstance(value, (int, float)) else (1, str(value)), info.time)
+
+
+# -- log -------------------------------------------------------------------------
+
+@dataclass(frozen=True, slots=True)
+class ProfileCounts:
+    total: int = 0
+    memory: int = 0
+    mixed: int = 0
+    time: int = 0
+
+
+@dataclass(frozen=True, slots=True)
+class LogEntry:
+    version: MinorVersion
+    counts: ProfileCounts
+    profiles: list[ProfileInfo] = field(default_factory=list)
+    #: degradation results recorded by checks: ("-" degradation / "+" optimization) per finding
+    changes: str = ""
+
+
+def log(
+    revision: str | None = None,
+    *,
+    with_profiles: bool = False,
+    repo: PerunRepository | None = None,
+    cwd: Path | str | None = None,
+) -> Iterator[LogEntry]:
+    """Minor versions from ``revision`` (default HEAD) back, with their profiles.
+
+    A generator: the walk and index reads happen as entries are consumed.
+    """
+    with _using(repo, cwd) as r:
+        start = r.resolve_minor(revision)
+        sort_key = sort_key_of(r) if with_profiles else "time"
+        from .changes import read_changes
+
+        for version in r.vcs.walk_minor_versions(start):
+            if not r.has_index(version.checksum):
+                yield LogEntry(version, ProfileCounts(), [], read_changes(r, version.checksum))
+                continue
+            infos = r.registered_infos(version.checksum, sort_key)
+            yield LogEntry(version, _count(infos), infos if with_profiles else [], read_changes(r, version.checksum))
+
+
+def _count(infos: list[ProfileInfo]) -> ProfileCounts:
+    kinds = [i.type for i in infos]
+    return ProfileCounts(len(infos), kinds.count("memory"), kinds.count("mixed"), kinds.count("time"))
+
+
+def log_format(*, repo: PerunRepository | None = None, cwd: Path | str | None = None) -> str:
+    with _using(repo, cwd) as r:
+        return str(r.config.get("format.shortlog"))
+
+
+# -- loading profiles -----------------------------------------------------------
+
+@dataclass(slots=True)
+class LoadedProfile:
+    profile: Profile
+    source: str
+    kind: str  # "index", "pending" or "file"
+    minor: str | None
+
+
+def load_profile(
+    spec: str,
+    *,
+    minor: str | None = None,
+    repo: PerunRepository | None = None,
+    cwd: Path | str | None = None,
+) -> LoadedProfile:
+    """Look a profile up (§3.2.16) and load it.
+
+    Works outside a perun repository too, for plain file paths.
+    """
+    if repo is None:
+        try:
+            repo_ctx: contextlib.AbstractContextManager[PerunRepository | None] = _using(None, cwd)
+            r = repo_ctx.__enter__()
+        except PerunError:
+            if minor is not None or spec.endswith(("@i", "@p")):
+                raise
+            item = find_profile(None, spec, None, allow=("file",))
+            return LoadedProfile(item.load(None), item.source, item.kind, None)
+        try:
+            return load_profile(spec, minor=minor, repo=r)
+        finally:
+            repo_ctx.__exit__(None, None, None)
+    target = repo.resolve_minor(minor) if (minor is not None or spec.endswith("@i") or _may_be_registered(spec)) else None
+    item = find_profile(repo, spec, target)
+    return LoadedProfile(item.load(repo), item.source, item.kind, item.minor)
+
+
+def _may_be_registered(spec: str) -> bool:
+    # A bare name may name a registered profile; paths to existing files never need the VCS.
+    return not Path(spec).expanduser().is_file()

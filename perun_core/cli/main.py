@@ -1,0 +1,333 @@
+"""The ``perun-core`` command line: a thin front end over :mod:`perun_core.api`.
+
+Only click is imported at start-up; every command imports the API, rich and
+the rest when it runs, which keeps ``perun-core --help`` fast.
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+from typing import Any
+
+import click
+
+CONTEXT = {"help_option_names": ["-h", "--help"], "max_content_width": 100}
+
+
+class State:
+    """Global options shared by every subcommand."""
+
+    def __init__(self, verbose: int, no_pager: bool) -> None:
+        self.verbose = verbose
+        self.no_pager = no_pager
+
+
+@click.group(context_settings=CONTEXT)
+@click.option("--no-pager", is_flag=True, help="Never page the output of status and log.")
+@click.option("-v", "--verbose", count=True, help="More output; with -v errors show their traceback.")
+@click.version_option(package_name="perun", prog_name="perun-core")
+@click.pass_context
+def cli(ctx: click.Context, no_pager: bool, verbose: int) -> None:
+    """perun: performance profiles linked to the commits of a git repository.
+
+    Start with 'perun-core init', collect or drop profiles into .perun/jobs,
+    then 'status', 'add', 'log'.
+    """
+    ctx.obj = State(verbose, no_pager)
+
+
+# -- init / config -------------------------------------------------------------
+
+@cli.command(context_settings=CONTEXT)
+@click.argument("path", required=False, type=click.Path(file_okay=False))
+@click.option("--vcs-type", default="git", show_default=True, help="Version control system to wrap.")
+@click.option("--vcs-path", type=click.Path(file_okay=False), help="Where the wrapped repository lives (default: PATH).")
+@click.option("--vcs-param", nargs=2, multiple=True, metavar="KEY VALUE", help="Extra parameter for the VCS initialization.")
+@click.option("--vcs-flag", multiple=True, metavar="FLAG", help="Extra flag for the VCS initialization (e.g. bare).")
+@click.option("-c", "--configure", is_flag=True, help="Open the new local configuration in the editor.")
+@click.option("-t", "--config-template", default="master", show_default=True,
+              type=click.Choice(["master", "developer", "user"]), help="Template of the local configuration.")
+@click.pass_obj
+def init(state: State, path: str | None, vcs_type: str, vcs_path: str | None, vcs_param: tuple,
+         vcs_flag: tuple, configure: bool, config_template: str) -> None:
+    """Initialize perun (and git, if missing) at PATH, default the current directory."""
+    from perun_core import api
+
+    result = api.init(path, vcs_type=vcs_type, vcs_path=vcs_path, vcs_params=dict(vcs_param),
+                      vcs_flags=vcs_flag, template=config_template)
+    if result.git_created:
+        _out(f"Initialized empty git repository in {result.vcs_root}")
+    verb = "Reinitialized existing" if result.reinitialized else "Initialized empty"
+    _out(f"{verb} perun repository in {result.root / '.perun'}")
+    if configure:
+        _edit(api.config_edit_request(scope="local", cwd=result.root), "local")
+
+
+@cli.group(context_settings={"help_option_names": ["--help"], "max_content_width": 100})
+@click.option("-l", "--local", "scope", flag_value="local", help="Use the local configuration (.perun/local.yml).")
+@click.option("-h", "--shared", "scope", flag_value="shared", help="Use the shared configuration (shared.yml).")
+@click.option("-n", "--nearest", "scope", flag_value="nearest", default=True, help="Use the nearest configuration (default).")
+@click.pass_context
+def config(ctx: click.Context, scope: str) -> None:
+    """Get, set, edit or reset the local and shared configuration."""
+    ctx.meta["scope"] = scope
+
+
+def _scope() -> str:
+    return click.get_current_context().meta.get("scope", "nearest")
+
+
+@config.command("get", context_settings={"help_option_names": ["--help"]})
+@click.argument("key")
+def config_get(key: str) -> None:
+    """Print the value of KEY (sections separated by dots, e.g. format.status)."""
+    from perun_core import api
+
+    found = api.config_get(key, scope=_scope())
+    _out(f"{key}: {_yaml_scalar(found.value)}")
+
+
+@config.command("set", context_settings={"help_option_names": ["--help"]})
+@click.argument("key")
+@click.argument("value")
+def config_set(key: str, value: str) -> None:
+    """Set KEY to VALUE (parsed as YAML: true, 3, [a, b] ...)."""
+    from perun_core import api
+    from perun_core.config import parse_cli_value
+
+    stored = api.config_set(key, parse_cli_value(value), scope=_scope())
+    _out(f"{key}: {_yaml_scalar(stored.value)}")
+
+
+@config.command("edit", context_settings={"help_option_names": ["--help"]})
+def config_edit() -> None:
+    """Open the configuration in $VISUAL, $EDITOR or general.editor."""
+    from perun_core import api
+
+    scope = _scope()
+    request = api.config_edit_request(scope=scope)
+    _edit(request, "shared" if scope == "shared" or ".perun" not in request.path.parts else "local")
+
+
+@config.command("reset", context_settings={"help_option_names": ["--help"]})
+@click.option("-t", "--config-template", default="master", show_default=True,
+              type=click.Choice(["master", "developer", "user"]), help="Template for a local configuration.")
+def config_reset(config_template: str) -> None:
+    """Reset the configuration to its template (local) or the defaults (shared)."""
+    from perun_core import api
+
+    path = api.config_reset(scope=_scope(), template=config_template)
+    _out(f"Reset {path}")
+
+
+def _edit(request: Any, kind: str) -> None:
+    import subprocess
+
+    from perun_core import api
+    from perun_core.errors import ExternalToolError
+
+    try:
+        code = subprocess.call(request.command)
+    except FileNotFoundError:
+        raise ExternalToolError(request.command[0], "set $EDITOR or 'general.editor' to an installed editor") from None
+    if code != 0:
+        raise click.ClickException(f"editor '{request.command[0]}' exited with status {code}")
+    api.validate_config_file(request.path, kind)
+
+
+def _yaml_scalar(value: Any) -> str:
+    if isinstance(value, (dict, list)):
+        import yaml
+
+        return "\n" + yaml.safe_dump(value, default_flow_style=False, sort_keys=False).rstrip()
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    return str(value)
+
+
+# -- add / rm -----------------------------------------------------------------
+
+@cli.command(context_settings=CONTEXT)
+@click.argument("profiles", nargs=-1, required=True, metavar="PROFILE...")
+@click.option("-m", "--minor", help="Register at this minor version (default HEAD).")
+@click.option("--keep-profile", is_flag=True, help="Keep the profile file after registering it.")
+@click.option("-f", "--force", is_flag=True, help="Register even if the profile's origin is another commit.")
+def add(profiles: tuple[str, ...], minor: str | None, keep_profile: bool, force: bool) -> None:
+    """Register PROFILEs (i@p tags or paths) at a minor version."""
+    from perun_core import api
+
+    for added in api.add(list(profiles), minor=minor, keep_profile=keep_profile, force=force):
+        _out(f"Registered {added.source} at {added.minor[:7]} as {added.checksum[:12]}")
+
+
+@cli.command(context_settings=CONTEXT)
+@click.argument("profiles", nargs=-1, required=True, metavar="PROFILE...")
+@click.option("-m", "--minor", help="Unlink from this minor version (default HEAD).")
+@click.option("-A", "--remove-all", is_flag=True, help="Remove every index entry of PROFILE, not just the first.")
+def rm(profiles: tuple[str, ...], minor: str | None, remove_all: bool) -> None:
+    """Unlink PROFILEs (i@i tags or names) from a minor version; i@p deletes a pending file."""
+    from perun_core import api
+
+    for removed in api.remove(list(profiles), minor=minor, remove_all=remove_all):
+        if removed.pending:
+            _out(f"Deleted pending profile {removed.source}")
+        else:
+            _out(f"Removed {removed.source} from {removed.minor[:7] if removed.minor else '?'} (object kept)")
+
+
+# -- status / log ----------------------------------------------------------------
+
+@cli.command(context_settings=CONTEXT)
+@click.option("-s", "--short", is_flag=True, help="Only the essentials.")
+@click.option("-sb", "--sort-by", help="Order the listed profiles by this attribute (tags keep their numbers).")
+@click.pass_obj
+def status(state: State, short: bool, sort_by: str | None) -> None:
+    """Show HEAD, its registered profiles and the pending ones."""
+    from perun_core import api
+    from perun_core.cli.render import render_status
+
+    report = api.status(sort_by=sort_by)
+    _page(state, "status", render_status(report, short=short, color=_color()))
+
+
+@cli.command(context_settings=CONTEXT)
+@click.argument("revision", required=False, metavar="[HASH]")
+@click.option("-s", "--short", is_flag=True, help="One line per minor version (format.shortlog).")
+@click.option("-g/-G", "--graph/--no-graph", default=True, show_default=True, help="Draw merge history.")
+@click.option("-n", "--max-count", type=click.IntRange(min=1), help="Show at most this many versions.")
+@click.pass_obj
+def log(state: State, revision: str | None, short: bool, graph: bool, max_count: int | None) -> None:
+    """Show the history from HASH (default HEAD) with the profiles of each version."""
+    from perun_core.cli.render import render_log
+
+    _page(state, "log", render_log(revision, short=short, graph=graph, limit=max_count, color=_color()))
+
+
+# -- show ---------------------------------------------------------------------------
+
+@cli.group(context_settings=CONTEXT)
+@click.argument("profile")
+@click.option("-m", "--minor", help="Look PROFILE up in this minor version's index (default HEAD).")
+@click.pass_context
+def show(ctx: click.Context, profile: str, minor: str | None) -> None:
+    """Show PROFILE (i@i, i@p, a name or a path) with a VIEW."""
+    ctx.meta["profile_spec"] = (profile, minor)
+
+
+@show.command("raw", context_settings=CONTEXT)
+@click.option("-o", "--output", type=click.Path(dir_okay=False), help="Write the JSON to this file instead.")
+@click.option("--compact", is_flag=True, help="No indentation.")
+def show_raw(output: str | None, compact: bool) -> None:
+    """The profile in the documented JSON form."""
+    from perun_core import api
+    from perun_core.fsutil import atomic_write
+    from perun_core.profile.codec import to_json_bytes
+
+    spec, minor = click.get_current_context().meta["profile_spec"]
+    loaded = api.load_profile(spec, minor=minor)
+    data = to_json_bytes(loaded.profile, indent=None if compact else 2) + b"\n"
+    if output:
+        atomic_write(output, data)
+        return
+    sys.stdout.buffer.write(data)
+    sys.stdout.flush()
+
+
+# -- output helpers ---------------------------------------------------------------
+
+def _out(text: str) -> None:
+    click.echo(text)
+
+
+def _color() -> bool:
+    if os.environ.get("NO_COLOR"):
+        return False
+    if os.environ.get("FORCE_COLOR"):
+        return True
+    return sys.stdout.isatty()
+
+
+def _page(state: State, command: str, lines: Any) -> None:
+    """Print lines, through the pager when configured and on a terminal."""
+    paging = "never"
+    if not state.no_pager and sys.stdout.isatty():
+        from perun_core import api
+
+        try:
+            paging = str(api.config_get("general.paging").value)
+        except Exception:  # noqa: BLE001 - a broken config must not stop output
+            paging = "only-log"
+    if paging == "always" or paging == f"only-{command}":
+        import shlex
+        import subprocess
+
+        pager = shlex.split(os.environ.get("PAGER") or "less -R")
+        try:
+            process = subprocess.Popen(pager, stdin=subprocess.PIPE)
+        except FileNotFoundError:
+            pass
+        else:
+            assert process.stdin is not None
+            try:
+                for line in lines:
+                    process.stdin.write((line + "\n").encode("utf-8", "replace"))
+                process.stdin.close()
+            except BrokenPipeError:
+                pass
+            process.wait()
+            return
+    write = sys.stdout.write
+    try:
+        for line in lines:
+            write(line + "\n")
+        sys.stdout.flush()
+    except BrokenPipeError:
+        # `perun-core log | head` closes the pipe early: not an error.
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, sys.stdout.fileno())
+
+
+# -- entry point --------------------------------------------------------------------
+
+def main(argv: list[str] | None = None) -> None:
+    """Run the CLI: one-line errors on stderr, exit 1 (user error) or 2 (usage)."""
+    verbose = any(a in ("-v", "--verbose") or (a.startswith("-v") and set(a[1:]) == {"v"}) for a in (argv or sys.argv[1:]))
+    try:
+        cli.main(args=argv, prog_name="perun-core", standalone_mode=False)
+    except click.exceptions.Exit as exc:
+        sys.exit(exc.exit_code)
+    except click.exceptions.Abort:
+        click.echo("error: aborted", err=True)
+        sys.exit(130)
+    except click.UsageError as exc:
+        command = exc.ctx.command_path if exc.ctx else "perun-core"
+        click.echo(f"error: {exc.format_message()}", err=True)
+        click.echo(f"hint: see '{command} --help'", err=True)
+        sys.exit(2)
+    except click.ClickException as exc:
+        click.echo(f"error: {exc.format_message()}", err=True)
+        sys.exit(exc.exit_code)
+    except KeyboardInterrupt:
+        click.echo("error: interrupted", err=True)
+        sys.exit(130)
+    except Exception as exc:  # noqa: BLE001 - the one place that turns errors into exit codes
+        from perun_core.errors import PerunError
+
+        if verbose:
+            import traceback
+
+            traceback.print_exc()
+        if isinstance(exc, PerunError):
+            click.echo(f"error: {exc.message}", err=True)
+            if exc.hint:
+                click.echo(f"hint: {exc.hint}", err=True)
+            sys.exit(exc.exit_code)
+        click.echo(f"error: internal error: {type(exc).__name__}: {exc}", err=True)
+        if not verbose:
+            click.echo("hint: run with -v for the traceback, and please report it", err=True)
+        sys.exit(3)
+
+
+if __name__ == "__main__":
+    main()

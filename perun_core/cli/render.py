@@ -1,0 +1,115 @@
+"""Turning API results into terminal lines (ANSI colour only when asked)."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+
+from perun_core.formats import GraphDrawer, format_time, shortlog_header, shortlog_segments, stats_text, status_rows
+
+_ANSI = {
+    "degradation": "\x1b[1;31m",
+    "optimization": "\x1b[1;32m",
+    "checksum": "\x1b[33m",
+    "date": "\x1b[36m",
+    "author": "\x1b[35m",
+    "stats": "\x1b[1m",
+    "muted": "\x1b[2m",
+    "heading": "\x1b[1m",
+    "tag": "\x1b[1;36m",
+    "error": "\x1b[31m",
+    "graph": "\x1b[34m",
+}
+_RESET = "\x1b[0m"
+
+
+def paint(text: str, style: str, color: bool) -> str:
+    if not color or not style or not text:
+        return text
+    return f"{_ANSI.get(style, '')}{text}{_RESET}"
+
+
+def render_status(report, *, short: bool, color: bool) -> list[str]:
+    head = report.head
+    lines = []
+    dirty = " (uncommitted changes)" if report.dirty else ""
+    if short:
+        lines.append(
+            f"{paint(report.major, 'heading', color)}@{paint(head.checksum[:7], 'checksum', color)}{dirty}: "
+            f"{len(report.registered)} registered, {len(report.pending)} pending"
+        )
+    else:
+        lines.append(f"On major version {paint(report.major, 'heading', color)} "
+                     f"(minor version: {paint(head.checksum, 'checksum', color)}){dirty}")
+        parents = ", ".join(p[:7] for p in head.parents) or "none (root)"
+        lines.append(f"Parents: {parents}")
+        lines.append(f"Author:  {head.author} <{head.email}>  {format_time(head.date)}")
+        lines.append("")
+        lines.extend("    " + line for line in head.desc.splitlines() or [""])
+        lines.append("")
+    lines.extend(_profile_section("Tracked profiles", report.registered, report.status_format, short, color,
+                                  empty="(no tracked profiles at this minor version)"))
+    lines.extend(_profile_section("Pending profiles", report.pending, report.status_format, short, color,
+                                  empty="(no pending profiles)"))
+    return lines
+
+
+def _profile_section(title: str, infos, fmt: str, short: bool, color: bool, empty: str) -> list[str]:
+    lines = [paint(f"{title} ({len(infos)}):", "heading", color)]
+    if not infos:
+        if not short:
+            lines.append(paint(f"  {empty}", "muted", color))
+        return lines
+    headers, rows = status_rows(fmt, infos)
+    tag_width = max(len("id"), *(len(i.tag) for i in infos))
+    if not short:
+        lines.append(paint("  " + "id".ljust(tag_width) + " " + "".join(headers).rstrip(), "muted", color))
+    for info, row in zip(infos, rows):
+        body = "".join(row).rstrip()
+        style = "error" if info.error else ""
+        lines.append("  " + paint(info.tag.ljust(tag_width), "tag", color) + " " + paint(body, style, color))
+    if not short:
+        lines.append("")
+    return lines
+
+
+def render_log(revision: str | None, *, short: bool, graph: bool, limit: int | None, color: bool) -> Iterator[str]:
+    """Lines of `log`, produced while the history is walked."""
+    from perun_core import api
+    from perun_core.formats import SHORTLOG_TAGS, parse_format
+
+    with api.open_repository() as repo:
+        fmt = api.log_format(repo=repo)
+        tokens = parse_format(fmt, SHORTLOG_TAGS, "format.shortlog") if short else None
+        entries = api.log(revision, with_profiles=not short, repo=repo)
+        drawer = GraphDrawer() if graph else None
+        if short:
+            yield paint(shortlog_header(fmt), "muted", color)
+        for count, entry in enumerate(entries):
+            if limit is not None and count >= limit:
+                break
+            version = entry.version
+            prefix, connectors = drawer.row(version.checksum, version.parents) if drawer else ("", [])
+            lead = paint(prefix, "graph", color) + " " if prefix else ""
+            pad = paint(_continuation(prefix), "graph", color) + " " if prefix else ""
+            if short:
+                yield lead + "".join(paint(text, style, color) for text, style in shortlog_segments(fmt, entry, tokens))
+            else:
+                yield lead + paint(f"Minor Version {version.checksum}", "checksum", color)
+                if len(version.parents) > 1:
+                    yield pad + "Merge:  " + " ".join(p[:7] for p in version.parents)
+                yield pad + f"Author: {version.author} <{version.email}> {format_time(version.date)}"
+                yield pad + "Profiles: " + paint(stats_text(entry.counts), "stats" if entry.counts.total else "muted", color) + (
+                    " " + "".join(paint(m, "degradation" if m == "-" else "optimization", color) for m in entry.changes)
+                    if entry.changes else "")
+                yield pad
+                for line in version.desc.splitlines() or [""]:
+                    yield pad + "    " + line
+                for info in entry.profiles:
+                    yield pad + f"    {paint(info.tag, 'tag', color)} [{info.type}] {info.cmd} {info.args} {info.workload} ({info.collector})".rstrip()
+                yield pad
+            for connector in connectors:
+                yield paint(connector, "graph", color)
+
+
+def _continuation(prefix: str) -> str:
+    return prefix.replace("*", "|")

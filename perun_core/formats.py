@@ -1,0 +1,203 @@
+"""The format strings of ``format.status`` and ``format.shortlog`` (spec 001 ch. 10).
+
+Rendering returns styled segments ``(text, style)``; front ends map the style
+names (``"degradation"``, ``"optimization"``, ``"checksum"``, ...) to colours.
+"""
+
+from __future__ import annotations
+
+import re
+import time as _time
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
+
+from .errors import ConfigError
+
+_TAG = re.compile(r"%([a-zA-Z_][\w.]*)(?::(\d+))?%")
+STATUS_TAGS = ("type", "cmd", "args", "workload", "collector", "postprocessors", "time", "source", "checksum", "origin")
+SHORTLOG_TAGS = ("checksum", "id", "stats", "changes", "desc", "date", "author", "email", "parents")
+
+Segment = tuple[str, str]  # (text, style name; "" for plain)
+
+
+@dataclass(frozen=True, slots=True)
+class Token:
+    literal: str | None = None
+    tag: str | None = None
+    width: int | None = None
+
+
+def parse_format(fmt: str, known: Sequence[str], key: str) -> list[Token]:
+    """Split a format string into literals and tags; unknown tags are a ConfigError."""
+    tokens: list[Token] = []
+    position = 0
+    for match in _TAG.finditer(fmt):
+        if match.start() > position:
+            tokens.append(Token(literal=fmt[position : match.start()]))
+        name = match.group(1)
+        if name not in known:
+            raise ConfigError(None, key, f"unknown tag '%{name}%'; known: {', '.join('%' + k + '%' for k in known)}")
+        tokens.append(Token(tag=name, width=int(match.group(2)) if match.group(2) else None))
+        position = match.end()
+    if position < len(fmt):
+        tokens.append(Token(literal=fmt[position:]))
+    return tokens
+
+
+def format_time(epoch: float) -> str:
+    return _time.strftime("%Y-%m-%d %H:%M:%S", _time.localtime(epoch))
+
+
+# -- status ----------------------------------------------------------------------
+
+def status_value(info, tag: str) -> str:
+    """One ``format.status`` tag of a ProfileInfo."""
+    if tag == "time":
+        return format_time(info.time)
+    if tag == "postprocessors":
+        return "-and-".join(info.postprocessors)
+    if tag == "checksum":
+        return info.checksum or ""
+    if tag == "origin":
+        return info.origin or ""
+    return str(getattr(info, tag) or "")
+
+
+def status_rows(fmt: str, infos: Iterable) -> tuple[list[str], list[list[str]]]:
+    """Column headers and aligned cells: the tag column, then the format's parts.
+
+    Each tag becomes a column padded to its widest value, so the listing
+    reads as a table whatever delimiters the format uses.
+    """
+    tokens = parse_format(fmt, STATUS_TAGS, "format.status")
+    infos = list(infos)
+    cells = [[status_value(info, t.tag) if t.tag else (t.literal or "") for t in tokens] for info in infos]
+    for i, info in enumerate(infos):
+        if info.error:
+            cells[i] = [("invalid profile: " + info.error) if t.tag == "type" else (
+                "" if t.tag else (t.literal or "")) for t in tokens]
+    headers = [t.tag or (t.literal or "") for t in tokens]
+    widths = [max([len(h) if tokens[c].tag else 0 for h in headers[c : c + 1]] + [len(row[c]) for row in cells])
+              for c in range(len(tokens))]
+    padded_headers = [(h if tokens[c].tag else " " * len(tokens[c].literal or "")).ljust(widths[c]) for c, h in enumerate(headers)]
+    padded = [[row[c].ljust(widths[c]) if tokens[c].tag else row[c] for c in range(len(tokens))] for row in cells]
+    return padded_headers, padded
+
+
+# -- shortlog -------------------------------------------------------------------
+
+def stats_text(counts) -> str:
+    if counts.total == 0:
+        return "---no--profiles---"
+    return f"{counts.total}|{counts.memory}|{counts.mixed}|{counts.time} profiles"
+
+
+def shortlog_segments(fmt: str, entry, tokens: list[Token] | None = None) -> list[Segment]:
+    """Segments of one ``log --short`` line for a LogEntry."""
+    tokens = tokens if tokens is not None else parse_format(fmt, SHORTLOG_TAGS, "format.shortlog")
+    version = entry.version
+    out: list[Segment] = []
+    for token in tokens:
+        if token.literal is not None:
+            out.append((token.literal, ""))
+            continue
+        tag = token.tag
+        if tag == "changes":
+            for mark in entry.changes:
+                out.append((mark, "degradation" if mark == "-" else "optimization"))
+            continue
+        if tag in ("checksum", "id"):
+            text, style = version.checksum, "checksum"
+        elif tag == "stats":
+            text, style = stats_text(entry.counts), ("stats" if entry.counts.total else "muted")
+        elif tag == "desc":
+            text, style = version.short_desc, ""
+        elif tag == "date":
+            text, style = format_time(version.date), "date"
+        elif tag == "author":
+            text, style = version.author, "author"
+        elif tag == "email":
+            text, style = version.email, "author"
+        else:  # parents
+            width = token.width
+            text, style = ",".join(p[:width] if width else p for p in version.parents), "checksum"
+            out.append((text, style))
+            continue
+        if token.width is not None:
+            text = _shorten(text, token.width, ellipsis=tag == "desc")
+        out.append((text, style))
+    return out
+
+
+def shortlog_header(fmt: str) -> str:
+    """A heading line naming the columns of ``fmt``."""
+    tokens = parse_format(fmt, SHORTLOG_TAGS, "format.shortlog")
+    names = {"checksum": "minor", "id": "minor", "stats": "(a|m|x|t profiles)", "desc": "info"}
+    parts = []
+    for token in tokens:
+        if token.literal is not None:
+            parts.append(" " * len(token.literal.strip("()")) if token.literal.strip() in ("(", ")") else token.literal)
+        else:
+            name = names.get(token.tag or "", token.tag or "")
+            parts.append(name.ljust(token.width) if token.width and token.tag != "desc" else name)
+    return "".join(parts).rstrip()
+
+
+def _shorten(text: str, width: int, *, ellipsis: bool) -> str:
+    if len(text) <= width:
+        return text
+    if ellipsis and width > 1:
+        return text[: width - 1] + "…"
+    return text[:width]
+
+
+# -- history graph ---------------------------------------------------------------
+
+class GraphDrawer:
+    """ASCII lanes for a newest-first walk, in the manner of ``git log --graph``.
+
+    Feed commits in walk order to :meth:`row`; it returns the prefix for the
+    commit's line and any connector lines to print after it.
+    """
+
+    def __init__(self) -> None:
+        self.lanes: list[str | None] = []
+
+    def row(self, checksum: str, parents: Sequence[str]) -> tuple[str, list[str]]:
+        if checksum in self.lanes:
+            column = self.lanes.index(checksum)
+        else:
+            column = self._free_lane()
+            self.lanes[column] = checksum
+        # Other lanes waiting for this same commit merge into it here.
+        merged = [i for i, lane in enumerate(self.lanes) if lane == checksum and i != column]
+        prefix = " ".join("*" if i == column else ("|" if lane else " ") for i, lane in enumerate(self.lanes))
+        after: list[str] = []
+        for i in merged:
+            self.lanes[i] = None
+        if merged:
+            after.append(" ".join(
+                "/" if i in merged else ("|" if lane or i == column else " ") for i, lane in enumerate(self.lanes)
+            ))
+        self.lanes[column] = parents[0] if parents else None
+        new_lanes = []
+        for parent in parents[1:]:
+            if parent in self.lanes:
+                continue
+            slot = self._free_lane(after=column)
+            self.lanes[slot] = parent
+            new_lanes.append(slot)
+        if new_lanes:
+            after.append(" ".join(
+                "\\" if i in new_lanes else ("|" if lane else " ") for i, lane in enumerate(self.lanes)
+            ))
+        while self.lanes and self.lanes[-1] is None:
+            self.lanes.pop()
+        return prefix, [a.rstrip() for a in after]
+
+    def _free_lane(self, after: int = -1) -> int:
+        for i in range(after + 1, len(self.lanes)):
+            if self.lanes[i] is None:
+                return i
+        self.lanes.append(None)
+        return len(self.lanes) - 1

@@ -1,0 +1,93 @@
+"""Crash-safe file primitives: atomic replacement and advisory locks.
+
+Every file perun writes goes through :func:`atomic_write`, so a reader sees
+either the old content or the new one, never a half-written file, even if the
+process is killed or the machine loses power mid-write.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import errno
+import fcntl
+import os
+import tempfile
+import time
+from collections.abc import Iterator
+from pathlib import Path
+
+from .errors import LockTimeout, StorageError
+
+
+def _fsync_dir(directory: Path) -> None:
+    try:
+        fd = os.open(directory, os.O_RDONLY)
+    except OSError:
+        return
+    try:
+        os.fsync(fd)
+    except OSError:
+        pass  # some filesystems refuse fsync on directories; the rename already happened
+    finally:
+        os.close(fd)
+
+
+def atomic_write(path: Path | str, data: bytes, *, exclusive: bool = False) -> None:
+    """Write ``data`` to ``path`` through a temporary file, fsync and rename.
+
+    With ``exclusive`` the call fails with FileExistsError instead of
+    replacing an existing file (used for names that must never overwrite).
+    """
+    path = Path(path)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    fd, tmp_name = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
+    try:
+        with os.fdopen(fd, "wb") as handle:
+            handle.write(data)
+            handle.flush()
+            os.fsync(handle.fileno())
+        if exclusive:
+            # link() fails if the target exists, which rename() would not.
+            os.link(tmp_name, path)
+            os.unlink(tmp_name)
+        else:
+            os.replace(tmp_name, path)
+    except BaseException:
+        with contextlib.suppress(FileNotFoundError):
+            os.unlink(tmp_name)
+        raise
+    _fsync_dir(path.parent)
+
+
+def atomic_write_text(path: Path | str, text: str, *, exclusive: bool = False) -> None:
+    atomic_write(path, text.encode("utf-8"), exclusive=exclusive)
+
+
+@contextlib.contextmanager
+def file_lock(path: Path | str, timeout: float = 30.0) -> Iterator[None]:
+    """Hold an exclusive advisory lock on ``path`` (created if missing).
+
+    The lock file is separate from the data it guards, so the data file can be
+    replaced atomically while the lock is held.
+    """
+    path = Path(path)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    try:
+        fd = os.open(path, os.O_RDWR | os.O_CREAT, 0o644)
+    except OSError as exc:
+        raise StorageError(f"cannot open lock file {path}: {exc.strerror}") from exc
+    deadline = time.monotonic() + timeout
+    try:
+        while True:
+            try:
+                fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+                break
+            except OSError as exc:
+                if exc.errno not in (errno.EAGAIN, errno.EACCES):
+                    raise StorageError(f"cannot lock {path}: {exc.strerror}") from exc
+                if time.monotonic() >= deadline:
+                    raise LockTimeout(path, timeout) from None
+                time.sleep(0.005)
+        yield
+    finally:
+        os.close(fd)  # closing releases the flock

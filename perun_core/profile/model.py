@@ -1,0 +1,216 @@
+"""The profile format of spec 001 §2.1 as Python objects.
+
+A profile is ``origin`` (only while pending), ``header``, ``collector_info``,
+``postprocessors``, ``snapshots`` (each with ``time``, ``resources`` and
+``models``) and an optional ``global`` region shaped like a snapshot.  Keys we
+do not know (``chunks``, extensions of newer tools) are kept verbatim so a
+round trip through :meth:`Profile.from_dict` and :meth:`Profile.to_dict` is
+lossless.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from ..errors import InvalidProfile
+from .resources import ResourceTable
+
+#: Profile types the original tool knows; others are accepted but unusual.
+KNOWN_TYPES = ("time", "memory", "mixed")
+
+_SECTION_ORDER = ("origin", "header", "collector_info", "postprocessors", "snapshots", "global")
+
+
+@dataclass(eq=False)
+class Snapshot:
+    """One snapshot (or the ``global`` region): metadata, resources and models."""
+
+    resources: ResourceTable = field(default_factory=ResourceTable)
+    models: list[dict] = field(default_factory=list)
+    #: every other key of the region (``time``, ``timestamp``, ...), in order
+    meta: dict[str, Any] = field(default_factory=dict)
+    #: whether the region had a ``models`` key at all (kept for lossless output)
+    has_models_key: bool = True
+
+    @property
+    def time(self) -> Any:
+        return self.meta.get("time", self.meta.get("timestamp"))
+
+    def __eq__(self, other: object) -> bool:
+        if not isinstance(other, Snapshot):
+            return NotImplemented
+        return (self.meta, self.models, self.resources) == (other.meta, other.models, other.resources)
+
+    def to_dict(self) -> dict:
+        region = dict(self.meta)
+        region["resources"] = self.resources.rows()
+        if self.has_models_key or self.models:
+            region["models"] = self.models
+        return region
+
+
+@dataclass(eq=False)
+class Profile:
+    """A performance profile; see the module docstring for its regions."""
+
+    header: dict[str, Any]
+    collector_info: dict[str, Any] = field(default_factory=dict)
+    postprocessors: list[dict[str, Any]] = field(default_factory=list)
+    snapshots: list[Snapshot] = field(default_factory=list)
+    global_region: Snapshot | None = None
+    origin: str | None = None
+    #: top-level keys of newer or extended formats, kept as they were
+    extra: dict[str, Any] = field(default_factory=dict)
+
+    # -- summary properties used by status, indexes and pairing -------------
+    @property
+    def type(self) -> str:
+        return str(self.header.get("type", ""))
+
+    @property
+    def cmd(self) -> str:
+        return _as_text(self.header.get("cmd", ""))
+
+    @property
+    def args(self) -> str:
+        # The documented form calls them "params"; later releases say "args".
+        return _as_text(self.header.get("args", self.header.get("params", "")))
+
+    @property
+    def workload(self) -> str:
+        return _as_text(self.header.get("workload", ""))
+
+    @property
+    def units(self) -> dict[str, str]:
+        return dict(self.header.get("units") or {})
+
+    @property
+    def collector(self) -> str:
+        return str(self.collector_info.get("name", ""))
+
+    @property
+    def postprocessor_names(self) -> list[str]:
+        return [str(p.get("name", "")) for p in self.postprocessors]
+
+    def regions(self) -> Iterator[tuple[int, Snapshot]]:
+        """Snapshots numbered from 0, then the global region numbered after them."""
+        yield from enumerate(self.snapshots)
+        if self.global_region is not None:
+            yield len(self.snapshots), self.global_region
+
+    def resource_count(self) -> int:
+        return sum(len(region.resources) for _, region in self.regions())
+
+    def __eq__(self, other: object) -> bool:
+        if not isinstance(other, Profile):
+            return NotImplemented
+        return self.to_dict() == other.to_dict()
+
+    # -- conversion to and from the documented form -------------------------
+    @classmethod
+    def from_dict(cls, data: Any, *, path: Path | str | None = None) -> Profile:
+        """Validate ``data`` (parsed documented JSON) and build a profile.
+
+        Raises :class:`InvalidProfile` naming ``path`` and the offending key.
+        """
+        if not isinstance(data, dict):
+            raise InvalidProfile(path, None, f"expected a JSON object, got {_kind(data)}")
+        header = _require(data, "header", dict, path)
+        if "type" not in header:
+            raise InvalidProfile(path, "header.type", "is missing")
+        if not isinstance(header["type"], str) or not header["type"]:
+            raise InvalidProfile(path, "header.type", f"expected a non-empty string, got {_kind(header['type'])}")
+        if "units" in header and not isinstance(header["units"], dict):
+            raise InvalidProfile(path, "header.units", f"expected an object, got {_kind(header['units'])}")
+        for key in ("cmd", "params", "args", "workload"):
+            if key in header and not isinstance(header[key], (str, list)):
+                raise InvalidProfile(path, f"header.{key}", f"expected a string, got {_kind(header[key])}")
+        origin = data.get("origin")
+        if origin is not None and not isinstance(origin, str):
+            raise InvalidProfile(path, "origin", f"expected a string, got {_kind(origin)}")
+        collector_info = data.get("collector_info", {})
+        if not isinstance(collector_info, dict):
+            raise InvalidProfile(path, "collector_info", f"expected an object, got {_kind(collector_info)}")
+        if "name" in collector_info and not isinstance(collector_info["name"], str):
+            raise InvalidProfile(path, "collector_info.name", "expected a string")
+        if "params" in collector_info and not isinstance(collector_info["params"], (dict, type(None))):
+            raise InvalidProfile(path, "collector_info.params", "expected an object")
+        postprocessors = data.get("postprocessors", [])
+        if not isinstance(postprocessors, list):
+            raise InvalidProfile(path, "postprocessors", f"expected a list, got {_kind(postprocessors)}")
+        for i, unit in enumerate(postprocessors):
+            if not isinstance(unit, dict):
+                raise InvalidProfile(path, f"postprocessors[{i}]", f"expected an object, got {_kind(unit)}")
+        raw_snapshots = data.get("snapshots", [])
+        if not isinstance(raw_snapshots, list):
+            raise InvalidProfile(path, "snapshots", f"expected a list, got {_kind(raw_snapshots)}")
+        snapshots = [_snapshot_from_dict(s, f"snapshots[{i}]", path) for i, s in enumerate(raw_snapshots)]
+        global_region = None
+        if data.get("global") is not None:
+            global_region = _snapshot_from_dict(data["global"], "global", path)
+        extra = {k: v for k, v in data.items() if k not in _SECTION_ORDER}
+        return cls(
+            header=header,
+            collector_info=collector_info,
+            postprocessors=postprocessors,
+            snapshots=snapshots,
+            global_region=global_region,
+            origin=origin,
+            extra=extra,
+        )
+
+    def to_dict(self, *, with_origin: bool = True) -> dict[str, Any]:
+        """The profile in the documented JSON form."""
+        out: dict[str, Any] = {}
+        if with_origin and self.origin is not None:
+            out["origin"] = self.origin
+        out["header"] = self.header
+        out["collector_info"] = self.collector_info
+        out["postprocessors"] = self.postprocessors
+        out["snapshots"] = [s.to_dict() for s in self.snapshots]
+        if self.global_region is not None:
+            out["global"] = self.global_region.to_dict()
+        out.update(self.extra)
+        return out
+
+
+def _snapshot_from_dict(region: Any, where: str, path: Path | str | None) -> Snapshot:
+    if not isinstance(region, dict):
+        raise InvalidProfile(path, where, f"expected an object, got {_kind(region)}")
+    resources = region.get("resources", [])
+    if not isinstance(resources, list):
+        raise InvalidProfile(path, f"{where}.resources", f"expected a list, got {_kind(resources)}")
+    for i, resource in enumerate(resources):
+        if type(resource) is not dict:
+            raise InvalidProfile(path, f"{where}.resources[{i}]", f"expected an object, got {_kind(resource)}")
+    models = region.get("models", [])
+    if not isinstance(models, list):
+        raise InvalidProfile(path, f"{where}.models", f"expected a list, got {_kind(models)}")
+    for i, model in enumerate(models):
+        if not isinstance(model, dict):
+            raise InvalidProfile(path, f"{where}.models[{i}]", f"expected an object, got {_kind(model)}")
+    meta = {k: v for k, v in region.items() if k not in ("resources", "models")}
+    return Snapshot(ResourceTable(resources), models, meta, has_models_key="models" in region)
+
+
+def _require(data: dict, key: str, kind: type, path: Path | str | None) -> Any:
+    if key not in data:
+        raise InvalidProfile(path, key, "is missing")
+    value = data[key]
+    if not isinstance(value, kind):
+        raise InvalidProfile(path, key, f"expected {'an object' if kind is dict else kind.__name__}, got {_kind(value)}")
+    return value
+
+
+def _kind(value: Any) -> str:
+    names = {dict: "an object", list: "a list", str: "a string", bool: "a boolean", type(None): "null"}
+    return names.get(type(value), "a number" if isinstance(value, (int, float)) else type(value).__name__)
+
+
+def _as_text(value: Any) -> str:
+    if isinstance(value, list):
+        return " ".join(str(v) for v in value)
+    return "" if value is None else str(value)

@@ -1,0 +1,308 @@
+"""One perun instance on disk: the ``.perun`` directory next to a git repository.
+
+Layout (spec 000 "Perun Storage")::
+
+    .perun/jobs/       pending profiles (documented JSON), not linked to a commit yet
+    .perun/objects/    profile objects and minor-version indexes, by SHA-1 fan-out
+    .perun/logs/       logs of collection runs
+    .perun/cache/      derived data that can always be rebuilt
+    .perun/local.yml   local configuration (vcs section, job matrix, formats)
+"""
+
+from __future__ import annotations
+
+import contextlib
+import hashlib
+import json
+import os
+from dataclasses import dataclass
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from .errors import InvalidProfile, NotPerunRepository, PerunError, ProfileError
+from .fsutil import atomic_write, file_lock
+from .index import IndexEntry, read_index, write_index
+from .store import ObjectStore, object_path
+
+if TYPE_CHECKING:
+    from .config import ConfigStack
+    from .profile.model import Profile
+    from .vcs import GitVcs
+
+PERUN_DIR = ".perun"
+_PENDING_CACHE_VERSION = 1
+
+
+@dataclass(frozen=True, slots=True)
+class ProfileInfo:
+    """What ``status`` shows of one profile, registered or pending."""
+
+    tag: str
+    source: str
+    time: float
+    type: str
+    cmd: str
+    args: str
+    workload: str
+    collector: str
+    postprocessors: tuple[str, ...]
+    registered: bool
+    checksum: str | None = None
+    path: Path | None = None
+    origin: str | None = None
+    error: str | None = None
+
+    def sort_value(self, key: str) -> Any:
+        if key == "realpath" or key == "source":
+            return str(self.path or self.source)
+        if key == "checksum":
+            return self.checksum or ""
+        value = getattr(self, key, "")
+        return value if value is not None else ""
+
+
+def meta_of(profile: Profile) -> dict[str, Any]:
+    """The metadata an index entry or the pending cache keeps of a profile."""
+    return {
+        "type": profile.type,
+        "cmd": profile.cmd,
+        "args": profile.args,
+        "workload": profile.workload,
+        "collector": profile.collector,
+        "postprocessors": list(profile.postprocessor_names),
+        "origin": profile.origin,
+    }
+
+
+class PerunRepository:
+    """Paths, storage and lazily opened configuration and VCS of one instance."""
+
+    def __init__(self, root: Path) -> None:
+        self.root = Path(root).resolve()
+        self.perun_dir = self.root / PERUN_DIR
+        if not self.perun_dir.is_dir():
+            raise NotPerunRepository(self.root)
+        self.jobs_dir = self.perun_dir / "jobs"
+        self.objects_dir = self.perun_dir / "objects"
+        self.logs_dir = self.perun_dir / "logs"
+        self.cache_dir = self.perun_dir / "cache"
+        self.local_config_path = self.perun_dir / "local.yml"
+        self.objects = ObjectStore(self.objects_dir)
+        self._config: ConfigStack | None = None
+        self._vcs: GitVcs | None = None
+
+    # -- discovery and lifetime ---------------------------------------------
+    @classmethod
+    def discover(cls, start: Path | str | None = None) -> PerunRepository:
+        """The nearest instance at or above ``start`` (default: the working directory)."""
+        here = Path(start or os.getcwd()).resolve()
+        for candidate in (here, *here.parents):
+            if (candidate / PERUN_DIR).is_dir():
+                return cls(candidate)
+        raise NotPerunRepository(here)
+
+    def close(self) -> None:
+        if self._vcs is not None:
+            self._vcs.close()
+            self._vcs = None
+
+    def __enter__(self) -> PerunRepository:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+    # -- configuration and VCS ----------------------------------------------
+    @property
+    def config(self) -> ConfigStack:
+        if self._config is None:
+            from .config import Config, ConfigStack, shared_config_dir
+
+            local = Config.load(self.local_config_path, kind="local")
+            shared = Config.load(shared_config_dir() / "shared.yml", kind="shared")
+            self._config = ConfigStack(local, shared)
+        return self._config
+
+    def reload_config(self) -> None:
+        self._config = None
+
+    @property
+    def vcs_root(self) -> Path:
+        url = self.config.get_or("vcs.url", ".")
+        root = Path(str(url)).expanduser()
+        return root if root.is_absolute() else (self.root / root).resolve()
+
+    @property
+    def vcs(self) -> GitVcs:
+        if self._vcs is None:
+            from .vcs import GitVcs
+
+            vcs_type = self.config.get_or("vcs.type", "git")
+            if vcs_type != "git":
+                raise PerunError(f"{self.local_config_path}: vcs.type '{vcs_type}' is not supported; only 'git' is")
+            self._vcs = GitVcs(self.vcs_root, cache_dir=self.cache_dir)
+        return self._vcs
+
+    def resolve_minor(self, revision: str | None) -> str:
+        """Full SHA of ``revision`` (default HEAD)."""
+        if revision is None:
+            return self.vcs.head()
+        return self.vcs.massage(revision)
+
+    # -- indexes -------------------------------------------------------------
+    def index_path(self, minor: str) -> Path:
+        return object_path(self.objects_dir, minor)
+
+    def has_index(self, minor: str) -> bool:
+        return self.index_path(minor).is_file()
+
+    def read_index(self, minor: str) -> list[IndexEntry]:
+        return read_index(self.index_path(minor))
+
+    def _index_lock(self, minor: str) -> contextlib.AbstractContextManager[None]:
+        return file_lock(self.perun_dir / "locks" / f"{minor}.lock")
+
+    def register(self, minor: str, profile: Profile, source: str, created: float) -> IndexEntry:
+        """Store ``profile`` as an object and append it to ``minor``'s index."""
+        checksum = self.objects.write_profile(profile)
+        meta = meta_of(profile)
+        entry = IndexEntry(
+            created,
+            checksum,
+            source,
+            meta["type"],
+            meta["cmd"],
+            meta["args"],
+            meta["workload"],
+            meta["collector"],
+            tuple(meta["postprocessors"]),
+        )
+        with self._index_lock(minor):
+            entries = self._entries_with_metadata(self.read_index(minor))
+            entries.append(entry)
+            write_index(self.index_path(minor), entries)
+        return entry
+
+    def unregister(self, minor: str, checksums_and_paths: list[tuple[str, str]]) -> list[IndexEntry]:
+        """Drop entries matching (checksum, path) pairs from ``minor``'s index; objects stay."""
+        wanted = set(checksums_and_paths)
+        with self._index_lock(minor):
+            entries = self._entries_with_metadata(self.read_index(minor))
+            kept = [e for e in entries if (e.checksum, e.path) not in wanted]
+            removed = [e for e in entries if (e.checksum, e.path) in wanted]
+            if removed:
+                write_index(self.index_path(minor), kept)
+        return removed
+
+    def _entries_with_metadata(self, entries: list[IndexEntry]) -> list[IndexEntry]:
+        # Version-1 indexes carry no metadata: fill it from the objects so the
+        # rewritten (version-2) index has it.
+        upgraded = []
+        for entry in entries:
+            if not entry.has_metadata:
+                meta = meta_of(self.objects.read_profile(entry.checksum))
+                entry = IndexEntry(
+                    entry.time, entry.checksum, entry.path, meta["type"], meta["cmd"], meta["args"],
+                    meta["workload"], meta["collector"], tuple(meta["postprocessors"]),
+                )
+            upgraded.append(entry)
+        return upgraded
+
+    def registered_infos(self, minor: str, sort_key: str) -> list[ProfileInfo]:
+        """Registered profiles of ``minor`` with their ``i@i`` tags, in tag order."""
+        infos = []
+        for entry in self.read_index(minor):
+            if not entry.has_metadata:
+                entry = self._entries_with_metadata([entry])[0]
+            infos.append(
+                ProfileInfo(
+                    tag="", source=entry.path, time=entry.time, type=entry.type or "", cmd=entry.cmd or "",
+                    args=entry.args or "", workload=entry.workload or "", collector=entry.collector or "",
+                    postprocessors=entry.postprocessors, registered=True, checksum=entry.checksum,
+                )
+            )
+        return _tagged(infos, sort_key, "i")
+
+    # -- pending profiles ------------------------------------------------------
+    def pending_paths(self) -> list[Path]:
+        try:
+            return [
+                p for p in self.jobs_dir.iterdir()
+                if not p.name.startswith(".") and p.is_file()
+            ]
+        except FileNotFoundError:
+            return []
+
+    def pending_infos(self, sort_key: str) -> list[ProfileInfo]:
+        """Pending profiles with their ``i@p`` tags, in tag order.
+
+        Metadata is cached by (name, size, mtime) in ``.perun/cache`` so a
+        large pending profile is parsed once, not on every ``status``.
+        """
+        cache = self._load_pending_cache()
+        fresh: dict[str, Any] = {}
+        infos = []
+        for path in self.pending_paths():
+            stat = path.stat()
+            stamp = [stat.st_size, stat.st_mtime_ns]
+            cached = cache.get(path.name)
+            if cached and cached[0] == stamp:
+                meta, error = cached[1], cached[2]
+            else:
+                meta, error = _read_pending_meta(path)
+            fresh[path.name] = [stamp, meta, error]
+            infos.append(
+                ProfileInfo(
+                    tag="", source=path.name, time=stat.st_mtime, type=meta.get("type", "") if meta else "",
+                    cmd=meta.get("cmd", "") if meta else "", args=meta.get("args", "") if meta else "",
+                    workload=meta.get("workload", "") if meta else "",
+                    collector=meta.get("collector", "") if meta else "",
+                    postprocessors=tuple(meta.get("postprocessors", ())) if meta else (),
+                    registered=False, path=path, origin=meta.get("origin") if meta else None, error=error,
+                )
+            )
+        if fresh != cache:
+            self._store_pending_cache(fresh)
+        return _tagged(infos, sort_key, "p")
+
+    def _pending_cache_path(self) -> Path:
+        return self.cache_dir / "pending-meta.json"
+
+    def _load_pending_cache(self) -> dict[str, Any]:
+        try:
+            doc = json.loads(self._pending_cache_path().read_bytes())
+            payload = json.dumps(doc["entries"], sort_keys=True).encode()
+            if doc.get("version") != _PENDING_CACHE_VERSION or doc.get("sha1") != hashlib.sha1(payload).hexdigest():
+                return {}
+            return doc["entries"]
+        except (OSError, ValueError, KeyError, TypeError):
+            return {}  # a cache is only a shortcut: anything odd means rebuild
+
+    def _store_pending_cache(self, entries: dict[str, Any]) -> None:
+        payload = json.dumps(entries, sort_keys=True).encode()
+        doc = {"version": _PENDING_CACHE_VERSION, "sha1": hashlib.sha1(payload).hexdigest(), "entries": entries}
+        with contextlib.suppress(OSError):  # a read-only cache must not break status
+            atomic_write(self._pending_cache_path(), json.dumps(doc).encode())
+
+
+def _read_pending_meta(path: Path) -> tuple[dict[str, Any] | None, str | None]:
+    from .profile.codec import load_profile_from_file
+
+    try:
+        return meta_of(load_profile_from_file(path)), None
+    except ProfileError as exc:
+        reason = exc.reason if isinstance(exc, InvalidProfile) else str(exc)
+        key = f"{exc.key}: " if isinstance(exc, InvalidProfile) and exc.key else ""
+        return None, f"{key}{reason}"
+
+
+def _tagged(infos: list[ProfileInfo], sort_key: str, suffix: str) -> list[ProfileInfo]:
+    from dataclasses import replace
+
+    ordered = sorted(infos, key=lambda info: (_sortable(info.sort_value(sort_key)), info.time, info.source))
+    return [replace(info, tag=f"{i}@{suffix}") for i, info in enumerate(ordered)]
+
+
+def _sortable(value: Any) -> tuple[int, Any]:
+    # Numbers before strings, never a TypeError between the two.
+    return (0, value) if isinstance(value, (int, float)) else (1, str(value))
