@@ -117,15 +117,17 @@ def _config_target(scope: str, cwd: Path | str | None, *, for_write: bool):
     if scope not in ("local", "shared", "nearest"):
         raise UsageError(f"unknown config scope '{scope}'; expected local, shared or nearest")
     shared_path = shared_config_dir() / "shared.yml"
+    # Writers may open a file with invalid values: setting a key is how it gets repaired.
+    check = not for_write
     if scope == "shared":
-        return Config.load(shared_path, kind="shared"), None
+        return Config.load(shared_path, kind="shared", validate=check), None
     try:
         repo = PerunRepository.discover(cwd)
     except PerunError:
         if scope == "local":
             raise
-        return Config.load(shared_path, kind="shared"), None
-    return Config.load(repo.local_config_path, kind="local"), repo
+        return Config.load(shared_path, kind="shared", validate=check), None
+    return Config.load(repo.local_config_path, kind="local", validate=check), repo
 
 
 def config_get(key: str, *, scope: str = "nearest", cwd: Path | str | None = None) -> ConfigValue:

@@ -1,0 +1,181 @@
+"""The perun-core CLI as a user runs it: subprocesses in real git repositories."""
+
+from __future__ import annotations
+
+import concurrent.futures
+import json
+import zlib
+from pathlib import Path
+
+import pytest
+
+from conftest import run_cli, time_profile, write_pending
+
+
+def snapshot_tree(root: Path) -> dict[str, bytes]:
+    """Every file under root (including .perun and .git) with its bytes."""
+    return {str(p.relative_to(root)): p.read_bytes() for p in sorted(root.rglob("*")) if p.is_file()}
+
+
+def test_new_user_flow(perun_repo):
+    root, shas = perun_repo
+    head = shas[-1]
+    write_pending(root, "time-ls.perf", time_profile(head))
+
+    status = run_cli("--no-pager", "status", cwd=root)
+    assert status.returncode == 0, status.stderr
+    assert "0@p" in status.stdout and "ls" in status.stdout
+
+    added = run_cli("add", "0@p", cwd=root)
+    assert added.returncode == 0, added.stderr
+    assert not (root / ".perun/jobs/time-ls.perf").exists()
+    objects = [p for p in (root / ".perun/objects").rglob("*") if p.is_file() and p.name != head[2:]]
+    assert len(objects) == 1
+    raw = zlib.decompress(objects[0].read_bytes())
+    header, content = raw.split(b"\0", 1)
+    assert header == b"profile time %d" % len(content)
+    json.loads(content)
+
+    status = run_cli("--no-pager", "status", cwd=root)
+    assert "0@i" in status.stdout and "0@p" not in status.stdout
+
+    log = run_cli("--no-pager", "log", "-s", cwd=root)
+    assert log.returncode == 0, log.stderr
+    lines = log.stdout.splitlines()
+    assert any(head[:6] in line and "1|0|0|1 profiles" in line for line in lines)
+    assert any(shas[0][:6] in line and "---no--profiles---" in line for line in lines)
+
+    shown = run_cli("show", "0@i", "raw", cwd=root)
+    assert shown.returncode == 0, shown.stderr
+    expected = time_profile(None)
+    assert json.loads(shown.stdout) == expected
+
+    removed = run_cli("rm", "0@i", cwd=root)
+    assert removed.returncode == 0, removed.stderr
+    assert objects[0].exists()  # the object is kept
+    assert "0@i" not in run_cli("--no-pager", "status", cwd=root).stdout
+
+
+def test_profile_of_another_commit_is_refused(perun_repo):
+    root, shas = perun_repo
+    path = write_pending(root, "old.perf", time_profile(shas[0]))
+    result = run_cli("add", "0@p", cwd=root)
+    assert result.returncode == 1
+    assert shas[0] in result.stderr and shas[1] in result.stderr
+    assert "Traceback" not in result.stderr
+    assert path.exists()
+    assert run_cli("add", "-m", "HEAD~1", "0@p", cwd=root).returncode == 0
+
+
+def test_version_log_graph_and_short_log(perun_repo):
+    root, shas = perun_repo
+    result = run_cli("--no-pager", "log", cwd=root)
+    assert result.returncode == 0
+    assert f"Minor Version {shas[1]}" in result.stdout and "second" in result.stdout
+
+
+def error_cases(root: Path, shas: list[str]):
+    jobs = root / ".perun" / "jobs"
+    return {
+        "malformed json": (lambda: write_pending(root, "bad.perf", '{"header": '), ["add", "0@p"], "bad.perf"),
+        "no header.type": (lambda: write_pending(root, "notype.perf", {"origin": shas[1], "header": {}}),
+                           ["add", "0@p"], "header.type"),
+        "tag out of range": (lambda: [write_pending(root, f"p{i}.perf", time_profile(shas[1])) for i in range(2)],
+                             ["add", "7@p"], "7@p"),
+        "bad revision": (lambda: None, ["log", "nonexistent-rev"], "nonexistent-rev"),
+        "bad yaml": (lambda: (root / ".perun/local.yml").write_text("vcs: [unclosed\n"), ["status"], "local.yml"),
+        "unknown profile": (lambda: None, ["show", "nothing-here", "raw"], "nothing-here"),
+        "bad sort key": (lambda: None, ["status", "--sort-by", "colour"], "colour"),
+    }
+
+
+@pytest.mark.parametrize("case", ["malformed json", "no header.type", "tag out of range", "bad revision",
+                                  "bad yaml", "unknown profile", "bad sort key"])
+def test_bad_input_gives_one_line_error_and_changes_nothing(perun_repo, case):
+    root, shas = perun_repo
+    prepare, args, needle = error_cases(root, shas)[case]
+    prepare()
+    before = snapshot_tree(root)
+    result = run_cli("--no-pager", *args, cwd=root)
+    assert result.returncode != 0
+    assert result.stderr.startswith("error: ")
+    assert needle in result.stderr.splitlines()[0]
+    assert "Traceback" not in result.stderr
+    after = snapshot_tree(root)
+    changed = {k for k in set(before) | set(after) if before.get(k) != after.get(k) and "/cache/" not in k}
+    assert changed == set()
+
+
+def test_outside_a_repository(tmp_path):
+    result = run_cli("status", cwd=tmp_path)
+    assert result.returncode == 1
+    assert result.stderr.splitlines()[0].startswith("error: not a perun repository")
+
+
+def test_corrupted_object_and_truncated_index(perun_repo):
+    root, shas = perun_repo
+    write_pending(root, "a.perf", time_profile(shas[1]))
+    assert run_cli("add", "0@p", cwd=root).returncode == 0
+    index = root / ".perun/objects" / shas[1][:2] / shas[1][2:]
+    obj = next(p for p in (root / ".perun/objects").rglob("*") if p.is_file() and p != index)
+    data = bytearray(obj.read_bytes())
+    data[len(data) // 2] ^= 0x01
+    obj.write_bytes(bytes(data))
+    shown = run_cli("show", "0@i", "raw", cwd=root)
+    assert shown.returncode == 1 and obj.name in shown.stderr and "Traceback" not in shown.stderr
+    # status reads only the index, so it still works; the first commit stays readable
+    assert run_cli("--no-pager", "status", cwd=root).returncode == 0
+    index.write_bytes(index.read_bytes()[:-5])
+    status = run_cli("--no-pager", "status", cwd=root)
+    assert status.returncode == 1 and "corrupt index" in status.stderr
+    log = run_cli("--no-pager", "log", "-s", "HEAD~1", cwd=root)
+    assert log.returncode == 0
+
+
+def test_eight_concurrent_adds(perun_repo):
+    root, shas = perun_repo
+    for i in range(8):
+        write_pending(root, f"p{i}.perf", time_profile(shas[1], cmd=f"cmd{i}"))
+    with concurrent.futures.ThreadPoolExecutor(8) as pool:
+        results = list(pool.map(lambda i: run_cli("add", f"p{i}.perf", cwd=root), range(8)))
+    assert all(r.returncode == 0 for r in results), [r.stderr for r in results]
+    status = run_cli("--no-pager", "status", cwd=root).stdout
+    assert all(f"{i}@i" in status for i in range(8))
+    assert all(f"cmd{i}" in status for i in range(8))
+
+
+def test_init_in_plain_directory_creates_git(tmp_path):
+    target = tmp_path / "fresh"
+    result = run_cli("init", str(target), cwd=tmp_path)
+    assert result.returncode == 0, result.stderr
+    assert (target / ".git").is_dir()
+    for sub in ("jobs", "objects", "logs", "cache"):
+        assert (target / ".perun" / sub).is_dir()
+    again = run_cli("init", str(target), cwd=tmp_path)
+    assert "Reinitialized" in again.stdout
+
+
+def test_config_get_set(perun_repo):
+    root, _ = perun_repo
+    assert run_cli("config", "set", "format.shortlog", "| %checksum:6% | %stats% |", cwd=root).returncode == 0
+    got = run_cli("config", "get", "format.shortlog", cwd=root)
+    assert got.stdout.strip() == "format.shortlog: | %checksum:6% | %stats% |"
+    assert "| " in run_cli("--no-pager", "log", "-s", cwd=root).stdout
+    bad = run_cli("config", "set", "general.paging", "sometimes", cwd=root)
+    assert bad.returncode == 1 and "general.paging" in bad.stderr
+    shared = run_cli("config", "--shared", "set", "general.editor", "nano", cwd=root)
+    assert shared.returncode == 0, shared.stderr
+    assert run_cli("config", "--shared", "get", "general.editor", cwd=root).stdout.strip() == "general.editor: nano"
+
+
+def test_show_raw_works_on_a_plain_file_outside_a_repository(tmp_path):
+    path = tmp_path / "p.json"
+    path.write_text(json.dumps(time_profile("a" * 40)))
+    result = run_cli("show", str(path), "raw", cwd=tmp_path)
+    assert result.returncode == 0, result.stderr
+    assert json.loads(result.stdout)["origin"] == "a" * 40
+
+
+def test_usage_error_exit_code(tmp_path):
+    result = run_cli("status", "--bogus", cwd=tmp_path)
+    assert result.returncode == 2 and result.stderr.startswith("error: ")

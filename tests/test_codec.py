@@ -1,0 +1,122 @@
+"""Profile model validation and both serializations (documented JSON, columnar)."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from perun_core.errors import InvalidProfile, UnsupportedFormatVersion
+from perun_core.profile import Profile
+from perun_core.profile.codec import decode_content, encode_columnar, from_json_bytes, to_json_bytes
+
+
+def memory_profile() -> dict:
+    trace = [{"source": "unreachable", "function": "malloc", "line": 0},
+             {"source": "test.c", "function": "main", "line": 22}]
+    return {
+        "origin": "f7f3dcea69b97f2b03c421a223a770917149cfaf",
+        "header": {"type": "memory", "units": {"memory": "B"}, "cmd": "./a.out", "params": "", "workload": ""},
+        "collector_info": {"name": "memory", "params": {"sampling": 0.025}},
+        "postprocessors": [],
+        "snapshots": [
+            {"time": "0.025000", "resources": [
+                {"type": "memory", "subtype": "malloc", "address": 19284560, "amount": 4, "trace": trace,
+                 "uid": {"source": "test.c", "function": "main", "line": 22}}], "models": []},
+            {"time": "0.050000", "resources": [
+                {"type": "memory", "subtype": "free", "address": 19284560, "amount": 0, "trace": trace,
+                 "uid": {"source": "test.c", "function": "main", "line": 22}}], "models": []},
+        ],
+        "chunks": {"future": [1, 2]},
+    }
+
+
+def test_documented_json_round_trip_is_lossless():
+    data = memory_profile()
+    profile = Profile.from_dict(data)
+    assert profile.to_dict() == data
+    assert json.loads(to_json_bytes(profile)) == data
+    assert from_json_bytes(to_json_bytes(profile, indent=2)).to_dict() == data
+
+
+def test_columnar_round_trip_drops_only_origin():
+    data = memory_profile()
+    decoded = decode_content(encode_columnar(Profile.from_dict(data)))
+    expected = dict(data)
+    del expected["origin"]
+    assert decoded.to_dict() == expected
+
+
+def test_columnar_keeps_types_and_absent_keys():
+    resources = [{"a": 1, "b": "x"}, {"a": 1.0}, {"a": True, "c": None}, {"b": [1, {"k": 2}]}, {}]
+    data = {"header": {"type": "mixed"}, "snapshots": [{"time": 0, "resources": resources}],
+            "global": {"timestamp": 0.5, "resources": [{"amount": 3}], "models": [{"model": "linear"}]}}
+    decoded = decode_content(encode_columnar(Profile.from_dict(data)))
+    out = decoded.to_dict()
+    assert out["snapshots"][0]["resources"] == resources
+    assert [type(r.get("a")) for r in out["snapshots"][0]["resources"]] == [int, float, bool, type(None), type(None)]
+    assert "a" not in out["snapshots"][0]["resources"][3]
+    assert out["global"] == data["global"]
+    assert "models" not in out["snapshots"][0]  # it was absent and stays absent
+
+
+json_scalars = st.one_of(st.none(), st.booleans(), st.integers(-2**70, 2**70),
+                         st.floats(allow_nan=False, allow_infinity=False), st.text(max_size=5))
+json_values = st.recursive(json_scalars, lambda inner: st.one_of(
+    st.lists(inner, max_size=3), st.dictionaries(st.text(max_size=3), inner, max_size=3)), max_leaves=6)
+
+
+@settings(max_examples=150, deadline=None)
+@given(st.lists(st.dictionaries(st.sampled_from(["amount", "uid", "type", "trace", "x"]), json_values, max_size=5),
+                max_size=80))
+def test_columnar_round_trip_property(resources):
+    data = {"header": {"type": "time"}, "collector_info": {}, "postprocessors": [],
+            "snapshots": [{"time": 1, "resources": resources, "models": []}]}
+    decoded = decode_content(encode_columnar(Profile.from_dict(data)))
+    assert json.dumps(decoded.to_dict(), sort_keys=True) == json.dumps(data, sort_keys=True)
+
+
+def test_many_repeated_values_use_dictionary_coding():
+    resources = [{"uid": f"f{i % 3}", "amount": i} for i in range(5000)]
+    data = {"header": {"type": "mixed"}, "snapshots": [{"resources": resources, "models": []}]}
+    content = encode_columnar(Profile.from_dict(data))
+    assert len(content) < len(json.dumps(data)) / 3
+    assert decode_content(content).snapshots[0].resources.rows() == resources
+
+
+@pytest.mark.parametrize("data, key", [
+    ({}, "header"),
+    ({"header": {}}, "header.type"),
+    ({"header": {"type": 3}}, "header.type"),
+    ({"header": {"type": "time", "units": []}}, "header.units"),
+    ({"header": {"type": "time"}, "snapshots": {}}, "snapshots"),
+    ({"header": {"type": "time"}, "snapshots": [{"resources": [1]}]}, "snapshots[0].resources[0]"),
+    ({"header": {"type": "time"}, "postprocessors": [3]}, "postprocessors[0]"),
+    ({"header": {"type": "time"}, "origin": 5}, "origin"),
+])
+def test_validation_names_the_key(data, key):
+    with pytest.raises(InvalidProfile) as info:
+        Profile.from_dict(data, path="p.perf")
+    assert info.value.key == key
+    assert "p.perf" in str(info.value) and key in str(info.value)
+
+
+def test_malformed_json_names_file_and_position():
+    with pytest.raises(InvalidProfile) as info:
+        from_json_bytes(b'{"header": ', path="broken.perf")
+    assert "broken.perf" in str(info.value) and "line 1" in str(info.value)
+
+
+def test_newer_columnar_version_is_refused():
+    content = encode_columnar(Profile.from_dict({"header": {"type": "time"}})).replace(
+        b'"perun-columnar":1', b'"perun-columnar":99')
+    with pytest.raises(UnsupportedFormatVersion):
+        decode_content(content)
+
+
+def test_summary_properties_accept_params_and_args():
+    old = Profile.from_dict({"header": {"type": "time", "cmd": "ls", "params": "-l"}})
+    new = Profile.from_dict({"header": {"type": "time", "cmd": "ls", "args": "-a"}})
+    assert (old.args, new.args) == ("-l", "-a")

@@ -1,0 +1,121 @@
+"""Objects and indexes: formats, checksums, versions and concurrency."""
+
+from __future__ import annotations
+
+import hashlib
+import multiprocessing
+import zlib
+from pathlib import Path
+
+import pytest
+
+from perun_core.errors import CorruptIndex, CorruptObject, UnsupportedFormatVersion
+from perun_core.index import IndexEntry, decode_index, encode_index, encode_index_v1, read_index, write_index
+from perun_core.profile import Profile
+from perun_core.store import ObjectStore
+
+from conftest import time_profile
+
+
+def test_object_layout_matches_spec(tmp_path):
+    store = ObjectStore(tmp_path)
+    profile = Profile.from_dict(time_profile(None))
+    sha = store.write_profile(profile)
+    path = tmp_path / sha[:2] / sha[2:]
+    raw = zlib.decompress(path.read_bytes())
+    assert hashlib.sha1(raw).hexdigest() == sha
+    header, content = raw.split(b"\0", 1)
+    assert header == b"profile time %d" % len(content)
+    assert store.read_profile(sha) == profile
+
+
+def test_identical_profiles_are_stored_once(tmp_path):
+    store = ObjectStore(tmp_path)
+    a = store.write_profile(Profile.from_dict(time_profile("1" * 40)))
+    b = store.write_profile(Profile.from_dict(time_profile("2" * 40)))  # origin is not stored
+    assert a == b
+    assert len(list(tmp_path.rglob("*"))) == 2  # one fan-out dir, one object
+
+
+def test_flipped_byte_is_detected(tmp_path):
+    store = ObjectStore(tmp_path)
+    sha = store.write_profile(Profile.from_dict(time_profile(None)))
+    path = tmp_path / sha[:2] / sha[2:]
+    data = bytearray(path.read_bytes())
+    data[len(data) // 2] ^= 0x01
+    path.write_bytes(bytes(data))
+    with pytest.raises(CorruptObject) as info:
+        store.read_profile(sha)
+    assert sha in str(info.value)
+
+
+def test_documented_json_objects_of_the_original_tool_stay_readable(tmp_path):
+    content = b'{"header": {"type": "time"}, "snapshots": [{"resources": [{"amount": 1}]}]}'
+    raw = b"profile time %d\0" % len(content) + content
+    sha = hashlib.sha1(raw).hexdigest()
+    (tmp_path / sha[:2]).mkdir()
+    (tmp_path / sha[:2] / sha[2:]).write_bytes(zlib.compress(raw))
+    profile = ObjectStore(tmp_path).read_profile(sha)
+    assert profile.snapshots[0].resources.rows() == [{"amount": 1}]
+
+
+def entry(n: int, **meta) -> IndexEntry:
+    return IndexEntry(1700000000.5 + n, hashlib.sha1(b"%d" % n).hexdigest(), f"prof {n}.perf", "time", "ls",
+                      "-l a", "w", "time", ("normalizer", "regression analysis"), **meta)
+
+
+def test_index_round_trip(tmp_path):
+    entries = [entry(i) for i in range(3)]
+    path = tmp_path / "idx"
+    write_index(path, entries)
+    assert path.read_bytes()[:4] == b"pidx"
+    assert read_index(path) == entries
+    assert read_index(tmp_path / "missing") == []
+
+
+def test_version_one_index_is_readable(tmp_path):
+    entries = [entry(i) for i in range(2)]
+    decoded = decode_index(encode_index_v1(entries), "idx")
+    assert [(e.checksum, e.path, e.time) for e in decoded] == [(e.checksum, e.path, float(int(e.time))) for e in entries]
+    assert not decoded[0].has_metadata
+
+
+@pytest.mark.parametrize("damage", ["truncate", "flip", "magic", "empty"])
+def test_damaged_index_is_reported(damage):
+    data = bytearray(encode_index([entry(1), entry(2)]))
+    if damage == "truncate":
+        data = data[:-7]
+    elif damage == "flip":
+        data[30] ^= 0xFF
+    elif damage == "magic":
+        data[0:4] = b"xidx"
+    else:
+        data = bytearray()
+    with pytest.raises(CorruptIndex) as info:
+        decode_index(bytes(data), "the/index")
+    assert "the/index" in str(info.value)
+
+
+def test_newer_index_version_is_refused():
+    body = b"pidx" + (99).to_bytes(4, "big") + (0).to_bytes(4, "big")
+    with pytest.raises(UnsupportedFormatVersion):
+        decode_index(body + hashlib.sha1(body).digest(), "idx")
+
+
+def _register(args):
+    root, minor, n = args
+    from perun_core.repository import PerunRepository
+
+    repo = PerunRepository(Path(root))
+    repo.register(minor, Profile.from_dict(time_profile(None, cmd=f"cmd{n}")), f"p{n}.perf", 1.0 + n)
+
+
+def test_concurrent_registrations_lose_nothing(tmp_path):
+    (tmp_path / ".perun" / "objects").mkdir(parents=True)
+    minor = "ab" * 20
+    with multiprocessing.get_context("fork").Pool(8) as pool:
+        pool.map(_register, [(str(tmp_path), minor, n) for n in range(16)])
+    from perun_core.repository import PerunRepository
+
+    entries = PerunRepository(tmp_path).read_index(minor)
+    assert sorted(e.path for e in entries) == sorted(f"p{n}.perf" for n in range(16))
