@@ -15,6 +15,25 @@ import click
 CONTEXT = {"help_option_names": ["-h", "--help"], "max_content_width": 100}
 
 
+#: Commands living in other modules, imported only when named (or listed by --help).
+LAZY_COMMANDS: dict[str, str] = {}
+
+
+class LazyGroup(click.Group):
+    """A group whose extra commands are imported on first use."""
+
+    def list_commands(self, ctx: click.Context) -> list[str]:
+        return sorted({*super().list_commands(ctx), *LAZY_COMMANDS})
+
+    def get_command(self, ctx: click.Context, name: str) -> click.Command | None:
+        if name in LAZY_COMMANDS and name not in self.commands:
+            import importlib
+
+            module_name, attribute = LAZY_COMMANDS[name].split(":")
+            self.add_command(getattr(importlib.import_module(module_name), attribute), name)
+        return super().get_command(ctx, name)
+
+
 class State:
     """Global options shared by every subcommand."""
 
@@ -23,7 +42,7 @@ class State:
         self.no_pager = no_pager
 
 
-@click.group(context_settings=CONTEXT)
+@click.group(cls=LazyGroup, context_settings=CONTEXT)
 @click.option("--no-pager", is_flag=True, help="Never page the output of status and log.")
 @click.option("-v", "--verbose", count=True, help="More output; with -v errors show their traceback.")
 @click.version_option(package_name="perun", prog_name="perun-core")
