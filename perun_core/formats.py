@@ -156,44 +156,55 @@ def _shorten(text: str, width: int, *, ellipsis: bool) -> str:
 class GraphDrawer:
     """ASCII lanes for a newest-first walk, in the manner of ``git log --graph``.
 
-    Feed commits in walk order to :meth:`row`; it returns the prefix for the
-    commit's line and any connector lines to print after it.
+    Feed commits in walk order to :meth:`row`; it returns connector lines to
+    print before the commit, the prefix of the commit's own line, and
+    connector lines to print after it.  Lane ``k`` sits in column ``2k``;
+    connectors (``/`` and ``\\``) sit between lanes.
     """
 
     def __init__(self) -> None:
         self.lanes: list[str | None] = []
 
-    def row(self, checksum: str, parents: Sequence[str]) -> tuple[str, list[str]]:
+    def row(self, checksum: str, parents: Sequence[str]) -> tuple[list[str], str, list[str]]:
+        before: list[str] = []
         if checksum in self.lanes:
             column = self.lanes.index(checksum)
         else:
             column = self._free_lane()
             self.lanes[column] = checksum
-        # Other lanes waiting for this same commit merge into it here.
+        # Other lanes that were waiting for this commit join its lane first.
         merged = [i for i, lane in enumerate(self.lanes) if lane == checksum and i != column]
-        prefix = " ".join("*" if i == column else ("|" if lane else " ") for i, lane in enumerate(self.lanes))
-        after: list[str] = []
-        for i in merged:
-            self.lanes[i] = None
         if merged:
-            after.append(" ".join(
-                "/" if i in merged else ("|" if lane or i == column else " ") for i, lane in enumerate(self.lanes)
-            ))
+            before.append(self._connector(merged, "/"))
+            for i in merged:
+                self.lanes[i] = None
+            self._trim()
+        prefix = " ".join("*" if i == column else ("|" if lane else " ") for i, lane in enumerate(self.lanes))
         self.lanes[column] = parents[0] if parents else None
-        new_lanes = []
+        opened = []
         for parent in parents[1:]:
             if parent in self.lanes:
                 continue
             slot = self._free_lane(after=column)
             self.lanes[slot] = parent
-            new_lanes.append(slot)
-        if new_lanes:
-            after.append(" ".join(
-                "\\" if i in new_lanes else ("|" if lane else " ") for i, lane in enumerate(self.lanes)
-            ))
+            opened.append(slot)
+        after = [self._connector(opened, "\\")] if opened else []
+        self._trim()
+        return before, prefix.rstrip(), after
+
+    def _connector(self, lanes: Sequence[int], mark: str) -> str:
+        width = 2 * len(self.lanes)
+        cells = [" "] * width
+        for i, lane in enumerate(self.lanes):
+            if lane is not None and i not in lanes:
+                cells[2 * i] = "|"
+        for i in lanes:
+            cells[2 * i - 1] = mark
+        return "".join(cells).rstrip()
+
+    def _trim(self) -> None:
         while self.lanes and self.lanes[-1] is None:
             self.lanes.pop()
-        return prefix, [a.rstrip() for a in after]
 
     def _free_lane(self, after: int = -1) -> int:
         for i in range(after + 1, len(self.lanes)):

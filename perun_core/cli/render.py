@@ -88,11 +88,13 @@ def render_log(revision: str | None, *, short: bool, graph: bool, limit: int | N
             if limit is not None and count >= limit:
                 break
             version = entry.version
-            prefix, connectors = drawer.row(version.checksum, version.parents) if drawer else ("", [])
+            before, prefix, connectors = drawer.row(version.checksum, version.parents) if drawer else ([], "", [])
+            for connector in before:
+                yield paint(connector, "graph", color)
             lead = paint(prefix, "graph", color) + " " if prefix else ""
             pad = paint(_continuation(prefix), "graph", color) + " " if prefix else ""
             if short:
-                yield lead + "".join(paint(text, style, color) for text, style in shortlog_segments(fmt, entry, tokens))
+                yield (lead + "".join(paint(text, style, color) for text, style in shortlog_segments(fmt, entry, tokens))).rstrip()
             else:
                 yield lead + paint(f"Minor Version {version.checksum}", "checksum", color)
                 if len(version.parents) > 1:
