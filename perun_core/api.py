@@ -14,12 +14,13 @@ from __future__ import annotations
 import contextlib
 import os
 from collections.abc import Iterator
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from .errors import (
     ConfigError,
+    CorruptObject,
     InvalidProfile,
     OriginMismatch,
     PerunError,
@@ -340,6 +341,8 @@ class StatusReport:
     pending: list[ProfileInfo]
     status_format: str
     sort_key: str
+    #: registered profiles whose objects failed verification, as CorruptObject errors
+    damaged: list[PerunError] = field(default_factory=list)
 
 
 def status(
@@ -361,10 +364,21 @@ def status(
         head = r.vcs.minor_info(head_sha)
         registered = r.registered_infos(head_sha, tag_key)
         pending = r.pending_infos(tag_key)
+        damaged = _mark_damaged(r, registered)
+        if damaged:
+            registered = [replace(i, error=f"corrupt object: {damaged[i.checksum].reason}") if i.checksum in damaged else i
+                          for i in registered]
         if sort_by and sort_by != tag_key:
             registered = sorted(registered, key=lambda i: _order(i, sort_by))
             pending = sorted(pending, key=lambda i: _order(i, sort_by))
-        return StatusReport(head, r.vcs.major_version(), r.vcs.is_dirty(), registered, pending, status_format, sort_by or tag_key)
+        return StatusReport(head, r.vcs.major_version(), r.vcs.is_dirty(), registered, pending, status_format,
+                            sort_by or tag_key, list(damaged.values()))
+
+
+def _mark_damaged(repo: PerunRepository, infos: list[ProfileInfo]) -> dict[str, CorruptObject]:
+    checksums = [i.checksum for i in infos if i.checksum]
+    return {sha: CorruptObject(sha, repo.objects.path_of(sha), reason)
+            for sha, reason in repo.damaged_objects(checksums).items()}
 
 
 def _order(info: ProfileInfo, key: str) -> tuple:

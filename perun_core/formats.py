@@ -74,7 +74,7 @@ def status_rows(fmt: str, infos: Iterable) -> tuple[list[str], list[list[str]]]:
     cells = [[status_value(info, t.tag) if t.tag else (t.literal or "") for t in tokens] for info in infos]
     for i, info in enumerate(infos):
         if info.error:
-            cells[i] = [("invalid profile: " + info.error) if t.tag == "type" else (
+            cells[i] = [info.error if t.tag == "type" else (
                 "" if t.tag else (t.literal or "")) for t in tokens]
     headers = [t.tag or (t.literal or "") for t in tokens]
     widths = [max([len(h) if tokens[c].tag else 0 for h in headers[c : c + 1]] + [len(row[c]) for row in cells])

@@ -223,6 +223,37 @@ class PerunRepository:
             )
         return _tagged(infos, sort_key, "i")
 
+    def damaged_objects(self, checksums: list[str]) -> dict[str, str]:
+        """Verify objects by checksum; returns {sha: reason} for the damaged ones.
+
+        A verified object is remembered by (size, mtime) in the cache, so a
+        listing re-reads only objects that changed on disk since.
+        """
+        from .errors import CorruptObject
+
+        cache = _load_checked_json(self.cache_dir / "verified.json", _PENDING_CACHE_VERSION)
+        damaged: dict[str, str] = {}
+        fresh = dict(cache)
+        for sha in checksums:
+            try:
+                stat = self.objects.path_of(sha).stat()
+                stamp = [stat.st_size, stat.st_mtime_ns]
+            except OSError:
+                damaged[sha] = "object is missing"
+                continue
+            if cache.get(sha) == stamp:
+                continue
+            try:
+                self.objects.read_raw(sha)
+            except CorruptObject as exc:
+                damaged[sha] = exc.reason
+                fresh.pop(sha, None)
+                continue
+            fresh[sha] = stamp
+        if fresh != cache:
+            _store_checked_json(self.cache_dir / "verified.json", _PENDING_CACHE_VERSION, fresh)
+        return damaged
+
     # -- pending profiles ------------------------------------------------------
     def pending_paths(self) -> list[Path]:
         try:
@@ -265,24 +296,30 @@ class PerunRepository:
             self._store_pending_cache(fresh)
         return _tagged(infos, sort_key, "p")
 
-    def _pending_cache_path(self) -> Path:
-        return self.cache_dir / "pending-meta.json"
-
     def _load_pending_cache(self) -> dict[str, Any]:
-        try:
-            doc = json.loads(self._pending_cache_path().read_bytes())
-            payload = json.dumps(doc["entries"], sort_keys=True).encode()
-            if doc.get("version") != _PENDING_CACHE_VERSION or doc.get("sha1") != hashlib.sha1(payload).hexdigest():
-                return {}
-            return doc["entries"]
-        except (OSError, ValueError, KeyError, TypeError):
-            return {}  # a cache is only a shortcut: anything odd means rebuild
+        return _load_checked_json(self.cache_dir / "pending-meta.json", _PENDING_CACHE_VERSION)
 
     def _store_pending_cache(self, entries: dict[str, Any]) -> None:
-        payload = json.dumps(entries, sort_keys=True).encode()
-        doc = {"version": _PENDING_CACHE_VERSION, "sha1": hashlib.sha1(payload).hexdigest(), "entries": entries}
-        with contextlib.suppress(OSError):  # a read-only cache must not break status
-            atomic_write(self._pending_cache_path(), json.dumps(doc).encode())
+        _store_checked_json(self.cache_dir / "pending-meta.json", _PENDING_CACHE_VERSION, entries)
+
+
+def _load_checked_json(path: Path, version: int) -> dict[str, Any]:
+    """A cache file's entries, or {} if it is missing, damaged or of another version."""
+    try:
+        doc = json.loads(path.read_bytes())
+        payload = json.dumps(doc["entries"], sort_keys=True).encode()
+        if doc.get("version") != version or doc.get("sha1") != hashlib.sha1(payload).hexdigest():
+            return {}
+        return doc["entries"]
+    except (OSError, ValueError, KeyError, TypeError):
+        return {}  # a cache is only a shortcut: anything odd means rebuild
+
+
+def _store_checked_json(path: Path, version: int, entries: dict[str, Any]) -> None:
+    payload = json.dumps(entries, sort_keys=True).encode()
+    doc = {"version": version, "sha1": hashlib.sha1(payload).hexdigest(), "entries": entries}
+    with contextlib.suppress(OSError):  # a read-only cache must not break a listing
+        atomic_write(path, json.dumps(doc).encode())
 
 
 def _read_pending_meta(path: Path) -> tuple[dict[str, Any] | None, str | None]:
@@ -293,7 +330,7 @@ def _read_pending_meta(path: Path) -> tuple[dict[str, Any] | None, str | None]:
     except ProfileError as exc:
         reason = exc.reason if isinstance(exc, InvalidProfile) else str(exc)
         key = f"{exc.key}: " if isinstance(exc, InvalidProfile) and exc.key else ""
-        return None, f"{key}{reason}"
+        return None, f"invalid profile: {key}{reason}"
 
 
 def _tagged(infos: list[ProfileInfo], sort_key: str, suffix: str) -> list[ProfileInfo]:

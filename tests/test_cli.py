@@ -123,8 +123,11 @@ def test_corrupted_object_and_truncated_index(perun_repo):
     obj.write_bytes(bytes(data))
     shown = run_cli("show", "0@i", "raw", cwd=root)
     assert shown.returncode == 1 and obj.name in shown.stderr and "Traceback" not in shown.stderr
-    # status reads only the index, so it still works; the first commit stays readable
-    assert run_cli("--no-pager", "status", cwd=root).returncode == 0
+    # status still lists everything, marks the damaged profile and fails with its name
+    status = run_cli("--no-pager", "status", cwd=root)
+    assert status.returncode == 1 and "0@i" in status.stdout and "corrupt object" in status.stdout
+    assert status.stderr.startswith("error: corrupt object") and obj.name in status.stderr
+    assert "Traceback" not in status.stderr
     index.write_bytes(index.read_bytes()[:-5])
     status = run_cli("--no-pager", "status", cwd=root)
     assert status.returncode == 1 and "corrupt index" in status.stderr

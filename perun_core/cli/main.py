@@ -208,6 +208,11 @@ def status(state: State, short: bool, sort_by: str | None) -> None:
 
     report = api.status(sort_by=sort_by)
     _page(state, "status", render_status(report, short=short, color=_color()))
+    if report.damaged:
+        # The listing is still useful, but a damaged store must not pass silently.
+        for problem in report.damaged:
+            click.echo(f"error: {problem}", err=True)
+        sys.exit(1)
 
 
 @cli.command(context_settings=CONTEXT)
