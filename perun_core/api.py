@@ -21,13 +21,14 @@ from typing import TYPE_CHECKING, Any
 from .errors import (
     ConfigError,
     CorruptObject,
+    NotPerunRepository,
     InvalidProfile,
     OriginMismatch,
     PerunError,
     ProfileNotFound,
     UsageError,
 )
-from .lookup import FoundProfile, find_profile, sort_key_of
+from .lookup import TAG, FoundProfile, find_profile, sort_key_of
 from .repository import PERUN_DIR, PerunRepository, ProfileInfo
 
 if TYPE_CHECKING:
@@ -419,14 +420,16 @@ def log(
     with _using(repo, cwd) as r:
         start = r.resolve_minor(revision)
         sort_key = sort_key_of(r) if with_profiles else "time"
-        from .changes import read_changes
+        from .changes import any_changes, read_changes
 
+        checked = any_changes(r)
         for version in r.vcs.walk_minor_versions(start):
+            changes = read_changes(r, version.checksum) if checked else ""
             if not r.has_index(version.checksum):
-                yield LogEntry(version, ProfileCounts(), [], read_changes(r, version.checksum))
+                yield LogEntry(version, ProfileCounts(), [], changes)
                 continue
             infos = r.registered_infos(version.checksum, sort_key)
-            yield LogEntry(version, _count(infos), infos if with_profiles else [], read_changes(r, version.checksum))
+            yield LogEntry(version, _count(infos), infos if with_profiles else [], changes)
 
 
 def _count(infos: list[ProfileInfo]) -> ProfileCounts:
@@ -458,26 +461,24 @@ def load_profile(
 ) -> LoadedProfile:
     """Look a profile up (§3.2.16) and load it.
 
-    Works outside a perun repository too, for plain file paths.
+    Outside a perun repository plain file paths still work.
     """
-    if repo is None:
-        try:
-            repo_ctx: contextlib.AbstractContextManager[PerunRepository | None] = _using(None, cwd)
-            r = repo_ctx.__enter__()
-        except PerunError:
-            if minor is not None or spec.endswith(("@i", "@p")):
-                raise
-            item = find_profile(None, spec, None, allow=("file",))
-            return LoadedProfile(item.load(None), item.source, item.kind, None)
-        try:
-            return load_profile(spec, minor=minor, repo=r)
-        finally:
-            repo_ctx.__exit__(None, None, None)
-    target = repo.resolve_minor(minor) if (minor is not None or spec.endswith("@i") or _may_be_registered(spec)) else None
+    if repo is not None:
+        return _load_in(repo, spec, minor)
+    try:
+        opened = PerunRepository.discover(cwd)
+    except NotPerunRepository:
+        if minor is not None or TAG.match(spec.strip()):
+            raise
+        item = find_profile(None, spec, None, allow=("file",))
+        return LoadedProfile(item.load(None), item.source, item.kind, None)
+    with opened:
+        return _load_in(opened, spec, minor)
+
+
+def _load_in(repo: PerunRepository, spec: str, minor: str | None) -> LoadedProfile:
+    # The VCS is only opened when the spec may name a registered profile.
+    needs_index = minor is not None or not Path(spec).expanduser().is_file()
+    target = repo.resolve_minor(minor) if needs_index else None
     item = find_profile(repo, spec, target)
     return LoadedProfile(item.load(repo), item.source, item.kind, item.minor)
-
-
-def _may_be_registered(spec: str) -> bool:
-    # A bare name may name a registered profile; paths to existing files never need the VCS.
-    return not Path(spec).expanduser().is_file()

@@ -28,6 +28,11 @@ def changes_path(repo: PerunRepository, minor: str) -> Path:
     return repo.perun_dir / "changes" / minor[:2] / f"{minor[2:]}.json"
 
 
+def any_changes(repo: PerunRepository) -> bool:
+    """Whether any check ever recorded changes (saves a lookup per commit in ``log``)."""
+    return (repo.perun_dir / "changes").is_dir()
+
+
 def write_changes(repo: PerunRepository, minor: str, marks: Iterable[str]) -> None:
     """Record the marks ('-' or '+') of the findings of the latest check of ``minor``."""
     marks = [m for m in marks if m in (DEGRADATION, OPTIMIZATION)]

@@ -119,3 +119,14 @@ def test_concurrent_registrations_lose_nothing(tmp_path):
 
     entries = PerunRepository(tmp_path).read_index(minor)
     assert sorted(e.path for e in entries) == sorted(f"p{n}.perf" for n in range(16))
+
+
+def test_change_records_round_trip(perun_repo):
+    from perun_core.changes import any_changes, read_changes, write_changes
+    from perun_core.repository import PerunRepository
+
+    root, shas = perun_repo
+    repo = PerunRepository(root)
+    assert not any_changes(repo) and read_changes(repo, shas[0]) == ""
+    write_changes(repo, shas[0], ["-", "+", "x", "-"])
+    assert any_changes(repo) and read_changes(repo, shas[0]) == "-+-"
