@@ -113,28 +113,35 @@ class ConfigValue:
     path: Path | None
 
 
-def _config_target(scope: str, cwd: Path | str | None, *, for_write: bool):
-    from .config import Config, shared_config_dir
+def _config_location(scope: str, cwd: Path | str | None) -> tuple[Path, str, PerunRepository | None]:
+    """(path, kind, repository) of the file a scope names, without reading it."""
+    from .config import shared_config_dir
 
     if scope not in ("local", "shared", "nearest"):
         raise UsageError(f"unknown config scope '{scope}'; expected local, shared or nearest")
     shared_path = shared_config_dir() / "shared.yml"
-    # Writers may open a file with invalid values: setting a key is how it gets repaired.
-    check = not for_write
     if scope == "shared":
-        return Config.load(shared_path, kind="shared", validate=check), None
+        return shared_path, "shared", None
     try:
         repo = PerunRepository.discover(cwd)
     except PerunError:
         if scope == "local":
             raise
-        return Config.load(shared_path, kind="shared", validate=check), None
-    return Config.load(repo.local_config_path, kind="local", validate=check), repo
+        return shared_path, "shared", None
+    return repo.local_config_path, "local", repo
+
+
+def _config_target(scope: str, cwd: Path | str | None, *, for_write: bool):
+    from .config import Config
+
+    path, kind, repo = _config_location(scope, cwd)
+    # Writers may open a file with invalid values: setting a key is how it gets repaired.
+    return Config.load(path, kind=kind, validate=not for_write), repo
 
 
 def config_get(key: str, *, scope: str = "nearest", cwd: Path | str | None = None) -> ConfigValue:
     """Value of ``key``: from one file, or the nearest one that sets it."""
-    from .config import DEFAULTS, Config, ConfigStack, shared_config_dir
+    from .config import Config, ConfigStack, default, shared_config_dir
 
     if scope == "nearest":
         shared = Config.load(shared_config_dir() / "shared.yml", kind="shared")
@@ -151,9 +158,11 @@ def config_get(key: str, *, scope: str = "nearest", cwd: Path | str | None = Non
     try:
         return ConfigValue(key, config.get(key), scope, config.path)
     except KeyError:
-        if key in DEFAULTS:
-            raise ConfigError(config.path, key, f"is not set in the {scope} configuration (default: {DEFAULTS[key]!r})") from None
-        raise ConfigError(config.path, key, f"is not set in the {scope} configuration") from None
+        try:
+            fallback = f" (default: {default(key)!r})"
+        except (KeyError, ConfigError):
+            fallback = ""
+        raise ConfigError(config.path, key, f"is not set in the {scope} configuration{fallback}") from None
 
 
 def config_set(key: str, value: Any, *, scope: str = "nearest", cwd: Path | str | None = None) -> ConfigValue:
@@ -169,9 +178,14 @@ def config_set(key: str, value: Any, *, scope: str = "nearest", cwd: Path | str 
 
 def config_reset(*, scope: str = "nearest", template: str = "master", cwd: Path | str | None = None) -> Path:
     """Rewrite a configuration file to its template (local) or defaults (shared)."""
-    from .config import reset
+    from .config import Config, reset
 
-    config, _ = _config_target(scope, cwd, for_write=True)
+    path, kind, _ = _config_location(scope, cwd)
+    try:
+        config = Config.load(path, kind=kind, validate=False)
+    except ConfigError:
+        # Reset is the way out of a file that no longer parses: start afresh.
+        config = Config(path, kind)
     reset(config, template)
     return config.path
 
@@ -186,17 +200,21 @@ def config_edit_request(*, scope: str = "nearest", cwd: Path | str | None = None
     """The file to edit and the editor command ($VISUAL, $EDITOR, then general.editor)."""
     import shlex
 
-    from .config import DEFAULTS
+    from .config import Config, default, shared_config_dir
 
-    config, repo = _config_target(scope, cwd, for_write=True)
+    path, kind, _ = _config_location(scope, cwd)
     editor = os.environ.get("VISUAL") or os.environ.get("EDITOR")
     if not editor:
-        with contextlib.suppress(PerunError):
-            editor = str(repo.config.get("general.editor")) if repo else None
-        editor = editor or str(config.data.get("general", {}).get("editor") or DEFAULTS["general.editor"])
-    if not config.path.exists():
-        config.save()
-    return EditRequest(config.path, [*shlex.split(editor), str(config.path)])
+        # A broken file must still be editable, so the editor lookup may not fail.
+        for candidate in (path, shared_config_dir() / "shared.yml"):
+            with contextlib.suppress(PerunError, KeyError):
+                editor = str(Config.load(candidate, kind="local" if candidate == path and kind == "local" else "shared",
+                                         validate=False).get("general.editor"))
+                break
+        editor = editor or str(default("general.editor"))
+    if not path.exists():
+        Config(path, kind).save()
+    return EditRequest(path, [*shlex.split(editor), str(path)])
 
 
 def validate_config_file(path: Path | str, kind: str) -> None:

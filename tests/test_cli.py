@@ -182,3 +182,27 @@ def test_show_raw_works_on_a_plain_file_outside_a_repository(tmp_path):
 def test_usage_error_exit_code(tmp_path):
     result = run_cli("status", "--bogus", cwd=tmp_path)
     assert result.returncode == 2 and result.stderr.startswith("error: ")
+
+
+def test_broken_local_config_can_be_repaired(perun_repo):
+    root, _ = perun_repo
+    local = root / ".perun/local.yml"
+    local.write_text("vcs: [unclosed\n")
+    assert run_cli("--no-pager", "status", cwd=root).returncode == 1
+    # the editor (here a script that fixes the file) opens even though the file does not parse
+    fixer = root.parent / "fix.sh"
+    fixer.write_text("#!/bin/sh\nprintf 'vcs:\\n  type: git\\n  url: .\\n' > \"$1\"\n")
+    fixer.chmod(0o755)
+    edited = run_cli("config", "edit", cwd=root, env={"EDITOR": str(fixer)})
+    assert edited.returncode == 0, edited.stderr
+    assert run_cli("--no-pager", "status", cwd=root).returncode == 0
+    local.write_text("vcs: [unclosed\n")
+    reset = run_cli("config", "reset", cwd=root)
+    assert reset.returncode == 0, reset.stderr
+    assert run_cli("--no-pager", "status", cwd=root).returncode == 0
+
+
+def test_editor_leaving_invalid_yaml_is_reported(perun_repo):
+    root, _ = perun_repo
+    result = run_cli("config", "edit", cwd=root, env={"EDITOR": "sh -c 'echo \"bad: [\" >> \"$0\"'"})
+    assert result.returncode == 1 and "local.yml" in result.stderr and "line" in result.stderr
