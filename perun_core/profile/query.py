@@ -232,10 +232,14 @@ def _flat_columns(key: str, values: list, *, with_values: bool = True) -> Iterat
     yield key, _flatten_list(values) if with_values else None, flat_kinds
     if dict not in kinds:
         return
+    dicts = _distinct_dicts(values)
     sub_keys: dict = {}
-    for d in _distinct_dicts(values):
+    for d in dicts:
         for sub_key in d:
             sub_keys.setdefault(sub_key, None)
+    if not with_values:
+        # Keys and kinds only: the distinct dicts stand for all the rows.
+        values = dicts
     for sub_key in sub_keys:
         sub_values = [v.get(sub_key, MISSING) if type(v) is dict else MISSING for v in values]
         yield from _flat_columns(f"{key}:{sub_key}", sub_values, with_values=with_values)
@@ -274,25 +278,26 @@ def all_numerical_resource_fields_of(profile: Profile | dict) -> list[str]:
     return [key for key, ok in numeric.items() if ok]
 
 
-def _path_column(table: ResourceTable, key: str) -> tuple[list, bool]:
-    """Values of ``key`` in one region, and whether the key is a ``::`` path.
+def _path_column(table: ResourceTable, key: str) -> tuple[list, bool, bool]:
+    """Values of ``key`` in one region: ``(values, multi, missing)``.
 
     For a top-level key or a path without ``::``: one flattened value per
-    resource.  For a path with ``::``: one list of values per resource.
-    ``MISSING`` marks resources where the key's first step is absent.
+    resource.  For a path with ``::`` (``multi``): one list of values per
+    resource.  ``MISSING`` marks resources lacking the key; ``missing`` is
+    false when there can be none.
     """
     keys = table.columns()[0]
     if key in keys:
         values = table.column(key)
         if _kinds(values).intersection(_NESTED_TYPES):
             values = _flatten_list(values)
-        return values, False
+        return values, False, table.sparse
     steps = _split_path(key)
+    multi = "" in steps
     if steps[0] not in keys:
-        return [MISSING] * len(table), "" in steps
+        return [MISSING] * len(table), multi, True
     top = table.column(steps[0])
     rest = steps[1:]
-    multi = "" in steps
     cache: dict[int, Any] = {}
     out = []
     append = out.append
@@ -313,7 +318,7 @@ def _path_column(table: ResourceTable, key: str) -> tuple[list, bool]:
                 # only nested objects can be shared between rows
                 cache[ident] = found
         append(found)
-    return out, multi
+    return out, multi, True
 
 
 def unique_resource_values_of(profile: Profile | dict, key: str) -> list:
@@ -325,7 +330,7 @@ def unique_resource_values_of(profile: Profile | dict, key: str) -> list:
     """
     seen: dict = {}
     for _, region in as_profile(profile).regions():
-        values, multi = _path_column(region.resources, key)
+        values, multi, _missing = _path_column(region.resources, key)
         if multi:
             for hits in values:
                 if hits is not MISSING:
@@ -359,8 +364,8 @@ def resource_table(profile: Profile | dict, keys: list[str]) -> dict[str, list]:
             if key == "snapshots" and key not in present:
                 column.extend([number] * len(table))
                 continue
-            values, _multi = _path_column(table, key)
-            if MISSING in values:  # identity is tried first: runs in C
+            values, _multi, missing = _path_column(table, key)
+            if missing:
                 values = [None if v is MISSING else v for v in values]
             column.extend(values)
     return out
