@@ -53,7 +53,7 @@ _MIN_SHORT_SHA = 4
 
 HISTORY_CACHE_VERSION = 1
 HISTORY_CACHE_LIMIT = 8
-_CACHE_MAGIC = b"perun-history"
+_CACHE_HEADER = re.compile(rb'\{"format":(\d{1,6}),"checksum":"([0-9a-f]{40})","start":"([0-9a-f]{40})","commits":')
 _CACHE_NAME = re.compile(r"history-([0-9a-f]{40})\.json")
 
 _INIT_PARAMS = ("initial-branch", "description")
@@ -708,26 +708,24 @@ class GitVcs:
         return found
 
     def _load_history(self, sha: str) -> list[MinorVersion] | None:
-        """The cached walk from ``sha``, or None if missing or damaged."""
+        """The cached walk from ``sha``, or None if missing, damaged or of another format."""
         path = self._cache_file(sha)
         try:
             data = path.read_bytes()
         except OSError:
             return None
+        header = _CACHE_HEADER.match(data)
+        if header is None or int(header.group(1)) != HISTORY_CACHE_VERSION or not data.endswith(b"}"):
+            return None
+        if header.group(3).decode("ascii") != sha:
+            return None
+        commits = data[header.end() : -1]
+        if hashlib.sha1(commits).hexdigest().encode("ascii") != header.group(2):
+            return None
         try:
-            newline = data.index(b"\n")
-            magic, version, checksum = data[:newline].split(b" ")
-            if magic != _CACHE_MAGIC or int(version) != HISTORY_CACHE_VERSION:
-                return None
-            payload = data[newline + 1 :]
-            if hashlib.sha1(payload).hexdigest().encode("ascii") != checksum:
-                return None
-            document = json.loads(payload)
-            if document.get("start") != sha:
-                return None
-            rows = document["commits"]
+            rows = json.loads(commits)
             result = [_new_minor(r[0], r[1], r[2], r[3], r[4], r[5], tuple(r[6])) for r in rows]
-        except (ValueError, KeyError, TypeError, IndexError, AttributeError):
+        except (ValueError, KeyError, TypeError, IndexError):
             return None
         if not result or result[0].checksum != sha:
             return None
@@ -736,15 +734,24 @@ class GitVcs:
         return result
 
     def _store_history(self, sha: str, history: list[MinorVersion]) -> None:
+        """Write the walk from ``sha`` as one JSON document.
+
+        Layout (a single line of JSON)::
+
+            {"format":1,"checksum":"<sha1 of the commits array>","start":"<sha>","commits":[...]}
+
+        with one ``[sha, date, tz_offset, author, email, desc, [parents]]``
+        row per commit in walk order.  The checksum covers the exact bytes of
+        the ``commits`` array, so it can be verified before parsing.
+        """
         if self.cache_dir is None:
             return
         rows = [[m.checksum, m.date, m.tz_offset, m.author, m.email, m.desc, m.parents] for m in history]
-        payload = json.dumps({"start": sha, "commits": rows}, ensure_ascii=False, separators=(",", ":")).encode(
-            "utf-8"
-        )
-        header = b"%s %d %s\n" % (_CACHE_MAGIC, HISTORY_CACHE_VERSION, hashlib.sha1(payload).hexdigest().encode())
+        commits = json.dumps(rows, ensure_ascii=False, separators=(",", ":")).encode("utf-8")
+        checksum = hashlib.sha1(commits).hexdigest()
+        head = f'{{"format":{HISTORY_CACHE_VERSION},"checksum":"{checksum}","start":"{sha}","commits":'
         try:
-            atomic_write(self._cache_file(sha), header + payload)
+            atomic_write(self._cache_file(sha), head.encode("ascii") + commits + b"}")
         except OSError:
             return  # a cache that cannot be written is only a missed speed-up
         self._prune_cache()
@@ -974,14 +981,17 @@ class GitVcs:
 
     def restore_state(self, state: SavedState) -> None:
         """Point HEAD back where ``state`` recorded; files are never touched."""
-        if state.ref is not None:
-            self.repo.refs.set_symbolic_ref(b"HEAD", state.ref.encode("utf-8"))
-        elif state.sha is not None:
-            if not _HEX40.fullmatch(state.sha):
-                raise InvalidRevision(state.sha)
-            self._detach_head(state.sha)
-        else:
-            raise VcsError("the saved state records neither a branch nor a commit")
+        try:
+            if state.ref is not None:
+                self.repo.refs.set_symbolic_ref(b"HEAD", state.ref.encode("utf-8"))
+            elif state.sha is not None:
+                if not _HEX40.fullmatch(state.sha):
+                    raise InvalidRevision(state.sha)
+                self._detach_head(state.sha.lower())
+            else:
+                raise VcsError("the saved state records neither a branch nor a commit")
+        except (OSError, ValueError) as exc:
+            raise VcsError(f"cannot point HEAD back to {state.ref or state.sha}: {exc}") from exc
 
     def checkout(self, sha: str) -> None:
         """Check out commit ``sha`` with a detached HEAD.
@@ -1058,8 +1068,11 @@ class GitVcs:
             for ext in getattr(index, "_extensions", [])
             if not isinstance(ext, (TreeExtension, ResolveUndoExtension, UntrackedExtension))
         ]
-        index.write()
-        self._detach_head(target)
+        try:
+            index.write()
+            self._detach_head(target)
+        except OSError as exc:
+            raise VcsError(f"cannot check out {target[:12]}: {exc}") from exc
 
     def _check_overwrites(
         self,
@@ -1084,9 +1097,10 @@ class GitVcs:
             for depth in range(1, len(parts)):
                 prefix = b"/".join(parts[:depth])
                 fprefix = os.path.join(worktree, prefix)
-                if os.path.lexists(fprefix) and (os.path.islink(fprefix) or not os.path.isdir(fprefix)):
-                    if not (prefix in old and prefix not in new):
-                        blocked.append(prefix)
+                is_non_dir = os.path.lexists(fprefix) and (os.path.islink(fprefix) or not os.path.isdir(fprefix))
+                # a file in the way is fine only when it is tracked and goes away with this checkout
+                if is_non_dir and not (prefix in old and prefix not in new):
+                    blocked.append(prefix)
         if blocked:
             shown = ", ".join(sorted({os.fsdecode(b) for b in blocked})[:5])
             raise VcsError(
