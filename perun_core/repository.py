@@ -88,6 +88,7 @@ class PerunRepository:
         self.cache_dir = self.perun_dir / "cache"
         self.local_config_path = self.perun_dir / "local.yml"
         self.objects = ObjectStore(self.objects_dir)
+        self._objects_prefix = f"{self.objects_dir}{os.sep}"
         self._config: ConfigStack | None = None
         self._vcs: GitVcs | None = None
 
@@ -154,7 +155,8 @@ class PerunRepository:
         return object_path(self.objects_dir, minor)
 
     def has_index(self, minor: str) -> bool:
-        return self.index_path(minor).is_file()
+        # Called once per commit by log: plain string paths are several times faster than pathlib.
+        return os.path.isfile(f"{self._objects_prefix}{minor[:2]}/{minor[2:]}")
 
     def read_index(self, minor: str) -> list[IndexEntry]:
         return read_index(self.index_path(minor))

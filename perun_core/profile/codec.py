@@ -99,7 +99,8 @@ def encode_columnar(profile: Profile) -> bytes:
         "global": _encode_region(profile.global_region) if profile.global_region is not None else None,
         "extra": profile.extra,
     }
-    return json.dumps(doc, separators=(",", ":"), ensure_ascii=False, allow_nan=False).encode("utf-8")
+    # ASCII output is faster to produce, and the bulk (base64 columns) is ASCII anyway.
+    return json.dumps(doc, separators=(",", ":"), allow_nan=False).encode("ascii")
 
 
 def decode_content(content: bytes, *, path: Path | str | None = None) -> Profile:
