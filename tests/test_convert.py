@@ -343,3 +343,16 @@ def test_plot_data_registry_accepts_new_kinds(monkeypatch):
     assert "histogram" in convert.MODEL_PLOTTERS and "histogram" not in MODEL_PLOTTERS
     result = plot_data_from_coefficients_of({"model": "histogram", "bins": [1, 2], "heights": [3, 4]})
     assert (result["plot_x"], result["plot_y"]) == ([1.0, 2.0], [3.0, 4.0])
+
+
+def test_nonparametric_kinds_plot_without_importing_analysis_first():
+    import subprocess
+    import sys
+
+    code = ("from perun_core.profile.convert import plot_data_from_coefficients_of as p\n"
+            "m = {'model': 'regressogram', 'uid': 'f', 'bin_edges': [0, 1, 2], 'bin_values': [1.0, 2.0],"
+            " 'bin_counts': [1, 1], 'x_interval_start': 0, 'x_interval_end': 2, 'r_square': 1.0,"
+            " 'statistic': 'mean', 'bin_rule': '2', 'method': 'full'}\n"
+            "print(sorted(set(p(m)['plot_y'])))")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout
+    assert out.strip() == "[1.0, 2.0]"

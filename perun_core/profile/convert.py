@@ -472,6 +472,11 @@ def plot_data_from_coefficients_of(model: dict, points: int = 51) -> dict:
         raise InvalidProfile(None, "model", "the model kind is missing")
     plotter = MODEL_PLOTTERS.get(kind.strip().lower())
     if plotter is None:
+        # Nonparametric kinds register themselves when the analysis package loads.
+        import perun_core.analysis.nonparametric  # noqa: F401
+
+        plotter = MODEL_PLOTTERS.get(kind.strip().lower())
+    if plotter is None:
         raise InvalidProfile(None, "model", f"unknown model kind '{kind}'; known: {', '.join(sorted(MODEL_PLOTTERS))}")
     plot_x, plot_y = plotter(model, points)
     result = dict(model)
