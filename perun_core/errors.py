@@ -25,9 +25,18 @@ differently from the default message.
     |   +-- ProfileNotFound(spec)
     |   +-- TagOutOfRange(tag, count)
     |   +-- OriginMismatch(path, origin, target)
+    |   +-- UnsupportedProfile(view, profile_type, supported)   a view cannot show it
+    |   +-- EmptyProfile(view)       nothing to show: no resources at all
     +-- UnitError
     |   +-- UnknownUnit(kind, name, known)
     |   +-- InvalidParameter(unit, name, value, expected)
+    +-- RunError                     collecting or postprocessing cannot go on
+    |   +-- CollectionError(job, reason, exit_status, stderr_tail)   one job failed
+    |   +-- JobsFailed(failures)     several jobs of one run failed
+    |   +-- PostprocessError(unit, reason)
+    |   +-- PreRunFailed(command, exit_status, output_tail)
+    |   +-- DirtyWorkingTree(root)   uncommitted changes would skew the profile
+    +-- Interrupted                  Ctrl-C or a cancelled run; exit_code 130
     +-- ExternalToolError(tool, how_to_get)   a profiler or compiler is missing
 """
 
@@ -182,6 +191,34 @@ class OriginMismatch(ProfileError):
         self.target = target
 
 
+
+class UnsupportedProfile(ProfileError):
+    """A view was given a profile it cannot show.
+
+    ``profile_type`` is the profile's type; ``supported`` the types the view
+    accepts; ``reason`` says what is missing when the type itself is fine
+    (e.g. a memory profile whose resources carry no call traces).
+    """
+
+    def __init__(self, view: str, profile_type: str, supported: Sequence[str], reason: str = "") -> None:
+        kinds = ", ".join(supported) or "any"
+        if reason:
+            message = f"view '{view}' cannot show this {profile_type or 'untyped'} profile: {reason}"
+        else:
+            message = f"view '{view}' cannot show a {profile_type or 'untyped'} profile; it supports: {kinds}"
+        super().__init__(message)
+        self.view = view
+        self.profile_type = profile_type
+        self.supported = list(supported)
+        self.reason = reason
+
+
+class EmptyProfile(ProfileError):
+    def __init__(self, view: str, what: str = "resources") -> None:
+        super().__init__(f"view '{view}': the profile has no {what} to show; it needs at least one")
+        self.view = view
+        self.what = what
+
 class UnitError(PerunError):
     """A collector, postprocessor, view or check method cannot be used."""
 
@@ -201,6 +238,81 @@ class InvalidParameter(UnitError):
         self.name = name
         self.value = value
         self.expected = expected
+
+
+class RunError(PerunError):
+    """A collection, postprocessing or pre-run step failed."""
+
+
+def _tail_hint(label: str, tail: str) -> str | None:
+    lines = [line for line in tail.splitlines() if line.strip()]
+    if not lines:
+        return None
+    return f"{label}:\n" + "\n".join(f"  {line}" for line in lines)
+
+
+class CollectionError(RunError):
+    """One job (collection and its postprocessing) failed.
+
+    ``job`` is a short description of the job (command line and collector),
+    ``exit_status`` the profiled command's status when it ran and failed
+    (negative: killed by that signal), ``stderr_tail`` the last lines it
+    wrote to its standard error.
+    """
+
+    def __init__(self, job: str, reason: str, exit_status: int | None = None, stderr_tail: str = "") -> None:
+        super().__init__(f"{job}: {reason}", hint=_tail_hint("last lines of its standard error", stderr_tail))
+        self.job = job
+        self.reason = reason
+        self.exit_status = exit_status
+        self.stderr_tail = stderr_tail
+
+
+class JobsFailed(RunError):
+    """More than one job of a run failed; ``failures`` holds their errors in order."""
+
+    def __init__(self, failures: Sequence[CollectionError], total: int) -> None:
+        first = failures[0]
+        super().__init__(f"{len(failures)} of {total} jobs failed; first: {first.message}", hint=first.hint)
+        self.failures = list(failures)
+        self.total = total
+
+
+class PostprocessError(RunError):
+    def __init__(self, unit: str, reason: str) -> None:
+        super().__init__(f"postprocessor '{unit}' failed: {reason}")
+        self.unit = unit
+        self.reason = reason
+
+
+class PreRunFailed(RunError):
+    """A command of ``execute.pre_run`` could not run or exited non-zero."""
+
+    def __init__(self, command: str, reason: str, exit_status: int | None = None, output_tail: str = "") -> None:
+        super().__init__(f"pre_run command '{command}' {reason}", hint=_tail_hint("its last output", output_tail))
+        self.command = command
+        self.reason = reason
+        self.exit_status = exit_status
+        self.output_tail = output_tail
+
+
+class DirtyWorkingTree(RunError):
+    def __init__(self, root: Path | str) -> None:
+        super().__init__(
+            f"the working tree at {root} has uncommitted changes, which would skew the profile",
+            hint="commit or stash them, pass --force-dirty to profile them anyway, "
+                 "or name commits with -m to profile them in a clean temporary worktree",
+        )
+        self.root = Path(root)
+
+
+class Interrupted(PerunError):
+    """The run was interrupted (Ctrl-C, SIGTERM) or cancelled; nothing partial was kept."""
+
+    exit_code = 130
+
+    def __init__(self, message: str = "interrupted") -> None:
+        super().__init__(message)
 
 
 class ExternalToolError(PerunError):

@@ -16,22 +16,36 @@ CONTEXT = {"help_option_names": ["-h", "--help"], "max_content_width": 100}
 
 
 #: Commands living in other modules, imported only when named (or listed by --help).
-LAZY_COMMANDS: dict[str, str] = {}
+LAZY_COMMANDS: dict[str, str] = {
+    "collect": "perun_core.cli.run_cmds:collect",
+    "run": "perun_core.cli.run_cmds:run",
+    "postprocessby": "perun_core.cli.run_cmds:postprocessby",
+}
+
+
+#: Views of `show PROFILE VIEW` living in other modules, imported the same way.
+LAZY_VIEWS: dict[str, str] = {}
 
 
 class LazyGroup(click.Group):
-    """A group whose extra commands are imported on first use."""
+    """A group whose extra commands (from ``lazy``) are imported on first use."""
+
+    lazy: dict[str, str] = LAZY_COMMANDS
 
     def list_commands(self, ctx: click.Context) -> list[str]:
-        return sorted({*super().list_commands(ctx), *LAZY_COMMANDS})
+        return sorted({*super().list_commands(ctx), *self.lazy})
 
     def get_command(self, ctx: click.Context, name: str) -> click.Command | None:
-        if name in LAZY_COMMANDS and name not in self.commands:
+        if name in self.lazy and name not in self.commands:
             import importlib
 
-            module_name, attribute = LAZY_COMMANDS[name].split(":")
+            module_name, attribute = self.lazy[name].split(":")
             self.add_command(getattr(importlib.import_module(module_name), attribute), name)
         return super().get_command(ctx, name)
+
+
+class LazyViewGroup(LazyGroup):
+    lazy = LAZY_VIEWS
 
 
 class State:
@@ -230,7 +244,7 @@ def log(state: State, revision: str | None, short: bool, graph: bool, max_count:
 
 # -- show ---------------------------------------------------------------------------
 
-@cli.group(context_settings=CONTEXT)
+@cli.group(cls=LazyViewGroup, context_settings=CONTEXT)
 @click.argument("profile")
 @click.option("-m", "--minor", help="Look PROFILE up in this minor version's index (default HEAD).")
 @click.pass_context

@@ -1,0 +1,223 @@
+"""The porcelain of collecting and postprocessing: ``collect``, ``run_job``,
+``run_matrix``, ``postprocess``.
+
+Like :mod:`perun_core.api`, these are plain functions returning dataclasses;
+nothing prints, prompts or exits.  Progress is reported as typed events
+(:mod:`perun_core.runner.events`) to ``on_event``; to consume them as an
+iterator from another thread wrap a call in :func:`stream`.  ``cancel`` (a
+:class:`threading.Event`) stops a run from another thread: the profiled
+process group is killed, the temporary worktree removed and
+:class:`~perun_core.errors.Interrupted` raised.
+
+By default a run whose jobs failed raises after all jobs ran: the single
+job's :class:`~perun_core.errors.CollectionError`, or
+:class:`~perun_core.errors.JobsFailed`; the exception's ``result`` holds the
+:class:`~perun_core.runner.run.RunResult` with the profiles that were
+written.  Pass ``raise_on_failure=False`` to get the result instead.
+"""
+
+from __future__ import annotations
+
+import threading
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from .api import _using
+from .errors import JobsFailed, PerunError
+from .repository import PerunRepository
+from .runner.events import EventStream, ProfileWritten
+from .runner.jobs import Job, UnitConfig, expand, matrix_from_config, unit_config, unit_configs
+from .runner.run import RunOptions, RunResult, WrittenProfile, apply_postprocessor, execute
+from .units.params import Param
+
+__all__ = [
+    "EventStream",
+    "PostprocessResult",
+    "RunResult",
+    "UnitInfo",
+    "WrittenProfile",
+    "collect",
+    "postprocess",
+    "run_job",
+    "run_matrix",
+    "stream",
+    "units",
+]
+
+UnitEntry = str | tuple[str, Mapping[str, Any] | None] | Mapping[str, Any]
+
+
+@dataclass(frozen=True, slots=True)
+class UnitInfo:
+    """A registered unit as front ends list it; ``params`` is its declaration."""
+
+    name: str
+    kind: str
+    summary: str
+    description: str
+    params: tuple[Param, ...]
+
+
+def units(kind: str) -> list[UnitInfo]:
+    """Every registered collector (``kind="collector"``) or postprocessor, by name."""
+    from .units import registry
+
+    found = []
+    reg = registry(kind)
+    for name in reg.names():
+        unit = reg.get(name)
+        summary = str(getattr(unit, "summary", "") or "")
+        found.append(UnitInfo(name, kind, summary, str(getattr(unit, "description", "") or summary),
+                              tuple(getattr(unit, "params", ()))))
+    return found
+
+
+def stream(function: Callable[..., Any], /, *args: Any, **kwargs: Any) -> EventStream:
+    """Run ``function(*args, **kwargs)`` (one of this module's) in a thread; iterate its events."""
+    return EventStream(function, *args, **kwargs)
+
+
+def _options(minor_versions: Sequence[str], crawl_parents: bool, force_dirty: bool, output_template: str | None) -> RunOptions:
+    return RunOptions(tuple(minor_versions), crawl_parents, force_dirty, output_template)
+
+
+def _finish(result: RunResult, raise_on_failure: bool) -> RunResult:
+    if result.failures and raise_on_failure:
+        error: PerunError = result.failures[0] if len(result.failures) == 1 else JobsFailed(result.failures, result.total)
+        error.result = result  # type: ignore[attr-defined]
+        raise error
+    return result
+
+
+def _execute(repo: PerunRepository | None, cwd: Path | str | None, make_jobs: Callable[[PerunRepository], list[Job]],
+             options: RunOptions, raise_on_failure: bool, on_event: Callable[[Any], None] | None,
+             cancel: threading.Event | None) -> RunResult:
+    with _using(repo, cwd) as r:
+        result = execute(r, make_jobs(r), options, on_event=on_event, cancel=cancel)
+    return _finish(result, raise_on_failure)
+
+
+def collect(
+    collector: str,
+    cmds: Sequence[str],
+    args: Sequence[str] = (),
+    workloads: Sequence[str] = (),
+    params: Mapping[str, Any] | None = None,
+    *,
+    minor_versions: Sequence[str] = (),
+    crawl_parents: bool = False,
+    force_dirty: bool = False,
+    output_template: str | None = None,
+    raise_on_failure: bool = True,
+    on_event: Callable[[Any], None] | None = None,
+    cancel: threading.Event | None = None,
+    repo: PerunRepository | None = None,
+    cwd: Path | str | None = None,
+) -> RunResult:
+    """Collect profiles of ``cmds x args x workloads`` with one collector (spec §3.3.1).
+
+    ``params`` are the collector's parameters (YAML-like values, converted
+    and checked against its declaration).  No postprocessing.  Raises
+    UnknownUnit, InvalidParameter, InvalidRevision, DirtyWorkingTree,
+    PreRunFailed, CollectionError / JobsFailed, Interrupted.
+    """
+    config = unit_config("collector", collector, params)
+    return _execute(repo, cwd, lambda r: expand(cmds, args, workloads, [config]),
+                    _options(minor_versions, crawl_parents, force_dirty, output_template),
+                    raise_on_failure, on_event, cancel)
+
+
+def run_job(
+    cmds: Sequence[str],
+    args: Sequence[str] = (),
+    workloads: Sequence[str] = (),
+    collectors: Sequence[UnitEntry] = (),
+    postprocessors: Sequence[UnitEntry] = (),
+    *,
+    minor_versions: Sequence[str] = (),
+    crawl_parents: bool = False,
+    force_dirty: bool = False,
+    output_template: str | None = None,
+    raise_on_failure: bool = True,
+    on_event: Callable[[Any], None] | None = None,
+    cancel: threading.Event | None = None,
+    repo: PerunRepository | None = None,
+    cwd: Path | str | None = None,
+) -> RunResult:
+    """Run one batch of jobs given explicitly (spec §3.2.11).
+
+    Units are names, ``(name, params)`` pairs or ``{name, params}`` mappings.
+    """
+    collector_configs = unit_configs("collector", collectors)
+    postprocessor_configs = unit_configs("postprocessor", postprocessors)
+    return _execute(repo, cwd, lambda r: expand(cmds, args, workloads, collector_configs, postprocessor_configs),
+                    _options(minor_versions, crawl_parents, force_dirty, output_template),
+                    raise_on_failure, on_event, cancel)
+
+
+def run_matrix(
+    *,
+    minor_versions: Sequence[str] = (),
+    crawl_parents: bool = False,
+    force_dirty: bool = False,
+    output_template: str | None = None,
+    raise_on_failure: bool = True,
+    on_event: Callable[[Any], None] | None = None,
+    cancel: threading.Event | None = None,
+    repo: PerunRepository | None = None,
+    cwd: Path | str | None = None,
+) -> RunResult:
+    """Run the job matrix of the configuration (spec §3.2.12, §7.3)."""
+    return _execute(repo, cwd, lambda r: matrix_from_config(r.config, r.local_config_path),
+                    _options(minor_versions, crawl_parents, force_dirty, output_template),
+                    raise_on_failure, on_event, cancel)
+
+
+@dataclass(frozen=True, slots=True)
+class PostprocessResult:
+    path: Path
+    origin: str | None
+    source: str
+    unit: UnitConfig
+
+
+def postprocess(
+    spec: str,
+    postprocessor: str,
+    params: Mapping[str, Any] | None = None,
+    *,
+    minor: str | None = None,
+    output_template: str | None = None,
+    on_event: Callable[[Any], None] | None = None,
+    cancel: threading.Event | None = None,
+    repo: PerunRepository | None = None,
+    cwd: Path | str | None = None,
+) -> PostprocessResult:
+    """Postprocess one looked-up profile into a new pending profile (spec §3.4.1).
+
+    ``spec`` is found like everywhere else (``i@i`` in ``minor``'s index,
+    ``i@p``, names, paths).  The unit's entry is appended to
+    ``postprocessors``; the new profile keeps the origin (for a registered
+    profile: the commit whose index holds it).  Events: the unit's phases and
+    ``ProfileWritten``.
+    """
+    from .api import load_profile
+    from .runner.naming import TEMPLATE_KEY, render_name, validate_template, write_new_profile
+    from .units import UnitContext
+
+    config = unit_config("postprocessor", postprocessor, params)
+    emit = on_event or (lambda event: None)
+    with _using(repo, cwd) as r:
+        template = output_template or str(r.config.get(TEMPLATE_KEY))
+        validate_template(template)
+        loaded = load_profile(spec, minor=minor, repo=r)
+        profile = loaded.profile
+        if loaded.kind == "index":
+            profile.origin = loaded.minor
+        ctx = UnitContext(r.root, emit, cancel or threading.Event(), None, f"postprocessby {postprocessor}")
+        result = apply_postprocessor(config, profile, ctx)
+        path = write_new_profile(result, r.jobs_dir, render_name(result, template))
+        emit(ProfileWritten(None, path, result.origin or ""))
+        return PostprocessResult(path, result.origin, loaded.source, config)

@@ -1,0 +1,1 @@
+"""Built-in collectors (registered in :data:`perun_core.units.collectors`)."""

@@ -1,0 +1,1 @@
+"""Built-in postprocessors (registered in :data:`perun_core.units.postprocessors`)."""

@@ -1,0 +1,67 @@
+"""A compact description of the machine a profile was collected on.
+
+Profiles from different machines are not comparable; the ``machine`` entry
+of a profile's header tells them apart.  It is small (well under 1 KB) and
+cheap: read once per process from ``/proc`` and :mod:`platform`.
+"""
+
+from __future__ import annotations
+
+import functools
+import os
+import platform
+import socket
+from typing import Any
+
+__all__ = ["machine_info"]
+
+_MAX_TEXT = 120
+
+
+def _cpu_model() -> str:
+    try:
+        with open("/proc/cpuinfo", encoding="utf-8", errors="replace") as handle:
+            for line in handle:
+                key, _, value = line.partition(":")
+                if key.strip() in ("model name", "Hardware", "cpu model", "Processor"):
+                    return " ".join(value.split())
+    except OSError:
+        pass
+    return platform.processor() or platform.machine()
+
+
+def _memory_bytes() -> int | None:
+    try:
+        with open("/proc/meminfo", encoding="ascii", errors="replace") as handle:
+            for line in handle:
+                if line.startswith("MemTotal:"):
+                    return int(line.split()[1]) * 1024
+    except (OSError, ValueError, IndexError):
+        pass
+    try:
+        return os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_PHYS_PAGES")
+    except (ValueError, OSError, AttributeError):
+        return None
+
+
+def _clip(text: str) -> str:
+    return text if len(text) <= _MAX_TEXT else text[: _MAX_TEXT - 3] + "..."
+
+
+@functools.lru_cache(maxsize=1)
+def _collect() -> tuple[tuple[str, Any], ...]:
+    uname = platform.uname()
+    return (
+        ("hostname", _clip(socket.gethostname())),
+        ("cpu", _clip(_cpu_model())),
+        ("cores", os.cpu_count()),
+        ("memory", _memory_bytes()),
+        ("os", _clip(f"{uname.system} {uname.release}")),
+        ("arch", uname.machine),
+        ("python", f"{platform.python_implementation()} {platform.python_version()}"),
+    )
+
+
+def machine_info() -> dict[str, Any]:
+    """hostname, cpu (model), cores, memory (bytes), os (kernel), arch and python."""
+    return dict(_collect())

@@ -1,0 +1,1 @@
+"""The runner: job matrices, temporary worktrees, measured processes and progress events."""

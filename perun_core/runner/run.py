@@ -1,0 +1,398 @@
+"""The engine behind ``collect``, ``run job`` and ``run matrix``.
+
+:func:`execute` plans a run (which commits, where, which jobs), then for
+every commit runs ``execute.pre_run`` and every job, writing one pending
+profile per successful job into ``.perun/jobs`` (and registering it when
+``profiles.register_after_run`` is set).  Everything that can be checked is
+checked before anything runs: revisions, units and their parameters, the
+name template, the command lines, a dirty working tree.
+
+Where jobs run:
+
+* without ``minor_versions`` and ``crawl_parents``, for the checked-out
+  commit (HEAD) in the user's working tree, whose root is the working
+  directory; a tree with uncommitted changes to tracked files is refused
+  (:class:`~perun_core.errors.DirtyWorkingTree`) unless ``force_dirty``;
+* with ``minor_versions`` (and their ancestors with ``crawl_parents``), every
+  named commit, HEAD included, in a temporary worktree holding exactly that
+  commit's files (:mod:`perun_core.runner.worktree`), which is the working
+  directory; the user's checkout is never touched.
+
+Either way, relative commands and workloads resolve against the root of the
+tree they run in, and profiles get ``origin`` = the commit they ran for.
+
+A job that fails (its command exits non-zero, a unit reports an error) is
+reported with :class:`~perun_core.runner.events.JobFailed` and the run goes
+on with the next job; the failures are returned in :class:`RunResult`.  A
+failing pre_run command stops the run.  An interrupt (Ctrl-C, SIGTERM or
+SIGHUP in the main thread, or the ``cancel`` event from any thread) kills the
+profiled process group, removes the temporary worktree and raises
+:class:`~perun_core.errors.Interrupted`; profiles are written atomically, so
+no partial file is ever left.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import signal
+import threading
+import time
+from collections.abc import Callable, Iterator, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from ..errors import (
+    CollectionError,
+    DirtyWorkingTree,
+    InvalidProfile,
+    Interrupted,
+    PerunError,
+    PostprocessError,
+    PreRunFailed,
+    UsageError,
+)
+from ..profile.model import Profile
+from .events import (
+    JobFailed,
+    JobFinished,
+    JobStarted,
+    OutputLine,
+    PhaseStarted,
+    ProfileRegistered,
+    ProfileWritten,
+    RunFinished,
+    RunPlanned,
+    VersionFinished,
+    VersionStarted,
+)
+from .jobs import Job, UnitConfig
+
+__all__ = ["RunOptions", "RunResult", "WrittenProfile", "apply_postprocessor", "execute", "plan_versions"]
+
+EventCallback = Callable[[Any], None]
+
+
+@dataclass(frozen=True, slots=True)
+class RunOptions:
+    """For which commits a run goes, and how its profiles are named.
+
+    ``output_template`` None means ``format.output_profile_template``;
+    ``execute.pre_run`` and ``profiles.register_after_run`` always come from
+    the configuration.
+    """
+
+    minor_versions: Sequence[str] = ()
+    crawl_parents: bool = False
+    force_dirty: bool = False
+    output_template: str | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class WrittenProfile:
+    """A profile a run produced.  ``path`` is gone once it was registered."""
+
+    path: Path
+    origin: str
+    job: Job
+    registered: bool = False
+    checksum: str | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class RunResult:
+    versions: tuple[str, ...]
+    jobs: int
+    profiles: tuple[WrittenProfile, ...] = ()
+    failures: tuple[CollectionError, ...] = field(default=())
+
+    @property
+    def total(self) -> int:
+        return self.jobs * len(self.versions)
+
+
+def plan_versions(repo: Any, minor_versions: Sequence[str], crawl_parents: bool) -> tuple[list[str], bool]:
+    """(commits to profile, whether in the user's checkout); InvalidRevision for a bad one.
+
+    ``crawl_parents`` adds every ancestor of each named commit (of HEAD when
+    none is named), in history order, each commit once.
+    """
+    vcs = repo.vcs
+    if not minor_versions and not crawl_parents:
+        return [vcs.head()], not vcs.bare
+    starts = [vcs.massage(rev) for rev in (minor_versions or ["HEAD"])]
+    versions: list[str] = []
+    seen: set[str] = set()
+    for start in starts:
+        chain = [info.checksum for info in vcs.walk_minor_versions(start)] if crawl_parents else [start]
+        for sha in chain:
+            if sha not in seen:
+                seen.add(sha)
+                versions.append(sha)
+    return versions, False
+
+
+def _split_commands(commands: Sequence[str]) -> list[tuple[str, list[str]]]:
+    import shlex
+
+    split = []
+    for command in commands:
+        try:
+            argv = shlex.split(command)
+        except ValueError as exc:
+            raise UsageError(f"cannot split the pre_run command {command!r}: {exc}") from None
+        if argv:
+            split.append((command, argv))
+    return split
+
+
+@contextlib.contextmanager
+def _termination_as_interrupt() -> Iterator[None]:
+    """In the main thread, SIGTERM and SIGHUP raise KeyboardInterrupt, so cleanups run."""
+    if threading.current_thread() is not threading.main_thread():
+        yield
+        return
+
+    def interrupt(signum: int, frame: Any) -> None:
+        raise KeyboardInterrupt
+
+    previous = {}
+    for signum in (signal.SIGTERM, signal.SIGHUP):
+        with contextlib.suppress(ValueError, OSError):
+            previous[signum] = signal.signal(signum, interrupt)
+    try:
+        yield
+    finally:
+        for signum, handler in previous.items():
+            signal.signal(signum, handler)
+
+
+def execute(
+    repo: Any,
+    jobs: Sequence[Job],
+    options: RunOptions = RunOptions(),
+    *,
+    on_event: EventCallback | None = None,
+    cancel: threading.Event | None = None,
+) -> RunResult:
+    """Run ``jobs`` for the commits ``options`` select; see the module docstring."""
+    from .naming import TEMPLATE_KEY, validate_template
+
+    emit = on_event or (lambda event: None)
+    cancel = cancel or threading.Event()
+    if not jobs:
+        raise UsageError("there are no jobs to run")
+    for job in jobs:
+        job.argv()
+    template = options.output_template or str(repo.config.get(TEMPLATE_KEY))
+    validate_template(template)
+    # The configuration was validated when it was loaded.
+    commands = _split_commands(repo.config.get_or("execute.pre_run") or [])
+    register = bool(repo.config.get_or("profiles.register_after_run", False))
+    versions, in_place = plan_versions(repo, options.minor_versions, options.crawl_parents)
+    if in_place and not options.force_dirty and repo.vcs.is_dirty():
+        raise DirtyWorkingTree(repo.vcs.root)
+
+    run = _Run(repo, list(jobs), versions, in_place, commands, template, register, emit, cancel)
+    return run.go()
+
+
+class _Run:
+    """State of one run: counters, results and the event callback."""
+
+    def __init__(self, repo: Any, jobs: list[Job], versions: list[str], in_place: bool,
+                 commands: list[tuple[str, list[str]]], template: str, register: bool,
+                 emit: EventCallback, cancel: threading.Event) -> None:
+        self.repo = repo
+        self.jobs = jobs
+        self.versions = versions
+        self.in_place = in_place
+        self.commands = commands
+        self.template = template
+        self.register = register
+        self.emit = emit
+        self.cancel = cancel
+        self.total = len(jobs) * len(versions)
+        self.number = 0
+        self.counter = 0
+        self.written: list[WrittenProfile] = []
+        self.failures: list[CollectionError] = []
+
+    def go(self) -> RunResult:
+        started = time.monotonic()
+        self.emit(RunPlanned(len(self.jobs), tuple(self.versions), self.total, self.in_place))
+        status = "error"
+        try:
+            with _termination_as_interrupt():
+                try:
+                    for index, version in enumerate(self.versions, 1):
+                        self._version(version, index)
+                except KeyboardInterrupt:
+                    raise Interrupted() from None
+            status = "failed" if self.failures else "ok"
+        except Interrupted:
+            status = "interrupted"
+            raise
+        finally:
+            self.emit(RunFinished(status, len(self.written), len(self.failures), time.monotonic() - started))
+        return RunResult(tuple(self.versions), len(self.jobs), tuple(self.written), tuple(self.failures))
+
+    def _version(self, version: str, index: int) -> None:
+        from .worktree import temporary_worktree
+
+        if self.in_place:
+            workdir_context: contextlib.AbstractContextManager[Path] = contextlib.nullcontext(Path(self.repo.vcs.root))
+        else:
+            workdir_context = temporary_worktree(self.repo.vcs, version)
+        with workdir_context as workdir:
+            self.emit(VersionStarted(version, index, len(self.versions), workdir, not self.in_place))
+            for text, argv in self.commands:
+                self._pre_run(text, argv, workdir)
+            for job in self.jobs:
+                self._job(job, version, workdir)
+            self.emit(VersionFinished(version, index, len(self.versions)))
+
+    def _pre_run(self, text: str, argv: list[str], workdir: Path) -> None:
+        from .process import describe_status, run_process
+
+        if self.cancel.is_set():
+            raise Interrupted("cancelled")
+        self.emit(PhaseStarted("pre_run", None, None, text))
+        try:
+            outcome = run_process(
+                argv, cwd=workdir, merge_stderr=True, kill_leftovers=False, cancelled=self.cancel, tail_lines=30,
+                on_line=lambda stream, line: self.emit(OutputLine(None, stream, line)),
+            )
+        except FileNotFoundError:
+            raise PreRunFailed(text, f"cannot run: '{argv[0]}' was not found") from None
+        except OSError as exc:
+            raise PreRunFailed(text, f"cannot run: {exc.strerror or exc}") from None
+        if outcome.exit_status != 0:
+            raise PreRunFailed(text, describe_status(outcome.exit_status), outcome.exit_status, outcome.stdout_tail)
+
+    def _job(self, job: Job, version: str, workdir: Path) -> None:
+        from ..units import UnitContext
+
+        self.number += 1
+        number = self.number
+        if self.cancel.is_set():
+            raise Interrupted("cancelled")
+        self.emit(JobStarted(number, self.total, version, job))
+        started = time.monotonic()
+        ctx = UnitContext(workdir, self.emit, self.cancel, number, job.label)
+        try:
+            profile = collect_job(job, ctx, version)
+            written = self._store(profile, job, version, number)
+        except Interrupted:
+            raise
+        except CollectionError as exc:
+            self._failed(number, exc)
+            return
+        except PerunError as exc:
+            self._failed(number, CollectionError(job.label, exc.message))
+            return
+        self.written.append(written)
+        self.emit(JobFinished(number, self.total, time.monotonic() - started))
+
+    def _failed(self, number: int, error: CollectionError) -> None:
+        self.failures.append(error)
+        self.emit(JobFailed(number, self.total, error.message, error.exit_status))
+
+    def _store(self, profile: Profile, job: Job, version: str, number: int) -> WrittenProfile:
+        from .naming import render_name, write_new_profile
+
+        now = time.time()
+        name = render_name(profile, self.template, counter=self.counter, when=now)
+        self.counter += 1
+        path = write_new_profile(profile, self.repo.jobs_dir, name)
+        self.emit(ProfileWritten(number, path, version))
+        if not self.register:
+            return WrittenProfile(path, version, job)
+        entry = self.repo.register(version, profile, path.name, now)
+        with contextlib.suppress(FileNotFoundError):
+            path.unlink()
+        self.emit(ProfileRegistered(number, path.name, version, entry.checksum))
+        return WrittenProfile(path, version, job, True, entry.checksum)
+
+
+def _phases(unit: Any, main: str, ctx: Any, kwargs: dict[str, Any],
+            fail: Callable[[str, str], PerunError]) -> dict[str, Any]:
+    """Run ``before``, ``main`` and ``after`` of ``unit`` (those it has), threading kwargs through."""
+    from ..units import call_phase
+
+    for phase in ("before", main, "after"):
+        if getattr(unit, phase, None) is None:
+            continue
+        ctx.emit(PhaseStarted(phase, unit.name, ctx.job))
+        result = call_phase(unit, phase, ctx, kwargs)
+        assert result is not None
+        if result.status != 0:
+            raise fail(phase, result.message or "no reason given")
+        kwargs = result.kwargs
+    return kwargs
+
+
+def _as_profile(value: Any, what: str, fail: Callable[[str], PerunError]) -> Profile:
+    if isinstance(value, Profile):
+        return value
+    if isinstance(value, dict):
+        try:
+            return Profile.from_dict(value)
+        except InvalidProfile as exc:
+            raise fail(f"{what} produced an invalid profile: {exc.message}") from None
+    raise fail(f"{what} produced no profile (kwargs['profile'] is {type(value).__name__})")
+
+
+def collect_job(job: Job, ctx: Any, origin: str) -> Profile:
+    """Collect ``job`` and pass the profile through its postprocessors.
+
+    The profile gets the job's header fields where the collector left them
+    out, the ``machine`` provenance, ``collector_info`` and ``origin``.
+    Raises :class:`CollectionError` when a phase fails.
+    """
+    from ..provenance import machine_info
+    from ..units import collectors
+
+    collector = collectors.get(job.collector.name)
+    kwargs: dict[str, Any] = {
+        **job.collector.params, "cmd": job.cmd, "args": job.args, "workload": job.workload, "argv": job.argv(),
+    }
+    kwargs = _phases(
+        collector, "collect", ctx, kwargs,
+        lambda phase, message: CollectionError(job.label, f"collector '{collector.name}' failed in {phase}(): {message}"),
+    )
+    profile = _as_profile(kwargs.get("profile"), f"collector '{collector.name}'", lambda r: CollectionError(job.label, r))
+    header = dict(profile.header)
+    header.setdefault("cmd", job.cmd)
+    if "params" not in header and "args" not in header:
+        header["params"] = job.args
+    header.setdefault("workload", job.workload)
+    header["machine"] = machine_info()
+    profile.header = header
+    profile.collector_info = job.collector.as_info()
+    profile.origin = origin
+    for config in job.postprocessors:
+        try:
+            profile = apply_postprocessor(config, profile, ctx)
+        except PostprocessError as exc:
+            raise CollectionError(job.label, exc.message) from None
+    return profile
+
+
+def apply_postprocessor(config: UnitConfig, profile: Profile, ctx: Any) -> Profile:
+    """``profile`` after the postprocessor ``config`` (its entry appended to ``postprocessors``).
+
+    The origin is kept.  Raises :class:`PostprocessError` when the unit
+    reports an error or returns no valid profile.
+    """
+    from ..units import postprocessors
+
+    unit = postprocessors.get(config.name)
+    kwargs = _phases(
+        unit, "postprocess", ctx, {**config.params, "profile": profile},
+        lambda phase, message: PostprocessError(config.name, f"{message} (in {phase}())"),
+    )
+    result = _as_profile(kwargs.get("profile"), "it", lambda r: PostprocessError(config.name, r))
+    result.postprocessors = [*result.postprocessors, config.as_info()]
+    result.origin = profile.origin
+    return result

@@ -1,0 +1,260 @@
+"""Typed parameters of collectors and postprocessors, declared once per unit.
+
+A unit lists its parameters as :class:`Param` objects.  The same declaration
+turns into command-line options (``perun-core collect time -r 10``), checks
+and converts the ``params`` of a job matrix entry in ``local.yml`` or of a
+``-p``/``-cp`` YAML document, and can describe a form in a front end.
+
+Values are converted by :meth:`Param.convert`, which accepts what YAML and
+command lines produce (``"3"`` for an int, ``"yes"`` for a bool, a
+comma-separated string for a list) and raises
+:class:`~perun_core.errors.InvalidParameter` naming the unit, the parameter,
+the value and what was expected.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from ..errors import ConfigError, InvalidParameter
+
+__all__ = ["KINDS", "Param", "convert_params", "load_params_document"]
+
+#: The parameter kinds a unit may declare.
+KINDS = ("int", "float", "bool", "str", "choice", "list")
+
+_TRUE = frozenset({"1", "true", "yes", "on", "y"})
+_FALSE = frozenset({"0", "false", "no", "off", "n"})
+
+
+@dataclass(frozen=True, slots=True)
+class Param:
+    """One parameter of a unit.
+
+    ``name`` is the key in YAML ``params`` and in ``collector_info.params``;
+    ``flags`` are the command-line spellings (default ``--name`` with
+    underscores as dashes).  ``default`` None means "not set" and is allowed
+    for every kind.  ``minimum``/``maximum`` bound numbers (inclusive),
+    ``choices`` the values of a ``choice``, ``item`` the kind of the items of
+    a ``list`` (int, float or str).
+    """
+
+    name: str
+    kind: str
+    default: Any = None
+    help: str = ""
+    flags: tuple[str, ...] = ()
+    choices: tuple[str, ...] = ()
+    minimum: float | None = None
+    maximum: float | None = None
+    item: str = "str"
+    metavar: str | None = None
+    aliases: tuple[str, ...] = field(default=())
+
+    def __post_init__(self) -> None:
+        if self.kind not in KINDS:
+            raise ValueError(f"parameter {self.name!r}: unknown kind {self.kind!r}; expected one of {', '.join(KINDS)}")
+        if self.kind == "choice" and not self.choices:
+            raise ValueError(f"parameter {self.name!r}: a choice needs choices")
+        if self.kind == "list" and self.item not in ("int", "float", "str"):
+            raise ValueError(f"parameter {self.name!r}: list items must be int, float or str")
+
+    @property
+    def cli_flags(self) -> tuple[str, ...]:
+        """Command-line spellings, ``--name`` unless declared otherwise."""
+        return self.flags or ("--" + self.name.replace("_", "-"),)
+
+    @property
+    def keys(self) -> tuple[str, ...]:
+        """Every key under which YAML params may give this parameter.
+
+        The name, declared aliases and the long command-line spellings
+        (``warm-up-repetition`` for ``--warm-up-repetition``), each also with
+        dashes and underscores swapped.
+        """
+        names = [self.name, *self.aliases]
+        names += [flag.lstrip("-") for flag in self.cli_flags if flag.startswith("--")]
+        spelled: list[str] = []
+        for name in names:
+            for variant in (name, name.replace("-", "_"), name.replace("_", "-")):
+                if variant not in spelled:
+                    spelled.append(variant)
+        return tuple(spelled)
+
+    def describe(self) -> str:
+        """What a valid value looks like, for error messages and help."""
+        bounds = _bounds(self.minimum, self.maximum)
+        if self.kind == "int":
+            return f"an integer{bounds}"
+        if self.kind == "float":
+            return f"a number{bounds}"
+        if self.kind == "bool":
+            return "a boolean (true or false)"
+        if self.kind == "choice":
+            return f"one of {', '.join(self.choices)}"
+        if self.kind == "list":
+            return f"a list of {'strings' if self.item == 'str' else self.item + 's'}{bounds}"
+        return "a string"
+
+    def convert(self, value: Any, unit: str) -> Any:
+        """``value`` as this parameter's kind; InvalidParameter if it does not fit."""
+        if value is None:
+            return None
+        if self.kind == "list":
+            items = _as_list(value)
+            if items is None:
+                raise InvalidParameter(unit, self.name, value, self.describe())
+            return [self._scalar(v, self.item, unit, value) for v in items]
+        return self._scalar(value, self.kind, unit, value)
+
+    def _scalar(self, value: Any, kind: str, unit: str, original: Any) -> Any:
+        def bad() -> InvalidParameter:
+            return InvalidParameter(unit, self.name, original, self.describe())
+
+        if kind == "bool":
+            if isinstance(value, bool):
+                return value
+            if type(value) is int and value in (0, 1):
+                return bool(value)
+            if isinstance(value, str) and value.strip().lower() in _TRUE | _FALSE:
+                return value.strip().lower() in _TRUE
+            raise bad()
+        if kind == "int":
+            if isinstance(value, bool):
+                raise bad()
+            if isinstance(value, int):
+                number: Any = value
+            elif isinstance(value, float) and value.is_integer():
+                number = int(value)
+            elif isinstance(value, str):
+                try:
+                    number = int(value.strip(), 10)
+                except ValueError:
+                    raise bad() from None
+            else:
+                raise bad()
+            return self._bounded(number, bad)
+        if kind == "float":
+            if isinstance(value, bool):
+                raise bad()
+            if isinstance(value, (int, float)):
+                number = float(value)
+            elif isinstance(value, str):
+                try:
+                    number = float(value.strip())
+                except ValueError:
+                    raise bad() from None
+            else:
+                raise bad()
+            if not math.isfinite(number):
+                raise bad()
+            return self._bounded(number, bad)
+        if kind == "choice":
+            if isinstance(value, str) and value in self.choices:
+                return value
+            raise bad()
+        # str
+        if isinstance(value, (str, int, float)) and not isinstance(value, bool):
+            return str(value)
+        raise bad()
+
+    def _bounded(self, number: Any, bad: Any) -> Any:
+        if self.minimum is not None and number < self.minimum:
+            raise bad()
+        if self.maximum is not None and number > self.maximum:
+            raise bad()
+        return number
+
+
+def _bounds(minimum: float | None, maximum: float | None) -> str:
+    def show(x: float) -> str:
+        return f"{x:g}"
+
+    if minimum is not None and maximum is not None:
+        return f" from {show(minimum)} to {show(maximum)}"
+    if minimum is not None:
+        return f" >= {show(minimum)}"
+    if maximum is not None:
+        return f" <= {show(maximum)}"
+    return ""
+
+
+def _as_list(value: Any) -> list | None:
+    if isinstance(value, (list, tuple)):
+        return list(value)
+    if isinstance(value, str):
+        return [part.strip() for part in value.split(",") if part.strip()]
+    if isinstance(value, (int, float)) and not isinstance(value, bool):
+        return [value]
+    return None
+
+
+def convert_params(unit: str, declared: Sequence[Param], given: Mapping[str, Any] | None) -> dict[str, Any]:
+    """All of ``declared`` in declaration order: ``given`` values converted, defaults elsewhere.
+
+    Keys may be a parameter's name or any of its :attr:`Param.keys`.  An
+    unknown key, a parameter given twice or a value of the wrong kind raises
+    :class:`InvalidParameter`.
+    """
+    by_key: dict[str, Param] = {}
+    for param in declared:
+        for key in param.keys:
+            by_key.setdefault(key, param)
+    result: dict[str, Any] = {param.name: param.default for param in declared}
+    seen: dict[str, str] = {}
+    for key, value in (given or {}).items():
+        param = by_key.get(str(key))
+        if param is None:
+            known = ", ".join(p.name for p in declared) or "(none)"
+            raise InvalidParameter(unit, str(key), value, f"a known parameter; {unit} has: {known}")
+        if param.name in seen:
+            raise InvalidParameter(unit, str(key), value, f"one value; '{param.name}' was already given as '{seen[param.name]}'")
+        seen[param.name] = str(key)
+        result[param.name] = param.convert(value, unit)
+    return result
+
+
+def load_params_document(source: str, *, what: str = "parameters") -> dict[str, Any]:
+    """Parse ``-p``/``-cp`` parameters: a YAML file's path, or inline YAML.
+
+    ``source`` naming an existing file is read from it; otherwise it is
+    parsed as YAML text (``"repeat: 3"`` or ``"{warmup: 1, repeat: 3}"``).
+    Lists of one-key mappings (``[{repeat: 3}]``) are merged.  Empty input is
+    an empty mapping.  Raises :class:`ConfigError` for unreadable files,
+    invalid YAML or a document that is not a mapping.
+    """
+    import yaml
+
+    from ..config import _format_yaml_error, unit_params
+
+    path = Path(source).expanduser() if source and "\n" not in source else None
+    origin: str | None = None
+    text = source
+    if path is not None and path.is_file():
+        origin = str(path)
+        try:
+            text = path.read_text(encoding="utf-8")
+        except (OSError, UnicodeDecodeError) as exc:
+            raise ConfigError(origin, None, f"cannot read {what}: {exc}") from None
+    try:
+        data = yaml.safe_load(text)
+    except yaml.YAMLError as exc:
+        where = origin or f"{what} {_short(source)!r}"
+        raise ConfigError(where, None, _format_yaml_error(exc)) from None
+    if data is None:
+        return {}
+    if isinstance(data, list) and all(isinstance(item, Mapping) for item in data):
+        return unit_params({"params": data})
+    if not isinstance(data, Mapping):
+        where = origin or f"{what} {_short(source)!r}"
+        raise ConfigError(where, None, f"expected a mapping of parameters (e.g. 'repeat: 3'), got {type(data).__name__}")
+    return {str(k): v for k, v in data.items()}
+
+
+def _short(text: str) -> str:
+    return text if len(text) <= 40 else text[:37] + "..."
+

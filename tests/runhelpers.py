@@ -1,0 +1,66 @@
+"""Helpers for the collection tests: a shared spawn-helper cache, a private TMPDIR,
+tree snapshots and a small C project whose second commit is about five times slower.
+
+Import the fixtures into a test module (``from runhelpers import run_env``) to
+use them there.
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+import tempfile
+from pathlib import Path
+
+import pytest
+
+#: The C project needs a C compiler and make (both are on the CI machines).
+needs_cc = pytest.mark.skipif(not (shutil.which("cc") and shutil.which("make")), reason="needs cc and make")
+
+C_PROGRAM = """#include <stdlib.h>
+int main(int argc, char **argv) {
+    long n = argc > 1 ? atol(argv[1]) : 1000;
+    volatile long sum = 0;
+    for (long i = 0; i < n * FACTOR; i++) sum += i;
+    return 0;
+}
+"""
+MAKEFILE = "app: app.c\n\tcc -O1 -o app app.c\n"
+
+
+@pytest.fixture(autouse=True)
+def run_env(tmp_path_factory, tmp_path, monkeypatch):
+    """Share the compiled spawn helper between tests; give each test its own TMPDIR (for worktrees)."""
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path_factory.getbasetemp() / "shared-xdg-cache"))
+    tmpdir = tmp_path / "tmpdir"
+    tmpdir.mkdir()
+    monkeypatch.setenv("TMPDIR", str(tmpdir))
+    monkeypatch.setattr(tempfile, "tempdir", str(tmpdir))
+    return tmpdir
+
+
+def tree_bytes(root: Path, *, skip_perun: bool = True) -> dict[str, bytes]:
+    """Every file under ``root`` (the .git directory included) with its bytes."""
+    files = {}
+    for path in sorted(root.rglob("*")):
+        relative = path.relative_to(root)
+        if skip_perun and relative.parts[0] == ".perun":
+            continue
+        if path.is_file() and not path.is_symlink():
+            files[str(relative)] = path.read_bytes()
+    return files
+
+
+def leftover_worktrees(tmpdir: Path) -> list[str]:
+    return sorted(name for name in os.listdir(tmpdir) if name.startswith("perun-worktree-"))
+
+
+def make_c_project(root: Path) -> list[str]:
+    """Two commits of app.c + Makefile; v2 runs its loop five times as often."""
+    from gitrepo import make_repo
+
+    files = {"Makefile": MAKEFILE, ".gitignore": "app\n"}
+    return make_repo(root, [
+        {"files": {**files, "app.c": C_PROGRAM.replace("FACTOR", "1")}, "message": "v1"},
+        {"files": {**files, "app.c": C_PROGRAM.replace("FACTOR", "5")}, "message": "v2: five times the work"},
+    ])
