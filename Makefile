@@ -17,6 +17,9 @@ $(STAMP): $(BIN)/python pyproject.toml
 test: $(STAMP)
 	$(BIN)/python -m pytest
 
+demo: $(STAMP)
+	$(BIN)/perun-tui --demo
+
 bench: $(STAMP)
 	$(BIN)/python benchmarks/run.py
 

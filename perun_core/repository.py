@@ -276,13 +276,18 @@ class PerunRepository:
         fresh: dict[str, Any] = {}
         infos = []
         for path in self.pending_paths():
-            stat = path.stat()
+            try:
+                stat = path.stat()
+            except FileNotFoundError:
+                continue  # registered or deleted by another process since the listing
             stamp = [stat.st_size, stat.st_mtime_ns]
             cached = cache.get(path.name)
             if cached and cached[0] == stamp:
                 meta, error = cached[1], cached[2]
             else:
                 meta, error = _read_pending_meta(path)
+                if error is not None and not path.exists():
+                    continue
             fresh[path.name] = [stamp, meta, error]
             infos.append(
                 ProfileInfo(

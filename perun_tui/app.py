@@ -1,0 +1,381 @@
+"""perun-tui: the App, its main screen and the ``perun-tui`` entry point.
+
+Layout of the main screen (80x24 first)::
+
+    ╭ History ───────────────────────────────────╮   commits, newest first
+    │ commit  date       author    a m x t subject│
+    ╰────────────────────────────────────────────╯
+    ╭ Profiles at abc1234 ──────╮╭ Commit ───────╮   the commit pane shows only
+    │ tag type collector ...    ││ author, date  │   from 100 columns on
+    ╰───────────────────────────╯╰───────────────╯
+     q Quit  f1 Help  / Search  h HEAD ...
+
+Every blocking call into the core runs in a thread worker and reports back
+by message; a failure of the core shows as a notification, never a crash.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import sys
+import tempfile
+from collections.abc import Iterator
+from pathlib import Path
+
+from textual import events, work
+from textual.app import App, ComposeResult
+from textual.binding import Binding, BindingType
+from textual.containers import Horizontal
+from textual.screen import Screen
+from textual.widgets import Footer
+from textual.worker import Worker, WorkerState, get_current_worker
+
+from perun_core.errors import PerunError
+from perun_core.repository import ProfileInfo
+
+from .commands import PaletteCommand, ScreenCommands
+from .core import Core
+from .messages import (
+    CommitHighlighted,
+    EntryRefreshed,
+    HistoryChunk,
+    HistoryDone,
+    ProfileAction,
+    ProfilesChanged,
+    StatusLoaded,
+)
+from .widgets.commit import CommitPane
+from .widgets.details import ProfileDetailsScreen
+from .widgets.dialogs import ConfirmScreen, HelpScreen
+from .widgets.history import HistoryPane, HistoryView
+from .widgets.profiles import ProfilesPane, ProfilesTable
+
+#: below this many columns the screen gets the ``narrow`` class
+NARROW_BELOW = 100
+
+
+class MainScreen(Screen[None]):
+    """History on top; profiles of the selected commit (and the commit itself) below."""
+
+    COMMANDS = {ScreenCommands}
+    AUTO_FOCUS = "HistoryView"
+    BINDINGS = [
+        Binding("r", "reload", "Reload", tooltip="Read history and pending profiles again",
+                id="main.reload"),
+        Binding("1", "focus_pane('history')", "Focus history", show=False, id="main.focus_history"),
+        Binding("2", "focus_pane('profiles')", "Focus profiles", show=False, id="main.focus_profiles"),
+    ]
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.report = None
+        self._generation = 0
+        self._restore: str | None = None  # the commit to select again after a reload
+
+    def compose(self) -> ComposeResult:
+        yield HistoryPane(id="history-pane", classes="pane")
+        with Horizontal(id="lower"):
+            yield ProfilesPane(id="profiles-pane", classes="pane")
+            yield CommitPane(id="commit-pane", classes="pane")
+        yield Footer()
+
+    @property
+    def history(self) -> HistoryView:
+        return self.query_one(HistoryView)
+
+    @property
+    def profiles(self) -> ProfilesTable:
+        return self.query_one(ProfilesTable)
+
+    def on_mount(self) -> None:
+        self.set_class(self.app.size.width < NARROW_BELOW, "narrow")
+        self.action_reload()
+
+    def on_resize(self, event: events.Resize) -> None:
+        self.set_class(event.size.width < NARROW_BELOW, "narrow")
+
+    # -- loading -----------------------------------------------------------------------
+    def action_reload(self) -> None:
+        self._generation += 1
+        current = self.history.current
+        self._restore = current.version.checksum if current else None
+        self.history.clear()
+        self.query_one(HistoryPane).border_subtitle = "loading…"
+        self.load_history(self._generation)
+        self.load_status()
+
+    @work(thread=True, exclusive=True, exit_on_error=False, group="history", description="walking the history")
+    def load_history(self, generation: int) -> None:
+        worker = get_current_worker()
+        count = 0
+        try:
+            for batch in self.app.core.history():
+                if worker.is_cancelled:
+                    return
+                count += len(batch)
+                self.post_message(HistoryChunk(batch, generation))
+        except PerunError as error:
+            self.app.call_from_thread(self.app.report_error, error)
+        self.post_message(HistoryDone(count, generation))
+
+    @work(thread=True, exclusive=True, exit_on_error=False, group="status", description="reading the status")
+    def load_status(self) -> None:
+        try:
+            report = self.app.core.status()
+        except PerunError as error:
+            self.app.call_from_thread(self.app.report_error, error)
+            return
+        self.post_message(StatusLoaded(report))
+
+    @work(thread=True, exclusive=True, exit_on_error=False, group="refresh", description="re-reading commits")
+    def refresh_entries(self, minors: list[str]) -> None:
+        for minor in minors:
+            try:
+                entry = self.app.core.entry(minor)
+            except PerunError as error:
+                self.app.call_from_thread(self.app.report_error, error)
+                continue
+            self.post_message(EntryRefreshed(entry))
+
+    def on_history_chunk(self, message: HistoryChunk) -> None:
+        if message.generation != self._generation:
+            return
+        view = self.history
+        view.extend(message.entries)
+        if self._restore is not None:
+            index = view.index_of(self._restore)
+            if index is not None:
+                view.cursor = index
+                self._restore = None
+        self.query_one(HistoryPane).border_subtitle = f"loading… {len(view.entries)} commits"
+
+    def on_history_done(self, message: HistoryDone) -> None:
+        if message.generation != self._generation:
+            return
+        view = self.history
+        view.walking = False
+        count = len(view.entries)
+        self.query_one(HistoryPane).border_subtitle = f"{count} commit{'s' * (count != 1)}"
+        if not view.entries:
+            self._show_selection()
+
+    def on_status_loaded(self, message: StatusLoaded) -> None:
+        self.report = message.report
+        report = message.report
+        dirty = " (uncommitted changes)" if report.dirty else ""
+        self.query_one(HistoryPane).border_title = f"History of {report.major}{dirty}"
+        if report.damaged:
+            count = len(report.damaged)
+            self.app.notify(f"{count} profile{'s' * (count != 1)} registered at HEAD "
+                            f"{'are' if count != 1 else 'is'} damaged: {report.damaged[0].message}",
+                            severity="error", timeout=10)
+        self._show_selection()
+
+    def on_entry_refreshed(self, message: EntryRefreshed) -> None:
+        self.history.replace_entry(message.entry)
+
+    def on_commit_highlighted(self, message: CommitHighlighted) -> None:
+        self._show_selection(message.entry)
+
+    def _is_head(self, minor: str | None) -> bool:
+        return self.report is not None and minor == self.report.head.checksum
+
+    def _show_selection(self, entry=None) -> None:
+        entry = entry or self.history.current
+        minor = entry.version.checksum if entry else None
+        registered = list(entry.profiles) if entry else []
+        if self._is_head(minor):
+            registered = self.report.registered  # carries the damage found by status
+        pending = list(self.report.pending) if self.report else []
+        self.query_one(ProfilesPane).show(entry, registered, pending)
+        self.query_one(CommitPane).show(entry, is_head=self._is_head(minor))
+
+    # -- actions on profiles ---------------------------------------------------------
+    def on_profile_action(self, message: ProfileAction) -> None:
+        info, minor = message.info, message.minor
+        if message.action == "details":
+            self.app.push_screen(ProfileDetailsScreen(info, minor))
+        elif message.action == "register":
+            self.change_profiles("register", info, minor)
+        elif message.action == "unlink":
+            where = minor[:7] if minor else "HEAD"
+            question = (f"Unlink {info.tag} from commit {where}?\n\n{info.source}\n\n"
+                        "The profile object stays in the store; only its link to the commit goes.")
+            self._confirm("Unlink profile", question, "Unlink", "unlink", info, minor)
+        elif message.action == "delete":
+            question = (f"Delete the pending profile {info.tag}?\n\n{info.source}\n\n"
+                        "The file is removed from .perun/jobs; this cannot be undone.")
+            self._confirm("Delete pending profile", question, "Delete", "delete", info, minor)
+
+    def _confirm(self, title: str, question: str, verb: str, action: str, info: ProfileInfo,
+                 minor: str | None) -> None:
+        def answered(yes: bool | None) -> None:
+            if yes:
+                self.change_profiles(action, info, minor)
+
+        self.app.push_screen(ConfirmScreen(title, question, verb), answered)
+
+    @work(thread=True, exclusive=True, exit_on_error=False, group="profiles", description="changing profiles")
+    def change_profiles(self, action: str, info: ProfileInfo, minor: str | None) -> None:
+        core = self.app.core
+        try:
+            if action == "register":
+                added = core.register(info)
+                minors = sorted({a.minor for a in added})
+                note = f"registered {info.source} at {', '.join(m[:7] for m in minors)}"
+            else:
+                removed = core.remove(info, minor)
+                minors = sorted({r.minor for r in removed if r.minor})
+                note = (f"unlinked {info.source} from {minor[:7] if minor else 'HEAD'}" if action == "unlink"
+                        else f"deleted {info.source}")
+        except PerunError as error:
+            self.app.call_from_thread(self.app.report_error, error)
+            return
+        self.post_message(ProfilesChanged(minors, note))
+
+    def on_profiles_changed(self, message: ProfilesChanged) -> None:
+        if message.note:
+            self.app.notify(message.note, title="profiles")
+        if message.minors:
+            self.refresh_entries(message.minors)
+        self.load_status()
+
+    def on_worker_state_changed(self, event: Worker.StateChanged) -> None:
+        # worker state messages do not bubble: each screen that runs workers passes them on
+        self.app.report_failed_worker(event)
+
+    # -- focus and commands ------------------------------------------------------
+    def action_focus_pane(self, pane: str) -> None:
+        (self.history if pane == "history" else self.profiles).focus()
+
+    def action_jump_head(self) -> None:
+        self.history.focus()
+        self.history.action_jump_head()
+
+    def action_search(self) -> None:
+        self.history.action_search()
+
+    def palette_commands(self) -> Iterator[PaletteCommand]:
+        table = self.profiles
+        yield PaletteCommand("history: jump to HEAD", "Put the history cursor on HEAD", self.action_jump_head)
+        yield PaletteCommand("history: search", "Find a commit by sha, author or message", self.action_search)
+        yield PaletteCommand("history: next match", "Go to the next commit matching the search",
+                             self.history.action_next_match)
+        yield PaletteCommand("history: reload", "Read the history and the pending profiles again",
+                             self.action_reload)
+        yield PaletteCommand("profile: details", "Show the selected profile", table.action_details)
+        yield PaletteCommand("profile: register", "Register the selected pending profile at its commit",
+                             table.action_register)
+        yield PaletteCommand("profile: unlink", "Unlink the selected registered profile from its commit",
+                             table.action_unlink)
+        yield PaletteCommand("profile: delete pending", "Delete the selected pending profile",
+                             table.action_delete)
+        yield PaletteCommand("pane: focus history", "Move the focus to the history", 
+                             lambda: self.action_focus_pane("history"))
+        yield PaletteCommand("pane: focus profiles", "Move the focus to the profiles",
+                             lambda: self.action_focus_pane("profiles"))
+        yield PaletteCommand("help: keys", "List every key", self.app.action_help)
+
+
+class PerunApp(App[None]):
+    """The perun terminal UI over one repository."""
+
+    CSS_PATH = "app.tcss"
+    TITLE = "perun"
+    BINDINGS = [
+        Binding("q", "quit", "Quit", tooltip="Leave perun-tui", id="app.quit"),
+        Binding("f1", "help", "Help", tooltip="List every key", id="app.help"),
+    ]
+
+    def __init__(self, path: Path | str | None = None, *, core: Core | None = None) -> None:
+        super().__init__()
+        self.core = core if core is not None else Core.open(path)
+        self.sub_title = str(self.core.root)
+
+    def get_default_screen(self) -> Screen:
+        return MainScreen()
+
+    def on_unmount(self) -> None:
+        self.core.close()
+
+    def report_error(self, error: PerunError) -> None:
+        """Show a core error as a notification (its hint on a second line)."""
+        message = error.message if not error.hint else f"{error.message}\n{error.hint}"
+        self.notify(message, title="error", severity="error", timeout=10, markup=False)
+
+    def report_failed_worker(self, event: Worker.StateChanged) -> None:
+        """Show a worker that died of an exception that is no PerunError (a bug) as a notification."""
+        if event.state == WorkerState.ERROR:
+            error = event.worker.error
+            self.notify(f"{event.worker.description or 'a task'} failed: {error!r}", title="unexpected error",
+                        severity="error", timeout=10, markup=False)
+
+    def action_help(self) -> None:
+        if isinstance(self.screen, HelpScreen):
+            return
+        self.push_screen(HelpScreen(self.help_groups()))
+
+    def help_groups(self) -> list[tuple[str, list[BindingType]]]:
+        focus = [Binding("tab", "focus_next", "Next pane"), Binding("shift+tab", "focus_previous", "Previous pane"),
+                 Binding("ctrl+p", "command_palette", "Command palette")]
+        return [
+            ("everywhere", [*self.BINDINGS, *focus]),
+            ("main screen", MainScreen.BINDINGS),
+            ("history", [*HistoryView.BINDINGS, *HistoryPane.BINDINGS]),
+            ("profiles", [Binding("up,down", "", "Move the cursor"), *ProfilesTable.BINDINGS]),
+            ("details", ProfileDetailsScreen.BINDINGS),
+            ("confirm", ConfirmScreen.BINDINGS),
+        ]
+
+
+def default_demo_dir() -> Path:
+    """Where ``--demo`` keeps its repository: the user's cache, else the temp directory."""
+    from perun_core.demo import DEMO_VERSION
+
+    cache = os.environ.get("XDG_CACHE_HOME") or str(Path.home() / ".cache")
+    candidate = Path(cache) / "perun" / f"demo-{DEMO_VERSION}"
+    try:
+        candidate.parent.mkdir(parents=True, exist_ok=True)
+        return candidate
+    except OSError:
+        return Path(tempfile.gettempdir()) / f"perun-demo-{os.getuid()}-{DEMO_VERSION}"
+
+
+def main(argv: list[str] | None = None) -> int:
+    """Entry point of ``perun-tui [PATH]`` and ``perun-tui --demo [PATH]``."""
+    parser = argparse.ArgumentParser(
+        prog="perun-tui",
+        description="Browse the performance history of a perun repository.",
+    )
+    parser.add_argument("path", nargs="?", help="a directory inside the repository (default: the current one); "
+                                                "with --demo, where to build the demo repository")
+    parser.add_argument("--demo", action="store_true",
+                        help="open a generated demo repository (built once, then reused)")
+    args = parser.parse_args(argv)
+    try:
+        if args.demo:
+            from perun_core.demo import build_demo_repository
+
+            root: Path | str | None = build_demo_repository(Path(args.path) if args.path else default_demo_dir())
+        else:
+            root = args.path
+        core = Core.open(root)
+        try:
+            core.status()  # a repository without commits, or with a broken config, fails here, briefly
+        except PerunError:
+            core.close()
+            raise
+    except PerunError as error:
+        print(f"error: {error.message}", file=sys.stderr)
+        return 1
+    except OSError as error:
+        print(f"error: {error}", file=sys.stderr)
+        return 1
+    app = PerunApp(core=core)
+    app.run()
+    return app.return_code or 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

@@ -1,0 +1,1 @@
+"""Widgets of perun-tui, one module per pane or dialog."""

@@ -1,0 +1,50 @@
+"""The commit pane: everything about the commit under the history cursor."""
+
+from __future__ import annotations
+
+from rich.console import Group
+from rich.table import Table
+from rich.text import Text
+from textual.containers import VerticalScroll
+from textual.widgets import Static
+
+from perun_core.api import LogEntry
+
+from ..formatting import commit_date
+
+
+class CommitPane(VerticalScroll, can_focus=False):
+    """Sha, author, date, parents, profile counts, changes and the full message."""
+
+    def compose(self):
+        yield Static("", id="commit-text")
+
+    def on_mount(self) -> None:
+        self.border_title = "Commit"
+
+    def show(self, entry: LogEntry | None, *, is_head: bool = False) -> None:
+        body = self.query_one("#commit-text", Static)
+        if entry is None:
+            body.update(Text("no commit selected", style="dim"))
+            return
+        version = entry.version
+        counts = entry.counts
+        title = Text(version.checksum[:12], style="bold")
+        if is_head:
+            title.append("  HEAD", style="bold reverse")
+        grid = Table.grid(padding=(0, 1))
+        grid.add_column(style="dim", justify="right", no_wrap=True)
+        grid.add_column(ratio=1)
+        grid.add_row("author", Text(version.author))
+        grid.add_row("", Text(f"<{version.email}>"))
+        grid.add_row("date", commit_date(version.date, version.tz_offset, with_time=True))
+        grid.add_row("parents", " ".join(p[:7] for p in version.parents) or "(root)")
+        kinds = [f"{n} {kind}" for n, kind in ((counts.time, "time"), (counts.mixed, "mixed"),
+                                                (counts.memory, "memory")) if n]
+        grid.add_row("profiles", f"{counts.total}" + (f" ({', '.join(kinds)})" if kinds else ""))
+        if entry.changes:
+            worse, better = entry.changes.count("-"), entry.changes.count("+")
+            found = [f"{worse} degradation{'s' * (worse != 1)}"] if worse else []
+            found += [f"{better} optimization{'s' * (better != 1)}"] if better else []
+            grid.add_row("changes", ", ".join(found))
+        body.update(Group(title, grid, Text(""), Text(version.desc.rstrip())))

@@ -1,0 +1,130 @@
+"""The details screen of one profile: header, collector, postprocessors, statistics, models."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from rich.table import Table
+from rich.text import Text
+from textual import work
+from textual.app import ComposeResult
+from textual.binding import Binding
+from textual.containers import Vertical, VerticalScroll
+from textual.screen import ModalScreen
+from textual.widgets import DataTable, Label, Static
+from textual.worker import Worker, WorkerState
+
+from perun_core.errors import PerunError
+from perun_core.repository import ProfileInfo
+
+from ..messages import ProfileLoaded
+from ..stats import format_number, summarize
+
+
+class ProfileDetailsScreen(ModalScreen[None]):
+    """Loads the profile in a worker, then shows it; errors close it with a notification."""
+
+    BINDINGS = [
+        Binding("escape,q", "close", "Close", id="details.close"),
+    ]
+
+    def __init__(self, info: ProfileInfo, minor: str | None) -> None:
+        super().__init__()
+        self.info = info
+        self.minor = minor
+
+    def compose(self) -> ComposeResult:
+        with Vertical(id="details-dialog", classes="dialog"):
+            with VerticalScroll(id="details-body"):
+                yield Static("loading…", id="details-meta")
+                yield Label("Resources", id="details-resources", classes="details-heading")
+                yield DataTable(id="details-stats", cursor_type="none", zebra_stripes=False)
+                yield Label("Models", id="details-models-heading", classes="details-heading")
+                yield DataTable(id="details-models", cursor_type="none", zebra_stripes=False)
+
+    def on_mount(self) -> None:
+        dialog = self.query_one("#details-dialog")
+        where = f" at {self.minor[:7]}" if self.info.registered and self.minor else " (pending)"
+        dialog.border_title = f"{self.info.tag} {self.info.type}{where}"
+        dialog.border_subtitle = "esc to close"
+        self.query_one("#details-body").focus()
+        self.load()
+
+    @work(thread=True, exclusive=True, exit_on_error=False, group="details", description="loading a profile")
+    def load(self) -> None:
+        try:
+            loaded = self.app.core.load(self.info, self.minor)
+            summary = summarize(loaded.profile)
+        except PerunError as error:
+            self.app.call_from_thread(self.app.report_error, error)
+            self.app.call_from_thread(self.dismiss, None)
+            return
+        self.post_message(ProfileLoaded(loaded, summary))
+
+    def on_worker_state_changed(self, event: Worker.StateChanged) -> None:
+        if event.state == WorkerState.ERROR:
+            self.app.report_failed_worker(event)
+            self.dismiss(None)
+
+    def on_profile_loaded(self, message: ProfileLoaded) -> None:
+        profile = message.loaded.profile
+        summary = message.summary
+        grid = Table.grid(padding=(0, 2))
+        grid.add_column(style="dim", no_wrap=True)
+        grid.add_column(ratio=1)
+        grid.add_row("command", Text(" ".join(p for p in (profile.cmd, profile.args) if p)))
+        grid.add_row("workload", Text(profile.workload or "-"))
+        if profile.units:
+            grid.add_row("units", Text(", ".join(f"{k}: {v}" for k, v in profile.units.items())))
+        for key, value in profile.header.items():
+            if key not in ("type", "cmd", "args", "params", "workload", "units"):
+                grid.add_row(str(key), Text(_compact(value)))
+        grid.add_row("collector", Text(_unit(profile.collector or "?", profile.collector_info.get("params"))))
+        for number, unit in enumerate(profile.postprocessors):
+            grid.add_row("postprocessor" if number == 0 else "", Text(_unit(str(unit.get("name", "?")),
+                                                                             unit.get("params"))))
+        if not profile.postprocessors:
+            grid.add_row("postprocessor", Text("none", style="dim"))
+        grid.add_row("source", Text(message.loaded.source))
+        self.query_one("#details-meta", Static).update(grid)
+
+        regions = f"{summary.regions} region{'s' * (summary.regions != 1)}"
+        self.query_one("#details-resources", Label).update(f"Resources · {summary.resources} in {regions}")
+        stats = self.query_one("#details-stats", DataTable)
+        stats.add_columns("numeric field", "count", "min", "mean", "max")
+        for row in summary.fields:
+            stats.add_row(Text(row.name), *(Text(format_number(v), justify="right")
+                                            for v in (row.count, row.minimum, row.mean, row.maximum)))
+        stats.display = bool(summary.fields)
+        models = self.query_one("#details-models", DataTable)
+        heading = self.query_one("#details-models-heading", Label)
+        if summary.models:
+            heading.update(f"Models · {len(summary.models)}")
+            models.add_columns("uid", "model", "r²", "coefficients", "interval")
+            for model in summary.models:
+                models.add_row(Text(model.uid), Text(model.model),
+                               Text(format_number(model.r_square) if model.r_square is not None else "",
+                                    justify="right"),
+                               Text(model.coeffs), Text(model.interval))
+        else:
+            heading.update("Models · none (a regression postprocessor adds them)")
+            models.display = False
+
+    def action_close(self) -> None:
+        self.dismiss(None)
+
+
+def _unit(name: str, params: Any) -> str:
+    """``name (key: value, ...)`` for a collector or postprocessor and its parameters."""
+    if not isinstance(params, dict) or not params:
+        return name
+    return f"{name} ({', '.join(f'{k}: {_compact(v)}' for k, v in params.items())})"
+
+
+def _compact(value: Any) -> str:
+    """Parameters as people write them: ``[a, b]`` and ``{key: value}``, no JSON quoting."""
+    if isinstance(value, dict):
+        return "{" + ", ".join(f"{k}: {_compact(v)}" for k, v in value.items()) + "}"
+    if isinstance(value, (list, tuple)):
+        return "[" + ", ".join(_compact(v) for v in value) + "]"
+    return str(value)

@@ -1,0 +1,103 @@
+"""Modal dialogs: a yes/no confirmation and the F1 help screen."""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+
+from rich.table import Table
+from rich.text import Text
+from textual.app import ComposeResult
+from textual.binding import Binding, BindingType
+from textual.containers import Horizontal, Vertical, VerticalScroll
+from textual.screen import ModalScreen
+from textual.widgets import Button, Label, Static
+
+
+class ConfirmScreen(ModalScreen[bool]):
+    """Ask before something that cannot be undone from the TUI; dismisses with True or False."""
+
+    BINDINGS = [
+        Binding("y", "answer(True)", "Yes", id="confirm.yes"),
+        Binding("n,escape", "answer(False)", "No", id="confirm.no"),
+    ]
+
+    def __init__(self, title: str, question: str, action: str) -> None:
+        super().__init__()
+        self.title_text = title
+        self.question = question
+        self.action_label = action
+
+    def compose(self) -> ComposeResult:
+        with Vertical(id="confirm-dialog", classes="dialog"):
+            yield Static(Text(self.question), id="confirm-question")
+            with Horizontal(id="confirm-buttons"):
+                yield Button(f"{self.action_label} (y)", variant="error", id="confirm-yes")
+                yield Button("Cancel (n)", variant="default", id="confirm-no")
+
+    def on_mount(self) -> None:
+        self.query_one("#confirm-dialog").border_title = self.title_text
+        self.query_one("#confirm-no", Button).focus()
+
+    def on_button_pressed(self, event: Button.Pressed) -> None:
+        event.stop()
+        self.dismiss(event.button.id == "confirm-yes")
+
+    def action_answer(self, answer: bool) -> None:
+        self.dismiss(answer)
+
+
+class HelpScreen(ModalScreen[None]):
+    """Every key of the app, grouped by where it works."""
+
+    BINDINGS = [
+        Binding("escape,f1,q", "close", "Close", id="help.close"),
+    ]
+
+    def __init__(self, groups: Iterable[tuple[str, list[BindingType]]]) -> None:
+        super().__init__()
+        self.groups = list(groups)
+
+    def compose(self) -> ComposeResult:
+        with Vertical(id="help-dialog", classes="dialog"):
+            with VerticalScroll(id="help-body"):
+                yield Static(self._table(), id="help-keys")
+            yield Label("ctrl+p opens the command palette: every action is there as 'noun: verb'",
+                        id="help-hint")
+
+    def on_mount(self) -> None:
+        dialog = self.query_one("#help-dialog")
+        dialog.border_title = "Keys"
+        dialog.border_subtitle = "esc to close"
+        self.query_one("#help-body").focus()
+
+    def rows(self) -> list[tuple[str, str, str]]:
+        """(where, keys, what) for every binding with a description, in order."""
+        rows = []
+        seen: set[tuple[str, str]] = set()
+        for where, bindings in self.groups:
+            for binding in bindings:
+                if not isinstance(binding, Binding) or not binding.description:
+                    continue
+                keys = ", ".join(self.app.get_key_display(Binding(key, binding.action, key_display=(
+                    binding.key_display if "," not in binding.key else None)))
+                    for key in binding.key.split(","))
+                if (where, keys) not in seen:
+                    seen.add((where, keys))
+                    rows.append((where, keys, binding.tooltip or binding.description))
+        return rows
+
+    def _table(self) -> Table:
+        table = Table(box=None, expand=True, padding=(0, 2, 0, 0), show_edge=False)
+        table.add_column("where", style="bold", no_wrap=True)
+        table.add_column("key", no_wrap=True)
+        table.add_column("does", ratio=1)
+        previous = None
+        for where, keys, what in self.rows():
+            if previous is not None and where != previous:
+                table.add_row("", "", "")
+            table.add_row(where if where != previous else "", keys, what)
+            previous = where
+        return table
+
+    def action_close(self) -> None:
+        self.dismiss(None)

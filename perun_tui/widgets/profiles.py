@@ -1,0 +1,205 @@
+"""The profiles pane: registered profiles of the selected commit, then the pending ones."""
+
+from __future__ import annotations
+
+from rich.text import Text
+from textual.app import ComposeResult
+from textual.binding import Binding
+from textual.containers import Vertical
+from textual.widgets import DataTable, Static
+
+from perun_core.api import LogEntry
+from perun_core.repository import ProfileInfo
+
+from ..formatting import local_time
+from ..messages import ProfileAction
+
+_COLUMNS = (
+    ("tag", "tag"),
+    ("type", "type"),
+    ("collector", "collector"),
+    ("workload", "workload"),
+    ("time", "time"),
+    ("cmd", "cmd"),
+    ("args", "args"),
+    ("postprocessors", "postprocessors"),
+    ("origin", "origin"),
+)
+
+
+class ProfilesTable(DataTable):
+    """One row per profile; the row key is the profile's tag (``0@i``, ``1@p``)."""
+
+    COMPONENT_CLASSES = DataTable.COMPONENT_CLASSES | {
+        "profiles--pending",
+        "profiles--registered",
+        "profiles--damaged",
+    }
+
+    BINDINGS = [
+        Binding("enter", "details", "Details", tooltip="Header, collector, statistics and models",
+                id="profiles.details"),
+        Binding("a", "register", "Register", tooltip="Register the pending profile at its commit",
+                id="profiles.register"),
+        Binding("u", "unlink", "Unlink", tooltip="Unlink the registered profile from this commit",
+                id="profiles.unlink"),
+        Binding("x", "delete", "Delete", tooltip="Delete the pending profile file", id="profiles.delete"),
+        Binding("delete", "remove", "Remove", show=False, tooltip="Unlink a registered or delete a pending profile",
+                id="profiles.remove"),
+    ]
+
+    def __init__(self, *, id: str | None = None) -> None:
+        super().__init__(id=id, cursor_type="row", zebra_stripes=False)
+        self.infos: dict[str, ProfileInfo] = {}
+        self.minor: str | None = None
+        self._binding_state: tuple[bool, bool, bool] | None = None
+
+    def on_mount(self) -> None:
+        for label, key in _COLUMNS:
+            self.add_column(label, key=key)
+
+    @property
+    def current(self) -> ProfileInfo | None:
+        if not self.infos or self.cursor_row < 0 or self.cursor_row >= self.row_count:
+            return None
+        key = self.coordinate_to_cell_key((self.cursor_row, 0)).row_key.value
+        return self.infos.get(key or "")
+
+    def show(self, minor: str | None, registered: list[ProfileInfo], pending: list[ProfileInfo]) -> None:
+        """Replace the rows, keeping the cursor on the same tag when it is still there."""
+        previous = self.current.tag if self.current else None
+        previous_row = self.cursor_row
+        same_commit = minor == self.minor
+        self.minor = minor
+        self.clear()
+        self.infos = {}
+        pending_style = self.get_component_rich_style("profiles--pending", partial=True)
+        registered_style = self.get_component_rich_style("profiles--registered", partial=True)
+        damaged_style = self.get_component_rich_style("profiles--damaged", partial=True)
+        for info in [*registered, *pending]:
+            self.infos[info.tag] = info
+            tag_style = registered_style if info.registered else pending_style
+            kind = Text(info.type or "?")
+            if info.error:
+                tag_style = damaged_style
+                kind = Text("damaged" if info.registered else "invalid", style=damaged_style)
+            self.add_row(
+                Text(info.tag, style=tag_style),
+                kind,
+                Text(info.collector),
+                Text(info.workload),
+                Text(local_time(info.time)),
+                Text(info.cmd),
+                Text(info.args),
+                Text(", ".join(info.postprocessors) or "-"),
+                Text((info.origin or "")[:7]),
+                key=info.tag,
+            )
+        if previous and same_commit:
+            # the same profile if it is still listed, else the row where it was
+            row = self.get_row_index(previous) if previous in self.infos else min(previous_row, self.row_count - 1)
+            self.move_cursor(row=max(row, 0), animate=False)
+        self._bindings_changed()
+
+    # -- actions ---------------------------------------------------------------------
+    def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
+        info = self.current
+        if action == "details" or action == "remove":
+            return info is not None
+        if action == "register" or action == "delete":
+            return info is not None and not info.registered
+        if action == "unlink":
+            return info is None or info.registered
+        return True
+
+    def on_data_table_row_highlighted(self, event: DataTable.RowHighlighted) -> None:
+        self._bindings_changed()
+
+    def _bindings_changed(self) -> None:
+        # The footer rebuilds itself on every refresh_bindings(): do it only when
+        # the keys that apply really change, and only while the footer shows them.
+        info = self.current
+        state = (self.has_focus, info is not None, bool(info and info.registered))
+        if state != self._binding_state:
+            self._binding_state = state
+            if self.has_focus:
+                self.refresh_bindings()
+
+    def _on_focus(self, event) -> None:
+        super()._on_focus(event)
+        self._bindings_changed()
+
+    def _on_blur(self, event) -> None:
+        super()._on_blur(event)
+        self._binding_state = None
+
+    def _ask(self, action: str) -> None:
+        info = self.current
+        if info is None:
+            self.notify("no profile is selected", severity="warning")
+            return
+        if action == "remove":
+            action = "unlink" if info.registered else "delete"
+        if action in ("register", "delete") and info.registered:
+            self.notify(f"{info.tag} is already registered; only pending profiles can be {action}d",
+                        severity="warning")
+            return
+        if action == "unlink" and not info.registered:
+            self.notify(f"{info.tag} is pending; press x to delete it", severity="warning")
+            return
+        self.post_message(ProfileAction(action, info, self.minor))
+
+    def action_details(self) -> None:
+        self._ask("details")
+
+    def action_register(self) -> None:
+        self._ask("register")
+
+    def action_unlink(self) -> None:
+        self._ask("unlink")
+
+    def action_delete(self) -> None:
+        self._ask("delete")
+
+    def action_remove(self) -> None:
+        self._ask("remove")
+
+
+class ProfilesPane(Vertical):
+    """The table and a line saying what the selected row is."""
+
+    def compose(self) -> ComposeResult:
+        yield ProfilesTable(id="profiles")
+        yield Static("", id="profiles-note")
+
+    def on_mount(self) -> None:
+        self.border_title = "Profiles"
+
+    @property
+    def table(self) -> ProfilesTable:
+        return self.query_one(ProfilesTable)
+
+    def show(self, entry: LogEntry | None, registered: list[ProfileInfo], pending: list[ProfileInfo]) -> None:
+        minor = entry.version.checksum if entry else None
+        self.table.show(minor, registered, pending)
+        self.border_title = f"Profiles at {minor[:7]}" if minor else "Profiles"
+        self.border_subtitle = f"{len(registered)} registered · {len(pending)} pending"
+        self._update_note()
+
+    def on_data_table_row_highlighted(self, event: DataTable.RowHighlighted) -> None:
+        self._update_note()
+
+    def _update_note(self) -> None:
+        note = self.query_one("#profiles-note", Static)
+        info = self.table.current
+        if not self.table.infos:
+            note.update("no profiles here: registered ones show at their commit, pending ones always")
+        elif info is None:
+            note.update("")
+        elif info.error:
+            note.update(Text(f"{info.tag}: {info.error}"))
+        elif info.registered:
+            note.update(Text(f"{info.tag} {info.source}"))
+        else:
+            origin = f" · collected at {info.origin[:7]}" if info.origin else " · no origin"
+            note.update(Text(f"{info.tag} {info.source}{origin}"))

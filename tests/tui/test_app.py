@@ -1,0 +1,364 @@
+"""Pilot tests of perun-tui on the demo repository (80x24 unless said otherwise)."""
+
+from __future__ import annotations
+
+import pytest
+from textual.widgets import DataTable, Input, Static
+
+from perun_core import api
+from perun_tui.app import MainScreen, PerunApp, main
+from perun_tui.messages import HistoryChunk
+from perun_tui.widgets.details import ProfileDetailsScreen
+from perun_tui.widgets.dialogs import ConfirmScreen, HelpScreen
+from perun_tui.widgets.history import HistoryPane, HistoryView
+from perun_tui.widgets.profiles import ProfilesPane, ProfilesTable
+
+from .helpers import Recorder, main_screen, rendered_text, settle
+
+
+def status_of(root):
+    with api.open_repository(root) as repo:
+        return api.status(repo=repo)
+
+
+def entries_of(root):
+    with api.open_repository(root) as repo:
+        return list(api.log(None, with_profiles=True, repo=repo))
+
+
+async def focus_profiles(pilot, tag: str) -> ProfilesTable:
+    table = pilot.app.query_one(ProfilesTable)
+    table.focus()
+    table.move_cursor(row=table.get_row_index(tag))
+    await pilot.pause()
+    return table
+
+
+async def test_history_lists_the_commits_of_the_branch(demo_repo):
+    expected = entries_of(demo_repo)
+    app = PerunApp(demo_repo)
+    async with app.run_test(size=(80, 24)) as pilot:
+        await settle(pilot)
+        view = app.query_one(HistoryView)
+        assert [e.version.checksum for e in view.entries] == [e.version.checksum for e in expected]
+        assert len(view.entries) == 40
+        assert view.cursor == 0 and view.current.version.checksum == status_of(demo_repo).head.checksum
+        assert app.focused is view
+        assert app.query_one(HistoryPane).border_subtitle == "40 commits"
+        # the header line, then HEAD's row: sha, profile counts and subject
+        lines = [view.render_line(y).text for y in range(3)]
+        assert lines[0].split()[:2] == ["commit", "date"]
+        head = expected[0]
+        assert head.version.checksum[:7] in lines[1]
+        assert head.version.short_desc[:20] in lines[1]
+        assert not any(e.changes for e in expected)  # no check has run on the demo
+
+
+async def test_history_shows_recorded_check_results(demo_repo):
+    from perun_core.changes import write_changes
+
+    entries = entries_of(demo_repo)
+    marked = entries[2].version.checksum
+    with api.open_repository(demo_repo) as repo:
+        write_changes(repo, marked, ["-", "+"])
+    app = PerunApp(demo_repo)
+    async with app.run_test(size=(80, 24)) as pilot:
+        await settle(pilot)
+        view = app.query_one(HistoryView)
+        rows = [view.render_line(y).text for y in range(1, 5)]
+        row = next(r for r in rows if marked[:7] in r)
+        assert "-+" in row
+        assert all("-+" not in r for r in rows if marked[:7] not in r)
+
+
+async def test_moving_the_cursor_shows_that_commits_profiles(demo_repo):
+    entries = entries_of(demo_repo)
+    pending = status_of(demo_repo).pending
+    slow = next(i for i, e in enumerate(entries) if "plain scan" in e.version.short_desc)
+    app = PerunApp(demo_repo)
+    async with app.run_test(size=(80, 24)) as pilot:
+        await settle(pilot)
+        await pilot.press(*["down"] * slow)
+        await pilot.pause()
+        table = app.query_one(ProfilesTable)
+        assert table.minor == entries[slow].version.checksum
+        assert [info.tag for info in table.infos.values()] == \
+            [i.tag for i in entries[slow].profiles] + [p.tag for p in pending]
+        assert app.query_one(ProfilesPane).border_title == f"Profiles at {entries[slow].version.checksum[:7]}"
+        await pilot.press("h")
+        await pilot.pause()
+        assert app.query_one(HistoryView).cursor == 0
+        assert table.minor == entries[0].version.checksum
+
+
+async def test_registering_a_pending_profile_moves_it_to_the_registered_list(demo_repo):
+    before = status_of(demo_repo)
+    assert len(before.pending) == 2
+    app = PerunApp(demo_repo)
+    async with app.run_test(size=(80, 24)) as pilot:
+        await settle(pilot)
+        table = await focus_profiles(pilot, "0@p")
+        source = table.current.source
+        await pilot.press("a")
+        await settle(pilot)
+        registered = [i for i in table.infos.values() if i.registered]
+        pending = [i for i in table.infos.values() if not i.registered]
+        assert source in [i.source for i in registered]
+        assert source not in [i.source for i in pending]
+        assert app.query_one(HistoryView).current.counts.total == len(before.registered) + 1
+    after = status_of(demo_repo)
+    assert [p.source for p in after.pending] == [p.source for p in before.pending if p.source != source]
+    assert source in [i.source for i in after.registered]
+
+
+async def test_unlinking_asks_first_and_cancel_keeps_the_profile(demo_repo):
+    before = status_of(demo_repo)
+    app = PerunApp(demo_repo)
+    async with app.run_test(size=(80, 24)) as pilot:
+        await settle(pilot)
+        await focus_profiles(pilot, "0@i")
+        await pilot.press("u")
+        await pilot.pause()
+        assert isinstance(app.screen, ConfirmScreen)
+        await pilot.press("n")
+        await settle(pilot)
+        assert isinstance(app.screen, MainScreen)
+        assert len(status_of(demo_repo).registered) == len(before.registered)
+
+        await pilot.press("delete")
+        await pilot.pause()
+        assert isinstance(app.screen, ConfirmScreen)
+        assert "Unlink 0@i" in rendered_text(app.screen.query_one("#confirm-question", Static))
+        await pilot.press("y")
+        await settle(pilot)
+        assert isinstance(app.screen, MainScreen)
+    after = status_of(demo_repo)
+    assert [i.source for i in after.registered] == [i.source for i in before.registered[1:]]
+
+
+async def test_deleting_a_pending_profile_after_confirming(demo_repo):
+    before = status_of(demo_repo)
+    app = PerunApp(demo_repo)
+    async with app.run_test(size=(80, 24)) as pilot:
+        await settle(pilot)
+        table = await focus_profiles(pilot, "1@p")
+        path = table.current.path
+        await pilot.press("x")
+        await pilot.pause()
+        assert isinstance(app.screen, ConfirmScreen)
+        await pilot.click("#confirm-yes")
+        await settle(pilot)
+        assert not path.exists()
+        assert [i.tag for i in table.infos.values() if not i.registered] == ["0@p"]
+    assert len(status_of(demo_repo).pending) == len(before.pending) - 1
+
+
+async def test_details_show_header_collector_statistics_and_models(demo_repo):
+    app = PerunApp(demo_repo)
+    async with app.run_test(size=(80, 24)) as pilot:
+        await settle(pilot)
+        table = await focus_profiles(pilot, "1@i")
+        assert table.current.type == "mixed"
+        await pilot.press("enter")
+        await settle(pilot)
+        screen = app.screen
+        assert isinstance(screen, ProfileDetailsScreen)
+        meta = rendered_text(screen.query_one("#details-meta", Static))
+        assert "command        ./sll-bench --iterations 1000" in meta
+        assert "collector      trace (method: custom" in meta
+        assert "postprocessor  regression_analysis (method: full, models: [constant," in meta
+        stats = screen.query_one("#details-stats", DataTable)
+        fields = [str(stats.get_row_at(i)[0]) for i in range(stats.row_count)]
+        assert fields == ["amount", "structure-unit-size"]
+        assert [str(c) for c in stats.get_row_at(1)[1:]] == ["60", "0", "76", "152"]
+        models = screen.query_one("#details-models", DataTable)
+        assert models.row_count == 6  # constant and linear for three functions
+        await pilot.press("escape")
+        await pilot.pause()
+        assert isinstance(app.screen, MainScreen)
+
+
+async def test_search_finds_a_commit_and_n_repeats_it(demo_repo):
+    entries = entries_of(demo_repo)
+    app = PerunApp(demo_repo)
+    async with app.run_test(size=(80, 24)) as pilot:
+        await settle(pilot)
+        view = app.query_one(HistoryView)
+        await pilot.press("slash")
+        search = app.query_one("#history-search", Input)
+        assert search.display and app.focused is search
+        await pilot.press(*"plain scan", "enter")
+        await pilot.pause()
+        assert not search.display and app.focused is view
+        assert "plain scan" in view.current.version.short_desc
+        assert app.query_one(ProfilesTable).minor == view.current.version.checksum
+        # searching by author visits that author's commits in order
+        await pilot.press("slash", *"priya", "enter")
+        first = view.cursor
+        await pilot.press("n")
+        second = view.cursor
+        priya = [i for i, e in enumerate(entries) if e.version.author == "Priya Raman"]
+        assert first in priya and second in priya and second != first
+
+
+async def test_search_without_a_match_warns(demo_repo):
+    recorder = Recorder()
+    app = PerunApp(demo_repo)
+    async with app.run_test(size=(80, 24), message_hook=recorder) as pilot:
+        await settle(pilot)
+        await pilot.press("slash", *"no such commit", "enter")
+        await pilot.pause()
+        assert app.query_one(HistoryView).cursor == 0
+        assert any("no such commit" in note for note in recorder.notes("warning"))
+
+
+async def test_a_corrupted_object_is_a_notification_not_a_crash(demo_repo):
+    head = status_of(demo_repo).registered[0]
+    with api.open_repository(demo_repo) as repo:
+        path = repo.objects.path_of(head.checksum)
+    path.chmod(0o644)
+    path.write_bytes(b"this is not a compressed profile")
+    recorder = Recorder()
+    app = PerunApp(demo_repo)
+    async with app.run_test(size=(80, 24), message_hook=recorder) as pilot:
+        await settle(pilot)
+        errors = recorder.notes("error")
+        assert any("damaged" in e and head.checksum in e for e in errors)
+        table = await focus_profiles(pilot, head.tag)
+        assert table.current.error
+        await pilot.press("enter")
+        await settle(pilot)
+        assert isinstance(app.screen, MainScreen)  # the details closed again
+        assert any(e.startswith("corrupt object") for e in recorder.notes("error"))
+        assert app.is_running
+
+
+async def test_f1_lists_every_key(demo_repo):
+    app = PerunApp(demo_repo)
+    async with app.run_test(size=(80, 24)) as pilot:
+        await settle(pilot)
+        await pilot.press("f1")
+        await pilot.pause()
+        assert isinstance(app.screen, HelpScreen)
+        text = "\n".join(" ".join(row) for row in app.screen.rows())
+        for words in ("Register the pending profile", "Unlink", "Search commits", "Move the cursor to HEAD",
+                      "Leave perun-tui", "Command palette"):
+            assert words in text
+        await pilot.press("escape")
+        await pilot.pause()
+        assert isinstance(app.screen, MainScreen)
+
+
+def test_every_binding_has_an_id():
+    from perun_tui.widgets.history import HistoryPane
+
+    classes = (PerunApp, MainScreen, HistoryView, HistoryPane, ProfilesTable, ProfileDetailsScreen, ConfirmScreen,
+               HelpScreen)
+    for cls in classes:
+        for binding in cls.__dict__.get("BINDINGS", []):
+            assert binding.id, f"{cls.__name__}: {binding.key}"
+
+
+async def test_palette_commands_act_on_the_selection(demo_repo):
+    app = PerunApp(demo_repo)
+    async with app.run_test(size=(80, 24)) as pilot:
+        await settle(pilot)
+        names = [c.name for c in main_screen(app).palette_commands()]
+        assert {"profile: register", "profile: unlink", "history: jump to HEAD", "history: search"} <= set(names)
+        assert all(": " in name for name in names)
+        await pilot.press("down", "down", "down")
+        await pilot.press("ctrl+p")
+        await pilot.pause()
+        await pilot.press(*"jump")
+        await pilot.pause(0.3)
+        await pilot.press("enter")
+        await settle(pilot)
+        assert app.query_one(HistoryView).cursor == 0
+
+        await focus_profiles(pilot, "0@p")
+        await pilot.press("ctrl+p")
+        await pilot.pause()
+        await pilot.press(*"register")
+        await pilot.pause(0.3)
+        await pilot.press("enter")
+        await settle(pilot)
+    assert len(status_of(demo_repo).pending) == 1
+
+
+async def test_narrow_terminals_hide_the_commit_pane(demo_repo):
+    app = PerunApp(demo_repo)
+    async with app.run_test(size=(80, 24)) as pilot:
+        await settle(pilot)
+        assert app.screen.has_class("narrow")
+        assert not app.query_one("#commit-pane").display
+        await pilot.resize_terminal(120, 40)
+        await pilot.pause()
+        assert not app.screen.has_class("narrow")
+        assert app.query_one("#commit-pane").display
+
+
+async def test_ten_thousand_commits_arrive_in_chunks_and_scroll(tmp_path):
+    from gitrepo import fast_linear_history
+
+    root = tmp_path / "big"
+    fast_linear_history(root, 10_000)
+    api.init(root)
+    recorder = Recorder()
+    app = PerunApp(root)
+    async with app.run_test(size=(80, 24), message_hook=recorder) as pilot:
+        await settle(pilot)
+        view = app.query_one(HistoryView)
+        assert len(view.entries) == 10_000
+        assert len(recorder.of(HistoryChunk)) > 5
+        await pilot.press("end")
+        await pilot.pause()
+        assert view.cursor == 9_999
+        assert view.scroll_offset.y == 10_001 - view.scrollable_content_region.height
+        assert "benchmark commit 0" in view.render_line(view.scrollable_content_region.height - 1).text
+        await pilot.press("pageup", "h")
+        await pilot.pause()
+        assert view.cursor == 0 and view.scroll_offset.y == 0
+
+
+def test_outside_a_repository_main_says_so_in_one_line(tmp_path, capsys):
+    assert main([str(tmp_path)]) == 1
+    err = capsys.readouterr().err
+    assert err.startswith("error: not a perun repository")
+    assert err.count("\n") == 1
+
+
+@pytest.mark.parametrize("argv", [["--help"]])
+def test_help_option(argv, capsys):
+    with pytest.raises(SystemExit) as exit_info:
+        main(argv)
+    assert exit_info.value.code == 0
+    assert "--demo" in capsys.readouterr().out
+
+
+async def test_reload_keeps_the_selected_commit(demo_repo):
+    app = PerunApp(demo_repo)
+    async with app.run_test(size=(80, 24)) as pilot:
+        await settle(pilot)
+        view = app.query_one(HistoryView)
+        await pilot.press("down", "down", "down")
+        selected = view.current.version.checksum
+        await pilot.press("r")
+        await settle(pilot)
+        assert len(view.entries) == 40
+        assert view.current.version.checksum == selected
+
+
+async def test_an_unexpected_failure_is_a_notification_too(demo_repo, monkeypatch):
+    from perun_tui.core import Core
+
+    def broken(self):
+        raise RuntimeError("the disk is on fire")
+
+    monkeypatch.setattr(Core, "status", broken)
+    recorder = Recorder()
+    app = PerunApp(demo_repo)
+    async with app.run_test(size=(80, 24), message_hook=recorder) as pilot:
+        await settle(pilot)
+        assert any("the disk is on fire" in note for note in recorder.notes("error"))
+        assert app.is_running
+        assert len(app.query_one(HistoryView).entries) == 40

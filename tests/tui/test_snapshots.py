@@ -1,0 +1,48 @@
+"""SVG snapshots of the main screen and the details screen at 80x24 and 120x40.
+
+Update them with ``pytest tests/tui/test_snapshots.py --snapshot-update`` and
+look at the SVGs before committing.  The demo repository has fixed dates,
+TZ is UTC (see conftest) and the search box does not blink.
+"""
+
+from __future__ import annotations
+
+import pytest
+
+from perun_tui.app import PerunApp
+from perun_tui.widgets.profiles import ProfilesTable
+
+from .helpers import settle
+
+SIZES = [pytest.param((80, 24), id="80x24"), pytest.param((120, 40), id="120x40")]
+
+
+@pytest.mark.parametrize("size", SIZES)
+def test_main_screen(snap_compare, demo_repo, size):
+    """History with HEAD selected, its profiles and the pending ones."""
+    assert snap_compare(PerunApp(demo_repo), terminal_size=size, run_before=settle)
+
+
+@pytest.mark.parametrize("size", SIZES)
+def test_main_screen_at_the_slowdown(snap_compare, demo_repo, size):
+    """The search jumped to the commit that made the benchmark twice as slow."""
+    async def run_before(pilot):
+        await settle(pilot)
+        await pilot.press("slash", *"plain", "enter")
+        await settle(pilot)
+
+    assert snap_compare(PerunApp(demo_repo), terminal_size=size, run_before=run_before)
+
+
+@pytest.mark.parametrize("size", SIZES)
+def test_details_screen(snap_compare, demo_repo, size):
+    """Details of HEAD's mixed profile: header, collector, statistics, models."""
+    async def run_before(pilot):
+        await settle(pilot)
+        table = pilot.app.query_one(ProfilesTable)
+        table.focus()
+        table.move_cursor(row=table.get_row_index("1@i"))
+        await pilot.press("enter")
+        await settle(pilot)
+
+    assert snap_compare(PerunApp(demo_repo), terminal_size=size, run_before=run_before)
