@@ -130,3 +130,13 @@ def test_change_records_round_trip(perun_repo):
     assert not any_changes(repo) and read_changes(repo, shas[0]) == ""
     write_changes(repo, shas[0], ["-", "+", "x", "-"])
     assert any_changes(repo) and read_changes(repo, shas[0]) == "-+-"
+
+
+@pytest.mark.parametrize("size", [0, 100, (8 << 20) + 1, (21 << 20) + 3])
+def test_compress_gives_a_standard_zlib_stream(size):
+    import os
+
+    from perun_core.store import compress
+
+    raw = os.urandom(size // 2) + b"profile " * (size // 16)
+    assert zlib.decompress(compress(raw)) == raw
