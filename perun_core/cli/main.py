@@ -24,7 +24,14 @@ LAZY_COMMANDS: dict[str, str] = {
 
 
 #: Views of `show PROFILE VIEW` living in other modules, imported the same way.
-LAZY_VIEWS: dict[str, str] = {}
+LAZY_VIEWS: dict[str, str] = {
+    "tableof": "perun_core.cli.view_cmds:tableof",
+    "bars": "perun_core.cli.view_cmds:bars",
+    "flow": "perun_core.cli.view_cmds:flow",
+    "scatter": "perun_core.cli.view_cmds:scatter",
+    "flamegraph": "perun_core.cli.view_cmds:flamegraph",
+    "heapmap": "perun_core.cli.view_cmds:heapmap",
+}
 
 
 class LazyGroup(click.Group):
@@ -46,6 +53,14 @@ class LazyGroup(click.Group):
 
 class LazyViewGroup(LazyGroup):
     lazy = LAZY_VIEWS
+
+    def resolve_command(self, ctx: click.Context, args: list[str]) -> tuple:
+        name = args[0] if args else ""
+        if name and not name.startswith("-") and self.get_command(ctx, name) is None:
+            from perun_core.errors import UnknownUnit
+
+            raise UnknownUnit("view", name, self.list_commands(ctx))
+        return super().resolve_command(ctx, args)
 
 
 class State:
@@ -257,7 +272,10 @@ def show(ctx: click.Context, profile: str, minor: str | None) -> None:
 @click.option("-o", "--output", type=click.Path(dir_okay=False), help="Write the JSON to this file instead.")
 @click.option("--compact", is_flag=True, help="No indentation.")
 def show_raw(output: str | None, compact: bool) -> None:
-    """The profile in the documented JSON form."""
+    """The profile in the documented JSON form.
+
+    On a terminal the JSON is highlighted, unless NO_COLOR is set.
+    """
     from perun_core import api
     from perun_core.fsutil import atomic_write
     from perun_core.profile.codec import to_json_bytes
@@ -267,6 +285,13 @@ def show_raw(output: str | None, compact: bool) -> None:
     data = to_json_bytes(loaded.profile, indent=None if compact else 2) + b"\n"
     if output:
         atomic_write(output, data)
+        return
+    # Highlighting re-parses the JSON: past a few megabytes it costs more than it helps.
+    if sys.stdout.isatty() and not os.environ.get("NO_COLOR") and len(data) <= 8_000_000:
+        from rich.console import Console
+        from rich.json import JSON
+
+        Console(soft_wrap=True).print(JSON(data.decode("utf-8"), indent=None if compact else 2))
         return
     sys.stdout.buffer.write(data)
     sys.stdout.flush()

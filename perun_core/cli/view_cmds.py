@@ -1,0 +1,195 @@
+"""The views of ``perun-core show PROFILE VIEW``: tableof, bars, flow, scatter, flamegraph, heapmap.
+
+Each command is made from its view's declaration in
+:mod:`perun_core.views` when it is first named or listed: the view's
+parameters become arguments and options, and every view gets the common
+``-f/--filename``, ``--width`` and ``--height`` (and ``--format`` when it has
+more than one output format).  Only click and the standard library are
+imported here at start-up; the views, the API and rich come in when a
+command runs.
+"""
+
+from __future__ import annotations
+
+import shutil
+import sys
+from typing import Any
+
+import click
+
+CONTEXT = {"help_option_names": ["-h", "--help"], "max_content_width": 100}
+
+#: Files that keep colour: the terminal text converted to HTML.
+HTML_SUFFIXES = (".html", ".htm")
+
+
+def _view(name: str) -> Any:
+    from perun_core.views import get_view
+
+    return get_view(name)
+
+
+def _click_param(param: Any) -> click.Parameter:
+    """A click argument or option for one :class:`perun_core.views.Param`."""
+    if param.positional:
+        kind: Any = click.Choice(param.choices) if param.kind == "choice" else click.STRING
+        return click.Argument([param.name], required=False, default=param.default, type=kind, metavar=param.metavar)
+    shown = param.default not in (None, False, ())
+    help_text = param.help + (f" [default: {param.default}]" if shown and param.kind != "flag" else "")
+    if param.kind == "flag":
+        if param.off:
+            declarations = [f"{on}/{off}" for on, off in zip(param.flags, param.off)]
+            return click.Option([*declarations, param.name], default=param.default, help=help_text)
+        return click.Option([*param.flags, param.name], is_flag=True, default=param.default, help=help_text)
+    if param.kind == "choice":
+        kind = click.Choice(param.choices)
+    elif param.kind == "int":
+        kind = click.IntRange(min=param.minimum)
+    elif param.kind == "multi" and param.choices:
+        kind = click.Choice(param.choices)
+    else:
+        kind = click.STRING
+    return click.Option([*param.flags, param.name], type=kind, default=None if param.kind == "multi" else param.default,
+                        multiple=param.kind == "multi", metavar=param.metavar, help=help_text)
+
+
+def _common_params(view: Any) -> list[click.Parameter]:
+    params: list[click.Parameter] = [
+        click.Option(["-f", "--filename", "filename"], type=click.Path(dir_okay=False), metavar="FILE",
+                     help="Write the output to FILE instead (.txt: plain text, .html: with colour"
+                          + (", other suffixes pick the format" if len(view.formats) > 1 else "") + ")."),
+        click.Option(["--width", "width"], type=click.IntRange(min=20), metavar="COLUMNS",
+                     help="Width of the output (default: the terminal's)."),
+        click.Option(["--height", "height"], type=click.IntRange(min=5), metavar="ROWS",
+                     help="Height of a plot or map (default: the terminal's)."),
+    ]
+    if len(view.formats) > 1:
+        params.append(click.Option(["--format", "fmt"], type=click.Choice(view.formats), default=None,
+                                   help=f"Output format [default: {view.formats[0]}, or from the --filename suffix]."))
+    return params
+
+
+class ViewCommand(click.Command):
+    """A command for one view; its parameters and help are read from the view on first use."""
+
+    def __init__(self, name: str) -> None:
+        super().__init__(name, callback=self._invoke, context_settings=CONTEXT)
+        self._loaded = False
+
+    def _load(self) -> None:
+        if self._loaded:
+            return
+        view = _view(self.name or "")
+        self.params = [*(_click_param(p) for p in view.params), *_common_params(view)]
+        self.short_help = view.summary
+        # the descriptions are docstrings: drop their reStructuredText quoting for the terminal
+        self.help = (view.description.strip() or view.summary).replace("``", "'")
+        self._loaded = True
+
+    def get_params(self, ctx: click.Context) -> list[click.Parameter]:
+        self._load()
+        return super().get_params(ctx)
+
+    def get_short_help_str(self, limit: int = 45) -> str:
+        self._load()
+        return super().get_short_help_str(limit)
+
+    def format_help(self, ctx: click.Context, formatter: click.HelpFormatter) -> None:
+        self._load()
+        super().format_help(ctx, formatter)
+
+    def _invoke(self, filename: str | None, width: int | None, height: int | None, fmt: str | None = None,
+                **values: Any) -> None:
+        show_view(self.name or "", values, filename=filename, width=width, height=height, fmt=fmt)
+
+
+def _use_colour() -> bool:
+    from perun_core.cli.main import _color
+
+    return _color()
+
+
+def show_view(name: str, values: dict[str, Any], *, filename: str | None, width: int | None, height: int | None,
+              fmt: str | None) -> None:
+    """Load the profile of ``show``, build view ``name`` and write its text out."""
+    from perun_core import api
+    from perun_core.views import DEFAULT_THEME
+
+    view = _view(name)
+    spec, minor = click.get_current_context().meta["profile_spec"]
+    loaded = api.load_profile(spec, minor=minor)
+    given = {key: value for key, value in values.items() if value is not None and value != ()}
+    result = view.run(loaded.profile, given)
+    chosen = view.format_for(fmt, filename)
+    to_html = bool(filename) and filename.lower().endswith(HTML_SUFFIXES)
+    colour = chosen in view.textual and (to_html if filename else _use_colour())
+    columns, lines = shutil.get_terminal_size()
+    text = view.render(
+        result,
+        fmt=chosen,
+        width=width or max(columns, 20),
+        # leave a line for the prompt below the picture
+        height=height or max(lines - 1, 5),
+        theme=DEFAULT_THEME if colour else None,
+    )
+    if filename:
+        from perun_core.fsutil import atomic_write
+
+        if to_html:
+            text = _html_of(text, title=f"{name}: {loaded.source}")
+        atomic_write(filename, (text + "\n").encode("utf-8"))
+        click.echo(f"Wrote {name} of {loaded.source} to {filename}")
+        return
+    try:
+        sys.stdout.write(text + "\n")
+        sys.stdout.flush()
+    except BrokenPipeError:
+        import os
+
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+
+
+def _html_of(ansi_text: str, *, title: str) -> str:
+    """Terminal text with colours as a standalone HTML page."""
+    import io
+
+    from rich.console import Console
+    from rich.text import Text
+
+    widest = max((len(line) for line in ansi_text.splitlines()), default=80)
+    console = Console(record=True, file=io.StringIO(), width=widest + 1, force_terminal=True,
+                      color_system="truecolor", legacy_windows=False)
+    console.print(Text.from_ansi(ansi_text), soft_wrap=True)
+    # the page is formatted twice: here with the title, then by rich with the code
+    title = _escape_html(title).replace("{", "{{").replace("}", "}}")
+    return console.export_html(inline_styles=True, code_format=_HTML_PAGE.format(title=title))
+
+
+def _escape_html(text: str) -> str:
+    return text.replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;")
+
+
+_HTML_PAGE = """<!DOCTYPE html>
+<html>
+<head>
+<meta charset="UTF-8">
+<title>{title}</title>
+<style>
+{{stylesheet}}
+body {{{{ color: {{foreground}}; background-color: {{background}}; }}}}
+pre {{{{ font-family: Menlo, "DejaVu Sans Mono", Consolas, monospace; line-height: 1.2; }}}}
+</style>
+</head>
+<body>
+<pre><code>{{code}}</code></pre>
+</body>
+</html>
+"""
+
+
+tableof = ViewCommand("tableof")
+bars = ViewCommand("bars")
+flow = ViewCommand("flow")
+scatter = ViewCommand("scatter")
+flamegraph = ViewCommand("flamegraph")
+heapmap = ViewCommand("heapmap")

@@ -1,0 +1,112 @@
+"""Bars: an aggregation of ``--of`` per value of ``--per``, split by ``--by`` (spec §3.5.2, §6.1.1).
+
+Each bar shows ``func`` (sum, count, mean, median, min, max) of the ``of``
+values of the resources sharing one ``per`` value (``snapshots``, the
+region number, by default).  With ``by`` every bar is split by that key's
+values, stacked on top of each other or grouped side by side.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+from ..errors import EmptyProfile
+from .base import (
+    AGGREGATIONS,
+    Figure,
+    Param,
+    Plot,
+    Series,
+    View,
+    amount_unit,
+    not_numeric,
+    render_figure,
+    require_key,
+    with_unit,
+)
+from .style import format_number
+
+if TYPE_CHECKING:  # pragma: no cover
+    from ..profile.model import Profile
+
+FUNC = Param("func", "Aggregation of the values of each bar.", kind="choice", default="sum",
+             choices=AGGREGATIONS, positional=True, metavar="[sum|count|mean|median|min|max]")
+OF = Param("of", "Resource key aggregated on the Y axis (numeric unless counting).", flags=("-o", "--of"),
+           default="amount", metavar="KEY")
+BY = Param("by", "Resource key splitting every bar into groups.", flags=("-b", "--by"), metavar="KEY")
+X_LABEL = Param("x_label", "Label of the X axis.", flags=("-xl", "--x-axis-label"), metavar="TEXT")
+Y_LABEL = Param("y_label", "Label of the Y axis.", flags=("-yl", "--y-axis-label"), metavar="TEXT")
+TITLE = Param("title", "Title of the graph.", flags=("-gt", "--graph-title"), metavar="TEXT")
+
+
+def checked_keys(view: str, profile: Profile, func: str, of: str, **keys: str | None) -> None:
+    """Raise :class:`InvalidParameter` for ``of`` or any of ``keys`` the resources do not have."""
+    require_key(view, "of", profile, of, numeric=func != "count", snapshots=func == "count")
+    for param, key in keys.items():
+        if key is not None:
+            require_key(view, param, profile, key)
+
+
+def aggregated(view: str, profile: Profile, func: str, of: str, per: str, by: str | None) -> tuple:
+    """``(per values, by values, matrix)`` of :func:`~.aggregate.grouped`, the keys checked."""
+    import numpy as np
+
+    from ..profile.query import resource_table
+    from .aggregate import grouped, values_of
+
+    table = resource_table(profile, list(dict.fromkeys(k for k in (of, per, by) if k is not None)))
+    if func != "count" and np.isnan(values_of(table[of], func)).all():
+        raise not_numeric(view, "of", profile, of)
+    return grouped(table, of, per, by, func)
+
+
+def value_label(profile: Profile, func: str, of: str) -> str:
+    label = f"{func}({of})"
+    return label if func == "count" else with_unit(label, amount_unit(profile, of))
+
+
+def build(profile: Profile, *, func: str, of: str, per: str, by: str | None, stacked: bool,
+          x_label: str | None, y_label: str | None, title: str | None) -> Figure:
+    """The bars of ``func(of)`` per ``per`` value (split by ``by``) as a one-plot :class:`Figure`."""
+    checked_keys("bars", profile, func, of, per=per, by=by)
+    per_values, by_values, matrix = aggregated("bars", profile, func, of, per, by)
+    if not per_values:
+        raise EmptyProfile("bars", f"resources with both '{of}' and '{per}'")
+    categories = [format_number(v) for v in per_values]
+    positions = list(range(len(categories)))
+    if by is None:
+        series = [Series(f"{func}({of})", positions, matrix[0])]
+    else:
+        series = [Series(format_number(name), positions, row) for name, row in zip(by_values, matrix)]
+    default_title = f"{func} of {of} per {per}" + (f" by {by}" if by else "")
+    plot = Plot(
+        kind="bars",
+        title=default_title if title is None else title,
+        xlabel=per if x_label is None else x_label,
+        ylabel=value_label(profile, func, of) if y_label is None else y_label,
+        series=series,
+        categories=categories,
+        stacked=stacked,
+    )
+    return Figure([plot])
+
+
+VIEW = View(
+    name="bars",
+    summary="Bars of an aggregation of --of per --per, stacked or grouped by --by.",
+    description=__doc__ or "",
+    params=(
+        FUNC,
+        OF,
+        Param("per", "Resource key whose values are the bars (X axis).", flags=("-p", "--per"),
+              default="snapshots", metavar="KEY"),
+        BY,
+        Param("stacked", "Stack the --by groups (default) or stand them side by side.", kind="flag",
+              flags=("-s", "--stacked"), off=("-g", "--grouped"), default=True),
+        X_LABEL,
+        Y_LABEL,
+        TITLE,
+    ),
+    build=build,
+    render_result=render_figure,
+)

@@ -1,0 +1,312 @@
+"""What every view is made of: declared parameters, a builder and a renderer.
+
+A :class:`View` declares its parameters once (:class:`Param`); front ends
+derive their options from them (the CLI turns them into click options, the
+TUI may build a form).  :meth:`View.run` checks the profile and the values
+and calls the view's builder, which returns a typed result (a
+:class:`Figure`, a table, a flame graph ...); :meth:`View.render` turns a
+result into text for a given width, height and theme.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any
+
+from ..errors import EmptyProfile, InvalidParameter, UnsupportedProfile
+
+if TYPE_CHECKING:  # pragma: no cover
+    from ..profile.model import Profile
+    from .style import Theme
+
+#: Aggregation functions of bars and flow.
+AGGREGATIONS = ("sum", "count", "mean", "median", "min", "max")
+
+#: Smallest sizes a view renders at.
+MIN_WIDTH = 20
+MIN_HEIGHT = 5
+
+
+@dataclass(frozen=True, slots=True)
+class Param:
+    """One parameter of a view.
+
+    ``kind`` is ``"str"``, ``"int"``, ``"choice"`` (one of ``choices``),
+    ``"multi"`` (any number of strings) or ``"flag"`` (a boolean; ``off``
+    holds the spellings that set it false).  ``positional`` parameters are
+    given without a flag (``bars sum``); ``flags`` are the CLI spellings.
+    """
+
+    name: str
+    help: str
+    kind: str = "str"
+    flags: tuple[str, ...] = ()
+    off: tuple[str, ...] = ()
+    default: Any = None
+    choices: tuple[str, ...] = ()
+    required: bool = False
+    positional: bool = False
+    metavar: str | None = None
+    minimum: int | None = None
+
+    def coerce(self, view: str, value: Any) -> Any:
+        """``value`` checked and converted for this parameter; raises :class:`InvalidParameter`."""
+        if value is None or (self.kind == "multi" and not value):
+            if self.required:
+                raise InvalidParameter(view, self.name, None, "a value (it is required)")
+            return () if self.kind == "multi" else self.default
+        if self.kind == "flag":
+            return bool(value)
+        if self.kind == "int":
+            if isinstance(value, bool):
+                raise InvalidParameter(view, self.name, value, "an integer")
+            try:
+                number = int(value)
+            except (TypeError, ValueError):
+                raise InvalidParameter(view, self.name, value, "an integer") from None
+            if self.minimum is not None and number < self.minimum:
+                raise InvalidParameter(view, self.name, value, f"an integer of at least {self.minimum}")
+            return number
+        if self.kind == "multi":
+            values = tuple(str(v) for v in ((value,) if isinstance(value, str) else value))
+            for item in values:
+                if self.choices and item not in self.choices:
+                    raise InvalidParameter(view, self.name, item, f"one of {', '.join(self.choices)}")
+            return values
+        text = str(value)
+        if self.kind == "choice" and text not in self.choices:
+            raise InvalidParameter(view, self.name, value, f"one of {', '.join(self.choices)}")
+        return text
+
+
+@dataclass(frozen=True, slots=True)
+class RenderOptions:
+    """How to render a result: format, size in columns and rows, and colours (``None``: plain)."""
+
+    fmt: str
+    width: int
+    height: int
+    theme: Theme | None = None
+
+
+@dataclass(frozen=True)
+class View:
+    """A registered view: its parameters, the profiles it accepts, how it builds and renders.
+
+    ``build(profile, **values)`` returns the view's result; ``render(result,
+    options)`` returns text.  ``profile_types`` empty means any type.
+    ``formats`` lists the output formats, the terminal one first;
+    ``extensions`` maps file suffixes to formats for ``--filename``.
+    ``textual`` lists the formats that are terminal text (rendered in
+    colour on a terminal); the others are file formats.
+    """
+
+    name: str
+    summary: str
+    params: tuple[Param, ...]
+    build: Callable[..., Any]
+    render_result: Callable[[Any, RenderOptions], str]
+    profile_types: tuple[str, ...] = ()
+    formats: tuple[str, ...] = ("text",)
+    textual: tuple[str, ...] = ("text",)
+    extensions: Mapping[str, str] = field(default_factory=dict)
+    #: whether a profile without resources may be shown (the view checks itself)
+    allows_empty: bool = False
+    description: str = ""
+
+    def param(self, name: str) -> Param:
+        for param in self.params:
+            if param.name == name:
+                return param
+        raise KeyError(name)
+
+    def bind(self, values: Mapping[str, Any]) -> dict[str, Any]:
+        """Every parameter's value: given ones checked and converted, the rest defaulted."""
+        known = {p.name for p in self.params}
+        unknown = sorted(set(values) - known)
+        if unknown:
+            raise InvalidParameter(self.name, unknown[0], values[unknown[0]], f"one of the parameters {', '.join(sorted(known))}")
+        return {p.name: p.coerce(self.name, values.get(p.name)) for p in self.params}
+
+    def check_profile(self, profile: Profile) -> None:
+        """Raise :class:`UnsupportedProfile` or :class:`EmptyProfile` when the view cannot show ``profile``."""
+        if self.profile_types and profile.type not in self.profile_types:
+            raise UnsupportedProfile(self.name, profile.type, self.profile_types)
+        if not self.allows_empty and profile.resource_count() == 0:
+            raise EmptyProfile(self.name)
+
+    def run(self, profile: Profile | dict, values: Mapping[str, Any] | None = None) -> Any:
+        """Check ``profile`` and ``values``, then build the view's result."""
+        from ..profile.query import as_profile
+
+        prof = as_profile(profile)
+        self.check_profile(prof)
+        return self.build(prof, **self.bind(values or {}))
+
+    def format_for(self, fmt: str | None, filename: str | None = None) -> str:
+        """The output format: ``fmt`` if given, else the one ``filename``'s suffix implies, else the first."""
+        if fmt:
+            if fmt not in self.formats:
+                raise InvalidParameter(self.name, "format", fmt, f"one of {', '.join(self.formats)}")
+            return fmt
+        if filename:
+            lowered = filename.lower()
+            for suffix in sorted(self.extensions, key=len, reverse=True):
+                if lowered.endswith(suffix):
+                    return self.extensions[suffix]
+        return self.formats[0]
+
+    def render(self, result: Any, *, fmt: str | None = None, width: int = 80, height: int = 24,
+               theme: Theme | None = None) -> str:
+        """``result`` as text in format ``fmt`` (default: the terminal one).
+
+        ``theme`` only colours terminal formats; ``None`` gives plain text.
+        """
+        chosen = self.format_for(fmt)
+        if type(width) is not int or width < MIN_WIDTH:
+            raise InvalidParameter(self.name, "width", width, f"an integer of at least {MIN_WIDTH}")
+        if type(height) is not int or height < MIN_HEIGHT:
+            raise InvalidParameter(self.name, "height", height, f"an integer of at least {MIN_HEIGHT}")
+        if chosen not in self.textual:
+            theme = None
+        return self.render_result(result, RenderOptions(chosen, width, height, theme))
+
+
+# -- figures: what bars, flow and scatter produce -----------------------------------
+
+@dataclass(slots=True)
+class Series:
+    """A named sequence of points (x and y of equal length; numpy arrays or lists)."""
+
+    name: str
+    x: Any
+    y: Any
+
+
+@dataclass(slots=True)
+class Plot:
+    """One plot: ``kind`` is ``"scatter"``, ``"bars"`` or ``"lines"``.
+
+    * scatter: ``series`` are point clouds, ``curves`` the model curves;
+    * bars: ``categories`` label the x positions and each series' ``y``
+      holds one value per category (its ``x`` is the category index);
+      ``stacked`` says whether groups stack or stand side by side;
+    * lines: ``series`` are polylines; ``categories``, when set, label the
+      integer x positions (x values that are not numbers).
+    """
+
+    kind: str
+    title: str
+    xlabel: str
+    ylabel: str
+    series: list[Series]
+    curves: list[Series] = field(default_factory=list)
+    categories: list[str] = field(default_factory=list)
+    stacked: bool = False
+
+
+@dataclass(slots=True)
+class Figure:
+    """What the plotting views produce: one or more plots, drawn one below the other."""
+
+    plots: list[Plot]
+
+
+def render_figure(figure: Figure, options: RenderOptions) -> str:
+    """Every plot of ``figure`` at ``options.width`` x ``options.height``, separated by blank lines."""
+    from . import plotting
+
+    parts = []
+    for plot in figure.plots:
+        common = {
+            "width": options.width,
+            "height": options.height,
+            "theme": options.theme,
+            "title": plot.title,
+            "xlabel": plot.xlabel,
+            "ylabel": plot.ylabel,
+        }
+        if plot.kind == "scatter":
+            parts.append(plotting.render_scatter(plot.series, plot.curves, **common))
+        elif plot.kind == "bars":
+            parts.append(plotting.render_bars(plot.categories, plot.series, stacked=plot.stacked, **common))
+        else:
+            parts.append(plotting.render_lines(plot.series, categories=plot.categories or None, **common))
+    return "\n\n".join(parts)
+
+
+# -- resource keys ---------------------------------------------------------------------
+
+def check_key(view: str, param: str, key: str, accepted: Sequence[str], what: str) -> str:
+    """``key`` when it is one of ``accepted``; else an :class:`InvalidParameter` listing them."""
+    if key in accepted:
+        return key
+    listed = ", ".join(accepted) if accepted else "(none in this profile)"
+    raise InvalidParameter(view, param, key, f"{what}: {listed}")
+
+
+def require_key(view: str, param: str, profile: Profile, key: str, *, numeric: bool = False,
+                snapshots: bool = True) -> str:
+    """``key`` when the profile's resources have it; else an :class:`InvalidParameter` listing the keys.
+
+    A top-level key (or ``snapshots``) is accepted at once; only other keys
+    cost a walk over every column.  With ``numeric`` the listed keys are
+    the numeric ones, but whether a top-level key holds numbers is left to
+    the caller (see :func:`not_numeric`), which finds out anyway.
+    """
+    if (snapshots and key == "snapshots") or any(key in region.resources.columns()[0] for _, region in profile.regions()):
+        return key
+    return check_key(view, param, key, resource_keys(profile, numeric=numeric, snapshots=snapshots),
+                     "a numeric resource key" if numeric else "a resource key")
+
+
+def not_numeric(view: str, param: str, profile: Profile, key: str) -> InvalidParameter:
+    """The error for a key without a single number: it lists the numeric keys."""
+    accepted = resource_keys(profile, numeric=True, snapshots=False)
+    return InvalidParameter(view, param, key, f"a numeric resource key: {', '.join(accepted) or '(none in this profile)'}")
+
+
+def resource_keys(profile: Profile, *, numeric: bool = False, snapshots: bool = True) -> list[str]:
+    """Keys a view may read from ``profile``'s resources (flattened; ``snapshots`` is the region number)."""
+    from ..profile.query import all_numerical_resource_fields_of, all_resource_fields_of
+
+    keys = all_numerical_resource_fields_of(profile) if numeric else all_resource_fields_of(profile)
+    if snapshots and "snapshots" not in keys:
+        keys = [*keys, "snapshots"]
+    return keys
+
+
+def amount_unit(profile: Profile, key: str) -> str:
+    """Unit of ``key`` when the profile says it: ``amount`` has the unit of its resources' type."""
+    units = profile.units
+    if key in units:
+        return str(units[key])
+    if key == "amount":
+        # units are keyed by resource type, or type(subtype) as the complexity collector does
+        kinds = {str(t) for t in _column_values(profile, "type")}
+        kind = kinds.pop() if len(kinds) == 1 else profile.type
+        if kind in units:
+            return str(units[kind])
+        subtypes = {str(t) for t in _column_values(profile, "subtype")}
+        if len(subtypes) == 1 and f"{kind}({next(iter(subtypes))})" in units:
+            return str(units[f"{kind}({next(iter(subtypes))})"])
+    return ""
+
+
+def _column_values(profile: Profile, key: str) -> set:
+    seen: set = set()
+    for _, region in profile.regions():
+        column = region.resources.column(key)
+        try:
+            seen.update(column)
+        except TypeError:
+            seen.update(map(str, column))
+    from ..profile.resources import MISSING
+
+    seen.discard(MISSING)
+    return seen
+
+
+def with_unit(label: str, unit: str) -> str:
+    return f"{label} [{unit}]" if unit else label

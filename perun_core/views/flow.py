@@ -1,0 +1,82 @@
+"""Flow: an aggregation of ``--of`` through ``--through``, one line per ``--by`` value (spec §6.1.3).
+
+For every value of ``by`` (one line when there is no ``by``), the line
+goes through the ``through`` values in order (``snapshots`` by default)
+with ``func`` of the ``of`` values of the resources at each of them.
+``--accumulate`` makes each point the sum of its line up to there;
+``--stacked`` puts every line on top of the previous ones, so the top line
+is the total.  Missing values count as 0 once lines are accumulated or
+stacked; otherwise a line simply has no point there.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+from ..errors import EmptyProfile
+from .bars import BY, FUNC, OF, TITLE, X_LABEL, Y_LABEL, aggregated, checked_keys, value_label
+from .base import Figure, Param, Plot, Series, View, render_figure
+from .style import format_number
+
+if TYPE_CHECKING:  # pragma: no cover
+    from ..profile.model import Profile
+
+
+def build(profile: Profile, *, func: str, of: str, through: str, by: str | None, stacked: bool,
+          accumulate: bool, x_label: str | None, y_label: str | None, title: str | None) -> Figure:
+    """The lines of ``func(of)`` through ``through`` (one per ``by`` value) as a one-plot :class:`Figure`."""
+    import numpy as np
+
+    checked_keys("flow", profile, func, of, through=through, by=by)
+    x_values, by_values, matrix = aggregated("flow", profile, func, of, through, by)
+    if not x_values:
+        raise EmptyProfile("flow", f"resources with both '{of}' and '{through}'")
+    numeric = all(isinstance(v, (int, float)) and not isinstance(v, bool) for v in x_values)
+    xs = np.array(x_values, dtype=np.float64) if numeric else np.arange(len(x_values), dtype=np.float64)
+    if accumulate:
+        # a line starts at its first value and then carries its sum on
+        started = np.cumsum(~np.isnan(matrix), axis=1) > 0
+        matrix = np.where(started, np.cumsum(np.nan_to_num(matrix, nan=0.0), axis=1), np.nan)
+    if stacked:
+        matrix = np.cumsum(np.nan_to_num(matrix, nan=0.0), axis=0)
+    names = [f"{func}({of})"] if by is None else [format_number(v) for v in by_values]
+    series = []
+    for name, row in zip(names, matrix):
+        present = ~np.isnan(row)
+        series.append(Series(name, xs[present], row[present]))
+    default_title = f"{func} of {of} through {through}" + (f" by {by}" if by else "")
+    modes = [m for m, on in (("accumulated", accumulate), ("stacked", stacked)) if on]
+    if modes:
+        default_title += f" ({', '.join(modes)})"
+    plot = Plot(
+        kind="lines",
+        title=default_title if title is None else title,
+        xlabel=through if x_label is None else x_label,
+        ylabel=value_label(profile, func, of) if y_label is None else y_label,
+        series=series,
+        categories=[] if numeric else [format_number(v) for v in x_values],
+    )
+    return Figure([plot])
+
+
+VIEW = View(
+    name="flow",
+    summary="Lines of an aggregation of --of through --through, one per --by value.",
+    description=__doc__ or "",
+    params=(
+        FUNC,
+        OF,
+        Param("through", "Resource key on the X axis (the independent variable).", flags=("-t", "--through"),
+              default="snapshots", metavar="KEY"),
+        BY,
+        Param("stacked", "Stack the lines on top of each other (the top one is the total).", kind="flag",
+              flags=("-s", "--stacked"), default=False),
+        Param("accumulate", "Each point sums its line up to there.", kind="flag",
+              flags=("--accumulate",), off=("--no-accumulate",), default=False),
+        X_LABEL,
+        Y_LABEL,
+        TITLE,
+    ),
+    build=build,
+    render_result=render_figure,
+)

@@ -1,0 +1,312 @@
+"""Heap maps of memory profiles: the address space per snapshot (spec §6.1.4).
+
+The allocated address range (from the lowest allocation to the last byte of
+the highest, over all snapshots) is cut into equal cells.  In *heap* mode
+every snapshot gets a map whose cells show the allocation site (uid) owning
+most of the cell's bytes; in *heat* mode one map counts, for every cell,
+the allocations of all snapshots that touched it -- the hotter, the more
+often memory there was allocated.
+
+:class:`HeapMap` is the data model both front ends draw: the CLI renders it
+as text (:func:`render_text`), the TUI's interactive widget asks it for
+cells at its own size (:meth:`HeapMap.size_for` the bytes per cell that fit,
+then :meth:`HeapMap.site_cells` or :meth:`HeapMap.heat_cells`).
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import TYPE_CHECKING
+
+from ..errors import EmptyProfile, InvalidParameter
+from .base import Param, RenderOptions, View
+from .style import fit, format_number, paint
+
+if TYPE_CHECKING:  # pragma: no cover
+    from ..profile.model import Profile
+    from .style import Theme
+
+#: Letters marking allocation sites in plain text, in site order (then cycling).
+SITE_GLYPHS = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789"
+#: Heat glyphs from one allocation up to the hottest cell.
+HEAT_GLYPHS = ".:-=+*#%@"
+EMPTY = "·"
+
+
+@dataclass(frozen=True, slots=True)
+class Site:
+    """An allocation site (a resource's uid)."""
+
+    function: str
+    source: str
+    line: object
+
+    @property
+    def label(self) -> str:
+        where = f"{self.source}:{self.line}" if self.source else ""
+        name = self.function or "?"
+        return f"{name} ({where})" if where else name
+
+
+@dataclass(slots=True)
+class HeapSnapshot:
+    """The allocations of one snapshot: parallel lists of start address, size and site index."""
+
+    time: str
+    addresses: list[int]
+    amounts: list[float]
+    sites: list[int]
+
+    @property
+    def allocated(self) -> float:
+        return sum(self.amounts)
+
+
+@dataclass(slots=True)
+class HeapMap:
+    """Allocations of every snapshot over the address range ``low`` .. ``high`` (inclusive)."""
+
+    unit: str
+    low: int
+    high: int
+    sites: list[Site]
+    snapshots: list[HeapSnapshot]
+
+    @property
+    def span(self) -> int:
+        return self.high - self.low + 1
+
+    def size_for(self, cells: int) -> int:
+        """The fewest bytes per cell that fit the whole range into ``cells`` cells."""
+        return max(-(-self.span // max(cells, 1)), 1)
+
+    def cell_count(self, size: int) -> int:
+        """Cells of ``size`` bytes covering the range."""
+        return -(-self.span // size)
+
+    def _ranges(self, snapshot: HeapSnapshot, size: int) -> list[tuple[int, int, int, int, int]]:
+        """``(first cell, last cell, first byte, last byte, site)`` of each allocation."""
+        out = []
+        for address, amount, site in zip(snapshot.addresses, snapshot.amounts, snapshot.sites):
+            last_byte = address + max(math.ceil(amount), 1) - 1
+            out.append(((address - self.low) // size, (last_byte - self.low) // size, address, last_byte, site))
+        return out
+
+    def site_cells(self, snapshot: int, size: int) -> list[int]:
+        """For cells of ``size`` bytes, the site owning most of each cell in ``snapshot`` (-1: free)."""
+        count = self.cell_count(size)
+        owner = [-1] * count
+        best = [0] * count
+        for first, last, start, end, site in self._ranges(self.snapshots[snapshot], size):
+            for cell in range(first, last + 1):
+                cell_start = self.low + cell * size
+                overlap = min(end, cell_start + size - 1) - max(start, cell_start) + 1
+                if overlap > best[cell]:
+                    best[cell] = overlap
+                    owner[cell] = site
+        return owner
+
+    def heat_cells(self, size: int) -> list[int]:
+        """For cells of ``size`` bytes, how many allocations of all snapshots overlapped each."""
+        count = self.cell_count(size)
+        diff = [0] * (count + 1)
+        for snapshot in self.snapshots:
+            for first, last, _start, _end, _site in self._ranges(snapshot, size):
+                diff[first] += 1
+                diff[last + 1] -= 1
+        heat = []
+        running = 0
+        for step in diff[:-1]:
+            running += step
+            heat.append(running)
+        return heat
+
+
+@dataclass(slots=True)
+class HeapMapResult:
+    """What the view builds: the heap map and what to render of it (``mode``, one ``snapshot`` or all)."""
+
+    heap: HeapMap
+    mode: str
+    snapshot: int | None
+
+
+def build(profile: Profile, *, mode: str, snapshot: int | None) -> HeapMapResult:
+    """The heap map of a memory profile (``mode`` and ``snapshot`` only matter when rendering)."""
+    from ..profile.convert import to_heap_map_format
+
+    data = to_heap_map_format(profile)
+    stats = data["stats"]
+    if not stats["allocations"]:
+        raise EmptyProfile("heapmap", "allocations (resources with an integer 'address' and an 'amount')")
+    sites = [Site(i["function"], i["source"], i["line"]) for i in data["info"]]
+    snapshots = [
+        HeapSnapshot(
+            time=s["time"],
+            addresses=[e["address"] for e in s["map"]],
+            amounts=[e["amount"] for e in s["map"]],
+            sites=[e["uid"] for e in s["map"]],
+        )
+        for s in data["snapshots"]
+    ]
+    if snapshot is not None and snapshot >= len(snapshots):
+        raise InvalidParameter("heapmap", "snapshot", snapshot, f"a snapshot number from 0 to {len(snapshots) - 1}")
+    heap = HeapMap(data["unit"], stats["min_address"], stats["max_address"], sites, snapshots)
+    return HeapMapResult(heap, mode, snapshot)
+
+
+# -- text rendering -------------------------------------------------------------------------
+
+def _site_glyph(site: int) -> str:
+    return SITE_GLYPHS[site % len(SITE_GLYPHS)]
+
+
+def _layout(heap: HeapMap, width: int, rows: int) -> tuple[int, int, int]:
+    """``(columns, label width, bytes per cell)`` of a map at most ``width`` wide and ``rows`` high.
+
+    Cells hold a power of two of bytes and rows a multiple of 16 cells (when
+    the width allows), so row addresses are round hexadecimal numbers.
+    """
+    label = len(f"{heap.high:#x}") + 1
+    room = max(width - label - 2, 1)
+    columns = room - room % 16 if room >= 16 else room
+    size = 1 << (heap.size_for(columns * max(rows, 1)) - 1).bit_length()
+    return columns, label, size
+
+
+def _map_lines(heap: HeapMap, values: list[int], size: int, columns: int, label: int,
+               glyph: Callable[[int], str]) -> list[str]:
+    lines = []
+    for start in range(0, len(values), columns):
+        address = heap.low + start * size
+        row = "".join(glyph(v) for v in values[start:start + columns])
+        lines.append(f"{address:#0{label - 1}x} │{row}│")
+    return lines
+
+
+def _plural(count: int, word: str) -> str:
+    return f"{count} {word}{'' if count == 1 else 's'}"
+
+
+def _legend(entries: list[str], width: int) -> list[str]:
+    lines: list[str] = []
+    current = ""
+    for entry in entries:
+        entry = fit(entry, width)
+        if current and len(current) + 3 + len(entry) > width:
+            lines.append(current)
+            current = entry
+        else:
+            current = f"{current}   {entry}" if current else entry
+    if current:
+        lines.append(current)
+    return lines
+
+
+def _rows_for(height: int, legend: int) -> int:
+    # a header line above, the legend below
+    return max(height - 1 - legend, 1)
+
+
+def _site_legend(heap: HeapMap, number: int, width: int) -> list[str]:
+    """Lines naming the sites of one snapshot with the amount each holds there."""
+    snapshot = heap.snapshots[number]
+    per_site: dict[int, float] = {}
+    for amount, site in zip(snapshot.amounts, snapshot.sites):
+        per_site[site] = per_site.get(site, 0) + amount
+    entries = [f"{_site_glyph(s)} {heap.sites[s].label}: {format_number(per_site[s])} {heap.unit}"
+               for s in sorted(per_site)]
+    return _legend(entries, width)
+
+
+def render_heap(heap: HeapMap, number: int, options: RenderOptions, *, legend_rows: int | None = None) -> str:
+    """One snapshot's map: a header, rows of cells (site letters, ``·`` free) and the legend.
+
+    ``legend_rows`` reserves room for that many legend lines (maps of several
+    snapshots reserve the most any of them needs, so all share one scale).
+    """
+    theme = options.theme
+    snapshot = heap.snapshots[number]
+    legend = _site_legend(heap, number, options.width)
+    reserved = max(len(legend), legend_rows or 0)
+    columns, label, size = _layout(heap, options.width, _rows_for(options.height, reserved))
+    cells = heap.site_cells(number, size)
+
+    def glyph(site: int) -> str:
+        if site < 0:
+            return paint(EMPTY, colour=theme.axes) if theme is not None and theme.axes else EMPTY
+        if theme is None:
+            return _site_glyph(site)
+        return paint(_site_glyph(site), colour=theme.on_block, background=theme.colour(site))
+
+    header = (f"snapshot {number} (time {snapshot.time}): {_plural(len(snapshot.addresses), 'allocation')}, "
+              f"{format_number(snapshot.allocated)} {heap.unit}; {format_number(size)} {heap.unit} per cell")
+    lines = [fit(header, options.width)]
+    lines += _map_lines(heap, cells, size, columns, label, glyph)
+    if theme is not None:
+        legend = [_colour_legend(line, heap, theme) for line in legend]
+    lines += legend
+    return "\n".join(lines)
+
+
+def _colour_legend(line: str, heap: HeapMap, theme: Theme) -> str:
+    # colour the site letter at the start of each entry
+    out = []
+    for i, part in enumerate(line.split("   ")):
+        if part and part[0] in SITE_GLYPHS:
+            site = SITE_GLYPHS.index(part[0])
+            part = paint(part[0], colour=theme.on_block, background=theme.colour(site)) + part[1:]
+        out.append(part)
+    return "   ".join(out)
+
+
+def render_heat(heap: HeapMap, options: RenderOptions) -> str:
+    """The heat map over all snapshots: glyphs (or colours) from one allocation to the hottest cell."""
+    theme = options.theme
+    columns, label, size = _layout(heap, options.width, _rows_for(options.height, 1))
+    heat = heap.heat_cells(size)
+    hottest = max(heat, default=0) or 1
+
+    def glyph(count: int) -> str:
+        if count <= 0:
+            return paint(EMPTY, colour=theme.axes) if theme is not None and theme.axes else EMPTY
+        level = (count - 1) / (hottest - 1) if hottest > 1 else 1.0
+        char = HEAT_GLYPHS[min(int(level * len(HEAT_GLYPHS)), len(HEAT_GLYPHS) - 1)]
+        if theme is None:
+            return char
+        return paint("█", colour=theme.heat_colour(count / hottest))
+
+    allocations = sum(len(s.addresses) for s in heap.snapshots)
+    header = (f"heat map of {_plural(len(heap.snapshots), 'snapshot')}: {_plural(allocations, 'allocation')}; "
+              f"{format_number(size)} {heap.unit} per cell; hottest cell {max(heat, default=0)}")
+    scale = f"{EMPTY} none  " + "".join(HEAT_GLYPHS) + f"  1 .. {max(heat, default=0)} allocations"
+    if theme is not None:
+        ramp = "".join(paint("█", colour=theme.heat_colour((i + 1) / len(theme.heat))) for i in range(len(theme.heat)))
+        scale = f"{EMPTY} none  {ramp}  1 .. {max(heat, default=0)} allocations"
+    return "\n".join([fit(header, options.width), *_map_lines(heap, heat, size, columns, label, glyph), scale])
+
+
+def render(shown: HeapMapResult, options: RenderOptions) -> str:
+    if shown.mode == "heat":
+        return render_heat(shown.heap, options)
+    numbers = range(len(shown.heap.snapshots)) if shown.snapshot is None else [shown.snapshot]
+    rows = max(len(_site_legend(shown.heap, n, options.width)) for n in numbers)
+    return "\n\n".join(render_heap(shown.heap, n, options, legend_rows=rows) for n in numbers)
+
+
+VIEW = View(
+    name="heapmap",
+    summary="The address space of a memory profile per snapshot, by allocation site, or as a heat map.",
+    description=__doc__ or "",
+    params=(
+        Param("mode", "heap: a map per snapshot by allocation site; heat: allocations over all snapshots.",
+              kind="choice", flags=("--mode",), default="heap", choices=("heap", "heat")),
+        Param("snapshot", "Show only this snapshot (numbered from 0).", kind="int", flags=("-s", "--snapshot"),
+              minimum=0, metavar="N"),
+    ),
+    build=build,
+    render_result=render,
+    profile_types=("memory",),
+)

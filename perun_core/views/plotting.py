@@ -1,0 +1,346 @@
+"""The one module that talks to plotext: scatter, bar and line plots as ANSI text.
+
+Both front ends draw through these functions: the CLI prints their text, the
+TUI wraps it (``rich.text.Text.from_ansi``) in a widget.  Every function
+takes the size to draw at (``width`` columns by ``height`` rows, title and
+axis labels included) and a :class:`~perun_core.views.style.Theme` (RGB
+colours) or ``None`` for plain text without escape sequences.
+
+plotext keeps one global figure, so every call holds :data:`_LOCK` from
+clearing the figure until the text is built; threads may call freely.  The
+pinned plotext is 5.3 (the 6.x API differs).  Big point clouds are thinned
+first (:func:`thin_points`): a terminal cell shows one mark however many
+points fall into it, and building a plot costs time per point.
+"""
+
+from __future__ import annotations
+
+import math
+import threading
+from collections.abc import Sequence
+from typing import TYPE_CHECKING, Any
+
+from .style import DEFAULT_THEME, RGB, Theme, fit, strip_ansi
+
+if TYPE_CHECKING:  # pragma: no cover
+    import numpy
+
+    from .base import Series
+
+__all__ = [
+    "DEFAULT_THEME",
+    "Theme",
+    "integer_ticks",
+    "render_bars",
+    "render_lines",
+    "render_scatter",
+    "thin_line",
+    "thin_points",
+]
+
+#: Guards plotext's global figure.
+_LOCK = threading.Lock()
+
+#: Markers telling series apart when there is no colour.
+_PLAIN_CURVE_MARKERS = ("braille", "*", "+", "x", "o", "=", "#", "~", "%", "@", "$")
+_PLAIN_BAR_MARKERS = ("█", "▒", "░", "#", "=", "+", "%", "@", "x", "o")
+#: Marker of scatter points: one dot per character cell.
+_POINT_MARKER = "dot"
+#: Marker of lines when colours tell them apart.
+_LINE_MARKER = "braille"
+#: Thinning keeps one point per cell of a grid this many times finer than the characters
+#: (the "dot" marker draws one point per character).
+_OVERSAMPLE = 1
+
+
+# -- data preparation -----------------------------------------------------------------------
+
+def _as_array(values: Any) -> numpy.ndarray:
+    import numpy as np
+
+    array = np.asarray(values, dtype=np.float64)
+    return array.reshape(-1)
+
+
+def _finite(x: numpy.ndarray, y: numpy.ndarray) -> tuple[numpy.ndarray, numpy.ndarray]:
+    import numpy as np
+
+    keep = np.isfinite(x) & np.isfinite(y)
+    if keep.all():
+        return x, y
+    return x[keep], y[keep]
+
+
+def _limits(arrays: Sequence[numpy.ndarray]) -> tuple[float, float]:
+    """``(low, high)`` over the arrays, widened when they are a single value."""
+    lows = [float(a.min()) for a in arrays if len(a)]
+    highs = [float(a.max()) for a in arrays if len(a)]
+    if not lows:
+        return 0.0, 1.0
+    low, high = min(lows), max(highs)
+    if low == high:
+        margin = abs(low) * 0.05 or 0.5
+        return low - margin, high + margin
+    return low, high
+
+
+def thin_points(
+    x: Any, y: Any, *, columns: int, rows: int,
+    xlim: tuple[float, float] | None = None, ylim: tuple[float, float] | None = None,
+) -> tuple[numpy.ndarray, numpy.ndarray]:
+    """At most one point per cell of a ``columns`` x ``rows`` grid over the limits.
+
+    Vectorized and O(n): every point gets its cell, and one point of each
+    occupied cell is kept (a real point, so nothing is drawn where there
+    was none).  Points outside the limits or not finite are dropped.  When
+    there are no more points than cells the finite points come back as
+    they are.
+    """
+    import numpy as np
+
+    xs, ys = _finite(_as_array(x), _as_array(y))
+    if len(xs) <= columns * rows:
+        return xs, ys
+    x0, x1 = xlim if xlim else _limits([xs])
+    y0, y1 = ylim if ylim else _limits([ys])
+    col = np.floor((xs - x0) * (columns / ((x1 - x0) or 1.0))).astype(np.int64)
+    row = np.floor((ys - y0) * (rows / ((y1 - y0) or 1.0))).astype(np.int64)
+    inside = (col >= 0) & (col <= columns) & (row >= 0) & (row <= rows)
+    if not inside.all():
+        xs, ys, col, row = xs[inside], ys[inside], col[inside], row[inside]
+    # the upper limits belong to the last cell
+    np.minimum(col, columns - 1, out=col)
+    np.minimum(row, rows - 1, out=row)
+    keeper = np.full(columns * rows, -1, dtype=np.int64)
+    # a cell assigned many times keeps one of them: any point of the cell will do
+    keeper[col * rows + row] = np.arange(len(xs))
+    chosen = keeper[keeper >= 0]
+    return xs[chosen], ys[chosen]
+
+
+def thin_line(x: Any, y: Any, *, columns: int, xlim: tuple[float, float] | None = None,
+              ) -> tuple[numpy.ndarray, numpy.ndarray]:
+    """A polyline cut down to what ``columns`` columns show: per column its first, lowest, highest and last point.
+
+    Points keep their order, so the line is drawn through the same extremes.
+    Lines with at most four points per column come back as they are.
+    """
+    import numpy as np
+
+    xs, ys = _finite(_as_array(x), _as_array(y))
+    if len(xs) <= 4 * columns:
+        return xs, ys
+    x0, x1 = xlim if xlim else _limits([xs])
+    column = np.clip(np.floor((xs - x0) * (columns / ((x1 - x0) or 1.0))), 0, columns - 1).astype(np.int64)
+    by_value = np.lexsort((ys, column))  # within each column, from the lowest to the highest y
+    by_position = np.argsort(column, kind="stable")  # within each column, in line order
+    starts = np.flatnonzero(np.r_[True, np.diff(column[by_position]) != 0])
+    ends = np.r_[starts[1:], len(xs)] - 1
+    keep = np.unique(np.concatenate([by_position[starts], by_position[ends], by_value[starts], by_value[ends]]))
+    return xs[keep], ys[keep]
+
+
+def integer_ticks(arrays: Sequence[numpy.ndarray], width: int) -> list[float] | None:
+    """The distinct x values when all are integers and few enough to label each (snapshots, orders)."""
+    import numpy as np
+
+    present = [a for a in arrays if len(a)]
+    if not present:
+        return None
+    values = np.unique(np.concatenate(present))
+    if len(values) > max(2, width // 8) or not np.all(values == np.round(values)):
+        return None
+    return values.tolist()
+
+
+# -- plotext ------------------------------------------------------------------------------------
+
+def _ordered_unique(data: Any) -> list:
+    return list(dict.fromkeys(data))
+
+
+def _plotext() -> Any:
+    """The plotext module, made deterministic.
+
+    plotext 5.3 drops duplicate ticks and points through a ``set``, so the
+    order in which it draws them (and which of two overlapping tick labels
+    survives) changed with Python's string hash seed from run to run.  Its
+    helper is swapped for one that keeps the first-seen order.
+    """
+    import plotext as plt
+    from plotext import _utility
+
+    if _utility.no_duplicates is not _ordered_unique:
+        _utility.no_duplicates = _ordered_unique
+    return plt
+
+
+def _figure(width: int, height: int, theme: Theme | None, title: str, xlabel: str, ylabel: str) -> Any:
+    """plotext, cleared and set up for one plot; call with :data:`_LOCK` held."""
+    plt = _plotext()
+    plt.clear_figure()
+    # plotext leaves out a title that does not fit centred over the canvas (right of the y ticks),
+    # and an x label that would touch the y label on the bottom line: cut them instead
+    title = fit(title, max(width - 16, 10))
+    xlabel, ylabel = fit(xlabel, width // 3), fit(ylabel, width // 3)
+    # plotext clips to the real terminal unless told not to; we draw at the asked size
+    plt.limit_size(False, False)
+    plt.plot_size(width, height)
+    plt.theme("clear")
+    if theme is not None:
+        plt.canvas_color(theme.background or "default")
+        plt.axes_color(theme.background or "default")
+        plt.ticks_color(theme.text or "default")
+    if title:
+        plt.title(title)
+    if xlabel:
+        plt.xlabel(xlabel)
+    if ylabel:
+        plt.ylabel(ylabel)
+    return plt
+
+
+def _finish(plt: Any, theme: Theme | None) -> str:
+    text = plt.build()
+    plt.clear_figure()
+    if theme is None:
+        text = strip_ansi(text)
+    return "\n".join(line.rstrip() for line in text.split("\n")).rstrip("\n")
+
+
+def _colour(theme: Theme | None, index: int) -> RGB | None:
+    return theme.colour(index) if theme is not None else None
+
+
+def _floats(values: numpy.ndarray) -> list[float]:
+    return values.tolist()
+
+
+def render_scatter(
+    series: Sequence[Series],
+    curves: Sequence[Series] = (),
+    *,
+    width: int,
+    height: int,
+    theme: Theme | None = DEFAULT_THEME,
+    title: str = "",
+    xlabel: str = "",
+    ylabel: str = "",
+) -> str:
+    """Point clouds (``series``) and model curves (``curves``) as one plot.
+
+    Each series and curve has ``name``, ``x`` and ``y`` (numbers; NaN and
+    infinities are skipped).  Point clouds are thinned to what the plot can
+    show; the axes cover every point and curve.  Series take the theme's
+    colours in order, curves the colours after them.
+    """
+    clouds = [(s.name, *_finite(_as_array(s.x), _as_array(s.y))) for s in series]
+    lines = [(c.name, *_finite(_as_array(c.x), _as_array(c.y))) for c in curves]
+    xlim = _limits([x for _, x, _ in clouds + lines])
+    ylim = _limits([y for _, _, y in clouds + lines])
+    with _LOCK:
+        plt = _figure(width, height, theme, title, xlabel, ylabel)
+        plt.xlim(*xlim)
+        plt.ylim(*ylim)
+        ticks = integer_ticks([x for _, x, _ in clouds], width)
+        if ticks:
+            plt.xticks(ticks, [f"{t:g}" for t in ticks])
+        # curves first: the measured points stay visible on top of them
+        for index, (name, x, y) in enumerate(lines):
+            if not len(x):
+                continue
+            marker = _LINE_MARKER if theme is not None else _PLAIN_CURVE_MARKERS[index % len(_PLAIN_CURVE_MARKERS)]
+            plt.plot(_floats(x), _floats(y), marker=marker, color=_colour(theme, len(clouds) + index), label=name or None)
+        for index, (name, x, y) in enumerate(clouds):
+            if not len(x):
+                continue
+            x, y = thin_points(x, y, columns=width * _OVERSAMPLE, rows=height * _OVERSAMPLE, xlim=xlim, ylim=ylim)
+            plt.scatter(_floats(x), _floats(y), marker=_POINT_MARKER, color=_colour(theme, index), label=name or None)
+        return _finish(plt, theme)
+
+
+def render_bars(
+    categories: Sequence[str],
+    groups: Sequence[Series],
+    *,
+    stacked: bool = True,
+    width: int,
+    height: int,
+    theme: Theme | None = DEFAULT_THEME,
+    title: str = "",
+    xlabel: str = "",
+    ylabel: str = "",
+) -> str:
+    """Bars: one position per category, one bar (or stack part) per group.
+
+    Each group's ``y`` holds one value per category (NaN counts as 0).
+    With several groups they are stacked or stand side by side; without
+    colour each group gets its own fill character.
+    """
+    import numpy as np
+
+    labels = [str(c) for c in categories]
+    values = [np.nan_to_num(_as_array(g.y), nan=0.0).tolist() for g in groups]
+    names = [g.name for g in groups]
+    count = len(values)
+    if theme is not None:
+        markers: list[str] = ["sd"] * count
+        colours: list[Any] = [theme.colour(i) for i in range(count)]
+    else:
+        markers = [_PLAIN_BAR_MARKERS[i % len(_PLAIN_BAR_MARKERS)] for i in range(count)]
+        colours = ["default"] * count
+    with _LOCK:
+        plt = _figure(width, height, theme, title, xlabel, ylabel)
+        if not labels or not count:
+            pass
+        elif count == 1:
+            # one group needs no legend: the axis label says what the bars are
+            plt.bar(labels, values[0], marker=markers[0], color=colours[0])
+        elif stacked:
+            plt.stacked_bar(labels, values, marker=markers, color=colours, labels=names)
+        else:
+            plt.multiple_bar(labels, values, marker=markers, color=colours, labels=names)
+        return _finish(plt, theme)
+
+
+def render_lines(
+    series: Sequence[Series],
+    *,
+    categories: Sequence[str] | None = None,
+    width: int,
+    height: int,
+    theme: Theme | None = DEFAULT_THEME,
+    title: str = "",
+    xlabel: str = "",
+    ylabel: str = "",
+) -> str:
+    """Polylines, one per series, in the order of their x values as given.
+
+    With ``categories`` the x values are positions 0, 1, ... labelled by
+    them (for x keys that are not numbers).  A single line gets no legend.
+    Long lines are cut to what the width shows (:func:`thin_line`).
+    """
+    lines = [(s.name, *_finite(_as_array(s.x), _as_array(s.y))) for s in series]
+    xlim = _limits([x for _, x, _ in lines])
+    ylim = _limits([y for _, _, y in lines])
+    with _LOCK:
+        plt = _figure(width, height, theme, title, xlabel, ylabel)
+        plt.xlim(*xlim)
+        plt.ylim(*ylim)
+        if categories:
+            positions = list(range(len(categories)))
+            step = max(1, math.ceil(len(categories) / max(width // 12, 1)))
+            plt.xticks(positions[::step], [str(c) for c in categories][::step])
+        else:
+            ticks = integer_ticks([x for _, x, _ in lines], width)
+            if ticks:
+                plt.xticks(ticks, [f"{t:g}" for t in ticks])
+        legend = len(lines) > 1
+        for index, (name, x, y) in enumerate(lines):
+            if not len(x):
+                continue
+            x, y = thin_line(x, y, columns=width * 2, xlim=xlim)
+            marker = _LINE_MARKER if theme is not None else _PLAIN_CURVE_MARKERS[index % len(_PLAIN_CURVE_MARKERS)]
+            plt.plot(_floats(x), _floats(y), marker=marker, color=_colour(theme, index),
+                     label=(name or None) if legend else None)
+        return _finish(plt, theme)

@@ -1,0 +1,129 @@
+"""Scatter: ``--of`` against ``--per`` as points, one plot per uid, with the stored models (§6.1.5).
+
+Every uid with at least one point (both values finite numbers) gets a plot,
+or only the one chosen with ``--uid``.  Each model stored in the profile
+for that uid (parametric or not) is drawn as a curve over its interval and
+labelled with its kind and R^2; ``--model`` keeps only the given kinds.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any
+
+from ..errors import EmptyProfile, InvalidParameter
+from .base import (
+    Figure,
+    Param,
+    Plot,
+    Series,
+    View,
+    amount_unit,
+    not_numeric,
+    render_figure,
+    require_key,
+    resource_keys,
+    with_unit,
+)
+from .bars import TITLE, X_LABEL, Y_LABEL
+
+if TYPE_CHECKING:  # pragma: no cover
+    from ..profile.model import Profile
+
+#: Points sampled along each model curve.
+CURVE_POINTS = 400
+
+MODEL_KINDS = ("constant", "logarithmic", "linear", "nlogn", "quadratic", "power", "exponential",
+               "regressogram", "moving_average", "kernel_regression")
+
+_UIDS_LISTED = 12
+
+
+def _kind(model: dict) -> str:
+    return str(model.get("model", model.get("type", ""))).strip().lower()
+
+
+def curve_label(model: dict) -> str:
+    """``kind (R^2=0.987)``, or the kind alone when the model has no R^2."""
+    r_square = model.get("r_square")
+    if isinstance(r_square, (int, float)) and not isinstance(r_square, bool):
+        return f"{_kind(model)} (R^2={r_square:.3f})"
+    return _kind(model)
+
+
+def _models_by_uid(profile: Profile, of: str, per: str, kinds: tuple[str, ...]) -> dict[str, list[dict]]:
+    from ..profile.query import all_models_of, flatten_value
+
+    out: dict[str, list[dict]] = {}
+    for _, model in all_models_of(profile):
+        if kinds and _kind(model) not in kinds:
+            continue
+        # models that say which keys they were fitted on are only drawn over those keys
+        if model.get("per_key", per) != per or model.get("of_key", of) != of:
+            continue
+        out.setdefault(str(flatten_value(model.get("uid"))), []).append(model)
+    return out
+
+
+def _uid_list(uids: list[Any]) -> str:
+    shown = [str(u) for u in uids[:_UIDS_LISTED]]
+    more = len(uids) - len(shown)
+    return ", ".join(shown) + (f" (and {more} more)" if more > 0 else "")
+
+
+def build(profile: Profile, *, of: str, per: str, uid: str | None, models: tuple[str, ...],
+          x_label: str | None, y_label: str | None, title: str | None) -> Figure:
+    """One scatter plot per uid (or just ``uid``) with the curves of its models."""
+    from ..analysis import plot_points, points_by_uid
+
+    require_key("scatter", "of", profile, of, numeric=True, snapshots=False)
+    require_key("scatter", "per", profile, per, numeric=True, snapshots=False)
+    points = {u: xy for u, xy in points_by_uid(profile, per, of).items() if len(xy[0])}
+    if not points:
+        numeric = resource_keys(profile, numeric=True, snapshots=False)
+        for param, key in (("of", of), ("per", per)):
+            if key not in numeric:
+                raise not_numeric("scatter", param, profile, key)
+        raise EmptyProfile("scatter", f"resources with numbers in both '{of}' and '{per}'")
+    if uid is not None:
+        chosen = [u for u in points if str(u) == uid]
+        if not chosen:
+            raise InvalidParameter("scatter", "uid", uid, f"a uid with points: {_uid_list(list(points))}")
+        points = {chosen[0]: points[chosen[0]]}
+    curves_of = _models_by_uid(profile, of, per, models)
+    xlabel = with_unit(per, amount_unit(profile, per)) if x_label is None else x_label
+    ylabel = with_unit(of, amount_unit(profile, of)) if y_label is None else y_label
+    plots = []
+    for key, (x, y) in points.items():
+        curves = []
+        for model in curves_of.get(str(key), []):
+            cx, cy = plot_points(model, CURVE_POINTS)
+            curves.append(Series(curve_label(model), cx, cy))
+        plots.append(Plot(
+            kind="scatter",
+            title=f"{of} per {per}; uid: {key}" if title is None else title,
+            xlabel=xlabel,
+            ylabel=ylabel,
+            series=[Series(str(key), x, y)],
+            curves=curves,
+        ))
+    return Figure(plots)
+
+
+VIEW = View(
+    name="scatter",
+    summary="Points of --of against --per, one plot per uid, with the stored models as curves.",
+    description=__doc__ or "",
+    params=(
+        Param("of", "Resource key on the Y axis.", flags=("-o", "--of"), default="amount", metavar="KEY"),
+        Param("per", "Resource key on the X axis.", flags=("-p", "--per"), default="structure-unit-size",
+              metavar="KEY"),
+        Param("uid", "Plot only this uid.", flags=("-u", "--uid"), metavar="UID"),
+        Param("models", "Draw only models of this kind (repeatable).", kind="multi", flags=("--model",),
+              choices=MODEL_KINDS, metavar="KIND"),
+        X_LABEL,
+        Y_LABEL,
+        TITLE,
+    ),
+    build=build,
+    render_result=render_figure,
+)

@@ -1,0 +1,223 @@
+"""Tables of resources or models: a terminal table, CSV, JSON or Markdown.
+
+Resources are flattened (``uid:function``, see
+:mod:`perun_core.profile.query`); ``snapshots`` is each resource's region
+number.  By default the table has every top-level key; ``--key`` picks
+columns (flattened keys included).  Models show their uid, kind, method,
+R^2, coefficients and interval unless other keys are asked for.
+"""
+
+from __future__ import annotations
+
+import csv
+import io
+import json
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
+
+from ..errors import EmptyProfile, InvalidParameter
+from .base import Param, RenderOptions, View, check_key, resource_keys
+from .style import fit, format_number, pad, paint, text_width
+
+if TYPE_CHECKING:  # pragma: no cover
+    from ..profile.model import Profile
+
+MODEL_COLUMNS = ("uid", "model", "method", "r_square", "coeffs", "x_interval_start", "x_interval_end")
+
+#: Narrowest a column is squeezed to when the table is wider than the terminal.
+_MIN_COLUMN = 4
+_GAP = "  "
+
+
+@dataclass(slots=True)
+class Table:
+    """Rows of values under named columns (``None`` where a value is absent)."""
+
+    title: str
+    columns: list[str]
+    rows: list[list[Any]]
+
+
+def _cell(value: Any) -> str:
+    if value is None:
+        return ""
+    if isinstance(value, (list, tuple, dict)):
+        from ..profile.query import flatten_value
+
+        return str(flatten_value(value))
+    return format_number(value)
+
+
+def _is_number(value: Any) -> bool:
+    return isinstance(value, (int, float)) and not isinstance(value, bool)
+
+
+def _sort_key(value: Any) -> tuple:
+    if value is None:
+        return (2, 0, "")
+    if _is_number(value):
+        return (0, value, "")
+    return (1, 0, _cell(value))
+
+
+def _coeffs(value: Any) -> Any:
+    if isinstance(value, list) and all(isinstance(c, dict) and "name" in c for c in value):
+        return ", ".join(f"{c['name']}={format_number(c.get('value'))}" for c in value)
+    return value
+
+
+def _resource_table(profile: Profile, keys: tuple[str, ...]) -> Table:
+    from ..profile.query import resource_table
+
+    if profile.resource_count() == 0:
+        raise EmptyProfile("tableof")
+    available = resource_keys(profile)
+    if keys:
+        columns = [check_key("tableof", "key", k, available, "a resource key") for k in keys]
+    else:
+        columns = ["snapshots", *(k for k in available if ":" not in k and k != "snapshots")]
+    data = resource_table(profile, columns)
+    rows = [list(row) for row in zip(*(data[c] for c in columns))]
+    return Table("resources", columns, rows)
+
+
+def _model_table(profile: Profile, keys: tuple[str, ...]) -> Table:
+    from ..profile.query import all_models_of
+
+    models = [model for _, model in all_models_of(profile)]
+    if not models:
+        raise EmptyProfile("tableof", "models")
+    available = list(dict.fromkeys(key for model in models for key in model))
+    if keys:
+        columns = [check_key("tableof", "key", k, available, "a model key") for k in keys]
+    else:
+        columns = [k for k in MODEL_COLUMNS if k in available]
+    rows = [[_coeffs(model.get(c)) if c == "coeffs" else model.get(c) for c in columns] for model in models]
+    return Table("models", columns, rows)
+
+
+def _parse_filter(text: str, columns: list[str]) -> tuple[int, str]:
+    key, sep, value = text.partition("=")
+    if not sep:
+        raise InvalidParameter("tableof", "filter", text, "KEY=VALUE")
+    if key not in columns:
+        raise InvalidParameter("tableof", "filter", text, f"a KEY among the columns: {', '.join(columns)}")
+    return columns.index(key), value
+
+
+def build(profile: Profile, *, what: str, keys: tuple[str, ...], sort_by: str | None,
+          filters: tuple[str, ...], limit: int | None) -> Table:
+    """The table of ``what`` (resources or models), filtered, sorted and cut to ``limit`` rows."""
+    table = _resource_table(profile, keys) if what == "resources" else _model_table(profile, keys)
+    for condition in filters:
+        index, value = _parse_filter(condition, table.columns)
+        table.rows = [row for row in table.rows if _cell(row[index]) == value]
+    if sort_by is not None:
+        index = table.columns.index(check_key("tableof", "sort_by", sort_by, table.columns, "one of the columns"))
+        table.rows.sort(key=lambda row: _sort_key(row[index]))
+    if limit is not None:
+        table.rows = table.rows[:limit]
+    return table
+
+
+# -- rendering -------------------------------------------------------------------------
+
+def _widths(header: list[str], cells: list[list[str]], width: int) -> list[int]:
+    widths = [max([text_width(h), *(text_width(row[i]) for row in cells)]) for i, h in enumerate(header)]
+    budget = width - len(_GAP) * (len(widths) - 1)
+    # squeeze the widest column one step at a time until the table fits (or cannot shrink)
+    while sum(widths) > budget:
+        widest = max(range(len(widths)), key=widths.__getitem__)
+        if widths[widest] <= _MIN_COLUMN:
+            break
+        widths[widest] -= 1
+    return widths
+
+
+def render_text(table: Table, options: RenderOptions) -> str:
+    """The table aligned in columns, numbers to the right, cut to the width."""
+    theme = options.theme
+    cells = [[_cell(v) for v in row] for row in table.rows]
+    numeric = [all(_is_number(row[i]) or row[i] is None for row in table.rows) and bool(table.rows)
+               for i in range(len(table.columns))]
+    widths = _widths(table.columns, cells, options.width)
+
+    def line(values: list[str], *, header: bool = False) -> str:
+        parts = []
+        for i, value in enumerate(values):
+            text = pad(fit(value, widths[i]), widths[i], right=numeric[i])
+            if header and theme is not None:
+                text = paint(text, colour=theme.text, bold=True)
+            parts.append(text)
+        return _GAP.join(parts).rstrip()
+
+    rule = _GAP.join("─" * w for w in widths)
+    if theme is not None and theme.axes is not None:
+        rule = paint(rule, colour=theme.axes)
+    out = [line(table.columns, header=True), rule]
+    out.extend(line(row) for row in cells)
+    footer = f"{len(table.rows)} {table.title if len(table.rows) != 1 else table.title.rstrip('s')}"
+    out.append(paint(footer, colour=theme.text) if theme is not None and theme.text else footer)
+    return "\n".join(out)
+
+
+def render_csv(table: Table) -> str:
+    buffer = io.StringIO()
+    writer = csv.writer(buffer, lineterminator="\n")
+    writer.writerow(table.columns)
+    for row in table.rows:
+        # numbers keep their full precision; everything else as in the terminal table
+        writer.writerow([v if _is_number(v) else _cell(v) for v in row])
+    return buffer.getvalue().rstrip("\n")
+
+
+def render_json(table: Table) -> str:
+    records = [dict(zip(table.columns, row)) for row in table.rows]
+    return json.dumps(records, indent=2, ensure_ascii=False, default=str)
+
+
+def render_markdown(table: Table) -> str:
+    def escape(text: str) -> str:
+        return text.replace("\\", "\\\\").replace("|", "\\|").replace("\n", " ")
+
+    numeric = [bool(table.rows) and all(_is_number(row[i]) or row[i] is None for row in table.rows)
+               for i in range(len(table.columns))]
+    out = ["| " + " | ".join(escape(c) for c in table.columns) + " |",
+           "|" + "|".join("---:" if n else "---" for n in numeric) + "|"]
+    out.extend("| " + " | ".join(escape(_cell(v)) for v in row) + " |" for row in table.rows)
+    return "\n".join(out)
+
+
+def render(table: Table, options: RenderOptions) -> str:
+    if options.fmt == "csv":
+        return render_csv(table)
+    if options.fmt == "json":
+        return render_json(table)
+    if options.fmt == "markdown":
+        return render_markdown(table)
+    return render_text(table, options)
+
+
+VIEW = View(
+    name="tableof",
+    summary="Resources or models as a table (terminal, csv, json, markdown).",
+    description=__doc__ or "",
+    params=(
+        Param("what", "What to list.", kind="choice", default="resources", choices=("resources", "models"),
+              positional=True, metavar="[resources|models]"),
+        Param("keys", "Column to show (repeatable; default: every top-level key).", kind="multi",
+              flags=("-k", "--key"), metavar="KEY"),
+        Param("sort_by", "Sort the rows by this column.", flags=("-s", "--sort-by"), metavar="KEY"),
+        Param("filters", "Keep rows whose KEY shows VALUE (repeatable).", kind="multi",
+              flags=("-F", "--filter"), metavar="KEY=VALUE"),
+        Param("limit", "Show at most this many rows.", kind="int", flags=("-n", "--limit"), minimum=1,
+              metavar="N"),
+    ),
+    build=build,
+    render_result=render,
+    formats=("table", "csv", "json", "markdown"),
+    textual=("table",),
+    extensions={".csv": "csv", ".json": "json", ".md": "markdown", ".markdown": "markdown",
+                ".txt": "table", ".html": "table"},
+    allows_empty=True,
+)

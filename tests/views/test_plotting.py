@@ -1,0 +1,156 @@
+"""The plotting adapter: sizes, colours, thinning and thread safety."""
+
+from __future__ import annotations
+
+import re
+import threading
+
+import numpy as np
+import pytest
+
+from perun_core.views import Series, Theme
+from perun_core.views.plotting import integer_ticks, render_bars, render_lines, render_scatter, thin_line, thin_points
+
+THEME = Theme(series=((1, 2, 3), (4, 5, 6), (7, 8, 9)), heat=((10, 10, 10), (250, 0, 0)),
+              text=(11, 12, 13), axes=(14, 15, 16))
+
+
+def scatter(theme, width=50, height=12):
+    x = np.arange(30, dtype=float)
+    return render_scatter([Series("points", x, x * x)], [Series("fit", x, x * x + 1)],
+                          width=width, height=height, theme=theme, title="t", xlabel="x", ylabel="y")
+
+
+def bars(theme, width=50, height=12):
+    return render_bars(["a", "b", "c"], [Series("one", [0, 1, 2], [1, 2, 3]), Series("two", [0, 1, 2], [2, 1, 0])],
+                       stacked=True, width=width, height=height, theme=theme, title="t", xlabel="x", ylabel="y")
+
+
+def lines(theme, width=50, height=12):
+    x = np.linspace(0, 10, 50)
+    return render_lines([Series("sin", x, np.sin(x)), Series("cos", x, np.cos(x))],
+                        width=width, height=height, theme=theme, title="t", xlabel="x", ylabel="y")
+
+
+RENDERERS = [scatter, bars, lines]
+
+
+@pytest.mark.parametrize("render", RENDERERS)
+def test_plain_text_has_the_asked_size_and_no_escapes(render):
+    text = render(None)
+    assert "\x1b" not in text
+    assert len(text.splitlines()) == 12
+    assert max(len(line) for line in text.splitlines()) <= 50
+
+
+@pytest.mark.parametrize("render", RENDERERS)
+def test_colours_are_the_themes_rgb_never_palette_indices(render):
+    text = render(THEME)
+    assert "\x1b[38;2;1;2;3m" in text or "\x1b[48;2;1;2;3m" in text
+    assert not re.search(r"\x1b\[(?:3|4|9|10)[0-7]m", text)
+    assert "38;5;" not in text and "48;5;" not in text
+
+
+@pytest.mark.parametrize("render", RENDERERS)
+def test_size_comes_from_the_arguments_not_the_terminal(render, monkeypatch):
+    monkeypatch.setenv("COLUMNS", "20")
+    monkeypatch.setenv("LINES", "5")
+    text = render(None, width=100, height=30)
+    assert len(text.splitlines()) == 30
+    assert max(len(line) for line in text.splitlines()) > 60
+
+
+def test_empty_figures_still_render():
+    assert render_bars([], [], width=30, height=8, theme=None).count("\n") == 7
+    assert render_lines([], width=30, height=8, theme=None).count("\n") == 7
+    assert render_scatter([Series("none", [], [])], width=30, height=8, theme=None).count("\n") == 7
+
+
+def test_long_titles_are_cut_rather_than_dropped():
+    text = render_scatter([Series("p", [1, 2], [1, 2])], width=40, height=10, theme=None, title="x" * 100)
+    assert "xxxxxxxx" in text.splitlines()[0]
+    assert text.splitlines()[0].rstrip().endswith("…")
+
+
+def test_thin_points_keeps_one_real_point_per_occupied_cell():
+    rng = np.random.default_rng(1)
+    x = rng.normal(size=200_000)
+    y = rng.normal(size=200_000) ** 2
+    tx, ty = thin_points(x, y, columns=40, rows=10)
+    assert len(tx) <= 400
+    pairs = set(zip(x.tolist(), y.tolist()))
+    assert all((a, b) in pairs for a, b in zip(tx.tolist(), ty.tolist()))
+
+    def cells(xs, ys):
+        col = np.minimum(np.floor((xs - x.min()) * 40 / (x.max() - x.min())), 39)
+        row = np.minimum(np.floor((ys - y.min()) * 10 / (y.max() - y.min())), 9)
+        return set(zip(col.tolist(), row.tolist()))
+
+    assert cells(tx, ty) == cells(x, y)
+
+
+def test_thin_points_leaves_small_clouds_and_drops_non_finite():
+    x = np.array([1.0, 2.0, np.nan, 4.0])
+    y = np.array([1.0, np.inf, 3.0, 4.0])
+    tx, ty = thin_points(x, y, columns=10, rows=10)
+    assert tx.tolist() == [1.0, 4.0] and ty.tolist() == [1.0, 4.0]
+
+
+def test_thin_line_keeps_the_extremes_of_every_column_in_order():
+    x = np.linspace(0, 1, 10_000)
+    y = np.sin(x * 200)
+    tx, ty = thin_line(x, y, columns=50)
+    assert len(tx) <= 4 * 50
+    assert np.all(np.diff(tx) > 0)
+    column = np.minimum(np.floor(x * 50), 49)
+    kept = np.minimum(np.floor(tx * 50), 49)
+    for c in range(50):
+        assert ty[kept == c].max() == y[column == c].max()
+        assert ty[kept == c].min() == y[column == c].min()
+
+
+def test_integer_ticks_only_for_a_few_integers():
+    assert integer_ticks([np.array([0.0, 1.0, 2.0])], 60) == [0.0, 1.0, 2.0]
+    assert integer_ticks([np.array([0.5, 1.0])], 60) is None
+    assert integer_ticks([np.arange(100.0)], 60) is None
+
+
+def test_threads_share_the_global_figure_safely():
+    expected = {render.__name__: render(None) for render in RENDERERS}
+    results: list[tuple[str, str]] = []
+    errors: list[BaseException] = []
+
+    def work(render):
+        try:
+            for _ in range(5):
+                results.append((render.__name__, render(None)))
+        except BaseException as exc:  # noqa: BLE001 - reported below
+            errors.append(exc)
+
+    threads = [threading.Thread(target=work, args=(render,)) for render in RENDERERS * 3]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join()
+    assert not errors
+    assert len(results) == 45
+    assert all(text == expected[name] for name, text in results)
+
+
+def test_output_does_not_depend_on_the_hash_seed():
+    # plotext deduplicates through sets; the adapter makes its order stable
+    import os
+    import subprocess
+    import sys
+    from pathlib import Path
+
+    code = ("from perun_core.views.plotting import render_bars\nfrom perun_core.views import Series\n"
+            "print(render_bars(['SLList_insert(SLList*, int)', 'SLList_search(SLList*, int)'], "
+            "[Series('a', [0, 1], [20, 33]), Series('b', [0, 1], [3, 5])], width=70, height=16, theme=None, "
+            "xlabel='function', ylabel='y'))")
+    outputs = set()
+    for seed in ("1", "2", "3", "4"):
+        env = dict(os.environ, PYTHONHASHSEED=seed)
+        outputs.add(subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True, env=env,
+                                   cwd=Path(__file__).resolve().parents[2]).stdout)
+    assert len(outputs) == 1
