@@ -362,6 +362,8 @@ class StatusReport:
     sort_key: str
     #: registered profiles whose objects failed verification, as CorruptObject errors
     damaged: list[PerunError] = field(default_factory=list)
+    #: findings of the last degradation check of HEAD (stored records of perun_core.changes), None if never checked
+    checks: list[dict[str, Any]] | None = None
 
 
 def status(
@@ -391,7 +393,25 @@ def status(
             registered = sorted(registered, key=lambda i: _order(i, sort_by))
             pending = sorted(pending, key=lambda i: _order(i, sort_by))
         return StatusReport(head, r.vcs.major_version(), r.vcs.is_dirty(), registered, pending, status_format,
-                            sort_by or tag_key, list(damaged.values()))
+                            sort_by or tag_key, list(damaged.values()), _check_findings(r, head_sha))
+
+
+def _check_findings(repo: PerunRepository, minor: str) -> list[dict[str, Any]] | None:
+    """The changes the last check of ``minor`` found, one record per finding (with the target's source)."""
+    from .changes import any_changes, read_pairs
+
+    if not any_changes(repo):
+        return None
+    pairs = read_pairs(repo, minor)
+    if pairs is None:
+        return None
+    found = []
+    for pair in pairs:
+        source = str((pair.get("target") or {}).get("source", "")) if isinstance(pair, dict) else ""
+        for record in pair.get("findings", []) if isinstance(pair, dict) else []:
+            if isinstance(record, dict) and record.get("result") not in (None, "NoChange"):
+                found.append({**record, "source": source})
+    return found
 
 
 def _mark_damaged(repo: PerunRepository, infos: list[ProfileInfo]) -> dict[str, CorruptObject]:

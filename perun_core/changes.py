@@ -1,17 +1,30 @@
 """Performance changes found by checks, recorded per minor version.
 
 ``log`` shows them with the ``%changes%`` tag: ``-`` for each degradation,
-``+`` for each optimization.  A record is a small JSON file under
-``.perun/changes/<sha[:2]>/<sha[2:]>.json`` carrying a format version; the
-degradation checks write it, everything else only reads it.
+``+`` for each optimization; ``status`` lists the findings of HEAD.  A
+record is a small JSON file under ``.perun/changes/<sha[:2]>/<sha[2:]>.json``
+carrying a format version; the degradation checks write it, everything else
+only reads it.
+
+Version 1 holds only the marks: ``{"version": 1, "marks": "-+"}``.
+Version 2 adds every checked pair of profiles with its findings::
+
+    {"version": 2, "marks": "-", "checked": 1700000000.0,
+     "pairs": [{"baseline": {"source", "minor", "checksum", "config"},
+                "target": {...}, "methods": ["size_aware_rank_test"],
+                "findings": [{"method", "uid", "result", "type", "from", "to", "delta_abs",
+                              "delta_rel", "confidence_type", "confidence_rate", "reason"}]}]}
+
+Readers accept both and refuse newer versions; writers write version 2.
 """
 
 from __future__ import annotations
 
 import json
+import time
 from collections.abc import Iterable
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from .errors import StorageError, UnsupportedFormatVersion
 from .fsutil import atomic_write
@@ -19,7 +32,7 @@ from .fsutil import atomic_write
 if TYPE_CHECKING:
     from .repository import PerunRepository
 
-CHANGES_VERSION = 1
+CHANGES_VERSION = 2
 DEGRADATION = "-"
 OPTIMIZATION = "+"
 
@@ -33,24 +46,45 @@ def any_changes(repo: PerunRepository) -> bool:
     return (repo.perun_dir / "changes").is_dir()
 
 
-def write_changes(repo: PerunRepository, minor: str, marks: Iterable[str]) -> None:
-    """Record the marks ('-' or '+') of the findings of the latest check of ``minor``."""
+def write_changes(repo: PerunRepository, minor: str, marks: Iterable[str],
+                  pairs: list[dict[str, Any]] | None = None) -> None:
+    """Record the latest check of ``minor``: its marks ('-' or '+') and, optionally, its pairs of findings."""
     marks = [m for m in marks if m in (DEGRADATION, OPTIMIZATION)]
-    doc = {"version": CHANGES_VERSION, "marks": "".join(marks)}
-    atomic_write(changes_path(repo, minor), json.dumps(doc).encode())
+    doc: dict[str, Any] = {"version": CHANGES_VERSION, "marks": "".join(marks), "checked": time.time(),
+                           "pairs": list(pairs or [])}
+    atomic_write(changes_path(repo, minor), json.dumps(doc, allow_nan=False).encode())
 
 
-def read_changes(repo: PerunRepository, minor: str) -> str:
-    """The marks recorded for ``minor``, or '' when it was never checked."""
+def _read(repo: PerunRepository, minor: str) -> dict[str, Any] | None:
     path = changes_path(repo, minor)
     try:
         doc = json.loads(path.read_bytes())
     except FileNotFoundError:
-        return ""
+        return None
     except (OSError, ValueError) as exc:
         raise StorageError(f"cannot read change record {path}: {exc}") from None
     if not isinstance(doc, dict) or not isinstance(doc.get("marks"), str):
         raise StorageError(f"cannot read change record {path}: unexpected content")
-    if doc.get("version", 1) > CHANGES_VERSION:
-        raise UnsupportedFormatVersion(path, "change record", doc["version"], CHANGES_VERSION)
-    return doc["marks"]
+    version = doc.get("version", 1)
+    if not isinstance(version, int) or version > CHANGES_VERSION:
+        raise UnsupportedFormatVersion(path, "change record", version, CHANGES_VERSION)
+    if version >= 2 and not isinstance(doc.get("pairs", []), list):
+        raise StorageError(f"cannot read change record {path}: 'pairs' is not a list")
+    return doc
+
+
+def read_changes(repo: PerunRepository, minor: str) -> str:
+    """The marks recorded for ``minor``, or '' when it was never checked."""
+    doc = _read(repo, minor)
+    return doc["marks"] if doc is not None else ""
+
+
+def read_pairs(repo: PerunRepository, minor: str) -> list[dict[str, Any]] | None:
+    """The checked pairs recorded for ``minor`` (see the module docstring).
+
+    None when it was never checked; a version-1 record (marks only) gives [].
+    """
+    doc = _read(repo, minor)
+    if doc is None:
+        return None
+    return list(doc.get("pairs", [])) if doc.get("version", 1) >= 2 else []

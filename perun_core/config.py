@@ -78,7 +78,8 @@ DEFAULTS: dict[str, Any] = {
     },
     "degradation": {
         "apply": "first",
-        "strategies": [{"method": "aat"}],
+        # the default strategy of perun_core.check.default (see README, "Detecting changes")
+        "strategies": [{"method": "size_aware_rank_test"}],
     },
     "profiles": {
         "register_after_run": False,
@@ -204,6 +205,11 @@ def _check_str_list(value: Any) -> None:
             raise _Invalid(f"expected a list of strings, got {_describe(item)} as item {index}{hint}")
 
 
+def _check_non_negative(value: Any) -> None:
+    if isinstance(value, bool) or not isinstance(value, (int, float)) or value < 0:
+        raise _Invalid(f"expected a non-negative number, got {_describe(value)}")
+
+
 def _check_mapping_list(value: Any) -> None:
     if not isinstance(value, list):
         raise _Invalid(f"expected a list of mappings, got {_describe(value)}")
@@ -240,6 +246,16 @@ def _check_units(value: Any) -> None:
         raise _Invalid(f"expected 'params' of item {index} ('{name}') to be a mapping, got {_describe(params)}")
 
 
+def _check_generators(value: Any) -> None:
+    """generators.workload: the workload generators (checked by :mod:`perun_core.runner.generators`)."""
+    from .runner.generators import check_generators
+
+    try:
+        check_generators(value)
+    except ValueError as exc:
+        raise _Invalid(str(exc)) from None
+
+
 def _check_version(value: Any) -> None:
     if type(value) is not int or value < 1:
         raise _Invalid(f"expected a positive integer, got {_describe(value)}")
@@ -265,8 +281,11 @@ _LEAVES: dict[str, Callable[[Any], None]] = {
     "degradation.strategies": _check_mapping_list,
     "degradation.collect_before_check": _check_bool,
     "degradation.log_collect": _check_bool,
+    "degradation.cutoff": _check_non_negative,
+    "degradation.cutoff_abs": _check_non_negative,
     "vcs.type": _choice(VCS_TYPES),
     "vcs.url": _check_nonempty_str,
+    "generators.workload": _check_generators,
 }
 _SECTIONS = frozenset(pattern.split(".")[0] for pattern in _LEAVES if "." in pattern)
 

@@ -32,12 +32,19 @@ differently from the default message.
     |   +-- InvalidParameter(unit, name, value, expected)
     +-- RunError                     collecting or postprocessing cannot go on
     |   +-- CollectionError(job, reason, exit_status, stderr_tail)   one job failed
+    |   |   +-- WorkloadGenerationFailed(job, generator, reason, exit_status, output_tail)
     |   +-- JobsFailed(failures)     several jobs of one run failed
     |   +-- PostprocessError(unit, reason)
     |   +-- PreRunFailed(command, exit_status, output_tail)
     |   +-- DirtyWorkingTree(root)   uncommitted changes would skew the profile
+    |   +-- BuildFailed(what, command, output)   compiling a native library or target failed
+    +-- CheckError                   a degradation check cannot be made
+    |   +-- IncomparableProfiles(baseline, target, reason)   e.g. of different types
+    |   +-- NothingInCommon(baseline, target)   no location (uid) in both profiles
+    |   +-- HookError(path, reason)   the git hook cannot be installed
     +-- Interrupted                  Ctrl-C or a cancelled run; exit_code 130
     +-- ExternalToolError(tool, how_to_get)   a profiler or compiler is missing
+        +-- ToolNotPermitted(tool, reason, how_to_allow)   present, but the kernel or permissions forbid it
 """
 
 from __future__ import annotations
@@ -268,6 +275,20 @@ class CollectionError(RunError):
         self.stderr_tail = stderr_tail
 
 
+class WorkloadGenerationFailed(CollectionError):
+    """A workload generator of a job could not produce its workloads (an external command failed).
+
+    ``generator`` is the generator's id; ``stderr_tail`` holds the last lines
+    the generator's command wrote (standard output and error together).
+    """
+
+    def __init__(self, job: str, generator: str, reason: str, exit_status: int | None = None,
+                 output_tail: str = "") -> None:
+        super().__init__(job, f"workload generator '{generator}': {reason}", exit_status, output_tail)
+        self.generator = generator
+        self.hint = _tail_hint("its last output", output_tail)
+
+
 class JobsFailed(RunError):
     """More than one job of a run failed; ``failures`` holds their errors in order."""
 
@@ -306,6 +327,52 @@ class DirtyWorkingTree(RunError):
         self.root = Path(root)
 
 
+class BuildFailed(RunError):
+    """Compiling failed: ``what`` (a native library, an instrumented target) by ``command``.
+
+    ``output`` is what the compiler wrote; its last lines become the hint.
+    """
+
+    def __init__(self, what: str, command: str, output: str) -> None:
+        super().__init__(f"compiling {what} failed", hint=_tail_hint(f"{command}", "\n".join(output.splitlines()[-12:])))
+        self.what = what
+        self.command = command
+        self.output = output
+
+
+class CheckError(PerunError):
+    """A degradation check cannot be made as asked."""
+
+
+class IncomparableProfiles(CheckError):
+    """Two profiles that cannot be compared, e.g. a time and a mixed one; ``reason`` says why."""
+
+    def __init__(self, baseline: str, target: str, reason: str) -> None:
+        super().__init__(f"cannot compare {baseline} with {target}: {reason}")
+        self.baseline = baseline
+        self.target = target
+        self.reason = reason
+
+
+class NothingInCommon(CheckError):
+    """The two profiles share no location, so every result is NotInBaseline or NotInTarget."""
+
+    def __init__(self, baseline: str, target: str) -> None:
+        super().__init__(
+            f"{baseline} and {target} have no uid in common: nothing could be compared",
+            hint="check that both profiles measure the same program (same cmd, collector and uids)",
+        )
+        self.baseline = baseline
+        self.target = target
+
+
+class HookError(CheckError):
+    def __init__(self, path: Path | str, reason: str) -> None:
+        super().__init__(f"cannot install the hook {path}: {reason}")
+        self.path = Path(path)
+        self.reason = reason
+
+
 class Interrupted(PerunError):
     """The run was interrupted (Ctrl-C, SIGTERM) or cancelled; nothing partial was kept."""
 
@@ -319,3 +386,16 @@ class ExternalToolError(PerunError):
     def __init__(self, tool: str, how_to_get: str) -> None:
         super().__init__(f"'{tool}' is required but was not found", hint=how_to_get)
         self.tool = tool
+
+
+class ToolNotPermitted(ExternalToolError):
+    """The tool is installed but may not do its work here (kernel settings, privileges).
+
+    The message is one line: what is forbidden, why, and how to allow it.
+    """
+
+    def __init__(self, tool: str, reason: str, how_to_allow: str) -> None:
+        PerunError.__init__(self, f"{tool} cannot run here: {reason}; {how_to_allow}")
+        self.tool = tool
+        self.reason = reason
+        self.how_to_allow = how_to_allow

@@ -13,7 +13,7 @@ import fcntl
 import os
 import tempfile
 import time
-from collections.abc import Iterator
+from collections.abc import Iterable, Iterator
 from pathlib import Path
 
 from .errors import LockTimeout, StorageError
@@ -32,18 +32,23 @@ def _fsync_dir(directory: Path) -> None:
         os.close(fd)
 
 
-def atomic_write(path: Path | str, data: bytes, *, exclusive: bool = False) -> None:
-    """Write ``data`` to ``path`` through a temporary file, fsync and rename.
+def atomic_write(path: Path | str, data: bytes | Iterable[bytes], *, exclusive: bool = False) -> None:
+    """Write ``data`` (bytes, or an iterable of byte chunks) to ``path`` through a temporary file, fsync and rename.
 
     With ``exclusive`` the call fails with FileExistsError instead of
     replacing an existing file (used for names that must never overwrite).
+    Nothing is left behind when producing the chunks raises.
     """
     path = Path(path)
     path.parent.mkdir(parents=True, exist_ok=True)
     fd, tmp_name = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
     try:
         with os.fdopen(fd, "wb") as handle:
-            handle.write(data)
+            if isinstance(data, (bytes, bytearray, memoryview)):
+                handle.write(data)
+            else:
+                for chunk in data:
+                    handle.write(chunk)
             handle.flush()
             os.fsync(handle.fileno())
         if exclusive:

@@ -528,12 +528,12 @@ def test_defaults(tmp_path):
     assert stack.get("format.output_profile_template") == "%collector%-%cmd%-%args%-%workload%-%date%"
     assert stack.get("format.sort_profiles_by") == "time"
     assert stack.get("degradation.apply") == "first"
-    assert stack.get("degradation.strategies") == [{"method": "aat"}]
+    assert stack.get("degradation.strategies") == [{"method": "size_aware_rank_test"}]
     assert stack.get("profiles.register_after_run") is False
     assert stack.get("execute.pre_run") == []
     # defaults cannot be changed through what get returns
     stack.get("degradation.strategies").append({"method": "x"})
-    assert DEFAULTS["degradation"]["strategies"] == [{"method": "aat"}]
+    assert DEFAULTS["degradation"]["strategies"] == [{"method": "size_aware_rank_test"}]
     assert cfg.default("general.paging") == "only-log"
     with pytest.raises(KeyError):
         cfg.default("general.nothing")
@@ -549,7 +549,8 @@ def test_gather_order(tmp_path):
     assert stack.gather("degradation.strategies") == [
         {"type": "mixed", "method": "bmoe"},
         {"type": "memory", "method": "lreg"},
-        {"method": "aat"},  # the shared aat; the equal default is not repeated
+        {"method": "aat"},
+        {"method": "size_aware_rank_test"},  # the built-in default comes last
     ]
     # the nearest lookup still sees only the local list
     assert stack.get("degradation.strategies") == [{"type": "mixed", "method": "bmoe"}]
@@ -557,7 +558,7 @@ def test_gather_order(tmp_path):
 
 def test_gather_with_defaults_only_and_unknown(tmp_path):
     stack = make_stack(tmp_path, "", "")
-    assert stack.gather("degradation.strategies") == [{"method": "aat"}]
+    assert stack.gather("degradation.strategies") == [{"method": "size_aware_rank_test"}]
     assert stack.gather("no.such.key") == []
     stack2 = make_stack(tmp_path / "2", "extra:\n  x: 1\n", "extra:\n  x: [2, 3]\n")
     assert stack2.gather("extra.x") == [1, 2, 3]

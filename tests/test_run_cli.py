@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import signal
 import subprocess
 import sys
@@ -43,9 +44,17 @@ def c_project(tmp_path):
     return root, shas
 
 
-def real_times(repo: PerunRepository, sha: str) -> list[list[float]]:
+def cpu_times(repo: PerunRepository, sha: str) -> list[list[float]]:
+    # user + sys, not wall time: a loaded test machine must not change the ratio
     profiles = [repo.objects.read_profile(entry.checksum) for entry in repo.read_index(sha)]
-    return [[r["amount"] for r in p.global_region.resources if r["subtype"] == "real"] for p in profiles]
+    times = []
+    for p in profiles:
+        runs: dict[int, float] = {}
+        for r in p.global_region.resources:
+            if r["subtype"] in ("user", "sys"):
+                runs[r["order"]] = runs.get(r["order"], 0.0) + r["amount"]
+        times.append([runs[k] for k in sorted(runs)])
+    return times
 
 
 @needs_cc
@@ -61,7 +70,7 @@ def test_matrix_for_two_commits_of_a_c_program(c_project, run_env):
     assert [line for line in lines if line.startswith("$ ")] == ["$ make", "$ make"]
     assert sum("registered time-app-" in line for line in lines) == 2
     with PerunRepository(root) as repo:
-        first, second = real_times(repo, v1), real_times(repo, v2)
+        first, second = cpu_times(repo, v1), cpu_times(repo, v2)
         assert len(first) == len(second) == 1 and len(first[0]) == len(second[0]) == 3
         ratio = mean(second[0]) / mean(first[0])
         assert 3 < ratio < 8, (first, second)
@@ -129,8 +138,8 @@ def test_unit_commands_are_generated_from_their_declarations(perun_repo):
     for option in ("-w, --warm-up-repetition N", "-r, --repeat N", "-t, --timeout SECONDS", "--keep-failed",
                    "-m, --minor-version REV", "[COMMAND [ARGS]...]"):
         assert option in helped.stdout
-    assert "time  Wall, user and system time" in run_cli("collect", "--help", cwd=root).stdout
-    assert "normalizer  Scale the amounts" in run_cli("postprocessby", "--help", cwd=root).stdout
+    assert re.search(r"time +Wall, user and system time", run_cli("collect", "--help", cwd=root).stdout)
+    assert re.search(r"normalizer +Scale the amounts", run_cli("postprocessby", "--help", cwd=root).stdout)
 
 
 def test_postprocessby_writes_a_new_pending_profile(perun_repo):
@@ -156,9 +165,9 @@ ERROR_CASES = {
     "timeout": (None, ["collect", "-m", "HEAD", "time", "-t", "0.3", "sleep", "10"], "timed out after 0.3 s"),
     "invalid params yaml": (None, ["collect", "-p", "repeat: [1", "time", "true"], "invalid YAML"),
     "invalid param value": (None, ["collect", "time", "-r", "0", "true"], "time: parameter 'repeat' = 0"),
-    "unknown collector": (None, ["collect", "nosuch", "true"], "unknown collector 'nosuch'; known: time"),
+    "unknown collector": (None, ["collect", "nosuch", "true"], "unknown collector 'nosuch'; known: "),
     "unknown postprocessor": (None, ["run", "job", "-c", "time", "-b", "true", "-p", "nosuch"],
-                              "unknown postprocessor 'nosuch'; known: normalizer"),
+                              "unknown postprocessor 'nosuch'; known: clusterizer, filter, kernel_regression"),
     "unknown postprocessby unit": (None, ["postprocessby", "0@p", "nosuch"], "unknown postprocessor 'nosuch'"),
     "failing pre_run": (lambda root: (_matrix(root), configure(root, execute__pre_run=["sh -c 'echo making; exit 2'"])),
                         ["run", "matrix", "-m", "HEAD"], "pre_run command 'sh -c 'echo making; exit 2'' exited with status 2"),

@@ -40,7 +40,7 @@ from ..errors import InvalidParameter
 from ..profile.model import Profile
 from ..profile.query import _path_column, as_profile
 from ..profile.resources import MISSING, ResourceTable
-from .points import DEFAULT_Y, numeric_array
+from .points import DEFAULT_Y
 
 if TYPE_CHECKING:  # pragma: no cover
     import numpy
@@ -205,12 +205,10 @@ def _group_codes(tables: list[ResourceTable]) -> numpy.ndarray:
 
 
 def _amounts(table: ResourceTable, of: str) -> numpy.ndarray:
-    if of in table.columns()[0]:
-        return numeric_array(table.column(of))
-    values, multi, _missing = _path_column(table, of)
-    if multi:
-        values = [v[0] if v is not MISSING and len(v) == 1 else MISSING for v in values]
-    return numeric_array(values)
+    from .points import _number_column
+
+    # packed columns (decoded from the store) go straight into numpy
+    return _number_column(table, of).values
 
 
 def _as_list(clusters: numpy.ndarray) -> list[int | None]:

@@ -163,11 +163,12 @@ def _bin_edges(x: numpy.ndarray, count: int | None, rule: str | None, max_bins: 
     if count is None and rule in ("fd", "auto", "scott") and n > 1 and high > low:
         # These rules derive a bin width from the spread of x; with a narrow
         # spread and a far outlier they would ask for millions of bins.
-        if rule == "scott":
-            width = (24.0 * math.sqrt(math.pi) / n) ** (1.0 / 3.0) * float(np.std(x))
-        else:
-            q75, q25 = np.percentile(x, [75, 25])
-            width = 2.0 * float(q75 - q25) * n ** (-1.0 / 3.0)
+        with np.errstate(all="ignore"):  # a heuristic: underflow on subnormal spreads is harmless
+            if rule == "scott":
+                width = (24.0 * math.sqrt(math.pi) / n) ** (1.0 / 3.0) * float(np.std(x))
+            else:
+                q75, q25 = np.percentile(x, [75, 25])
+                width = 2.0 * float(q75 - q25) * n ** (-1.0 / 3.0)
         if width > 0 and (high - low) / width > max_bins:
             count, rule = max_bins, None
     with np.errstate(all="ignore"):

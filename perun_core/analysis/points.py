@@ -28,7 +28,7 @@ from typing import TYPE_CHECKING, Any, NamedTuple
 from ..errors import PerunError
 from ..profile.model import Profile, Snapshot
 from ..profile.query import _path_column, as_profile
-from ..profile.resources import MISSING, ResourceTable
+from ..profile.resources import MISSING, PackedColumn, ResourceTable
 
 if TYPE_CHECKING:  # pragma: no cover
     import numpy
@@ -39,13 +39,16 @@ __all__ = [
     "DEFAULT_Y",
     "AnalysisResult",
     "DegenerateData",
+    "PointsRead",
     "Skipped",
     "as_point_sets",
+    "count_numbers",
     "finite_number",
     "interval_bound",
     "numeric_array",
     "points_by_uid",
     "r_square",
+    "read_points",
 ]
 
 #: Key of the independent variable unless told otherwise.
@@ -180,23 +183,169 @@ def _column(table: ResourceTable, key: str) -> list:
     return values
 
 
-def _number_column(table: ResourceTable, key: str) -> numpy.ndarray:
-    if key in table.columns()[0]:
+#: numpy dtypes of the array typecodes of packed columns (always little-endian)
+_PACKED_DTYPES = {"b": "<i1", "h": "<i2", "i": "<i4", "q": "<i8", "d": "<f8"}
+
+
+class _NumberColumn(NamedTuple):
+    values: numpy.ndarray  # float64, NaN where the value is not a number (or absent)
+    numbers: int  # resources whose value is an int or float (NaN and infinity included)
+    nonfinite: int  # of those, the ones that are NaN or infinite
+
+
+def _from_list(values: list) -> _NumberColumn:
+    import numpy as np
+
+    array = numeric_array(values)
+    finite = np.isfinite(array)
+    count = int(np.count_nonzero(finite))
+    if count == len(values):
+        return _NumberColumn(array, count, 0)
+    # only now look at the values themselves: which non-finite cells are numbers?
+    bad = sum(1 for i in np.flatnonzero(~finite).tolist() if type(values[i]) in _NUMBER_TYPES)
+    return _NumberColumn(array, count + bad, bad)
+
+
+def _from_packed(column: PackedColumn) -> _NumberColumn:
+    import numpy as np
+
+    absent = column.absent_rows()
+    raw = np.frombuffer(column.data, dtype=_PACKED_DTYPES[column.typecode])
+    if column.kind == "dict":
+        distinct = _from_list(list(column.values or ()))
+        array = distinct.values[raw]
+        if distinct.numbers == 0:
+            return _NumberColumn(array, 0, 0)
+        numeric = np.fromiter((type(v) in _NUMBER_TYPES for v in column.values or ()), dtype=bool)
+        hits = numeric[raw]
+        bad_codes = numeric & ~np.isfinite(distinct.values)
+        bad = bad_codes[raw]
+        if absent:
+            array[absent] = math.nan
+            hits[absent] = False
+            bad[absent] = False
+        return _NumberColumn(array, int(np.count_nonzero(hits)), int(np.count_nonzero(bad)))
+    array = raw.astype(np.float64)
+    if absent:
+        array[absent] = 0.0  # fillers do not count as non-finite numbers
+    finite = np.isfinite(array)
+    nonfinite = len(array) - int(np.count_nonzero(finite))
+    if absent:
+        array[absent] = math.nan
+    return _NumberColumn(array, len(array) - len(absent), nonfinite)
+
+
+def _number_column(table: ResourceTable, key: str) -> _NumberColumn:
+    packed = table.packed(key)
+    if packed is not None:
+        return _from_packed(packed)
+    if key in table.keys():
         # top level: nested values are not numbers anyway, no need to join them
-        return numeric_array(table.column(key))
-    return numeric_array(_column(table, key))
+        return _from_list(table.column(key))
+    return _from_list(_column(table, key))
 
 
-def _uid_column(table: ResourceTable, key: str) -> tuple[list, dict]:
-    """The uid of every resource and the distinct uids (as dict keys, in first-seen order)."""
-    if key in table.columns()[0]:
+def _hashable(value: Any) -> Any:
+    from ..profile.query import flatten_value
+
+    if isinstance(value, (dict, list, tuple)):
+        return flatten_value(value)
+    return value
+
+
+def _uid_codes(table: ResourceTable, key: str) -> tuple[numpy.ndarray, list]:
+    """A code per resource (-1 where it has no uid) and the uid of each code, uids hashable."""
+    import numpy as np
+
+    packed = table.packed(key)
+    if packed is not None and packed.kind == "dict":
+        codes = np.frombuffer(packed.data, dtype=_PACKED_DTYPES[packed.typecode]).astype(np.int64)
+        absent = packed.absent_rows()
+        if absent:
+            codes[absent] = -1
+        return codes, [_hashable(v) for v in packed.values or ()]
+    if key in table.keys():
         values = table.column(key)
         try:
-            return values, dict.fromkeys(values)
+            distinct = dict.fromkeys(values)
         except TypeError:  # nested uids: group by their joined form
-            pass
-    values = _column(table, key)
-    return values, dict.fromkeys(values)
+            values = _column(table, key)
+            distinct = dict.fromkeys(values)
+    else:
+        values = _column(table, key)
+        distinct = dict.fromkeys(values)
+    lookup = {uid: code for code, uid in enumerate(distinct)}
+    if MISSING in lookup:
+        lookup[MISSING] = -1
+    codes = np.fromiter(map(lookup.__getitem__, values), dtype=np.int64, count=len(values))
+    return codes, [uid for uid in distinct]
+
+
+def count_numbers(source: Profile | dict | Snapshot | ResourceTable | list[dict], key: str) -> tuple[int, int]:
+    """``(numbers, nonfinite)``: resources with an ``int``/``float`` under ``key``, and how many are NaN or infinite."""
+    numbers = nonfinite = 0
+    for table in _tables(source):
+        if len(table):
+            column = _number_column(table, key)
+            numbers += column.numbers
+            nonfinite += column.nonfinite
+    return numbers, nonfinite
+
+
+class PointsRead(NamedTuple):
+    """What :func:`read_points` found: the points and how usable the two keys were."""
+
+    #: ``{uid: (x, y)}`` as :func:`points_by_uid` returns it
+    by_uid: dict
+    #: resources whose x (y) value is an ``int`` or ``float``, NaN and infinity included
+    numbers_x: int
+    numbers_y: int
+    #: of those, the NaN or infinite ones (never part of a point)
+    nonfinite_x: int
+    nonfinite_y: int
+
+
+def read_points(
+    source: Profile | dict | Snapshot | ResourceTable | list[dict],
+    depending_on: str = DEFAULT_X,
+    of: str = DEFAULT_Y,
+    *,
+    uid_key: str = DEFAULT_UID,
+) -> PointsRead:
+    """:func:`points_by_uid` plus counts that say why points may be missing.
+
+    Columns the object store decoded stay packed: their numbers and uid
+    codes go straight into numpy.
+    """
+    import numpy as np
+
+    uid_index: dict = {}
+    code_parts = []
+    xs = []
+    ys = []
+    counts = [0, 0, 0, 0]
+    for table in _tables(source):
+        if not len(table):
+            continue
+        local, distinct = _uid_codes(table, uid_key)
+        # local code -> global code; the extra last entry turns -1 into -1
+        translate = np.array([uid_index.setdefault(u, len(uid_index)) if u is not MISSING else -1
+                              for u in distinct] + [-1], dtype=np.int64)
+        code_parts.append(translate[local])
+        x = _number_column(table, depending_on)
+        y = _number_column(table, of)
+        xs.append(x.values)
+        ys.append(y.values)
+        counts[0] += x.numbers
+        counts[1] += y.numbers
+        counts[2] += x.nonfinite
+        counts[3] += y.nonfinite
+    if not code_parts:
+        return PointsRead({}, *counts)
+    codes = np.concatenate(code_parts) if len(code_parts) > 1 else code_parts[0]
+    x = np.concatenate(xs) if len(xs) > 1 else xs[0]
+    y = np.concatenate(ys) if len(ys) > 1 else ys[0]
+    return PointsRead(_group(codes, list(uid_index), x, y), *counts)
 
 
 def points_by_uid(
@@ -215,55 +364,36 @@ def points_by_uid(
     usable pair is still listed, with empty arrays, so callers can say why it
     got no model.
     """
-    import numpy as np
-
-    uids: list = []
-    distinct: dict = {}
-    xs = []
-    ys = []
-    for table in _tables(source):
-        if not len(table):
-            continue
-        values, seen = _uid_column(table, uid_key)
-        uids.extend(values)
-        distinct.update(seen)
-        xs.append(_number_column(table, depending_on))
-        ys.append(_number_column(table, of))
-    if not uids:
-        return {}
-    x = np.concatenate(xs) if len(xs) > 1 else xs[0]
-    y = np.concatenate(ys) if len(ys) > 1 else ys[0]
-    return _group(uids, list(distinct), x, y)
+    return read_points(source, depending_on, of, uid_key=uid_key).by_uid
 
 
-def _group(uids: list, distinct: list, x: numpy.ndarray, y: numpy.ndarray,
+def _group(codes: numpy.ndarray, distinct: list, x: numpy.ndarray, y: numpy.ndarray,
            ) -> dict[Any, tuple[numpy.ndarray, numpy.ndarray]]:
+    """Split the points by uid code (-1: no uid); every uid with a resource is listed."""
     import numpy as np
 
-    valid = np.isfinite(x) & np.isfinite(y)
+    if not distinct:
+        return {}
+    present = np.bincount(codes[codes >= 0], minlength=len(distinct)) > 0
+    valid = np.isfinite(x) & np.isfinite(y) & (codes >= 0)
     if len(distinct) == 1:
-        uid = distinct[0]
-        if uid is MISSING:
+        if not present[0]:
             return {}
         if valid.all():
-            return {uid: (x, y)}
-        return {uid: (x[valid], y[valid])}
-    lookup = {uid: code for code, uid in enumerate(distinct)}
-    # small integer codes let numpy use a radix sort for the stable grouping
-    code_type = np.int16 if len(distinct) < 2**15 else np.int64
-    codes = np.fromiter(map(lookup.__getitem__, uids), dtype=code_type, count=len(uids))
+            return {distinct[0]: (x, y)}
+        return {distinct[0]: (x[valid], y[valid])}
     if not valid.all():
         codes, x, y = codes[valid], x[valid], y[valid]
-    order = np.argsort(codes, kind="stable")
-    counts = np.bincount(codes, minlength=len(distinct))
-    cuts = np.cumsum(counts)[:-1]
-    x_parts = np.split(x[order], cuts)
-    y_parts = np.split(y[order], cuts)
-    return {
-        uid: (x_parts[code], y_parts[code])
-        for code, uid in enumerate(distinct)
-        if uid is not MISSING
-    }
+    if len(codes) > 1 and not (codes[1:] >= codes[:-1]).all():
+        # small integer codes let numpy use a radix sort for the stable grouping
+        small = codes.astype(np.int16 if len(distinct) < 2**15 else np.int64)
+        order = np.argsort(small, kind="stable")
+        x, y = x[order], y[order]
+        codes = codes[order]
+    cuts = np.cumsum(np.bincount(codes, minlength=len(distinct)))[:-1]
+    x_parts = np.split(x, cuts)
+    y_parts = np.split(y, cuts)
+    return {uid: (x_parts[code], y_parts[code]) for code, uid in enumerate(distinct) if present[code]}
 
 
 def as_point_sets(

@@ -650,7 +650,9 @@ def fit_models(
         points = _as_points(x, y)
     except DegenerateData as exc:
         return AnalysisResult([], [Skipped(uid, m, exc.reason) for m in models])
-    outcome = _METHOD_FUNCTIONS[method](points, models, steps, _rng_for(uid, seed))
+    # only the sampling methods shuffle; the others need no generator
+    rng = _rng_for(uid, seed) if method in ("iterative", "initial_guess") else None
+    outcome = _METHOD_FUNCTIONS[method](points, models, steps, rng)
     return AnalysisResult(
         [fit.record(uid, method) for fit in outcome.fits],
         [Skipped(uid, model, reason) for model, reason in outcome.skipped],

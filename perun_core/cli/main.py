@@ -20,6 +20,8 @@ LAZY_COMMANDS: dict[str, str] = {
     "collect": "perun_core.cli.run_cmds:collect",
     "run": "perun_core.cli.run_cmds:run",
     "postprocessby": "perun_core.cli.run_cmds:postprocessby",
+    "check": "perun_core.cli.check_cmds:check",
+    "install-hook": "perun_core.cli.check_cmds:install_hook",
 }
 
 

@@ -50,6 +50,28 @@ def render_status(report, *, short: bool, color: bool) -> list[str]:
                                   empty="(no tracked profiles at this minor version)"))
     lines.extend(_profile_section("Pending profiles", report.pending, report.status_format, short, color,
                                   empty="(no pending profiles)"))
+    lines.extend(_check_section(report.checks, short, color))
+    return lines
+
+
+_MARKS = {"Degradation": "-", "SevereDegradation": "-", "TotalDegradation": "-", "MaybeDegradation": "~",
+          "Optimization": "+", "SevereOptimization": "+", "TotalOptimization": "+", "MaybeOptimization": "~"}
+
+
+def _check_section(findings, short: bool, color: bool) -> list[str]:
+    """What the last degradation check of HEAD found (nothing when it was never checked)."""
+    if findings is None:
+        return []
+    lines = [paint(f"Performance changes found by the last check ({len(findings)}):", "heading", color)]
+    for record in findings[: 5 if short else None]:
+        result = str(record.get("result", ""))
+        style = "degradation" if "Degradation" in result else "optimization" if "Optimization" in result else ""
+        rel = record.get("delta_rel")
+        change = f" ({rel:+.3g} %)" if isinstance(rel, (int, float)) else ""
+        lines.append(f"  {paint(_MARKS.get(result, '?') + ' ' + result, style, color)} at {record.get('uid', '')}"
+                     f"{change} [{record.get('method', '')}] in {record.get('source', '')}")
+    if not findings and not short:
+        lines.append(paint("  (no performance changes)", "muted", color))
     return lines
 
 

@@ -102,9 +102,11 @@ def _report_run(result: Any) -> None:
 
 def _collect_callback(name: str) -> Any:
     @click.pass_context
-    def callback(ctx: click.Context, command: tuple[str, ...] = (), **values: Any) -> None:
+    def callback(ctx: click.Context, command: tuple[str, ...] = (), check: bool = False, **values: Any) -> None:
         import shlex
 
+        if check:
+            _report_requirements(ctx, name)
         for key in ("output_filename_template", "minor_version", "crawl_parents", "force_dirty"):
             values.pop(key, None)
 
@@ -138,8 +140,29 @@ def _collect_callback(name: str) -> Any:
     return callback
 
 
+def _report_requirements(ctx: click.Context, name: str) -> None:
+    """``collect NAME --check``: what the collector needs, whether it is here; exit 1 when something is missing."""
+    from perun_core.errors import UnitError
+    from perun_core.units.requirements import check_unit
+
+    result = check_unit("collector", name)
+    verdict = "this machine has what it needs" if result.usable else "something it needs is missing"
+    click.echo(f"{name}: {verdict}" if result.requirements else f"{name}: needs nothing beyond perun")
+    for item in result.requirements:
+        state = "ok" if item.ok else ("optional" if item.optional else "MISSING")
+        click.echo(f"  {state:<9}{item.name}: {item.detail}")
+        if not item.ok and item.how_to_get:
+            click.echo(f"  {'':<9}-> {item.how_to_get}")
+    if not result.usable:
+        missing = ", ".join(r.name for r in result.requirements if not r.ok and not r.optional)
+        raise UnitError(f"collector '{name}' cannot run on this machine: {missing} is missing")
+    ctx.exit(0)
+
+
 def _collector_params() -> list[click.Parameter]:
     return [
+        click.Option(["check", "--check"], is_flag=True,
+                     help="Report whether this machine has what the collector needs, then exit."),
         *_version_params("--crawl-parents"),
         click.Argument(["command"], nargs=-1, type=click.UNPROCESSED, metavar="[COMMAND [ARGS]...]"),
     ]

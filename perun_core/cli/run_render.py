@@ -56,6 +56,10 @@ class PlainRenderer:
             return f"$ {event.detail}" if event.phase == "pre_run" else None
         if isinstance(event, ev.JobStarted):
             return f"[{event.job}/{event.total}] {event.spec.label}"
+        if isinstance(event, ev.WorkloadStarted):
+            if self.verbose:
+                return f"  workload {event.index}/{event.total} of {event.generator}: {event.workload} (size {event.size})"
+            return None
         if isinstance(event, ev.Repetition):
             if self.verbose:
                 return f"  {'warm-up' if event.warmup else 'run'} {event.index}/{event.total}"

@@ -29,11 +29,12 @@ import json
 import sys
 from array import array
 from pathlib import Path
+from collections.abc import Iterator
 from typing import Any
 
 from ..errors import InvalidProfile, UnsupportedFormatVersion
 from .model import Profile, Snapshot
-from .resources import MISSING, ResourceTable
+from .resources import MISSING, PackedColumn, ResourceTable
 
 COLUMNAR_VERSION = 1
 _TAG = "perun-columnar"
@@ -44,14 +45,22 @@ _LITTLE = sys.byteorder == "little"
 # -- documented JSON -----------------------------------------------------------
 
 def to_json_bytes(profile: Profile, *, indent: int | None = None, with_origin: bool = True) -> bytes:
-    """The profile as documented JSON (UTF-8)."""
+    """The profile as documented JSON (UTF-8); see :func:`iter_json_chunks`."""
+    return b"".join(iter_json_chunks(profile, indent=indent, with_origin=with_origin))
+
+
+def iter_json_chunks(profile: Profile, *, indent: int | None = None, with_origin: bool = True) -> Iterator[bytes]:
+    """The profile as documented JSON (UTF-8), in chunks of bounded size.
+
+    Resources are written column-wise (:mod:`perun_core.profile.writer`),
+    one per line when ``indent`` is given; profiles of more than 20,000
+    resources are always written compactly.
+    """
+    from .writer import iter_json
+
     if indent is not None and profile.resource_count() > 20000:
-        # json's C encoder is only used without indent; big profiles stay compact.
         indent = None
-    separators = (",", ": ") if indent is not None else (",", ":")
-    return json.dumps(
-        profile.to_dict(with_origin=with_origin), indent=indent, separators=separators, ensure_ascii=False, allow_nan=False
-    ).encode("utf-8")
+    return iter_json(profile, indent=indent, with_origin=with_origin)
 
 
 def from_json_bytes(data: bytes | str, *, path: Path | str | None = None) -> Profile:
@@ -66,8 +75,22 @@ def from_json_bytes(data: bytes | str, *, path: Path | str | None = None) -> Pro
 
 
 def load_profile_from_file(path: Path | str) -> Profile:
-    """Read a documented-JSON profile file (spec §2.2 ``load_profile_from_file``)."""
+    """Read a documented-JSON profile file (spec §2.2 ``load_profile_from_file``).
+
+    Big files are read block by block straight into columns
+    (:mod:`perun_core.profile.reader`); anything that reader does not
+    expect, errors included, is parsed here the ordinary way.
+    """
+    from .reader import MINIMUM_SIZE, load_columnwise
+
     path = Path(path)
+    try:
+        if path.stat().st_size >= MINIMUM_SIZE:
+            found = load_columnwise(path)
+            if found is not None:
+                return found
+    except OSError:
+        pass  # reported below
     try:
         data = path.read_bytes()
     except FileNotFoundError:
@@ -76,14 +99,20 @@ def load_profile_from_file(path: Path | str) -> Profile:
         raise InvalidProfile(path, None, "is a directory, not a profile") from None
     except OSError as exc:
         raise InvalidProfile(path, None, f"cannot be read: {exc.strerror}") from None
-    return from_json_bytes(data, path=path)
+    # Decode first and let the bytes go: a big profile is then held once, not twice, while parsing.
+    try:
+        text = data.decode(json.detect_encoding(data), "surrogatepass")
+    except UnicodeDecodeError as exc:
+        raise InvalidProfile(path, None, f"is not UTF-8 text ({exc.reason} at byte {exc.start})") from None
+    del data
+    return from_json_bytes(text, path=path)
 
 
 def store_profile_at(profile: Profile, path: Path | str, *, indent: int | None = 2, exclusive: bool = False) -> None:
     """Write the profile as documented JSON, atomically."""
     from ..fsutil import atomic_write
 
-    atomic_write(path, to_json_bytes(profile, indent=indent), exclusive=exclusive)
+    atomic_write(path, iter_json_chunks(profile, indent=indent), exclusive=exclusive)
 
 
 # -- columnar store encoding ---------------------------------------------------
@@ -132,15 +161,35 @@ def decode_content(content: bytes, *, path: Path | str | None = None) -> Profile
 
 
 def _encode_region(region: Snapshot) -> dict:
-    keys, columns = region.resources.columns()
+    table = region.resources
+    held = table.raw_columns()
+    keys, columns = held if held is not None else table.columns()
+    sparse = table.sparse
     return {
         "meta": region.meta,
         "models": region.models,
         "has_models": region.has_models_key,
-        "n": len(region.resources),
+        "n": len(table),
         "keys": keys,
-        "cols": [_encode_column(c, region.resources.sparse) for c in columns],
+        "cols": [_encode_packed(c) if isinstance(c, PackedColumn) else _encode_column(c, sparse) for c in columns],
     }
+
+
+def _encode_packed(column: PackedColumn) -> dict:
+    """A column that is still packed as it was decoded: its bytes are written back as they are."""
+    def text(data: bytes) -> str:
+        return binascii.b2a_base64(data, newline=False).decode("ascii")
+
+    out: dict[str, Any]
+    if column.kind == "dict":
+        out = {"t": "dict", "w": column.typecode, "v": column.values, "c": text(column.data)}
+    elif column.kind == "f64":
+        out = {"t": "f64", "b": text(column.data)}
+    else:
+        out = {"t": "int", "w": column.typecode, "b": text(column.data)}
+    if column.absent:
+        out["absent"] = text(column.absent)
+    return out
 
 
 def _decode_region(doc: dict) -> Snapshot:
@@ -158,14 +207,14 @@ def _pack(kind: str, values: Any) -> str:
     return binascii.b2a_base64(packed.tobytes(), newline=False).decode("ascii")
 
 
-def _unpack(kind: str, text: str, length: int) -> list:
+def _unpack(kind: str, text: str | bytes, length: int, *, raw: bool = False) -> Any:
     packed = array(kind)
-    packed.frombytes(binascii.a2b_base64(text))
+    packed.frombytes(text if raw else binascii.a2b_base64(text))  # type: ignore[arg-type]
     if not _LITTLE:
         packed.byteswap()
     if length >= 0 and len(packed) != length:
         raise ValueError(f"column holds {len(packed)} values, expected {length}")
-    return packed.tolist()
+    return packed if raw else packed.tolist()
 
 
 _WIDTHS = (("b", 2**7), ("h", 2**15), ("i", 2**31), ("q", 2**63))
@@ -257,21 +306,62 @@ def _code_mixed(values: list) -> tuple[list, list[int]]:
     return distinct, codes
 
 
-def _decode_column(doc: dict, length: int) -> list:
+_ITEM_SIZES = {"b": 1, "h": 2, "i": 4, "q": 8, "d": 8}
+
+
+def _packed_bytes(kind: str, text: str, length: int) -> bytes:
+    if kind not in _ITEM_SIZES:
+        raise ValueError(f"unknown array width {kind!r}")
+    data = binascii.a2b_base64(text)
+    if length >= 0 and len(data) != length * _ITEM_SIZES[kind]:
+        raise ValueError(f"column holds {len(data) // _ITEM_SIZES[kind]} values, expected {length}")
+    if len(data) % _ITEM_SIZES[kind]:
+        raise ValueError("packed column is cut short")
+    return data
+
+
+def _check_codes(kind: str, data: bytes, count: int) -> None:
+    """ValueError unless every code is an index into ``count`` values."""
+    if not data:
+        return
+    if kind == "b":
+        # one byte per code: delete the valid ones, nothing may remain (runs in C)
+        if data.translate(None, bytes(range(min(count, 128)))):
+            raise ValueError("a code points past the dictionary of the column")
+        return
+    codes = _unpack(kind, data, -1, raw=True)
+    if min(codes) < 0 or max(codes) >= count:
+        raise ValueError("a code points past the dictionary of the column")
+
+
+def _decode_column(doc: dict, length: int) -> list | PackedColumn:
+    """A column: packed numbers and codes stay packed (validated now, unpacked on demand)."""
     kind = doc["t"]
+    absent = b""
+    if "absent" in doc:
+        absent = _packed_bytes("q", doc["absent"], -1)
+        rows = _unpack("q", absent, -1, raw=True)
+        if rows and (min(rows) < 0 or max(rows) >= length):
+            raise ValueError("an absent row number is out of range")
+    if kind in ("int", "dict") and doc["w"] not in ("b", "h", "i", "q"):
+        raise ValueError(f"unknown integer width {doc['w']!r}")
     if kind == "int":
-        values = _unpack(doc["w"], doc["b"], length)
-    elif kind == "f64":
-        values = _unpack("d", doc["b"], length)
-    elif kind == "dict":
-        values = list(map(doc["v"].__getitem__, _unpack(doc["w"], doc["c"], length)))
-    elif kind == "raw":
+        return PackedColumn("int", doc["w"], _packed_bytes(doc["w"], doc["b"], length), length, None, absent)
+    if kind == "f64":
+        return PackedColumn("f64", "d", _packed_bytes("d", doc["b"], length), length, None, absent)
+    if kind == "dict":
+        values = doc["v"]
+        if not isinstance(values, list):
+            raise TypeError("the dictionary of a column must be a list")
+        codes = _packed_bytes(doc["w"], doc["c"], length)
+        _check_codes(doc["w"], codes, len(values))
+        return PackedColumn("dict", doc["w"], codes, length, values, absent)
+    if kind == "raw":
         values = doc["v"]
         if len(values) != length:
             raise ValueError(f"column holds {len(values)} values, expected {length}")
     else:
         raise ValueError(f"unknown column type {kind!r}")
-    if "absent" in doc:
-        for i in _unpack("q", doc["absent"], -1):
-            values[i] = MISSING
+    for i in _unpack("q", absent, -1, raw=True) if absent else ():
+        values[i] = MISSING
     return values

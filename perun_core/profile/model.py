@@ -183,9 +183,10 @@ def _snapshot_from_dict(region: Any, where: str, path: Path | str | None) -> Sna
     resources = region.get("resources", [])
     if not isinstance(resources, list):
         raise InvalidProfile(path, f"{where}.resources", f"expected a list, got {_kind(resources)}")
-    for i, resource in enumerate(resources):
-        if type(resource) is not dict:
-            raise InvalidProfile(path, f"{where}.resources[{i}]", f"expected an object, got {_kind(resource)}")
+    if resources and set(map(type, resources)) != {dict}:  # checked in C; the loop only finds the culprit
+        for i, resource in enumerate(resources):
+            if type(resource) is not dict:
+                raise InvalidProfile(path, f"{where}.resources[{i}]", f"expected an object, got {_kind(resource)}")
     models = region.get("models", [])
     if not isinstance(models, list):
         raise InvalidProfile(path, f"{where}.models", f"expected a list, got {_kind(models)}")

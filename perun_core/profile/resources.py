@@ -6,10 +6,19 @@ dicts costs more than everything else in loading a profile.  A
 converts lazily: a profile read from the object store holds columns and only
 becomes rows when someone iterates it; a profile parsed from documented JSON
 holds rows and only becomes columns when it is encoded or analysed.
+
+Columns decoded from the object store are kept *packed* (a
+:class:`PackedColumn`: the little-endian bytes of an int or float array, or
+integer codes into a list of distinct values) until someone asks for them
+as lists.  Analyses read packed columns straight into numpy
+(:meth:`ResourceTable.packed`), so a million-resource profile can be
+modelled without building a million Python numbers.
 """
 
 from __future__ import annotations
 
+import sys
+from array import array
 from collections.abc import Iterable, Iterator
 from itertools import repeat
 from operator import itemgetter
@@ -17,6 +26,58 @@ from typing import Any
 
 #: Stand-in for "this resource has no such key" inside a column.
 MISSING: Any = type("Missing", (), {"__repr__": lambda self: "MISSING", "__slots__": ()})()
+
+_LITTLE = sys.byteorder == "little"
+
+
+class PackedColumn:
+    """One column as the columnar encoding stores it, decoded lazily.
+
+    ``kind`` is ``"int"`` or ``"f64"`` (``data`` holds the packed numbers,
+    array typecode ``typecode``: ``b``, ``h``, ``i``, ``q`` or ``d``) or
+    ``"dict"`` (``data`` holds integer codes of typecode ``typecode`` into
+    ``values``).  ``absent`` holds the packed int64 row numbers that lack the
+    key (their cells in ``data`` are fillers), or is empty.  All packed data
+    is little-endian, whatever the machine.  Instances are immutable.
+    """
+
+    __slots__ = ("kind", "typecode", "data", "values", "absent", "length")
+
+    def __init__(self, kind: str, typecode: str, data: bytes, length: int, values: list | None = None,
+                 absent: bytes = b"") -> None:
+        self.kind = kind
+        self.typecode = typecode
+        self.data = data
+        self.length = length
+        self.values = values
+        self.absent = absent
+
+    def numbers(self) -> array:
+        """``data`` as an :class:`array.array` in native byte order."""
+        return _native(self.typecode, self.data)
+
+    def absent_rows(self) -> list[int]:
+        return _native("q", self.absent).tolist() if self.absent else []
+
+    def to_list(self) -> list:
+        """The column as a list of Python values, ``MISSING`` in absent rows."""
+        numbers = self.numbers()
+        if self.kind == "dict":
+            assert self.values is not None
+            out = list(map(self.values.__getitem__, numbers))
+        else:
+            out = numbers.tolist()
+        for row in self.absent_rows():
+            out[row] = MISSING
+        return out
+
+
+def _native(typecode: str, data: bytes) -> array:
+    packed = array(typecode)
+    packed.frombytes(data)
+    if not _LITTLE:
+        packed.byteswap()
+    return packed
 
 
 class ResourceTable:
@@ -26,7 +87,7 @@ class ResourceTable:
     that were equal when stored: treat them as read-only, copy to modify.
     """
 
-    __slots__ = ("_rows", "_keys", "_columns", "_length", "_sparse")
+    __slots__ = ("_rows", "_keys", "_columns", "_length", "_sparse", "_packed")
 
     def __init__(self, rows: list[dict] | None = None) -> None:
         self._rows: list[dict] | None = rows if rows is not None else []
@@ -34,27 +95,48 @@ class ResourceTable:
         self._columns: list[list] | None = None
         self._length = len(self._rows)
         self._sparse = False
+        self._packed: dict[str, PackedColumn] | None = None
 
     @classmethod
     def from_columns(
-        cls, length: int, keys: list[str], columns: list[list], *, sparse: bool = False
+        cls, length: int, keys: list[str], columns: list[list | PackedColumn], *, sparse: bool = False
     ) -> ResourceTable:
         """Build from parallel columns.
 
-        ``sparse`` says that some rows lack some keys: those cells hold ``MISSING``.
+        ``sparse`` says that some rows lack some keys: those cells hold
+        ``MISSING``.  A column may be a :class:`PackedColumn`: it becomes a
+        list when :meth:`columns` (or anything built on it) is first called,
+        and stays available through :meth:`packed` until the table changes.
         """
         table = cls.__new__(cls)
         table._rows = None
         table._keys = list(keys)
-        table._columns = columns
+        table._columns = list(columns)
+        packed = {key: column for key, column in zip(keys, columns) if isinstance(column, PackedColumn)}
+        table._packed = packed or None
         table._length = length
         table._sparse = sparse
         return table
 
+    def packed(self, key: str) -> PackedColumn | None:
+        """The packed form of top-level column ``key``, if the table was decoded with one."""
+        return self._packed.get(key) if self._packed else None
+
+    def raw_columns(self) -> tuple[list[str], list[list | PackedColumn]] | None:
+        """Keys and columns as they are held, packed ones not unpacked; None for a table of rows.
+
+        For readers that handle :class:`PackedColumn` themselves (the JSON
+        writer); everyone else uses :meth:`columns`.
+        """
+        if self._columns is None:
+            return None
+        return self._keys or [], self._columns
+
     @property
     def sparse(self) -> bool:
         """True when some resource lacks a key that others have."""
-        self.columns()
+        if self._columns is None:
+            self.columns()
         return self._sparse
 
     def __len__(self) -> int:
@@ -74,25 +156,41 @@ class ResourceTable:
     def rows(self) -> list[dict]:
         """The resources as a list of dicts (materialized once, then cached)."""
         if self._rows is None:
-            self._rows = _columns_to_rows(self._keys or [], self._columns or [], self._length, self._sparse)
+            keys, columns = self.columns()
+            self._rows = _columns_to_rows(keys, columns, self._length, self._sparse)
         return self._rows
 
     def columns(self) -> tuple[list[str], list[list]]:
         """Top-level keys in first-seen order and one value list per key."""
         if self._columns is None:
             self._keys, self._columns, self._sparse = _rows_to_columns(self._rows or [])
-        return self._keys or [], self._columns
+        elif self._packed:
+            columns = self._columns
+            for i, column in enumerate(columns):
+                if isinstance(column, PackedColumn):
+                    columns[i] = column.to_list()
+        return self._keys or [], self._columns  # type: ignore[return-value]
 
     def column(self, key: str) -> list:
         """Values of one top-level key, ``MISSING`` where a resource lacks it."""
-        keys, columns = self.columns()
+        if self._columns is None:
+            self.columns()
+        keys = self._keys or []
         try:
-            return columns[keys.index(key)]
+            index = keys.index(key)
         except ValueError:
             return [MISSING] * self._length
+        assert self._columns is not None
+        column = self._columns[index]
+        if isinstance(column, PackedColumn):
+            column = self._columns[index] = column.to_list()
+        return column
 
     def keys(self) -> list[str]:
-        return list(self.columns()[0])
+        """The top-level keys in first-seen order (packed columns stay packed)."""
+        if self._columns is None:
+            self.columns()
+        return list(self._keys or [])
 
     def append(self, resource: dict) -> None:
         self.rows().append(resource)
@@ -105,6 +203,7 @@ class ResourceTable:
 
     def _invalidate_columns(self) -> None:
         self._columns = None
+        self._packed = None
         self._keys = None
         self._sparse = False
         self._length = len(self._rows or [])

@@ -13,6 +13,14 @@ A run reports, in this order (``*`` repeats, ``?`` is optional)::
     )*
     RunFinished
 
+A job whose workload names a workload generator
+(:mod:`perun_core.runner.generators`) repeats its collection per generated
+workload, each announced by ``WorkloadStarted`` (before its ``before``
+phase).  Its postprocessors then run once, on the merged profile, followed by
+its ``ProfileWritten`` (``ProfileRegistered``); or, when every workload gets
+a profile of its own, after each workload's collection, each profile
+followed by its ``ProfileWritten``.  ``JobFinished`` comes after the last.
+
 ``RunFinished`` always comes last, also when the run fails or is
 interrupted (its ``status`` says which).  Job numbers count from 1 over the
 whole run, so ``JobStarted.job`` of ``JobStarted.total`` drives a progress
@@ -47,6 +55,7 @@ __all__ = [
     "RunPlanned",
     "VersionFinished",
     "VersionStarted",
+    "WorkloadStarted",
 ]
 
 
@@ -110,6 +119,22 @@ class Repetition:
 
 
 @dataclass(frozen=True, slots=True)
+class WorkloadStarted:
+    """Workload ``index`` (from 1) of ``total`` made by generator ``generator`` starts.
+
+    ``workload`` is its short label (``4000``, ``100x80``, a file name) and
+    ``size`` its size (what becomes ``structure-unit-size``).
+    """
+
+    job: int | None
+    index: int
+    total: int
+    generator: str
+    workload: str
+    size: int | float
+
+
+@dataclass(frozen=True, slots=True)
 class OutputLine:
     """A line written by a pre_run command or a profiled program (without its newline)."""
 
@@ -160,7 +185,7 @@ class RunFinished:
 
 Event = (
     RunPlanned | VersionStarted | VersionFinished | PhaseStarted | JobStarted | Repetition | OutputLine
-    | ProfileWritten | ProfileRegistered | JobFinished | JobFailed | RunFinished
+    | ProfileWritten | ProfileRegistered | JobFinished | JobFailed | RunFinished | WorkloadStarted
 )
 
 _DONE = object()

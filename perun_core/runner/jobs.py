@@ -75,7 +75,9 @@ def unit_config(kind: str, name: str, params: Mapping[str, Any] | None = None) -
     from ..units import convert_params, registry
 
     unit = registry(kind).get(name)
-    return UnitConfig(name, convert_params(name, getattr(unit, "params", ()), params))
+    # an alias (regression-analysis) is recorded under the unit's own name
+    canonical = getattr(unit, "name", name) or name
+    return UnitConfig(canonical, convert_params(canonical, getattr(unit, "params", ()), params))
 
 
 def unit_configs(kind: str, entries: Sequence[Mapping[str, Any] | tuple[str, Mapping[str, Any] | None] | str]) -> list[UnitConfig]:

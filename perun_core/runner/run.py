@@ -21,6 +21,10 @@ Where jobs run:
 Either way, relative commands and workloads resolve against the root of the
 tree they run in, and profiles get ``origin`` = the commit they ran for.
 
+A job whose workload is the id of a workload generator (``generators.workload``
+in the configuration) is collected once per generated workload, see
+:mod:`perun_core.runner.generators`.
+
 A job that fails (its command exits non-zero, a unit reports an error) is
 reported with :class:`~perun_core.runner.events.JobFailed` and the run goes
 on with the next job; the failures are returned in :class:`RunResult`.  A
@@ -68,7 +72,8 @@ from .events import (
 )
 from .jobs import Job, UnitConfig
 
-__all__ = ["RunOptions", "RunResult", "WrittenProfile", "apply_postprocessor", "execute", "plan_versions"]
+__all__ = ["RunOptions", "RunResult", "WrittenProfile", "apply_postprocessor", "collect_job", "execute",
+           "plan_versions", "postprocess_job"]
 
 EventCallback = Callable[[Any], None]
 
@@ -176,6 +181,7 @@ def execute(
     cancel: threading.Event | None = None,
 ) -> RunResult:
     """Run ``jobs`` for the commits ``options`` select; see the module docstring."""
+    from .generators import generators_from_config
     from .naming import TEMPLATE_KEY, validate_template
 
     emit = on_event or (lambda event: None)
@@ -189,11 +195,13 @@ def execute(
     # The configuration was validated when it was loaded.
     commands = _split_commands(repo.config.get_or("execute.pre_run") or [])
     register = bool(repo.config.get_or("profiles.register_after_run", False))
+    generators = generators_from_config(repo.config, getattr(repo, "local_config_path", None))
     versions, in_place = plan_versions(repo, options.minor_versions, options.crawl_parents)
     if in_place and not options.force_dirty and repo.vcs.is_dirty():
         raise DirtyWorkingTree(repo.vcs.root)
 
     run = _Run(repo, list(jobs), versions, in_place, commands, template, register, emit, cancel)
+    run.generators = generators
     return run.go()
 
 
@@ -217,6 +225,8 @@ class _Run:
         self.counter = 0
         self.written: list[WrittenProfile] = []
         self.failures: list[CollectionError] = []
+        #: workload generators by id (see :mod:`perun_core.runner.generators`)
+        self.generators: dict[str, Any] = {}
 
     def go(self) -> RunResult:
         started = time.monotonic()
@@ -280,9 +290,16 @@ class _Run:
         self.emit(JobStarted(number, self.total, version, job))
         started = time.monotonic()
         ctx = UnitContext(workdir, self.emit, self.cancel, number, job.label)
+        generator = self.generators.get(job.workload)
         try:
-            profile = collect_job(job, ctx, version)
-            written = self._store(profile, job, version, number)
+            if generator is not None:
+                from .generators import collect_generated
+
+                collect_generated(job, generator, ctx, version,
+                                  lambda profile: self.written.append(self._store(profile, job, version, number)))
+            else:
+                profile = collect_job(job, ctx, version)
+                self.written.append(self._store(profile, job, version, number))
         except Interrupted:
             raise
         except CollectionError as exc:
@@ -291,7 +308,6 @@ class _Run:
         except PerunError as exc:
             self._failed(number, CollectionError(job.label, exc.message))
             return
-        self.written.append(written)
         self.emit(JobFinished(number, self.total, time.monotonic() - started))
 
     def _failed(self, number: int, error: CollectionError) -> None:
@@ -343,8 +359,8 @@ def _as_profile(value: Any, what: str, fail: Callable[[str], PerunError]) -> Pro
     raise fail(f"{what} produced no profile (kwargs['profile'] is {type(value).__name__})")
 
 
-def collect_job(job: Job, ctx: Any, origin: str) -> Profile:
-    """Collect ``job`` and pass the profile through its postprocessors.
+def collect_job(job: Job, ctx: Any, origin: str, *, postprocess: bool = True) -> Profile:
+    """Collect ``job`` and pass the profile through its postprocessors (unless not ``postprocess``).
 
     The profile gets the job's header fields where the collector left them
     out, the ``machine`` provenance, ``collector_info`` and ``origin``.
@@ -371,6 +387,11 @@ def collect_job(job: Job, ctx: Any, origin: str) -> Profile:
     profile.header = header
     profile.collector_info = job.collector.as_info()
     profile.origin = origin
+    return postprocess_job(job, profile, ctx) if postprocess else profile
+
+
+def postprocess_job(job: Job, profile: Profile, ctx: Any) -> Profile:
+    """``profile`` through the postprocessors of ``job``; CollectionError when one fails."""
     for config in job.postprocessors:
         try:
             profile = apply_postprocessor(config, profile, ctx)
@@ -382,8 +403,10 @@ def collect_job(job: Job, ctx: Any, origin: str) -> Profile:
 def apply_postprocessor(config: UnitConfig, profile: Profile, ctx: Any) -> Profile:
     """``profile`` after the postprocessor ``config`` (its entry appended to ``postprocessors``).
 
-    The origin is kept.  Raises :class:`PostprocessError` when the unit
-    reports an error or returns no valid profile.
+    The entry is ``{name, params}`` plus the keys of the ``info`` dict the
+    unit may leave in its kwargs (``skipped`` of the analyses).  The origin
+    is kept.  Raises :class:`PostprocessError` when the unit reports an
+    error or returns no valid profile.
     """
     from ..units import postprocessors
 
@@ -393,6 +416,10 @@ def apply_postprocessor(config: UnitConfig, profile: Profile, ctx: Any) -> Profi
         lambda phase, message: PostprocessError(config.name, f"{message} (in {phase}())"),
     )
     result = _as_profile(kwargs.get("profile"), "it", lambda r: PostprocessError(config.name, r))
-    result.postprocessors = [*result.postprocessors, config.as_info()]
+    entry = config.as_info()
+    info = kwargs.get("info")
+    if isinstance(info, dict):
+        entry.update((str(key), value) for key, value in info.items() if key not in ("name", "params"))
+    result.postprocessors = [*result.postprocessors, entry]
     result.origin = profile.origin
     return result

@@ -9,7 +9,11 @@ module) with
 * ``params``: a sequence of :class:`~perun_core.units.params.Param`, the
   single declaration of its options (CLI, YAML ``params``, front-end forms),
 * the phase functions.  Collectors have ``collect`` and postprocessors have
-  ``postprocess``; both may have ``before`` and ``after``.
+  ``postprocess``; both may have ``before`` and ``after``,
+* optionally ``requirements()``: a list of
+  :class:`~perun_core.units.requirements.Requirement` saying what the unit
+  needs from the machine (compilers, profilers, kernel settings) and whether
+  it is here; ``perun-core collect NAME --check`` reports them.
 
 Every phase is called as ``phase(ctx, kwargs)`` with a :class:`UnitContext`
 and a dict, and returns ``(status, message, kwargs)``, a
@@ -20,12 +24,18 @@ collectors ``kwargs`` holds the converted parameters plus ``cmd``, ``args``,
 ``collect`` (or at the latest ``after``) it must hold ``profile``: a
 :class:`~perun_core.profile.model.Profile` or a dict in the documented
 form.  Postprocessors get the parameters and ``profile`` and return the new
-``profile``.  A phase may also raise a :class:`~perun_core.errors.PerunError`
+``profile``; they may also set ``info``, a dict of extra keys for their entry
+in the profile's ``postprocessors`` list (the analyses record the models they
+had to leave out there, under ``skipped``; ``name`` and ``params`` cannot be
+overridden).  A phase may also raise a :class:`~perun_core.errors.PerunError`
 (the time collector raises :class:`~perun_core.errors.CollectionError` with
 the exit status and stderr of the profiled command).
 
 Built-in units are listed in :data:`collectors` and :data:`postprocessors` by
-module path and imported on first use.  Third-party packages register units
+module path and imported on first use.  A registry may also know aliases
+(``regression-analysis``, the original tool's spelling, for
+``regression_analysis``): :meth:`Registry.get` accepts them, listings show
+only the canonical names.  Third-party packages register units
 through the entry-point group ``perun.units``: each entry point names a unit
 object (or a class, which is instantiated without arguments); its ``kind``
 attribute (``"collector"`` or ``"postprocessor"``), or else whether it has
@@ -67,7 +77,7 @@ ENTRY_POINT_GROUP = "perun.units"
 
 #: kwargs keys the runner fills for collectors; parameters may not use them.
 COLLECTOR_RESERVED = frozenset({"cmd", "args", "workload", "argv", "profile"})
-POSTPROCESSOR_RESERVED = frozenset({"profile"})
+POSTPROCESSOR_RESERVED = frozenset({"profile", "info"})
 
 
 class Status(enum.IntEnum):
@@ -169,11 +179,14 @@ def call_phase(unit: Any, phase: str, ctx: UnitContext, kwargs: dict[str, Any]) 
 class Registry:
     """Units of one kind (collector or postprocessor) by name."""
 
-    def __init__(self, kind: str, phase: str, reserved: frozenset[str], builtins: Mapping[str, str]) -> None:
+    def __init__(self, kind: str, phase: str, reserved: frozenset[str], builtins: Mapping[str, str],
+                 aliases: Mapping[str, str] | None = None) -> None:
         self.kind = kind
         self.phase = phase
         self.reserved = reserved
         self._lazy: dict[str, str] = dict(builtins)
+        #: other spellings of registered names (alias -> name)
+        self.aliases: dict[str, str] = dict(aliases or {})
         self._units: dict[str, Any] = {}
         #: entry-point names that failed to load, with the reason
         self.load_errors: dict[str, str] = {}
@@ -211,11 +224,13 @@ class Registry:
             return sorted({*self._lazy, *self._units})
 
     def __contains__(self, name: object) -> bool:
-        return isinstance(name, str) and name in self.names()
+        return isinstance(name, str) and (name in self.names() or self.aliases.get(name) in self.names())
 
     def get(self, name: str) -> Any:
-        """The unit called ``name``; :class:`UnknownUnit` listing the known ones otherwise."""
+        """The unit called ``name`` (or an alias of it); :class:`UnknownUnit` listing the known ones otherwise."""
         with self._lock:
+            if name not in self._units and name not in self._lazy and name in self.aliases:
+                name = self.aliases[name]
             if name in self._units:
                 return self._units[name]
             target = self._lazy.get(name)
@@ -242,9 +257,26 @@ def _instantiate(obj: Any) -> Any:
 
 collectors = Registry("collector", "collect", COLLECTOR_RESERVED, {
     "time": "perun_core.collect.time:TimeCollector",
+    "memory": "perun_core.collect.memory:MemoryCollector",
+    "trace": "perun_core.collect.trace:TraceCollector",
+    "perf": "perun_core.collect.perf:PerfCollector",
+    "callgrind": "perun_core.collect.callgrind:CallgrindCollector",
+    "pytrace": "perun_core.collect.pytrace:PyTraceCollector",
+    "pymemory": "perun_core.collect.pymemory:PyMemoryCollector",
+    "regex": "perun_core.collect.regex:RegexCollector",
 })
 postprocessors = Registry("postprocessor", "postprocess", POSTPROCESSOR_RESERVED, {
     "normalizer": "perun_core.postprocess.normalizer:Normalizer",
+    "regression_analysis": "perun_core.postprocess.regression_analysis:RegressionAnalysis",
+    "clusterizer": "perun_core.postprocess.clusterizer:Clusterizer",
+    "filter": "perun_core.postprocess.filter:Filter",
+    "regressogram": "perun_core.postprocess.regressogram:Regressogram",
+    "moving_average": "perun_core.postprocess.moving_average:MovingAverage",
+    "kernel_regression": "perun_core.postprocess.kernel_regression:KernelRegression",
+}, aliases={
+    "regression-analysis": "regression_analysis",
+    "moving-average": "moving_average",
+    "kernel-regression": "kernel_regression",
 })
 
 _REGISTRIES = {"collector": collectors, "postprocessor": postprocessors}

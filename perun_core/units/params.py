@@ -15,7 +15,7 @@ the value and what was expected.
 from __future__ import annotations
 
 import math
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -40,7 +40,13 @@ class Param:
     underscores as dashes).  ``default`` None means "not set" and is allowed
     for every kind.  ``minimum``/``maximum`` bound numbers (inclusive),
     ``choices`` the values of a ``choice``, ``item`` the kind of the items of
-    a ``list`` (int, float or str).
+    a ``list`` (int, float or str).  ``check``, when given, is called with
+    every converted value that is not None and returns the value to use (a
+    canonical spelling, a parsed number); it raises ``ValueError`` whose
+    text says what was expected, or
+    :class:`~perun_core.errors.InvalidParameter` itself.  It lets a unit
+    refuse bad values when its parameters are converted, before any job
+    runs, and must return JSON-serializable values.
     """
 
     name: str
@@ -54,6 +60,7 @@ class Param:
     item: str = "str"
     metavar: str | None = None
     aliases: tuple[str, ...] = field(default=())
+    check: Callable[[Any], Any] | None = field(default=None, compare=False, repr=False)
 
     def __post_init__(self) -> None:
         if self.kind not in KINDS:
@@ -108,8 +115,16 @@ class Param:
             items = _as_list(value)
             if items is None:
                 raise InvalidParameter(unit, self.name, value, self.describe())
-            return [self._scalar(v, self.item, unit, value) for v in items]
-        return self._scalar(value, self.kind, unit, value)
+            converted: Any = [self._scalar(v, self.item, unit, value) for v in items]
+        else:
+            converted = self._scalar(value, self.kind, unit, value)
+        if self.check is not None:
+            try:
+                converted = self.check(converted)
+            except ValueError as exc:
+                shown = list(value) if isinstance(value, tuple) else value  # click gives repeated options as tuples
+                raise InvalidParameter(unit, self.name, shown, str(exc) or self.describe()) from None
+        return converted
 
     def _scalar(self, value: Any, kind: str, unit: str, original: Any) -> Any:
         def bad() -> InvalidParameter:

@@ -1,0 +1,520 @@
+"""Comparing the measurements of one location in two profiles, with or without input sizes.
+
+This is the engine of the statistical methods (``rank_sum_test`` and the
+default strategy).  It answers: is the target slower or faster than the
+baseline, by what factor, and how sure is that?
+
+Measurements are compared on the log scale, where a multiplicative noise
+becomes additive and a constant-factor change becomes a shift.  Samples
+above :data:`MAX_POINTS` a side are thinned evenly first.
+
+Without input sizes (or when every measurement has the same size) the two
+samples are compared directly: the shift is the Hodges-Lehmann estimate and
+its significance comes from the Mann-Whitney U test, both robust to
+outliers and heavy tails.  Samples of fewer than eight values cannot reach a
+small p-value with ranks alone, so there a change also counts as
+significant when every target value lies beyond every baseline value and
+Welch's t test on the logs agrees.
+
+With input sizes (``structure-unit-size``) a plain comparison would mistake
+a change in the mix of input sizes for a change in speed, so only the range
+of sizes both profiles cover is compared, at equal sizes:
+
+* discrete sizes that both profiles measured (at least twice each) are
+  compared size by size: each measurement minus the median of its size;
+* otherwise a robust (Huber) curve of log amount over log size -- a cubic
+  with spline knots, fitted to both profiles together with one shift of the
+  target per bin, and never more flexible than the distinct sizes allow --
+  is taken out.
+
+The residuals are cut into up to six bins of sizes (one per size when there
+are few) and compared with the rank test per bin; the weighted combination
+(Stouffer) over all bins catches small uniform changes, over the upper half
+changes that grow with the size.  The p-values are Bonferroni-corrected for
+the number of tests.
+
+A change is reported only when it is significant *and* at least ``floor``
+large (a relative change of about 5 % by default); a single bin among
+several must even be significantly beyond the floor, as its sample is small.
+So a tiny but real difference stays NoChange.  When regions disagree in
+direction, the largest inputs decide -- that is where the asymptotic
+behaviour shows -- and when larger inputs point the other way without being
+significant, the verdict is only a Maybe.  A large effect that small samples
+cannot make significant is a Maybe too.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
+
+from .results import PerformanceChange
+from .stats import spread_indexes, full_rank, hodges_lehmann, huber_fit, mann_whitney, median, normal_sf, stouffer, welch_t
+
+if TYPE_CHECKING:  # pragma: no cover
+    import numpy
+
+__all__ = ["Comparison", "Region", "Settings", "compare"]
+
+#: Larger samples are thinned to this many measurements a side (evenly over their order):
+#: beyond it the tests gain little but cost time.
+MAX_POINTS = 400
+#: Samples of this size or more are judged by the rank test alone.
+RANK_ONLY_SIZE = 8
+#: At most this many bins of input sizes.
+MAX_BINS = 6
+#: Each bin wants about this many measurements of the smaller profile.
+POINTS_PER_BIN = 20
+#: A bin needs this many measurements of each profile (smaller bins are merged).
+MIN_PER_SIDE = 4
+#: The curve of log amount against log size has at most this many coefficients.
+CURVE_COLUMNS = 7
+#: Each profile needs this many measurements at sizes the other one measured too.
+MIN_OVERLAP = 5
+#: A bin of larger inputs at this p-value that changed the other way makes a verdict a Maybe.
+CONFLICT_P = 0.05
+#: Up to this many distinct sizes may be compared size by size ...
+MAX_STRATA = 64
+#: ... and up to this many each in a bin of its own.
+MAX_STRATA_BINS = 8
+
+
+@dataclass(frozen=True, slots=True)
+class Settings:
+    """Thresholds of :func:`compare`.
+
+    ``alpha`` is the family-wise significance level per location; ``floor``
+    the smallest |log ratio| reported as a change (log 1.05); ``maybe`` the
+    |log ratio| from which an insignificant change is still a Maybe (log 1.5).
+    """
+
+    alpha: float = 0.01
+    floor: float = math.log(1.05)
+    maybe: float = math.log(1.5)
+    use_sizes: bool = True
+    max_points: int = MAX_POINTS
+
+
+@dataclass(slots=True)
+class Region:
+    """One compared range of input sizes (or everything): counts, shift, test."""
+
+    name: str
+    n_base: int
+    n_target: int
+    effect: float
+    z: float
+    p: float
+    base_level: float
+    x_low: float | None = None
+    x_high: float | None = None
+    #: for one bin among several: the p-value of "the shift is no larger than the floor"
+    p_floor: float | None = None
+
+
+@dataclass(slots=True)
+class Comparison:
+    """The verdict of :func:`compare` and what it rests on.
+
+    ``effect`` is the log ratio target/baseline of the deciding region,
+    ``p`` its corrected p-value, ``kind`` ``"ratio"`` (a uniform factor) or
+    ``"scaling"`` (the factor depends on the input size).
+    """
+
+    verdict: PerformanceChange
+    effect: float = 0.0
+    p: float = 1.0
+    kind: str = "ratio"
+    base_level: float = math.nan
+    region: Region | None = None
+    regions: list[Region] = field(default_factory=list)
+    reason: str = ""
+
+    @property
+    def ratio(self) -> float:
+        return math.exp(self.effect)
+
+    @property
+    def target_level(self) -> float:
+        return self.base_level * math.exp(self.effect)
+
+
+def _thinned(x: numpy.ndarray | None, y: numpy.ndarray, cap: int) -> tuple[numpy.ndarray | None, numpy.ndarray]:
+    """At most ``cap`` measurements, evenly spread over the profile's order (deterministic)."""
+    if len(y) <= cap:
+        return x, y
+    keep = spread_indexes(len(y), cap)
+    return (x[keep] if x is not None else None), y[keep]
+
+
+def _log_amounts(yb: numpy.ndarray, yt: numpy.ndarray) -> tuple[numpy.ndarray, numpy.ndarray] | None:
+    """Both samples on the log scale; None when no amount is positive."""
+    import numpy as np
+
+    if float(yb.min()) > 0 and float(yt.min()) > 0:
+        return np.log(yb), np.log(yt)
+    pooled = np.concatenate((yb, yt))
+    positive = pooled[pooled > 0]
+    if not len(positive):
+        return None
+    # zeros (and negative amounts, which should not happen) sit just below the smallest positive amount
+    eps = 0.5 * float(positive.min())
+    return np.log(np.maximum(yb, 0.0) + eps), np.log(np.maximum(yt, 0.0) + eps)
+
+
+def _direction(effect: float, maybe: bool = False) -> PerformanceChange:
+    if effect > 0:
+        return PerformanceChange.MAYBE_DEGRADATION if maybe else PerformanceChange.DEGRADATION
+    return PerformanceChange.MAYBE_OPTIMIZATION if maybe else PerformanceChange.OPTIMIZATION
+
+
+def compare(
+    xb: numpy.ndarray | None,
+    yb: numpy.ndarray,
+    xt: numpy.ndarray | None,
+    yt: numpy.ndarray,
+    settings: Settings = Settings(),
+) -> Comparison:
+    """Compare baseline measurements ``(xb, yb)`` with target ones ``(xt, yt)``.
+
+    ``x`` arrays (input sizes) may be None; amounts should be finite.  See
+    the module docstring for the method.
+    """
+    import numpy as np
+
+    if len(yb) == 0 or len(yt) == 0:
+        return Comparison(PerformanceChange.UNKNOWN, reason="no measurements to compare")
+    if settings.max_points:
+        xb, yb = _thinned(xb, yb, settings.max_points)
+        xt, yt = _thinned(xt, yt, settings.max_points)
+    logs = _log_amounts(yb, yt)
+    if logs is None:
+        return Comparison(PerformanceChange.NO_CHANGE, base_level=0.0, reason="every amount is zero")
+    ub, ut = logs
+    sized = settings.use_sizes and xb is not None and xt is not None and len(xb) == len(yb) and len(xt) == len(yt)
+    if sized:
+        assert xb is not None and xt is not None
+        both = np.concatenate((xb, xt))
+        if not np.isfinite(both).all() or float(both.min()) == float(both.max()):
+            sized = False
+    if not sized:
+        return _plain(ub, ut, yb, settings)
+    return _by_size(xb, ub, yb, xt, ut, settings)  # type: ignore[arg-type]
+
+
+def _plain(ub: numpy.ndarray, ut: numpy.ndarray, yb: numpy.ndarray, settings: Settings) -> Comparison:
+    import numpy as np
+
+    base_level = float(np.median(yb))
+    nb, nt = len(ub), len(ut)
+    if min(nb, nt) < 2:
+        effect = float(np.median(ut) - np.median(ub))
+        region = Region("all", nb, nt, effect, 0.0, 1.0, base_level)
+        if abs(effect) >= settings.maybe:
+            return Comparison(_direction(effect, maybe=True), effect, 1.0, "ratio", base_level, region, [region],
+                              "a single measurement cannot show significance")
+        if abs(effect) < settings.floor:
+            return Comparison(PerformanceChange.NO_CHANGE, effect, 1.0, "ratio", base_level, region, [region])
+        return Comparison(PerformanceChange.UNKNOWN, effect, 1.0, "ratio", base_level, region, [region],
+                          "too few measurements to tell")
+    if _within_resolution(ub, ut):
+        region = Region("all", nb, nt, 0.0, 0.0, 1.0, base_level)
+        return Comparison(PerformanceChange.NO_CHANGE, 0.0, 1.0, "ratio", base_level, region, [region],
+                          "within the resolution of the measurements")
+    test = mann_whitney(ub, ut)
+    effect = hodges_lehmann(ub, ut)
+    p = test.p
+    if min(nb, nt) < RANK_ONLY_SIZE and test.separated:
+        # ranks alone cannot go below ~0.1 here; let the t test speak when nothing overlaps
+        _t, p_t = welch_t(ub, ut)
+        p = min(p, p_t)
+    region = Region("all", nb, nt, effect, test.z, p, base_level)
+    return _decide([region], [region], 1, base_level, settings, small=min(nb, nt) < RANK_ONLY_SIZE)
+
+
+def _within_resolution(ub: numpy.ndarray, ut: numpy.ndarray) -> bool:
+    """Whether the medians (log amounts) differ by at most one step of coarsely quantized measurements.
+
+    Some amounts come in steps (CPU times counted in clock ticks): when the
+    samples themselves vary by such a step, a difference of one step says
+    nothing.  Samples without variation (exactly repeatable counts) are not
+    affected.
+    """
+    import numpy as np
+
+    pooled = np.unique(np.concatenate((ub, ut)))
+    if len(pooled) < 2 or len(pooled) > 6:
+        return False
+    step = float(np.diff(pooled).min())
+    varies = float(np.ptp(ub)) >= step or float(np.ptp(ut)) >= step
+    return varies and abs(median(ut) - median(ub)) <= step * (1 + 1e-9)
+
+
+def _size_shift(xb: numpy.ndarray, xt: numpy.ndarray) -> float:
+    """What to add to sizes before taking logs, so that the smallest maps to log 1 or more."""
+    low = min(float(xb.min()), float(xt.min()))
+    return 0.0 if low >= 1.0 else 1.0 - low
+
+
+def _bins(v: numpy.ndarray, side: numpy.ndarray, wanted: int) -> numpy.ndarray:
+    """Bin numbers 0..k-1 for sizes ``v`` (pooled quantiles), merging bins short of either profile."""
+    import numpy as np
+
+    if wanted <= 1:
+        return np.zeros(len(v), dtype=np.int64)
+    cuts = np.unique(np.quantile(v, np.linspace(0.0, 1.0, wanted + 1)[1:-1]))
+    labels = np.searchsorted(cuts, v, side="right")
+    return _merge_short(np.unique(labels, return_inverse=True)[1], side)
+
+
+def _merge_short(labels: numpy.ndarray, side: numpy.ndarray) -> numpy.ndarray:
+    """Merge bins with fewer than MIN_PER_SIDE measurements of a profile into a neighbour."""
+    import numpy as np
+
+    count = int(labels.max()) + 1
+    while count > 1:
+        base = np.bincount(labels[~side], minlength=count)
+        target = np.bincount(labels[side], minlength=count)
+        short = np.flatnonzero((base < MIN_PER_SIDE) | (target < MIN_PER_SIDE))
+        if not len(short):
+            break
+        total = base + target
+        worst = int(short[np.argmin(total[short])])
+        if worst == 0:
+            into = 1
+        elif worst == count - 1:
+            into = count - 2
+        else:
+            into = worst - 1 if total[worst - 1] <= total[worst + 1] else worst + 1
+        labels = np.where(labels == worst, into, labels)
+        labels = np.unique(labels, return_inverse=True)[1]
+        count -= 1
+    return labels
+
+
+def _by_size(xb: numpy.ndarray, ub: numpy.ndarray, yb: numpy.ndarray, xt: numpy.ndarray, ut: numpy.ndarray,
+             settings: Settings) -> Comparison:
+    import numpy as np
+
+    shift = _size_shift(xb, xt)
+    vb, vt = np.log(xb + shift), np.log(xt + shift)
+    low = max(float(vb.min()), float(vt.min()))
+    high = min(float(vb.max()), float(vt.max()))
+    keep_b = (vb >= low) & (vb <= high)
+    keep_t = (vt >= low) & (vt <= high)
+    nb, nt = int(keep_b.sum()), int(keep_t.sum())
+    if high < low or nb < MIN_OVERLAP or nt < MIN_OVERLAP:
+        return Comparison(PerformanceChange.UNKNOWN, base_level=float(np.median(yb)),
+                          reason="the input sizes of the two profiles hardly overlap")
+    vb, ub, yb_kept = vb[keep_b], ub[keep_b], yb[keep_b]
+    vt, ut = vt[keep_t], ut[keep_t]
+    v = np.concatenate((vb, vt))
+    u = np.concatenate((ub, ut))
+    side = np.concatenate((np.zeros(nb, dtype=bool), np.ones(nt, dtype=bool)))
+    base_y = np.concatenate((yb_kept, np.full(nt, np.nan)))
+    strata = _shared_strata(v, side)
+    if strata is not None:
+        # discrete sizes measured by both: compare at exactly equal sizes
+        keep, codes, count_strata = strata
+        v, u, side, base_y, codes = v[keep], u[keep], side[keep], base_y[keep], codes[keep]
+        residual = u - _stratum_medians(u, codes, count_strata)[codes]
+        labels = _group_strata(codes, side, count_strata)
+    else:
+        distinct = np.unique(v)
+        if min(nb, nt) < 3 or len(distinct) < 2:
+            return _plain(ub, ut, yb_kept, settings)
+        wanted = max(1, min(MAX_BINS, min(nb, nt) // POINTS_PER_BIN, len(distinct) - 1))
+        labels = _bins(v, side, wanted)
+        fitted = _shared_curve_residuals(v, u, side, labels, int(labels.max()) + 1, distinct)
+        if fitted is None:
+            return Comparison(PerformanceChange.UNKNOWN, base_level=float(np.median(yb_kept)),
+                              reason="the input sizes of the two profiles do not allow a comparison at equal sizes")
+        residual = fitted
+    count = int(labels.max()) + 1
+    bins: list[Region] = []
+    for k in range(count):
+        inside = labels == k
+        region = _bin_region(f"bin {k + 1}", v[inside], residual[inside], side[inside],
+                             base_y[inside & ~side], shift, settings.floor if count > 1 else None)
+        if region is not None:
+            bins.append(region)
+    if not bins:
+        return _plain(ub, ut, yb_kept, settings)
+    base_level = float(np.median(yb_kept))
+    tests = list(bins)
+    if len(bins) > 1:
+        tests.append(_combined("all sizes", bins, base_level))
+        if len(bins) >= 3:
+            upper = bins[len(bins) // 2:]
+            tests.append(_combined("larger sizes", upper, float(np.median([b.base_level for b in upper]))))
+    small = min(nb, nt) < RANK_ONLY_SIZE
+    return _decide(tests, bins, len(tests), base_level, settings, small=small)
+
+
+def _shared_strata(v: numpy.ndarray, side: numpy.ndarray) -> tuple[numpy.ndarray, numpy.ndarray, int] | None:
+    """Sizes measured at least twice by both profiles, when they hold most of each profile's measurements.
+
+    Returns ``(keep, codes, count)``: the measurements at shared sizes, the
+    number of each one's size among the shared ones, and how many there are.
+    None when the sizes are not discrete enough or not shared.
+    """
+    import numpy as np
+
+    values, inverse = np.unique(v, return_inverse=True)
+    if len(values) > MAX_STRATA:
+        return None
+    base = np.bincount(inverse[~side], minlength=len(values))
+    target = np.bincount(inverse[side], minlength=len(values))
+    shared = (base >= 2) & (target >= 2)
+    if not shared.any():
+        return None
+    # measurements at sizes the other profile lacks cannot be compared at an equal size: they
+    # are left out, as long as most of each profile is measured at shared sizes
+    if base[shared].sum() < 0.5 * base.sum() or target[shared].sum() < 0.5 * target.sum():
+        return None
+    renumber = np.cumsum(shared) - 1
+    keep = shared[inverse]
+    codes = np.where(keep, renumber[inverse], 0)
+    return keep, codes, int(shared.sum())
+
+
+def _stratum_medians(u: numpy.ndarray, codes: numpy.ndarray, count: int) -> numpy.ndarray:
+    import numpy as np
+
+    order = np.argsort(codes, kind="stable")
+    cuts = np.cumsum(np.bincount(codes, minlength=count))[:-1]
+    return np.array([float(np.median(part)) for part in np.split(u[order], cuts)])
+
+
+def _group_strata(codes: numpy.ndarray, side: numpy.ndarray, count: int) -> numpy.ndarray:
+    """Bins of whole strata: one per size when there are few, else about equal counts."""
+    import numpy as np
+
+    if count <= MAX_STRATA_BINS:
+        labels = codes.copy()
+    else:
+        sizes = np.bincount(codes, minlength=count)
+        share = np.cumsum(sizes) / sizes.sum()
+        group = np.minimum((share - sizes / (2 * sizes.sum())) * MAX_BINS, MAX_BINS - 1).astype(np.int64)
+        labels = np.unique(group, return_inverse=True)[1][codes]
+    return _merge_short(labels, side)
+
+
+def _curve_basis(v: numpy.ndarray, distinct: numpy.ndarray, columns: int) -> numpy.ndarray:
+    """``columns`` functions of log size: a polynomial up to cubic, then cubic splines at quantile knots."""
+    import numpy as np
+
+    centre, spread = float(distinct.mean()), float(distinct.std()) or 1.0
+    z = (v - centre) / spread
+    basis = [np.ones(len(v))]
+    for power in (1, 2, 3):
+        if len(basis) < columns:
+            basis.append(z**power)
+    extra = columns - len(basis)
+    if extra > 0:
+        knots = np.quantile((distinct - centre) / spread, np.linspace(0.0, 1.0, extra + 2)[1:-1])
+        for knot in knots:
+            basis.append(np.maximum(z - knot, 0.0) ** 3)
+    return np.column_stack(basis)
+
+
+def _shared_curve_residuals(v: numpy.ndarray, u: numpy.ndarray, side: numpy.ndarray, labels: numpy.ndarray,
+                            count: int, distinct: numpy.ndarray) -> numpy.ndarray | None:
+    """Log amounts minus a curve of log size shared by both profiles.
+
+    The curve is fitted robustly together with one shift of the target per
+    bin, so a real change does not bend it.  Its flexibility is kept well
+    below the number of distinct sizes: with sizes that the two profiles do
+    not share, a too flexible curve could explain a change away.  None when
+    the shifts cannot be told apart from the curve.
+    """
+    import numpy as np
+
+    shifts = np.zeros((len(v), count))
+    shifts[np.flatnonzero(side), labels[side]] = 1.0
+    columns = max(1, min(CURVE_COLUMNS, len(distinct) - count - 1))
+    while columns >= 1:
+        curve = _curve_basis(v, distinct, columns)
+        design = np.column_stack((curve, shifts))
+        if full_rank(design):
+            coef = huber_fit(design, u)
+            return u - curve @ coef[:columns]
+        columns -= 1
+    return None
+
+
+def _bin_region(name: str, v: numpy.ndarray, residual: numpy.ndarray, side: numpy.ndarray,
+                base_y: numpy.ndarray, shift: float, floor: float | None) -> Region | None:
+    """The test of one bin.  With ``floor`` the bin also gets a test against a shift of ``floor``:
+    a single bin is a small sample, and its estimate alone crossing the floor is not enough."""
+    nb, nt = int((~side).sum()), int(side.sum())
+    if nb < 2 or nt < 2:
+        return None
+    rb, rt = residual[~side], residual[side]
+    test = mann_whitney(rb, rt)
+    effect = hodges_lehmann(rb, rt)
+    p = test.p
+    if min(nb, nt) < RANK_ONLY_SIZE and test.separated:
+        p = min(p, welch_t(rb, rt)[1])
+    p_floor = None
+    if floor is not None and abs(effect) < floor:
+        p_floor = 1.0  # the estimate itself is within the floor: no need to test beyond it
+    elif floor is not None:
+        beyond = mann_whitney(rb, rt - math.copysign(floor, effect))
+        # one-sided: the target is further off than the floor, in the direction of the effect
+        p_floor = beyond.p / 2 if (beyond.z > 0) == (effect > 0) and beyond.z != 0 else 1.0
+    return Region(name, nb, nt, effect, test.z, p, median(base_y) if len(base_y) else math.nan,
+                  float(math.exp(v.min())) - shift, float(math.exp(v.max())) - shift, p_floor)
+
+
+def _combined(name: str, bins: list[Region], base_level: float) -> Region:
+    weights = [math.sqrt(b.n_base * b.n_target / (b.n_base + b.n_target)) for b in bins]
+    z = stouffer([b.z for b in bins], weights)
+    total = sum(w * w for w in weights)
+    effect = sum(w * w * b.effect for w, b in zip(weights, bins)) / total
+    return Region(name, sum(b.n_base for b in bins), sum(b.n_target for b in bins), effect, z,
+                  min(1.0, 2.0 * normal_sf(abs(z))), base_level, bins[0].x_low, bins[-1].x_high)
+
+
+def _decide(tests: list[Region], bins: list[Region], family: int, base_level: float, settings: Settings,
+            *, small: bool) -> Comparison:
+    def corrected(region: Region, *, decide: bool = False) -> float:
+        p = region.p_floor if decide and region.p_floor is not None else region.p
+        return min(1.0, p * family)
+
+    significant = [r for r in tests if corrected(r, decide=True) < settings.alpha and abs(r.effect) >= settings.floor]
+    overall = next((r for r in tests if r.name in ("all sizes", "all")), tests[0])
+    if not significant:
+        if abs(overall.effect) >= settings.maybe and (small or corrected(overall) < 0.2):
+            return Comparison(_direction(overall.effect, maybe=True), overall.effect, corrected(overall),
+                              "ratio", overall.base_level, overall, bins)
+        return Comparison(PerformanceChange.NO_CHANGE, overall.effect, corrected(overall), "ratio",
+                          overall.base_level, overall, bins)
+    significant_bins = [r for r in significant if r in bins]
+    if significant_bins:
+        deciding = significant_bins[-1]  # the largest inputs decide
+    else:
+        deciding = next((r for r in significant if r.name == "larger sizes"), significant[0])
+        if any(r.name == "all sizes" for r in significant):
+            upper = next((r for r in significant if r.name == "larger sizes"), None)
+            overall_sig = next(r for r in significant if r.name == "all sizes")
+            deciding = upper if upper is not None and (upper.effect > 0) != (overall_sig.effect > 0) else overall_sig
+    if deciding in bins:
+        # larger inputs that point the other way, if not firmly, make the verdict uncertain: the
+        # direction at the largest sizes is what counts, and it was not established
+        above = bins[bins.index(deciding) + 1:]
+        against = [b for b in above if (b.effect > 0) != (deciding.effect > 0) and abs(b.effect) >= settings.floor
+                   and b.p < CONFLICT_P]
+        if against:
+            top = against[-1]
+            return Comparison(_direction(top.effect, maybe=True), top.effect, corrected(top), "scaling",
+                              top.base_level, top, bins,
+                              "smaller inputs changed the other way; the largest ones decide")
+    effects = [b.effect for b in bins if b.n_base >= MIN_PER_SIDE and b.n_target >= MIN_PER_SIDE]
+    spread = (max(effects) - min(effects)) if len(effects) > 1 else 0.0
+    kind = "scaling" if len(effects) > 1 and spread > max(settings.floor * 4, 0.2) else "ratio"
+    if kind == "ratio" and overall in significant and (overall.effect > 0) == (deciding.effect > 0):
+        deciding = overall  # a uniform change: the estimate over all sizes is the more precise one
+    return Comparison(_direction(deciding.effect), deciding.effect, corrected(deciding), kind,
+                      deciding.base_level, deciding, bins)

@@ -1,0 +1,310 @@
+"""What the checks read from a profile: measurements and models per location.
+
+A *location* is what a finding is about: the ``uid`` of the resources (a
+function, a command, a line), or, when one uid measures several things
+(the time collector records ``real``, ``user``, ``sys`` and ``max_rss`` of
+one command), the uid with the subtype in brackets: ``./app [real]``.
+
+:class:`ProfileData` reads the columns once and keeps what methods derive
+(points, models) so that several methods applied to one pair of profiles do
+not repeat the work.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from operator import itemgetter
+from typing import TYPE_CHECKING, Any
+
+from ..profile.query import all_models_of, resource_table
+
+if TYPE_CHECKING:  # pragma: no cover
+    import numpy
+
+    from ..profile.model import Profile
+
+__all__ = ["ProfileData", "Sample", "config_key", "describe_config"]
+
+#: The input size and the amount (as in :mod:`perun_core.analysis.points`; not imported from
+#: there, which would load the whole analysis package with every check).
+DEFAULT_X = "structure-unit-size"
+DEFAULT_Y = "amount"
+#: Resource keys holding the exclusive time of a function, when a collector records it.
+EXCLUSIVE_KEYS = ("exclusive", "exclusive_time")
+
+
+@dataclass(frozen=True, slots=True)
+class Sample:
+    """The measurements of one location: amounts and, when recorded, input sizes.
+
+    ``x`` is None when no resource of the location has a numeric size.
+    """
+
+    location: str
+    uid: str
+    y: numpy.ndarray
+    x: numpy.ndarray | None
+    exclusive: numpy.ndarray | None = None
+
+    @property
+    def count(self) -> int:
+        return len(self.y)
+
+
+def config_key(profile: Any) -> tuple[str, str, str, str, tuple[str, ...]]:
+    """The configuration that pairs profiles (spec §8.3): cmd, args, workload, collector, postprocessors.
+
+    Works on a :class:`~perun_core.profile.model.Profile` and on anything
+    with the same attributes (index entries, :class:`ProfileInfo`).
+    """
+    post = getattr(profile, "postprocessors", ())
+    names = getattr(profile, "postprocessor_names", None)
+    if names is not None:
+        post = names
+    return (str(profile.cmd or ""), str(profile.args or ""), str(profile.workload or ""),
+            str(profile.collector or ""), tuple(str(p) for p in post))
+
+
+def describe_config(profile: Any) -> str:
+    """``collected by time+regression_analysis for cmd: '$ ./app 100'`` (the tree's header line)."""
+    cmd, args, workload, collector, post = config_key(profile)
+    units = "+".join([collector or "?", *post])
+    command = " ".join(part for part in (cmd, args, workload) if part)
+    return f"collected by {units} for cmd: '$ {command}'"
+
+
+def _row_columns(profile: Profile, keys: list[str]) -> dict[str, list] | None:
+    """Columns of top-level ``keys`` read straight from resource rows (a profile parsed from JSON).
+
+    None when a region is held as columns, a key is a path, or a uid is
+    nested (a dict or list): :func:`resource_table` handles those.
+    """
+    regions = [region.resources for _number, region in profile.regions()]
+    if any(table.raw_columns() is not None for table in regions) or any(":" in key for key in keys):
+        return None
+    rows = [row for table in regions for row in table.rows()]
+    out = {}
+    for key in keys:
+        try:
+            # a C-level pass when every row has the key (the usual case) ...
+            out[key] = list(map(itemgetter(key), rows))
+        except KeyError:
+            # ... else a slower one
+            out[key] = [row.get(key) for row in rows]
+    if set(map(type, out.get("uid", []))) & {dict, list, tuple}:
+        return None
+    return out
+
+
+def _numbers(values: list) -> numpy.ndarray:
+    import numpy as np
+
+    kinds = set(map(type, values))
+    if kinds <= {int, float}:
+        return np.array(values, dtype=np.float64)
+    nan = float("nan")
+    return np.array([v if type(v) in (int, float) else nan for v in values], dtype=np.float64)
+
+
+class ProfileData:
+    """Measurements and models of one profile, grouped by location (computed lazily, once).
+
+    ``x_key`` and ``y_key`` name the input size and the amount; ``label``
+    says where the profile came from (for messages).
+    """
+
+    def __init__(self, profile: Profile, *, label: str = "", x_key: str = DEFAULT_X, y_key: str = DEFAULT_Y) -> None:
+        self.profile = profile
+        self.label = label
+        self.x_key = x_key
+        self.y_key = y_key
+        self._samples: dict[str, Sample] | None = None
+        self._uid_locations: dict[str, list[str]] = {}
+        self._models: dict[str, list[dict]] | None = None
+        self._computed_models: dict[str, list[dict]] | None = None
+
+    @property
+    def type(self) -> str:
+        return self.profile.type
+
+    @property
+    def units(self) -> dict[str, str]:
+        return self.profile.units
+
+    def unit(self) -> str:
+        """The unit of amounts when the header names exactly one (else '')."""
+        units = {str(u) for u in self.units.values()}
+        return units.pop() if len(units) == 1 else ""
+
+    @classmethod
+    def prepared(cls, profile: Profile, samples: dict[str, Sample], *, label: str = "") -> ProfileData:
+        """Data whose measurements were read elsewhere (``profile`` may then lack its resources)."""
+        data = cls(profile, label=label)
+        data._samples = dict(samples)
+        for location, sample in samples.items():
+            data._uid_locations.setdefault(sample.uid, []).append(location)
+        return data
+
+    def subset(self, locations: set[str]) -> ProfileData:
+        """The same profile restricted to some locations (for splitting work)."""
+        data = ProfileData.prepared(self.profile, {k: v for k, v in self.samples().items() if k in locations},
+                                    label=self.label)
+        data._models = {k: v for k, v in self.stored_models().items() if k in locations}
+        return data
+
+    def light_profile(self) -> Profile:
+        """The profile without its resources (header, units, models): cheap to send elsewhere."""
+        from ..profile.model import Profile, Snapshot
+
+        def bare(region: Snapshot) -> Snapshot:
+            return Snapshot(models=list(region.models), meta=dict(region.meta), has_models_key=region.has_models_key)
+
+        source = self.profile
+        return Profile(header=dict(source.header), collector_info=dict(source.collector_info),
+                       postprocessors=list(source.postprocessors), snapshots=[bare(s) for s in source.snapshots],
+                       global_region=bare(source.global_region) if source.global_region is not None else None,
+                       origin=source.origin)
+
+    # -- measurements -------------------------------------------------------------
+    def samples(self) -> dict[str, Sample]:
+        """Every location with its measurements, in first-seen order."""
+        if self._samples is None:
+            self._samples = self._read_samples()
+        return self._samples
+
+    def locations_of_uid(self, uid: str) -> list[str]:
+        self.samples()
+        return self._uid_locations.get(uid, [])
+
+    def _read_samples(self) -> dict[str, Sample]:
+        import numpy as np
+
+        wanted = ["uid", "type", "subtype", self.x_key, self.y_key]
+        present: set[str] = set()
+        for _number, region in self.profile.regions():
+            table = region.resources
+            if table.raw_columns() is None:
+                # rows (parsed JSON): asking for keys() would turn the whole table into columns
+                rows = table.rows()
+                present.update(k for k in (*wanted, *EXCLUSIVE_KEYS) if any(k in row for row in rows))
+            else:
+                present.update(table.keys())
+        exclusive_key = next((k for k in EXCLUSIVE_KEYS if k in present), None)
+        if exclusive_key:
+            wanted.append(exclusive_key)
+        # flattened paths (uid:function) are not top-level keys but still readable
+        keys = [k for k in wanted if k in present or ":" in k]
+        table = _row_columns(self.profile, keys) or resource_table(self.profile, keys)
+        count = sum(len(region.resources) for _number, region in self.profile.regions())
+        if "uid" not in table or not count:
+            return {}
+        uids = table["uid"]
+        nothing = [None] * count
+        y = _numbers(table.get(self.y_key, nothing))
+        x = _numbers(table[self.x_key]) if self.x_key in table else np.full(count, np.nan)
+        exclusive = _numbers(table[exclusive_key]) if exclusive_key else None
+        kinds = table.get("type", nothing)
+        subtypes = table.get("subtype", nothing)
+        # the usual case: one (type, subtype) for all resources, locations are the uids
+        single = len(set(kinds)) == 1 and len(set(subtypes)) == 1
+        if single:
+            labels = uids
+            seen = dict.fromkeys(uids)
+            names = {uid: str(uid) for uid in seen if uid is not None}
+        else:
+            combos = dict.fromkeys(zip(uids, kinds, subtypes))
+            per_uid: dict[Any, int] = {}
+            for uid, _kind, _sub in combos:
+                per_uid[uid] = per_uid.get(uid, 0) + 1
+            names = {}
+            for combo in combos:
+                uid, kind, sub = combo
+                if uid is None:
+                    continue
+                what = sub if sub not in (None, "") else kind
+                names[combo] = str(uid) if per_uid[uid] == 1 or what in (None, "") else f"{uid} [{what}]"
+            labels = list(zip(uids, kinds, subtypes))
+            seen = combos
+        order = [label for label in seen if label in names]
+        code_of = dict.fromkeys(seen, -1)
+        code_of.update((label, i) for i, label in enumerate(order))
+        codes = np.fromiter(map(code_of.__getitem__, labels), dtype=np.int64, count=len(labels))
+        valid = (codes >= 0) & np.isfinite(y)
+        codes, y_valid, x_valid = codes[valid], y[valid], x[valid]
+        ex_valid = exclusive[valid] if exclusive is not None else None
+        sort = np.argsort(codes, kind="stable")
+        cuts = np.cumsum(np.bincount(codes, minlength=len(order)))[:-1]
+        ys = np.split(y_valid[sort], cuts)
+        xs = np.split(x_valid[sort], cuts)
+        exs = np.split(ex_valid[sort], cuts) if ex_valid is not None else [None] * len(order)
+        samples: dict[str, Sample] = {}
+        for label, y_part, x_part, ex_part in zip(order, ys, xs, exs):
+            if not len(y_part):
+                continue
+            location = names[label]
+            uid = str(label if single else label[0])
+            sizes = x_part if np.isfinite(x_part).all() else None
+            if ex_part is not None and not np.isfinite(ex_part).any():
+                ex_part = None
+            if location in samples:  # two combos that render alike: keep them together
+                old = samples[location]
+                y_part = np.concatenate((old.y, y_part))
+                sizes = np.concatenate((old.x, sizes)) if old.x is not None and sizes is not None else None
+                ex_part = None
+            samples[location] = Sample(location, uid, y_part, sizes, ex_part)
+            self._uid_locations.setdefault(uid, [])
+            if location not in self._uid_locations[uid]:
+                self._uid_locations[uid].append(location)
+        return samples
+
+    # -- models -------------------------------------------------------------------
+    def stored_models(self) -> dict[str, list[dict]]:
+        """Regression models stored in the profile, by location (parametric ones only)."""
+        if self._models is None:
+            from ..analysis.regression import MODELS, canonical_model_name
+
+            found: dict[str, list[dict]] = {}
+            for _region, model in all_models_of(self.profile):
+                kind = canonical_model_name(str(model.get("model", model.get("type", ""))))
+                if kind not in MODELS or not isinstance(model.get("r_square"), (int, float)):
+                    continue
+                uid = model.get("uid")
+                if uid is None:
+                    continue
+                locations = self.locations_of_uid(str(uid)) or [str(uid)]
+                # a model describes the whole uid: give it to its only location
+                if len(locations) == 1:
+                    found.setdefault(locations[0], []).append(model)
+            self._models = found
+        return self._models
+
+    def models(self) -> dict[str, list[dict]]:
+        """Models by location: the stored ones, else fitted now (all parametric kinds, ``full``).
+
+        Locations without input sizes get no model.
+        """
+        stored = self.stored_models()
+        if self._computed_models is None:
+            self._computed_models = {}
+        missing = {loc: (s.x, s.y) for loc, s in self.samples().items()
+                   if loc not in stored and loc not in self._computed_models and s.x is not None and len(s.y) >= 2}
+        if missing:
+            from ..analysis.regression import regression_analysis
+
+            fitted, _skipped = regression_analysis(missing, method="full")
+            for model in fitted:
+                self._computed_models.setdefault(str(model["uid"]), []).append(model)
+        out = dict(self._computed_models)
+        out.update(stored)
+        return out
+
+    def best_models(self) -> dict[str, dict]:
+        """The best model (highest r_square, ties to the simplest) of every location that has one."""
+        from ..analysis.regression import best_model
+
+        out = {}
+        for location, models in self.models().items():
+            chosen = best_model(models)
+            if chosen is not None:
+                out[location] = chosen
+        return out

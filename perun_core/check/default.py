@@ -1,0 +1,83 @@
+"""The default strategy: what ``check`` does when nothing is configured.
+
+It has to work on any profile -- repeated runs of a whole program, per
+function samples with input sizes, memory allocations -- without tuning,
+find 1.1x changes when the data allow it, and not cry wolf.  Per location:
+
+1. A location of only one profile is NotInBaseline or NotInTarget.
+2. The measurements are compared at equal input sizes when the profiles
+   have them (``structure-unit-size``), else as two samples of repeated
+   measurements: robust shifts on the log scale, Mann-Whitney rank tests,
+   Bonferroni over the size ranges tested (see
+   :mod:`perun_core.check.compare`).  A change is reported when it is
+   significant at 1 % and at least 5 %; one of at least 50 % that the data
+   cannot make significant is a Maybe.
+3. With a history of the configuration (``check head`` and ``check all``),
+   a location that did not change at this version is also checked for a
+   creeping change: a steady drift of at least 10 % over the last 20
+   versions (see :mod:`perun_core.check.methods.changepoint`).
+
+Why these choices: ratios on the log scale treat "twice as slow" and "half
+as fast" alike and suit the multiplicative noise of timings; ranks shrug off
+outliers and heavy tails that ruin averages; comparing at equal sizes keeps
+a new mix of inputs from looking like a change; and the 5 % floor keeps
+statistically real but negligible differences (and small biases) quiet.
+
+The method is registered as ``size_aware_rank_test`` (short ``sart``, also
+``default`` and ``auto``).  Its parameters: ``alpha``, ``floor`` and
+``maybe`` (percent), ``creep_floor`` (percent), ``window`` (versions).
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Iterator, Mapping
+from typing import Any
+
+from .compare import compare
+from .data import ProfileData
+from .methods.changepoint import creep_finding
+from .methods.common import comparison_finding, float_param, location_pairs, settings_from
+from .results import Finding, PerformanceChange
+
+__all__ = ["DEFAULT", "DEFAULT_RULES", "SizeAwareRankTest"]
+
+#: The strategy used when the configuration sets none: this method for every profile.
+DEFAULT_RULES = ({"method": "size_aware_rank_test"},)
+
+
+class SizeAwareRankTest:
+    name = "size_aware_rank_test"
+    summary = "The default: rank tests at equal input sizes, 5 % floor, creeping drifts over the history."
+    uses_history = True
+
+    def pairwise(self, baseline: ProfileData, target: ProfileData, params: Mapping[str, Any]) -> Iterator[Finding]:
+        settings = settings_from(self.name, params, use_sizes=True)
+        for base, new, presence in location_pairs(baseline, target, self.name):
+            if presence is not None:
+                yield presence
+                continue
+            assert base is not None and new is not None
+            result = compare(base.x, base.y, new.x, new.y, settings)
+            yield comparison_finding(base.location, result, self.name)
+
+    def check(self, baseline: ProfileData, target: ProfileData, params: Mapping[str, Any]) -> Iterator[Finding]:
+        history = list(params.get("history") or [])
+        window = int(float_param(self.name, params, "window", 20, minimum=5, maximum=500))
+        creep_floor = math.log1p(float_param(self.name, params, "creep_floor", 10.0, minimum=0.0) / 100)
+        alpha = float_param(self.name, params, "alpha", 0.01, minimum=1e-12, maximum=0.5)
+        versions = [*history[-(window - 1):], target] if history else []
+        for finding in self.pairwise(baseline, target, params):
+            quiet = finding.result in (PerformanceChange.NO_CHANGE, PerformanceChange.MAYBE_DEGRADATION,
+                                       PerformanceChange.MAYBE_OPTIMIZATION)
+            if quiet and len(versions) >= 5:
+                samples = [data.samples().get(finding.location) for data in versions]
+                creep = creep_finding(finding.location, samples, len(versions), params, self.name,
+                                      creep_floor=creep_floor, alpha=alpha)
+                if creep is not None:
+                    yield creep
+                    continue
+            yield finding
+
+
+DEFAULT = SizeAwareRankTest()

@@ -1,0 +1,56 @@
+"""Checking one pair of profiles with a strategy: the methods that apply, their findings, cut-offs."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any
+
+from ..errors import IncomparableProfiles, PerunError
+from .results import Finding, PerformanceChange
+from .strategies import Strategy, apply_cutoff
+
+if TYPE_CHECKING:  # pragma: no cover
+    from .data import ProfileData
+
+__all__ = ["PairOutcome", "check_pair"]
+
+
+@dataclass(slots=True)
+class PairOutcome:
+    methods: list[str] = field(default_factory=list)
+    findings: list[Finding] = field(default_factory=list)
+    errors: list[str] = field(default_factory=list)
+
+
+def check_pair(baseline: ProfileData, target: ProfileData, strategy: Strategy, *, baseline_name: str = "baseline",
+               target_name: str = "target", history: list[ProfileData] | None = None) -> PairOutcome:
+    """Apply the strategy's rules for ``target`` to the pair.
+
+    Raises :class:`IncomparableProfiles` for profiles of different types and
+    the errors of methods (bad parameters); a method that fails otherwise
+    gives one Unknown finding and an entry in ``errors``.
+    """
+    if baseline.type != target.type:
+        raise IncomparableProfiles(baseline_name, target_name,
+                                   f"a {baseline.type or 'untyped'} profile cannot be compared with a "
+                                   f"{target.type or 'untyped'} one")
+    outcome = PairOutcome()
+    for rule in strategy.rules_for(target.profile):
+        method = rule.method
+        params: dict[str, Any] = dict(rule.params)
+        if getattr(method, "uses_history", False) and history:
+            params["history"] = history
+        cutoff = rule.cutoff if rule.cutoff is not None else strategy.cutoff
+        cutoff_abs = rule.cutoff_abs if rule.cutoff_abs is not None else strategy.cutoff_abs
+        outcome.methods.append(method.name)
+        try:
+            found = [apply_cutoff(f.with_method(method.name), cutoff, cutoff_abs)
+                     for f in method.check(baseline, target, params)]
+        except PerunError:
+            raise
+        except Exception as exc:  # noqa: BLE001 - a broken method must not hide the others' results
+            reason = f"method '{method.name}' failed: {type(exc).__name__}: {exc}"
+            outcome.errors.append(reason)
+            found = [Finding(PerformanceChange.UNKNOWN, "error", "*", method=method.name, reason=reason)]
+        outcome.findings.extend(found)
+    return outcome

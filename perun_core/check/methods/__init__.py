@@ -1,0 +1,1 @@
+"""The built-in detection methods, one module each (see :mod:`perun_core.check`)."""

@@ -1,0 +1,198 @@
+"""Check reports as the history tree of spec chapter 8, as JSON records and as JUnit XML.
+
+The tree is produced as lines of ``(text, style)`` segments; front ends
+paint the styles (``degradation``, ``optimization``, ``maybe``, ``muted``,
+``error``, ``notice``, ``checksum``, ``heading``, ``graph``) or print the
+text as it is -- every result carries its name and a glyph, so nothing
+depends on colour.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Iterator
+from typing import TYPE_CHECKING, Any
+
+from .results import Finding, PerformanceChange
+
+if TYPE_CHECKING:  # pragma: no cover
+    from ..api_check import CheckReport, PairReport, VersionReport
+
+__all__ = ["JSON_KEYS", "format_value", "json_records", "junit_xml", "summary", "tree_lines"]
+
+Segment = tuple[str, str]
+Line = list[Segment]
+
+#: The keys of every JSON record, in order.
+JSON_KEYS = ("baseline", "target", "method", "uid", "result", "type", "from", "to", "delta_abs", "delta_rel",
+             "confidence_type", "confidence_rate")
+_RESULT_WIDTH = max(len(r.value) for r in PerformanceChange)
+
+
+def format_value(value: Any) -> str:
+    """A number with four significant digits (model names and text as they are)."""
+    if value is None:
+        return "-"
+    if isinstance(value, bool) or not isinstance(value, (int, float)):
+        return str(value)
+    if not math.isfinite(value):
+        return str(value)
+    return f"{value:.4g}"
+
+
+def _detail(finding: Finding) -> str:
+    result = finding.result
+    if result is PerformanceChange.UNKNOWN:
+        return f"reason: {finding.reason or 'not known'}"
+    if result is PerformanceChange.NOT_IN_BASELINE:
+        return f"new, now: {format_value(finding.to)}"
+    if result is PerformanceChange.NOT_IN_TARGET:
+        return f"gone, was: {format_value(finding.from_)}"
+    text = f"from: {format_value(finding.from_)} -> to: {format_value(finding.to)}"
+    extra = []
+    if finding.delta_rel is not None and isinstance(finding.from_, (int, float)) and isinstance(finding.to, (int, float)):
+        if finding.from_ and finding.to and finding.from_ > 0 and finding.to > 0:
+            extra.append(f"x{finding.to / finding.from_:.3g}")
+    if finding.delta_rel is not None:
+        extra.append(f"{finding.delta_rel:+.3g} %")
+    if finding.confidence_type and finding.confidence_type != "no":
+        extra.append(f"confidence {finding.confidence_type} = {finding.confidence_rate:.2f}")
+    if extra:
+        text += " (" + ", ".join(extra) + ")"
+    if finding.reason and finding.result.is_change:
+        text += f"; {finding.reason}"
+    return text
+
+
+def _finding_lines(finding: Finding, bar: str) -> list[Line]:
+    result = finding.result
+    head = f"{result.glyph} {result.value:<{_RESULT_WIDTH}}"
+    return [
+        [(bar, "graph"), ("   ", ""), (head, result.style), (f" at {finding.location}", "")],
+        [(bar, "graph"), ("       ", ""), (_detail(finding), "muted" if not result.is_change else "")],
+    ]
+
+
+def _pair_lines(pair: PairReport, bar: str, verbose: int, show_baseline: bool) -> Iterator[Line]:
+    if show_baseline:
+        base = pair.baseline
+        where = f"{base.minor[:7]}" if base.minor else base.name
+        yield [(bar, "graph"), ("   ", ""), ("| * ", "graph"), (where, "checksum"), (f": {base.desc or base.source}", "")]
+    yield [(bar, "graph"), ("   ", ""), (f"> {pair.target.config}", "muted")]
+    by_method: dict[str, list[Finding]] = {}
+    for finding in pair.findings:
+        by_method.setdefault(finding.method, []).append(finding)
+    for method in pair.methods or tuple(by_method):
+        yield [(bar, "graph"), ("   ", ""), (f"> applying '{method}' method", "muted")]
+        findings = by_method.get(method, [])
+        shown = [f for f in findings if verbose or f.result is not PerformanceChange.NO_CHANGE]
+        for finding in shown:
+            yield from _finding_lines(finding, bar)
+        quiet = len(findings) - len(shown)
+        if quiet:
+            yield [(bar, "graph"), ("   ", ""), (f"= no change at {quiet} location{'s' if quiet != 1 else ''}", "muted")]
+    for error in pair.errors:
+        yield [(bar, "graph"), ("   ", ""), (f"! {error}", "error")]
+
+
+def _version_lines(version: VersionReport, verbose: int) -> Iterator[Line]:
+    info = version.version
+    if info is not None:
+        yield [("* ", "graph"), (info.checksum[:7], "checksum"), (f": {info.short_desc}", "")]
+    elif version.pairs:
+        pair = version.pairs[0]
+        yield [("* ", "graph"), ("baseline: ", "muted"), (pair.baseline.name, "heading")]
+        yield [("* ", "graph"), ("target:   ", "muted"), (pair.target.name, "heading")]
+    for pair in version.pairs:
+        yield from _pair_lines(pair, "|", verbose, show_baseline=info is not None)
+    for ref in version.unpaired:
+        yield [("|", "graph"), ("   ", ""), (f"> no baseline for {ref.source} ({ref.config})", "muted")]
+    yield [("|", "graph")]
+
+
+def summary(report: CheckReport) -> Line:
+    """One closing line: how many pairs, degradations and optimizations."""
+    degradations, optimizations = report.degradations, report.optimizations
+    maybe = report.count(lambda r: r.is_maybe)
+    parts = [(f"{report.pairs} pair{'s' if report.pairs != 1 else ''} of profiles checked: ", "")]
+    parts.append((f"{degradations} degradation{'s' if degradations != 1 else ''}",
+                  "degradation" if degradations else ""))
+    parts.append((", ", ""))
+    parts.append((f"{optimizations} optimization{'s' if optimizations != 1 else ''}",
+                  "optimization" if optimizations else ""))
+    if maybe:
+        parts.append((f", {maybe} uncertain", "maybe"))
+    if report.collected:
+        parts.append((f" (profiles collected for {len(report.collected)} version"
+                      f"{'s' if len(report.collected) != 1 else ''})", "muted"))
+    return parts
+
+
+def tree_lines(report: CheckReport, *, verbose: int = 0) -> Iterator[Line]:
+    """The report as the history tree of spec chapter 8, newest version first."""
+    for version in report.versions:
+        if not version.pairs and not version.unpaired:
+            continue
+        yield from _version_lines(version, verbose)
+    if not report.pairs:
+        yield [("no pair of profiles to compare: no version holds an earlier profile of the same configuration",
+                "muted")]
+    yield summary(report)
+
+
+def json_records(report: CheckReport) -> list[dict[str, Any]]:
+    """One record per finding with the keys of :data:`JSON_KEYS` (NoChange included)."""
+    records = []
+    for _version, pair, finding in report.findings():
+        record = finding.to_record()
+        records.append({
+            "baseline": pair.baseline.name,
+            "target": pair.target.name,
+            "method": finding.method,
+            **{key: record[key] for key in JSON_KEYS[3:]},
+        })
+    return records
+
+
+def junit_xml(report: CheckReport, fail_on: str = "degradation") -> str:
+    """JUnit XML: one test suite per pair, one test case per finding; degradations fail (see ``fail_on``)."""
+    import xml.etree.ElementTree as ET
+
+    def fails(result: PerformanceChange) -> bool:
+        if fail_on == "never":
+            return False
+        if fail_on == "maybe":
+            return result.is_degradation
+        return result.is_degradation and not result.is_maybe
+
+    root = ET.Element("testsuites", name="perun check")
+    totals = {"tests": 0, "failures": 0, "errors": 0, "skipped": 0}
+    for _version_report in report.versions:
+        for pair in _version_report.pairs:
+            suite = ET.SubElement(root, "testsuite", name=f"{pair.target.name} vs {pair.baseline.name}")
+            counts = {"tests": 0, "failures": 0, "errors": 0, "skipped": 0}
+            for finding in pair.findings:
+                counts["tests"] += 1
+                case = ET.SubElement(suite, "testcase", classname=f"perun.check.{finding.method}",
+                                     name=finding.location)
+                detail = f"{finding.result.value} at {finding.location}: {_detail(finding)}"
+                if fails(finding.result):
+                    counts["failures"] += 1
+                    failure = ET.SubElement(case, "failure", type=finding.result.value, message=detail)
+                    failure.text = detail
+                elif finding.type == "error":
+                    counts["errors"] += 1
+                    ET.SubElement(case, "error", type="MethodFailed", message=finding.reason)
+                elif finding.result is PerformanceChange.UNKNOWN:
+                    counts["skipped"] += 1
+                    ET.SubElement(case, "skipped", message=finding.reason or "unknown")
+                else:
+                    out = ET.SubElement(case, "system-out")
+                    out.text = detail
+            for key, value in counts.items():
+                suite.set(key, str(value))
+                totals[key] += value
+    for key, value in totals.items():
+        root.set(key, str(value))
+    ET.indent(root)
+    return '<?xml version="1.0" encoding="UTF-8"?>\n' + ET.tostring(root, encoding="unicode") + "\n"

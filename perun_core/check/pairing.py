@@ -1,0 +1,166 @@
+"""Pairing target profiles with their baselines in the history (spec 001 §3.2.14, §8).
+
+The baseline of a registered profile is the newest profile of the same
+configuration (command, arguments, workload, collector, postprocessors) in
+the *nearest* predecessor version that has one: the parents are searched
+breadth first, first parents before second ones, so a merge finds its
+baseline on whichever side is closer.  Versions without an index are walked
+through, not stopped at.
+"""
+
+from __future__ import annotations
+
+from collections import OrderedDict, deque
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import TYPE_CHECKING
+
+from .data import ProfileData, config_key, describe_config
+
+if TYPE_CHECKING:  # pragma: no cover
+    from ..repository import PerunRepository, ProfileInfo
+
+__all__ = ["Pairing", "ProfileCache", "ProfileRef"]
+
+
+@dataclass(frozen=True, slots=True)
+class ProfileRef:
+    """A checked profile as reports show it.
+
+    ``kind`` is ``index`` (registered at ``minor``), ``pending`` or
+    ``file``; ``name`` is how reports name it: the path given for files,
+    ``<sha7>:<source>`` for registered profiles.
+    """
+
+    source: str
+    kind: str
+    minor: str | None
+    checksum: str | None
+    type: str
+    config: str
+    #: the first line of the commit message of ``minor`` (when known)
+    desc: str = ""
+
+    @property
+    def name(self) -> str:
+        if self.kind == "index" and self.minor:
+            return f"{self.minor[:7]}:{self.source}"
+        return self.source
+
+    def to_record(self) -> dict[str, str | None]:
+        return {"source": self.source, "kind": self.kind, "minor": self.minor, "checksum": self.checksum,
+                "type": self.type, "config": self.config, "desc": self.desc}
+
+    @classmethod
+    def from_record(cls, record: dict) -> ProfileRef:
+        return cls(str(record.get("source", "")), str(record.get("kind", "index")), record.get("minor"),
+                   record.get("checksum"), str(record.get("type", "")), str(record.get("config", "")),
+                   str(record.get("desc", "")))
+
+
+def ref_of_info(info: ProfileInfo, minor: str, desc: str = "") -> ProfileRef:
+    return ProfileRef(info.source, "index", minor, info.checksum, info.type, describe_config(info), desc)
+
+
+class ProfileCache:
+    """Profiles of the object store as :class:`ProfileData`, the most recently used ``capacity`` kept."""
+
+    def __init__(self, repo: PerunRepository, capacity: int = 48) -> None:
+        self.repo = repo
+        self.capacity = capacity
+        self._items: OrderedDict[str, ProfileData] = OrderedDict()
+
+    def get(self, checksum: str, label: str = "") -> ProfileData:
+        found = self._items.get(checksum)
+        if found is not None:
+            self._items.move_to_end(checksum)
+            return found
+        full = ProfileData(self.repo.objects.read_profile(checksum), label=label)
+        # keep the measurements and models, not the (possibly huge) resources
+        data = ProfileData.prepared(full.light_profile(), full.samples(), label=label)
+        self._items[checksum] = data
+        if len(self._items) > self.capacity:
+            self._items.popitem(last=False)
+        return data
+
+
+class Pairing:
+    """Finds baselines in one repository, caching indexes and parents.
+
+    ``parents`` may be given (``check all`` knows the whole history from its
+    walk); otherwise parents are read commit by commit.
+    """
+
+    def __init__(self, repo: PerunRepository, parents: dict[str, tuple[str, ...]] | None = None,
+                 sort_key: str = "time") -> None:
+        self.repo = repo
+        self._parents = dict(parents or {})
+        self._infos: dict[str, list[ProfileInfo]] = {}
+        self._sort_key = sort_key
+        self._baselines: dict[tuple[str, tuple], tuple[str, ProfileInfo] | None] = {}
+
+    def parents(self, minor: str) -> tuple[str, ...]:
+        found = self._parents.get(minor)
+        if found is None:
+            try:
+                found = tuple(self.repo.vcs.minor_info(minor).parents)
+            except Exception:  # noqa: BLE001 - a missing parent (shallow clone) ends the search there
+                found = ()
+            self._parents[minor] = found
+        return found
+
+    def desc(self, minor: str) -> str:
+        """The first line of the commit message of ``minor``."""
+        try:
+            return self.repo.vcs.minor_info(minor).short_desc
+        except Exception:  # noqa: BLE001 - a description is only decoration
+            return ""
+
+    def infos(self, minor: str) -> list[ProfileInfo]:
+        """Registered profiles of ``minor`` ([] without an index)."""
+        found = self._infos.get(minor)
+        if found is None:
+            found = self.repo.registered_infos(minor, self._sort_key) if self.repo.has_index(minor) else []
+            self._infos[minor] = found
+        return found
+
+    def forget(self, minor: str) -> None:
+        """Drop what is cached about ``minor`` (profiles were just registered there)."""
+        self._infos.pop(minor, None)
+        self._baselines.clear()
+
+    def baseline_of(self, minor: str, info: ProfileInfo) -> tuple[str, ProfileInfo] | None:
+        """The nearest predecessor of ``minor`` holding a profile of ``info``'s configuration."""
+        key = config_key(info)
+        memo = self._baselines.get((minor, key), False)
+        if memo is not False:
+            return memo  # type: ignore[return-value]
+        found = self._search(minor, lambda candidate: [i for i in self.infos(candidate) if config_key(i) == key])
+        self._baselines[(minor, key)] = found
+        return found
+
+    def _search(self, minor: str, matching: Callable[[str], list[ProfileInfo]]) -> tuple[str, ProfileInfo] | None:
+        seen = {minor}
+        queue = deque(self.parents(minor))
+        seen.update(queue)
+        while queue:
+            candidate = queue.popleft()
+            hits = matching(candidate)
+            if hits:
+                return candidate, max(hits, key=lambda i: i.time)
+            for parent in self.parents(candidate):
+                if parent not in seen:
+                    seen.add(parent)
+                    queue.append(parent)
+        return None
+
+    def chain(self, minor: str, info: ProfileInfo, length: int) -> list[tuple[str, ProfileInfo]]:
+        """Up to ``length`` predecessors of the same configuration, oldest first (the target excluded)."""
+        out: list[tuple[str, ProfileInfo]] = []
+        current: tuple[str, ProfileInfo] | None = (minor, info)
+        while current is not None and len(out) < length:
+            current = self.baseline_of(*current)
+            if current is not None:
+                out.append(current)
+        out.reverse()
+        return out

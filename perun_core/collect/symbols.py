@@ -1,0 +1,242 @@
+"""Addresses of a finished process as functions, source files and lines.
+
+The native collectors record raw addresses plus a copy of the process's
+``/proc/<pid>/maps``.  :class:`ProcessMaps` finds the object file and file
+offset of an address, :func:`file_offset_to_vaddr` turns that offset into
+the object's own virtual address (from its ``PT_LOAD`` program headers, so
+position-independent executables, shared libraries and objects linked with
+unusual layouts all work), and :func:`addr2line` asks binutils' addr2line
+for function, file and line, one batch per object file.  Inlined calls
+become frames of their own (innermost first), as ``addr2line -i`` reports
+them.  :class:`Symbolizer` ties these together and caches every answer.
+"""
+
+from __future__ import annotations
+
+import bisect
+import functools
+import os
+import shutil
+import struct
+import subprocess
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
+
+from ..errors import ExternalToolError
+
+__all__ = [
+    "Frame",
+    "HOW_TO_GET_BINUTILS",
+    "ProcessMaps",
+    "Region",
+    "Symbolizer",
+    "addr2line",
+    "file_offset_to_vaddr",
+    "load_segments",
+    "parse_maps",
+]
+
+HOW_TO_GET_BINUTILS = "install binutils (Debian/Ubuntu: apt-get install binutils)"
+
+
+@dataclass(frozen=True, slots=True)
+class Region:
+    """An executable, file-backed mapping of a process."""
+
+    start: int
+    end: int
+    offset: int
+    path: str
+
+
+@dataclass(frozen=True, slots=True)
+class Frame:
+    """One symbolized frame; ``source`` is None when the object has no line information."""
+
+    function: str
+    source: str | None
+    line: int
+
+    def as_dict(self) -> dict:
+        """The frame in the documented form (``unreachable`` / 0 without line information)."""
+        return {"function": self.function, "source": self.source or "unreachable", "line": self.line}
+
+
+def parse_maps(text: str) -> list[Region]:
+    """The executable file mappings listed in ``text`` (one or more copies of a maps file).
+
+    When copies disagree about an address range, the later one wins.
+    """
+    found: dict[tuple[int, int], Region] = {}
+    for line in text.splitlines():
+        parts = line.split(None, 5)
+        if len(parts) < 6 or "x" not in parts[1] or not parts[5].startswith("/"):
+            continue
+        low, _, high = parts[0].partition("-")
+        try:
+            region = Region(int(low, 16), int(high, 16), int(parts[2], 16), parts[5].strip())
+        except ValueError:
+            continue
+        for key in [k for k in found if k[0] < region.end and region.start < k[1]]:
+            del found[key]
+        found[(region.start, region.end)] = region
+    return sorted(found.values(), key=lambda r: r.start)
+
+
+class ProcessMaps:
+    """The executable mappings of one process, searchable by address."""
+
+    def __init__(self, regions: Sequence[Region]) -> None:
+        self.regions = sorted(regions, key=lambda r: r.start)
+        self._starts = [r.start for r in self.regions]
+
+    @classmethod
+    def from_text(cls, text: str) -> ProcessMaps:
+        return cls(parse_maps(text))
+
+    def locate(self, address: int) -> tuple[str, int] | None:
+        """``(object path, file offset)`` of ``address``, or None outside every mapping."""
+        index = bisect.bisect_right(self._starts, address) - 1
+        if index < 0:
+            return None
+        region = self.regions[index]
+        if not region.start <= address < region.end:
+            return None
+        return region.path, address - region.start + region.offset
+
+
+@functools.lru_cache(maxsize=256)
+def load_segments(path: str) -> tuple[tuple[int, int, int], ...]:
+    """``(file offset, virtual address, file size)`` of each PT_LOAD segment of an ELF file.
+
+    Empty when the file cannot be read or is not ELF.
+    """
+    try:
+        with open(path, "rb") as handle:
+            ident = handle.read(64)
+            if len(ident) < 52 or ident[:4] != b"\x7fELF":
+                return ()
+            wide = ident[4] == 2
+            order = "<" if ident[5] == 1 else ">"
+            if wide:
+                phoff, = struct.unpack_from(order + "Q", ident, 32)
+                phentsize, phnum = struct.unpack_from(order + "HH", ident, 54)
+            else:
+                phoff, = struct.unpack_from(order + "I", ident, 28)
+                phentsize, phnum = struct.unpack_from(order + "HH", ident, 42)
+            handle.seek(phoff)
+            table = handle.read(phentsize * phnum)
+    except OSError:
+        return ()
+    segments = []
+    for index in range(phnum):
+        entry = table[index * phentsize:(index + 1) * phentsize]
+        if len(entry) < (56 if wide else 32):
+            break
+        if wide:
+            kind, _, offset, vaddr, _, filesz = struct.unpack_from(order + "IIQQQQ", entry)
+        else:
+            kind, offset, vaddr, _, filesz = struct.unpack_from(order + "IIIII", entry)
+        if kind == 1:  # PT_LOAD
+            segments.append((offset, vaddr, filesz))
+    return tuple(segments)
+
+
+def file_offset_to_vaddr(path: str, offset: int) -> int:
+    """The virtual address (as the object's symbols and line tables use it) of a file offset.
+
+    Falls back to the offset itself when no segment contains it (what
+    ``addr2line`` expects of the usual layouts anyway).
+    """
+    for segment_offset, vaddr, size in load_segments(path):
+        if segment_offset <= offset < segment_offset + max(size, 1):
+            return offset - segment_offset + vaddr
+    return offset
+
+
+def _parse_location(text: str) -> tuple[str | None, int]:
+    location = text.split(" (discriminator", 1)[0].strip()
+    source, _, line = location.rpartition(":")
+    if not source or source == "??":
+        return None, 0
+    return source, int(line) if line.isdigit() else 0
+
+
+def addr2line(path: str, addresses: Sequence[int], *, inlines: bool = True,
+              timeout: float = 300) -> dict[int, list[tuple[str | None, str | None, int]]]:
+    """``(function, source, line)`` frames per address of the object ``path``, innermost first.
+
+    Unknown functions and sources are None (line 0).  Addresses are the
+    object's virtual addresses.  Raises ExternalToolError without addr2line.
+    """
+    tool = shutil.which("addr2line")
+    if tool is None:
+        raise ExternalToolError("addr2line", HOW_TO_GET_BINUTILS)
+    if not addresses or not os.path.isfile(path):
+        return {}
+    command = [tool, "-e", path, "-a", "-f", "-C"] + (["-i"] if inlines else [])
+    try:
+        done = subprocess.run(command, input="\n".join(f"{a:#x}" for a in addresses), capture_output=True,
+                              text=True, errors="replace", timeout=timeout, check=False)
+    except (OSError, subprocess.SubprocessError):
+        return {}
+    result: dict[int, list[tuple[str | None, str | None, int]]] = {}
+    current: list | None = None
+    lines = done.stdout.splitlines()
+    index = 0
+    while index < len(lines):
+        line = lines[index]
+        if line.startswith("0x") and _is_hex(line[2:]):
+            current = result.setdefault(int(line, 16), [])
+            index += 1
+            continue
+        if current is None or index + 1 >= len(lines):
+            break
+        function = None if line.strip() == "??" else line.strip()
+        source, number = _parse_location(lines[index + 1])
+        current.append((function, source, number))
+        index += 2
+    return result
+
+
+def _is_hex(text: str) -> bool:
+    return bool(text) and all(c in "0123456789abcdefABCDEF" for c in text)
+
+
+class Symbolizer:
+    """Frames of the addresses of one process, computed in batches and cached."""
+
+    def __init__(self, maps: ProcessMaps, *, inlines: bool = True) -> None:
+        self.maps = maps
+        self.inlines = inlines
+        self._cache: dict[tuple[int, bool], tuple[Frame, ...]] = {}
+
+    def resolve(self, addresses: Iterable[int], *, return_addresses: bool = True) -> dict[int, tuple[Frame, ...]]:
+        """Frames of every address (innermost first; at least one each).
+
+        Return addresses point after their call instruction, so with
+        ``return_addresses`` the line of the byte before is looked up.
+        """
+        addresses = list(addresses)
+        wanted = {a for a in addresses if (a, return_addresses) not in self._cache}
+        by_object: dict[str, dict[int, list[int]]] = {}
+        for address in wanted:
+            where = self.maps.locate(address)
+            if where is None:
+                self._cache[(address, return_addresses)] = (Frame(f"{address:#x}", None, 0),)
+                continue
+            path, offset = where
+            vaddr = file_offset_to_vaddr(path, offset - 1 if return_addresses and offset else offset)
+            by_object.setdefault(path, {}).setdefault(vaddr, []).append(address)
+        for path, vaddrs in by_object.items():
+            answers = addr2line(path, sorted(vaddrs), inlines=self.inlines)
+            name = os.path.basename(path)
+            for vaddr, originals in vaddrs.items():
+                for address in originals:
+                    offset = self.maps.locate(address)[1]  # type: ignore[index]
+                    frames = tuple(
+                        Frame(function or f"{name}+{offset:#x}", source, line)
+                        for function, source, line in answers.get(vaddr, ())
+                    ) or (Frame(f"{name}+{offset:#x}", None, 0),)
+                    self._cache[(address, return_addresses)] = frames
+        return {a: self._cache[(a, return_addresses)] for a in addresses}

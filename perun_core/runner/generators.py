@@ -1,0 +1,531 @@
+"""Workload generators: jobs over growing inputs, merged into one profile.
+
+Generators are configured in ``generators.workload`` (usually in
+``.perun/local.yml``)::
+
+    generators:
+      workload:
+        - id: sizes
+          type: integer
+          min: 1000
+          max: 10000
+          step: 1000
+        - {id: lines, type: textfile, min_lines: 100, max_lines: 1000, step_lines: 300,
+           min_chars: 80, max_chars: 80, profile_for_each_workload: true}
+
+A job whose workload is a generator's ``id`` (``workloads: [sizes]`` in the
+job matrix, ``-w sizes`` on the command line) runs its collector once per
+generated workload, each time with that workload in place of the id on the
+command line.  Every generated workload has a *size*:
+
+==========  ===========================================  ==========================================
+type        options (all integers unless said)           workloads and their sizes
+==========  ===========================================  ==========================================
+singleton   ``value`` (text or number), ``size``         ``value`` once; size ``size``, else the
+            (number, optional)                           value when it is a number, else 1
+integer     ``min``, ``max``, ``step`` (default 1)       the numbers min, min+step, ... <= max;
+                                                         size = the number
+string      ``min_len``, ``max_len``, ``step_len``       strings of letters and digits of those
+            (default 1)                                  lengths (seeded, so the same every time);
+                                                         size = the length
+textfile    ``min_lines``, ``max_lines``,                temporary text files (the path is the
+            ``step_lines``, ``min_chars``,               workload) of every combination of line
+            ``max_chars``, ``step_chars`` (steps         count and characters per line, random
+            default 1)                                   words (seeded); size = the file's bytes;
+                                                         each file exists while its run lasts
+external    ``command`` (text), ``file_format``          runs ``command`` (no shell) in the job's
+            (text, optional), ``timeout`` (seconds,      directory with ``{dir}`` replaced by a
+            optional)                                    temporary directory (appended when
+                                                         absent); every file it writes there is
+                                                         a workload, size = its bytes or, with
+                                                         ``file_format: "in-{size}.txt"``, the
+                                                         number in its name
+==========  ===========================================  ==========================================
+
+Workloads run in the order of their sizes.  With ``profile_for_each_workload``
+false (the default) the profiles of all runs are merged into one
+(:func:`merge_profiles`) before the job's postprocessors see it: its
+``header.workload`` is the generator id and every resource carries its run's
+workload size as ``structure-unit-size`` (unless the collector gave it one),
+so regression analysis of the merged profile yields a model of the amounts
+depending on the input size.  With it true, every run gives a profile of its
+own whose ``header.workload`` is ``ID:LABEL`` (``sizes:4000``,
+``lines:100x80``), with the size in ``header.workload_size`` and on its
+resources too.
+
+A run over generated workloads is still one job (one ``JobStarted``); each
+workload announces itself with a
+:class:`~perun_core.runner.events.WorkloadStarted` event.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import math
+import re
+import shlex
+import shutil
+import tempfile
+from collections.abc import Callable, Iterator, Mapping, Sequence
+from dataclasses import dataclass, replace
+from pathlib import Path
+from typing import Any
+
+from ..errors import ConfigError, WorkloadGenerationFailed
+
+__all__ = [
+    "GENERATOR_TYPES",
+    "MAX_WORKLOADS",
+    "Generator",
+    "Workload",
+    "check_generators",
+    "collect_generated",
+    "generated_workloads",
+    "generators_from_config",
+    "merge_profiles",
+    "with_sizes",
+]
+
+CONFIG_KEY = "generators.workload"
+#: Most workloads one generator may produce.
+MAX_WORKLOADS = 10_000
+#: Longest generated string (one command-line argument may not exceed 128 KiB on Linux).
+MAX_STRING = 100_000
+SIZE_KEY = "structure-unit-size"
+
+_COMMON = {"id": "text", "type": "text", "profile_for_each_workload": "bool"}
+_OPTIONS: dict[str, dict[str, str]] = {
+    "singleton": {"value": "value", "size": "number"},
+    "integer": {"min": "int", "max": "int", "step": "int"},
+    "string": {"min_len": "int", "max_len": "int", "step_len": "int"},
+    "textfile": {"min_lines": "int", "max_lines": "int", "step_lines": "int",
+                 "min_chars": "int", "max_chars": "int", "step_chars": "int"},
+    "external": {"command": "text", "file_format": "text", "timeout": "number"},
+}
+_REQUIRED = {
+    "singleton": ("value",),
+    "integer": ("min", "max"),
+    "string": ("min_len", "max_len"),
+    "textfile": ("min_lines", "max_lines", "min_chars", "max_chars"),
+    "external": ("command",),
+}
+_RANGES = {"integer": [("min", "max", "step")], "string": [("min_len", "max_len", "step_len")],
+           "textfile": [("min_lines", "max_lines", "step_lines"), ("min_chars", "max_chars", "step_chars")]}
+GENERATOR_TYPES = tuple(_OPTIONS)
+
+
+@dataclass(frozen=True, slots=True)
+class Generator:
+    """One configured generator: ``options`` holds its type's keys (see the module docstring)."""
+
+    id: str
+    type: str
+    options: tuple[tuple[str, Any], ...] = ()
+    profile_for_each_workload: bool = False
+
+    def option(self, key: str, default: Any = None) -> Any:
+        return dict(self.options).get(key, default)
+
+
+@dataclass(frozen=True, slots=True)
+class Workload:
+    """One generated workload: ``argument`` goes on the command line; ``label`` names it briefly."""
+
+    argument: str
+    size: int | float
+    label: str
+
+
+# -- configuration -------------------------------------------------------------------------------
+
+def _is_int(value: Any) -> bool:
+    return isinstance(value, int) and not isinstance(value, bool)
+
+
+def _check_value(kind: str, value: Any) -> str | None:
+    """What is wrong with ``value`` for an option of ``kind``, or None."""
+    if kind == "int":
+        return None if _is_int(value) else "an integer"
+    if kind == "number":
+        ok = isinstance(value, (int, float)) and not isinstance(value, bool) and math.isfinite(value)
+        return None if ok else "a number"
+    if kind == "bool":
+        return None if isinstance(value, bool) else "true or false"
+    if kind == "text":
+        return None if isinstance(value, str) and value.strip() else "a non-empty string"
+    ok = isinstance(value, (str, int, float)) and not isinstance(value, bool)
+    return None if ok else "a string or a number"
+
+
+def _a(kind: str) -> str:
+    return ("an " if kind[0] in "aeiou" else "a ") + kind
+
+
+def _one_generator(item: Any, index: int) -> Generator:
+    if not isinstance(item, Mapping):
+        raise ValueError(f"expected a mapping as item {index}, got {type(item).__name__}")
+    ident = item.get("id")
+    where = f"item {index}" + (f" ('{ident}')" if isinstance(ident, str) else "")
+    kind = item.get("type")
+    if kind not in _OPTIONS:
+        raise ValueError(f"{where}: expected 'type' to be one of {', '.join(GENERATOR_TYPES)}, got {kind!r}")
+    allowed = {**_COMMON, **_OPTIONS[kind]}
+    for key, value in item.items():
+        if key not in allowed:
+            raise ValueError(f"{where}: unknown key '{key}' for {_a(kind)} generator; "
+                             f"expected {', '.join(allowed)}")
+        problem = _check_value(allowed[key], value)
+        if problem:
+            raise ValueError(f"{where}: expected '{key}' to be {problem}, got {value!r}")
+    for key in ("id", *_REQUIRED[kind]):
+        if key not in item:
+            raise ValueError(f"{where}: {_a(kind)} generator needs '{key}'")
+    for low, high, step in _RANGES.get(kind, ()):
+        if item[low] < 0:
+            raise ValueError(f"{where}: '{low}' must be >= 0, got {item[low]}")
+        if item[high] < item[low]:
+            raise ValueError(f"{where}: '{high}' ({item[high]}) is less than '{low}' ({item[low]})")
+        if item.get(step, 1) < 1:
+            raise ValueError(f"{where}: '{step}' must be >= 1, got {item[step]}")
+    generator = Generator(ident, kind, tuple((k, v) for k, v in item.items() if k in _OPTIONS[kind]),
+                          bool(item.get("profile_for_each_workload", False)))
+    count = _planned_count(generator)
+    if count > MAX_WORKLOADS:
+        raise ValueError(f"{where}: would generate {count} workloads; at most {MAX_WORKLOADS} are allowed "
+                         "(use a larger step)")
+    if kind == "string" and item["max_len"] > MAX_STRING:
+        raise ValueError(f"{where}: 'max_len' may be at most {MAX_STRING} (strings are passed as one argument)")
+    if kind == "external" and item.get("timeout") is not None and item["timeout"] <= 0:
+        raise ValueError(f"{where}: 'timeout' must be positive, got {item['timeout']}")
+    if kind == "external" and "file_format" in item and item["file_format"].count("{size}") != 1:
+        raise ValueError(f"{where}: 'file_format' must contain '{{size}}' once, e.g. 'input-{{size}}.txt'")
+    return generator
+
+
+def check_generators(value: Any) -> list[Generator]:
+    """The generators of a ``generators.workload`` value; ValueError saying what is wrong."""
+    if value is None:
+        return []
+    if not isinstance(value, list):
+        raise ValueError(f"expected a list of generators (mappings with id and type), got {type(value).__name__}")
+    generators = [_one_generator(item, index) for index, item in enumerate(value, 1)]
+    seen: set[str] = set()
+    for generator in generators:
+        if generator.id in seen:
+            raise ValueError(f"generator id '{generator.id}' is used twice")
+        seen.add(generator.id)
+    return generators
+
+
+def generators_from_config(config: Any, path: Path | str | None = None) -> dict[str, Generator]:
+    """The configured generators by id; ConfigError naming ``path`` for an invalid section."""
+    value = config.get_or(CONFIG_KEY) if config is not None else None
+    try:
+        return {g.id: g for g in check_generators(value)}
+    except ValueError as exc:
+        raise ConfigError(path, CONFIG_KEY, str(exc)) from None
+
+
+# -- generation ----------------------------------------------------------------------------------
+
+def _steps(low: int, high: int, step: int) -> range:
+    return range(low, high + 1, step)
+
+
+def _planned_count(generator: Generator) -> int:
+    option = generator.option
+    if generator.type == "integer":
+        return len(_steps(option("min"), option("max"), option("step", 1)))
+    if generator.type == "string":
+        return len(_steps(option("min_len"), option("max_len"), option("step_len", 1)))
+    if generator.type == "textfile":
+        return (len(_steps(option("min_lines"), option("max_lines"), option("step_lines", 1)))
+                * len(_steps(option("min_chars"), option("max_chars"), option("step_chars", 1))))
+    return 1
+
+
+def _seeded(generator: Generator, *parts: Any) -> Any:
+    import random
+
+    return random.Random(":".join(str(p) for p in (generator.id, *parts)))
+
+
+_ALPHANUMERIC = "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789"
+# random bytes become letters, with about one space in six (words of ~5 letters)
+_TEXT_TABLE = bytes(b" "[0] if i % 6 == 0 else b"abcdefghijklmnopqrstuvwxyz"[i % 26] for i in range(256))
+
+
+def _text(generator: Generator, lines: int, chars: int) -> bytes:
+    body = _seeded(generator, lines, chars).randbytes(lines * chars).translate(_TEXT_TABLE)
+    return b"".join(body[i * chars:(i + 1) * chars] + b"\n" for i in range(lines))
+
+
+def _number(value: Any) -> int | float | None:
+    if isinstance(value, (int, float)) and not isinstance(value, bool):
+        return value
+    if isinstance(value, str):
+        for parse in (int, float):
+            with contextlib.suppress(ValueError):
+                number = parse(value.strip())
+                return number if math.isfinite(number) else None
+    return None
+
+
+class _External:
+    """The files an external command wrote, with their sizes."""
+
+    def __init__(self, generator: Generator, cwd: Path, directory: Path, ctx: Any) -> None:
+        self.generator = generator
+        self.cwd = cwd
+        self.directory = directory
+        self.ctx = ctx
+
+    def run(self) -> list[Workload]:
+        from .process import describe_status, run_process
+
+        generator = self.generator
+        command = generator.option("command")
+        try:
+            words = shlex.split(command)
+        except ValueError as exc:
+            raise self._failed(f"cannot split its command {command!r}: {exc}") from None
+        if not any("{dir}" in word for word in words):
+            words.append("{dir}")
+        argv = [word.replace("{dir}", str(self.directory)) for word in words]
+        try:
+            outcome = run_process(argv, cwd=self.cwd, timeout=generator.option("timeout"), merge_stderr=True,
+                                  cancelled=getattr(self.ctx, "cancelled", None), tail_lines=20)
+        except FileNotFoundError:
+            raise self._failed(f"its command was not found: {argv[0]}") from None
+        except OSError as exc:
+            raise self._failed(f"its command cannot be started: {exc.strerror or exc}") from None
+        if outcome.timed_out:
+            raise self._failed(f"its command timed out after {generator.option('timeout'):g} s", outcome.stdout_tail)
+        if outcome.exit_status != 0:
+            raise self._failed(f"its command {describe_status(outcome.exit_status)}", outcome.stdout_tail,
+                               outcome.exit_status)
+        return self._collected()
+
+    def _collected(self) -> list[Workload]:
+        file_format = self.generator.option("file_format")
+        pattern = None
+        if file_format:
+            before, _, after = file_format.partition("{size}")
+            pattern = re.compile(re.escape(before) + r"([+-]?\d+(?:\.\d+)?)" + re.escape(after))
+        found = []
+        for path in sorted(p for p in self.directory.rglob("*") if p.is_file()):
+            if pattern is None:
+                size: int | float | None = path.stat().st_size
+            else:
+                match = pattern.fullmatch(path.name)
+                size = _number(match.group(1)) if match else None
+                if size is None:
+                    continue
+            found.append(Workload(shlex.quote(str(path)), size, path.name))
+        if not found:
+            what = f"no files named like '{file_format}'" if file_format else "no files"
+            raise self._failed(f"its command wrote {what} into the workload directory")
+        if len(found) > MAX_WORKLOADS:
+            raise self._failed(f"its command wrote {len(found)} files; at most {MAX_WORKLOADS} are allowed")
+        return sorted(found, key=lambda w: (w.size, w.label))
+
+    def _failed(self, reason: str, tail: str = "", status: int | None = None) -> WorkloadGenerationFailed:
+        return WorkloadGenerationFailed(getattr(self.ctx, "label", "") or self.generator.id, self.generator.id,
+                                        reason, status, tail)
+
+
+@contextlib.contextmanager
+def generated_workloads(generator: Generator, cwd: Path, ctx: Any = None) -> Iterator[list[Callable[[], Workload]]]:
+    """The workloads of ``generator``, in size order, as functions that make each one when it is due.
+
+    Text files are written by their function (into a temporary directory
+    removed when the block ends, the file of the previous workload removed
+    when the next one is made); an external command runs on entering.
+    Raises :class:`WorkloadGenerationFailed` when an external command fails
+    or writes nothing usable.
+    """
+    option = generator.option
+    scratch: Path | None = None
+    try:
+        if generator.type in ("textfile", "external"):
+            scratch = Path(tempfile.mkdtemp(prefix=f"perun-workloads-{_safe(generator.id)}-"))
+        makers: list[tuple[int | float, Callable[[], Workload]]] = []
+        if generator.type == "singleton":
+            value = option("value")
+            size = option("size")
+            if size is None:
+                size = _number(value)
+            workload = Workload(str(value), 1 if size is None else size, str(value))
+            makers.append((workload.size, lambda w=workload: w))
+        elif generator.type == "integer":
+            for number in _steps(option("min"), option("max"), option("step", 1)):
+                makers.append((number, lambda n=number: Workload(str(n), n, str(n))))
+        elif generator.type == "string":
+            for length in _steps(option("min_len"), option("max_len"), option("step_len", 1)):
+                def make_string(length: int = length) -> Workload:
+                    rng = _seeded(generator, length)
+                    text = "".join(rng.choices(_ALPHANUMERIC, k=length))
+                    return Workload(shlex.quote(text), length, str(length))
+                makers.append((length, make_string))
+        elif generator.type == "textfile":
+            assert scratch is not None
+            previous: list[Path] = []
+            shapes = [(lines, chars)
+                      for lines in _steps(option("min_lines"), option("max_lines"), option("step_lines", 1))
+                      for chars in _steps(option("min_chars"), option("max_chars"), option("step_chars", 1))]
+            for lines, chars in shapes:
+                def make_file(lines: int = lines, chars: int = chars, directory: Path = scratch) -> Workload:
+                    for old in previous:
+                        with contextlib.suppress(OSError):
+                            old.unlink()
+                    previous.clear()
+                    path = directory / f"{_safe(generator.id)}-{lines}x{chars}.txt"
+                    data = _text(generator, lines, chars)
+                    path.write_bytes(data)
+                    previous.append(path)
+                    return Workload(shlex.quote(str(path)), len(data), f"{lines}x{chars}")
+                makers.append((lines * (chars + 1), make_file))
+        else:
+            assert scratch is not None
+            for workload in _External(generator, cwd, scratch, ctx).run():
+                makers.append((workload.size, lambda w=workload: w))
+        makers.sort(key=lambda pair: pair[0])
+        yield [make for _, make in makers]
+    finally:
+        if scratch is not None:
+            shutil.rmtree(scratch, ignore_errors=True)
+
+
+def _safe(text: str) -> str:
+    return re.sub(r"[^A-Za-z0-9._-]+", "_", text)[:40] or "gen"
+
+
+# -- merging -------------------------------------------------------------------------------------
+
+def _sized_table(table: Any, size: int | float) -> Any:
+    """A copy of ``table`` whose every resource has ``structure-unit-size`` (``size`` where it had none)."""
+    from ..profile.resources import MISSING, ResourceTable
+
+    keys, columns = table.columns()
+    keys, columns = list(keys), [list(column) for column in columns]
+    count = len(table)
+    if SIZE_KEY in keys:
+        index = keys.index(SIZE_KEY)
+        columns[index] = [size if value is MISSING else value for value in columns[index]]
+    else:
+        keys.append(SIZE_KEY)
+        columns.append([size] * count)
+    sparse = any(value is MISSING for column in columns for value in column)
+    return ResourceTable.from_columns(count, keys, columns, sparse=sparse)
+
+
+def with_sizes(profile: Any, workload: Workload, generator: Generator) -> Any:
+    """``profile`` of one generated workload, as a profile of its own (``profile_for_each_workload``)."""
+    from ..profile.model import Profile, Snapshot
+
+    def region(snapshot: Snapshot) -> Snapshot:
+        return Snapshot(_sized_table(snapshot.resources, workload.size), list(snapshot.models), dict(snapshot.meta),
+                        snapshot.has_models_key)
+
+    header = {**profile.header, "workload": f"{generator.id}:{workload.label}", "workload_size": workload.size,
+              "generator": {"id": generator.id, "type": generator.type}}
+    return Profile(header=header, collector_info=dict(profile.collector_info),
+                   postprocessors=list(profile.postprocessors), snapshots=[region(s) for s in profile.snapshots],
+                   global_region=None if profile.global_region is None else region(profile.global_region),
+                   origin=profile.origin, extra=dict(profile.extra))
+
+
+def merge_profiles(runs: Sequence[tuple[Any, int | float]], workload: str, generator: Generator | None = None) -> Any:
+    """One profile from the profiles of runs over workloads of the given sizes.
+
+    Snapshots are concatenated in run order and so are the resources of the
+    ``global`` regions (whose numeric ``timestamp`` values are summed).  Every
+    resource carries its run's size as ``structure-unit-size`` unless it
+    had one; amounts and sizes thus always pair up.  The header is the first
+    run's, with ``workload`` set to ``workload`` and ``workload_sizes`` listing
+    the sizes; collector info and origin are the first run's.  ValueError for
+    no runs.
+    """
+    from ..profile.model import Profile, Snapshot
+    from ..profile.resources import MISSING, ResourceTable
+
+    if not runs:
+        raise ValueError("nothing to merge: no runs")
+    first = runs[0][0]
+    snapshots: list[Snapshot] = []
+    global_keys: list[str] = []
+    global_columns: dict[str, list] = {}
+    global_count = 0
+    global_meta: dict[str, Any] | None = None
+    global_models: list[dict] = []
+    for profile, size in runs:
+        for snapshot in profile.snapshots:
+            snapshots.append(Snapshot(_sized_table(snapshot.resources, size), list(snapshot.models),
+                                      dict(snapshot.meta), snapshot.has_models_key))
+        region = profile.global_region
+        if region is None:
+            continue
+        sized = _sized_table(region.resources, size)
+        keys, columns = sized.columns()
+        for key in keys:
+            if key not in global_columns:
+                global_keys.append(key)
+                global_columns[key] = [MISSING] * global_count
+        for key in global_keys:
+            column = columns[keys.index(key)] if key in keys else [MISSING] * len(sized)
+            global_columns[key].extend(column)
+        global_count += len(sized)
+        global_models.extend(region.models)
+        if global_meta is None:
+            global_meta = dict(region.meta)
+        else:
+            for key, value in region.meta.items():
+                old = global_meta.get(key)
+                if isinstance(old, (int, float)) and isinstance(value, (int, float)) and key in ("timestamp", "time"):
+                    global_meta[key] = old + value
+    global_region = None
+    if global_meta is not None:
+        columns = [global_columns[key] for key in global_keys]
+        sparse = any(value is MISSING for column in columns for value in column)
+        global_region = Snapshot(ResourceTable.from_columns(global_count, global_keys, columns, sparse=sparse),
+                                 global_models, global_meta)
+    header = {**first.header, "workload": workload, "workload_sizes": [size for _, size in runs]}
+    if generator is not None:
+        header["generator"] = {"id": generator.id, "type": generator.type}
+    return Profile(header=header, collector_info=dict(first.collector_info), postprocessors=[],
+                   snapshots=snapshots, global_region=global_region, origin=first.origin, extra=dict(first.extra))
+
+
+# -- running a job over generated workloads -----------------------------------------------------
+
+def collect_generated(job: Any, generator: Generator, ctx: Any, origin: str, store: Callable[[Any], None]) -> None:
+    """Collect ``job`` once per workload of ``generator``; hand the profile(s) to ``store``.
+
+    Each run collects ``job`` with the workload replaced by the generated
+    one (postprocessors are not applied per run).  Merged (the default): the
+    merged profile goes through the job's postprocessors and to ``store``
+    once.  Per workload: each run's profile is postprocessed and stored as
+    soon as it is collected.  Raises :class:`CollectionError` (a failed run
+    fails the whole job; profiles already stored stay) and
+    :class:`WorkloadGenerationFailed`.
+    """
+    from .events import WorkloadStarted
+    from .run import collect_job, postprocess_job
+
+    runs: list[tuple[Any, int | float]] = []
+    with generated_workloads(generator, Path(ctx.cwd), ctx) as makers:
+        total = len(makers)
+        for index, make in enumerate(makers, 1):
+            ctx.check_cancelled()
+            workload = make()
+            ctx.emit(WorkloadStarted(ctx.job, index, total, generator.id, workload.label, workload.size))
+            single = replace(job, workload=workload.argument)
+            # errors of this run name the generated workload, not the generator
+            profile = collect_job(single, replace(ctx, label=single.label), origin, postprocess=False)
+            if generator.profile_for_each_workload:
+                store(postprocess_job(job, with_sizes(profile, workload, generator), ctx))
+            else:
+                runs.append((profile, workload.size))
+    if not generator.profile_for_each_workload:
+        merged = merge_profiles(runs, job.workload, generator)
+        store(postprocess_job(job, merged, ctx))

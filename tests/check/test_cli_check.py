@@ -1,0 +1,123 @@
+"""``perun-core check profiles`` as CI calls it: files, formats, exit statuses, bad input."""
+
+from __future__ import annotations
+
+import json
+import xml.etree.ElementTree as ET
+
+import pytest
+
+from conftest import run_cli
+
+from .helpers import curve, mixed, timed
+
+KEYS = ["baseline", "target", "method", "uid", "result", "type", "from", "to", "delta_abs", "delta_rel",
+        "confidence_type", "confidence_rate"]
+
+
+@pytest.fixture
+def files(tmp_path):
+    """Baseline and target files outside any perun repository: f doubles, g stays, h is new."""
+    outside = tmp_path / "plain"
+    outside.mkdir()
+    base = outside / "BASELINE.perf"
+    new = outside / "TARGET.perf"
+    base.write_text(json.dumps(mixed({"f": curve("linear", 1), "g": curve("quadratic", 2)})))
+    new.write_text(json.dumps(mixed({"f": curve("linear", 3, 2.0), "g": curve("quadratic", 4),
+                                     "h": curve("linear", 5)})))
+    return outside, base, new
+
+
+def test_json_records_and_exit_status(files):
+    where, base, new = files
+    result = run_cli("check", "profiles", "BASELINE.perf", "TARGET.perf", "--format", "json", cwd=where)
+    assert result.returncode == 3, result.stderr
+    records = json.loads(result.stdout)
+    assert all(list(record) == KEYS for record in records)
+    by_uid = {r["uid"]: r for r in records}
+    assert by_uid["f"]["result"] == "Degradation" and by_uid["f"]["delta_rel"] == pytest.approx(100, rel=0.1)
+    assert by_uid["g"]["result"] == "NoChange"
+    assert by_uid["h"]["result"] == "NotInBaseline"
+    assert by_uid["f"]["baseline"] == "BASELINE.perf" and by_uid["f"]["target"] == "TARGET.perf"
+    assert by_uid["f"]["method"] == "size_aware_rank_test"
+    # the other direction is an optimization, and that is not a failure
+    back = run_cli("check", "profiles", "TARGET.perf", "BASELINE.perf", "--format", "json", cwd=where)
+    assert back.returncode == 0, back.stderr
+    assert {r["uid"]: r["result"] for r in json.loads(back.stdout)}["f"] == "Optimization"
+    never = run_cli("check", "profiles", str(base), str(new), "--fail-on", "never", cwd=where)
+    assert never.returncode == 0
+
+
+def test_tree_is_readable_without_colour(files):
+    where, _base, _new = files
+    plain = run_cli("check", "profiles", "BASELINE.perf", "TARGET.perf", cwd=where, env={"NO_COLOR": "1"})
+    assert "\x1b[" not in plain.stdout
+    assert "- Degradation" in plain.stdout and "at f" in plain.stdout and "* NotInBaseline" in plain.stdout
+    assert "NoChange" not in plain.stdout and "no change at 1 location" in plain.stdout
+    verbose = run_cli("check", "profiles", "BASELINE.perf", "TARGET.perf", "-v", cwd=where, env={"NO_COLOR": "1"})
+    assert "= NoChange" in verbose.stdout
+    coloured = run_cli("check", "profiles", "BASELINE.perf", "TARGET.perf", cwd=where, env={"FORCE_COLOR": "1"})
+    assert "\x1b[1;31m- Degradation" in coloured.stdout
+
+
+def test_junit_for_ci(files, tmp_path):
+    where, _base, _new = files
+    out = tmp_path / "report.xml"
+    result = run_cli("check", "profiles", "BASELINE.perf", "TARGET.perf", "--format", "junit", "-o", str(out),
+                     cwd=where)
+    assert result.returncode == 3 and result.stdout == ""
+    root = ET.parse(out).getroot()
+    assert root.tag == "testsuites" and root.get("failures") == "1" and root.get("tests") == "3"
+    failure = root.find(".//testcase[@name='f']/failure")
+    assert failure is not None and failure.get("type") == "Degradation"
+
+
+def test_methods_by_option(files):
+    where, _base, _new = files
+    result = run_cli("check", "profiles", "BASELINE.perf", "TARGET.perf", "-M", "aat", "-M", "bmoe", "-f", "json",
+                     cwd=where)
+    assert result.returncode == 3, result.stderr
+    methods = {r["method"] for r in json.loads(result.stdout)}
+    assert methods == {"average_amount_threshold", "best_model_order_equality"}
+
+
+def one_line_error(result, *needles: str) -> None:
+    assert result.returncode == 1, (result.returncode, result.stdout, result.stderr)
+    assert "Traceback" not in result.stderr
+    errors = [line for line in result.stderr.splitlines() if line.startswith("error: ")]
+    assert len(errors) == 1, result.stderr
+    for needle in needles:
+        assert needle in errors[0]
+
+
+def test_bad_input_is_a_clear_error(files, tmp_path):
+    where, base, _new = files
+    (where / "time.perf").write_text(json.dumps(timed([0.1, 0.11, 0.1])))
+    one_line_error(run_cli("check", "profiles", "BASELINE.perf", "time.perf", cwd=where),
+                   "cannot compare", "mixed", "time")
+    (where / "other.perf").write_text(json.dumps(mixed({"zzz": curve("linear", 9)})))
+    nothing = run_cli("check", "profiles", "BASELINE.perf", "other.perf", "-f", "json", cwd=where)
+    one_line_error(nothing, "no uid in common")
+    assert {r["result"] for r in json.loads(nothing.stdout)} == {"NotInBaseline", "NotInTarget"}
+    one_line_error(run_cli("check", "profiles", "BASELINE.perf", "TARGET.perf", "-M", "nope", cwd=where),
+                   "unknown check method 'nope'")
+    one_line_error(run_cli("check", "profiles", "BASELINE.perf", "missing.perf", cwd=where), "missing.perf")
+    (where / "broken.perf").write_text("{not json")
+    one_line_error(run_cli("check", "profiles", "BASELINE.perf", "broken.perf", cwd=where), "malformed JSON")
+    shared = tmp_path / "shared-config"
+    shared.mkdir()
+    (shared / "shared.yml").write_text("degradation:\n  strategies:\n    - {method: aat, colector: time}\n")
+    one_line_error(run_cli("check", "profiles", "BASELINE.perf", "TARGET.perf", cwd=where,
+                           env={"PERUN_CONFIG_DIR": str(shared)}), "unknown key 'colector'")
+    (shared / "shared.yml").write_text("degradation:\n  strategies:\n    - {method: bmeo}\n")
+    one_line_error(run_cli("check", "profiles", "BASELINE.perf", "TARGET.perf", cwd=where,
+                           env={"PERUN_CONFIG_DIR": str(shared)}), "unknown check method 'bmeo'")
+
+
+def test_one_process_and_two_agree(files):
+    from perun_core import api_check
+
+    where, base, new = files
+    one = api_check.check_profiles(str(base), str(new), cwd=where)
+    two = api_check.check_profiles(str(base), str(new), cwd=where, workers=2)
+    assert [f for _v, _p, f in one.findings()] == [f for _v, _p, f in two.findings()]

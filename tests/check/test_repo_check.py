@@ -1,0 +1,181 @@
+"""check head / all in real (dulwich-made) repositories: pairing, storage, status, log, hooks."""
+
+from __future__ import annotations
+
+import json
+import os
+import stat
+import threading
+
+import pytest
+
+from conftest import run_cli, write_pending
+from gitrepo import make_repo
+
+from perun_core import api, api_check
+from perun_core.check import events as ev
+from perun_core.check.results import PerformanceChange as PC
+from perun_core.errors import HookError, Interrupted
+from perun_core.repository import PerunRepository
+
+from .helpers import curve, mixed, timed
+
+
+def register(root, sha: str, name: str, doc: dict) -> None:
+    write_pending(root, name, {"origin": sha, **doc})
+    api.add([name], minor=sha, cwd=root)
+
+
+@pytest.fixture
+def history(tmp_path):
+    """Five commits: 0 fast, 1 same, 2 no profile, 3 five times slower, 4 fast again."""
+    root = tmp_path / "project"
+    shas = make_repo(root, 5)
+    api.init(root)
+    runs = {0: 0.031, 1: 0.0305, 3: 0.155, 4: 0.0312}
+    for index, real in runs.items():
+        register(root, shas[index], f"time-{index}.perf", timed([real, real * 1.01, real * 0.99]))
+    return root, shas
+
+
+def test_check_head_finds_the_slowdown_and_stores_it(history):
+    root, shas = history
+    report = api_check.check_head(shas[3], cwd=root)
+    (version,) = report.versions
+    (pair,) = version.pairs
+    assert pair.baseline.minor == shas[1]  # commit 2 has no profile: walked through
+    real = next(f for f in pair.findings if f.location == "./app [real]")
+    assert real.result is PC.DEGRADATION and real.to / real.from_ == pytest.approx(5.0, rel=0.05)
+    assert report.failed() and report.degradations >= 1
+    stored = api_check.stored_check(shas[3], cwd=root)
+    assert stored is not None
+    assert [(f.location, f.result, f.method) for f in stored.pairs[0].findings] == \
+        [(f.location, f.result, f.method) for f in pair.findings]
+    assert stored.pairs[0].findings[0].delta_rel == pytest.approx(pair.findings[0].delta_rel, rel=1e-5)
+    entries = {e.version.checksum: e.changes for e in api.log(cwd=root)}
+    assert entries[shas[3]].startswith("-") and entries[shas[0]] == ""
+
+
+def test_cli_check_head_exit_statuses_status_and_log(history):
+    root, shas = history
+    slow = run_cli("check", "head", shas[3], cwd=root, env={"NO_COLOR": "1"})
+    assert slow.returncode == 3, slow.stderr
+    assert "- Degradation" in slow.stdout and "./app [real]" in slow.stdout and "x5" in slow.stdout
+    assert f"* {shas[3][:7]}: commit 3" in slow.stdout and f"| * {shas[1][:7]}: commit 1" in slow.stdout
+    fast = run_cli("check", "head", cwd=root, env={"NO_COLOR": "1"})
+    assert fast.returncode == 0, fast.stderr
+    assert "+ Optimization" in fast.stdout
+    status = run_cli("status", cwd=root, env={"NO_COLOR": "1"})
+    assert "Performance changes found by the last check" in status.stdout
+    assert "+ Optimization at ./app [real]" in status.stdout
+    log = run_cli("log", "--short", cwd=root, env={"NO_COLOR": "1"})
+    lines = {line.split()[1]: line for line in log.stdout.splitlines()[1:]}
+    assert lines[shas[3][:6]].rstrip().endswith("--") and lines[shas[4][:6]].rstrip().endswith("++")
+    junit = run_cli("check", "all", "--format", "junit", cwd=root)
+    assert junit.returncode == 3 and "<failure" in junit.stdout
+
+
+def test_check_all_newest_first_with_events(history):
+    root, shas = history
+    seen = []
+    report = api_check.check_all(cwd=root, on_event=seen.append)
+    assert [v.minor for v in report.versions] == [shas[4], shas[3], shas[1], shas[0]]
+    assert [len(v.pairs) for v in report.versions] == [1, 1, 1, 0]
+    assert [ref.source for ref in report.versions[-1].unpaired] == ["time-0.perf"]
+    assert isinstance(seen[0], ev.CheckStarted) and seen[0].versions == 4
+    assert isinstance(seen[-1], ev.CheckFinished) and seen[-1].status == "degraded"
+    assert sum(isinstance(e, ev.PairChecked) for e in seen) == 3
+    cancel = threading.Event()
+    cancel.set()
+    with pytest.raises(Interrupted):
+        api_check.check_all(cwd=root, cancel=cancel)
+
+
+def test_pairing_walks_through_merges(tmp_path):
+    root = tmp_path / "merged"
+    # 0 - 1 - 3 (merge of 1 and 2); 2 branches off 0 and holds the profile
+    shas = make_repo(root, [{}, {}, {"parents": [0], "branch": "side"}, {"parents": [1, 2]}])
+    api.init(root)
+    register(root, shas[0], "base.perf", mixed({"f": curve("linear", 1)}))
+    register(root, shas[2], "side.perf", mixed({"f": curve("linear", 2, 3.0)}))
+    register(root, shas[3], "merge.perf", mixed({"f": curve("linear", 3, 3.0)}))
+    report = api_check.check_head(cwd=root)
+    (pair,) = report.versions[0].pairs
+    assert pair.baseline.minor == shas[2]  # the second parent is nearer than commit 0
+    assert pair.findings[0].result is PC.NO_CHANGE
+
+
+def test_old_change_records_stay_readable(history):
+    root, shas = history
+    with PerunRepository(root) as repo:
+        from perun_core.changes import changes_path, read_changes, read_pairs
+
+        path = changes_path(repo, shas[1])
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(json.dumps({"version": 1, "marks": "-+"}))
+        assert read_changes(repo, shas[1]) == "-+" and read_pairs(repo, shas[1]) == []
+    stored = api_check.stored_check(shas[1], cwd=root)
+    assert stored is not None and stored.pairs == ()
+
+
+def test_demo_history_shows_its_known_changes(tmp_path):
+    from perun_core.demo import build_demo_repository
+
+    root = build_demo_repository(tmp_path / "demo")
+    report = api_check.check_all(cwd=root, store=False)
+    degraded = {v.version.short_desc for v in report.versions for p in v.pairs if p.degradations}
+    optimized = {v.version.short_desc for v in report.versions for p in v.pairs if p.optimizations}
+    assert "Replace the hash index with a plain scan in sll_search" in degraded
+    assert "Cache node keys to speed up sll_search" in optimized
+    slow = next(v for v in report.versions if v.version.short_desc.startswith("Replace the hash index"))
+    real = next(f for p in slow.pairs for f in p.findings if f.location == "./sll-bench [real]")
+    assert real.result is PC.DEGRADATION and real.to / real.from_ == pytest.approx(2.0, rel=0.1)
+    # every commit of the demo that is neither of the two is quiet, but for the first profiles of a
+    # configuration measured after them (they see the change later)
+    assert len(degraded) <= 3 and len(optimized) <= 3
+
+
+def test_install_hook_is_idempotent_and_keeps_content(history):
+    root, _shas = history
+    hook = root / ".git" / "hooks" / "post-commit"
+    hook.parent.mkdir(parents=True, exist_ok=True)
+    hook.write_text("#!/bin/sh\necho existing hook\n")
+    first = run_cli("install-hook", cwd=root)
+    assert first.returncode == 0 and "Updated" in first.stdout
+    text = hook.read_text()
+    assert text.startswith("#!/bin/sh\necho existing hook\n")
+    assert "check --compute-missing head" in text and text.count(">>> perun") == 1
+    assert os.stat(hook).st_mode & stat.S_IXUSR
+    again = run_cli("install-hook", cwd=root)
+    assert again.returncode == 0 and "Already installed" in again.stdout and hook.read_text() == text
+    removed = run_cli("install-hook", "--uninstall", cwd=root)
+    assert removed.returncode == 0 and hook.read_text() == "#!/bin/sh\necho existing hook\n"
+    hook.unlink()
+    created = api_check.install_hook(cwd=root)
+    assert created.action == "created" and hook.read_text().startswith("#!/bin/sh\n")
+    hook.write_text("#!/usr/bin/env python3\nprint('hi')\n")
+    with pytest.raises(HookError, match="python3 script"):
+        api_check.install_hook(cwd=root)
+
+
+def test_a_failed_collection_is_an_error(history):
+    root, _shas = history
+    api.config_set("cmds", ["./no-such-program"], scope="local", cwd=root)
+    api.config_set("collectors", [{"name": "time"}], scope="local", cwd=root)
+    result = run_cli("check", "-c", "head", cwd=root)
+    assert result.returncode == 1, (result.stdout, result.stderr)
+    assert "error: collecting missing profiles" in result.stderr and "Traceback" not in result.stderr
+
+
+def test_check_profiles_by_tags_and_names(history):
+    root, shas = history
+    write_pending(root, "fresh.perf", {"origin": shas[4], **timed([0.09, 0.091, 0.0905])})
+    report = api_check.check_profiles("0@i", "0@p", cwd=root)
+    (pair,) = report.versions[0].pairs
+    assert (pair.baseline.kind, pair.target.kind) == ("index", "pending")
+    assert pair.baseline.name == f"{shas[4][:7]}:time-4.perf" and pair.target.name == "fresh.perf"
+    real = next(f for f in pair.findings if f.location == "./app [real]")
+    assert real.result is PC.DEGRADATION
+    earlier = api_check.check_profiles("time-3.perf", "fresh.perf", minor=shas[3], cwd=root)
+    assert next(f for f in earlier.versions[0].pairs[0].findings if f.location == "./app [real]").result \
+        is PC.OPTIMIZATION

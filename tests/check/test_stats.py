@@ -1,0 +1,108 @@
+"""The statistics under the checks, against values worked out by hand or by definition."""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+import pytest
+
+from perun_core.check import stats
+from perun_core.check.history import change_points, creeping, mann_kendall, sen_slope
+
+
+def brute_force_p(a, b) -> float:
+    """Exact two-sided p of U by enumerating every split of the pooled values."""
+    from itertools import combinations
+
+    pooled = list(a) + list(b)
+    m = len(a)
+    observed = sum((y > x) + 0.5 * (y == x) for x in a for y in b)
+    mean = m * len(b) / 2
+    total = extreme = 0
+    for chosen in combinations(range(len(pooled)), m):
+        first = [pooled[i] for i in chosen]
+        second = [pooled[i] for i in range(len(pooled)) if i not in chosen]
+        u = sum((y > x) + 0.5 * (y == x) for x in first for y in second)
+        total += 1
+        extreme += abs(u - mean) >= abs(observed - mean) - 1e-9
+    return extreme / total
+
+
+@pytest.mark.parametrize("seed", range(6))
+def test_exact_mann_whitney_matches_enumeration(seed):
+    rng = np.random.default_rng(seed)
+    a, b = rng.normal(size=4), rng.normal(0.8, size=5)
+    assert stats.mann_whitney(a, b).p == pytest.approx(brute_force_p(a, b), abs=1e-12)
+
+
+def test_mann_whitney_direction_and_separation():
+    low, high = np.arange(10.0), np.arange(10.0) + 100
+    test = stats.mann_whitney(low, high)
+    assert test.z > 0 and test.separated and test.p < 1e-4
+    assert stats.mann_whitney(high, low).z < 0
+    same = stats.mann_whitney(np.ones(30), np.ones(30))
+    assert same.p == 1.0 and not same.separated
+
+
+def test_average_ranks_with_ties():
+    ranks, groups = stats.average_ranks(np.array([3.0, 1.0, 3.0, 2.0, 3.0]))
+    assert ranks.tolist() == [4.0, 1.0, 4.0, 2.0, 4.0]
+    assert sorted(groups.tolist()) == [1, 1, 3]
+
+
+def test_hodges_lehmann_and_median():
+    a = np.array([1.0, 2.0, 3.0])
+    assert stats.hodges_lehmann(a, a + 5) == 5.0
+    rng = np.random.default_rng(3)
+    big = rng.normal(size=2000)
+    # thinning keeps the estimate close to the full one
+    assert stats.hodges_lehmann(big, big + 0.3) == pytest.approx(0.3, abs=0.02)
+    for n in (1, 2, 5, 6, 101):
+        values = rng.normal(size=n)
+        assert stats.median(values) == pytest.approx(float(np.median(values)))
+
+
+def test_huber_fit_shrugs_off_outliers():
+    rng = np.random.default_rng(1)
+    x = np.linspace(0, 10, 200)
+    y = 2.0 + 0.5 * x + rng.normal(0, 0.05, 200)
+    y[::20] += 50.0  # 5 % wild outliers
+    design = np.column_stack((np.ones_like(x), x))
+    coef = stats.huber_fit(design, y)
+    assert coef[0] == pytest.approx(2.0, abs=0.1) and coef[1] == pytest.approx(0.5, abs=0.02)
+    assert stats.full_rank(design) and not stats.full_rank(np.column_stack((x, 2 * x)))
+
+
+def test_welch_t_on_tiny_samples():
+    t, p = stats.welch_t(np.log([1.0, 1.02, 0.98]), np.log([5.0, 5.1, 4.9]))
+    assert t > 0 and p < 1e-4
+    assert stats.welch_t(np.array([1.0, 1.0]), np.array([1.0, 1.0])) == (0.0, 1.0)
+
+
+def test_trend_tests():
+    rising = np.arange(20) * 0.03
+    z, p = mann_kendall(rising)
+    assert z > 0 and p < 1e-6
+    assert sen_slope(rising) == pytest.approx(0.03)
+    rng = np.random.default_rng(0)
+    flat = rng.normal(0, 0.01, 20)
+    assert mann_kendall(flat)[1] > 0.01
+
+
+def test_creeping_sees_a_drift_but_not_a_step():
+    rng = np.random.default_rng(2)
+    creep = np.log(1.03) * np.arange(20) + rng.normal(0, 0.005, 20)
+    trend = creeping(creep)
+    assert trend is not None and trend.p < 0.01 and trend.drift == pytest.approx(19 * math.log(1.03), rel=0.1)
+    step = np.where(np.arange(20) >= 10, math.log(2.0), 0.0) + rng.normal(0, 0.005, 20)
+    trend = creeping(step)
+    assert trend is not None and trend.steps == 1 and abs(trend.drift) < math.log(1.05)
+
+
+def test_change_points_find_a_step():
+    rng = np.random.default_rng(4)
+    series = np.where(np.arange(24) >= 15, 0.7, 0.0) + rng.normal(0, 0.02, 24)
+    found = change_points(series)
+    assert found and found[0].index == 15 and found[0].shift == pytest.approx(0.7, abs=0.05)
+    assert change_points(rng.normal(0, 0.02, 24)) == []

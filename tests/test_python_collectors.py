@@ -1,0 +1,467 @@
+"""The pytrace and pymemory collectors: selected functions, cProfile, tracemalloc, failures."""
+
+from __future__ import annotations
+
+import json
+import sys
+import textwrap
+import time
+from pathlib import Path
+
+import pytest
+
+from runhelpers import run_env  # noqa: F401 - autouse fixture
+
+from conftest import run_cli
+from perun_core import api_run
+from perun_core.analysis.regression import best_model, regression_analysis
+from perun_core.collect.pymemory import FunctionNames
+from perun_core.collect.pytrace import parse_function_pattern
+from perun_core.errors import CollectionError, InvalidParameter
+from perun_core.profile.convert import to_flame_graph_format
+from perun_core.profile.model import Profile
+from perun_core.runner import events as ev
+
+PY = sys.executable
+
+
+def write(root: Path, name: str, text: str) -> Path:
+    path = root / name
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(textwrap.dedent(text))
+    return path
+
+
+def collect(root, collector, command, args="", events=None, **params):
+    result = api_run.collect(collector, [command], [args] if args else [], [], params, cwd=root,
+                             on_event=events.append if events is not None else None)
+    return json.loads(result.profiles[0].path.read_text())
+
+
+def process_gone(pid: int, wait: float = 3.0) -> bool:
+    deadline = time.monotonic() + wait
+    while time.monotonic() < deadline:
+        try:
+            with open(f"/proc/{pid}/stat") as handle:
+                if handle.read().rsplit(")", 1)[1].split()[0] in ("Z", "X"):
+                    return True
+        except FileNotFoundError:
+            return True
+        time.sleep(0.02)
+    return False
+
+
+PROGRAM = """\
+    import os
+    import pickle
+    import sys
+    import helpers
+
+    counter = 0
+
+    def search(items, target):
+        for index, item in enumerate(items):
+            if item == target:
+                return index
+        return -1
+
+    class Box:
+        def get(self, n):
+            return helpers.twice(n)
+
+        @staticmethod
+        def make():
+            return Box()
+
+    def outer():
+        def inner(x):
+            return x + 1
+        return inner(1)
+
+    def bump():
+        global counter
+        counter += 1
+
+    search([1, 2, 3], 3)            # called by top-level code before main() exists
+
+    def main():
+        for size in (10, 20, 30):
+            search(list(range(size)), -1)
+        Box.make().get(2)
+        outer()
+        bump()
+        restored = pickle.loads(pickle.dumps(Box()))
+        here = os.path.dirname(os.path.abspath(__file__))
+        print("name", __name__, type(restored).__name__, counter, sys.argv[1:], sys.path[0] == here)
+
+    if __name__ == "__main__":
+        main()
+"""
+
+HELPERS = """\
+    from os.path import join          # imported: a glob does not wrap it
+
+    def twice(n):
+        return 2 * n
+
+    def _private(n):
+        return n
+"""
+
+
+def test_pytrace_wraps_selected_functions_without_changing_the_program(perun_repo):
+    root, shas = perun_repo
+    write(root, "prog.py", PROGRAM)
+    write(root, "helpers.py", HELPERS)
+    events: list = []
+    profile = collect(root, "pytrace", "prog.py", "one two", events,
+                      functions=["search=len(args[0])", "prog:Box.*", "__main__:outer.<locals>.*", "helpers:*"])
+    assert profile["origin"] == shas[-1]
+    header = profile["header"]
+    assert header["type"] == "mixed" and header["units"] == {"mixed(time delta)": "us"}
+    assert header["cmd"] == "prog.py" and header["params"] == "one two" and header["calls"] == 8
+    assert profile["collector_info"]["name"] == "pytrace"
+    rows = profile["global"]["resources"]
+    by_uid: dict = {}
+    for row in rows:
+        assert row["type"] == "mixed" and row["subtype"] == "time delta" and row["amount"] > 0
+        by_uid.setdefault(row["uid"], []).append(row)
+    # helpers.join was imported, not defined there: the glob leaves it alone; _private was never called
+    assert sorted(by_uid) == ["helpers:twice", "prog:Box.get", "prog:Box.make", "prog:outer.<locals>.inner",
+                              "prog:search"]
+    searches = by_uid["prog:search"]
+    assert [r["structure-unit-size"] for r in searches] == [3, 10, 20, 30]
+    assert [r["caller"] for r in searches] == ["prog:<module>", "prog:main", "prog:main", "prog:main"]
+    assert by_uid["helpers:twice"][0]["caller"] == "prog:Box.get"
+    assert by_uid["prog:outer.<locals>.inner"][0]["caller"] == "prog:outer"
+    assert "structure-unit-size" not in by_uid["prog:Box.get"][0]
+    # the program saw itself as __main__, with its arguments, a working pickle and globals
+    printed = [e.text for e in events if isinstance(e, ev.OutputLine)]
+    assert printed == ["name __main__ Box 1 ['one', 'two'] True"]
+    assert "unmatched_functions" not in header
+
+
+def test_pytrace_size_expression_errors_are_counted_or_fail_the_job(perun_repo):
+    root, _ = perun_repo
+    write(root, "sizes.py", """\
+        def work(*items):
+            return len(items)
+
+        work([1, 2])
+        work()
+        work([1])
+    """)
+    profile = collect(root, "pytrace", "sizes.py", functions=["work"], size="len(args[0])")
+    rows = profile["global"]["resources"]
+    assert [r.get("structure-unit-size") for r in rows] == [2, None, 1]
+    assert profile["header"]["size_errors"] == {
+        "sizes:work": {"calls": 1, "error": "IndexError: tuple index out of range"}}
+    with pytest.raises(CollectionError, match=r"the size expression of sizes:work failed on every call: "
+                                              r"the size expression gave str, not a number"):
+        collect(root, "pytrace", "sizes.py", functions=["work=str(args)"])
+
+
+@pytest.mark.parametrize("params, error, needle", [
+    ({"functions": ["nothing:here"]}, CollectionError, r"no function matched the patterns nothing:here"),
+    ({"functions": ["search="]}, InvalidParameter, r"a size expression after '='"),
+    ({"functions": ["search=len("]}, InvalidParameter, r"'len\(' does not parse"),
+    ({"functions": [":search"]}, InvalidParameter, r"lacks a module name"),
+    ({"size": "len(args[0])"}, CollectionError, r"--function and --size need mode 'functions'"),
+    ({"mode": "functions"}, CollectionError, r"needs patterns"),
+])
+def test_pytrace_refuses_bad_patterns(perun_repo, params, error, needle):
+    root, _ = perun_repo
+    write(root, "tiny.py", "def search():\n    pass\nsearch()\n")
+    with pytest.raises(error, match=needle):
+        collect(root, "pytrace", "tiny.py", **params)
+
+
+def test_function_patterns_parse():
+    assert parse_function_pattern("search") == ("__main__", "search", None)
+    assert parse_function_pattern("pkg.*:Tree.insert = len(args[1])") == ("pkg.*", "Tree.insert", "len(args[1])")
+    assert parse_function_pattern("m:f", "kwargs['n']") == ("m", "f", "kwargs['n']")
+    assert parse_function_pattern("m:f=x if y == 1 else 2") == ("m", "f", "x if y == 1 else 2")
+
+
+LIST_SEARCH = """\
+    import random
+    import sys
+
+    def search(items, target):
+        for index, item in enumerate(items):
+            if item == target:
+                return index
+        return -1
+
+    def pairs(items):
+        count = 0
+        for a in items:
+            for b in items:
+                if a < b:
+                    count += 1
+        return count
+
+    kind, top, step = sys.argv[1], int(sys.argv[2]), int(sys.argv[3])
+    sizes = list(range(step, top + 1, step))
+    lists = {size: [0] * size for size in sizes}    # one shared element: no cache effects
+    shuffle = random.Random(1).shuffle
+    for _ in range(5):                 # rounds over all sizes in a new order each time
+        shuffle(sizes)
+        for size in sizes:
+            search(lists[size], 1) if kind == "linear" else pairs(lists[size])
+"""
+
+
+@pytest.mark.parametrize("kind, function, args, exponent", [
+    ("linear", "search", "linear 15000 500", 1.0),
+    ("quadratic", "pairs", "quadratic 600 30", 2.0),
+])
+def test_list_search_models_follow_the_complexity(perun_repo, kind, function, args, exponent):
+    """The mixed profile goes straight into regression analysis, which must pick the right model.
+
+    Call times on a shared machine are noisy (a preempted call takes
+    milliseconds longer), so the program visits every size five times in
+    shuffled rounds and the analysis uses each size's fastest call; a busy
+    machine gets up to three attempts.
+    """
+    root, _ = perun_repo
+    write(root, "lists.py", LIST_SEARCH)
+    seen = []
+    for _ in range(3):
+        profile = collect(root, "pytrace", "lists.py", args, functions=[f"lists:{function}=len(args[0])"])
+        rows = profile["global"]["resources"]
+        assert len(rows) == 5 * 30 - (5 * 10 if kind == "quadratic" else 0)
+        assert {r["uid"] for r in rows} == {f"lists:{function}"}
+        fastest: dict = {}
+        for row in rows:
+            size = row["structure-unit-size"]
+            fastest[size] = min(fastest.get(size, float("inf")), row["amount"])
+        fastest_rows = [{**rows[0], "structure-unit-size": size, "amount": amount} for size, amount in fastest.items()]
+        best = best_model(regression_analysis(fastest_rows).models)
+        power_exponent = best["coeffs"][1]["value"] if best["model"] == "power" else None
+        seen.append((best["model"], round(best["r_square"], 3), power_exponent))
+        if best["model"] == kind or (power_exponent is not None and abs(power_exponent - exponent) < 0.3):
+            return
+    pytest.fail(f"expected a {kind} model, got {seen}")
+
+
+def test_pytrace_cprofile_mode(perun_repo):
+    root, _ = perun_repo
+    write(root, "calls.py", """\
+        def leaf(n):
+            return n * 2
+
+        def branch(n):
+            return sum(leaf(i) for i in range(n))
+
+        def fib(n):
+            return n if n < 2 else fib(n - 1) + fib(n - 2)
+
+        branch(50)
+        branch(30)
+        fib(10)
+    """)
+    profile = collect(root, "pytrace", "calls.py")
+    assert profile["header"]["type"] == "time" and profile["header"]["units"] == {"time": "s"}
+    rows = profile["global"]["resources"]
+    by = {(r["uid"], r["subtype"], r.get("caller")): r for r in rows}
+    leaf = by[("calls.py:1(leaf)", "exclusive", None)]
+    assert leaf["calls"] == 80 and leaf["function"] == "leaf" and leaf["source"] == "calls.py" and leaf["line"] == 1
+    branch_in = by[("calls.py:4(branch)", "inclusive", None)]
+    assert branch_in["calls"] == 2 and branch_in["amount"] >= by[("calls.py:4(branch)", "exclusive", None)]["amount"]
+    fib = by[("calls.py:7(fib)", "exclusive", None)]
+    assert fib["calls"] == 177 and fib["primitive_calls"] == 1
+    edge = by[("calls.py:1(leaf)", "call", "calls.py:5(<genexpr>)")]
+    assert edge["calls"] == 80 and edge["amount"] >= edge["exclusive"] > 0
+    assert by[("calls.py:7(fib)", "call", "calls.py:7(fib)")]["calls"] == 176
+    assert ("<built-in method builtins.sum>", "exclusive", None) in by
+    # perun's own runner is not part of the profile
+    assert not any("pyboot" in r["uid"] or "exec>" in r["uid"] for r in rows)
+
+
+def test_pymemory_reports_the_line_of_a_large_list(perun_repo):
+    root, _ = perun_repo
+    write(root, "alloc.py", """\
+        import time
+
+        def build(n):
+            data = [0] * n
+            return data
+
+        def main():
+            kept = build(5_000_000)
+            time.sleep(0.3)
+            return kept
+
+        if __name__ == "__main__":
+            result = main()
+    """)
+    profile = collect(root, "pymemory", "alloc.py", interval=0.05)
+    assert profile["header"]["type"] == "memory" and profile["header"]["units"] == {"memory": "B"}
+    assert profile["header"]["peak"] >= 40_000_000
+    snapshots = profile["snapshots"]
+    assert len(snapshots) >= 3 and all(float(s["time"]) >= 0 for s in snapshots)
+    last = snapshots[-1]
+    largest = max(last["resources"], key=lambda r: r["amount"])
+    assert largest["amount"] >= 40_000_000 and largest["type"] == "memory" and largest["subtype"] == "malloc"
+    assert largest["uid"] == {"source": "alloc.py", "function": "build", "line": 4}
+    assert [(f["function"], f["line"]) for f in largest["trace"]] == [("build", 4), ("main", 8), ("<module>", 13)]
+    # allocations made while the program slept were sampled too, and nothing of perun's runner shows up
+    assert sum(any(r["amount"] >= 40_000_000 for r in s["resources"]) for s in snapshots) >= 2
+    assert not any("pyboot" in frame["source"] for s in snapshots for r in s["resources"] for frame in r["trace"])
+    folded = to_flame_graph_format(Profile.from_dict(profile))
+    assert any(line.startswith("<module>()~alloc.py~13;main()~alloc.py~8;build()~alloc.py~4 ") for line in folded)
+
+
+def test_function_names_come_from_the_sources(tmp_path):
+    source = write(tmp_path, "names.py", """\
+        x = 1
+
+        class A:
+            y = [2]
+
+            def m(self):
+                def inner():
+                    return 3
+                return inner
+    """)
+    names = FunctionNames()
+    assert [names(str(source), line) for line in (1, 4, 6, 8, 9)] == ["<module>", "A", "A.m", "A.m.<locals>.inner",
+                                                                       "A.m"]
+    assert names("<frozen importlib._bootstrap>", 3) == "?" and names(str(tmp_path / "gone.py"), 1) == "?"
+
+
+FAILING = """\
+    import os
+    import subprocess
+    import sys
+    import time
+
+    def divide(n):
+        return 10 / n
+
+    mode = sys.argv[1]
+    if mode == "raise":
+        divide(0)
+    elif mode == "exit":
+        raise SystemExit(3)
+    elif mode == "osexit":
+        os._exit(5)
+    elif mode == "hang":
+        child = subprocess.Popen(["sleep", "60"])
+        with open(sys.argv[2], "w") as handle:
+            handle.write(str(child.pid))
+        time.sleep(60)
+"""
+
+
+@pytest.mark.parametrize("collector", ["pytrace", "pymemory"])
+def test_a_program_that_raises_fails_with_its_traceback(perun_repo, collector):
+    root, _ = perun_repo
+    write(root, "failing.py", FAILING)
+    params = {"functions": ["divide"]} if collector == "pytrace" else {}
+    with pytest.raises(CollectionError) as info:
+        collect(root, collector, "failing.py", "raise", **params)
+    error = info.value
+    assert error.message == (f"{collector}: failing.py raise: the Python program raised "
+                             "ZeroDivisionError: division by zero")
+    assert error.exit_status == 1
+    tail = error.stderr_tail.splitlines()
+    assert tail[0] == "Traceback (most recent call last):" and tail[-1] == "ZeroDivisionError: division by zero"
+    assert any('failing.py", line 7, in divide' in line for line in tail)
+    assert not any("pyboot" in line for line in tail)
+    assert list((root / ".perun/jobs").iterdir()) == []
+
+
+def test_exit_status_os_exit_and_keep_failed(perun_repo):
+    root, _ = perun_repo
+    write(root, "failing.py", FAILING)
+    with pytest.raises(CollectionError, match=r"the Python program exited with status 3$") as info:
+        collect(root, "pytrace", "failing.py", "exit")
+    assert info.value.exit_status == 3
+    with pytest.raises(CollectionError, match=r"exited with status 5 and ended without leaving results"):
+        collect(root, "pytrace", "failing.py", "osexit", functions=["divide"])
+    kept = collect(root, "pytrace", "failing.py", "raise", functions=["divide"], keep_failed=True)
+    assert kept["header"]["failed_run"] == {"exit_status": 1, "exception": "ZeroDivisionError: division by zero"}
+    assert [r["uid"] for r in kept["global"]["resources"]] == ["failing:divide"]
+
+
+def test_timeout_kills_the_program_and_its_children(perun_repo, tmp_path):
+    root, _ = perun_repo
+    write(root, "failing.py", FAILING)
+    pid_file = tmp_path / "child.pid"
+    started = time.monotonic()
+    with pytest.raises(CollectionError, match=r"timed out after 1 s \(the program was killed\)"):
+        collect(root, "pytrace", "failing.py", f"hang {pid_file}", timeout=1)
+    assert time.monotonic() - started < 6
+    assert process_gone(int(pid_file.read_text()))
+
+
+def test_modules_interpreters_and_missing_programs(perun_repo):
+    root, _ = perun_repo
+    write(root, "pkg/__init__.py", "")
+    write(root, "pkg/__main__.py", "from pkg.core import work\nwork(4)\n")
+    write(root, "pkg/core.py", "def work(n):\n    return [n] * n\n")
+    profile = collect(root, "pytrace", "-m", "pkg", functions=["pkg.*:work=args[0]"])
+    assert [(r["uid"], r["structure-unit-size"], r["caller"]) for r in profile["global"]["resources"]] == [
+        ("pkg.core:work", 4, "pkg:<module>")]
+    again = collect(root, "pytrace", PY, "pkg/core.py", functions=["core:*"])
+    assert again["global"]["resources"] == [] and again["header"]["python"] == ".".join(map(str, sys.version_info[:3]))
+    with pytest.raises(CollectionError, match=r"Python script not found: nope.py"):
+        collect(root, "pytrace", "nope.py")
+    with pytest.raises(CollectionError, match=r"Python interpreter not found: python3.99"):
+        collect(root, "pymemory", "python3.99", "pkg/core.py")
+    with pytest.raises(CollectionError, match=r"interpreter option -c is not supported"):
+        collect(root, "pytrace", PY, "-c pass")
+
+
+def test_collect_pytrace_from_the_command_line(perun_repo):
+    root, _ = perun_repo
+    write(root, "lists.py", LIST_SEARCH)
+    result = run_cli("collect", "pytrace", "-F", "lists:search", "-s", "len(args[0])", "lists.py", "linear", "300",
+                     "100", cwd=root)
+    assert result.returncode == 0, result.stderr
+    written = list((root / ".perun/jobs").iterdir())
+    assert len(written) == 1
+    profile = json.loads(written[0].read_text())
+    assert sorted({r["structure-unit-size"] for r in profile["global"]["resources"]}) == [100, 200, 300]
+    assert profile["collector_info"]["params"]["functions"] == ["lists:search"]
+    help_text = run_cli("collect", "pymemory", "--help", cwd=root).stdout
+    assert "--interval" in help_text and "tracemalloc" in help_text
+
+
+def test_library_functions_forks_and_deep_recursion(perun_repo):
+    root, _ = perun_repo
+    write(root, "lib.py", """\
+        import json
+        import os
+        import textwrap
+
+        def depth(n):
+            return 0 if n == 0 else 1 + depth(n - 1)
+
+        json.dumps([1, 2])
+        textwrap.dedent("  x")
+        depth(900)                      # 900 wrapped calls deep: 1800 frames
+        pid = os.fork()
+        if pid == 0:                    # a child that calls wrapped functions and exits normally
+            json.dumps([3])
+            raise SystemExit(0)
+        os.waitpid(pid, 0)
+        json.dumps([4])
+    """)
+    profile = collect(root, "pytrace", "lib.py", functions=["json:dumps=len(args[0])", "textwrap:dedent", "depth"])
+    rows = profile["global"]["resources"]
+    dumps = [r for r in rows if r["uid"] == "json:dumps"]
+    assert [(r["structure-unit-size"], r["caller"]) for r in dumps] == [(2, "lib:<module>"), (1, "lib:<module>")]
+    assert [r["caller"] for r in rows if r["uid"] == "textwrap:dedent"] == ["lib:<module>"]
+    assert sum(r["uid"] == "lib:depth" for r in rows) == 901
+
+
+def test_requirements_name_the_interpreter():
+    from perun_core.units.requirements import check_unit
+
+    for name in ("pytrace", "pymemory"):
+        check = check_unit("collector", name)
+        assert check.usable and check.requirements[0].name == "Python interpreter"
+        assert "Python 3." in check.requirements[0].detail
