@@ -8,7 +8,13 @@ Layout of the main screen (80x24 first)::
     ╭ Profiles at abc1234 ──────╮╭ Commit ───────╮   the commit pane shows only
     │ tag type collector ...    ││ author, date  │   from 100 columns on
     ╰───────────────────────────╯╰───────────────╯
-     q Quit  f1 Help  / Search  h HEAD ...
+     h HEAD  / Search  R Run  e Matrix  q Quit  f1 Help
+
+From there, full screens: the plots of a profile (``p``, :mod:`.widgets.plot`),
+a run of the job matrix (``R``, :mod:`.widgets.run`), the job-matrix editor
+(``e``, :mod:`.widgets.matrix`), the degradation checks (``c``,
+:mod:`.widgets.check`), and the postprocess form (``o``,
+:mod:`.widgets.postprocess`).
 
 Every blocking call into the core runs in a thread worker and reports back
 by message; a failure of the core shows as a notification, never a crash.
@@ -17,6 +23,7 @@ by message; a failure of the core shows as a notification, never a crash.
 from __future__ import annotations
 
 import argparse
+import functools
 import os
 import sys
 import tempfile
@@ -42,14 +49,22 @@ from .messages import (
     HistoryChunk,
     HistoryDone,
     ProfileAction,
+    ProfileLink,
     ProfilesChanged,
     StatusLoaded,
 )
+from .pictures import PictureCache
+from .widgets.check import CheckScreen, CompareScreen
 from .widgets.commit import CommitPane
 from .widgets.details import ProfileDetailsScreen
 from .widgets.dialogs import ConfirmScreen, HelpScreen
 from .widgets.history import HistoryPane, HistoryView
+from .widgets.matrix import EntryList, MatrixScreen
+from .widgets.plot import VIEWS as PLOT_VIEWS
+from .widgets.plot import ChartView, FlameView, HeapView, PlotScreen
+from .widgets.postprocess import PostprocessScreen
 from .widgets.profiles import ProfilesPane, ProfilesTable
+from .widgets.run import RunScreen
 
 #: below this many columns the screen gets the ``narrow`` class
 NARROW_BELOW = 100
@@ -61,7 +76,12 @@ class MainScreen(Screen[None]):
     COMMANDS = {ScreenCommands}
     AUTO_FOCUS = "HistoryView"
     BINDINGS = [
-        Binding("r", "reload", "Reload", tooltip="Read history and pending profiles again",
+        Binding("R", "run", "Run", tooltip="Run the job matrix for the marked commits (space marks), else for HEAD",
+                id="main.run"),
+        Binding("e", "edit_matrix", "Matrix", tooltip="Edit the job matrix of .perun/local.yml", id="main.matrix"),
+        Binding("c", "check", "Check", show=False, tooltip="Degradation checks: head, all, two profiles",
+                id="main.check"),
+        Binding("r", "reload", "Reload", show=False, tooltip="Read history and pending profiles again",
                 id="main.reload"),
         Binding("1", "focus_pane('history')", "Focus history", show=False, id="main.focus_history"),
         Binding("2", "focus_pane('profiles')", "Focus profiles", show=False, id="main.focus_profiles"),
@@ -72,6 +92,7 @@ class MainScreen(Screen[None]):
         self.report = None
         self._generation = 0
         self._restore: str | None = None  # the commit to select again after a reload
+        self._want_profile: str | None = None  # a profile to select once it is listed (after a run)
 
     def compose(self) -> ComposeResult:
         yield HistoryPane(id="history-pane", classes="pane")
@@ -190,12 +211,33 @@ class MainScreen(Screen[None]):
         pending = list(self.report.pending) if self.report else []
         self.query_one(ProfilesPane).show(entry, registered, pending)
         self.query_one(CommitPane).show(entry, is_head=self._is_head(minor))
+        if self._want_profile and self.profiles.select_source(self._want_profile):
+            self._want_profile = None
+            self.profiles.focus()
+
+    def show_profile(self, link: ProfileLink) -> None:
+        """Select ``link``'s commit and then, once it is listed, its profile."""
+        self._want_profile = link.source
+        if link.minor:
+            index = self.history.index_of(link.minor)
+            if index is not None:
+                self.history.cursor = index
+        self._show_selection()
 
     # -- actions on profiles ---------------------------------------------------------
     def on_profile_action(self, message: ProfileAction) -> None:
         info, minor = message.info, message.minor
         if message.action == "details":
             self.app.push_screen(ProfileDetailsScreen(info, minor))
+        elif message.action == "plot":
+            self.app.push_screen(PlotScreen(info, minor, message.view))
+        elif message.action == "postprocess":
+            def done(link: ProfileLink | None) -> None:
+                if link is not None:
+                    self.load_status()
+                    self.show_profile(link)
+
+            self.app.push_screen(PostprocessScreen(info, minor), done)
         elif message.action == "register":
             self.change_profiles("register", info, minor)
         elif message.action == "unlink":
@@ -245,6 +287,63 @@ class MainScreen(Screen[None]):
         # worker state messages do not bubble: each screen that runs workers passes them on
         self.app.report_failed_worker(event)
 
+    # -- running the job matrix -----------------------------------------------------
+    def action_run(self, which: str = "auto") -> None:
+        """Run the matrix for ``which``: "head", "selected" (the cursor), "marked", or "auto" (marked, else HEAD)."""
+        marked = list(self.history.marked)
+        if which == "auto":
+            which = "marked" if marked else "head"
+        if which == "marked" and not marked:
+            self.app.notify("no commit is marked: space marks the commit under the cursor", severity="warning")
+            return
+        if which == "head":
+            if self.report is None:
+                self.app.notify("HEAD is not known yet; try again in a moment", severity="warning")
+                return
+            minors = [self.report.head.checksum]
+            label = f"job matrix for HEAD {minors[0][:7]}"
+        elif which == "selected":
+            current = self.history.current
+            if current is None:
+                self.app.notify("no commit is selected", severity="warning")
+                return
+            minors = [current.version.checksum]
+            label = f"job matrix for {minors[0][:7]}"
+        else:
+            minors = marked
+            label = f"job matrix for {len(marked)} marked commit{'s' * (len(marked) != 1)}"
+            self.history.clear_marks()
+
+        def closed(link: ProfileLink | None) -> None:
+            self.refresh_entries(minors)
+            self.load_status()
+            if link is not None:
+                self.show_profile(link)
+
+        self.app.push_screen(RunScreen(minors, label), closed)
+
+    def action_edit_matrix(self) -> None:
+        self.app.push_screen(MatrixScreen())
+
+    def action_check(self, what: str | None = None) -> None:
+        """Open the degradation pane for the selected commit (and start ``what``: head, all, profiles)."""
+        current = self.history.current
+        revision = current.version.checksum if current else None
+        info = self.profiles.current
+        profile = None
+        if info is not None:
+            spec = str(info.path) if not info.registered and info.path else info.tag
+            profile = (spec, (self.profiles.minor or "") if info.registered else (revision or ""))
+
+        def closed(stored: bool | None) -> None:
+            if stored:
+                self.action_reload()  # the history shows the new -/+ marks
+
+        screen = CheckScreen(revision, profile)
+        self.app.push_screen(screen, closed)
+        if what is not None:
+            screen.call_after_refresh(screen.action_check, what)
+
     # -- focus and commands ------------------------------------------------------
     def action_focus_pane(self, pane: str) -> None:
         (self.history if pane == "history" else self.profiles).focus()
@@ -256,22 +355,56 @@ class MainScreen(Screen[None]):
     def action_search(self) -> None:
         self.history.action_search()
 
+    def open_plot(self, view: str | None = None) -> None:
+        """Plot the profile selected in the profiles pane (``view``: scatter, bars, flow, ...)."""
+        info = self.profiles.current
+        if info is None:
+            self.app.notify("select a profile in the profiles pane first (2 or tab moves there)",
+                            severity="warning")
+            return
+        self.app.push_screen(PlotScreen(info, self.profiles.minor, view))
+
     def palette_commands(self) -> Iterator[PaletteCommand]:
         table = self.profiles
+        history = self.history
         yield PaletteCommand("history: jump to HEAD", "Put the history cursor on HEAD", self.action_jump_head)
         yield PaletteCommand("history: search", "Find a commit by sha, author or message", self.action_search)
         yield PaletteCommand("history: next match", "Go to the next commit matching the search",
-                             self.history.action_next_match)
+                             history.action_next_match)
+        yield PaletteCommand("history: mark commit", "Mark (or unmark) the selected commit for a run",
+                             history.action_toggle_mark)
+        yield PaletteCommand("history: clear marks", "Unmark every commit", history.clear_marks)
         yield PaletteCommand("history: reload", "Read the history and the pending profiles again",
                              self.action_reload)
         yield PaletteCommand("profile: details", "Show the selected profile", table.action_details)
+        yield PaletteCommand("profile: plot", "Plot the selected profile", table.action_plot)
+        yield PaletteCommand("profile: postprocess", "Postprocess the selected profile into a new pending one",
+                             table.action_postprocess)
         yield PaletteCommand("profile: register", "Register the selected pending profile at its commit",
                              table.action_register)
         yield PaletteCommand("profile: unlink", "Unlink the selected registered profile from its commit",
                              table.action_unlink)
         yield PaletteCommand("profile: delete pending", "Delete the selected pending profile",
                              table.action_delete)
-        yield PaletteCommand("pane: focus history", "Move the focus to the history", 
+        for view, _key, label in PLOT_VIEWS:
+            yield PaletteCommand(f"plot: {label}", f"Plot the selected profile as a {label}",
+                                 functools.partial(self.open_plot, view))
+        yield PaletteCommand("run: matrix for HEAD", "Run the job matrix for HEAD",
+                             functools.partial(self.action_run, "head"))
+        yield PaletteCommand("run: matrix for selected commit", "Run the job matrix for the commit under the cursor",
+                             functools.partial(self.action_run, "selected"))
+        yield PaletteCommand("run: matrix for marked commits", "Run the job matrix for the commits marked with space",
+                             functools.partial(self.action_run, "marked"))
+        yield PaletteCommand("matrix: edit", "Edit the job matrix of .perun/local.yml", self.action_edit_matrix)
+        yield PaletteCommand("check: head", "Check the selected commit's profiles against their baselines",
+                             functools.partial(self.action_check, "head"))
+        yield PaletteCommand("check: all", "Check every commit with profiles, from the selected one back",
+                             functools.partial(self.action_check, "all"))
+        yield PaletteCommand("check: profiles", "Check two profiles (the selected one is the target)",
+                             functools.partial(self.action_check, "profiles"))
+        yield PaletteCommand("check: show results", "Open the degradation pane with the stored results",
+                             self.action_check)
+        yield PaletteCommand("pane: focus history", "Move the focus to the history",
                              lambda: self.action_focus_pane("history"))
         yield PaletteCommand("pane: focus profiles", "Move the focus to the profiles",
                              lambda: self.action_focus_pane("profiles"))
@@ -291,6 +424,7 @@ class PerunApp(App[None]):
     def __init__(self, path: Path | str | None = None, *, core: Core | None = None) -> None:
         super().__init__()
         self.core = core if core is not None else Core.open(path)
+        self.pictures = PictureCache()
         self.sub_title = str(self.core.root)
 
     def get_default_screen(self) -> Screen:
@@ -325,6 +459,15 @@ class PerunApp(App[None]):
             ("history", [*HistoryView.BINDINGS, *HistoryPane.BINDINGS]),
             ("profiles", [Binding("up,down", "", "Move the cursor"), *ProfilesTable.BINDINGS]),
             ("details", ProfileDetailsScreen.BINDINGS),
+            ("plot", [*PlotScreen.BINDINGS, *ChartView.BINDINGS]),
+            ("flame graph", FlameView.BINDINGS),
+            ("heap map", HeapView.BINDINGS),
+            ("run", RunScreen.BINDINGS),
+            ("job matrix", [*MatrixScreen.BINDINGS, *EntryList.BINDINGS,
+                            Binding("tab", "", "Matrix: next field; on the tab bar left/right switch tabs")]),
+            ("postprocess", PostprocessScreen.BINDINGS),
+            ("checks", CheckScreen.BINDINGS),
+            ("compare", CompareScreen.BINDINGS),
             ("confirm", ConfirmScreen.BINDINGS),
         ]
 

@@ -1,10 +1,17 @@
 """The TUI's one door to perun_core: an open repository and a lock around it.
 
-Every call into :mod:`perun_core.api` made by the TUI goes through a
-:class:`Core`.  Workers run on threads, and the repository (its dulwich
-object store above all) is not safe for concurrent use, so each call holds
-``lock``; a history walk takes it once per chunk, so an action by the user
-never waits behind the whole walk.
+Every call into perun_core's porcelain (:mod:`perun_core.api`,
+:mod:`perun_core.api_run`, :mod:`perun_core.api_check`, the views and the
+configuration) made by the TUI goes through a :class:`Core`.  Workers run on
+threads, and the repository (its dulwich object store above all) is not
+safe for concurrent use, so each call holds ``lock``; a history walk takes
+it once per chunk, so an action by the user never waits behind the whole
+walk.
+
+Long operations (running the job matrix, checks, postprocessing) do not
+use the shared repository at all: they get ``cwd=root`` and open their own
+instance, so a run of several minutes never holds the lock the history and
+the profiles pane need.
 """
 
 from __future__ import annotations
@@ -13,8 +20,19 @@ import threading
 from collections.abc import Iterator
 from pathlib import Path
 
+from typing import TYPE_CHECKING, Any
+
 from perun_core import api
 from perun_core.repository import PerunRepository, ProfileInfo
+
+if TYPE_CHECKING:
+    from perun_core.api_run import EventStream, PostprocessResult, UnitInfo
+    from perun_core.config import Config
+    from perun_core.runner.jobs import Job
+    from perun_core.views import Theme
+
+#: the keys of local.yml the job-matrix editor owns
+MATRIX_KEYS = ("cmds", "args", "workloads", "collectors", "postprocessors")
 
 
 class Core:
@@ -79,3 +97,180 @@ class Core:
         """Unlink a registered profile from ``minor``, or delete a pending one."""
         with self.lock:
             return api.remove([info.tag], minor=minor if info.registered else None, repo=self.repo)
+
+    # -- views -------------------------------------------------------------------
+    def view_model(self, profile: Any, view: str, params: dict[str, Any] | None = None) -> Any:
+        """What view ``view`` builds from ``profile`` (a Figure, FlameGraph or HeapMapResult)."""
+        from perun_core.views import get_view
+
+        return get_view(view).run(profile, params or {})
+
+    def render_view(self, view: str, model: Any, width: int, height: int, theme: Theme | None) -> str:
+        """``model`` of ``view`` as (ANSI) text of ``width`` x ``height`` through the plotting adapter."""
+        from perun_core.views import get_view
+
+        return get_view(view).render(model, width=width, height=height, theme=theme)
+
+    @staticmethod
+    def one_plot(figure: Any, index: int) -> Any:
+        """A figure holding only plot ``index`` of ``figure`` (scatter draws one uid at a time)."""
+        from perun_core.views import Figure
+
+        return Figure([figure.plots[index]])
+
+    @staticmethod
+    def theme(series: tuple, heat: tuple, text: tuple | None, axes: tuple | None, background: tuple | None,
+              on_block: tuple) -> Theme:
+        from perun_core.views import Theme
+
+        return Theme(series=series, heat=heat, text=text, axes=axes, background=background, on_block=on_block)
+
+    # -- units and the job matrix ----------------------------------------------------
+    def units(self, kind: str) -> list[UnitInfo]:
+        """Registered collectors (``kind="collector"``) or postprocessors with their parameters."""
+        from perun_core import api_run
+
+        return api_run.units(kind)
+
+    @property
+    def local_config_path(self) -> Path:
+        return self.repo.local_config_path
+
+    def local_config(self) -> Config:
+        """``.perun/local.yml`` as it is on disk, unvalidated (so a broken one can be repaired)."""
+        from perun_core.config import Config
+
+        return Config.load(self.repo.local_config_path, kind="local", validate=False)
+
+    def validate_matrix(self, values: dict[str, Any]) -> tuple[list[Job], str]:
+        """The jobs the matrix ``values`` expand to, and a warning when it cannot run yet.
+
+        Raises ConfigError (a value of the wrong type), UnknownUnit or
+        InvalidParameter; a matrix without commands or collectors is no
+        error here (it can be saved) but expands to no jobs and a warning.
+        """
+        from perun_core.config import validate
+        from perun_core.runner.jobs import matrix_from_config, unit_configs
+
+        path = self.repo.local_config_path
+        for key in MATRIX_KEYS:
+            if values.get(key):
+                validate(key, values[key], path=path)
+        unit_configs("collector", values.get("collectors") or [])
+        unit_configs("postprocessor", values.get("postprocessors") or [])
+        if not values.get("cmds"):
+            return [], "no commands yet: the matrix runs nothing"
+        if not values.get("collectors"):
+            return [], "no collectors yet: the matrix runs nothing"
+        return matrix_from_config(_Mapping(values), path), ""
+
+    def save_matrix(self, values: dict[str, Any], keys: tuple[str, ...] = MATRIX_KEYS) -> Config:
+        """Write the matrix ``keys`` into local.yml (empty ones are removed), keeping everything else.
+
+        The file is read again first, so changes made meanwhile to other keys
+        survive; comments survive wherever Config.set can edit in place.
+        Raises ConfigError (an invalid value, an unreadable file).
+        """
+        config = self.local_config()
+        for key in keys:
+            value = values.get(key)
+            if value:
+                if not config.has(key) or config.get(key) != value:
+                    config.set(key, value)
+            elif config.has(key):
+                config.unset(key)
+        config.save()
+        self.reload_config()
+        return config
+
+    def check_local_config(self) -> None:
+        """Read local.yml validating every known key (after an outside edit); raises ConfigError."""
+        from perun_core.config import Config
+
+        Config.load(self.repo.local_config_path, kind="local", validate=True)
+
+    def editor(self) -> str:
+        """The command line of the user's editor: $VISUAL, $EDITOR, then ``general.editor``."""
+        import os
+
+        chosen = os.environ.get("VISUAL") or os.environ.get("EDITOR")
+        if chosen:
+            return chosen
+        with self.lock:
+            try:
+                return str(self.repo.config.get_or("general.editor", "vi") or "vi")
+            except Exception:  # noqa: BLE001 - a broken shared.yml must not stop the editor
+                return "vi"
+
+    def reload_config(self) -> None:
+        """Forget the cached configuration (after local.yml changed)."""
+        with self.lock:
+            self.repo.reload_config()
+
+    # -- long operations, each on its own repository instance -------------------------
+    def stream_matrix(self, minors: list[str]) -> EventStream:
+        """Run the job matrix for the commits ``minors``; iterate the events (in a worker thread)."""
+        from perun_core import api_run
+
+        return api_run.stream(api_run.run_matrix, minor_versions=list(minors), raise_on_failure=False,
+                              cwd=self.root)
+
+    def postprocess(self, info: ProfileInfo, minor: str | None, postprocessor: str,
+                    params: dict[str, Any]) -> PostprocessResult:
+        """Postprocess a profile into a new pending one."""
+        from perun_core import api_run
+
+        if info.registered:
+            return api_run.postprocess(info.tag, postprocessor, params, minor=minor, cwd=self.root)
+        spec = str(info.path) if info.path is not None else info.tag
+        return api_run.postprocess(spec, postprocessor, params, cwd=self.root)
+
+    def stream_check(self, what: str, *, revision: str | None = None, baseline: str | None = None,
+                     target: str | None = None, minor: str | None = None) -> EventStream:
+        """Run ``check head`` / ``check all`` (from ``revision``) or ``check profiles``; iterate the events."""
+        from perun_core import api_check, api_run
+
+        if what == "head":
+            return api_run.stream(api_check.check_head, revision, cwd=self.root)
+        if what == "all":
+            return api_run.stream(api_check.check_all, revision, cwd=self.root)
+        # check_profiles has no ``cancel``; it compares two profiles and is quick
+        return api_run.stream(_without_cancel(api_check.check_profiles), baseline, target, minor=minor,
+                              cwd=self.root)
+
+    def stored_check(self, minor: str) -> Any:
+        """The findings stored by the last check of ``minor`` (None when never checked)."""
+        from perun_core import api_check
+
+        with self.lock:
+            return api_check.stored_check(minor, repo=self.repo)
+
+    def load_ref(self, ref: Any) -> api.LoadedProfile:
+        """A profile a check report names (a ``ProfileRef``): registered at its commit, pending or a file."""
+        with self.lock:
+            if ref.kind == "index" and ref.minor:
+                return api.load_profile(ref.source, minor=ref.minor, repo=self.repo)
+            return api.load_profile(ref.source, repo=self.repo)
+
+    def load_spec(self, spec: str, minor: str | None) -> api.LoadedProfile:
+        """A profile looked up by a spec (a tag at ``minor``, a pending tag, a path)."""
+        with self.lock:
+            return api.load_profile(spec, minor=minor, repo=self.repo)
+
+
+class _Mapping:
+    """The ``get_or`` of a ConfigStack over a plain mapping (the editor's values)."""
+
+    def __init__(self, values: dict[str, Any]) -> None:
+        self.values = values
+
+    def get_or(self, key: str, default: Any = None) -> Any:
+        value = self.values.get(key)
+        return default if value is None else value
+
+
+def _without_cancel(function: Any) -> Any:
+    def call(*args: Any, cancel: Any = None, **kwargs: Any) -> Any:
+        return function(*args, **kwargs)
+
+    return call

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from typing import Any
 
 from textual.message import Message
 
@@ -68,9 +69,10 @@ class ProfilesChanged(Message):
 class ProfileAction(Message):
     """The profiles pane asks the screen to act on ``info`` (at commit ``minor``)."""
 
-    action: str  # "register", "unlink", "delete" or "details"
+    action: str  # "register", "unlink", "delete", "details", "plot" or "postprocess"
     info: ProfileInfo
     minor: str | None
+    view: str | None = None  # for "plot": the view to open with
 
 
 @dataclass
@@ -79,3 +81,162 @@ class ProfileLoaded(Message):
 
     loaded: LoadedProfile
     summary: ProfileSummary = field(repr=False)
+
+
+# -- plots -------------------------------------------------------------------------------
+
+@dataclass
+class PlotProfileLoaded(Message):
+    """The plot screen's profile was loaded (``error`` set when it could not be)."""
+
+    loaded: LoadedProfile | None
+    error: str = ""
+
+
+@dataclass
+class PlotModelBuilt(Message):
+    """A view built its data from the profile: a Figure, FlameGraph or HeapMapResult (or failed)."""
+
+    view: str
+    model: Any = field(repr=False)
+    error: str = ""
+
+
+@dataclass
+class PictureReady(Message):
+    """A picture drawn in a worker for ``key`` (profile, view, state, width, height, theme)."""
+
+    key: tuple
+    picture: Any = field(repr=False)
+    error: str = ""
+
+
+@dataclass
+class PlotStatus(Message):
+    """The plot widget describes what its cursor is on (a frame, a heap cell, a uid)."""
+
+    text: str
+
+    def can_replace(self, message: Message) -> bool:
+        return isinstance(message, PlotStatus)
+
+
+# -- runs ---------------------------------------------------------------------------------
+
+@dataclass
+class RunEvent(Message):
+    """A progress event of the job-matrix run (RunPlanned, JobStarted, ProfileWritten, ...)."""
+
+    event: Any
+
+
+@dataclass
+class RunRepetition(Message):
+    """A repetition of the running job started; bursts keep only the latest."""
+
+    job: int | None
+    index: int
+    total: int
+    warmup: bool
+
+    def can_replace(self, message: Message) -> bool:
+        return isinstance(message, RunRepetition)
+
+
+@dataclass
+class RunOutput(Message):
+    """The last lines the profiled program wrote (the whole tail, so a newer one replaces an older)."""
+
+    job: int | None
+    lines: tuple[str, ...]
+
+    def can_replace(self, message: Message) -> bool:
+        return isinstance(message, RunOutput)
+
+
+@dataclass
+class RunDone(Message):
+    """The run ended: ``status`` ok, failed, interrupted or error (then ``error`` says why)."""
+
+    status: str
+    result: Any = field(default=None, repr=False)
+    error: str = ""
+
+
+@dataclass(frozen=True)
+class ProfileLink:
+    """A profile a run or a postprocessing produced, to be shown in the profiles pane."""
+
+    minor: str | None
+    source: str
+    registered: bool = False
+
+
+# -- the job matrix and postprocessing ---------------------------------------------------------
+
+@dataclass
+class MatrixLoaded(Message):
+    """local.yml was read: the matrix ``values``, the units to choose from, and a problem of the file."""
+
+    values: dict[str, Any]
+    collectors: list[Any] = field(repr=False)
+    postprocessors: list[Any] = field(repr=False)
+    problem: str = ""
+
+
+@dataclass
+class MatrixChecked(Message):
+    """The edited matrix was validated: the jobs it expands to, or why it is invalid."""
+
+    generation: int
+    jobs: list[Any] = field(repr=False)
+    error: str = ""
+    warning: str = ""
+
+
+@dataclass
+class MatrixSaved(Message):
+    """The matrix was written to local.yml (or ``error`` says why not)."""
+
+    values: dict[str, Any]
+    error: str = ""
+
+
+@dataclass
+class PostprocessDone(Message):
+    """Postprocessing finished: the new pending profile, or the error."""
+
+    link: ProfileLink | None
+    error: str = ""
+
+
+# -- degradation checks ---------------------------------------------------------------------
+
+@dataclass
+class CheckProgress(Message):
+    """What the running check does now (one line); bursts keep only the latest."""
+
+    text: str
+
+    def can_replace(self, message: Message) -> bool:
+        return isinstance(message, CheckProgress)
+
+
+@dataclass
+class CheckDone(Message):
+    """A check ended: its report (a CheckReport, or the stored VersionReport), or why it did not."""
+
+    what: str
+    report: Any = field(default=None, repr=False)
+    status: str = "ok"
+    error: str = ""
+    stored: bool = False
+
+
+@dataclass
+class CompareLoaded(Message):
+    """The baseline and target profiles of a finding, loaded (or the error)."""
+
+    baseline: Any = field(default=None, repr=False)
+    target: Any = field(default=None, repr=False)
+    error: str = ""

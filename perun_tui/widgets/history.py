@@ -70,6 +70,7 @@ class HistoryView(ScrollView, can_focus=True):
         "history--degradation",
         "history--optimization",
         "history--match",
+        "history--marked",
     }
 
     BINDINGS = [
@@ -84,6 +85,8 @@ class HistoryView(ScrollView, can_focus=True):
         Binding("n", "next_match", "Next", tooltip="Next commit matching the search", id="history.next"),
         Binding("N", "previous_match", "Previous match", show=False, id="history.previous"),
         Binding("enter", "to_profiles", "Profiles", show=False, id="history.to_profiles"),
+        Binding("space", "toggle_mark", "Mark", show=False, tooltip="Mark the commit (or unmark it) for a run",
+                id="history.mark"),
     ]
 
     cursor: reactive[int] = reactive(0, always_update=True, init=False)
@@ -95,6 +98,7 @@ class HistoryView(ScrollView, can_focus=True):
         self._index_of: dict[str, int] = {}
         self.query_text = ""
         self.walking = True
+        self.marked: dict[str, None] = {}  # commits marked for a run, in the order they were marked
 
     # -- data ------------------------------------------------------------------------
     def clear(self) -> None:
@@ -179,6 +183,22 @@ class HistoryView(ScrollView, can_focus=True):
 
     def action_to_profiles(self) -> None:
         self.screen.focus_next()
+
+    def action_toggle_mark(self) -> None:
+        entry = self.current
+        if entry is None:
+            return
+        checksum = entry.version.checksum
+        if checksum in self.marked:
+            del self.marked[checksum]
+        else:
+            self.marked[checksum] = None
+        self.refresh()
+        self.cursor += 1
+
+    def clear_marks(self) -> None:
+        self.marked = {}
+        self.refresh()
 
     def on_click(self, event: events.Click) -> None:
         offset = event.get_content_offset(self)
@@ -287,9 +307,12 @@ class HistoryView(ScrollView, can_focus=True):
             segments.append(Segment(text, style))
 
         marks = entry.changes[:_MARKS]
+        if version.checksum in self.marked:
+            add("*", "history--marked")
+            marks = marks[:_MARKS - 1]
         for mark in marks:
             add(mark, "history--degradation" if mark == "-" else "history--optimization")
-        add(" " * (_MARKS - len(marks)))
+        add(" " * (_MARKS - len(marks) - (version.checksum in self.marked)))
         add(version.checksum[:_SHA], "history--sha")
         add(" ")
         if layout.date:

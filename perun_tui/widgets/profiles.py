@@ -39,11 +39,17 @@ class ProfilesTable(DataTable):
     BINDINGS = [
         Binding("enter", "details", "Details", tooltip="Header, collector, statistics and models",
                 id="profiles.details"),
+        Binding("p", "plot", "Plot", tooltip="Plot the profile: scatter, bars, flow, flame graph, heap map",
+                id="profiles.plot"),
+        Binding("o", "postprocess", "Postprocess", show=False,
+                tooltip="Postprocess the profile into a new pending one (a form of the unit's parameters)",
+                id="profiles.postprocess"),
         Binding("a", "register", "Register", tooltip="Register the pending profile at its commit",
                 id="profiles.register"),
         Binding("u", "unlink", "Unlink", tooltip="Unlink the registered profile from this commit",
                 id="profiles.unlink"),
-        Binding("x", "delete", "Delete", tooltip="Delete the pending profile file", id="profiles.delete"),
+        Binding("x", "delete", "Delete", show=False, tooltip="Delete the pending profile file",
+                id="profiles.delete"),
         Binding("delete", "remove", "Remove", show=False, tooltip="Unlink a registered or delete a pending profile",
                 id="profiles.remove"),
     ]
@@ -64,6 +70,14 @@ class ProfilesTable(DataTable):
             return None
         key = self.coordinate_to_cell_key((self.cursor_row, 0)).row_key.value
         return self.infos.get(key or "")
+
+    def select_source(self, source: str) -> bool:
+        """Put the cursor on the profile stored as ``source`` (a pending file or a registered name)."""
+        for tag, info in self.infos.items():
+            if source in (info.source, str(info.path or "")):
+                self.move_cursor(row=self.get_row_index(tag), animate=False)
+                return True
+        return False
 
     def show(self, minor: str | None, registered: list[ProfileInfo], pending: list[ProfileInfo]) -> None:
         """Replace the rows, keeping the cursor on the same tag when it is still there."""
@@ -104,7 +118,7 @@ class ProfilesTable(DataTable):
     # -- actions ---------------------------------------------------------------------
     def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
         info = self.current
-        if action == "details" or action == "remove":
+        if action in ("details", "remove", "plot", "postprocess"):
             return info is not None
         if action == "register" or action == "delete":
             return info is not None and not info.registered
@@ -151,6 +165,12 @@ class ProfilesTable(DataTable):
 
     def action_details(self) -> None:
         self._ask("details")
+
+    def action_plot(self) -> None:
+        self._ask("plot")
+
+    def action_postprocess(self) -> None:
+        self._ask("postprocess")
 
     def action_register(self) -> None:
         self._ask("register")

@@ -41,8 +41,46 @@ class Recorder:
         self.messages.append(message)
 
     def of(self, kind: type) -> list:
-        return [m for m in self.messages if isinstance(m, kind)]
+        """Messages of ``kind`` in order, each once (a bubbling message reaches the hook at every node)."""
+        unique = {id(m): m for m in self.messages if isinstance(m, kind)}
+        return list(unique.values())
 
     def notes(self, severity: str | None = None) -> list[str]:
         return [m.notification.message for m in self.of(Notify)
                 if severity is None or m.notification.severity == severity]
+
+
+async def wait_until(pilot, predicate, timeout: float = 10.0) -> None:
+    """Pause until ``predicate()`` holds (a worker's message arrived); fail after ``timeout`` seconds."""
+    import time
+
+    deadline = time.monotonic() + timeout
+    while not predicate():
+        if time.monotonic() > deadline:
+            raise AssertionError("timed out waiting")
+        await pilot.pause(0.05)
+
+
+async def select_profile(pilot, tag: str, commit: int = 0):
+    """Put the history cursor on the ``commit``-th commit and the profiles cursor on ``tag``."""
+    from perun_tui.widgets.history import HistoryView
+    from perun_tui.widgets.profiles import ProfilesTable
+
+    app = pilot.app
+    app.query_one(HistoryView).cursor = commit
+    await pilot.pause()
+    table = app.query_one(ProfilesTable)
+    table.focus()
+    table.move_cursor(row=table.get_row_index(tag))
+    await pilot.pause()
+    return table
+
+
+def set_matrix(root, **values) -> None:
+    """Write job-matrix keys (cmds, args, collectors, ...) into the repository's local.yml."""
+    from perun_core.config import Config
+
+    config = Config.load(root / ".perun" / "local.yml", kind="local")
+    for key, value in values.items():
+        config.set(key, value)
+    config.save()

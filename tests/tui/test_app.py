@@ -242,21 +242,34 @@ async def test_f1_lists_every_key(demo_repo):
         assert isinstance(app.screen, HelpScreen)
         text = "\n".join(" ".join(row) for row in app.screen.rows())
         for words in ("Register the pending profile", "Unlink", "Search commits", "Move the cursor to HEAD",
-                      "Leave perun-tui", "Command palette"):
-            assert words in text
+                      "Leave perun-tui", "Command palette", "Plot the profile", "Postprocess the profile",
+                      "Run the job matrix", "Edit the job matrix", "Degradation checks", "Mark the commit",
+                      "Flame graph: zoom into", "Heap map: the next snapshot", "Heap map: switch between",
+                      "Scatter: the next uid", "Matrix: open local.yml in $EDITOR", "Check: every commit",
+                      "Cancel the run"):
+            assert words in text, words
         await pilot.press("escape")
         await pilot.pause()
         assert isinstance(app.screen, MainScreen)
 
 
 def test_every_binding_has_an_id():
+    from perun_tui.widgets.check import CheckProfilesDialog, CheckScreen, CompareScreen
     from perun_tui.widgets.history import HistoryPane
+    from perun_tui.widgets.matrix import EntryList, MatrixScreen
+    from perun_tui.widgets.plot import ChartView, FlameView, HeapView, PlotScreen
+    from perun_tui.widgets.postprocess import PostprocessScreen
+    from perun_tui.widgets.run import RunScreen
 
     classes = (PerunApp, MainScreen, HistoryView, HistoryPane, ProfilesTable, ProfileDetailsScreen, ConfirmScreen,
-               HelpScreen)
+               HelpScreen, PlotScreen, ChartView, FlameView, HeapView, RunScreen, MatrixScreen, EntryList,
+               PostprocessScreen, CheckScreen, CheckProfilesDialog, CompareScreen)
+    ids = []
     for cls in classes:
         for binding in cls.__dict__.get("BINDINGS", []):
             assert binding.id, f"{cls.__name__}: {binding.key}"
+            ids.append(binding.id)
+    assert len(ids) == len(set(ids))
 
 
 async def test_palette_commands_act_on_the_selection(demo_repo):
@@ -264,7 +277,10 @@ async def test_palette_commands_act_on_the_selection(demo_repo):
     async with app.run_test(size=(80, 24)) as pilot:
         await settle(pilot)
         names = [c.name for c in main_screen(app).palette_commands()]
-        assert {"profile: register", "profile: unlink", "history: jump to HEAD", "history: search"} <= set(names)
+        assert {"profile: register", "profile: unlink", "history: jump to HEAD", "history: search",
+                "plot: scatter", "plot: flame graph", "plot: heap map", "profile: postprocess",
+                "run: matrix for HEAD", "run: matrix for marked commits", "matrix: edit", "check: head",
+                "check: all", "check: profiles"} <= set(names)
         assert all(": " in name for name in names)
         await pilot.press("down", "down", "down")
         await pilot.press("ctrl+p")

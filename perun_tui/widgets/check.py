@@ -1,0 +1,535 @@
+"""The degradation pane: run ``check head``, ``check all`` or ``check profiles``; browse the findings.
+
+::
+
+    ╭ Degradation check · all from 6c8442a ──── 58 pairs · 5 degradations ╮
+    │ show: all  changes  degradations  optimizations  maybe  no change    │  f cycles
+    │ commit  location            result        from → to     delta  ...   │  one row per finding
+    │ 0ca221a:sll-bench-…  →  c39c114:sll-bench-…                          │  the pair of the row
+    ╰──────────────────────────────────────────────────────────────────────╯
+
+Checks run through ``api_check`` in a thread worker (on their own
+repository instance, see :mod:`perun_tui.core`), reporting progress by
+message; escape cancels ``check head`` and ``check all``.  On opening, the
+results the last check stored for the selected commit are shown.  Enter on
+a finding opens :class:`CompareScreen`: baseline and target plotted side by
+side (stacked in narrow terminals) by the same view.
+"""
+
+from __future__ import annotations
+
+import functools
+from collections.abc import Callable, Iterator
+from typing import Any
+
+from rich.text import Text
+from textual import events, on, work
+from textual.app import ComposeResult
+from textual.binding import Binding
+from textual.containers import Horizontal, Vertical
+from textual.screen import ModalScreen, Screen
+from textual.widgets import Button, DataTable, Footer, Input, Label, Static
+from textual.worker import Worker, get_current_worker
+
+from perun_core.errors import Interrupted, PerunError
+
+from ..commands import PaletteCommand, ScreenCommands
+from ..formatting import fit
+from ..messages import CheckDone, CheckProgress, CompareLoaded
+from ..stats import format_number
+from .plot import ChartView
+
+#: (name, label, predicate on a PerformanceChange) of the result filters, in the order f cycles them
+FILTERS: tuple[tuple[str, str, Callable[[Any], bool]], ...] = (
+    ("all", "all", lambda result: True),
+    ("changes", "changes", lambda result: result.is_change),
+    ("degradations", "degradations", lambda result: result.is_degradation),
+    ("optimizations", "optimizations", lambda result: result.is_optimization),
+    ("maybe", "maybe", lambda result: result.is_maybe),
+    ("other", "no change / other", lambda result: not result.is_change),
+)
+
+_RESULT_STYLES = {
+    "degradation": "bold red",
+    "optimization": "bold green",
+    "maybe": "yellow",
+    "muted": "dim",
+    "error": "bold magenta",
+    "notice": "cyan",
+}
+
+#: narrower than this, the compare screen stacks the two plots
+STACK_BELOW = 120
+
+
+def _value(value: Any) -> str:
+    return format_number(value) if isinstance(value, (int, float)) and not isinstance(value, bool) else str(
+        value if value is not None else "-")
+
+
+def _delta(finding: Any) -> str:
+    if finding.delta_rel is not None:
+        return f"{finding.delta_rel:+.1f}%"
+    if finding.delta_abs is not None:
+        return f"{finding.delta_abs:+.4g}"
+    return "-"
+
+
+def _confidence(finding: Any) -> str:
+    if finding.confidence_type in ("", "no", None):
+        return "-"
+    return f"{finding.confidence_type} {finding.confidence_rate:.2f}"
+
+
+class CheckProfilesDialog(ModalScreen[tuple[str, str, str] | None]):
+    """Asks for the two profiles of ``check profiles``: specs looked up at one commit."""
+
+    BINDINGS = [
+        Binding("escape", "cancel", "Cancel", key_display="esc", id="check.profiles_cancel"),
+    ]
+
+    def __init__(self, baseline: str, target: str, minor: str) -> None:
+        super().__init__()
+        self.defaults = (baseline, target, minor)
+
+    def compose(self) -> ComposeResult:
+        with Vertical(id="check-profiles-dialog", classes="dialog"):
+            yield Static(Text("Profiles are given as everywhere in perun: i@i (registered at the commit), "
+                              "i@p (pending), a source name or a path.", style="dim"))
+            for name, value in zip(("baseline", "target", "at commit"), self.defaults):
+                with Horizontal(classes="form-row"):
+                    yield Label(name, classes="form-label")
+                    field = Input(value, compact=True, id=f"check-{name.replace(' ', '-')}")
+                    field.cursor_blink = False
+                    yield field
+            with Horizontal(id="check-profiles-buttons"):
+                yield Button("Check (enter)", variant="primary", compact=True, id="check-profiles-go")
+                yield Button("Cancel (esc)", compact=True, id="check-profiles-cancel")
+
+    def on_mount(self) -> None:
+        self.query_one("#check-profiles-dialog").border_title = "Check two profiles"
+        self.query_one("#check-baseline", Input).focus()
+
+    def _answer(self) -> None:
+        values = tuple(self.query_one(f"#check-{n}", Input).value.strip() for n in ("baseline", "target", "at-commit"))
+        if not values[0] or not values[1]:
+            self.notify("give both profiles", severity="warning")
+            return
+        self.dismiss(values)  # type: ignore[arg-type]
+
+    def on_input_submitted(self, event: Input.Submitted) -> None:
+        event.stop()
+        self._answer()
+
+    def on_button_pressed(self, event: Button.Pressed) -> None:
+        event.stop()
+        if event.button.id == "check-profiles-go":
+            self._answer()
+        else:
+            self.dismiss(None)
+
+    def action_cancel(self) -> None:
+        self.dismiss(None)
+
+
+class CheckScreen(Screen[bool]):
+    """Findings of degradation checks; dismisses with True when a check stored new results."""
+
+    COMMANDS = {ScreenCommands}
+    BINDINGS = [
+        Binding("h", "check('head')", "Check head", tooltip="Check: the selected commit's profiles against "
+                "their baselines", id="check.head"),
+        Binding("a", "check('all')", "Check all", tooltip="Check: every commit with profiles, from the "
+                "selected one back", id="check.all"),
+        Binding("p", "check('profiles')", "Profiles", tooltip="Check: two profiles you name", id="check.profiles"),
+        Binding("f", "filter", "Filter", tooltip="Check: show all findings, changes, degradations, ...",
+                id="check.filter"),
+        Binding("enter", "open", "Compare", show=False, tooltip="Check: plot the baseline and the target of "
+                "the finding side by side", id="check.open"),
+        Binding("escape", "stop", "Cancel", key_display="esc",
+                tooltip="Check: stop the running check; otherwise back to the history",
+                id="check.stop"),
+        Binding("escape", "close", "Back", key_display="esc", tooltip="Check: back to the history",
+                id="check.close"),
+    ]
+
+    def __init__(self, revision: str | None, profile: tuple[str, str] | None = None) -> None:
+        super().__init__()
+        self.revision = revision
+        self.profile = profile  # (spec, minor) of the profile selected in the profiles pane
+        self.rows: list[tuple[Any, Any, Any]] = []
+        self.filter = 0
+        self.stream: Any = None
+        self.running = False
+        self.cancelling = False
+        self.stored_new = False
+        self.what = ""
+
+    def compose(self) -> ComposeResult:
+        with Vertical(id="check-pane", classes="pane"):
+            yield Static("", id="check-filter")
+            yield DataTable(id="check-findings", cursor_type="row", zebra_stripes=False)
+            yield Static("", id="check-pair")
+            yield Static("", id="check-status")
+        yield Footer()
+
+    def on_mount(self) -> None:
+        table = self.query_one("#check-findings", DataTable)
+        for label, key in (("commit", "commit"), ("location", "location"), ("result", "result"),
+                           ("delta", "delta"), ("from → to", "change"), ("confidence", "confidence"),
+                           ("method", "method")):
+            table.add_column(label, key=key)
+        self.query_one("#check-pane").border_title = "Degradation check"
+        self._show_filter()
+        self._status("h: check the selected commit · a: all commits · p: two profiles · f: filter")
+        if self.revision:
+            self.load_stored()
+
+    # -- running -------------------------------------------------------------------------
+    @work(thread=True, exclusive=True, exit_on_error=False, group="check", description="reading stored results")
+    def load_stored(self) -> None:
+        try:
+            stored = self.app.core.stored_check(self.revision)
+        except PerunError as error:
+            self.post_message(CheckDone("stored", error=error.message, status="error", stored=True))
+            return
+        if stored is not None:
+            self.post_message(CheckDone("stored", stored, stored=True))
+
+    def action_check(self, what: str) -> None:
+        if self.running:
+            self.notify("a check is running; esc stops it", severity="warning")
+            return
+        if what == "profiles":
+            spec, minor = self.profile if self.profile else ("0@p", self.revision or "HEAD")
+            baseline = "0@i"
+            self.app.push_screen(CheckProfilesDialog(baseline, spec, minor or ""),
+                                 lambda answer: answer and self._start("profiles", *answer))
+            return
+        self._start(what)
+
+    def _start(self, what: str, baseline: str = "", target: str = "", minor: str = "") -> None:
+        self.running = True
+        self.cancelling = False
+        self.what = what
+        where = f" from {self.revision[:7]}" if what == "all" and self.revision else (
+            f" of {self.revision[:7]}" if what == "head" and self.revision else "")
+        self.query_one("#check-pane").border_title = f"Degradation check · {what}{where}"
+        self.query_one("#check-pane").border_subtitle = "running…"
+        self._status(f"checking {what}…")
+        self.refresh_bindings()
+        self.check(what, baseline, target, minor or None)
+
+    @work(thread=True, exclusive=True, exit_on_error=False, group="check", description="running a check")
+    def check(self, what: str, baseline: str, target: str, minor: str | None) -> None:
+        worker = get_current_worker()
+        core = self.app.core
+        try:
+            if what == "profiles":
+                stream = core.stream_check("profiles", baseline=baseline, target=target, minor=minor)
+            else:
+                stream = core.stream_check(what, revision=self.revision)
+        except PerunError as error:
+            self.post_message(CheckDone(what, status="error", error=error.message))
+            return
+        self.stream = stream
+        try:
+            for event in stream:
+                if worker.is_cancelled:
+                    stream.cancel()
+                text = _describe_event(event)
+                if text:
+                    self.post_message(CheckProgress(text))
+        except Interrupted:
+            self.post_message(CheckDone(what, status="interrupted"))
+            return
+        except PerunError as error:
+            message = error.message if not error.hint else f"{error.message} ({error.hint})"
+            self.post_message(CheckDone(what, status="error", error=message))
+            return
+        self.post_message(CheckDone(what, stream.result))
+
+    def on_check_progress(self, message: CheckProgress) -> None:
+        if self.running and not self.cancelling:
+            self._status(message.text)
+
+    def on_check_done(self, message: CheckDone) -> None:
+        pane = self.query_one("#check-pane")
+        if not message.stored:
+            self.running = False
+            self.cancelling = False
+            self.stream = None
+            self.refresh_bindings()
+        if message.status == "error":
+            pane.border_subtitle = "failed"
+            self._status(Text(f"error: {message.error}", style="bold red"))
+            self.app.notify(message.error, title="check", severity="error", timeout=10, markup=False)
+            return
+        if message.status == "interrupted":
+            pane.border_subtitle = "cancelled"
+            self._status("the check was cancelled; nothing was stored")
+            return
+        report = message.report
+        if message.stored:
+            rows = [(report, pair, finding) for pair in report.pairs for finding in pair.findings]
+            pane.border_title = f"Degradation check · last results of {self.revision[:7]}"
+        else:
+            rows = list(report.findings())
+            if message.what in ("head", "all"):
+                self.stored_new = True
+        self.rows = rows
+        self._fill()
+        degradations = sum(1 for _, _, f in rows if f.result.is_degradation and not f.result.is_maybe)
+        optimizations = sum(1 for _, _, f in rows if f.result.is_optimization and not f.result.is_maybe)
+        pairs = len({id(pair) for _, pair, _ in rows})
+        pane.border_subtitle = (f"{pairs} pair{'s' * (pairs != 1)} · {degradations} degradation"
+                                f"{'s' * (degradations != 1)} · {optimizations} optimization"
+                                f"{'s' * (optimizations != 1)}")
+        errors = getattr(report, "errors", ())
+        if errors:
+            self._status(Text(f"problem: {errors[0]}", style="bold red"))
+        elif not rows:
+            self._status("nothing to compare: no profile has a baseline" if not message.stored else
+                         "the last check found nothing")
+        else:
+            self._status("enter compares the baseline and the target of the selected finding")
+        if not message.stored:
+            note = f"check {message.what}: {degradations} degradations, {optimizations} optimizations"
+            self.app.notify(note, title="check", severity="warning" if degradations else "information")
+        self.query_one("#check-findings", DataTable).focus()
+
+    # -- the table -------------------------------------------------------------------------
+    def _visible(self) -> list[int]:
+        keep = FILTERS[self.filter][2]
+        return [i for i, (_, _, finding) in enumerate(self.rows) if keep(finding.result)]
+
+    def _fill(self) -> None:
+        table = self.query_one("#check-findings", DataTable)
+        table.clear()
+        for index in self._visible():
+            version, pair, finding = self.rows[index]
+            result = finding.result
+            minor = getattr(version, "minor", None) or pair.target.minor
+            table.add_row(
+                Text((minor or "-")[:7], style="yellow"),
+                Text(fit(finding.location, 24)),
+                Text(f"{result.glyph} {result.value}", style=_RESULT_STYLES.get(result.style, "")),
+                Text(_delta(finding), justify="right"),
+                Text(fit(f"{_value(finding.from_)} → {_value(finding.to)}", 22)),
+                Text(_confidence(finding)),
+                Text(finding.method or "-"),
+                key=str(index),
+            )
+        self._show_filter()
+        self._show_pair()
+
+    def _show_filter(self) -> None:
+        line = Text(" show: ", style="dim", no_wrap=True, overflow="ellipsis")
+        for number, (_name, label, _keep) in enumerate(FILTERS):
+            line.append(f" {label} ", style="reverse bold" if number == self.filter else "")
+        if self.rows:
+            line.append(f"  {len(self._visible())} of {len(self.rows)}", style="dim")
+        self.query_one("#check-filter", Static).update(line)
+
+    @property
+    def current(self) -> tuple[Any, Any, Any] | None:
+        table = self.query_one("#check-findings", DataTable)
+        if table.row_count == 0:
+            return None
+        key = table.coordinate_to_cell_key((table.cursor_row, 0)).row_key.value
+        return self.rows[int(key)] if key is not None else None
+
+    def _show_pair(self) -> None:
+        current = self.current
+        pair_line = self.query_one("#check-pair", Static)
+        if current is None:
+            pair_line.update("")
+            return
+        _, pair, finding = current
+        text = Text(no_wrap=True, overflow="ellipsis")
+        text.append(pair.baseline.name, style="dim")
+        text.append(" → ")
+        text.append(pair.target.name)
+        if finding.reason:
+            text.append(f" · {finding.reason}", style="italic")
+        pair_line.update(text)
+
+    @on(DataTable.RowHighlighted, "#check-findings")
+    def _highlighted(self, event: DataTable.RowHighlighted) -> None:
+        self._show_pair()
+
+    @on(DataTable.RowSelected, "#check-findings")
+    def _selected(self, event: DataTable.RowSelected) -> None:
+        event.stop()
+        self.action_open()
+
+    def _status(self, text: str | Text) -> None:
+        self.query_one("#check-status", Static).update(text if isinstance(text, Text) else Text(text))
+
+    # -- actions ----------------------------------------------------------------------------
+    def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
+        if action == "stop":
+            return self.running and self.what != "profiles"
+        if action == "close":
+            return not (self.running and self.what != "profiles")
+        if action == "open":
+            return bool(self.rows)
+        return True
+
+    def action_filter(self, name: str | None = None) -> None:
+        if name is None:
+            self.filter = (self.filter + 1) % len(FILTERS)
+        else:
+            self.filter = next(i for i, f in enumerate(FILTERS) if f[0] == name)
+        self._fill()
+
+    def action_open(self) -> None:
+        current = self.current
+        if current is None:
+            return
+        _, pair, finding = current
+        self.app.push_screen(CompareScreen(pair, finding))
+
+    def action_stop(self) -> None:
+        if self.running and self.stream is not None and not self.cancelling:
+            self.cancelling = True
+            self.stream.cancel()
+            self._status("cancelling…")
+
+    def action_close(self) -> None:
+        if not self.running or self.what == "profiles":
+            self.dismiss(self.stored_new)
+
+    def on_worker_state_changed(self, event: Worker.StateChanged) -> None:
+        self.app.report_failed_worker(event)
+
+    def on_unmount(self) -> None:
+        if self.stream is not None:
+            self.stream.cancel()
+
+    def palette_commands(self) -> Iterator[PaletteCommand]:
+        yield PaletteCommand("check: head", "Check the selected commit's profiles against their baselines",
+                             functools.partial(self.action_check, "head"))
+        yield PaletteCommand("check: all", "Check every commit with profiles", functools.partial(self.action_check, "all"))
+        yield PaletteCommand("check: profiles", "Check two profiles you name",
+                             functools.partial(self.action_check, "profiles"))
+        for name, label, _keep in FILTERS:
+            yield PaletteCommand(f"check: show {label}", f"Filter the findings: {label}",
+                                 functools.partial(self.action_filter, name))
+        yield PaletteCommand("check: compare finding", "Plot the baseline and the target side by side",
+                             self.action_open)
+        yield PaletteCommand("check: back", "Back to the history", self.action_close)
+        yield PaletteCommand("help: keys", "List every key", self.app.action_help)
+
+
+def _describe_event(event: Any) -> str:
+    name = type(event).__name__
+    if name == "VersionStarted" and getattr(event, "minor", None):
+        return f"checking {event.minor[:7]} ({event.index} of {event.count})"
+    if name == "PairChecked":
+        return f"checked {event.pair.target.name} ({event.index} of {event.total})"
+    if name == "CollectionStarted":
+        return f"collecting missing profiles for {len(event.versions)} commit(s)…"
+    return ""
+
+
+# -- baseline and target side by side -------------------------------------------------------
+
+def compare_view(profile_type: str) -> str:
+    return "scatter" if profile_type == "mixed" else "bars"
+
+
+def compare_params(view: str, profile_type: str, location: str) -> dict[str, Any]:
+    from .plot import view_params
+
+    if view == "scatter":
+        return {"uid": location}
+    return view_params(view, profile_type)
+
+
+class CompareScreen(Screen[None]):
+    """The baseline and the target of one finding, plotted by the same view."""
+
+    COMMANDS = {ScreenCommands}
+    BINDINGS = [
+        Binding("escape", "close", "Back", key_display="esc", tooltip="Compare: back to the findings",
+                id="compare.close"),
+    ]
+
+    def __init__(self, pair: Any, finding: Any) -> None:
+        super().__init__()
+        self.pair = pair
+        self.finding = finding
+        self.view = compare_view(pair.target.type or pair.baseline.type)
+
+    def compose(self) -> ComposeResult:
+        with Vertical(id="compare-pane", classes="pane"):
+            with Horizontal(id="compare-row"):
+                with Vertical(id="compare-baseline", classes="compare-side"):
+                    yield Static(Text("baseline", style="bold"), classes="compare-title")
+                    yield ChartView(id="compare-baseline-chart")
+                with Vertical(id="compare-target", classes="compare-side"):
+                    yield Static(Text("target", style="bold"), classes="compare-title")
+                    yield ChartView(id="compare-target-chart")
+            yield Static("", id="compare-finding")
+        yield Footer()
+
+    def on_mount(self) -> None:
+        finding = self.finding
+        result = finding.result
+        pane = self.query_one("#compare-pane")
+        pane.border_title = f"Compare · {finding.location}"
+        pane.border_subtitle = f"{result.value} {_delta(finding)}"
+        for side, ref in (("baseline", self.pair.baseline), ("target", self.pair.target)):
+            self.query_one(f"#compare-{side} .compare-title", Static).update(
+                Text.assemble((f"{side} ", "bold"), (ref.name, "dim"), no_wrap=True, overflow="ellipsis"))
+        line = Text(no_wrap=True, overflow="ellipsis")
+        line.append(f"{result.glyph} {result.value}", style=_RESULT_STYLES.get(result.style, ""))
+        line.append(f" · {_value(finding.from_)} → {_value(finding.to)} · {_delta(finding)}"
+                    f" · {_confidence(finding)} · {finding.method or '-'}")
+        self.query_one("#compare-finding", Static).update(line)
+        self.set_class(self.app.size.width < STACK_BELOW, "stacked")
+        self.load()
+
+    def on_resize(self, event: events.Resize) -> None:
+        self.set_class(event.size.width < STACK_BELOW, "stacked")
+
+    @work(thread=True, exclusive=True, exit_on_error=False, group="compare", description="loading two profiles")
+    def load(self) -> None:
+        core = self.app.core
+        models = []
+        try:
+            for ref in (self.pair.baseline, self.pair.target):
+                profile = core.load_ref(ref).profile
+                params = compare_params(self.view, profile.type, self.finding.location)
+                try:
+                    models.append(core.view_model(profile, self.view, params))
+                except PerunError:
+                    if self.view != "scatter":
+                        raise
+                    # the location is no uid with points (a uid and subtype): show every uid
+                    models.append(core.view_model(profile, self.view, {}))
+        except PerunError as error:
+            self.post_message(CompareLoaded(error=error.message))
+            return
+        self.post_message(CompareLoaded(*models))
+
+    def on_compare_loaded(self, message: CompareLoaded) -> None:
+        if message.error:
+            self.app.notify(message.error, title="compare", severity="error", timeout=10, markup=False)
+            self.query_one("#compare-finding", Static).update(Text(f"error: {message.error}", style="bold red"))
+            return
+        for side, ref, model in (("baseline", self.pair.baseline, message.baseline),
+                                 ("target", self.pair.target, message.target)):
+            chart = self.query_one(f"#compare-{side}-chart", ChartView)
+            chart.set_model((ref.checksum or ref.name, self.view, self.finding.location), self.view, model)
+
+    def on_worker_state_changed(self, event: Worker.StateChanged) -> None:
+        self.app.report_failed_worker(event)
+
+    def action_close(self) -> None:
+        self.dismiss(None)
+
+    def palette_commands(self) -> Iterator[PaletteCommand]:
+        yield PaletteCommand("compare: back", "Back to the findings", self.action_close)
+        yield PaletteCommand("help: keys", "List every key", self.app.action_help)

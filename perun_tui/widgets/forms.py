@@ -1,0 +1,196 @@
+"""Forms generated from a unit's parameter declarations (``Param``).
+
+A :class:`ParamForm` shows one row per declared parameter: a check box for
+a ``bool``, a drop-down for a ``choice`` and a one-line input for the rest
+(lists as comma-separated items).  Every change is converted right away by
+the parameter's own converter (:meth:`perun_core.units.params.Param.convert`),
+so a bad value is marked on its row and named in the form's message line
+before anything is saved or run.  Fields left empty mean "the unit's
+default" and are left out of the parameters.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from rich.text import Text
+from textual import on
+from textual.app import ComposeResult
+from textual.containers import Horizontal, VerticalScroll
+from textual.message import Message
+from textual.widget import Widget
+from textual.widgets import Checkbox, Input, Label, Select, Static
+
+from perun_core.errors import PerunError
+
+
+def show_value(value: Any) -> str:
+    """A parameter value as it is typed into a field: lists comma-separated."""
+    if value is None:
+        return ""
+    if isinstance(value, (list, tuple)):
+        return ", ".join(show_value(v) for v in value)
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    if isinstance(value, dict):
+        return ", ".join(f"{k}: {show_value(v)}" for k, v in value.items())
+    return str(value)
+
+
+def describe_params(params: dict[str, Any]) -> str:
+    """``key: value, ...`` for a list entry."""
+    return ", ".join(f"{k}: {show_value(v)}" for k, v in params.items())
+
+
+class ParamForm(VerticalScroll, can_focus=False):
+    """The fields of one unit's parameters; posts :class:`ParamForm.Changed` on every edit."""
+
+    class Changed(Message):
+        """The parameters changed: ``params`` holds converted values (raw text where conversion failed)."""
+
+        def __init__(self, form: ParamForm, params: dict[str, Any], errors: dict[str, str]) -> None:
+            super().__init__()
+            self.form = form
+            self.params = params
+            self.errors = errors
+
+        @property
+        def control(self) -> ParamForm:
+            return self.form
+
+    def __init__(self, *, id: str | None = None, classes: str | None = None) -> None:
+        super().__init__(id=id, classes=classes)
+        self.unit: Any = None  # an api_run.UnitInfo
+        self.params: dict[str, Any] = {}
+        self.errors: dict[str, str] = {}
+        self._loading = False
+        self._shown: dict[str, str] = {}  # the text each input started with
+
+    def compose(self) -> ComposeResult:
+        yield Static("", id="form-fields-anchor", classes="form-empty")
+
+    async def show_unit(self, unit: Any, params: dict[str, Any] | None) -> None:
+        """Build the fields of ``unit`` (an UnitInfo, or None for nothing) filled with ``params``."""
+        self.unit = unit
+        self.params = dict(params or {})
+        self.errors = {}
+        self._shown = {}
+        self._loading = True
+        await self.remove_children()
+        if unit is None:
+            await self.mount(Static(Text("no unit selected", style="dim"), classes="form-empty"))
+            self._loading = False
+            return
+        rows: list[Widget] = []
+        if not unit.params:
+            rows.append(Static(Text(f"{unit.name} has no parameters", style="dim"), classes="form-empty"))
+        for param in unit.params:
+            rows.append(self._row(param, self.params.get(param.name)))
+        known = {key for param in unit.params for key in param.keys}
+        for key in self.params:
+            if key not in known:
+                self.errors[key] = f"{unit.name} has no parameter '{key}'"
+        rows.append(Static("", id="form-message", classes="form-message"))
+        await self.mount_all(rows)
+        self._loading = False
+        self._show_message()
+
+    def _row(self, param: Any, value: Any) -> Horizontal:
+        label = Label(param.name, classes="form-label")
+        label.tooltip = param.help or param.describe()
+        field: Widget
+        if param.kind == "bool":
+            checked = bool(param.default) if value is None else _as_bool(param, value, self.unit.name)
+            field = Checkbox("", checked, compact=True, id=f"field-{param.name}", classes="form-field")
+        elif param.kind == "choice":
+            options = [(choice, choice) for choice in param.choices]
+            default = f"default: {param.default}" if param.default is not None else "not set"
+            field = Select(options, prompt=default, allow_blank=True, compact=True, id=f"field-{param.name}",
+                           classes="form-field", value=value if value in param.choices else Select.NULL)
+        else:
+            placeholder = f"default: {show_value(param.default)}" if param.default not in (None, (), []) else "not set"
+            if param.kind == "list":
+                placeholder += " (comma-separated)"
+            self._shown[param.name] = show_value(value)
+            field = Input(self._shown[param.name], placeholder=placeholder, compact=True, id=f"field-{param.name}",
+                          classes="form-field")
+            field.cursor_blink = False
+        field.tooltip = f"{param.help} ({param.describe()})" if param.help else param.describe()
+        return Horizontal(label, field, classes="form-row")
+
+    # -- edits -----------------------------------------------------------------------------
+    def _param(self, widget: Widget) -> Any:
+        name = (widget.id or "").removeprefix("field-")
+        for param in self.unit.params if self.unit else ():
+            if param.name == name:
+                return param
+        return None
+
+    @on(Input.Changed, ".form-field")
+    def _input_changed(self, event: Input.Changed) -> None:
+        event.stop()
+        param = self._param(event.input)
+        if param is None or self._loading:
+            return
+        if self._shown.pop(param.name, None) == event.value:
+            # the input reporting the value it was built with: keep the value as it is (a list of
+            # mappings, say, has no exact text form)
+            return
+        text = event.value.strip()
+        self._set(param, None if not text else text, event.input)
+
+    @on(Checkbox.Changed, ".form-field")
+    def _checkbox_changed(self, event: Checkbox.Changed) -> None:
+        event.stop()
+        param = self._param(event.checkbox)
+        if param is None or self._loading:
+            return
+        self._set(param, None if event.value == bool(param.default) else event.value, event.checkbox)
+
+    @on(Select.Changed, ".form-field")
+    def _select_changed(self, event: Select.Changed) -> None:
+        event.stop()
+        param = self._param(event.select)
+        if param is None or self._loading:
+            return
+        self._set(param, None if event.value is Select.NULL else event.value, event.select)
+
+    def _set(self, param: Any, raw: Any, widget: Widget) -> None:
+        self.errors.pop(param.name, None)
+        if raw is None:
+            self.params.pop(param.name, None)
+        else:
+            try:
+                self.params[param.name] = param.convert(raw, self.unit.name)
+            except PerunError as error:
+                self.params[param.name] = raw
+                self.errors[param.name] = error.message
+        widget.set_class(param.name in self.errors, "-invalid")
+        self._show_message()
+        self.post_message(self.Changed(self, dict(self.params), dict(self.errors)))
+
+    def _show_message(self, focused: Widget | None = None) -> None:
+        message = self.query("#form-message")
+        if not message:
+            return
+        if self.errors:
+            message.first(Static).update(Text(next(iter(self.errors.values())), style="bold red"))
+        else:
+            focused = focused or self.app.focused
+            param = self._param(focused) if focused is not None and focused in self.query(".form-field") else None
+            text = f"{param.name}: {param.help or param.describe()}" if param is not None else ""
+            message.first(Static).update(Text(text, style="dim"))
+
+    def on_descendant_focus(self, event: Any) -> None:
+        self._show_message(getattr(event, "widget", None))
+
+    def problems(self) -> list[str]:
+        """Every error of the form, as messages."""
+        return list(self.errors.values())
+
+
+def _as_bool(param: Any, value: Any, unit: str) -> bool:
+    try:
+        return bool(param.convert(value, unit))
+    except PerunError:
+        return bool(param.default)

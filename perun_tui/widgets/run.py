@@ -1,0 +1,322 @@
+"""The run screen: the job matrix running for some commits, live, and what it produced.
+
+::
+
+    ╭ Run · job matrix for HEAD 6c8442a ─────────────────────────────╮
+    │ job 2 of 6 · time: ./bench small · run 3 of 5 · 1.2 s          │  the running job
+    │ ━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━  33%  │
+    │  #  commit   job                         status   time  profile │  one row per job
+    │ ─ output of job 2 ─────────────────────────────────────────────│
+    │ (the last lines the profiled program wrote)                     │
+    ╰─────────────────────────────────────────────────────────────────╯
+
+The run goes through ``api_run.stream(api_run.run_matrix, ...)``: the
+runner works on a thread of its own and a thread worker here turns its
+events into messages.  Repetitions and output lines come in bursts, so their
+messages replace each other in the queue (``can_replace``); the output
+message carries the whole tail, and is sent at most 20 times a second.  Escape cancels (the runner kills the
+profiled process group and removes its worktree); once the run ended,
+enter on a job's row shows its profile in the profiles pane.
+"""
+
+from __future__ import annotations
+
+import time
+from collections import deque
+from collections.abc import Iterator
+
+from rich.text import Text
+from textual import work
+from textual.app import ComposeResult
+from textual.binding import Binding
+from textual.containers import Vertical
+from textual.screen import Screen
+from textual.widgets import DataTable, Footer, ProgressBar, Static
+from textual.worker import Worker, get_current_worker
+
+from perun_core.errors import Interrupted, PerunError
+from perun_core.runner import events as ev
+
+from ..commands import PaletteCommand, ScreenCommands
+from ..formatting import fit
+from ..messages import ProfileLink, RunDone, RunEvent, RunOutput, RunRepetition
+
+#: lines of the profiled program's output kept for the tail
+TAIL = 40
+
+
+class RunScreen(Screen[ProfileLink | None]):
+    """Runs the job matrix for ``minors`` once mounted; dismisses with the profile to show, if any."""
+
+    COMMANDS = {ScreenCommands}
+    BINDINGS = [
+        Binding("escape", "stop", "Cancel", key_display="esc", tooltip="Cancel the run (the profiled program is killed); once it ended, close",
+                id="run.stop"),
+        Binding("escape", "close", "Close", key_display="esc", tooltip="Close the run once it ended",
+                id="run.close"),
+        Binding("enter", "open", "Show profile", priority=True,
+                tooltip="Show the profile of the selected job in the profiles pane", id="run.open"),
+    ]
+
+    def __init__(self, minors: list[str], label: str) -> None:
+        super().__init__()
+        self.minors = list(minors)
+        self.label = label
+        self.stream = None
+        self.running = False
+        self.cancelling = False
+        self.status = ""
+        self.total = 0
+        self.done = 0
+        self.job: int | None = None
+        self.job_label = ""
+        self.job_started = 0.0
+        self.started = 0.0
+        self.repetition = ""
+        self.links: dict[int, ProfileLink] = {}
+        self._versions: dict[str, int] = {}
+
+    def compose(self) -> ComposeResult:
+        with Vertical(id="run-pane", classes="pane"):
+            yield Static("starting…", id="run-current")
+            yield ProgressBar(total=None, show_eta=False, id="run-progress")
+            yield DataTable(id="run-jobs", cursor_type="row", zebra_stripes=False)
+            yield Static("", id="run-output")
+        yield Footer()
+
+    def on_mount(self) -> None:
+        pane = self.query_one("#run-pane")
+        pane.border_title = f"Run · {self.label}"
+        table = self.query_one("#run-jobs", DataTable)
+        for label, key in (("#", "job"), ("commit", "commit"), ("status", "status"), ("time", "time"),
+                           ("job", "label"), ("profile", "profile")):
+            table.add_column(label, key=key)
+        self.query_one("#run-output", Static).border_title = "output"
+        self.started = time.monotonic()
+        self.running = True
+        self.set_interval(0.5, self._tick)
+        self.run()
+
+    def on_unmount(self) -> None:
+        # leaving (the app quits): stop the collectors, so no profiled process outlives the TUI
+        if self.stream is not None and self.running:
+            self.stream.cancel()
+            self.stream.join(5)
+
+    # -- the worker ------------------------------------------------------------------------
+    @work(thread=True, exclusive=True, exit_on_error=False, group="run", description="running the job matrix")
+    def run(self) -> None:
+        worker = get_current_worker()
+        try:
+            stream = self.app.core.stream_matrix(self.minors)
+        except PerunError as error:
+            self.post_message(RunDone("error", error=_message(error)))
+            return
+        self.stream = stream
+        tail: deque[str] = deque(maxlen=TAIL)
+        job: int | None = None
+        posted = 0.0  # when the tail was last sent: a chatty program sends at most 20 tails a second
+        unsent = False
+        try:
+            for event in stream:
+                if worker.is_cancelled:
+                    stream.cancel()
+                if isinstance(event, ev.OutputLine):
+                    tail.append(event.text)
+                    job = event.job
+                    now = time.monotonic()
+                    if now - posted >= 0.05:
+                        self.post_message(RunOutput(job, tuple(tail)))
+                        posted, unsent = now, False
+                    else:
+                        unsent = True
+                    continue
+                if unsent:
+                    self.post_message(RunOutput(job, tuple(tail)))
+                    unsent = False
+                if isinstance(event, ev.Repetition):
+                    kind = "warm-up" if event.warmup else "run"
+                    tail.append(f"── {kind} {event.index} of {event.total}")
+                    self.post_message(RunRepetition(event.job, event.index, event.total, event.warmup))
+                    self.post_message(RunOutput(event.job, tuple(tail)))
+                else:
+                    if isinstance(event, ev.JobStarted):
+                        tail.clear()
+                    self.post_message(RunEvent(event))
+        except Interrupted:
+            self.post_message(RunDone("interrupted"))
+            return
+        except PerunError as error:
+            self.post_message(RunDone("error", error=_message(error)))
+            return
+        result = stream.result
+        self.post_message(RunDone("failed" if result.failures else "ok", result))
+
+    # -- events ------------------------------------------------------------------------
+    def on_run_event(self, message: RunEvent) -> None:
+        event = message.event
+        table = self.query_one("#run-jobs", DataTable)
+        if isinstance(event, ev.RunPlanned):
+            self.total = event.total
+            self.query_one(ProgressBar).update(total=max(event.total, 1), progress=0)
+        elif isinstance(event, ev.VersionStarted):
+            self._versions[event.version] = event.index
+        elif isinstance(event, ev.JobStarted):
+            self.job = event.job
+            self.job_label = " ".join(event.spec.label.split())  # a command line may hold newlines
+            self.job_started = time.monotonic()
+            self.repetition = ""
+            table.add_row(Text(str(event.job), justify="right"), event.version[:7], Text("running", style="bold"),
+                          "", Text(fit(self.job_label, 30)), "", key=str(event.job))
+            table.move_cursor(row=table.row_count - 1, animate=False)
+            self.query_one("#run-output", Static).border_title = f"output of job {event.job}"
+            self.query_one("#run-output", Static).update("")
+        elif isinstance(event, ev.PhaseStarted) and event.job == self.job and event.phase != "collect":
+            self.repetition = event.phase + (f" {event.unit}" if event.unit else "")
+        elif isinstance(event, ev.ProfileWritten) and event.job is not None:
+            self.links[event.job] = ProfileLink(event.origin or None, event.path.name)
+            self._cell(event.job, "profile", Text(fit(event.path.name, 40)))
+        elif isinstance(event, ev.ProfileRegistered) and event.job is not None:
+            self.links[event.job] = ProfileLink(event.minor, event.source, registered=True)
+            self._cell(event.job, "profile", Text(fit(f"{event.source} (registered)", 40)))
+        elif isinstance(event, ev.JobFinished):
+            self._job_ended(event.job, Text("ok", style="bold green"), f"{event.seconds:.1f} s")
+        elif isinstance(event, ev.JobFailed):
+            self._job_ended(event.job, Text("failed", style="bold red"), f"{time.monotonic() - self.job_started:.1f} s")
+            self._cell(event.job, "profile", Text(fit(" ".join(event.reason.split()), 60), style="red"))
+        self._tick()
+
+    def _job_ended(self, job: int, status: Text, seconds: str) -> None:
+        self.done += 1
+        self.query_one(ProgressBar).update(progress=self.done)
+        self._cell(job, "status", status)
+        self._cell(job, "time", seconds)
+        self.job = None
+
+    def _cell(self, job: int, column: str, value: object) -> None:
+        table = self.query_one("#run-jobs", DataTable)
+        try:
+            table.update_cell(str(job), column, value, update_width=True)
+        except Exception:  # noqa: BLE001 - a row that was never added (an event without JobStarted)
+            pass
+
+    def on_run_repetition(self, message: RunRepetition) -> None:
+        kind = "warm-up" if message.warmup else "run"
+        self.repetition = f"{kind} {message.index} of {message.total}"
+        self._tick()
+
+    def on_run_output(self, message: RunOutput) -> None:
+        output = self.query_one("#run-output", Static)
+        rows = max(output.content_region.height, 1)
+        output.update(Text("\n".join(message.lines[-rows:]), no_wrap=True, overflow="ellipsis"))
+
+    def on_run_done(self, message: RunDone) -> None:
+        self.running = False
+        self.cancelling = False
+        self.status = message.status
+        self.stream = None
+        bar = self.query_one(ProgressBar)
+        if bar.total is None:
+            bar.update(total=1, progress=0)
+        seconds = time.monotonic() - self.started
+        current = self.query_one("#run-current", Static)
+        if message.status == "error":
+            current.update(Text(f"error: {message.error}", style="bold red"))
+            self.app.notify(message.error, title="run", severity="error", timeout=10, markup=False)
+        elif message.status == "interrupted":
+            if self.job is not None:
+                self._cell(self.job, "status", Text("cancelled", style="bold yellow"))
+                self.job = None
+            current.update(Text(f"cancelled after {seconds:.1f} s: the running job was stopped, "
+                                "nothing partial was kept", style="bold"))
+            self.app.notify("the run was cancelled", title="run", severity="warning")
+        else:
+            result = message.result
+            written = len(result.profiles)
+            failed = len(result.failures)
+            summary = f"done in {seconds:.1f} s: {written} profile{'s' * (written != 1)} written"
+            if failed:
+                summary += f", {failed} job{'s' * (failed != 1)} failed"
+            if self.links:
+                summary += " · enter shows the selected job's profile"
+            current.update(Text(summary, style="bold"))
+            self.app.notify(summary.split(" · ")[0], title="run", severity="warning" if failed else "information")
+            table = self.query_one("#run-jobs", DataTable)
+            if self.links:
+                first = min(self.links)
+                table.move_cursor(row=table.get_row_index(str(first)), animate=False)
+            table.focus()
+        self.query_one("#run-pane").border_subtitle = message.status
+        self.refresh_bindings()
+
+    def _tick(self) -> None:
+        if not self.running:
+            return
+        current = self.query_one("#run-current", Static)
+        if self.cancelling:
+            current.update(Text("cancelling: stopping the profiled program…", style="bold"))
+            return
+        if self.job is None:
+            elapsed = time.monotonic() - self.started
+            current.update(Text(f"preparing… {elapsed:.1f} s" if not self.done else
+                                f"{self.done} of {self.total} jobs done · {elapsed:.1f} s"))
+            return
+        elapsed = time.monotonic() - self.job_started
+        parts = [f"job {self.job} of {self.total or '?'}"]
+        if self.repetition:
+            parts.append(self.repetition)
+        parts += [f"{elapsed:.1f} s", self.job_label]
+        current.update(Text(" · ".join(parts), no_wrap=True, overflow="ellipsis"))
+
+    # -- actions -----------------------------------------------------------------------
+    def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
+        if action == "open":
+            return not self.running and bool(self.links)
+        if action == "stop":
+            return self.running
+        if action == "close":
+            return not self.running
+        return True
+
+    def action_stop(self) -> None:
+        """Cancel the run: the runner kills the profiled process group and removes its worktree."""
+        if self.running and self.stream is not None and not self.cancelling:
+            self.cancelling = True
+            self.stream.cancel()
+            self._tick()
+
+    def action_close(self) -> None:
+        if not self.running:
+            self.dismiss(None)
+
+    def action_open(self) -> None:
+        if self.running:
+            return
+        table = self.query_one("#run-jobs", DataTable)
+        if table.row_count == 0:
+            return
+        key = table.coordinate_to_cell_key((table.cursor_row, 0)).row_key.value
+        link = self.links.get(int(key or 0))
+        if link is None:
+            self.notify("this job wrote no profile", severity="warning")
+            return
+        self.dismiss(link)
+
+    def on_data_table_row_selected(self, event: DataTable.RowSelected) -> None:
+        event.stop()
+        self.action_open()
+
+    def on_worker_state_changed(self, event: Worker.StateChanged) -> None:
+        self.app.report_failed_worker(event)
+
+    def palette_commands(self) -> Iterator[PaletteCommand]:
+        if self.running:
+            yield PaletteCommand("run: cancel", "Stop the running job and the rest of the run", self.action_stop)
+        else:
+            yield PaletteCommand("run: show profile", "Show the selected job's profile", self.action_open)
+            yield PaletteCommand("run: close", "Back to the history", self.action_close)
+        yield PaletteCommand("help: keys", "List every key", self.app.action_help)
+
+
+def _message(error: PerunError) -> str:
+    return error.message if not error.hint else f"{error.message} ({error.hint})"

@@ -1,0 +1,86 @@
+"""Pilot tests of the degradation pane on the demo repository (its slowdown is a known truth), at 80x24."""
+
+from __future__ import annotations
+
+from textual.widgets import DataTable, Input
+
+from perun_core import api
+from perun_tui.app import MainScreen, PerunApp
+from perun_tui.widgets.check import CheckProfilesDialog, CheckScreen, CompareScreen
+from perun_tui.widgets.history import HistoryView
+from perun_tui.widgets.plot import ChartView
+
+from .helpers import select_profile, settle, wait_until
+
+
+async def test_check_all_finds_the_slowdown_filters_and_compares_it(demo_repo):
+    with api.open_repository(demo_repo) as repo:
+        entries = list(api.log(None, repo=repo))
+    slow = next(e.version.checksum for e in entries if "plain scan" in e.version.short_desc)
+    app = PerunApp(demo_repo)
+    async with app.run_test(size=(80, 24)) as pilot:
+        await settle(pilot)
+        await pilot.press("c")
+        screen = app.screen
+        assert isinstance(screen, CheckScreen)
+        names = [command.name for command in screen.palette_commands()]
+        assert {"check: head", "check: all", "check: profiles", "check: show degradations"} <= set(names)
+        await pilot.press("a")
+        await wait_until(pilot, lambda: not screen.running, timeout=30)
+        await settle(pilot)
+        table = screen.query_one("#check-findings", DataTable)
+        assert table.row_count == len(screen.rows) > 0
+        assert "degradations" in screen.query_one("#check-pane").border_subtitle
+
+        await pilot.press("f", "f")  # all -> changes -> degradations
+        assert [str(table.get_cell_at((i, 2))).split()[1] for i in range(table.row_count)] == \
+            [f.result.value for _, _, f in screen.rows if f.result.is_degradation]
+        commits = {str(table.get_cell_at((i, 0))) for i in range(table.row_count)}
+        assert slow[:7] in commits  # the 2x slowdown of the benchmark is found
+
+        row = next(i for i in range(table.row_count)
+                   if str(table.get_cell_at((i, 0))) == slow[:7] and "[real]" in str(table.get_cell_at((i, 1))))
+        table.move_cursor(row=row)
+        assert float(str(table.get_cell_at((row, 3))).rstrip("%")) > 80  # about twice as slow
+        await pilot.press("enter")
+        await settle(pilot)
+        compare = app.screen
+        assert isinstance(compare, CompareScreen)
+        assert compare.has_class("stacked")  # 80 columns: one above the other
+        charts = compare.query(ChartView)
+        assert len(charts) == 2 and all(chart.picture is not None for chart in charts)
+        assert all("mean of amount per subtype" in chart.picture.plain for chart in charts)
+
+        await pilot.press("escape")
+        await pilot.pause()
+        assert app.screen is screen
+        await pilot.press("escape")  # the check stored its results: the history shows them
+        await settle(pilot)
+        assert isinstance(app.screen, MainScreen)
+        view = app.query_one(HistoryView)
+        assert "-" in view.entries[view.index_of(slow)].changes
+
+
+async def test_check_profiles_compares_two_named_profiles(demo_repo):
+    app = PerunApp(demo_repo)
+    async with app.run_test(size=(80, 24)) as pilot:
+        await settle(pilot)
+        await select_profile(pilot, "0@p")  # the pending time profile of the large workload
+        await pilot.press("c")
+        screen = app.screen
+        await pilot.press("p")
+        await pilot.pause()
+        dialog = app.screen
+        assert isinstance(dialog, CheckProfilesDialog)
+        assert dialog.query_one("#check-target", Input).value.endswith(".perf")
+        assert dialog.query_one("#check-baseline", Input).value == "0@i"
+        await pilot.press("enter")
+        await wait_until(pilot, lambda: app.screen is screen and not screen.running, timeout=30)
+        await settle(pilot)
+        pairs = {(pair.baseline.name, pair.target.name) for _, pair, _ in screen.rows}
+        assert len(pairs) == 1
+        baseline, target = pairs.pop()
+        assert baseline.endswith("time-small-2024-03-30-20-25-00.perf") and "time-large" in target
+        # the large workload takes about four times as long: a degradation of the real time
+        results = {f.location: f.result for _, _, f in screen.rows}
+        assert results["./sll-bench [real]"].is_degradation

@@ -1,0 +1,178 @@
+"""Pilot tests of the job-matrix editor and the postprocess form, at 80x24."""
+
+from __future__ import annotations
+
+import contextlib
+import stat
+import sys
+
+import yaml
+from textual.widgets import DataTable, Input, Static, TabbedContent, Tabs, TextArea
+
+from perun_core import api
+from perun_tui.app import MainScreen, PerunApp
+from perun_tui.widgets.matrix import MatrixScreen, UnitsEditor
+from perun_tui.widgets.postprocess import PostprocessScreen
+from perun_tui.widgets.profiles import ProfilesTable
+
+from .helpers import Recorder, select_profile, settle, wait_until
+
+
+def local_yml(root) -> str:
+    return (root / ".perun" / "local.yml").read_text()
+
+
+def status_of(screen) -> str:
+    return str(screen.query_one("#matrix-status", Static).content)
+
+
+async def open_editor(pilot) -> MatrixScreen:
+    await pilot.press("e")
+    screen = pilot.app.screen
+    assert isinstance(screen, MatrixScreen)
+    await wait_until(pilot, lambda: screen.loaded)
+    await settle(pilot)
+    return screen
+
+
+async def test_matrix_edited_in_forms_is_validated_and_saved_with_the_comments(demo_repo):
+    original = local_yml(demo_repo)
+    recorder = Recorder()
+    app = PerunApp(demo_repo)
+    async with app.run_test(size=(80, 24), message_hook=recorder) as pilot:
+        await settle(pilot)
+        screen = await open_editor(pilot)
+        assert status_of(screen).startswith("! no commands yet")
+        assert screen.query_one("#matrix-pane").border_subtitle == "saved"
+        names = [command.name for command in screen.palette_commands()]
+        assert {"matrix: save", "matrix: open in $EDITOR", "matrix: add collector"} <= set(names)
+        assert all(": " in name for name in names)
+
+        await pilot.press("tab", *"./b")
+        assert screen.query_one("#matrix-cmds", TextArea).text == "./b"
+        screen.query_one("#matrix-cmds", TextArea).load_text("./sll-bench")  # the rest typed at once
+        screen.query_one("#matrix-args", TextArea).load_text("--iterations 10\n  --iterations 20\n\n")
+        await pilot.press("shift+tab")  # back to the tab bar
+        assert isinstance(app.focused, Tabs)
+        await pilot.press("right")
+        assert screen.query_one(TabbedContent).active == "tab-collectors"
+        await pilot.press("tab", "a")  # adds a time collector, the unit's name selected
+        editor = screen.query_one("#matrix-collectors", UnitsEditor)
+        assert editor.values() == [{"name": "time"}]
+        await pilot.press("tab", "tab", "x")  # repeat: not a number
+        assert app.focused.id == "field-repeat"
+        app.focused.value = "abc"
+        await wait_until(pilot, lambda: status_of(screen).startswith("✗"))
+        assert "parameter 'repeat' = 'abc': expected an integer >= 1" in status_of(screen)
+        assert screen.query_one("#field-repeat", Input).has_class("-invalid")
+        await pilot.press("ctrl+s")
+        await settle(pilot)
+        assert any("not saved" in note for note in recorder.notes("error"))
+        assert local_yml(demo_repo) == original
+
+        app.focused.value = ""
+        await pilot.press("3")
+        await wait_until(pilot, lambda: status_of(screen).startswith("✓"))
+        assert status_of(screen).startswith("✓ valid: 2 jobs per commit")
+        assert editor.values() == [{"name": "time", "params": {"repeat": 3}}]
+        preview = screen.query_one("#matrix-preview", DataTable)
+        assert preview.row_count == 2
+        assert str(preview.get_row_at(1)[1]).strip() == "./sll-bench --iterations 20"
+        assert screen.query_one("#matrix-pane").border_subtitle == "modified"
+
+        await pilot.press("ctrl+s")
+        await settle(pilot)
+        assert screen.query_one("#matrix-pane").border_subtitle == "saved"
+        await pilot.press("escape")  # nothing unsaved: closes without asking
+        await pilot.pause()
+        assert isinstance(app.screen, MainScreen)
+    text = local_yml(demo_repo)
+    assert text.startswith(original)  # every comment and key kept, the matrix appended
+    data = yaml.safe_load(text)
+    assert data["cmds"] == ["./sll-bench"]
+    assert data["args"] == ["--iterations 10", "--iterations 20"]
+    assert data["collectors"] == [{"name": "time", "params": {"repeat": 3}}]
+    assert "workloads" not in data and "postprocessors" not in data
+    with api.open_repository(demo_repo) as repo:
+        assert repo.config.get("cmds") == ["./sll-bench"]
+
+
+async def test_open_in_editor_then_the_file_is_read_back_and_validated(demo_repo, tmp_path, monkeypatch):
+    editor = tmp_path / "fake-editor"
+    editor.write_text(f"#!{sys.executable}\n"
+                      "import sys\n"
+                      "path = sys.argv[1]\n"
+                      "text = open(path).read()\n"
+                      "open(path, 'w').write(text + '\\ncmds: [./from-the-editor]\\ncollectors: [{name: nosuch}]\\n"
+                      "postprocessors: [{name: regression_analysis, params: {steps: 5}}]\\n"
+                      "profiles: {register_after_run: maybe}\\n')\n")
+    editor.chmod(editor.stat().st_mode | stat.S_IXUSR)
+    monkeypatch.setenv("EDITOR", str(editor))
+    recorder = Recorder()
+    app = PerunApp(demo_repo)
+    monkeypatch.setattr(app, "suspend", contextlib.nullcontext)  # headless: nothing to hand over
+    async with app.run_test(size=(80, 24), message_hook=recorder) as pilot:
+        await settle(pilot)
+        screen = await open_editor(pilot)
+        await pilot.press("f2")
+        await wait_until(pilot, lambda: screen.loaded)
+        await settle(pilot)
+        assert screen.query_one("#matrix-cmds", TextArea).text == "./from-the-editor"
+        # the rest of the file is validated too: the bad value is reported
+        assert any("register_after_run" in note for note in recorder.notes("error"))
+        # ... and so is the unknown unit
+        assert "unknown collector 'nosuch'" in status_of(screen)
+        collectors = screen.query_one("#matrix-collectors", UnitsEditor)
+        assert "nosuch unknown" in str(collectors.entry_list.get_option_at_index(0).prompt)
+        post = screen.query_one("#matrix-postprocessors", UnitsEditor)
+        assert post.values() == [{"name": "regression_analysis", "params": {"steps": 5}}]
+
+        screen.action_tab("tab-collectors")
+        await pilot.press("x")  # remove the unknown unit: no collector left
+        await wait_until(pilot, lambda: status_of(screen).startswith("!"))
+        assert collectors.values() == []
+        assert status_of(screen).startswith("! no collectors yet")
+        await pilot.press("escape")  # unsaved: asks first
+        await pilot.pause()
+        assert app.screen.__class__.__name__ == "ConfirmScreen"
+        await pilot.press("n")
+        await pilot.pause()
+        assert app.screen is screen
+
+
+async def test_postprocess_form_runs_the_unit_and_selects_the_new_pending_profile(demo_repo):
+    with api.open_repository(demo_repo) as repo:
+        pending_before = len(api.status(repo=repo).pending)
+    recorder = Recorder()
+    app = PerunApp(demo_repo)
+    async with app.run_test(size=(80, 24), message_hook=recorder) as pilot:
+        await settle(pilot)
+        table = await select_profile(pilot, "1@p")  # mixed, without models
+        assert table.current.type == "mixed"
+        await pilot.press("o")
+        await settle(pilot)
+        screen = app.screen
+        assert isinstance(screen, PostprocessScreen)
+        assert str(screen.query_one("#postprocess-unit").value) == "regression_analysis"
+        steps = screen.query_one("#field-steps", Input)
+        steps.focus()
+        steps.value = "many"
+        await pilot.press("ctrl+s")
+        await pilot.pause()
+        assert isinstance(app.screen, PostprocessScreen)  # refused
+        assert any("parameter 'steps' = 'many'" in note for note in recorder.notes("error"))
+        steps.value = ""
+        await pilot.press("5", "enter")
+        await app.workers.wait_for_complete()
+        await settle(pilot)
+        assert isinstance(app.screen, MainScreen)
+        table = app.query_one(ProfilesTable)
+        new = table.current
+        assert not new.registered and new.postprocessors == ("regression_analysis",)
+        assert app.focused is table
+    with api.open_repository(demo_repo) as repo:
+        report = api.status(repo=repo)
+        assert len(report.pending) == pending_before + 1
+        profile = api.load_profile(new.source, repo=repo).profile
+    assert profile.postprocessors[-1]["params"]["steps"] == 5
+    assert any(True for _ in profile.regions())

@@ -1,0 +1,197 @@
+"""Pilot tests of the plot screen on the demo repository, at 80x24."""
+
+from __future__ import annotations
+
+import threading
+
+from textual.widgets import Static
+
+from perun_tui.app import MainScreen, PerunApp
+from perun_tui.core import Core
+from perun_tui.messages import PictureReady
+from perun_tui.widgets.plot import ChartView, FlameView, HeapView, PlotScreen
+
+from .helpers import Recorder, rendered_text, select_profile, settle
+
+#: the demo's commit (from HEAD) with a memory profile, 1@i
+MEMORY_COMMIT = 2
+
+
+def status_line(app) -> str:
+    return rendered_text(app.screen.query_one("#plot-status", Static)).strip()
+
+
+async def test_scatter_of_a_mixed_profile_shows_one_uid_with_its_models(demo_repo):
+    recorder = Recorder()
+    app = PerunApp(demo_repo)
+    async with app.run_test(size=(80, 24), message_hook=recorder) as pilot:
+        await settle(pilot)
+        await select_profile(pilot, "1@i")
+        await pilot.press("p")
+        await settle(pilot)
+        screen = app.screen
+        assert isinstance(screen, PlotScreen) and screen.view == "scatter"
+        chart = screen.query_one(ChartView)
+        assert app.focused is chart
+        picture = chart.picture.plain
+        assert "uid: sll_insert(SLList*, int)" in picture
+        assert "linear (R^2=" in picture and "constant (R^2=" in picture
+        assert status_line(app).startswith("uid 1 of 3: sll_insert(SLList*, int) · 2 models")
+        # drawn at the widget's size
+        lines = picture.split("\n")
+        assert len(lines) == chart.size.height and max(len(line) for line in lines) == chart.size.width
+
+        await pilot.press("right")
+        await settle(pilot)
+        assert "uid: sll_search(SLList*, int)" in chart.picture.plain
+        assert status_line(app).startswith("uid 2 of 3")
+        drawn = len(recorder.of(PictureReady))
+        await pilot.press("left")
+        await settle(pilot)
+        assert "uid: sll_insert(SLList*, int)" in chart.picture.plain
+        assert len(recorder.of(PictureReady)) == drawn  # the first uid came from the cache
+
+        names = [command.name for command in app.screen.palette_commands()]
+        assert {"plot: scatter", "plot: heap map", "plot: next uid", "plot: previous uid"} <= set(names)
+        assert all(": " in name for name in names)
+
+        await pilot.press("escape")
+        await pilot.pause()
+        assert isinstance(app.screen, MainScreen)
+
+
+async def test_bars_and_flow_of_a_time_profile_and_a_view_that_cannot_show_it(demo_repo):
+    recorder = Recorder()
+    app = PerunApp(demo_repo)
+    async with app.run_test(size=(80, 24), message_hook=recorder) as pilot:
+        await settle(pilot)
+        await select_profile(pilot, "0@i")
+        await pilot.press("p")
+        await settle(pilot)
+        chart = app.screen.query_one(ChartView)
+        assert app.screen.view == "bars"
+        picture = chart.picture.plain
+        assert "mean of amount per subtype" in picture
+        assert all(kind in picture for kind in ("real", "user", "sys"))
+        await pilot.press("w")
+        await settle(pilot)
+        assert app.screen.view == "flow"
+        assert "mean of amount through order by subtype" in chart.picture.plain
+        assert not chart.check_action("uid", (1,))  # no uids to cycle outside the scatter
+
+        await pilot.press("m")  # a heap map needs a memory profile: the pane and a notification say so
+        await settle(pilot)
+        message = str(app.screen.query_one("#plot-message", Static).content)
+        assert message.startswith("heap map:") and "memory" in message
+        assert any("memory" in note for note in recorder.notes("warning"))
+        await pilot.press("b")  # the other views still work
+        await settle(pilot)
+        assert "mean of amount per subtype" in chart.picture.plain
+
+
+async def test_the_old_picture_stays_until_the_new_one_is_drawn(demo_repo, monkeypatch):
+    release = threading.Event()
+    render = Core.render_view
+
+    def slow_render(self, view, model, width, height, theme):
+        if "sll_search" in model.plots[0].title:
+            release.wait(10)
+        return render(self, view, model, width, height, theme)
+
+    monkeypatch.setattr(Core, "render_view", slow_render)
+    app = PerunApp(demo_repo)
+    async with app.run_test(size=(80, 24)) as pilot:
+        await settle(pilot)
+        await select_profile(pilot, "1@i")
+        await pilot.press("p")
+        await settle(pilot)
+        chart = app.screen.query_one(ChartView)
+        before = chart.picture
+        await pilot.press("right")
+        await pilot.pause(0.2)
+        assert chart.picture is before  # still drawing: the first uid stays on screen
+        assert "sll_insert" in rendered_text(chart)
+        release.set()
+        await settle(pilot)
+        assert "uid: sll_search(SLList*, int)" in chart.picture.plain
+
+
+async def test_flame_graph_zooms_into_a_frame_and_backs_out(demo_repo):
+    app = PerunApp(demo_repo)
+    async with app.run_test(size=(80, 24)) as pilot:
+        await settle(pilot)
+        await select_profile(pilot, "1@i", commit=MEMORY_COMMIT)
+        await pilot.press("p")
+        await settle(pilot)
+        assert app.screen.view == "heapmap"  # memory profiles open as a heap map
+        await pilot.press("f")
+        await settle(pilot)
+        flame = app.screen.query_one(FlameView)
+        assert app.focused is flame
+        assert "plot: zoom into frame" in [command.name for command in app.screen.palette_commands()]
+        lines = rendered_text(flame).split("\n")
+        assert lines[0].startswith("Flame graph of amount [B] · total ")
+        assert lines[1].strip() == "all" and lines[2].strip() == "main()"
+        assert flame.cursor is flame.model.root
+
+        await pilot.press("down", "down")
+        assert flame.cursor.name == "sll_insert()"
+        assert "sll_insert() at src/sll.c:10" in status_line(app)
+        await pilot.press("enter")
+        await settle(pilot)
+        assert [frame.name for frame in flame.zoom] == ["sll_insert()"]
+        lines = rendered_text(flame).split("\n")
+        assert "zoomed into sll_insert()" in lines[0]
+        assert lines[1].strip() == "sll_insert()"
+
+        await pilot.press("escape")  # backs out of the zoom, stays on the plot
+        await settle(pilot)
+        assert flame.zoom == [] and isinstance(app.screen, PlotScreen)
+        assert rendered_text(flame).split("\n")[1].strip() == "all"
+        await pilot.press("up")
+        assert flame.cursor.name == "main()"
+        await pilot.press("escape")
+        await pilot.pause()
+        assert isinstance(app.screen, MainScreen)
+
+
+async def test_heap_map_steps_through_snapshots_and_toggles_heat(demo_repo):
+    app = PerunApp(demo_repo)
+    async with app.run_test(size=(80, 24)) as pilot:
+        await settle(pilot)
+        await select_profile(pilot, "1@i", commit=MEMORY_COMMIT)
+        await pilot.press("p")
+        await settle(pilot)
+        heap = app.screen.query_one(HeapView)
+        assert app.focused is heap
+        assert "plot: toggle heat mode" in [command.name for command in app.screen.palette_commands()]
+        text = rendered_text(heap)
+        assert text.startswith("snapshot 1 of 3 (time 0.025000)")
+        assert "A sll_insert" in text
+        assert "sll_insert (src/sll.c:10) · 16 B at 0x55d4a000" in status_line(app)
+        # the cell cursor, by keys and by the mouse: a row down is the next allocation, right of it is free
+        layout, _theme = heap.picture
+        await pilot.press("j")
+        assert heap.cell == layout.columns
+        assert f"16 B at {layout.address_of(layout.columns):#x}" in status_line(app)
+        await pilot.hover(heap, offset=(layout.label + 20 // layout.size, 1))
+        assert heap.cell == 20 // layout.size
+        assert ": free" in status_line(app)
+
+        await pilot.press("right")
+        await settle(pilot)
+        assert heap.snapshot == 1
+        assert rendered_text(heap).startswith("snapshot 2 of 3")
+        await pilot.press("left", "left")
+        await settle(pilot)
+        assert heap.snapshot == 2  # wraps around
+
+
+        await pilot.press("t")
+        await settle(pilot)
+        assert heap.mode == "heat"
+        assert rendered_text(heap).startswith("heat of 3 snapshots")
+        assert not heap.check_action("snapshot", (1,))
+        await pilot.press("t")
+        await settle(pilot)
+        assert heap.mode == "heap" and rendered_text(heap).startswith("snapshot 3 of 3")

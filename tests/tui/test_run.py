@@ -1,0 +1,152 @@
+"""Pilot tests of the run screen: the job matrix of the demo repository, run for real, at 80x24."""
+
+from __future__ import annotations
+
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+from textual.widgets import DataTable, Static
+
+from perun_core import api
+from perun_tui.app import MainScreen, PerunApp
+from perun_tui.messages import RunDone, RunEvent, RunOutput, RunRepetition
+from perun_tui.widgets.profiles import ProfilesTable
+from perun_tui.widgets.run import RunScreen
+
+from .helpers import Recorder, rendered_text, set_matrix, settle, wait_until
+
+
+def pending_files(root: Path) -> set[str]:
+    return {p.name for p in (root / ".perun" / "jobs").iterdir()}
+
+
+def processes_running(needle: str) -> list[int]:
+    """Pids whose command line contains ``needle`` (arguments separated by spaces)."""
+    found = []
+    for entry in Path("/proc").iterdir():
+        if not entry.name.isdigit():
+            continue
+        try:
+            cmdline = (entry / "cmdline").read_bytes().replace(b"\0", b" ").decode(errors="replace")
+        except OSError:
+            continue
+        if needle in cmdline:
+            found.append(int(entry.name))
+    return found
+
+
+async def test_running_the_matrix_shows_live_progress_and_links_the_new_profiles(demo_repo, tmp_path, monkeypatch):
+    monkeypatch.setattr(tempfile, "tempdir", str(tmp_path))
+    set_matrix(demo_repo, cmds=["true", sys.executable], args=["-c 'print(\"hello from the job\")'"],
+               collectors=[{"name": "time", "params": {"repeat": 2}}])
+    before = pending_files(demo_repo)
+    recorder = Recorder()
+    app = PerunApp(demo_repo)
+    async with app.run_test(size=(80, 24), message_hook=recorder) as pilot:
+        await settle(pilot)
+        await pilot.press("R")
+        await pilot.pause()
+        screen = app.screen
+        assert isinstance(screen, RunScreen)
+        assert screen.query_one("#run-pane").border_title.startswith("Run · job matrix for HEAD ")
+        await app.workers.wait_for_complete()
+        await settle(pilot)
+        assert screen.status == "ok"
+
+        started = [m.event for m in recorder.of(RunEvent) if type(m.event).__name__ == "JobStarted"]
+        assert [(e.job, e.total) for e in started] == [(1, 2), (2, 2)]
+        assert {(m.index, m.total) for m in recorder.of(RunRepetition)} <= {(1, 2), (2, 2)}
+        assert any("hello from the job" in line for m in recorder.of(RunOutput) for line in m.lines)
+        assert "hello from the job" in rendered_text(screen.query_one("#run-output", Static))
+        assert len(recorder.of(RunDone)) == 1
+
+        table = screen.query_one("#run-jobs", DataTable)
+        assert table.row_count == 2
+        assert [str(table.get_cell(str(job), "status")) for job in (1, 2)] == ["ok", "ok"]
+        new = pending_files(demo_repo) - before
+        assert len(new) == 2 and set(screen.links) == {1, 2}
+        assert "done in" in rendered_text(screen.query_one("#run-current", Static))
+
+        # enter on the second job's row shows its profile in the profiles pane
+        table.move_cursor(row=1)
+        await pilot.press("enter")
+        await settle(pilot)
+        assert isinstance(app.screen, MainScreen)
+        profiles = app.query_one(ProfilesTable)
+        assert app.focused is profiles
+        assert profiles.current.source == screen.links[2].source
+        assert profiles.current.cmd == sys.executable
+    assert not list(tmp_path.glob("perun-worktree-*"))
+
+
+async def test_escape_cancels_the_run_and_nothing_is_left_behind(demo_repo, tmp_path, monkeypatch):
+    monkeypatch.setattr(tempfile, "tempdir", str(tmp_path))
+    marker = "41.3759"  # a sleep no other test runs
+    set_matrix(demo_repo, cmds=["sleep"], args=[marker], collectors=[{"name": "time"}])
+    before = pending_files(demo_repo)
+    app = PerunApp(demo_repo)
+    async with app.run_test(size=(80, 24)) as pilot:
+        await settle(pilot)
+        await pilot.press("R")
+        screen = app.screen
+        assert isinstance(screen, RunScreen)
+        await wait_until(pilot, lambda: screen.job == 1 and processes_running(f"sleep {marker}"))
+        assert list(tmp_path.glob("perun-worktree-*"))  # HEAD runs in a worktree of its own
+
+        # the UI stays responsive while the collector runs
+        table = screen.query_one("#run-jobs", DataTable)
+        table.focus()
+        started = time.monotonic()
+        await pilot.press("down")
+        assert time.monotonic() - started < 1.0
+        assert screen.running
+
+        await pilot.press("escape")
+        await app.workers.wait_for_complete()
+        await settle(pilot)
+        assert screen.status == "interrupted"
+        assert str(table.get_cell("1", "status")) == "cancelled"
+        assert "cancelled" in rendered_text(screen.query_one("#run-current", Static))
+        await pilot.press("escape")  # now it closes
+        await pilot.pause()
+        assert isinstance(app.screen, MainScreen)
+    assert not processes_running(f"sleep {marker}")
+    assert not list(tmp_path.glob("perun-worktree-*"))
+    assert pending_files(demo_repo) == before
+
+
+async def test_a_run_that_cannot_start_is_a_notification(demo_repo):
+    recorder = Recorder()
+    app = PerunApp(demo_repo)
+    async with app.run_test(size=(80, 24), message_hook=recorder) as pilot:
+        await settle(pilot)
+        await pilot.press("R")  # the demo's local.yml has no job matrix
+        await app.workers.wait_for_complete()
+        await settle(pilot)
+        assert app.screen.status == "error"
+        assert any("no commands" in note for note in recorder.notes("error"))
+        await pilot.press("escape")
+        await pilot.pause()
+        assert isinstance(app.screen, MainScreen) and app.is_running
+
+
+async def test_marked_commits_are_run_each_in_its_worktree(demo_repo, tmp_path, monkeypatch):
+    monkeypatch.setattr(tempfile, "tempdir", str(tmp_path))
+    set_matrix(demo_repo, cmds=["true"], collectors=[{"name": "time"}])
+    with api.open_repository(demo_repo) as repo:
+        shas = [e.version.checksum for e in api.log(None, repo=repo)][1:3]
+    app = PerunApp(demo_repo)
+    async with app.run_test(size=(80, 24)) as pilot:
+        await settle(pilot)
+        await pilot.press("down", "space", "space")  # marks the 2nd and 3rd commit
+        assert list(app.query_one("#history").marked) == shas
+        await pilot.press("R")
+        await app.workers.wait_for_complete()
+        await settle(pilot)
+        screen = app.screen
+        assert screen.status == "ok"
+        assert screen.query_one("#run-pane").border_title == "Run · job matrix for 2 marked commits"
+        assert {link.minor for link in screen.links.values()} == set(shas)
+        assert not app.query_one("#history").marked  # the marks were used up
