@@ -174,14 +174,7 @@ def _finish(report: Any, fail_on: str) -> None:
 def check_head(ctx: click.Context, revision: str | None, compute_here: bool, methods: tuple[str, ...],
                output_format: str, fail_on: str, output: str | None, verbose: int) -> None:
     """Check the profiles of HASH (default HEAD) against their nearest predecessors."""
-    from perun_core import api_check
-
-    verbose = _verbosity(ctx, verbose)
-    compute = compute_here or bool(ctx.meta.get("check.compute_missing"))
-    report = api_check.check_head(revision, methods=list(methods) or None, compute_missing=compute,
-                                  on_event=_collection_printer(verbose))
-    _emit_report(report, output_format, fail_on, output, verbose)
-    _finish(report, fail_on)
+    _check_history(ctx, "check_head", revision, compute_here, methods, output_format, fail_on, output, verbose)
 
 
 @check.command("all", context_settings=CONTEXT)
@@ -193,12 +186,19 @@ def check_head(ctx: click.Context, revision: str | None, compute_here: bool, met
 def check_all(ctx: click.Context, revision: str | None, compute_here: bool, methods: tuple[str, ...],
               output_format: str, fail_on: str, output: str | None, verbose: int) -> None:
     """Check every version from HASH (default HEAD) back that has profiles."""
+    _check_history(ctx, "check_all", revision, compute_here, methods, output_format, fail_on, output, verbose)
+
+
+def _check_history(ctx: click.Context, function: str, revision: str | None, compute_here: bool,
+                   methods: tuple[str, ...], output_format: str, fail_on: str, output: str | None,
+                   verbose: int) -> None:
+    """Run api_check.check_head or check_all and report: the shared body of both commands."""
     from perun_core import api_check
 
     verbose = _verbosity(ctx, verbose)
     compute = compute_here or bool(ctx.meta.get("check.compute_missing"))
-    report = api_check.check_all(revision, methods=list(methods) or None, compute_missing=compute,
-                                 on_event=_collection_printer(verbose))
+    report = getattr(api_check, function)(revision, methods=list(methods) or None, compute_missing=compute,
+                                          on_event=_collection_printer(verbose))
     _emit_report(report, output_format, fail_on, output, verbose)
     _finish(report, fail_on)
 
