@@ -20,7 +20,8 @@ from runhelpers import leftover_worktrees, make_c_project, needs_cc, run_env, tr
 from perun_core import api
 from perun_core.repository import PerunRepository
 
-WORKLOAD = "30000000"  # v1 loops this often (~30 ms), v2 five times as often
+WORKLOAD = "100000000"  # v1 loops this often (30-100 ms), v2 five times as often;
+# long enough that tick-based CPU accounting (10 ms on some kernels) cannot swamp the ratio
 
 
 def configure(root: Path, **values) -> None:
@@ -73,7 +74,8 @@ def test_matrix_for_two_commits_of_a_c_program(c_project, run_env):
         first, second = cpu_times(repo, v1), cpu_times(repo, v2)
         assert len(first) == len(second) == 1 and len(first[0]) == len(second[0]) == 3
         ratio = mean(second[0]) / mean(first[0])
-        assert 3 < ratio < 8, (first, second)
+        # 5x the work; the bounds leave room for frequency scaling on a shared CI machine
+        assert 2.5 < ratio < 10, (first, second)
         stored = repo.objects.read_profile(repo.read_index(v1)[0].checksum)
         assert (stored.cmd, stored.workload, stored.collector) == ("./app", WORKLOAD, "time")
     # --crawl-parents reaches the same two commits from HEAD
