@@ -35,7 +35,7 @@ from textual.app import App, ComposeResult
 from textual.binding import Binding, BindingType
 from textual.containers import Horizontal
 from textual.screen import Screen
-from textual.widgets import Footer
+from textual.widgets import Footer, Header
 from textual.worker import Worker, WorkerState, get_current_worker
 
 from perun_core.errors import PerunError
@@ -43,6 +43,7 @@ from perun_core.repository import ProfileInfo
 
 from .commands import PaletteCommand, ScreenCommands
 from .core import Core
+from .formatting import display_path
 from .messages import (
     CommitHighlighted,
     EntryRefreshed,
@@ -95,6 +96,7 @@ class MainScreen(Screen[None]):
         self._want_profile: str | None = None  # a profile to select once it is listed (after a run)
 
     def compose(self) -> ComposeResult:
+        yield Header(icon="≡")
         yield HistoryPane(id="history-pane", classes="pane")
         with Horizontal(id="lower"):
             yield ProfilesPane(id="profiles-pane", classes="pane")
@@ -419,13 +421,14 @@ class PerunApp(App[None]):
     BINDINGS = [
         Binding("q", "quit", "Quit", tooltip="Leave perun-tui", id="app.quit"),
         Binding("f1", "help", "Help", tooltip="List every key", id="app.help"),
+        Binding("question_mark", "help", "Help", show=False, tooltip="List every key", id="app.help_question"),
     ]
 
     def __init__(self, path: Path | str | None = None, *, core: Core | None = None) -> None:
         super().__init__()
         self.core = core if core is not None else Core.open(path)
         self.pictures = PictureCache()
-        self.sub_title = str(self.core.root)
+        self.sub_title = display_path(self.core.root)
 
     def get_default_screen(self) -> Screen:
         return MainScreen()
@@ -486,23 +489,29 @@ def default_demo_dir() -> Path:
 
 
 def main(argv: list[str] | None = None) -> int:
-    """Entry point of ``perun-tui [PATH]`` and ``perun-tui --demo [PATH]``."""
+    """Entry point of ``perun-tui [--repo PATH]`` and ``perun-tui --demo [DIR]``."""
     parser = argparse.ArgumentParser(
         prog="perun-tui",
         description="Browse the performance history of a perun repository.",
     )
-    parser.add_argument("path", nargs="?", help="a directory inside the repository (default: the current one); "
-                                                "with --demo, where to build the demo repository")
+    parser.add_argument("--repo", metavar="PATH",
+                        help="the perun repository to open: a directory inside it (default: the current directory)")
     parser.add_argument("--demo", action="store_true",
-                        help="open a generated demo repository (built once, then reused)")
+                        help="build a demo repository (once; later runs reuse it) and open it")
+    parser.add_argument("path", nargs="?", metavar="DIR",
+                        help="with --demo: where to build the demo repository; without it: the same as --repo")
     args = parser.parse_args(argv)
+    if args.demo and args.repo:
+        parser.error("--repo and --demo exclude each other: --demo opens the demo repository")
+    if args.repo and args.path and Path(args.repo).resolve() != Path(args.path).resolve():
+        parser.error(f"two repositories given: --repo {args.repo} and {args.path}")
     try:
         if args.demo:
             from perun_core.demo import build_demo_repository
 
             root: Path | str | None = build_demo_repository(Path(args.path) if args.path else default_demo_dir())
         else:
-            root = args.path
+            root = args.repo or args.path
         core = Core.open(root)
         try:
             core.status()  # a repository without commits, or with a broken config, fails here, briefly

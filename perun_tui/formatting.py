@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import time
+from pathlib import Path
 from datetime import datetime, timedelta, timezone
 
 from rich.cells import cell_len, set_cell_size
@@ -28,3 +29,20 @@ def fit(text: str, width: int) -> str:
     if cell_len(text) > width:
         return set_cell_size(text, width - 1) + "…"
     return set_cell_size(text, width)
+
+
+def display_path(path: Path, *, limit: int = 48) -> str:
+    """``path`` with the home directory as ``~`` and, past ``limit`` cells, only its last parts after ``…/``."""
+    text = str(path)
+    home = str(Path.home())
+    if home not in ("", "/") and (text == home or text.startswith(home + "/")):
+        text = "~" + text[len(home):]
+    if cell_len(text) <= limit:
+        return text
+    parts = Path(text).parts
+    tail = parts[-1]
+    for part in reversed(parts[:-1]):
+        if cell_len(f"…/{part}/{tail}") > limit:
+            break
+        tail = f"{part}/{tail}"
+    return f"…/{tail}"

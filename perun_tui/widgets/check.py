@@ -28,7 +28,7 @@ from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.containers import Horizontal, Vertical
 from textual.screen import ModalScreen, Screen
-from textual.widgets import Button, DataTable, Footer, Input, Label, Static
+from textual.widgets import Button, DataTable, Footer, Header, Input, Label, Static
 from textual.worker import Worker, get_current_worker
 
 from perun_core.errors import Interrupted, PerunError
@@ -135,6 +135,8 @@ class CheckProfilesDialog(ModalScreen[tuple[str, str, str] | None]):
 class CheckScreen(Screen[bool]):
     """Findings of degradation checks; dismisses with True when a check stored new results."""
 
+    TITLE = "perun · degradation check"
+
     COMMANDS = {ScreenCommands}
     BINDINGS = [
         Binding("h", "check('head')", "Check head", tooltip="Check: the selected commit's profiles against "
@@ -166,6 +168,7 @@ class CheckScreen(Screen[bool]):
         self.what = ""
 
     def compose(self) -> ComposeResult:
+        yield Header(icon="≡")
         with Vertical(id="check-pane", classes="pane"):
             yield Static("", id="check-filter")
             yield DataTable(id="check-findings", cursor_type="row", zebra_stripes=False)
@@ -450,6 +453,8 @@ def compare_params(view: str, profile_type: str, location: str) -> dict[str, Any
 class CompareScreen(Screen[None]):
     """The baseline and the target of one finding, plotted by the same view."""
 
+    TITLE = "perun · compare"
+
     COMMANDS = {ScreenCommands}
     BINDINGS = [
         Binding("escape", "close", "Back", key_display="esc", tooltip="Compare: back to the findings",
@@ -463,6 +468,7 @@ class CompareScreen(Screen[None]):
         self.view = compare_view(pair.target.type or pair.baseline.type)
 
     def compose(self) -> ComposeResult:
+        yield Header(icon="≡")
         with Vertical(id="compare-pane", classes="pane"):
             with Horizontal(id="compare-row"):
                 with Vertical(id="compare-baseline", classes="compare-side"):

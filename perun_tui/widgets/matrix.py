@@ -38,6 +38,7 @@ from textual.screen import Screen
 from textual.widgets import (
     DataTable,
     Footer,
+    Header,
     Label,
     OptionList,
     Select,
@@ -279,6 +280,8 @@ class UnitsEditor(Horizontal):
 class MatrixScreen(Screen[None]):
     """Edit, validate, preview and save the job matrix."""
 
+    TITLE = "perun · job matrix"
+
     COMMANDS = {ScreenCommands}
     BINDINGS = [
         Binding("ctrl+s", "save", "Save", priority=True, tooltip="Matrix: write the changed keys into local.yml",
@@ -299,6 +302,7 @@ class MatrixScreen(Screen[None]):
         self._timer: Any = None
 
     def compose(self) -> ComposeResult:
+        yield Header(icon="≡")
         with Vertical(id="matrix-pane", classes="pane"):
             # hidden (so nothing typed goes astray) until local.yml and the units are read
             with TabbedContent(id="matrix-tabs", initial="tab-commands", classes="loading"):

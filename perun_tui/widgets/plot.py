@@ -34,7 +34,7 @@ from textual.containers import Vertical
 from textual.screen import Screen
 from textual.strip import Strip
 from textual.widget import Widget
-from textual.widgets import ContentSwitcher, Footer, Static
+from textual.widgets import ContentSwitcher, Footer, Header, Static
 from textual.worker import Worker
 
 from perun_core.errors import PerunError
@@ -647,6 +647,8 @@ def _block_colour(theme: Any, name: str) -> tuple[int, int, int]:
 class PlotScreen(Screen[None]):
     """Plots of one profile; ``s``, ``b``, ``l``, ``f``, ``m`` switch views, escape goes back."""
 
+    TITLE = "perun · plot"
+
     COMMANDS = {ScreenCommands}
     BINDINGS = [
         Binding("escape", "close", "Back", key_display="esc", tooltip="Back to the profiles", id="plot.close"),
@@ -672,6 +674,7 @@ class PlotScreen(Screen[None]):
         self.errors: dict[str, str] = {}
 
     def compose(self) -> ComposeResult:
+        yield Header(icon="≡")
         with Vertical(id="plot-pane", classes="pane"):
             yield Static("", id="plot-views")
             with ContentSwitcher(id="plot-switcher", initial="plot-message"):

@@ -31,7 +31,7 @@ from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.containers import Vertical
 from textual.screen import Screen
-from textual.widgets import DataTable, Footer, ProgressBar, Static
+from textual.widgets import DataTable, Footer, Header, ProgressBar, Static
 from textual.worker import Worker, get_current_worker
 
 from perun_core.errors import Interrupted, PerunError
@@ -47,6 +47,8 @@ TAIL = 40
 
 class RunScreen(Screen[ProfileLink | None]):
     """Runs the job matrix for ``minors`` once mounted; dismisses with the profile to show, if any."""
+
+    TITLE = "perun · run"
 
     COMMANDS = {ScreenCommands}
     BINDINGS = [
@@ -77,6 +79,7 @@ class RunScreen(Screen[ProfileLink | None]):
         self._versions: dict[str, int] = {}
 
     def compose(self) -> ComposeResult:
+        yield Header(icon="≡")
         with Vertical(id="run-pane", classes="pane"):
             yield Static("starting…", id="run-current")
             yield ProgressBar(total=None, show_eta=False, id="run-progress")

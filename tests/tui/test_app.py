@@ -253,6 +253,30 @@ async def test_f1_lists_every_key(demo_repo):
         assert isinstance(app.screen, MainScreen)
 
 
+async def test_question_mark_opens_help_but_types_in_the_search_box(demo_repo):
+    app = PerunApp(demo_repo)
+    async with app.run_test(size=(80, 24)) as pilot:
+        await settle(pilot)
+        await pilot.press("question_mark")
+        await pilot.pause()
+        assert isinstance(app.screen, HelpScreen)
+        await pilot.press("escape", "slash", "question_mark")
+        await pilot.pause()
+        assert isinstance(app.screen, MainScreen)
+        assert app.screen.query_one("#history-search").value == "?"
+
+
+async def test_header_names_the_screen_and_the_repository(demo_repo):
+    from textual.widgets import Header
+    from textual.widgets._header import HeaderTitle
+
+    app = PerunApp(demo_repo)
+    async with app.run_test(size=(120, 40)) as pilot:
+        await settle(pilot)
+        title = str(app.screen.query_one(Header).query_one(HeaderTitle).render())
+        assert title.startswith("perun") and demo_repo.name in title
+
+
 def test_every_binding_has_an_id():
     from perun_tui.widgets.check import CheckProfilesDialog, CheckScreen, CompareScreen
     from perun_tui.widgets.history import HistoryPane
@@ -348,7 +372,21 @@ def test_help_option(argv, capsys):
     with pytest.raises(SystemExit) as exit_info:
         main(argv)
     assert exit_info.value.code == 0
-    assert "--demo" in capsys.readouterr().out
+    out = capsys.readouterr().out
+    assert "--demo" in out and "--repo PATH" in out
+
+
+def test_repo_option_names_the_repository(tmp_path, capsys):
+    assert main(["--repo", str(tmp_path)]) == 1
+    assert capsys.readouterr().err.startswith("error: not a perun repository")
+
+
+@pytest.mark.parametrize("argv", [["--repo", "a", "--demo"], ["--repo", "a", "b"]])
+def test_conflicting_repositories_are_refused(argv, capsys):
+    with pytest.raises(SystemExit) as exit_info:
+        main(argv)
+    assert exit_info.value.code == 2
+    assert "error:" in capsys.readouterr().err
 
 
 async def test_reload_keeps_the_selected_commit(demo_repo):
