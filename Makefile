@@ -4,7 +4,7 @@ VENV := .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
 
-.PHONY: test demo bench clean
+.PHONY: test demo bench screenshots clean
 
 $(BIN)/python:
 	$(PYTHON) -m venv $(VENV)
@@ -19,6 +19,10 @@ test: $(STAMP)
 
 demo: $(STAMP)
 	$(BIN)/perun-tui --demo
+
+# SVG pictures of every screen at 80x24 and 120x40, into screenshots/ (README shows them)
+screenshots: $(STAMP)
+	$(BIN)/python screenshots/make_screenshots.py
 
 bench: $(STAMP)
 	$(BIN)/python benchmarks/run.py

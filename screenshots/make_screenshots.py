@@ -55,6 +55,25 @@ async def heapmap(pilot) -> None:
     await pilot.press("p")
 
 
+async def flamegraph(pilot) -> None:
+    await heapmap(pilot)
+    await settle(pilot)
+    await pilot.press("f")
+    await settle(pilot)
+    await pilot.press("down", "down")  # onto the frame that allocates the list's nodes
+
+
+async def keys(pilot) -> None:
+    await pilot.press("question_mark")
+
+
+async def run(pilot) -> None:
+    await pilot.press("R")
+    await pilot.pause()
+    await pilot.app.workers.wait_for_complete()
+    await settle(pilot)
+
+
 async def matrix(pilot) -> None:
     await pilot.press("e")
     while not getattr(pilot.app.screen, "loaded", False):
@@ -74,8 +93,14 @@ async def check(pilot) -> None:
     await pilot.press("f", "f")  # only the degradations
 
 
+async def compare(pilot) -> None:
+    await check(pilot)
+    await pilot.press("enter")  # the first degradation: its baseline and target side by side
+
+
 #: name -> how to get there from the main screen (None: the main screen itself)
-SHOTS = {"main": None, "details": details, "plot": plot, "heapmap": heapmap, "matrix": matrix, "check": check}
+SHOTS = {"main": None, "keys": keys, "details": details, "plot": plot, "heapmap": heapmap, "flamegraph": flamegraph,
+         "matrix": matrix, "run": run, "check": check, "compare": compare}
 
 
 async def shoot(root: Path, size: tuple[int, int], name: str) -> Path:
@@ -93,16 +118,18 @@ async def shoot(root: Path, size: tuple[int, int], name: str) -> Path:
     return HERE / filename
 
 
-def write_matrix(root: Path) -> None:
-    """A job matrix like a user of the demo would write, for the matrix editor's picture."""
+def write_matrix(root: Path, *, postprocess: bool = True) -> None:
+    """A job matrix like a user of the demo would write, for the matrix editor's and the run's pictures."""
     from perun_core.config import Config
 
     config = Config.load(root / ".perun" / "local.yml", kind="local")
+    config.set("execute.pre_run", ["make"])
     config.set("cmds", ["./sll-bench"])
     config.set("args", ["--iterations 1000"])
     config.set("workloads", ["workloads/small.txt", "workloads/large.txt"])
     config.set("collectors", [{"name": "time", "params": {"repeat": 5, "warmup": 1}}])
-    config.set("postprocessors", [{"name": "regression_analysis", "params": {"method": "full"}}])
+    if postprocess:
+        config.set("postprocessors", [{"name": "regression_analysis", "params": {"method": "full"}}])
     config.save()
 
 
@@ -119,8 +146,8 @@ def main() -> int:
             for name in SHOTS:
                 # a fresh demo for each picture: a check stores its results, which the history then shows
                 root = build_demo_repository(Path(scratch) / f"sll-{name}-{size[0]}")
-                if name == "matrix":
-                    write_matrix(root)
+                if name in ("matrix", "run"):
+                    write_matrix(root, postprocess=name == "matrix")
                 saved.append(asyncio.run(shoot(root, size, name)))
     for path in saved:
         sys.stdout.write(f"{path.relative_to(HERE.parent)}\n")

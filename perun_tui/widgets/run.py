@@ -77,6 +77,8 @@ class RunScreen(Screen[ProfileLink | None]):
         self.repetition = ""
         self.links: dict[int, ProfileLink] = {}
         self._versions: dict[str, int] = {}
+        self._output_tail: list[str] = []  # the shown job's last lines of output
+        self._failure = ""  # why the shown job failed, shown under its output
 
     def compose(self) -> ComposeResult:
         yield Header(icon="≡")
@@ -173,7 +175,8 @@ class RunScreen(Screen[ProfileLink | None]):
                           "", Text(fit(self.job_label, 30)), "", key=str(event.job))
             table.move_cursor(row=table.row_count - 1, animate=False)
             self.query_one("#run-output", Static).border_title = f"output of job {event.job}"
-            self.query_one("#run-output", Static).update("")
+            self._output_tail, self._failure = [], ""
+            self._show_output()
         elif isinstance(event, ev.PhaseStarted) and event.job == self.job and event.phase != "collect":
             self.repetition = event.phase + (f" {event.unit}" if event.unit else "")
         elif isinstance(event, ev.ProfileWritten) and event.job is not None:
@@ -186,7 +189,14 @@ class RunScreen(Screen[ProfileLink | None]):
             self._job_ended(event.job, Text("ok", style="bold green"), f"{event.seconds:.1f} s")
         elif isinstance(event, ev.JobFailed):
             self._job_ended(event.job, Text("failed", style="bold red"), f"{time.monotonic() - self.job_started:.1f} s")
-            self._cell(event.job, "profile", Text(fit(" ".join(event.reason.split()), 60), style="red"))
+            reason = " ".join(event.reason.split())
+            if self.job_label and reason.startswith(self.job_label + ": "):
+                reason = reason[len(self.job_label) + 2:]  # the row already names the job
+            self._cell(event.job, "profile", Text(fit(reason, 60), style="red"))
+            # the table's cell is cut at the screen's edge: the output pane has room for the whole reason
+            self.query_one("#run-output", Static).border_title = f"output of job {event.job}: failed"
+            self._failure = f"failed: {reason}"
+            self._show_output()
         self._tick()
 
     def _job_ended(self, job: int, status: Text, seconds: str) -> None:
@@ -209,9 +219,22 @@ class RunScreen(Screen[ProfileLink | None]):
         self._tick()
 
     def on_run_output(self, message: RunOutput) -> None:
+        self._output_tail = list(message.lines)
+        self._show_output()
+
+    def _show_output(self) -> None:
+        """The tail of the job's output that fits; a failure's reason, wrapped, below it."""
         output = self.query_one("#run-output", Static)
         rows = max(output.content_region.height, 1)
-        output.update(Text("\n".join(message.lines[-rows:]), no_wrap=True, overflow="ellipsis"))
+        output.set_class(bool(self._failure), "failed")
+        if not self._failure:
+            output.update(Text("\n".join(self._output_tail[-rows:]), no_wrap=True, overflow="ellipsis"))
+            return
+        width = max(output.content_region.width, 1)
+        reason_rows = min(-(-len(self._failure) // width) + 1, rows)  # +1: wrapping at words takes more
+        lines = [Text(line, no_wrap=True, overflow="ellipsis") for line in self._output_tail[-(rows - reason_rows):]
+                 ] if rows > reason_rows else []
+        output.update(Text("\n").join([*lines, Text(self._failure, style="red")]))
 
     def on_run_done(self, message: RunDone) -> None:
         self.running = False

@@ -132,6 +132,26 @@ async def test_a_run_that_cannot_start_is_a_notification(demo_repo):
         assert isinstance(app.screen, MainScreen) and app.is_running
 
 
+async def test_a_failed_job_shows_its_whole_reason_in_the_output_pane(demo_repo, tmp_path, monkeypatch):
+    monkeypatch.setattr(tempfile, "tempdir", str(tmp_path))
+    set_matrix(demo_repo, cmds=["sh"], args=["-c 'echo the disk is full >&2; exit 3'"],
+               collectors=[{"name": "time", "params": {"repeat": 1}}])
+    app = PerunApp(demo_repo)
+    async with app.run_test(size=(80, 24)) as pilot:
+        await settle(pilot)
+        await pilot.press("R")
+        await pilot.pause()
+        await app.workers.wait_for_complete()
+        await settle(pilot)
+        screen = app.screen
+        assert screen.status == "failed"
+        output = screen.query_one("#run-output", Static)
+        assert output.border_title == "output of job 1: failed"
+        text = " ".join(rendered_text(output).split("\n", 1)[1].split())  # without the border's title
+        assert "the disk is full failed: the profiled command exited with status 3" in text
+        assert "time: sh" not in text  # the job's row names it; the reason does not repeat it
+
+
 async def test_marked_commits_are_run_each_in_its_worktree(demo_repo, tmp_path, monkeypatch):
     monkeypatch.setattr(tempfile, "tempdir", str(tmp_path))
     set_matrix(demo_repo, cmds=["true"], collectors=[{"name": "time"}])
