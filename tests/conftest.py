@@ -79,6 +79,6 @@ def run_cli(*args: str, cwd: Path, env: dict | None = None, input: str | None = 
     if env:
         full_env.update(env)
     return subprocess.run(
-        [sys.executable, "-m", "perun_core.cli.main", *args],
+        [sys.executable, "-m", "perun_core.cli.entry", *args],
         cwd=cwd, env=full_env, capture_output=True, text=True, input=input, timeout=120,
     )

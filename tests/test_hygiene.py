@@ -44,3 +44,40 @@ def test_core_never_prints_or_exits():
             if needle in text:
                 offenders.append(f"{path.name}: {needle}")
     assert offenders == []
+
+
+def help_run(cache: Path, *argv: str, columns: str = "100") -> tuple[str, set[str]]:
+    """stdout of ``perun-core ARGV`` through the console script's entry, and the modules it loaded."""
+    code = ("import sys, io, contextlib\nout = io.StringIO()\n"
+            "from perun_core.cli.entry import main\n"
+            f"with contextlib.redirect_stdout(out):\n    main({list(argv)!r})\n"
+            "sys.stderr.write(out.getvalue())\nprint('\\n'.join(sys.modules))")
+    env = {"PATH": "/usr/bin:/bin", "HOME": str(cache), "XDG_CACHE_HOME": str(cache), "COLUMNS": columns}
+    result = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, cwd=ROOT, check=True,
+                            env=env)
+    return result.stderr, set(result.stdout.split())
+
+
+def test_top_level_help_is_cached_and_printed_without_click(tmp_path):
+    first, loaded_first = help_run(tmp_path, "--help")
+    assert "click" in loaded_first and "Commands:" in first
+    again, loaded_again = help_run(tmp_path, "--help")
+    assert again == first
+    assert "click" not in loaded_again and "perun_core.cli.main" not in loaded_again
+    assert help_run(tmp_path, "-h")[0] == first
+    # the same text click prints when it renders the help itself
+    direct = subprocess.run([sys.executable, "-m", "perun_core.cli.main", "--help"], capture_output=True, text=True,
+                            cwd=ROOT, env={"PATH": "/usr/bin:/bin", "HOME": str(tmp_path), "COLUMNS": "100"})
+    assert direct.stdout == first
+
+
+def test_help_cache_is_per_width_and_ignores_a_damaged_file(tmp_path):
+    wide, _ = help_run(tmp_path, "--help", columns="100")
+    narrow, loaded = help_run(tmp_path, "--help", columns="60")
+    assert "click" in loaded and narrow != wide
+    cached = sorted((tmp_path / "perun").glob("cli-help-*.txt"))
+    assert len(cached) == 2
+    for path in cached:
+        path.write_text(path.read_text()[:40])  # cut short, as by a full disk
+    redone, loaded = help_run(tmp_path, "--help", columns="100")
+    assert redone == wide and "click" in loaded
