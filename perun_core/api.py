@@ -461,9 +461,10 @@ def log(
         from .changes import any_changes, read_changes
 
         checked = any_changes(r)
+        has_index = r.index_tester()
         for version in r.vcs.walk_minor_versions(start):
             changes = read_changes(r, version.checksum) if checked else ""
-            if not r.has_index(version.checksum):
+            if not has_index(version.checksum):
                 yield LogEntry(version, ProfileCounts(), [], changes)
                 continue
             infos = r.registered_infos(version.checksum, sort_key)

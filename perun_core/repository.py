@@ -15,6 +15,7 @@ import contextlib
 import hashlib
 import json
 import os
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -157,6 +158,38 @@ class PerunRepository:
     def has_index(self, minor: str) -> bool:
         # Called once per commit by log: plain string paths are several times faster than pathlib.
         return os.path.isfile(f"{self._objects_prefix}{minor[:2]}/{minor[2:]}")
+
+    def index_tester(self, *, direct_lookups: int = 256) -> Callable[[str], bool]:
+        """A ``has_index`` for many lookups in a row (a walk of the history).
+
+        The first ``direct_lookups`` calls test files one by one; past them
+        one listing of the object directory answers the rest, which is many
+        times cheaper per commit on a long walk and costs little on a short one.
+        """
+        calls = 0
+        names: set[str] | None = None
+
+        def has_index(minor: str) -> bool:
+            nonlocal calls, names
+            if names is None:
+                calls += 1
+                if calls <= direct_lookups:
+                    return self.has_index(minor)
+                names = self._object_names()
+            return minor in names
+
+        return has_index
+
+    def _object_names(self) -> set[str]:
+        names: set[str] = set()
+        try:
+            fanout = [entry for entry in os.scandir(self.objects_dir) if len(entry.name) == 2 and entry.is_dir()]
+        except FileNotFoundError:
+            return names
+        for directory in fanout:
+            prefix = directory.name
+            names.update(prefix + name for name in os.listdir(directory.path))
+        return names
 
     def read_index(self, minor: str) -> list[IndexEntry]:
         return read_index(self.index_path(minor))

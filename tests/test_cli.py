@@ -206,3 +206,22 @@ def test_editor_leaving_invalid_yaml_is_reported(perun_repo):
     root, _ = perun_repo
     result = run_cli("config", "edit", cwd=root, env={"EDITOR": "sh -c 'echo \"bad: [\" >> \"$0\"'"})
     assert result.returncode == 1 and "local.yml" in result.stderr and "line" in result.stderr
+
+
+def test_log_counts_profiles_past_the_first_few_hundred_commits(tmp_path):
+    # past 256 commits log stops testing index files one by one and lists the object store once
+    from gitrepo import fast_linear_history
+
+    from perun_core import api
+
+    root = tmp_path / "long"
+    shas = fast_linear_history(root, 400)
+    api.init(root)
+    for sha in (shas[0], shas[1], shas[-1]):
+        write_pending(root, f"{sha[:7]}.perf", time_profile(sha))
+        api.add([f"{sha[:7]}.perf"], minor=sha, cwd=root)
+    counts = {e.version.checksum: e.counts.total for e in api.log(cwd=root)}
+    assert len(counts) == 400
+    assert {sha for sha, total in counts.items() if total} == {shas[0], shas[1], shas[-1]}
+    short = run_cli("--no-pager", "log", "-s", cwd=root).stdout.splitlines()
+    assert sum("1|0|0|1 profiles" in line for line in short) == 3

@@ -954,3 +954,26 @@ def test_gitrepo_helpers_build_clean_repositories(tmp_path: Path) -> None:
     with GitVcs(root) as repo:
         assert [m.checksum for m in repo.walk_minor_versions("HEAD")][:3] == [more[1], more[0], sha2]
         assert repo.is_dirty() is False
+
+
+def test_walk_reads_packed_commits_itself_and_matches_dulwich(tmp_path: Path) -> None:
+    # Over 256 commits, so the offsets come from the whole pack index read at once;
+    # long and non-ASCII messages cross the inflater's first window.
+    specs = [{"message": f"commit {i} " + ("ž" * 30_000 if i % 97 == 0 else "x" * (i % 13)),
+              "author": "Zoë Dvořák <zoe@example.org>"} for i in range(300)]
+    shas = make_repo(tmp_path, specs)
+    with GitVcs(tmp_path) as repo:
+        loose = list(repo.walk_minor_versions(shas[-1]))
+    raw = Repo(str(tmp_path))
+    raw.object_store.pack_loose_objects()
+    raw.close()
+    assert not [f for d in (tmp_path / ".git" / "objects").iterdir() if len(d.name) == 2 for f in d.iterdir()]
+    with GitVcs(tmp_path) as repo:
+        packed = list(repo.walk_minor_versions(shas[-1]))
+        pack = repo.repo.object_store.packs[0]
+        table = vcs._read_index_v2(pack._idx_path)
+        assert table == {name: offset for name, offset, _ in pack.index.iterentries()}
+        big = vcs._read_whole_object(vcs._map_pack(pack), table[bytes.fromhex(shas[0])])
+        assert big is not None and big[0] == 1 and "ž" * 30_000 in big[1].decode()
+    assert packed == loose
+    assert [v.checksum for v in packed] == shas[::-1]
