@@ -16,7 +16,7 @@ from textual import events
 from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.containers import Vertical
-from textual.geometry import Size
+from textual.geometry import Region, Size
 from textual.reactive import reactive
 from textual.scroll_view import ScrollView
 from textual.strip import Strip
@@ -99,6 +99,7 @@ class HistoryView(ScrollView, can_focus=True):
         self.query_text = ""
         self.walking = True
         self.marked: dict[str, None] = {}  # commits marked for a run, in the order they were marked
+        self._base_style: Style | None = None
 
     # -- data ------------------------------------------------------------------------
     def clear(self) -> None:
@@ -155,11 +156,20 @@ class HistoryView(ScrollView, can_focus=True):
 
     def watch_cursor(self, old: int, new: int) -> None:
         top = round(self.scroll_offset.y)
+        rows = self._rows_visible
         if new < top:
             self.scroll_to(y=new, animate=False, force=True)
-        elif new >= top + self._rows_visible:
-            self.scroll_to(y=new - self._rows_visible + 1, animate=False, force=True)
-        self.refresh()
+            self.refresh()
+        elif new >= top + rows:
+            self.scroll_to(y=new - rows + 1, animate=False, force=True)
+            self.refresh()
+        elif top <= old < top + rows:
+            # Only the two rows whose cursor colours changed are painted again: a key
+            # held down on ten thousand commits must not redraw the whole pane each time.
+            width = self.size.width
+            self.refresh(Region(0, old - top + 1, width, 1), Region(0, new - top + 1, width, 1))
+        else:
+            self.refresh()
         self.post_message(CommitHighlighted(self.current))
 
     def action_cursor_up(self) -> None:
@@ -266,9 +276,17 @@ class HistoryView(ScrollView, can_focus=True):
         super().notify_style_update()
         self.refresh()
 
+    def render_lines(self, crop: Region) -> list[Strip]:
+        # The base style walks the ancestors' styles: look it up once per frame, not per line.
+        self._base_style = self.rich_style
+        try:
+            return super().render_lines(crop)
+        finally:
+            self._base_style = None
+
     def render_line(self, y: int) -> Strip:
         width = self.scrollable_content_region.width
-        base = self.rich_style
+        base = self._base_style if self._base_style is not None else self.rich_style
         if y == 0:
             return self._header(width, base)
         index = round(self.scroll_offset.y) + y - 1

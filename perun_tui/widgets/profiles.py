@@ -6,6 +6,7 @@ from rich.text import Text
 from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.containers import Vertical
+from textual.coordinate import Coordinate
 from textual.widgets import DataTable, Static
 
 from perun_core.api import LogEntry
@@ -59,6 +60,7 @@ class ProfilesTable(DataTable):
         self.infos: dict[str, ProfileInfo] = {}
         self.minor: str | None = None
         self._binding_state: tuple[bool, bool, bool] | None = None
+        self._shown: tuple | None = None  # what the rows were built from: infos and styles
 
     def on_mount(self) -> None:
         for label, key in _COLUMNS:
@@ -85,12 +87,18 @@ class ProfilesTable(DataTable):
         previous_row = self.cursor_row
         same_commit = minor == self.minor
         self.minor = minor
-        self.clear()
-        self.infos = {}
         pending_style = self.get_component_rich_style("profiles--pending", partial=True)
         registered_style = self.get_component_rich_style("profiles--registered", partial=True)
         damaged_style = self.get_component_rich_style("profiles--damaged", partial=True)
-        for info in [*registered, *pending]:
+        rows = [*registered, *pending]
+        shown = (rows, pending_style, registered_style, damaged_style)
+        if self._keep_rows(shown, same_commit):
+            self._bindings_changed()
+            return
+        self._shown = shown
+        self.clear()
+        self.infos = {}
+        for info in rows:
             self.infos[info.tag] = info
             tag_style = registered_style if info.registered else pending_style
             kind = Text(info.type or "?")
@@ -114,6 +122,26 @@ class ProfilesTable(DataTable):
             row = self.get_row_index(previous) if previous in self.infos else min(previous_row, self.row_count - 1)
             self.move_cursor(row=max(row, 0), animate=False)
         self._bindings_changed()
+
+    def _keep_rows(self, shown: tuple, same_commit: bool) -> bool:
+        """Leave the rows as they are when they would be rebuilt identical; True if so.
+
+        Rebuilding costs a render of every cell (DataTable drops its caches on
+        any change), which is most of the time a history move takes, and most
+        commits show just the same pending profiles.  Only when nothing the
+        rebuild does could be seen: the table is not scrolled and the cursor
+        row is on screen, so the rebuilt table would look the same, with the
+        cursor on the first row, or, on the same commit, where it is.
+        """
+        if shown != self._shown or self.row_count != len(shown[0]) or self.scroll_offset != (0, 0):
+            return False
+        header = self.header_height if self.show_header else 0
+        if not 0 <= self.cursor_row < self.scrollable_content_region.height - header:
+            return False
+        if not same_commit:
+            self.move_cursor(row=0, column=0, animate=False)
+        self.hover_coordinate = Coordinate(0, 0)
+        return True
 
     # -- actions ---------------------------------------------------------------------
     def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:

@@ -17,10 +17,17 @@ from .helpers import select_profile, set_matrix, settle, wait_until
 SIZES = [pytest.param((80, 24), id="80x24"), pytest.param((120, 40), id="120x40")]
 
 
+def app_on(root) -> PerunApp:
+    """The app with a fixed header: the repository lives in a new temporary directory on every run."""
+    app = PerunApp(root)
+    app.sub_title = "~/sll"
+    return app
+
+
 @pytest.mark.parametrize("size", SIZES)
 def test_main_screen(snap_compare, demo_repo, size):
     """History with HEAD selected, its profiles and the pending ones."""
-    assert snap_compare(PerunApp(demo_repo), terminal_size=size, run_before=settle)
+    assert snap_compare(app_on(demo_repo), terminal_size=size, run_before=settle)
 
 
 @pytest.mark.parametrize("size", SIZES)
@@ -31,7 +38,7 @@ def test_main_screen_at_the_slowdown(snap_compare, demo_repo, size):
         await pilot.press("slash", *"plain", "enter")
         await settle(pilot)
 
-    assert snap_compare(PerunApp(demo_repo), terminal_size=size, run_before=run_before)
+    assert snap_compare(app_on(demo_repo), terminal_size=size, run_before=run_before)
 
 
 @pytest.mark.parametrize("size", SIZES)
@@ -45,7 +52,7 @@ def test_details_screen(snap_compare, demo_repo, size):
         await pilot.press("enter")
         await settle(pilot)
 
-    assert snap_compare(PerunApp(demo_repo), terminal_size=size, run_before=run_before)
+    assert snap_compare(app_on(demo_repo), terminal_size=size, run_before=run_before)
 
 
 @pytest.mark.parametrize("size", SIZES)
@@ -57,7 +64,7 @@ def test_plot_screen(snap_compare, demo_repo, size):
         await pilot.press("p")
         await settle(pilot)
 
-    assert snap_compare(PerunApp(demo_repo), terminal_size=size, run_before=run_before)
+    assert snap_compare(app_on(demo_repo), terminal_size=size, run_before=run_before)
 
 
 @pytest.mark.parametrize("size", SIZES)
@@ -76,4 +83,4 @@ def test_matrix_editor(snap_compare, demo_repo, size):
         await pilot.press("right")
         await settle(pilot)
 
-    assert snap_compare(PerunApp(demo_repo), terminal_size=size, run_before=run_before)
+    assert snap_compare(app_on(demo_repo), terminal_size=size, run_before=run_before)
