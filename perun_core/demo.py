@@ -21,6 +21,10 @@ What the history holds, for ``commits=n``:
 Dates, authors, contents and profile times are all derived from ``seed``, so
 two builds with the same arguments are identical (same commit ids, same
 object checksums).  The builder never prints.
+
+:func:`build_in_place` (build next to the target, then rename; reuse by a
+marker) and :func:`write_history` (commits from whole trees) serve the demo
+of :mod:`perun_core.demo_collected` too, whose profiles are collected.
 """
 
 from __future__ import annotations
@@ -30,7 +34,7 @@ import os
 import random
 import shutil
 import stat
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -129,10 +133,23 @@ def build_demo_repository(path: Path, *, commits: int = 40, seed: int = 7) -> Pa
     """
     if commits < MIN_COMMITS:
         raise UsageError(f"a demo repository needs at least {MIN_COMMITS} commits, not {commits}")
-    path = Path(path).expanduser().absolute()
     wanted = {"version": DEMO_VERSION, "commits": commits, "seed": seed}
+    return build_in_place(path, wanted, lambda staging: _build(staging, commits, seed))
+
+
+def build_in_place(path: Path | str, marker: dict[str, Any], build: Callable[[Path], None]) -> Path:
+    """Build a demo at ``path`` with ``build(staging)``, or return the one built there before.
+
+    ``marker`` identifies what ``build`` makes; it is stored in
+    ``.perun/demo.json`` and a directory holding the same marker is reused
+    as it is.  ``build`` fills a sibling directory that is renamed to
+    ``path`` only when it succeeded, so an interrupted or failed build never
+    leaves a half-made demo behind.  Raises :class:`UsageError` when
+    ``path`` is a file or a non-empty directory without that marker.
+    """
+    path = Path(path).expanduser().absolute()
     if path.exists():
-        if _marker_of(path) == wanted:
+        if _marker_of(path) == marker:
             return path
         if not path.is_dir() or any(path.iterdir()):
             raise UsageError(f"{path} exists and is not a demo repository built with these settings",
@@ -142,14 +159,14 @@ def build_demo_repository(path: Path, *, commits: int = 40, seed: int = 7) -> Pa
     if staging.exists():
         shutil.rmtree(staging)
     try:
-        _build(staging, commits, seed)
-        (staging / ".perun" / _MARKER).write_text(json.dumps(wanted) + "\n")
+        build(staging)
+        (staging / ".perun" / _MARKER).write_text(json.dumps(marker) + "\n")
         if path.exists():
             path.rmdir()
         try:
             staging.rename(path)
         except OSError:
-            if _marker_of(path) != wanted:
+            if _marker_of(path) != marker:
                 raise
             # another process built the same demo first: use that one
     finally:
@@ -374,8 +391,25 @@ int main(int argc, char **argv) {
 
 # -- git objects -----------------------------------------------------------------
 
-def _write_git(root: Path, plan: list[_Commit]) -> list[str]:
-    """Write every planned commit into a new repository at ``root``; returns the shas."""
+@dataclass(frozen=True)
+class GitCommit:
+    """One commit to write: its whole tree, message, author and parents (indexes of earlier commits)."""
+
+    files: dict[str, bytes]
+    message: str
+    author: tuple[str, str, int]
+    when: int
+    parents: list[int]
+
+
+def write_history(root: Path, commits: Sequence[GitCommit], branches: dict[str, int],
+                  progress: Callable[[str], None] | None = None) -> list[str]:
+    """Write ``commits`` into a new repository at ``root``; returns their shas.
+
+    ``branches`` maps branch names to the index of their tip; ``main`` must
+    be one of them: HEAD points to it and its tree is checked out.  Author
+    and committer are the same, so equal input gives equal commit ids.
+    """
     from dulwich.index import build_index_from_tree
     from dulwich.objects import Blob, Commit, Tree
     from dulwich.repo import Repo
@@ -401,29 +435,38 @@ def _write_git(root: Path, plan: list[_Commit]) -> list[str]:
 
     root.mkdir(parents=True, exist_ok=True)
     with Repo.init(str(root), default_branch=b"main") as repo:
-        branch_tip: bytes | None = None
-        ancestry = _ancestry(plan)
-        for index, planned in enumerate(plan):
+        for number, planned in enumerate(commits, 1):
+            if progress is not None:
+                progress(f"building commit {number}/{len(commits)}")
             name, email, tz = planned.author
             commit = Commit()
-            commit.tree = tree_of(_files_of(plan, ancestry, index))
+            commit.tree = tree_of(planned.files)
             commit.parents = [shas[p] for p in planned.parents]
             commit.author = commit.committer = f"{name} <{email}>".encode()
             commit.author_time = commit.commit_time = planned.when
             commit.author_timezone = commit.commit_timezone = tz
-            commit.message = (planned.subject + "\n" + _body_of(planned)).encode()
+            commit.message = planned.message.encode()
             objects[commit.id] = commit
             shas.append(commit.id)
-            if planned.on_branch:
-                branch_tip = commit.id
         repo.object_store.add_objects([(obj, None) for obj in objects.values()])
-        repo.refs[b"refs/heads/main"] = shas[-1]
-        if branch_tip is not None:
-            repo.refs[b"refs/heads/feature/iterators"] = branch_tip
+        for branch, tip in branches.items():
+            repo.refs[f"refs/heads/{branch}".encode()] = shas[tip]
         repo.refs.set_symbolic_ref(b"HEAD", b"refs/heads/main")
-        head_tree = repo[shas[-1]].tree
+        head_tree = repo[shas[branches["main"]]].tree
         build_index_from_tree(str(root), repo.index_path(), repo.object_store, head_tree)
     return [sha.decode("ascii") for sha in shas]
+
+
+def _write_git(root: Path, plan: list[_Commit]) -> list[str]:
+    """Write every planned commit into a new repository at ``root``; returns the shas."""
+    ancestry = _ancestry(plan)
+    commits = [GitCommit(_files_of(plan, ancestry, index), planned.subject + "\n" + _body_of(planned),
+                         planned.author, planned.when, planned.parents) for index, planned in enumerate(plan)]
+    branches = {"main": len(plan) - 1}
+    side = [index for index, planned in enumerate(plan) if planned.on_branch]
+    if side:
+        branches["feature/iterators"] = side[-1]
+    return write_history(root, commits, branches)
 
 
 def _body_of(commit: _Commit) -> str:
@@ -573,4 +616,4 @@ def _build(root: Path, commits: int, seed: int) -> None:
             os.utime(path, (collected, collected))
 
 
-__all__ = ["DEMO_VERSION", "MIN_COMMITS", "build_demo_repository"]
+__all__ = ["DEMO_VERSION", "MIN_COMMITS", "GitCommit", "build_demo_repository", "build_in_place", "write_history"]

@@ -477,15 +477,34 @@ class PerunApp(App[None]):
 
 def default_demo_dir() -> Path:
     """Where ``--demo`` keeps its repository: the user's cache, else the temp directory."""
-    from perun_core.demo import DEMO_VERSION
+    from perun_core.demo_collected import COLLECTED_DEMO_VERSION
 
+    name = f"demo-collected-{COLLECTED_DEMO_VERSION}"
     cache = os.environ.get("XDG_CACHE_HOME") or str(Path.home() / ".cache")
-    candidate = Path(cache) / "perun" / f"demo-{DEMO_VERSION}"
+    candidate = Path(cache) / "perun" / name
     try:
         candidate.parent.mkdir(parents=True, exist_ok=True)
         return candidate
     except OSError:
-        return Path(tempfile.gettempdir()) / f"perun-demo-{os.getuid()}-{DEMO_VERSION}"
+        return Path(tempfile.gettempdir()) / f"perun-{name}-{os.getuid()}"
+
+
+def open_demo(path: Path | None) -> Path:
+    """Build the demo (its profiles collected by the real collectors) unless built before; say so on stderr."""
+    from perun_core.demo_collected import build_collected_demo
+
+    where = path if path is not None else default_demo_dir()
+    announced = False
+
+    def progress(step: str) -> None:
+        nonlocal announced
+        if not announced:
+            print(f"perun-tui: building the demo repository in {display_path(where, limit=200)} "
+                  "(once, about half a minute; ctrl+c stops it)", file=sys.stderr)
+            announced = True
+        print(f"  {step}", file=sys.stderr, flush=True)
+
+    return build_collected_demo(where, progress=progress)
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -507,9 +526,7 @@ def main(argv: list[str] | None = None) -> int:
         parser.error(f"two repositories given: --repo {args.repo} and {args.path}")
     try:
         if args.demo:
-            from perun_core.demo import build_demo_repository
-
-            root: Path | str | None = build_demo_repository(Path(args.path) if args.path else default_demo_dir())
+            root: Path | str | None = open_demo(Path(args.path) if args.path else None)
         else:
             root = args.repo or args.path
         core = Core.open(root)
@@ -519,7 +536,8 @@ def main(argv: list[str] | None = None) -> int:
             core.close()
             raise
     except PerunError as error:
-        print(f"error: {error.message}", file=sys.stderr)
+        hint = f"; {error.hint}" if error.hint else ""
+        print(f"error: {error.message}{hint}", file=sys.stderr)
         return 1
     except OSError as error:
         print(f"error: {error}", file=sys.stderr)
