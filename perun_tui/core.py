@@ -105,6 +105,12 @@ class Core:
 
         return get_view(view).run(profile, params or {})
 
+    def only_types(self, profile: Any, types: list[str]) -> Any:
+        """``profile`` with only the resources of these types (a new profile; the given one is unchanged)."""
+        from perun_core.analysis.filtering import filter_profile
+
+        return filter_profile(profile, uids=None, types=types, subtypes=None, conditions=[], mode="keep")
+
     def render_view(self, view: str, model: Any, width: int, height: int, theme: Theme | None) -> str:
         """``model`` of ``view`` as (ANSI) text of ``width`` x ``height`` through the plotting adapter."""
         from perun_core.views import get_view

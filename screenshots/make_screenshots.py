@@ -1,10 +1,13 @@
 """Save SVG screenshots of perun-tui on the demo repository into this directory.
 
-    .venv/bin/python screenshots/make_screenshots.py
+    make screenshots        # or: .venv/bin/python screenshots/make_screenshots.py
 
-The demo is built in a temporary directory with a scrubbed HOME and TZ=UTC,
-so the pictures come out the same on every machine.  Each picture is a
-screen reached by keys from the start, as a user would.
+The demo that ``perun-tui --demo`` opens (its profiles collected by the real
+collectors, so it needs cc and make) is built once in a temporary directory
+with a scrubbed HOME and TZ=UTC, and copied afresh for every picture (a check
+stores its results, which the history then shows).  Commits, dates and
+authors are fixed; the measured numbers are whatever this machine measured.
+Each picture is a screen reached by keys from the start, as a user would.
 """
 
 from __future__ import annotations
@@ -26,32 +29,45 @@ async def settle(pilot) -> None:
         await pilot.pause()
 
 
-async def select_profile(pilot, tag: str, commit: int = 0) -> None:
+#: positions in the demo's history, newest first
+HEAD, FIX, REGRESSION = 0, 2, 5
+
+
+async def select_profile(pilot, kind: str, commit: int = HEAD) -> None:
+    """The history cursor on the ``commit``-th commit, the profiles cursor on its first registered ``kind`` profile."""
     from perun_tui.widgets.history import HistoryView
     from perun_tui.widgets.profiles import ProfilesTable
 
     pilot.app.query_one(HistoryView).cursor = commit
-    await pilot.pause()
+    await settle(pilot)
     table = pilot.app.query_one(ProfilesTable)
     table.focus()
+    tag = next(tag for tag, info in table.infos.items() if info.type == kind and info.registered)
     table.move_cursor(row=table.get_row_index(tag))
     await pilot.pause()
 
 
 async def details(pilot) -> None:
-    await select_profile(pilot, "1@i")
+    await select_profile(pilot, "mixed", commit=REGRESSION)
     await pilot.press("enter")
 
 
 async def plot(pilot) -> None:
-    await select_profile(pilot, "1@i")
+    from perun_tui.widgets.plot import ChartView
+
+    await select_profile(pilot, "mixed", commit=REGRESSION)
     await pilot.press("p")
     await settle(pilot)
-    await pilot.press("right")  # the uid whose time grows with the list
+    chart = pilot.app.screen.query_one(ChartView)
+    for _ in range(8):  # on to the function the regression made linear
+        if chart.picture is not None and "uid: sll_insert" in chart.picture.plain:
+            break
+        await pilot.press("right")
+        await settle(pilot)
 
 
 async def heapmap(pilot) -> None:
-    await select_profile(pilot, "1@i", commit=2)  # the demo's third commit has a memory profile
+    await select_profile(pilot, "memory")
     await pilot.press("p")
 
 
@@ -118,36 +134,23 @@ async def shoot(root: Path, size: tuple[int, int], name: str) -> Path:
     return HERE / filename
 
 
-def write_matrix(root: Path, *, postprocess: bool = True) -> None:
-    """A job matrix like a user of the demo would write, for the matrix editor's and the run's pictures."""
-    from perun_core.config import Config
-
-    config = Config.load(root / ".perun" / "local.yml", kind="local")
-    config.set("execute.pre_run", ["make"])
-    config.set("cmds", ["./sll-bench"])
-    config.set("args", ["--iterations 1000"])
-    config.set("workloads", ["workloads/small.txt", "workloads/large.txt"])
-    config.set("collectors", [{"name": "time", "params": {"repeat": 5, "warmup": 1}}])
-    if postprocess:
-        config.set("postprocessors", [{"name": "regression_analysis", "params": {"method": "full"}}])
-    config.save()
-
-
 def main() -> int:
     os.environ["TZ"] = "UTC"
     time.tzset()
     with tempfile.TemporaryDirectory(prefix="perun-screens-") as scratch:
         os.environ["HOME"] = scratch
         os.environ["PERUN_CONFIG_DIR"] = str(Path(scratch) / "perun-config")
-        from perun_core.demo import build_demo_repository
+        import shutil
 
+        from perun_core.demo_collected import build_collected_demo
+
+        template = build_collected_demo(Path(scratch) / "template", progress=lambda step: print(step, file=sys.stderr))
         saved = []
         for size in SIZES:
             for name in SHOTS:
-                # a fresh demo for each picture: a check stores its results, which the history then shows
-                root = build_demo_repository(Path(scratch) / f"sll-{name}-{size[0]}")
-                if name in ("matrix", "run"):
-                    write_matrix(root, postprocess=name == "matrix")
+                root = Path(scratch) / "sll"
+                shutil.rmtree(root, ignore_errors=True)
+                shutil.copytree(template, root, symlinks=True)
                 saved.append(asyncio.run(shoot(root, size, name)))
     for path in saved:
         sys.stdout.write(f"{path.relative_to(HERE.parent)}\n")

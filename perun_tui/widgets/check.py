@@ -507,6 +507,9 @@ class CompareScreen(Screen[None]):
         try:
             for ref in (self.pair.baseline, self.pair.target):
                 profile = core.load_ref(ref).profile
+                if profile.type == "time":
+                    # a time profile also holds the peak memory of each run: bytes next to seconds hide the change
+                    profile = core.only_types(profile, ["time"])
                 params = compare_params(self.view, profile.type, self.finding.location)
                 try:
                     models.append(core.view_model(profile, self.view, params))
