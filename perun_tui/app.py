@@ -420,8 +420,7 @@ class PerunApp(App[None]):
     TITLE = "perun"
     BINDINGS = [
         Binding("q", "quit", "Quit", tooltip="Leave perun-tui", id="app.quit"),
-        Binding("f1", "help", "Help", tooltip="List every key", id="app.help"),
-        Binding("question_mark", "help", "Help", show=False, tooltip="List every key", id="app.help_question"),
+        Binding("f1,question_mark", "help", "Help", tooltip="List every key", id="app.help"),
     ]
 
     def __init__(self, path: Path | str | None = None, *, core: Core | None = None) -> None:
