@@ -22,7 +22,6 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from .api import _using
 from .check.events import (
     CheckFinished,
     CheckStarted,
@@ -159,6 +158,15 @@ class CheckReport:
 
 
 # -- helpers ----------------------------------------------------------------------
+
+@contextlib.contextmanager
+def _using(repo: PerunRepository | None, cwd: Path | str | None = None) -> Iterator[PerunRepository]:
+    # perun_core.api is a large module that ``check profiles`` of two files never needs
+    from .api import _using as using
+
+    with using(repo, cwd) as opened:
+        yield opened
+
 
 def _emitter(on_event: Callable[[Any], None] | None) -> Callable[[Any], None]:
     return on_event or (lambda event: None)

@@ -61,7 +61,8 @@ class CheckMethod(Protocol):
 
 _methods: dict[str, CheckMethod] = {}
 _aliases: dict[str, str] = {}
-_loaded = False
+#: The built-in methods registered so far (in the order of _BUILTINS).
+_builtins_loaded: list[CheckMethod] = []
 _entry_points_loaded = False
 
 
@@ -95,16 +96,26 @@ def unregister_method(name: str) -> None:
         del _aliases[alias]
 
 
-def _load_builtins() -> None:
-    global _loaded
-    if _loaded:
-        return
-    _loaded = True
+def _load_builtins(until: str | None = None) -> None:
+    """Register the built-in methods; with ``until``, stop once that name is a built-in one.
+
+    The default method comes first, so a check with the default strategy
+    does not import (or, without bytecode caches, compile) the other ten.
+    The table order is kept, so what a name resolves to does not change.
+    """
     import importlib
 
-    for module_name, attribute, aliases in _BUILTINS:
-        module = importlib.import_module(module_name)
-        register_method(getattr(module, attribute), aliases)
+    while True:
+        if until is not None:
+            found = _lookup(until)
+            if found is not None and any(found is method for method in _builtins_loaded):
+                return
+        if len(_builtins_loaded) >= len(_BUILTINS):
+            return
+        module_name, attribute, aliases = _BUILTINS[len(_builtins_loaded)]
+        method = getattr(importlib.import_module(module_name), attribute)
+        _builtins_loaded.append(method)
+        register_method(method, aliases)
 
 
 def _load_entry_points() -> None:
@@ -136,7 +147,7 @@ def get_method(name: str) -> CheckMethod:
 
     Raises :class:`~perun_core.errors.UnknownUnit` listing the known names.
     """
-    _load_builtins()
+    _load_builtins(until=name)
     found = _lookup(name)
     if found is None:
         _load_entry_points()

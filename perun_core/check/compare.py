@@ -50,7 +50,19 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
 from .results import PerformanceChange
-from .stats import spread_indexes, full_rank, hodges_lehmann, huber_fit, mann_whitney, median, normal_sf, stouffer, welch_t
+from .stats import (
+    distinct,
+    full_rank,
+    hodges_lehmann,
+    huber_fit,
+    mann_whitney,
+    median,
+    normal_sf,
+    quantiles,
+    spread_indexes,
+    stouffer,
+    welch_t,
+)
 
 if TYPE_CHECKING:  # pragma: no cover
     import numpy
@@ -206,10 +218,10 @@ def compare(
 def _plain(ub: numpy.ndarray, ut: numpy.ndarray, yb: numpy.ndarray, settings: Settings) -> Comparison:
     import numpy as np
 
-    base_level = float(np.median(yb))
+    base_level = median(yb)
     nb, nt = len(ub), len(ut)
     if min(nb, nt) < 2:
-        effect = float(np.median(ut) - np.median(ub))
+        effect = median(ut) - median(ub)
         region = Region("all", nb, nt, effect, 0.0, 1.0, base_level)
         if abs(effect) >= settings.maybe:
             return Comparison(_direction(effect, maybe=True), effect, 1.0, "ratio", base_level, region, [region],
@@ -243,7 +255,7 @@ def _within_resolution(ub: numpy.ndarray, ut: numpy.ndarray) -> bool:
     """
     import numpy as np
 
-    pooled = np.unique(np.concatenate((ub, ut)))
+    pooled = distinct(np.concatenate((ub, ut)))
     if len(pooled) < 2 or len(pooled) > 6:
         return False
     step = float(np.diff(pooled).min())
@@ -263,7 +275,7 @@ def _bins(v: numpy.ndarray, side: numpy.ndarray, wanted: int) -> numpy.ndarray:
 
     if wanted <= 1:
         return np.zeros(len(v), dtype=np.int64)
-    cuts = np.unique(np.quantile(v, np.linspace(0.0, 1.0, wanted + 1)[1:-1]))
+    cuts = distinct(quantiles(v, np.linspace(0.0, 1.0, wanted + 1)[1:-1]))
     labels = np.searchsorted(cuts, v, side="right")
     return _merge_short(np.unique(labels, return_inverse=True)[1], side)
 
@@ -305,7 +317,7 @@ def _by_size(xb: numpy.ndarray, ub: numpy.ndarray, yb: numpy.ndarray, xt: numpy.
     keep_t = (vt >= low) & (vt <= high)
     nb, nt = int(keep_b.sum()), int(keep_t.sum())
     if high < low or nb < MIN_OVERLAP or nt < MIN_OVERLAP:
-        return Comparison(PerformanceChange.UNKNOWN, base_level=float(np.median(yb)),
+        return Comparison(PerformanceChange.UNKNOWN, base_level=median(yb),
                           reason="the input sizes of the two profiles hardly overlap")
     vb, ub, yb_kept = vb[keep_b], ub[keep_b], yb[keep_b]
     vt, ut = vt[keep_t], ut[keep_t]
@@ -321,14 +333,14 @@ def _by_size(xb: numpy.ndarray, ub: numpy.ndarray, yb: numpy.ndarray, xt: numpy.
         residual = u - _stratum_medians(u, codes, count_strata)[codes]
         labels = _group_strata(codes, side, count_strata)
     else:
-        distinct = np.unique(v)
-        if min(nb, nt) < 3 or len(distinct) < 2:
+        sizes = distinct(v)
+        if min(nb, nt) < 3 or len(sizes) < 2:
             return _plain(ub, ut, yb_kept, settings)
-        wanted = max(1, min(MAX_BINS, min(nb, nt) // POINTS_PER_BIN, len(distinct) - 1))
+        wanted = max(1, min(MAX_BINS, min(nb, nt) // POINTS_PER_BIN, len(sizes) - 1))
         labels = _bins(v, side, wanted)
-        fitted = _shared_curve_residuals(v, u, side, labels, int(labels.max()) + 1, distinct)
+        fitted = _shared_curve_residuals(v, u, side, labels, int(labels.max()) + 1, sizes)
         if fitted is None:
-            return Comparison(PerformanceChange.UNKNOWN, base_level=float(np.median(yb_kept)),
+            return Comparison(PerformanceChange.UNKNOWN, base_level=median(yb_kept),
                               reason="the input sizes of the two profiles do not allow a comparison at equal sizes")
         residual = fitted
     count = int(labels.max()) + 1
@@ -341,13 +353,13 @@ def _by_size(xb: numpy.ndarray, ub: numpy.ndarray, yb: numpy.ndarray, xt: numpy.
             bins.append(region)
     if not bins:
         return _plain(ub, ut, yb_kept, settings)
-    base_level = float(np.median(yb_kept))
+    base_level = median(yb_kept)
     tests = list(bins)
     if len(bins) > 1:
         tests.append(_combined("all sizes", bins, base_level))
         if len(bins) >= 3:
             upper = bins[len(bins) // 2:]
-            tests.append(_combined("larger sizes", upper, float(np.median([b.base_level for b in upper]))))
+            tests.append(_combined("larger sizes", upper, median(np.array([b.base_level for b in upper]))))
     small = min(nb, nt) < RANK_ONLY_SIZE
     return _decide(tests, bins, len(tests), base_level, settings, small=small)
 
@@ -384,7 +396,7 @@ def _stratum_medians(u: numpy.ndarray, codes: numpy.ndarray, count: int) -> nump
 
     order = np.argsort(codes, kind="stable")
     cuts = np.cumsum(np.bincount(codes, minlength=count))[:-1]
-    return np.array([float(np.median(part)) for part in np.split(u[order], cuts)])
+    return np.array([median(part) for part in np.split(u[order], cuts)])
 
 
 def _group_strata(codes: numpy.ndarray, side: numpy.ndarray, count: int) -> numpy.ndarray:
@@ -413,7 +425,7 @@ def _curve_basis(v: numpy.ndarray, distinct: numpy.ndarray, columns: int) -> num
             basis.append(z**power)
     extra = columns - len(basis)
     if extra > 0:
-        knots = np.quantile((distinct - centre) / spread, np.linspace(0.0, 1.0, extra + 2)[1:-1])
+        knots = quantiles((distinct - centre) / spread, np.linspace(0.0, 1.0, extra + 2)[1:-1])
         for knot in knots:
             basis.append(np.maximum(z - knot, 0.0) ** 3)
     return np.column_stack(basis)

@@ -261,10 +261,15 @@ class ProfileData:
     def stored_models(self) -> dict[str, list[dict]]:
         """Regression models stored in the profile, by location (parametric ones only)."""
         if self._models is None:
+            found: dict[str, list[dict]] = {}
+            stored = [model for _region, model in all_models_of(self.profile)]
+            if not stored:
+                # most profiles have no models: the analysis package is a costly import for nothing
+                self._models = found
+                return found
             from ..analysis.regression import MODELS, canonical_model_name
 
-            found: dict[str, list[dict]] = {}
-            for _region, model in all_models_of(self.profile):
+            for model in stored:
                 kind = canonical_model_name(str(model.get("model", model.get("type", ""))))
                 if kind not in MODELS or not isinstance(model.get("r_square"), (int, float)):
                     continue

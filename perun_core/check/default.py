@@ -36,7 +36,6 @@ from typing import Any
 
 from .compare import compare
 from .data import ProfileData
-from .methods.changepoint import creep_finding
 from .methods.common import comparison_finding, float_param, location_pairs, settings_from
 from .results import Finding, PerformanceChange
 
@@ -71,6 +70,9 @@ class SizeAwareRankTest:
             quiet = finding.result in (PerformanceChange.NO_CHANGE, PerformanceChange.MAYBE_DEGRADATION,
                                        PerformanceChange.MAYBE_OPTIMIZATION)
             if quiet and len(versions) >= 5:
+                # only with a history: ``check profiles`` never loads the drift analysis
+                from .methods.changepoint import creep_finding
+
                 samples = [data.samples().get(finding.location) for data in versions]
                 creep = creep_finding(finding.location, samples, len(versions), params, self.name,
                                       creep_floor=creep_floor, alpha=alpha)

@@ -19,7 +19,7 @@ import math
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
-from .stats import huber_fit, normal_sf
+from .stats import distinct, huber_fit, normal_sf
 
 if TYPE_CHECKING:  # pragma: no cover
     import numpy
@@ -64,7 +64,7 @@ def levels(samples: list[Sample | None]) -> numpy.ndarray | None:
     if not present:
         return None
     reference = present[0]
-    sized = all(s.x is not None for s in present) and reference.x is not None and len(np.unique(reference.x)) >= 2
+    sized = all(s.x is not None for s in present) and reference.x is not None and len(distinct(reference.x)) >= 2
     out = np.full(len(samples), np.nan)
     if not sized:
         for i, sample in enumerate(samples):
@@ -76,7 +76,7 @@ def levels(samples: list[Sample | None]) -> numpy.ndarray | None:
     v_ref = np.log(reference.x - min(0.0, float(reference.x.min())) + 1.0)
     low, high = float(v_ref.min()), float(v_ref.max())
     centre, spread = (low + high) / 2, (high - low) / 2 or 1.0
-    degree = min(3, len(np.unique(v_ref)) - 1)
+    degree = min(3, len(distinct(v_ref)) - 1)
 
     def design(v: numpy.ndarray) -> numpy.ndarray:
         z = (v - centre) / spread

@@ -20,6 +20,7 @@ if TYPE_CHECKING:  # pragma: no cover
 __all__ = [
     "RankTest",
     "average_ranks",
+    "distinct",
     "hodges_lehmann",
     "median",
     "full_rank",
@@ -27,6 +28,7 @@ __all__ = [
     "huber_fit",
     "mann_whitney",
     "normal_sf",
+    "quantiles",
     "stouffer",
     "welch_t",
 ]
@@ -58,6 +60,49 @@ def median(values: numpy.ndarray) -> float:
         return float(np.partition(values, half)[half])
     part = np.partition(values, (half - 1, half))
     return 0.5 * (float(part[half - 1]) + float(part[half]))
+
+
+def distinct(values: numpy.ndarray) -> numpy.ndarray:
+    """The sorted distinct values of a 1-d array of finite numbers, as ``np.unique`` gives them.
+
+    ``np.unique`` without its index options imports ``numpy.ma`` on first
+    use (to check for masked arrays), which costs more than a whole check of
+    a small profile.
+    """
+    import numpy as np
+
+    ordered = np.sort(values, axis=None)
+    if len(ordered) < 2:
+        return ordered
+    first = np.empty(len(ordered), dtype=bool)
+    first[0] = True
+    np.not_equal(ordered[1:], ordered[:-1], out=first[1:])
+    return ordered[first]
+
+
+def quantiles(values: numpy.ndarray, q: numpy.ndarray) -> numpy.ndarray:
+    """``np.quantile(values, q)`` (its default, linear method) of a 1-d array of finite numbers, bit for bit.
+
+    ``np.quantile`` calls ``np.unique`` inside, which imports ``numpy.ma``
+    (see :func:`distinct`); the arithmetic here is numpy's own, step by step.
+    """
+    import numpy as np
+
+    ordered = np.sort(values, axis=None)
+    n = len(ordered)
+    virtual = (n - 1) * np.asarray(q, dtype=np.float64)
+    previous = np.floor(virtual)
+    above = virtual >= n - 1
+    previous[above] = -1
+    following = previous + 1
+    following[above] = -1
+    gamma = virtual - previous
+    a = ordered[previous.astype(np.intp)]
+    b = ordered[following.astype(np.intp)]
+    difference = b - a
+    result = a + difference * gamma
+    np.subtract(b, difference * (1 - gamma), out=result, where=gamma >= 0.5)
+    return result
 
 
 def normal_sf(z: float) -> float:
@@ -111,12 +156,20 @@ def mann_whitney(a: numpy.ndarray, b: numpy.ndarray) -> RankTest:
 
     m, n = len(a), len(b)
     pooled = np.concatenate((a, b))
-    ranks, ties = average_ranks(pooled)
-    rank_b = float(ranks[m:].sum())
+    order = np.argsort(pooled, kind="mergesort")
+    ordered = pooled[order]
+    has_ties = bool((ordered[1:] == ordered[:-1]).any())
+    if has_ties:
+        ranks, ties = average_ranks(pooled)
+        rank_b = float(ranks[m:].sum())
+        tie_sum = float((ties**3 - ties).sum())
+    else:
+        # every rank is a position: the sum of b's is the same integer average_ranks would add up
+        rank_b = float(np.flatnonzero(order >= m).sum() + n)
+        tie_sum = 0.0
     u = rank_b - n * (n + 1) / 2.0  # pairs (i, j) with b_j > a_i, ties counting half
     mean = m * n / 2.0
     separated = u in (0.0, float(m * n))
-    has_ties = bool((ties > 1).any())
     if not has_ties and m * n <= EXACT_LIMIT:
         dist = _u_distribution(min(m, n), max(m, n))
         k = int(round(min(u, m * n - u)))
@@ -125,7 +178,7 @@ def mann_whitney(a: numpy.ndarray, b: numpy.ndarray) -> RankTest:
         z = (u - mean) / sd if sd > 0 else 0.0
         return RankTest(u, z, p, separated)
     total = m + n
-    tie_term = float((ties**3 - ties).sum()) / (total * (total - 1)) if total > 1 else 0.0
+    tie_term = tie_sum / (total * (total - 1)) if total > 1 else 0.0
     variance = m * n / 12.0 * ((total + 1) - tie_term)
     if variance <= 0:
         return RankTest(u, 0.0, 1.0, False)

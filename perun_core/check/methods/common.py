@@ -30,9 +30,9 @@ def float_param(method: str, params: Mapping[str, Any], name: str, default: floa
 
 def typical(sample: Sample) -> float:
     """The median amount of a sample."""
-    import numpy as np
+    from ..stats import median
 
-    return float(np.median(sample.y)) if len(sample.y) else math.nan
+    return median(sample.y) if len(sample.y) else math.nan
 
 
 def relative(before: float, after: float) -> float | None:
