@@ -13,7 +13,10 @@
 
 Every timing is the wall clock of ``--repeat`` runs (median, min, max) in
 seconds, with the median CPU time (user + sys) of the commands; also the
-machine's load average, since a busy machine stretches them.  One JSON
+machine's load average, since a busy machine stretches them.  Commands run
+as the installed ``perun-core`` console script with a private HOME and a
+bytecode cache of their own (compiled by one warm-up run), as an installed
+perun runs, even where the caller sets PYTHONDONTWRITEBYTECODE.  One JSON
 object goes to stdout, progress to stderr.
 """
 
@@ -34,6 +37,12 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 sys.path.insert(0, str(ROOT / "tests"))
+sys.path.insert(0, str(ROOT / "benchmarks"))
+
+from run import isolated_env  # noqa: E402
+
+PERUN = str(Path(sys.executable).parent / "perun-core")
+ENV: dict[str, str] = dict(os.environ)  # replaced by main() with the isolated environment
 
 TARGETS = {"check_profiles": 1.0, "check_all": 10.0}
 
@@ -59,7 +68,7 @@ def timed_runs(command: list[str], cwd: Path, repeat: int) -> dict:
     for _ in range(repeat):
         before = resource.getrusage(resource.RUSAGE_CHILDREN)
         started = time.perf_counter()
-        result = subprocess.run(command, cwd=cwd, capture_output=True, text=True)
+        result = subprocess.run(command, cwd=cwd, capture_output=True, text=True, env=ENV)
         seconds.append(time.perf_counter() - started)
         after = resource.getrusage(resource.RUSAGE_CHILDREN)
         # user + sys of the command and the processes it waited for: on a shared machine the
@@ -75,8 +84,8 @@ def bench_profiles(workdir: Path, uids: int, points: int, repeat: int) -> dict:
     base, target = workdir / "BASELINE.perf", workdir / "TARGET.perf"
     base.write_text(json.dumps(mixed_profile(uids, points, 1, 1.0), indent=2))
     target.write_text(json.dumps(mixed_profile(uids, points, 2, 1.3), indent=2))
-    command = [sys.executable, "-m", "perun_core.cli.main", "check", "profiles", "BASELINE.perf", "TARGET.perf",
-               "--format", "json"]
+    command = [PERUN, "check", "profiles", "BASELINE.perf", "TARGET.perf", "--format", "json"]
+    subprocess.run(command, cwd=workdir, capture_output=True, env=ENV)  # warm-up: bytecode, page cache
     out = {"check_profiles": timed_runs(command, workdir, repeat)}
     from perun_core import api_check
 
@@ -116,9 +125,10 @@ def bench_all(workdir: Path, versions: int, repeat: int) -> dict:
                    "collector_info": {"name": "time", "params": {"repeat": 5}}, "postprocessors": [],
                    "global": {"timestamp": 1.0, "resources": resources, "models": []}, "origin": sha}
             repo.register(sha, Profile.from_dict(doc), f"time-{index}.perf", 1_700_000_000 + index)
-    command = [sys.executable, "-m", "perun_core.cli.main", "check", "all", "--format", "json"]
+    command = [PERUN, "check", "all", "--format", "json"]
+    subprocess.run(command, cwd=root, capture_output=True, env=ENV)  # warm-up
     result = timed_runs(command, root, repeat)
-    check = subprocess.run(command, cwd=root, capture_output=True, text=True)
+    check = subprocess.run(command, cwd=root, capture_output=True, text=True, env=ENV)
     found = [r for r in json.loads(check.stdout) if r["result"] != "NoChange"]
     return {"check_all": result, "versions": versions,
             "changes_found": [(r["target"].split(":")[1], r["uid"], r["result"]) for r in found]}
@@ -134,8 +144,10 @@ def main() -> None:
     options = parser.parse_args()
     out: dict = {"targets": TARGETS, "load_average_before": os.getloadavg()[0], "cpus": os.cpu_count()}
     with tempfile.TemporaryDirectory() as tmp:
+        global ENV
         workdir = Path(tmp)
-        os.environ["PERUN_CONFIG_DIR"] = str(workdir / "config")
+        ENV = isolated_env(workdir / "home", workdir / "pycache")
+        os.environ["PERUN_CONFIG_DIR"] = ENV["PERUN_CONFIG_DIR"]
         if "profiles" in options.only:
             print("check profiles ...", file=sys.stderr)
             out.update(bench_profiles(workdir, options.uids, options.points, options.repeat))
