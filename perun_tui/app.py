@@ -27,6 +27,7 @@ import functools
 import os
 import sys
 import tempfile
+import threading
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -55,17 +56,11 @@ from .messages import (
     StatusLoaded,
 )
 from .pictures import PictureCache
-from .widgets.check import CheckScreen, CompareScreen
 from .widgets.commit import CommitPane
 from .widgets.details import ProfileDetailsScreen
 from .widgets.dialogs import ConfirmScreen, HelpScreen
 from .widgets.history import HistoryPane, HistoryView
-from .widgets.matrix import EntryList, MatrixScreen
-from .widgets.plot import VIEWS as PLOT_VIEWS
-from .widgets.plot import ChartView, FlameView, HeapView, PlotScreen
-from .widgets.postprocess import PostprocessScreen
 from .widgets.profiles import ProfilesPane, ProfilesTable
-from .widgets.run import RunScreen
 
 #: below this many columns the screen gets the ``narrow`` class
 NARROW_BELOW = 100
@@ -94,6 +89,8 @@ class MainScreen(Screen[None]):
         self._generation = 0
         self._restore: str | None = None  # the commit to select again after a reload
         self._want_profile: str | None = None  # a profile to select once it is listed (after a run)
+        #: set once the first chunk of a walk is on screen; the walk waits for it before going on
+        self._first_chunk_shown = threading.Event()
 
     def compose(self) -> ComposeResult:
         yield Header(icon="≡")
@@ -125,6 +122,7 @@ class MainScreen(Screen[None]):
         self._restore = current.version.checksum if current else None
         self.history.clear()
         self.query_one(HistoryPane).border_subtitle = "loading…"
+        self._first_chunk_shown.clear()
         self.load_history(self._generation)
         self.load_status()
 
@@ -136,8 +134,13 @@ class MainScreen(Screen[None]):
             for batch in self.app.core.history():
                 if worker.is_cancelled:
                     return
+                first = count == 0
                 count += len(batch)
                 self.post_message(HistoryChunk(batch, generation))
+                if first:
+                    # walking on would compete with drawing the first rows for the interpreter:
+                    # let them reach the screen first (a long history takes a second to walk)
+                    self._first_chunk_shown.wait(0.5)
         except PerunError as error:
             self.app.call_from_thread(self.app.report_error, error)
         self.post_message(HistoryDone(count, generation))
@@ -165,7 +168,10 @@ class MainScreen(Screen[None]):
         if message.generation != self._generation:
             return
         view = self.history
+        first = not view.entries
         view.extend(message.entries)
+        if first:
+            self.call_after_refresh(self._first_chunk_shown.set)
         if self._restore is not None:
             index = view.index_of(self._restore)
             if index is not None:
@@ -232,12 +238,16 @@ class MainScreen(Screen[None]):
         if message.action == "details":
             self.app.push_screen(ProfileDetailsScreen(info, minor))
         elif message.action == "plot":
+            from .widgets.plot import PlotScreen
+
             self.app.push_screen(PlotScreen(info, minor, message.view))
         elif message.action == "postprocess":
             def done(link: ProfileLink | None) -> None:
                 if link is not None:
                     self.load_status()
                     self.show_profile(link)
+
+            from .widgets.postprocess import PostprocessScreen
 
             self.app.push_screen(PostprocessScreen(info, minor), done)
         elif message.action == "register":
@@ -322,9 +332,13 @@ class MainScreen(Screen[None]):
             if link is not None:
                 self.show_profile(link)
 
+        from .widgets.run import RunScreen
+
         self.app.push_screen(RunScreen(minors, label), closed)
 
     def action_edit_matrix(self) -> None:
+        from .widgets.matrix import MatrixScreen
+
         self.app.push_screen(MatrixScreen())
 
     def action_check(self, what: str | None = None) -> None:
@@ -340,6 +354,8 @@ class MainScreen(Screen[None]):
         def closed(stored: bool | None) -> None:
             if stored:
                 self.action_reload()  # the history shows the new -/+ marks
+
+        from .widgets.check import CheckScreen
 
         screen = CheckScreen(revision, profile)
         self.app.push_screen(screen, closed)
@@ -364,9 +380,13 @@ class MainScreen(Screen[None]):
             self.app.notify("select a profile in the profiles pane first (2 or tab moves there)",
                             severity="warning")
             return
+        from .widgets.plot import PlotScreen
+
         self.app.push_screen(PlotScreen(info, self.profiles.minor, view))
 
     def palette_commands(self) -> Iterator[PaletteCommand]:
+        from .widgets.plot import VIEWS as PLOT_VIEWS
+
         table = self.profiles
         history = self.history
         yield PaletteCommand("history: jump to HEAD", "Put the history cursor on HEAD", self.action_jump_head)
@@ -453,6 +473,13 @@ class PerunApp(App[None]):
         self.push_screen(HelpScreen(self.help_groups()))
 
     def help_groups(self) -> list[tuple[str, list[BindingType]]]:
+        # the screens behind keys load when first opened: a quicker first frame
+        from .widgets.check import CheckScreen, CompareScreen
+        from .widgets.matrix import EntryList, MatrixScreen
+        from .widgets.plot import ChartView, FlameView, HeapView, PlotScreen
+        from .widgets.postprocess import PostprocessScreen
+        from .widgets.run import RunScreen
+
         focus = [Binding("tab", "focus_next", "Next pane"), Binding("shift+tab", "focus_previous", "Previous pane"),
                  Binding("ctrl+p", "command_palette", "Command palette")]
         return [
