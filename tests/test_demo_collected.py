@@ -113,7 +113,7 @@ def test_trace_profiles_with_models_around_the_regression(demo):
     for entry in traced:
         profile = load(root, entry, "mixed")
         assert profile.collector_info["name"] == "trace"
-        assert [p["name"] for p in profile.postprocessors] == ["filter", "regression_analysis"]
+        assert [p["name"] for p in profile.postprocessors] == ["filter", "filter", "regression_analysis"]
         rows = [r for _, region in profile.regions() for r in region.resources.rows()]
         assert {r["uid"] for r in rows} >= {"sll_insert", "sll_search", "sll_remove", "sll_destroy"}
         assert {r["structure-unit-size"] for r in rows} == set(range(1000, 8001, 1000))
