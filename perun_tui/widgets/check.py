@@ -67,6 +67,18 @@ def _value(value: Any) -> str:
         value if value is not None else "-")
 
 
+def _compact(value: Any) -> str:
+    """A number in at most about seven cells (four significant digits, k/M/G for large ones), for the table."""
+    if not isinstance(value, (int, float)) or isinstance(value, bool):
+        return _value(value)
+    magnitude = abs(value)
+    # thousands only from 10,000 on: up to there four digits say it exactly
+    for threshold, unit, suffix in ((1e9, 1e9, "G"), (1e6, 1e6, "M"), (1e4, 1e3, "k")):
+        if magnitude >= threshold:
+            return f"{value / unit:.4g}{suffix}"
+    return f"{value:.4g}"
+
+
 def _delta(finding: Any) -> str:
     if finding.delta_rel is not None:
         return f"{finding.delta_rel:+.1f}%"
@@ -318,7 +330,7 @@ class CheckScreen(Screen[bool]):
                 Text(fit(finding.location, 24)),
                 Text(f"{result.glyph} {result.value}", style=_RESULT_STYLES.get(result.style, "")),
                 Text(_delta(finding), justify="right"),
-                Text(fit(f"{_value(finding.from_)} → {_value(finding.to)}", 22)),
+                Text(fit(f"{_compact(finding.from_)} → {_compact(finding.to)}", 17)),
                 Text(_confidence(finding)),
                 Text(finding.method or "-"),
                 key=str(index),

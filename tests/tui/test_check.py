@@ -84,3 +84,10 @@ async def test_check_profiles_compares_two_named_profiles(demo_repo):
         # the large workload takes about four times as long: a degradation of the real time
         results = {f.location: f.result for _, _, f in screen.rows}
         assert results["./sll-bench [real]"].is_degradation
+
+
+def test_from_and_to_fit_the_table_at_80_columns():
+    from perun_tui.widgets.check import _compact
+
+    assert [_compact(v) for v in (1_929_216, 41_080.5, 625.2432, 0.0495, 0, 7, -25_000, 3.2e9, None)] == \
+        ["1.929M", "41.08k", "625.2", "0.0495", "0", "7", "-25k", "3.2G", "-"]
