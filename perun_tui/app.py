@@ -79,6 +79,9 @@ class MainScreen(Screen[None]):
                 id="main.check"),
         Binding("r", "reload", "Reload", show=False, tooltip="Read history and pending profiles again",
                 id="main.reload"),
+        # also from the profiles pane: both move the focus to the history first
+        Binding("slash", "search", "Search", show=False, key_display="/", id="main.search"),
+        Binding("h", "jump_head", "HEAD", show=False, id="main.head"),
         Binding("1", "focus_pane('history')", "Focus history", show=False, id="main.focus_history"),
         Binding("2", "focus_pane('profiles')", "Focus profiles", show=False, id="main.focus_profiles"),
     ]

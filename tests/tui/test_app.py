@@ -201,6 +201,21 @@ async def test_search_finds_a_commit_and_n_repeats_it(demo_repo):
         assert first in priya and second in priya and second != first
 
 
+async def test_search_and_head_work_from_the_profiles_pane(demo_repo):
+    app = PerunApp(demo_repo)
+    async with app.run_test(size=(80, 24)) as pilot:
+        await settle(pilot)
+        view = app.query_one(HistoryView)
+        app.query_one(ProfilesTable).focus()
+        await pilot.press("slash", *"plain scan", "enter")
+        await settle(pilot)
+        assert app.focused is view and "plain scan" in view.current.version.short_desc
+        app.query_one(ProfilesTable).focus()
+        await pilot.press("h")
+        await pilot.pause()
+        assert app.focused is view and view.cursor == 0
+
+
 async def test_search_without_a_match_warns(demo_repo):
     recorder = Recorder()
     app = PerunApp(demo_repo)
