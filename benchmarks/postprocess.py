@@ -45,7 +45,6 @@ import shutil
 import statistics
 import subprocess
 import sys
-import tempfile
 import time
 from pathlib import Path
 from typing import Any
@@ -55,7 +54,7 @@ sys.path.insert(0, str(ROOT))
 sys.path.insert(0, str(ROOT / "tests"))  # gitrepo.fast_linear_history
 sys.path.insert(0, str(ROOT / "benchmarks"))
 
-from run import isolated_env, machine_info, note  # noqa: E402
+from run import isolated_env, machine_info, note, venv_bin_with, work_directory  # noqa: E402
 
 TARGET_WALL_S = 0.5
 TARGET_RSS_MB = 300.0
@@ -226,14 +225,8 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
 
 def main(argv: list[str] | None = None) -> int:
     args = parse_args(argv)
-    venv_bin = Path(sys.executable).parent
-    if not (venv_bin / "perun-core").exists():
-        venv_bin = ROOT / ".venv" / "bin"
-    perun = venv_bin / "perun-core"
-    if not perun.exists():
-        raise SystemExit("perun-core not found next to this python or in .venv/bin")
-    work = args.workdir.resolve() if args.workdir else Path(tempfile.mkdtemp(prefix="perun-bench-pp-"))
-    work.mkdir(parents=True, exist_ok=True)
+    perun = venv_bin_with("perun-core") / "perun-core"
+    work, cleanup = work_directory(args.workdir, "perun-bench-pp-")
     home = work / "home"
     home.mkdir(exist_ok=True)
     env = isolated_env(home, work / "pycache")
@@ -292,7 +285,7 @@ def main(argv: list[str] | None = None) -> int:
             kind, _, label = args.cprofile.partition(":")
             cprofile(root, specs[kind], COMMANDS[label], args.top)
     finally:
-        if args.workdir is None:
+        if cleanup:
             shutil.rmtree(work, ignore_errors=True)
     return 0
 

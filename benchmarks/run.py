@@ -138,6 +138,23 @@ def isolated_env(home: Path, pycache: Path | None) -> dict[str, str]:
     return env
 
 
+def venv_bin_with(script: str) -> Path:
+    """The directory holding this python and the installed ``script`` (else ./.venv/bin); exits when neither has it."""
+    for candidate in (Path(sys.executable).parent, ROOT / ".venv" / "bin"):
+        if (candidate / script).exists():
+            return candidate
+    raise SystemExit(f"{script} not found next to this python or in .venv/bin; install perun first (make test)")
+
+
+def work_directory(workdir: Path | None, prefix: str, *, keep: bool = False) -> tuple[Path, bool]:
+    """``workdir`` (created, kept) or a new temporary directory; returns it and whether to delete it afterwards."""
+    if workdir is not None:
+        work = workdir.resolve()
+        work.mkdir(parents=True, exist_ok=True)
+        return work, False
+    return Path(tempfile.mkdtemp(prefix=prefix)), not keep
+
+
 class Runner:
     """Runs commands as subprocesses in the isolated environment and times them."""
 
@@ -489,19 +506,8 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
 
 def main(argv: list[str] | None = None) -> int:
     args = parse_args(argv)
-    venv_bin = Path(sys.executable).parent
-    if not (venv_bin / "perun-core").exists():
-        venv_bin = ROOT / ".venv" / "bin"
-    if not (venv_bin / "perun-core").exists():
-        raise SystemExit("perun-core not found next to this python or in .venv/bin; run `make bench`")
-
-    if args.workdir is not None:
-        work = args.workdir.resolve()
-        work.mkdir(parents=True, exist_ok=True)
-        cleanup = False
-    else:
-        work = Path(tempfile.mkdtemp(prefix="perun-bench-"))
-        cleanup = not args.keep
+    venv_bin = venv_bin_with("perun-core")
+    work, cleanup = work_directory(args.workdir, "perun-bench-", keep=args.keep)
     caller_no_bytecode = bool(os.environ.get("PYTHONDONTWRITEBYTECODE"))
     home = work / "home"
     home.mkdir(exist_ok=True)

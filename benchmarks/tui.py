@@ -78,7 +78,16 @@ sys.path.insert(0, str(ROOT))
 sys.path.insert(0, str(ROOT / "tests"))  # gitrepo.fast_linear_history
 sys.path.insert(0, str(ROOT / "benchmarks"))
 
-from run import build_history, isolated_env, machine_info, note, time_profile_dict, write_pending  # noqa: E402
+from run import (  # noqa: E402
+    build_history,
+    isolated_env,
+    machine_info,
+    note,
+    time_profile_dict,
+    venv_bin_with,
+    work_directory,
+    write_pending,
+)
 
 SCENARIOS = ("first_frame", "profiles_pane", "keys_during_run")
 
@@ -591,18 +600,8 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
 
 def main(argv: list[str] | None = None) -> int:
     args = parse_args(argv)
-    venv_bin = Path(sys.executable).parent
-    if not (venv_bin / "perun-tui").exists():
-        venv_bin = ROOT / ".venv" / "bin"
-    if not (venv_bin / "perun-tui").exists():
-        raise SystemExit("perun-tui not found next to this python or in .venv/bin; install perun first")
-    if args.workdir is not None:
-        work = args.workdir.resolve()
-        work.mkdir(parents=True, exist_ok=True)
-        cleanup = False
-    else:
-        work = Path(tempfile.mkdtemp(prefix="perun-bench-tui-"))
-        cleanup = True
+    venv_bin = venv_bin_with("perun-tui")
+    work, cleanup = work_directory(args.workdir, "perun-bench-tui-")
     home = work / "home"
     home.mkdir(exist_ok=True)
     env = isolated_env(home, work / "pycache")
