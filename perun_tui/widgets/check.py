@@ -68,20 +68,22 @@ def _value(value: Any) -> str:
 
 
 def _compact(value: Any) -> str:
-    """A number in at most about seven cells (four significant digits, k/M/G for large ones), for the table."""
+    """A number in at most about six cells (three significant digits, k/M/G for large ones), for the table."""
     if not isinstance(value, (int, float)) or isinstance(value, bool):
         return _value(value)
     magnitude = abs(value)
-    # thousands only from 10,000 on: up to there four digits say it exactly
+    # below 10,000 an integer is shown whole: four digits fit and say it exactly
     for threshold, unit, suffix in ((1e9, 1e9, "G"), (1e6, 1e6, "M"), (1e4, 1e3, "k")):
         if magnitude >= threshold:
-            return f"{value / unit:.4g}{suffix}"
-    return f"{value:.4g}"
+            return f"{value / unit:.3g}{suffix}"
+    if magnitude >= 1000 or float(value).is_integer():
+        return f"{value:.0f}"
+    return f"{value:.3g}"
 
 
 def _delta(finding: Any) -> str:
     if finding.delta_rel is not None:
-        return f"{finding.delta_rel:+.1f}%"
+        return f"{finding.delta_rel:+.0f}%" if abs(finding.delta_rel) >= 1000 else f"{finding.delta_rel:+.1f}%"
     if finding.delta_abs is not None:
         return f"{finding.delta_abs:+.4g}"
     return "-"

@@ -89,5 +89,5 @@ async def test_check_profiles_compares_two_named_profiles(demo_repo):
 def test_from_and_to_fit_the_table_at_80_columns():
     from perun_tui.widgets.check import _compact
 
-    assert [_compact(v) for v in (1_929_216, 41_080.5, 625.2432, 0.0495, 0, 7, -25_000, 3.2e9, None)] == \
-        ["1.929M", "41.08k", "625.2", "0.0495", "0", "7", "-25k", "3.2G", "-"]
+    assert [_compact(v) for v in (1_929_216, 41_080.5, 625.2432, 0.05126, 0, 7, 6084, 5160.4, -25_000, 3.2e9, None)] \
+        == ["1.93M", "41.1k", "625", "0.0513", "0", "7", "6084", "5160", "-25k", "3.2G", "-"]
