@@ -74,7 +74,7 @@ async def test_matrix_edited_in_forms_is_validated_and_saved_with_the_comments(d
 
         app.focused.value = ""
         await pilot.press("3")
-        await wait_until(pilot, lambda: status_of(screen).startswith("✓"))
+        await wait_until(pilot, lambda: status_of(screen).startswith("✓") and editor.values()[0].get("params"))
         assert status_of(screen).startswith("✓ valid: 2 jobs per commit")
         assert editor.values() == [{"name": "time", "params": {"repeat": 3}}]
         preview = screen.query_one("#matrix-preview", DataTable)
