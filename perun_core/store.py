@@ -13,10 +13,11 @@ from __future__ import annotations
 import hashlib
 import zlib
 from pathlib import Path
+from typing import Any
 
 from .errors import CorruptObject, InvalidProfile
 from .fsutil import atomic_write
-from .profile.codec import decode_content, encode_columnar
+from .profile.codec import decode_content, iter_columnar
 from .profile.model import Profile
 
 _SIGNATURE = b"profile"
@@ -27,43 +28,90 @@ _PARALLEL_ABOVE = 8 << 20
 
 
 def compress(raw: bytes) -> bytes:
-    """A standard zlib stream of ``raw`` (any zlib.decompress reads it).
+    """A standard zlib stream of ``raw`` (any zlib.decompress reads it); big inputs on several threads."""
+    deflater = Deflater()
+    deflater.feed(raw)
+    return deflater.finish()
 
-    Big inputs are split into chunks deflated on separate threads (zlib
-    releases the GIL): each chunk but the last ends on a full flush, so the
-    raw deflate pieces concatenate into one valid stream; a zlib header and
-    the Adler-32 of the whole input frame them.
+
+class Deflater:
+    """Compresses bytes fed piece by piece into one standard zlib stream.
+
+    Small inputs are compressed in one go at the end.  Past a few megabytes
+    the input is cut into chunks deflated on worker threads (zlib releases
+    the GIL) while the caller goes on producing pieces: every chunk but the
+    last ends on a full flush, so the raw deflate pieces concatenate into
+    one valid stream, framed by a zlib header and the Adler-32 of the whole.
+    ``prefix`` bytes can be put in front at :meth:`finish`, when they are
+    known (an object's header holds the length of what follows).
     """
-    if len(raw) <= _PARALLEL_ABOVE:
-        return zlib.compress(raw, 1 if len(raw) > _FAST_LEVEL_ABOVE else 6)
-    import os
-    from concurrent.futures import ThreadPoolExecutor
 
-    workers = max(1, min(os.cpu_count() or 1, 8))
-    size = -(-len(raw) // (workers * 2))
-    view = memoryview(raw)
-    chunks = [view[i : i + size] for i in range(0, len(raw), size)]
+    CHUNK = 4 << 20
 
-    def deflate(item: tuple[int, memoryview]) -> bytes:
-        index, chunk = item
-        engine = zlib.compressobj(1, zlib.DEFLATED, -15)
-        last = index == len(chunks) - 1
-        return engine.compress(chunk) + engine.flush(zlib.Z_FINISH if last else zlib.Z_FULL_FLUSH)
+    def __init__(self) -> None:
+        self.pieces: list[bytes] = []
+        self.size = 0
+        self._unsent: list[bytes] = []
+        self._unsent_size = 0
+        self._pool: Any = None
+        self._chunks: list[Any] = []
 
-    with ThreadPoolExecutor(workers) as pool:
-        pieces = list(pool.map(deflate, enumerate(chunks)))
-    header = b"\x78\x01"  # deflate, 32 KiB window, fastest level; the check bits make it divisible by 31
-    return header + b"".join(pieces) + zlib.adler32(raw).to_bytes(4, "big")
+    def feed(self, piece: bytes) -> None:
+        self.pieces.append(piece)
+        self.size += len(piece)
+        self._unsent.append(piece)
+        self._unsent_size += len(piece)
+        if self.size > _PARALLEL_ABOVE and self._unsent_size >= self.CHUNK:
+            data = b"".join(self._unsent)
+            whole = len(data) - len(data) % self.CHUNK
+            for start in range(0, whole, self.CHUNK):
+                self._submit(memoryview(data)[start:start + self.CHUNK], last=False)
+            rest = data[whole:]
+            self._unsent, self._unsent_size = [rest], len(rest)
+
+    def _submit(self, chunk: Any, *, last: bool) -> None:
+        if self._pool is None:
+            import os
+            from concurrent.futures import ThreadPoolExecutor
+
+            self._pool = ThreadPoolExecutor(max(1, min(os.cpu_count() or 1, 8)))
+        self._chunks.append(self._pool.submit(_deflate_raw, chunk, last))
+
+    def content(self, prefix: bytes = b"") -> bytes:
+        """``prefix`` and everything fed, as one bytes object."""
+        return prefix + b"".join(self.pieces)
+
+    def finish(self, prefix: bytes = b"") -> bytes:
+        """The zlib stream of ``prefix`` followed by everything fed."""
+        if self._pool is None:
+            raw = self.content(prefix)
+            return zlib.compress(raw, 1 if len(raw) > _FAST_LEVEL_ABOVE else 6)
+        try:
+            self._submit(b"".join(self._unsent), last=True)
+            head = _deflate_raw(prefix, False) if prefix else b""
+            checksum = zlib.adler32(prefix)
+            for piece in self.pieces:
+                checksum = zlib.adler32(piece, checksum)
+            body = b"".join(future.result() for future in self._chunks)
+        finally:
+            self._pool.shutdown(wait=True)
+            self._pool = None
+        header = b"\x78\x01"  # deflate, 32 KiB window, fastest level; the check bits make it divisible by 31
+        return header + head + body + checksum.to_bytes(4, "big")
+
+
+def _deflate_raw(chunk: Any, last: bool) -> bytes:
+    engine = zlib.compressobj(1, zlib.DEFLATED, -15)
+    return engine.compress(chunk) + engine.flush(zlib.Z_FINISH if last else zlib.Z_FULL_FLUSH)
 
 
 def object_path(objects_dir: Path, sha: str) -> Path:
     return objects_dir / sha[:2] / sha[2:]
 
 
-def build_object(profile_type: str, content: bytes) -> tuple[str, bytes]:
-    """Header + content and its SHA-1, before compression."""
-    raw = b"%s %s %d\0" % (_SIGNATURE, profile_type.encode("utf-8"), len(content)) + content
-    return hashlib.sha1(raw).hexdigest(), raw
+def object_prefix(profile_type: str, length: int) -> bytes:
+    """The header an object's content of ``length`` bytes is stored behind."""
+    return b"%s %s %d\0" % (_SIGNATURE, profile_type.encode("utf-8"), length)
 
 
 def parse_object(raw: bytes, sha: str, path: Path) -> tuple[str, bytes]:
@@ -94,11 +142,17 @@ class ObjectStore:
 
     def write_profile(self, profile: Profile) -> str:
         """Store ``profile`` (its origin is not part of the object); returns the SHA-1."""
-        sha, raw = build_object(profile.type, encode_columnar(profile))
+        # the columns already encoded are compressed on other threads while the next ones are encoded
+        deflater = Deflater()
+        for piece in iter_columnar(profile):
+            deflater.feed(piece)
+        prefix = object_prefix(profile.type, deflater.size)
+        sha = hashlib.sha1(deflater.content(prefix)).hexdigest()
         path = self.path_of(sha)
+        compressed = deflater.finish(prefix)
         if path.is_file():
             return sha  # same content already stored: objects are immutable
-        atomic_write(path, compress(raw))
+        atomic_write(path, compressed)
         return sha
 
     def read_raw(self, sha: str) -> tuple[str, bytes]:

@@ -120,3 +120,39 @@ def test_summary_properties_accept_params_and_args():
     old = Profile.from_dict({"header": {"type": "time", "cmd": "ls", "params": "-l"}})
     new = Profile.from_dict({"header": {"type": "time", "cmd": "ls", "args": "-a"}})
     assert (old.args, new.args) == ("-l", "-a")
+
+
+def one_shot_columnar(profile: Profile) -> bytes:
+    """The columnar encoding as one json.dumps of the whole document: what iter_columnar must reproduce."""
+    from perun_core.profile import codec
+
+    def region(snapshot):
+        table = snapshot.resources
+        keys, columns = table.columns()
+        return {"meta": snapshot.meta, "models": snapshot.models, "has_models": snapshot.has_models_key,
+                "n": len(table), "keys": keys, "cols": [codec._encode_column(c, table.sparse) for c in columns]}
+
+    doc = {"perun-columnar": codec.COLUMNAR_VERSION, "header": profile.header,
+           "collector_info": profile.collector_info, "postprocessors": profile.postprocessors,
+           "snapshots": [region(s) for s in profile.snapshots],
+           "global": region(profile.global_region) if profile.global_region is not None else None,
+           "extra": profile.extra}
+    return json.dumps(doc, separators=(",", ":"), allow_nan=False).encode("ascii")
+
+
+@settings(max_examples=100, deadline=None)
+@given(st.lists(st.dictionaries(st.sampled_from(["amount", "uid", "type", "trace", "x"]), json_values, max_size=5),
+                max_size=60), st.booleans(), st.integers(0, 3))
+def test_columnar_pieces_are_the_one_shot_encoding(resources, with_global, snapshots):
+    from perun_core.profile.codec import iter_columnar
+
+    data = {"header": {"type": "time", "units": {"time": "s"}}, "collector_info": {"name": "time"},
+            "postprocessors": [{"name": "filter", "params": {}}],
+            "snapshots": [{"time": i, "resources": resources, "models": [{"uid": "f", "coeffs": []}] * i}
+                          for i in range(snapshots)], "chunks": {"x": 1}}
+    if with_global:
+        data["global"] = {"timestamp": 2.5, "resources": resources}
+    profile = Profile.from_dict(data)
+    pieces = list(iter_columnar(profile))
+    assert b"".join(pieces) == encode_columnar(profile) == one_shot_columnar(profile)
+    assert len(pieces) >= 3 + 2 * snapshots

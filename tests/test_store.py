@@ -140,3 +140,19 @@ def test_compress_gives_a_standard_zlib_stream(size):
 
     raw = os.urandom(size // 2) + b"profile " * (size // 16)
     assert zlib.decompress(compress(raw)) == raw
+
+
+@pytest.mark.parametrize("sizes", [[10], [3 << 20] * 3, [9 << 20, 1, 5 << 20], [4 << 20] * 4, [(8 << 20) + 1]])
+def test_deflater_of_pieces_is_one_zlib_stream(sizes):
+    import random
+
+    from perun_core.store import Deflater
+
+    rng = random.Random(len(sizes))
+    pieces = [bytes(rng.getrandbits(8) % 7 + 48 for _ in range(1000)) * (size // 1000) + b"x" * (size % 1000)
+              for size in sizes]
+    deflater = Deflater()
+    for piece in pieces:
+        deflater.feed(piece)
+    prefix = b"profile time 12\0"
+    assert zlib.decompress(deflater.finish(prefix)) == prefix + b"".join(pieces)
