@@ -133,8 +133,8 @@ def test_many_resources_are_clustered_quickly():
     n = 300_000
     amounts = rng.integers(0, 1000, n).astype(float)
     groups = [f"u{i % 7}" for i in range(n)]
-    started = time.perf_counter()
+    started = time.process_time()  # CPU time: a busy machine does not inflate it
     sort_order = cluster_values(amounts, groups)
     window = cluster_values(amounts, groups, strategy="sliding_window", window_width=0.001)
-    assert time.perf_counter() - started < 3.0
+    assert time.process_time() - started < 3.0
     assert sort_order.min() == 1 and window.min() == 1
