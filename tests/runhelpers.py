@@ -10,6 +10,7 @@ from __future__ import annotations
 import os
 import shutil
 import tempfile
+import time
 from pathlib import Path
 
 import pytest
@@ -64,3 +65,17 @@ def make_c_project(root: Path) -> list[str]:
         {"files": {**files, "app.c": C_PROGRAM.replace("FACTOR", "1")}, "message": "v1"},
         {"files": {**files, "app.c": C_PROGRAM.replace("FACTOR", "5")}, "message": "v2: five times the work"},
     ])
+
+
+def process_gone(pid: int, wait: float = 3.0) -> bool:
+    """True once ``pid`` does not run anymore (gone, or a zombie its new parent has not reaped yet)."""
+    deadline = time.monotonic() + wait
+    while time.monotonic() < deadline:
+        try:
+            with open(f"/proc/{pid}/stat") as handle:
+                if handle.read().rsplit(")", 1)[1].split()[0] in ("Z", "X"):
+                    return True
+        except FileNotFoundError:
+            return True
+        time.sleep(0.02)
+    return False

@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from runhelpers import run_env  # noqa: F401 - autouse fixture
+from runhelpers import process_gone, run_env  # noqa: F401 - run_env: autouse fixture
 
 from conftest import run_cli
 from perun_core import api_run
@@ -38,17 +38,6 @@ def collect(root, collector, command, args="", events=None, **params):
     return json.loads(result.profiles[0].path.read_text())
 
 
-def process_gone(pid: int, wait: float = 3.0) -> bool:
-    deadline = time.monotonic() + wait
-    while time.monotonic() < deadline:
-        try:
-            with open(f"/proc/{pid}/stat") as handle:
-                if handle.read().rsplit(")", 1)[1].split()[0] in ("Z", "X"):
-                    return True
-        except FileNotFoundError:
-            return True
-        time.sleep(0.02)
-    return False
 
 
 PROGRAM = """\

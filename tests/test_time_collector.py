@@ -9,7 +9,7 @@ import time
 
 import pytest
 
-from runhelpers import run_env  # noqa: F401 - autouse fixture
+from runhelpers import process_gone, run_env  # noqa: F401 - run_env: autouse fixture
 
 from perun_core import api_run
 from perun_core.errors import CollectionError, Interrupted
@@ -18,20 +18,6 @@ from perun_core.runner.helper import spawn_helper
 from perun_core.runner.process import run_process
 
 PY = sys.executable
-
-
-def process_gone(pid: int, wait: float = 3.0) -> bool:
-    """True once ``pid`` does not run anymore (gone, or a zombie its new parent has not reaped yet)."""
-    deadline = time.monotonic() + wait
-    while time.monotonic() < deadline:
-        try:
-            with open(f"/proc/{pid}/stat") as handle:
-                if handle.read().rsplit(")", 1)[1].split()[0] in ("Z", "X"):
-                    return True
-        except FileNotFoundError:
-            return True
-        time.sleep(0.02)
-    return False
 
 
 def collect(root, cmd, args="", **params):
