@@ -27,7 +27,7 @@ from typing import Any
 
 from ..data import ProfileData
 from ..results import Finding, PerformanceChange
-from .common import float_param, location_pairs
+from .common import float_param, model_pairs
 
 #: Growth of each model kind, comparable across kinds.
 GROWTH = {"constant": 0.0, "logarithmic": 0.5, "linear": 1.0, "nlogn": 1.5, "quadratic": 2.0, "exponential": 100.0}
@@ -82,17 +82,9 @@ class BestModelOrderEquality:
     def check(self, baseline: ProfileData, target: ProfileData, params: Mapping[str, Any]) -> Iterator[Finding]:
         min_confidence = float_param(self.name, params, "min_confidence", 0.8, minimum=0.0, maximum=1.0)
         min_fit = float_param(self.name, params, "min_fit", 0.5, minimum=0.0, maximum=1.0)
-        best_base = baseline.best_models()
-        best_target = target.best_models()
-        for base, new, presence in location_pairs(baseline, target, self.name):
-            if presence is not None:
-                yield presence
-                continue
-            assert base is not None and new is not None
-            before, after = best_base.get(base.location), best_target.get(new.location)
-            if before is None or after is None:
-                yield Finding(PerformanceChange.UNKNOWN, "order", base.location, method=self.name,
-                              reason="no regression model: the resources need input sizes (structure-unit-size)")
+        for ready, base, new, before, after in model_pairs(baseline, target, self.name, "order"):
+            if ready is not None:
+                yield ready
                 continue
             confidence = float(min(before["r_square"], after["r_square"]))
             grow_before, grow_after = growth_of(before), growth_of(after)

@@ -72,6 +72,29 @@ def location_pairs(baseline: ProfileData, target: ProfileData, method: str,
             yield None, sample, presence_finding(sample, True, method)
 
 
+def model_pairs(baseline: ProfileData, target: ProfileData, method: str, finding_type: str,
+                ) -> Iterator[tuple[Finding | None, Any, Any, Any, Any]]:
+    """Every location with the best regression model of each side.
+
+    Yields ``(finding, base sample, target sample, base model, target
+    model)``: a ready finding (the location is in one profile only, or a
+    side has no model) with the rest None, or None and all four to compare.
+    """
+    best_base, best_target = baseline.best_models(), target.best_models()
+    for base, new, presence in location_pairs(baseline, target, method):
+        if presence is not None:
+            yield presence, None, None, None, None
+            continue
+        assert base is not None and new is not None
+        before, after = best_base.get(base.location), best_target.get(new.location)
+        if before is None or after is None:
+            yield (Finding(PerformanceChange.UNKNOWN, finding_type, base.location, method=method,
+                           reason="no regression model: the resources need input sizes (structure-unit-size)"),
+                   None, None, None, None)
+            continue
+        yield None, base, new, before, after
+
+
 def settings_from(method: str, params: Mapping[str, Any], *, use_sizes: bool):
     """:class:`~perun_core.check.compare.Settings` from a method's parameters.
 

@@ -15,7 +15,7 @@ from typing import Any
 
 from ..data import ProfileData
 from ..results import Finding, PerformanceChange
-from .common import float_param, location_pairs, relative
+from .common import float_param, model_pairs, relative
 from .modelled import area, common_grid, interval_of, model_values
 
 
@@ -27,16 +27,9 @@ class IntegralComparison:
 
         threshold = float_param(self.name, params, "threshold", 10.0, minimum=0.0)
         maybe = float_param(self.name, params, "maybe", 5.0, minimum=0.0)
-        best_base, best_target = baseline.best_models(), target.best_models()
-        for base, new, presence in location_pairs(baseline, target, self.name):
-            if presence is not None:
-                yield presence
-                continue
-            assert base is not None and new is not None
-            before, after = best_base.get(base.location), best_target.get(new.location)
-            if before is None or after is None:
-                yield Finding(PerformanceChange.UNKNOWN, "integral", base.location, method=self.name,
-                              reason="no regression model: the resources need input sizes (structure-unit-size)")
+        for ready, base, new, before, after in model_pairs(baseline, target, self.name, "integral"):
+            if ready is not None:
+                yield ready
                 continue
             grid = common_grid(interval_of(before, base), interval_of(after, new), 128)
             values_b = model_values(before, grid) if grid is not None else None
