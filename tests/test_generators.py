@@ -302,6 +302,12 @@ def test_time_of_a_quadratic_c_program_over_an_integer_generator(perun_repo):
     assert [r["structure-unit-size"] for r in user] == [n for n in range(2000, 12001, 2000) for _ in range(2)]
     best = best_model(regression_analysis(user).models)
     assert best["model"] == "quadratic" or (best["model"] == "power" and 1.7 < best["coeffs"][1]["value"] < 2.3), best
+    # as a user runs it, on the whole profile: seconds and bytes of the one command get models of their own
+    done = api_run.postprocess(str(result.profiles[0].path), "regression_analysis", cwd=root)
+    models = json.loads(done.path.read_text())["global"]["models"]
+    assert {(m["uid"], m["subtype"]) for m in models} == {("./quad", s) for s in ("real", "user", "sys", "max_rss")}
+    best = best_model([m for m in models if m["subtype"] == "user"])
+    assert best["model"] == "quadratic" or (best["model"] == "power" and 1.7 < best["coeffs"][1]["value"] < 2.3), best
 
 
 def test_plain_renderer_shows_workloads_when_verbose():

@@ -136,6 +136,54 @@ def test_records_have_the_documented_form_and_go_to_the_global_region(synthetic_
     assert info == {}
 
 
+def time_profile_with_sizes(packed: bool = False) -> Profile:
+    """What the time collector over an integer generator gives: one uid, seconds and bytes per size."""
+    rng = np.random.default_rng(SEED)
+    rows = []
+    for order, n in enumerate(range(100, 2100, 100), 1):
+        wall = 2e-9 * n * n * (1.0 + rng.normal(0.0, NOISE))
+        for kind, subtype, amount in (("time", "real", wall), ("time", "user", 0.9 * wall),
+                                      ("time", "sys", 1e-4 * (1.0 + rng.normal(0.0, NOISE))),
+                                      ("memory", "max_rss", float(2_000_000 + 8 * n))):
+            rows.append({"uid": "./quad", "type": kind, "subtype": subtype, "amount": amount, "order": order,
+                         "structure-unit-size": n})
+    data = complexity_profile(rows)
+    data["header"] = {"type": "time", "units": {"time": "s", "memory": "B"}, "cmd": "./quad", "params": "",
+                      "workload": ""}
+    profile = Profile.from_dict(data)
+    if packed:
+        from perun_core.profile.codec import decode_content, encode_columnar
+        profile = decode_content(encode_columnar(profile))
+        assert profile.global_region.resources.packed("subtype") is not None
+    return profile
+
+
+@pytest.mark.parametrize("packed", [False, True], ids=["rows", "packed"])
+def test_a_uid_measuring_seconds_and_bytes_is_modelled_per_subtype(packed):
+    out, info = run_unit("regression_analysis", time_profile_with_sizes(packed), method="full")
+    by_subtype: dict = {}
+    for record in models_of(out):
+        assert record["uid"] == "./quad"
+        by_subtype.setdefault((record["resource_type"], record["subtype"]), []).append(record)
+    assert set(by_subtype) == {("time", "real"), ("time", "user"), ("time", "sys"), ("memory", "max_rss")}
+    for subtype in ("real", "user"):
+        best = best_model(by_subtype[("time", subtype)])
+        assert best["model"] in ("quadratic", "power") and best["r_square"] > 0.99
+        if best["model"] == "power":
+            assert coeffs(best)["b1"] == pytest.approx(2.0, rel=0.05)
+    assert best_model(by_subtype[("memory", "max_rss")])["model"] == "linear"
+    assert all(s["uid"].startswith("./quad [") for s in info.get("skipped", []))
+
+
+def test_checks_pair_per_subtype_models_with_their_location():
+    from perun_core.check.data import ProfileData
+
+    out, _ = run_unit("regression_analysis", time_profile_with_sizes(), method="full")
+    stored = ProfileData(out).stored_models()
+    assert set(stored) == {"./quad [real]", "./quad [user]", "./quad [sys]", "./quad [max_rss]"}
+    assert {m["subtype"] for m in stored["./quad [real]"]} == {"real"}
+
+
 def test_models_go_to_the_snapshot_holding_the_resources_without_a_global_region():
     rows = synthetic_rows(("linear",), points=200)
     data = complexity_profile(rows, in_global=False)

@@ -303,6 +303,9 @@ class PointsRead(NamedTuple):
     #: of those, the NaN or infinite ones (never part of a point)
     nonfinite_x: int
     nonfinite_y: int
+    #: with ``split_kinds``: the group label of every uid that was split, and its
+    #: ``(uid, type, subtype)``
+    kinds: dict = {}
 
 
 def read_points(
@@ -311,15 +314,25 @@ def read_points(
     of: str = DEFAULT_Y,
     *,
     uid_key: str = DEFAULT_UID,
+    split_kinds: bool = False,
 ) -> PointsRead:
     """:func:`points_by_uid` plus counts that say why points may be missing.
 
     Columns the object store decoded stay packed: their numbers and uid
     codes go straight into numpy.
+
+    With ``split_kinds`` a uid whose resources measure different things
+    (the time collector records ``real``, ``user`` and ``sys`` seconds and
+    ``max_rss`` bytes of one command) becomes one group per ``(type,
+    subtype)``, labelled ``uid [subtype]`` (the type when there is no
+    subtype); :attr:`PointsRead.kinds` maps those labels back.  Fitting one
+    curve through seconds and bytes together would give nonsense.
     """
     import numpy as np
 
     uid_index: dict = {}
+    kind_index: tuple[dict, dict] = ({}, {})
+    kind_parts: tuple[list, list] = ([], [])
     code_parts = []
     xs = []
     ys = []
@@ -332,6 +345,9 @@ def read_points(
         translate = np.array([uid_index.setdefault(u, len(uid_index)) if u is not MISSING else -1
                               for u in distinct] + [-1], dtype=np.int64)
         code_parts.append(translate[local])
+        if split_kinds:
+            for key, index, parts in zip(("type", "subtype"), kind_index, kind_parts):
+                parts.append(_global_codes(table, key, index))
         x = _number_column(table, depending_on)
         y = _number_column(table, of)
         xs.append(x.values)
@@ -345,7 +361,66 @@ def read_points(
     codes = np.concatenate(code_parts) if len(code_parts) > 1 else code_parts[0]
     x = np.concatenate(xs) if len(xs) > 1 else xs[0]
     y = np.concatenate(ys) if len(ys) > 1 else ys[0]
-    return PointsRead(_group(codes, list(uid_index), x, y), *counts)
+    distinct = list(uid_index)
+    kinds: dict = {}
+    if split_kinds and (len(kind_index[0]) > 1 or len(kind_index[1]) > 1):
+        codes, distinct, kinds = _split_by_kind(codes, distinct, np.concatenate(kind_parts[0]),
+                                                np.concatenate(kind_parts[1]), [list(i) for i in kind_index])
+    return PointsRead(_group(codes, distinct, x, y), *counts, kinds)
+
+
+def _global_codes(table: ResourceTable, key: str, index: dict) -> numpy.ndarray:
+    """Codes of ``key``'s values (-1 where absent) numbered across tables by ``index``."""
+    import numpy as np
+
+    local, distinct = _uid_codes(table, key)
+    translate = np.array([index.setdefault(v, len(index)) if v is not MISSING else -1 for v in distinct] + [-1],
+                         dtype=np.int64)
+    return translate[local]
+
+
+def _split_by_kind(codes: numpy.ndarray, uids: list, types: numpy.ndarray, subtypes: numpy.ndarray,
+                   names: list[list]) -> tuple[numpy.ndarray, list, dict]:
+    """Regroup the uid ``codes`` by ``(uid, type, subtype)`` where a uid has several of those.
+
+    Returns the new codes, the group labels (first-seen order) and the
+    ``{label: (uid, type, subtype)}`` of the split groups.
+    """
+    import numpy as np
+
+    type_names, subtype_names = names
+    width_s = len(subtype_names) + 1
+    width_t = (len(type_names) + 1) * width_s
+    combined = np.where(codes >= 0, codes * width_t + (types + 1) * width_s + (subtypes + 1), -1)
+    found, first, inverse = np.unique(combined, return_index=True, return_inverse=True)
+    order = np.argsort(first, kind="stable")
+    per_uid: dict[int, list[tuple[int, Any, Any]]] = {}
+    for position in order.tolist():
+        value = int(found[position])
+        if value < 0:
+            continue
+        uid_code, rest = divmod(value, width_t)
+        type_code, subtype_code = divmod(rest, width_s)
+        kind = type_names[type_code - 1] if type_code else None
+        subtype = subtype_names[subtype_code - 1] if subtype_code else None
+        per_uid.setdefault(uid_code, []).append((position, kind, subtype))
+    labels: list = []
+    label_of = np.full(len(found), -1, dtype=np.int64)
+    kinds: dict = {}
+    for uid_code, groups in per_uid.items():  # uids in first-seen order, as their first group came
+        uid = uids[uid_code]
+        whats = [subtype if subtype not in (None, "") else kind for _, kind, subtype in groups]
+        for (position, kind, subtype), what in zip(groups, whats):
+            if len(groups) == 1:
+                label = uid
+            else:
+                if whats.count(what) > 1:  # the same subtype under two types
+                    what = f"{kind} {subtype}"
+                label = f"{uid} [{what}]"
+                kinds[label] = (uid, kind, subtype)
+            label_of[position] = len(labels)
+            labels.append(label)
+    return label_of[inverse], labels, kinds
 
 
 def points_by_uid(

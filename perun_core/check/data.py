@@ -276,6 +276,11 @@ class ProfileData:
                 uid = model.get("uid")
                 if uid is None:
                     continue
+                what = model.get("subtype") or model.get("resource_type")
+                if what not in (None, "") and f"{uid} [{what}]" in self.samples():
+                    # fitted to one kind of the uid's resources (see postprocess.common)
+                    found.setdefault(f"{uid} [{what}]", []).append(model)
+                    continue
                 locations = self.locations_of_uid(str(uid)) or [str(uid)]
                 # a model describes the whole uid: give it to its only location
                 if len(locations) == 1:

@@ -19,6 +19,12 @@ Models already stored stay; the ``postprocessors`` list says which runs
 added which.  Every record also names the keys it was fitted on:
 ``per_key`` (the independent variable, ``-dp``) and ``of_key`` (``-o``).
 
+A uid whose resources measure several things (a time profile has
+``real``, ``user`` and ``sys`` seconds and ``max_rss`` bytes of one
+command) is modelled once per ``(type, subtype)``; those records also carry
+``resource_type`` and ``subtype``.  Checks and views match them to the same
+resources.
+
 Skipped models
 --------------
 A model the data cannot support (too few points, all x equal, ``ln`` of a
@@ -51,9 +57,7 @@ from ..profile.model import Profile, Snapshot
 from ..units import Param, PhaseResult
 
 if TYPE_CHECKING:  # pragma: no cover
-    import numpy
-
-    from ..analysis.points import Skipped
+    from ..analysis.points import PointsRead, Skipped
 
 __all__ = [
     "KEY_PARAMS",
@@ -187,9 +191,13 @@ def _key_error(profile: Profile, unit: str, param: str, key: str) -> InvalidPara
                                               f"the numeric keys of this profile are {_list(numeric)}")
 
 
-def point_sets(profile: Profile, unit: str, depending_on: str, of: str,
-               ) -> dict[Any, tuple[numpy.ndarray, numpy.ndarray]]:
-    """``{uid: (x, y)}`` of every uid, refusing unusable input with a one-line error.
+def point_sets(profile: Profile, unit: str, depending_on: str, of: str) -> PointsRead:
+    """The points of every uid (split by kind, see below), refusing unusable input with a one-line error.
+
+    A uid whose resources measure several things (``type``/``subtype``) is
+    modelled once per thing: ``by_uid`` then holds ``uid [subtype]`` groups
+    and ``kinds`` says what each one is (see
+    :func:`~perun_core.analysis.points.read_points`).
 
     Raises PostprocessError for a profile without resources, for NaN or
     infinite values of either key and when no resource has numbers in
@@ -199,7 +207,7 @@ def point_sets(profile: Profile, unit: str, depending_on: str, of: str,
     from ..analysis.points import read_points
 
     require_resources(profile, unit)
-    found = read_points(profile, depending_on, of)
+    found = read_points(profile, depending_on, of, split_kinds=True)
     for param, key, count in (("depending_on", depending_on, found.numbers_x), ("of", of, found.numbers_y)):
         if count == 0:
             raise _key_error(profile, unit, param, key)
@@ -210,7 +218,7 @@ def point_sets(profile: Profile, unit: str, depending_on: str, of: str,
                       "models cannot take such values (fix or remove those resources first)")
     if not any(len(x) for x, _y in found.by_uid.values()):
         raise PostprocessError(unit, f"no resource with a uid has numbers in both '{depending_on}' and '{of}'")
-    return found.by_uid
+    return found
 
 
 def settings(unit: Any, kwargs: dict[str, Any]) -> dict[str, Any]:
@@ -240,10 +248,14 @@ def fit_and_store(unit: Any, kwargs: dict[str, Any], analyse: Any, **options: An
     """
     values = settings(unit, kwargs)
     profile = kwargs["profile"]
-    points = point_sets(profile, unit.name, values["depending_on"], values["of"])
-    models, skipped = analyse(points, **options)
+    found = point_sets(profile, unit.name, values["depending_on"], values["of"])
+    models, skipped = analyse(found.by_uid, **options)
     if not models:
         raise nothing_fitted(unit.name, skipped)
+    for record in models:
+        kind = found.kinds.get(record["uid"])
+        if kind is not None:
+            record["uid"], record["resource_type"], record["subtype"] = kind
     kwargs["profile"] = store_models(profile, tag_models(models, values["depending_on"], values["of"]))
     if skipped:
         kwargs["info"] = {"skipped": skipped_entries(skipped)}

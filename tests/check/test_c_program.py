@@ -27,9 +27,10 @@ def test_check_head_on_a_c_program_slowed_down_and_restored(tmp_path):
     assert slow.returncode == 3, slow.stderr
     records = {r["uid"]: r for r in json.loads(slow.stdout)}
     assert records["./app [real]"]["result"] == "Degradation"
-    # CPU time is what a busy machine disturbs least: about five times as much work
+    # CPU time is what a busy machine disturbs least: about five times as much work (a busy sibling
+    # hyperthread can still slow either side's instructions by up to about 2x, hence the wide bounds)
     user = records["./app [user]"]
-    assert user["result"] == "Degradation" and 2.5 < user["to"] / user["from"] < 12.0, user
+    assert user["result"] == "Degradation" and 2.0 < user["to"] / user["from"] < 12.0, user
     assert "Collecting missing profiles for 2 versions" in slow.stderr
 
     v3 = commit_files(root, {"app.c": C_PROGRAM.replace("FACTOR", "1")}, "v3: back to the old loop")
