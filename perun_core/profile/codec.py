@@ -25,6 +25,7 @@ Columnar layout (version 1)::
 from __future__ import annotations
 
 import binascii
+import codecs
 import json
 import sys
 from array import array
@@ -33,6 +34,7 @@ from collections.abc import Callable, Iterator
 from typing import Any
 
 from ..errors import InvalidProfile, UnsupportedFormatVersion
+from . import fastjson
 from .model import Profile, Snapshot
 from .resources import MISSING, PackedColumn, ResourceTable
 
@@ -66,7 +68,7 @@ def iter_json_chunks(profile: Profile, *, indent: int | None = None, with_origin
 def from_json_bytes(data: bytes | str, *, path: Path | str | None = None) -> Profile:
     """Parse documented JSON into a profile, naming ``path`` in any error."""
     try:
-        parsed = json.loads(data)
+        parsed = fastjson.loads(data)
     except UnicodeDecodeError as exc:
         raise InvalidProfile(path, None, f"is not UTF-8 text ({exc.reason} at byte {exc.start})") from None
     except json.JSONDecodeError as exc:
@@ -99,9 +101,12 @@ def load_profile_from_file(path: Path | str) -> Profile:
         raise InvalidProfile(path, None, "is a directory, not a profile") from None
     except OSError as exc:
         raise InvalidProfile(path, None, f"cannot be read: {exc.strerror}") from None
+    encoding = json.detect_encoding(data)
+    if encoding == "utf-8" and not data.startswith(codecs.BOM_UTF8):
+        return from_json_bytes(data, path=path)
     # Decode first and let the bytes go: a big profile is then held once, not twice, while parsing.
     try:
-        text = data.decode(json.detect_encoding(data), "surrogatepass")
+        text = data.decode(encoding, "surrogatepass")
     except UnicodeDecodeError as exc:
         raise InvalidProfile(path, None, f"is not UTF-8 text ({exc.reason} at byte {exc.start})") from None
     del data
@@ -166,7 +171,7 @@ def _iter_region(region: Snapshot, dump: Callable[[Any], bytes]) -> Iterator[byt
 def decode_content(content: bytes, *, path: Path | str | None = None) -> Profile:
     """Decode object content: columnar (any version we wrote) or documented JSON."""
     try:
-        doc = json.loads(content)
+        doc = fastjson.loads(content)
     except (UnicodeDecodeError, json.JSONDecodeError) as exc:
         raise InvalidProfile(path, None, f"stored content is not JSON: {exc}") from None
     if not isinstance(doc, dict) or _TAG not in doc:

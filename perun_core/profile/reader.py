@@ -34,6 +34,7 @@ import re
 from pathlib import Path
 from typing import IO, Any
 
+from . import fastjson
 from .model import Profile
 from .resources import MISSING, ResourceTable, _rows_to_columns
 
@@ -329,7 +330,7 @@ class _Reader:
             if cut is None:
                 return None
             try:
-                rows = json.loads(b"[" + source.slice(position, cut + 1) + b"]")
+                rows = fastjson.loads(b"[" + source.slice(position, cut + 1) + b"]")
             except ValueError:
                 start = cut + 1  # inside a string or a nested value: try the next one
                 continue

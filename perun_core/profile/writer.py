@@ -8,10 +8,11 @@ does.  :func:`iter_json` writes the same JSON column-wise instead:
 * the profile without its resources goes through :func:`json.dumps`, with a
   unique placeholder string where each region's resource list belongs;
 * each resource list is generated from the table's columns: every column
-  becomes a list of JSON tokens (numbers through ``int.__repr__`` and
-  ``float.__repr__``, exactly as :mod:`json` writes them; strings and nested
-  values encoded once per distinct value), and the tokens of a block of rows
-  are interleaved with the ``{"key":`` separators and joined;
+  becomes a list of JSON tokens (numbers as :mod:`json` writes them, or as
+  orjson does where it is faster: :func:`~perun_core.profile.fastjson.number_tokens`;
+  strings and nested values encoded once per distinct value), and the
+  tokens of a block of rows are interleaved with the ``{"key":`` separators
+  and joined;
 * the text is produced in blocks of :data:`BLOCK_ROWS` rows, so memory stays
   bounded.
 
@@ -32,9 +33,11 @@ from __future__ import annotations
 import json
 import math
 import uuid
+from array import array
 from collections.abc import Callable, Iterator
 from typing import Any
 
+from .fastjson import number_tokens
 from .model import Profile, Snapshot
 from .resources import PackedColumn, ResourceTable
 
@@ -219,7 +222,7 @@ def _number_tokenizer(numbers: Any, floats: bool) -> Tokenizer:
         block = numbers[start:stop]
         if floats:
             _finite_floats(block)
-        return list(map(represent, block))
+        return number_tokens(block.tolist() if isinstance(block, array) else block)
 
     return plain
 
