@@ -17,13 +17,37 @@ from runhelpers import run_env  # noqa: F401 - autouse fixture
 
 from perun_core import api_run
 from perun_core.collect.callgrind import callgrind_resources, parse_callgrind
-from perun_core.collect.perf import parse_perf_script, parse_perf_stat, perf_permission, stack_resources
-from perun_core.collect.trace import _uprobes_requirement, instrumentation_flags
+from perun_core.collect import trace
+from perun_core.collect.perf import (base_event, parse_perf_script, parse_perf_stat, perf_command, perf_permission,
+                                     signal_reported, stack_resources)
+from perun_core.collect.trace import _sampling_rules, _uprobes_requirement, instrumentation_flags
 from perun_core.errors import CollectionError, ExternalToolError
 from perun_core.profile.convert import to_flame_graph_format, to_heap_map_format
 from perun_core.units import UnitContext, call_phase, collectors, convert_params
+from perun_core.units.requirements import check_unit
 
-pytestmark = pytest.mark.skipif(shutil.which("cc") is None, reason="needs a C compiler (installed on CI)")
+#: Set by .ci/run, which installs the tools: there a missing tool fails the tests that need it instead of skipping them.
+REQUIRE_TOOLS = "PERUN_REQUIRE_NATIVE_TOOLS"
+
+
+def need_tool(tool: str, why: str) -> None:
+    """Skip the calling test when ``tool`` is not on PATH, or fail it when REQUIRE_TOOLS is 1."""
+    if shutil.which(tool) is not None:
+        return
+    message = f"'{tool}' is missing ({why})"
+    if os.environ.get(REQUIRE_TOOLS) == "1":
+        pytest.fail(f"{message}; {REQUIRE_TOOLS}=1 requires it", pytrace=False)
+    pytest.skip(message)
+
+
+@pytest.fixture(autouse=True, scope="module")
+def needs_cc():
+    need_tool("cc", "the test programs are C; .ci/run installs the tools")
+
+
+@pytest.fixture
+def needs_valgrind():
+    need_tool("valgrind", "installed by .ci/run")
 
 MEMORY_C = r"""
 #include <malloc.h>
@@ -169,6 +193,37 @@ void middle(int n) { leaf(n); leaf(n * 2); }
 int main(void) { middle(1000); sink += fact(10); return 0; }
 """
 
+MANY_THREADS_C = r"""
+#include <pthread.h>
+#include <stdlib.h>
+static volatile long sink;
+__attribute__((noinline)) int leaf(int n) { sink += n; return n; }
+static int each;
+static void *run(void *arg) { (void)arg; for (int i = 0; i < each; i++) leaf(i); return 0; }
+int main(int argc, char **argv) {
+    each = argc > 1 ? atoi(argv[1]) : 2000;
+    pthread_t threads[8];
+    for (int t = 0; t < 8; t++) pthread_create(&threads[t], 0, run, 0);
+    for (int t = 0; t < 8; t++) pthread_join(threads[t], 0);
+    return 0;
+}
+"""
+
+SLL_CPP = r"""
+struct SLL {
+    int search(int n);
+    int insert(int n);
+};
+__attribute__((noinline)) int SLL::search(int n) { return n; }
+__attribute__((noinline)) int SLL::insert(int n) { return search(n); }
+int main() {
+    SLL list;
+    int total = 0;
+    for (int i = 0; i < 10; i++) total += list.insert(i);
+    return total == 45 ? 0 : 1;
+}
+"""
+
 BUSY_C = r"""
 static volatile long sink;
 __attribute__((noinline)) void hot(long n) { for (long i = 0; i < n; i++) sink += i * i; }
@@ -194,10 +249,10 @@ def programs(tmp_path_factory):
     directory = tmp_path_factory.mktemp("native-programs")
     built = {name: build(directory, name, source) for name, source in (
         ("memory", MEMORY_C), ("strdup", STRDUP_C), ("threads", THREADS_C), ("fork", FORK_C), ("crash", CRASH_C), ("orphan", ORPHAN_C),
-        ("calls", CALLS_C), ("fib_plain", FIB_C))}
+        ("calls", CALLS_C), ("fib_plain", FIB_C), ("many_threads", MANY_THREADS_C))}
     built["busy"] = build(directory, "busy", BUSY_C, "-O1", "-fno-omit-frame-pointer")
     for name, source in (("fib.c", FIB_C), ("threads_trace.c", TRACE_THREADS_C), ("fork_trace.c", FORK_C),
-                         ("crash_trace.c", CRASH_C)):
+                         ("crash_trace.c", CRASH_C), ("sll.cpp", SLL_CPP)):
         (directory / name).write_text(source)
     built["dir"] = directory
     return built
@@ -519,11 +574,99 @@ def test_trace_with_uprobes_or_a_clear_reason(programs):
         collect("trace", [programs["fib_plain"]], programs["dir"], engine="uprobes")
 
 
+def test_trace_sampling_rules_split_at_the_last_equals_sign_and_must_match(programs):
+    assert _sampling_rules(["SLL::search=2", "fib:3", "ns::f:=4"]) == ["SLL::search=2", "fib=3", "ns::f:=4"]
+    with pytest.raises(ValueError):
+        _sampling_rules(["SLL::search"])
+    cwd = programs["dir"]
+    colon, _ = collect("trace", ["./fib", "5"], cwd, files=["fib.c"], sampling=["fib:2"])
+    assert Counter(r["uid"] for r in rows(colon)) == {"main": 1, "fib": 8}
+    with pytest.raises(CollectionError, match="the sampling pattern 'fob' matches no function of .*fib$"):
+        collect("trace", ["./fib", "5"], cwd, files=["fib.c"], sampling=["fob=2"])
+
+
+@pytest.mark.skipif(shutil.which("g++") is None, reason="no C++ compiler (.ci/run installs none)")
+def test_trace_sampling_of_cpp_qualified_names(programs):
+    cwd = programs["dir"]
+    profile, _ = collect("trace", ["./sll"], cwd, files=["sll.cpp"], cflags=["-O0"], rules=["SLL::*"],
+                         sampling=["SLL::search=2"])
+    assert Counter(r["uid"] for r in rows(profile)) == {"SLL::insert(int)": 10, "SLL::search(int)": 5}
+    check_tree(rows(profile))
+    with pytest.raises(CollectionError, match="the sampling pattern 'SLL::nothing' matches no function of"):
+        collect("trace", ["./sll"], cwd, files=["sll.cpp"], sampling=["SLL::nothing=2"])
+
+
+def test_uprobes_requirement_when_tracefs_is_not_readable(programs, monkeypatch, tmp_path):
+    fake = tmp_path / "bin"
+    fake.mkdir()
+    (fake / "perf").write_text("#!/bin/sh\nexit 0\n")
+    (fake / "perf").chmod(0o755)
+    monkeypatch.setenv("PATH", f"{fake}{os.pathsep}{os.environ['PATH']}")
+    real_stat = Path.stat
+
+    def denied(path, *args, **kwargs):  # what a user other than root gets in the 0700 tracefs
+        if str(path).startswith("/sys/kernel/"):
+            raise PermissionError(13, "Permission denied", str(path))
+        return real_stat(path, *args, **kwargs)
+
+    monkeypatch.setattr(Path, "stat", denied)
+    requirement = _uprobes_requirement()
+    assert not requirement.ok and requirement.optional
+    assert (requirement.detail, requirement.how_to_get) == ("tracefs is not readable by this user",
+                                                            "run as root (or use the instrument engine)")
+    checked = check_unit("collector", "trace")
+    assert checked.usable and requirement in checked.requirements
+    with pytest.raises(CollectionError) as info:
+        collect("trace", [programs["fib_plain"], "5"], programs["dir"], engine="uprobes", rules=["fib"])
+    assert info.value.message.endswith("the uprobes engine cannot run here: tracefs is not readable by this user; "
+                                       "run as root (or use the instrument engine)")
+
+
+def needs_uprobes() -> None:
+    need_tool("perf", "installed by .ci/run")
+    requirement = _uprobes_requirement()
+    if not requirement.ok:
+        pytest.skip(f"uprobes are not available here: {requirement.detail}")
+
+
+def test_uprobes_threads_lose_no_calls_or_say_so(programs, monkeypatch):
+    needs_uprobes()
+    argv, cwd = [programs["many_threads"], "2000"], programs["dir"]
+    profile, output = collect("trace", argv, cwd, engine="uprobes", rules=["leaf"])
+    if "lost_events" not in profile.header:  # the large buffer keeps up on this machine
+        assert Counter(r["thread"] for r in rows(profile)) == {thread: 2000 for thread in range(1, 9)}
+    else:
+        assert any(text.startswith("perun: perf lost ") for _, text in output)
+    monkeypatch.setattr(trace, "_ring_buffer", lambda: "8K")  # two pages: most events are lost
+    with pytest.raises(CollectionError, match=r"perf lost \d+ of \d+ uprobe events \(\d+\.\d%\) with a buffer of "
+                       r"8K per CPU: the call tree would be wrong"):
+        collect("trace", argv, cwd, engine="uprobes", rules=["leaf"])
+    monkeypatch.setattr(trace, "MAX_LOST_SHARE", 1.0)
+    kept, output = collect("trace", argv, cwd, engine="uprobes", rules=["leaf"])
+    lost = kept.header["lost_events"]
+    assert 0 < lost and len(rows(kept)) < 16000
+    assert [text for _, text in output if text.startswith("perun: ")] == [
+        next(text for _, text in output if text.startswith(f"perun: perf lost {lost} of "))]
+
+
+def test_uprobes_beside_another_groups_probes_of_the_same_names(programs, tmp_path):
+    """perf probe refuses an event name used in any group: two jobs at once (or another tool) must not clash."""
+    needs_uprobes()
+    other = f"othertool{os.getpid()}"
+    fib = str(programs["fib_plain"])
+    subprocess.run(perf_command(tmp_path, "probe", "-q", "-x", fib, "-a", f"{other}:e0=fib", "-a",
+                                f"{other}:x0=fib%return"), check=True)
+    try:
+        profile, _ = collect("trace", [fib, "5"], programs["dir"], engine="uprobes", rules=["fib"])
+    finally:
+        subprocess.run(perf_command(tmp_path, "probe", "-q", "-d", f"{other}:*"), check=True)
+    assert Counter(r["uid"] for r in rows(profile)) == {"fib": 15}
+
+
 # -- perf ---------------------------------------------------------------------------------------
 
 def perf_allowed() -> tuple[bool, str]:
-    if shutil.which("perf") is None:
-        return False, "perf is not installed"
+    need_tool("perf", "installed by .ci/run")
     allowed, detail, _ = perf_permission()
     return allowed, detail
 
@@ -558,6 +701,48 @@ def test_perf_follows_threads_and_forks_and_reports_crashes(programs, run_env):
     crashed, _ = collect("perf", [programs["crash"]], programs["dir"], mode="record", keep_failed=True)
     assert crashed.header["exit_status"] == -signal.SIGSEGV
     assert leftovers(run_env) == []
+
+
+def test_perf_stat_reports_a_program_killed_by_a_signal(programs, run_env):
+    allowed, reason = perf_allowed()
+    if not allowed:
+        pytest.skip(f"the kernel forbids perf here: {reason}")
+    with pytest.raises(CollectionError) as info:
+        collect("perf", [programs["crash"]], programs["dir"], mode="stat")
+    assert info.value.exit_status == -signal.SIGSEGV
+    assert "the profiled command was killed by SIGSEGV" in info.value.message and "Segmentation fault" in info.value.hint
+    crashed, _ = collect("perf", [programs["crash"]], programs["dir"], mode="stat", keep_failed=True)
+    assert crashed.header["exit_status"] == -signal.SIGSEGV
+    assert "page-faults" in {r["subtype"] for r in rows(crashed)} | set(crashed.header["unsupported_events"])
+    with pytest.raises(CollectionError, match="the profiled command exited with status 3"):
+        collect("perf", [programs["memory"]], programs["dir"], mode="stat")
+    assert leftovers(run_env) == []
+
+
+def test_perf_signal_report_is_only_perfs_last_line():
+    assert signal_reported("./crash: Segmentation fault\n", "./crash") == signal.SIGSEGV
+    assert signal_reported("some output\n/bin/app: Aborted", "/bin/app") == signal.SIGABRT
+    assert signal_reported("./crash: Segmentation fault\nlater output", "./crash") == 0
+    assert signal_reported("./other: Segmentation fault", "./crash") == 0
+    assert signal_reported("./crash: cannot open input", "./crash") == 0
+    assert signal_reported("", "./crash") == 0
+
+
+def test_perf_requirements_compare_events_without_privilege_modifiers(tmp_path, monkeypatch):
+    """For users other than root perf counts cycles:u; that is the cycles event, not another one."""
+    assert [base_event(e) for e in ("cycles:u", "instructions:k", "cache-misses", "sched:sched_switch")] == [
+        "cycles", "instructions", "cache-misses", "sched:sched_switch"]
+    fake = tmp_path / "bin"
+    fake.mkdir()
+    (fake / "perf").write_text("#!/bin/sh\ncat >&2 <<'END'\n<not supported>,,cycles:u,0,100.00,,\n"
+                               "<not supported>,,instructions:u,0,100.00,,\n12,,cache-misses:u,100,100.00,,\n"
+                               "3,,branch-misses:u,100,100.00,,\n46,,page-faults:u,100,100.00,,\n"
+                               "0,,context-switches:u,100,100.00,,\nEND\n")
+    (fake / "perf").chmod(0o755)
+    monkeypatch.setenv("PATH", f"{fake}{os.pathsep}{os.environ['PATH']}")
+    counters = next(r for r in check_unit("collector", "perf").requirements if r.name == "hardware counters")
+    assert counters.detail == ("countable: cache-misses, branch-misses, page-faults, context-switches; not supported "
+                               "here: cycles:u, instructions:u (stacks are sampled with cpu-clock instead)")
 
 
 def test_perf_parsers():
@@ -599,10 +784,7 @@ def test_perf_missing_or_forbidden_gives_one_line(programs, tmp_path, monkeypatc
 
 # -- callgrind ----------------------------------------------------------------------------------
 
-needs_valgrind = pytest.mark.skipif(shutil.which("valgrind") is None, reason="valgrind is installed by .ci/run")
-
-
-@needs_valgrind
+@pytest.mark.usefixtures("needs_valgrind")
 def test_callgrind_reports_the_expected_functions_and_edges(programs):
     profile, _ = collect("callgrind", [programs["calls"]], programs["dir"])
     functions = {r["uid"]: r for r in rows(profile) if r["subtype"] == "function"}
@@ -621,7 +803,7 @@ def test_callgrind_reports_the_expected_functions_and_edges(programs):
         functions["middle"]["amount"]
 
 
-@needs_valgrind
+@pytest.mark.usefixtures("needs_valgrind")
 def test_callgrind_crash_fork_and_threads(programs, run_env):
     threaded, _ = collect("callgrind", [programs["threads"]], programs["dir"])
     worker = next(r for r in rows(threaded) if r["subtype"] == "function" and r["uid"] == "worker")
@@ -636,6 +818,39 @@ def test_callgrind_crash_fork_and_threads(programs, run_env):
     work = {r["process"]: r["calls"] for r in rows(forked) if r["subtype"] == "function" and r["uid"] == "work"}
     assert work == {1: 2, 2: 3}
     assert leftovers(run_env) == []
+
+
+@pytest.mark.usefixtures("needs_valgrind")
+def test_callgrind_timeout_leaves_no_vgdb_pipes(programs, run_env):
+    with pytest.raises(CollectionError, match="timed out after 2 s"):
+        collect("callgrind", ["sleep", "30"], programs["dir"], timeout=2)
+    assert [name for name in os.listdir(run_env) if name.startswith("vgdb")] == [] and leftovers(run_env) == []
+
+
+def test_perf_and_uprobes_leave_nothing_in_the_build_id_cache(programs, tmp_path, monkeypatch):
+    allowed, reason = perf_allowed()
+    if not allowed:
+        pytest.skip(f"the kernel forbids perf here: {reason}")
+    home = tmp_path / "home"
+    home.mkdir()
+    monkeypatch.setenv("HOME", str(home))
+    collect("perf", [programs["busy"]], programs["dir"])
+    check_unit("collector", "perf")
+    if _uprobes_requirement().ok:
+        collect("trace", [programs["fib_plain"], "5"], programs["dir"], engine="uprobes", rules=["fib"])
+    assert list(home.iterdir()) == []
+
+
+def test_missing_tools_skip_or_fail_when_ci_requires_them(tmp_path, monkeypatch):
+    monkeypatch.setenv("PATH", str(tmp_path))
+    monkeypatch.delenv(REQUIRE_TOOLS, raising=False)
+    with pytest.raises(pytest.skip.Exception, match="'valgrind' is missing"):
+        need_tool("valgrind", "installed by .ci/run")
+    monkeypatch.setenv(REQUIRE_TOOLS, "1")
+    with pytest.raises(pytest.fail.Exception, match=f"'valgrind' is missing .*; {REQUIRE_TOOLS}=1 requires it"):
+        need_tool("valgrind", "installed by .ci/run")
+    monkeypatch.setenv("PATH", os.path.dirname(shutil.which("sh", path=os.defpath)))
+    need_tool("sh", "always there")
 
 
 def test_callgrind_parser_handles_compression_and_recursion():

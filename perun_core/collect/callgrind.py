@@ -221,7 +221,9 @@ class CallgrindCollector:
 
     def collect(self, ctx: UnitContext, kwargs: dict[str, Any]) -> PhaseResult:
         with tempfile.TemporaryDirectory(prefix="perun-callgrind-", ignore_cleanup_errors=True) as work:
-            command = ["valgrind", "-q", "--tool=callgrind", f"--callgrind-out-file={work}/callgrind.out.%p",
+            # --vgdb=no: valgrind's gdb server makes FIFOs in $TMPDIR that a killed (timed-out) run leaves behind
+            command = ["valgrind", "-q", "--tool=callgrind", "--vgdb=no",
+                       f"--callgrind-out-file={work}/callgrind.out.%p",
                        f"--trace-children={'yes' if kwargs['trace_children'] else 'no'}", "--", *kwargs["argv"]]
             outcome = run_program(ctx, command, kwargs, tool="valgrind")
             outputs = sorted(Path(work).glob("callgrind.out.*"), key=lambda p: int(p.suffix[1:] or 0)

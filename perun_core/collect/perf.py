@@ -28,13 +28,21 @@ this user to profile, the job fails with one line saying which and how to
 allow it.  Stacks are walked with frame pointers by default
 (``--call-graph fp``): build the program with ``-fno-omit-frame-pointer``
 for complete stacks, or use ``--call-graph dwarf``.
+
+A program killed by a signal fails the job in both modes (or, with
+``--keep-failed``, gives a profile whose header records the signal),
+although ``perf stat`` itself exits 0 then.  perf's build-id cache is kept
+in the job's temporary directory (:func:`perf_command`), so profiling
+leaves no copies of the program in ``~/.debug``.
 """
 
 from __future__ import annotations
 
+import functools
 import os
 import re
 import shutil
+import signal
 import subprocess
 import tempfile
 from pathlib import Path
@@ -48,8 +56,8 @@ from ..units.params import Param
 from ..units.requirements import Requirement, tool_requirement
 from .native_run import COMMON_PARAMS, check_command, check_outcome, run_program
 
-__all__ = ["DEFAULT_EVENTS", "PerfCollector", "parse_perf_script", "parse_perf_stat", "perf_permission",
-           "stack_resources"]
+__all__ = ["DEFAULT_EVENTS", "HOW_TO_GET_PERF", "PerfCollector", "base_event", "parse_perf_script",
+           "parse_perf_stat", "perf_command", "perf_permission", "signal_reported", "stack_resources"]
 
 DEFAULT_EVENTS = ("cycles", "instructions", "cache-misses", "branch-misses", "page-faults", "context-switches")
 HOW_TO_GET_PERF = "install perf (Debian: apt-get install linux-perf; Ubuntu: apt-get install linux-tools-generic)"
@@ -58,6 +66,51 @@ HOW_TO_ALLOW = "allow it with 'sudo sysctl kernel.perf_event_paranoid=1' (or run
 _DENIED = ("perf_event_paranoid", "permission denied", "no permission", "access to performance monitoring",
            "not permitted", "operation not permitted")
 _SAMPLE = re.compile(r"^\s*(\d+)\s+(\d+)\s+(\S+):\s*(.*)$")
+#: The privilege-level modifiers perf adds to an event's name when the user may not count everything.
+_LEVEL_MODIFIERS = re.compile(r":[ukh]+$")
+
+
+def perf_command(work: Path, subcommand: str, *args: str) -> list[str]:
+    """The command line of ``perf SUBCOMMAND ARGS`` keeping perf's build-id cache in ``work``.
+
+    perf record and perf probe copy every binary they touch into the
+    build-id cache, ``~/.debug`` by default, which nobody cleans up; inside
+    the job's temporary directory it goes away with the job.
+    """
+    return ["perf", "--buildid-dir", str(work / "buildid"), subcommand, *args]
+
+
+def base_event(name: str) -> str:
+    """``cycles`` for ``cycles:u``: an event without the privilege level perf chose for this user."""
+    return _LEVEL_MODIFIERS.sub("", name)
+
+
+@functools.cache
+def _signal_descriptions() -> dict[str, int]:
+    """Signal numbers by the descriptions psignal(3) prints: in English, and in the user's language."""
+    import gettext
+
+    catalog = gettext.translation("libc", "/usr/share/locale", fallback=True)
+    found: dict[str, int] = {}
+    for number in sorted(signal.valid_signals(), reverse=True):
+        description = signal.strsignal(number)
+        if description:
+            found[catalog.gettext(description)] = found[description] = number
+    return found
+
+
+def signal_reported(stderr: str, program: str) -> int:
+    """The signal that killed ``program`` under ``perf stat`` (0 when it was not killed).
+
+    perf stat exits 0 when the program dies by a signal; it only reports
+    the signal with psignal(3), ``PROGRAM: Segmentation fault`` in the
+    user's language, after the program ended: the last line of ``stderr``.
+    """
+    lines = [line for line in stderr.splitlines() if line.strip()]
+    prefix = f"{program}: "
+    if not lines or not lines[-1].startswith(prefix):
+        return 0
+    return _signal_descriptions().get(lines[-1][len(prefix):].strip(), 0)
 
 
 def paranoid_level() -> int | None:
@@ -239,7 +292,8 @@ class PerfCollector:
         allowed, detail, unsupported = perf_permission()
         found.append(Requirement("permission to profile", allowed, detail, HOW_TO_ALLOW if not allowed else ""))
         if allowed:
-            supported = [e for e in DEFAULT_EVENTS if e not in unsupported]
+            missing = {base_event(e) for e in unsupported}
+            supported = [e for e in DEFAULT_EVENTS if e not in missing]
             found.append(Requirement("hardware counters", not unsupported,
                                      f"countable: {', '.join(supported) or 'none'}"
                                      + (f"; not supported here: {', '.join(unsupported)} (stacks are sampled with "
@@ -285,13 +339,14 @@ class PerfCollector:
 
     def _record(self, ctx: UnitContext, kwargs: dict[str, Any], work: Path) -> tuple[dict, int, str]:
         data = work / "perf.data"
-        command = ["perf", "record", "-q", "-F", str(kwargs["frequency"]), "--call-graph", kwargs["call_graph"],
-                   "-o", str(data), "--", *kwargs["argv"]]
+        command = perf_command(work, "record", "-q", "--no-buildid-cache", "-F", str(kwargs["frequency"]),
+                               "--call-graph", kwargs["call_graph"], "-o", str(data), "--", *kwargs["argv"])
         outcome = run_program(ctx, command, kwargs, tool="perf record")
         script = None
         if data.exists() and data.stat().st_size > 0:
             try:
-                script = subprocess.run(["perf", "script", "-i", str(data), "-F", "tid,period,event,ip,sym,dso"],
+                script = subprocess.run(perf_command(work, "script", "-i", str(data), "-F",
+                                                     "tid,period,event,ip,sym,dso"),
                                         cwd=ctx.cwd, stdin=subprocess.DEVNULL, capture_output=True, text=True,
                                         errors="replace", timeout=600, check=False)
             except (OSError, subprocess.SubprocessError) as exc:
@@ -308,8 +363,8 @@ class PerfCollector:
 
     def _stat(self, ctx: UnitContext, kwargs: dict[str, Any], work: Path) -> tuple[list[dict], list[str], int]:
         output = work / "stat.csv"
-        command = ["perf", "stat", "-x", ",", "-e", ",".join(kwargs["events"]), "-o", str(output), "--",
-                   *kwargs["argv"]]
+        command = perf_command(work, "stat", "-x", ",", "-e", ",".join(kwargs["events"]), "-o", str(output), "--",
+                               *kwargs["argv"])
         outcome = run_program(ctx, command, kwargs, tool="perf stat")
         text = output.read_text(errors="replace") if output.exists() else ""
         counters, unsupported = parse_perf_stat(text)
@@ -319,5 +374,8 @@ class PerfCollector:
                 raise CollectionError(ctx.label, f"perf stat does not know the events {', '.join(kwargs['events'])} "
                                       "(see 'perf list')", None, outcome.stderr_tail)
             raise CollectionError(ctx.label, "perf stat counted nothing", outcome.exit_status, outcome.stderr_tail)
-        check_outcome(ctx, outcome, kwargs)
-        return counters, unsupported, outcome.exit_status
+        status = outcome.exit_status
+        if status == 0 and (number := signal_reported(outcome.stderr_tail, kwargs["argv"][0])):
+            status = -number
+        check_outcome(ctx, outcome, kwargs, status=status)
+        return counters, unsupported, status

@@ -21,14 +21,21 @@ TRACER workflow):
     ``perf record`` collects them.  It needs root (or a kernel that lets the
     user write ``/sys/kernel/tracing/uprobe_events``); when it is not
     allowed the job fails with one line saying what is missing.  Sampling
-    is applied after the run.
+    is applied after the run.  perf drops events when the program makes
+    them faster than it can save them (busy threads): the number dropped is
+    the header's ``lost_events`` and is said in the job's output, and the
+    job fails when more than :data:`MAX_LOST_SHARE` of the events are lost,
+    since the call tree would be wrong.
 
 ``-r/--rules`` selects functions by name or glob (``SLLList_*``; C++
 functions match by their demangled name with or without the parameter
 list); without rules the instrument engine records every instrumented
 function.  ``-s/--sampling FUNCTION=N`` records only every N-th call of
-FUNCTION (the 1st, the N+1-th, ...), ``-g/--global-sampling N`` that of
-every other function.  Rules pick functions of the main executable only.
+FUNCTION (the 1st, the N+1-th, ...; the item is split at its last ``=``,
+so C++ names work: ``SLL::search=2``; ``FUNCTION:N`` is accepted when there
+is no ``=``), ``-g/--global-sampling N`` that of every other function; a
+sampling pattern that matches no function is an error.  Rules pick
+functions of the main executable only.
 
 Every recorded call becomes one resource (spec 001 §4.1.1, plus the call
 tree)::
@@ -56,6 +63,7 @@ since inclusive durations of nested calls would be counted twice.
 
 from __future__ import annotations
 
+import errno
 import fnmatch
 import os
 import re
@@ -77,19 +85,26 @@ from .calltree import Calls, calls_of_thread, sample_events
 from .native_run import (COMMON_PARAMS, check_outcome, native_library_requirement, preload, resolve_command,
                          run_program, tool_error_as_collection)
 from .nativelog import ProcessLog, read_logs
+from .perf import HOW_TO_GET_PERF, perf_command
 from .symbols import HOW_TO_GET_BINUTILS, ProcessMaps, Symbolizer
 
 __all__ = ["TraceCollector", "instrumentation_flags", "profile_from_calls", "workload_size"]
 
 _CPP_SUFFIXES = (".cc", ".cpp", ".cxx", ".c++", ".C")
 _EXIT_BIT = 1 << 63
-HOW_TO_GET_PERF = "install perf (Debian: apt-get install linux-perf; Ubuntu: apt-get install linux-tools-generic)"
+#: Where the kernel offers uprobe events: tracefs, or tracefs inside debugfs on older systems.
+UPROBE_EVENTS = (Path("/sys/kernel/tracing/uprobe_events"), Path("/sys/kernel/debug/tracing/uprobe_events"))
+#: The share of uprobe events perf may lose before the job fails (fewer are noted in the header).
+MAX_LOST_SHARE = 0.01
+_LOST = re.compile(r"PERF_RECORD_LOST(_SAMPLES)? lost (\d+)")
 
 
 def _sampling_rules(value: list[str]) -> list[str]:
+    """``FUNCTION=N`` items, split at the last ``=`` (C++ names contain colons); ``FUNCTION:N`` without one."""
     rules = []
     for item in value:
-        function, sep, count = str(item).replace(":", "=").rpartition("=")
+        text = str(item)
+        function, sep, count = text.rpartition("=" if "=" in text else ":")
         if not sep or not function.strip() or not count.strip().isdigit() or int(count) < 1:
             raise ValueError("FUNCTION=N items with N >= 1 (e.g. 'SLLList_insert=10')")
         rules.append(f"{function.strip()}={int(count)}")
@@ -184,12 +199,15 @@ class TraceCollector:
                 target = Path(kwargs["target_dir"]) if kwargs["target_dir"] else Path(work, "build")
                 argv[0] = str(_build_target(ctx, kwargs, Path(ctx.cwd, target)))
             binary = resolve_command(ctx, argv[0])
+            lost = 0
             if kwargs["engine"] == "uprobes":
-                threads, outcome, names = _run_uprobes(ctx, kwargs, argv, binary, Path(work))
+                threads, outcome, names, lost = _run_uprobes(ctx, kwargs, argv, binary, Path(work))
             else:
                 threads, outcome, names = _run_instrumented(ctx, kwargs, argv, binary, Path(work))
         size = kwargs["size"] if kwargs["size"] is not None else workload_size(kwargs["workload"], ctx.cwd)
         profile = profile_from_calls(threads, names, kwargs, size)
+        if lost:
+            profile.header["lost_events"] = lost
         if outcome.exit_status != 0:
             profile.header["exit_status"] = outcome.exit_status
         kwargs["profile"] = profile
@@ -276,9 +294,10 @@ def _selection(ctx: UnitContext, kwargs: dict[str, Any], binary: str
     rates: dict[int, int] = {}
     for item in kwargs["sampling"]:
         pattern, _, count = item.rpartition("=")
-        for address, *names in functions:
-            if _matches(tuple(names), [pattern]):
-                rates[address] = int(count)
+        matched = [address for address, *names in functions if _matches(tuple(names), [pattern])]
+        if not matched:
+            raise CollectionError(ctx.label, f"the sampling pattern {pattern!r} matches no function of {binary}")
+        rates.update((address, int(count)) for address in matched)
     return chosen, rates
 
 
@@ -342,14 +361,33 @@ def _threads_of_logs(logs: list[ProcessLog]) -> tuple[list[tuple[int, int, Calls
 
 # -- the uprobes engine ---------------------------------------------------------------------------
 
+def _uprobe_events() -> Path | None:
+    """The kernel's uprobe_events file, None when there is none.
+
+    Raises OSError when tracefs may not be looked into (it is readable by
+    root only on most systems).
+    """
+    for path in UPROBE_EVENTS:
+        try:
+            path.stat()
+        except OSError as exc:
+            if exc.errno in (errno.ENOENT, errno.ENOTDIR):
+                continue
+            raise
+        return path
+    return None
+
+
 def _uprobes_requirement() -> Requirement:
     name = "uprobes through perf (--engine uprobes)"
     if shutil.which("perf") is None:
         return Requirement(name, False, "'perf' not found on PATH", HOW_TO_GET_PERF, optional=True)
-    events = Path("/sys/kernel/tracing/uprobe_events")
-    if not events.exists():
-        events = Path("/sys/kernel/debug/tracing/uprobe_events")
-    if not events.exists():
+    try:
+        events = _uprobe_events()
+    except OSError:
+        return Requirement(name, False, "tracefs is not readable by this user",
+                           "run as root (or use the instrument engine)", optional=True)
+    if events is None:
         return Requirement(name, False, "the kernel offers no uprobe_events (CONFIG_UPROBE_EVENTS, tracefs "
                            "mounted at /sys/kernel/tracing)", "use a kernel with uprobes and mount tracefs",
                            optional=True)
@@ -359,9 +397,10 @@ def _uprobes_requirement() -> Requirement:
     return Requirement(name, True, f"{events} is writable", optional=True)
 
 
-def _perf_probe(ctx: UnitContext, args: list[str]) -> subprocess.CompletedProcess:
+def _perf_probe(ctx: UnitContext, work: Path, args: list[str]) -> subprocess.CompletedProcess:
+    """Run ``perf probe`` (not quiet: -q hides its error messages too)."""
     try:
-        return subprocess.run(["perf", "probe", "-q", *args], cwd=ctx.cwd, stdin=subprocess.DEVNULL,
+        return subprocess.run(perf_command(work, "probe", *args), cwd=ctx.cwd, stdin=subprocess.DEVNULL,
                               capture_output=True, text=True, timeout=120, check=False)
     except (OSError, subprocess.SubprocessError) as exc:
         raise CollectionError(ctx.label, f"perf probe failed: {exc}") from None
@@ -369,7 +408,8 @@ def _perf_probe(ctx: UnitContext, args: list[str]) -> subprocess.CompletedProces
 
 def _probe_failure(ctx: UnitContext, done: subprocess.CompletedProcess) -> CollectionError:
     text = (done.stderr or done.stdout).strip()
-    first = next((line.strip() for line in text.splitlines() if line.strip()), "no message")
+    lines = [line.strip() for line in text.splitlines() if line.strip()]
+    first = next((line for line in lines if line.lower().startswith("error")), lines[0] if lines else "no message")
     if any(word in text.lower() for word in ("permission", "not permitted", "privilege", "read-only")):
         error = ToolNotPermitted("perf probe", f"placing uprobes needs root ({first})",
                                  "run perun as root, or use the instrument engine")
@@ -380,8 +420,25 @@ def _probe_failure(ctx: UnitContext, done: subprocess.CompletedProcess) -> Colle
     return CollectionError(ctx.label, f"perf probe failed: {first}")
 
 
+def _ring_buffer() -> str | None:
+    """perf record's buffer per CPU (-m) for uprobes: 16 MiB, less with many CPUs (256 MiB in all at most).
+
+    perf's default (512 KiB) loses a good share of the events of a few busy
+    threads.  None (perf's default) for users other than root, whom the
+    kernel allows much less locked memory.
+    """
+    if os.geteuid() != 0:
+        return None
+    cpus = os.cpu_count() or 1
+    size = 16
+    while size > 1 and size * cpus > 256:
+        size //= 2
+    return f"{size}M"
+
+
 def _run_uprobes(ctx: UnitContext, kwargs: dict[str, Any], argv: list[str], binary: str, work: Path
-                 ) -> tuple[list, Any, dict]:
+                 ) -> tuple[list, Any, dict, int]:
+    """Calls per thread, the outcome, function names and the number of events perf lost."""
     import numpy as np
 
     requirement = _uprobes_requirement()
@@ -393,32 +450,48 @@ def _run_uprobes(ctx: UnitContext, kwargs: dict[str, Any], argv: list[str], bina
     if not chosen:
         raise CollectionError(ctx.label, "the rules select only compiler-made clones of functions, which "
                               "perf probe cannot probe")
-    group = "perun_" + uuid.uuid4().hex[:12]
+    # perf probe refuses an event name that another group already uses (e0 of a concurrent job): unique ones
+    token = uuid.uuid4().hex[:12]
+    group = f"perun_{token}"
     specs = []
     for index, (_, symbol, _) in enumerate(chosen):
-        specs += ["-a", f"{group}:e{index}={symbol}", "-a", f"{group}:x{index}={symbol}%return"]
-    done = _perf_probe(ctx, ["-x", binary, *specs])
+        specs += ["-a", f"{group}:e{index}_{token}={symbol}", "-a", f"{group}:x{index}_{token}={symbol}%return"]
+    done = _perf_probe(ctx, work, ["-x", binary, *specs])
+    buffer = _ring_buffer()
     try:
         if done.returncode != 0:
             raise _probe_failure(ctx, done)
         data = work / "perf.data"
-        command = ["perf", "record", "-q", "-e", f"{group}:*", "-o", str(data), "--", *argv]
+        command = perf_command(work, "record", "--no-buildid-cache", *(["-m", buffer] if buffer else []),
+                               "-e", f"{group}:*", "-o", str(data), "--", *argv)
         outcome = run_program(ctx, command, kwargs, tool="perf record")
         if not data.exists():
             raise CollectionError(ctx.label, "perf record wrote no data", outcome.exit_status, outcome.stderr_tail)
         check_outcome(ctx, outcome, kwargs)
-        script = subprocess.run(["perf", "script", "-i", str(data), "-F", "tid,time,event", "--ns"], cwd=ctx.cwd,
-                                stdin=subprocess.DEVNULL, capture_output=True, text=True, timeout=600, check=False)
+        try:
+            script = subprocess.run(perf_command(work, "script", "-i", str(data), "-F", "tid,time,event", "--ns",
+                                                 "--show-lost-events"),
+                                    cwd=ctx.cwd, stdin=subprocess.DEVNULL, capture_output=True, text=True,
+                                    errors="replace", timeout=600, check=False)
+        except (OSError, subprocess.SubprocessError) as exc:
+            raise CollectionError(ctx.label, f"perf script failed: {exc}") from None
     finally:
-        _perf_probe(ctx, ["-d", f"{group}:*"])
-    pattern = re.compile(rf"^\s*(\d+)\s+(\d+)\.(\d+):\s+{group}:([ex])(\d+)(?:__return)?:")
+        _perf_probe(ctx, work, ["-d", f"{group}:*"])
+    pattern = re.compile(rf"^\s*(\d+)\s+(\d+)\.(\d+):\s+{group}:([ex])(\d+)_{token}(?:__return)?:")
     per_thread: dict[int, list[tuple[int, int, bool]]] = {}
+    lost = {"chunks": 0, "samples": 0}
     for line in script.stdout.splitlines():
         match = pattern.match(line)
         if match:
             tid, seconds, fraction, kind, index = match.groups()
             stamp = int(seconds) * 1_000_000_000 + int(fraction.ljust(9, "0")[:9])
             per_thread.setdefault(int(tid), []).append((int(index), stamp, kind == "x"))
+        elif (loss := _LOST.search(line)) is not None:
+            lost["samples" if loss.group(1) else "chunks"] += int(loss.group(2))
+    # perf may report one loss twice: as lost ring-buffer records and as lost samples of an event
+    lost_events = max(lost.values())
+    if lost_events:
+        _judge_losses(ctx, lost_events, sum(map(len, per_thread.values())), buffer)
     names = {(1, index): name for index, (_, _, name) in enumerate(chosen)}
     rates = {index: rates_by_address[address] for index, (address, _, _) in enumerate(chosen)
              if address in rates_by_address}
@@ -429,7 +502,24 @@ def _run_uprobes(ctx: UnitContext, kwargs: dict[str, Any], argv: list[str], bina
         exits = np.array([e[2] for e in events], dtype=bool)
         keep = sample_events(functions, exits, rates, kwargs["global_sampling"])
         threads.append((1, thread, calls_of_thread(functions[keep], stamps[keep], exits[keep])))
-    return threads, outcome, names
+    return threads, outcome, names, lost_events
+
+
+def _judge_losses(ctx: UnitContext, lost: int, recorded: int, buffer: str | None) -> None:
+    """Fail when perf lost more than MAX_LOST_SHARE of the events; say so in the job's output otherwise.
+
+    A lost entry or exit makes the calls around it wrong (merged with the
+    next call, or ending late), so a profile with losses must never pass
+    for a complete one.
+    """
+    share = lost / (lost + recorded)
+    message = (f"perf lost {lost} of {lost + recorded} uprobe events ({share:.1%}) with a buffer of "
+               f"{buffer or 'its default size'} per CPU")
+    if share > MAX_LOST_SHARE:
+        raise CollectionError(ctx.label, f"{message}: the call tree would be wrong; probe fewer or less often "
+                              "called functions (-r), or use the instrument engine")
+    ctx.output("stderr", f"perun: {message}; calls around the losses may be wrong (the profile's header "
+               "records lost_events)")
 
 
 # -- the profile --------------------------------------------------------------------------------
