@@ -32,18 +32,23 @@ def _fsync_dir(directory: Path) -> None:
         os.close(fd)
 
 
-def atomic_write(path: Path | str, data: bytes | Iterable[bytes], *, exclusive: bool = False) -> None:
+def atomic_write(path: Path | str, data: bytes | Iterable[bytes], *, exclusive: bool = False,
+                 mode: int | None = None) -> None:
     """Write ``data`` (bytes, or an iterable of byte chunks) to ``path`` through a temporary file, fsync and rename.
 
     With ``exclusive`` the call fails with FileExistsError instead of
     replacing an existing file (used for names that must never overwrite).
-    Nothing is left behind when producing the chunks raises.
+    Nothing is left behind when producing the chunks raises.  The file gets
+    permissions ``mode`` when given (the umask does not apply), else 0600
+    as the temporary file has.
     """
     path = Path(path)
     path.parent.mkdir(parents=True, exist_ok=True)
     fd, tmp_name = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
     try:
         with os.fdopen(fd, "wb") as handle:
+            if mode is not None:
+                os.fchmod(handle.fileno(), mode)
             if isinstance(data, (bytes, bytearray, memoryview)):
                 handle.write(data)
             else:

@@ -271,22 +271,29 @@ def show(ctx: click.Context, profile: str, minor: str | None) -> None:
 
 
 @show.command("raw", context_settings=CONTEXT)
-@click.option("-o", "--output", type=click.Path(dir_okay=False), help="Write the JSON to this file instead.")
+@click.option("-f", "--filename", type=click.Path(dir_okay=False), metavar="FILE",
+              help="Write the JSON to FILE instead.")
+# the first spelling of --filename, kept working but no longer listed
+@click.option("-o", "--output", type=click.Path(dir_okay=False), hidden=True)
 @click.option("--compact", is_flag=True, help="No indentation.")
-def show_raw(output: str | None, compact: bool) -> None:
+def show_raw(filename: str | None, output: str | None, compact: bool) -> None:
     """The profile in the documented JSON form.
 
     On a terminal the JSON is highlighted, unless NO_COLOR is set.
     """
     from perun_core import api
-    from perun_core.fsutil import atomic_write
+    from perun_core.cli.view_cmds import write_output
     from perun_core.profile.codec import to_json_bytes
 
+    if filename and output:
+        raise click.UsageError("-o/--output is another name of -f/--filename: give one of them")
+    filename = filename or output
     spec, minor = click.get_current_context().meta["profile_spec"]
     loaded = api.load_profile(spec, minor=minor)
     data = to_json_bytes(loaded.profile, indent=None if compact else 2) + b"\n"
-    if output:
-        atomic_write(output, data)
+    if filename:
+        write_output(filename, data)
+        click.echo(f"Wrote {loaded.source} as JSON to {filename}")
         return
     # Highlighting re-parses the JSON: past a few megabytes it costs more than it helps.
     if sys.stdout.isatty() and not os.environ.get("NO_COLOR") and len(data) <= 8_000_000:

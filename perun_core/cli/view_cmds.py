@@ -19,9 +19,6 @@ import click
 
 CONTEXT = {"help_option_names": ["-h", "--help"], "max_content_width": 100}
 
-#: Files that keep colour: the terminal text converted to HTML.
-HTML_SUFFIXES = (".html", ".htm")
-
 
 def _view(name: str) -> Any:
     from perun_core.views import get_view
@@ -54,12 +51,16 @@ def _click_param(param: Any) -> click.Parameter:
 
 
 def _common_params(view: Any) -> list[click.Parameter]:
+    from perun_core.views.base import HTML_SUFFIXES, PLAIN_SUFFIXES
+
+    own = [suffix for suffix in view.suffixes() if suffix not in (*PLAIN_SUFFIXES, *HTML_SUFFIXES)]
+    pictures = "".join(f"; of {fmt} in pixels (default {pixels})" for fmt, pixels in view.pixel_formats.items())
     params: list[click.Parameter] = [
         click.Option(["-f", "--filename", "filename"], type=click.Path(dir_okay=False), metavar="FILE",
                      help="Write the output to FILE instead (.txt: plain text, .html: with colour"
-                          + (", other suffixes pick the format" if len(view.formats) > 1 else "") + ")."),
+                          + (f"; {', '.join(own)}: the format they name" if own else "") + ")."),
         click.Option(["--width", "width"], type=click.IntRange(min=20), metavar="COLUMNS",
-                     help="Width of the output (default: the terminal's)."),
+                     help=f"Width of the output in columns (default: the terminal's){pictures}."),
         click.Option(["--height", "height"], type=click.IntRange(min=5), metavar="ROWS",
                      help="Height of a plot or map (default: the terminal's)."),
     ]
@@ -67,6 +68,13 @@ def _common_params(view: Any) -> list[click.Parameter]:
         params.append(click.Option(["--format", "fmt"], type=click.Choice(view.formats), default=None,
                                    help=f"Output format [default: {view.formats[0]}, or from the --filename suffix]."))
     return params
+
+
+def _help_text(description: str) -> str:
+    """A view's description as click help: reStructuredText quoting dropped, lists kept line by line."""
+    paragraphs = description.strip().replace("``", "'").split("\n\n")
+    # click rewraps every paragraph but those opened by a \b line
+    return "\n\n".join("\b\n" + p if p.lstrip().startswith("* ") else p for p in paragraphs)
 
 
 class ViewCommand(click.Command):
@@ -82,8 +90,7 @@ class ViewCommand(click.Command):
         view = _view(self.name or "")
         self.params = [*(_click_param(p) for p in view.params), *_common_params(view)]
         self.short_help = view.summary
-        # the descriptions are docstrings: drop their reStructuredText quoting for the terminal
-        self.help = (view.description.strip() or view.summary).replace("``", "'")
+        self.help = _help_text(view.description) or view.summary
         self._loaded = True
 
     def get_params(self, ctx: click.Context) -> list[click.Parameter]:
@@ -114,13 +121,15 @@ def show_view(name: str, values: dict[str, Any], *, filename: str | None, width:
     """Load the profile of ``show``, build view ``name`` and write its text out."""
     from perun_core import api
     from perun_core.views import DEFAULT_THEME
+    from perun_core.views.base import HTML_SUFFIXES
 
     view = _view(name)
+    # a file name the view cannot write is wrong before any profile is read
+    chosen = view.format_for(fmt, filename)
     spec, minor = click.get_current_context().meta["profile_spec"]
     loaded = api.load_profile(spec, minor=minor)
     given = {key: value for key, value in values.items() if value is not None and value != ()}
     result = view.run(loaded.profile, given)
-    chosen = view.format_for(fmt, filename)
     to_html = bool(filename) and filename.lower().endswith(HTML_SUFFIXES)
     colour = chosen in view.textual and (to_html if filename else _use_colour())
     columns, lines = shutil.get_terminal_size()
@@ -131,13 +140,13 @@ def show_view(name: str, values: dict[str, Any], *, filename: str | None, width:
         # leave a line for the prompt below the picture
         height=height or max(lines - 1, 5),
         theme=DEFAULT_THEME if colour else None,
+        # pictures are sized in pixels: only an explicit --width changes them
+        pixels=width,
     )
     if filename:
-        from perun_core.fsutil import atomic_write
-
         if to_html:
             text = _html_of(text, title=f"{name}: {loaded.source}")
-        atomic_write(filename, (text + "\n").encode("utf-8"))
+        write_output(filename, (text + "\n").encode("utf-8"))
         click.echo(f"Wrote {name} of {loaded.source} to {filename}")
         return
     try:
@@ -147,6 +156,22 @@ def show_view(name: str, values: dict[str, Any], *, filename: str | None, width:
         import os
 
         os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+
+
+def write_output(filename: str, data: bytes) -> None:
+    """Write a file the user asked for (``show ... -f FILE``) atomically, with the permissions the umask allows.
+
+    The store keeps its files private (0600, from :func:`~perun_core.fsutil.atomic_write`);
+    an exported plot or table is the user's like any file a shell
+    redirection would create.
+    """
+    import os
+
+    from perun_core.fsutil import atomic_write
+
+    umask = os.umask(0)
+    os.umask(umask)
+    atomic_write(filename, data, mode=0o666 & ~umask)
 
 
 def _html_of(ansi_text: str, *, title: str) -> str:

@@ -3,7 +3,8 @@
 Each bar shows ``func`` (sum, count, mean, median, min, max) of the ``of``
 values of the resources sharing one ``per`` value (``snapshots``, the
 region number, by default).  With ``by`` every bar is split by that key's
-values, stacked on top of each other or grouped side by side.
+values, stacked on top of each other or grouped side by side.  Values of
+different units are never added up: see ``--type``.
 """
 
 from __future__ import annotations
@@ -13,15 +14,17 @@ from typing import TYPE_CHECKING
 from ..errors import EmptyProfile
 from .base import (
     AGGREGATIONS,
+    TYPE,
     Figure,
     Param,
     Plot,
     Series,
     View,
-    amount_unit,
     not_numeric,
     render_figure,
     require_key,
+    select_type,
+    with_notes,
     with_unit,
 )
 from .style import format_number
@@ -60,16 +63,18 @@ def aggregated(view: str, profile: Profile, func: str, of: str, per: str, by: st
     return grouped(table, of, per, by, func)
 
 
-def value_label(profile: Profile, func: str, of: str) -> str:
+def value_label(func: str, of: str, unit: str) -> str:
+    """The Y axis label, ``sum(amount) [B]``: a count has no unit."""
     label = f"{func}({of})"
-    return label if func == "count" else with_unit(label, amount_unit(profile, of))
+    return label if func == "count" else with_unit(label, unit)
 
 
-def build(profile: Profile, *, func: str, of: str, per: str, by: str | None, stacked: bool,
+def build(profile: Profile, *, func: str, of: str, per: str, by: str | None, stacked: bool, type: str | None,
           x_label: str | None, y_label: str | None, title: str | None) -> Figure:
     """The bars of ``func(of)`` per ``per`` value (split by ``by``) as a one-plot :class:`Figure`."""
     checked_keys("bars", profile, func, of, per=per, by=by)
-    per_values, by_values, matrix = aggregated("bars", profile, func, of, per, by)
+    shown = select_type("bars", profile, of, type, counting=func == "count")
+    per_values, by_values, matrix = aggregated("bars", shown.profile, func, of, per, by)
     if not per_values:
         raise EmptyProfile("bars", f"resources with both '{of}' and '{per}'")
     categories = [format_number(v) for v in per_values]
@@ -78,12 +83,12 @@ def build(profile: Profile, *, func: str, of: str, per: str, by: str | None, sta
         series = [Series(f"{func}({of})", positions, matrix[0])]
     else:
         series = [Series(format_number(name), positions, row) for name, row in zip(by_values, matrix)]
-    default_title = f"{func} of {of} per {per}" + (f" by {by}" if by else "")
+    default_title = with_notes(f"{func} of {of} per {per}" + (f" by {by}" if by else ""), shown.note())
     plot = Plot(
         kind="bars",
         title=default_title if title is None else title,
         xlabel=per if x_label is None else x_label,
-        ylabel=value_label(profile, func, of) if y_label is None else y_label,
+        ylabel=value_label(func, of, shown.unit) if y_label is None else y_label,
         series=series,
         categories=categories,
         stacked=stacked,
@@ -103,6 +108,7 @@ VIEW = View(
         BY,
         Param("stacked", "Stack the --by groups (default) or stand them side by side.", kind="flag",
               flags=("-s", "--stacked"), off=("-g", "--grouped"), default=True),
+        TYPE,
         X_LABEL,
         Y_LABEL,
         TITLE,

@@ -23,9 +23,17 @@ if TYPE_CHECKING:  # pragma: no cover
 #: Aggregation functions of bars and flow.
 AGGREGATIONS = ("sum", "count", "mean", "median", "min", "max")
 
-#: Smallest sizes a view renders at.
+#: Smallest sizes a view renders at (columns, rows; pixels for pictures).
 MIN_WIDTH = 20
 MIN_HEIGHT = 5
+MIN_PIXELS = 200
+
+#: File suffixes every view writes: its terminal text, plain (.txt) or with colour as a web page (.html).
+PLAIN_SUFFIXES = (".txt",)
+HTML_SUFFIXES = (".html", ".htm")
+
+#: ``--type`` value showing the resources of every type, whatever their units.
+ALL_TYPES = "all"
 
 
 @dataclass(frozen=True, slots=True)
@@ -82,12 +90,16 @@ class Param:
 
 @dataclass(frozen=True, slots=True)
 class RenderOptions:
-    """How to render a result: format, size in columns and rows, and colours (``None``: plain)."""
+    """How to render a result: format, size in columns and rows, and colours (``None``: plain).
+
+    ``pixels`` is the width of a picture format (``None`` for the others).
+    """
 
     fmt: str
     width: int
     height: int
     theme: Theme | None = None
+    pixels: int | None = None
 
 
 @dataclass(frozen=True)
@@ -99,7 +111,11 @@ class View:
     ``formats`` lists the output formats, the terminal one first;
     ``extensions`` maps file suffixes to formats for ``--filename``.
     ``textual`` lists the formats that are terminal text (rendered in
-    colour on a terminal); the others are file formats.
+    colour on a terminal); the others are file formats.  ``pixel_formats``
+    maps the formats drawn in pixels (svg) to their default width, which
+    ``pixels`` in :meth:`render` overrides.  ``description`` is the help
+    text for users (plain text: paragraphs, lists of lines starting with
+    ``* ``).
     """
 
     name: str
@@ -111,6 +127,7 @@ class View:
     formats: tuple[str, ...] = ("text",)
     textual: tuple[str, ...] = ("text",)
     extensions: Mapping[str, str] = field(default_factory=dict)
+    pixel_formats: Mapping[str, int] = field(default_factory=dict)
     #: whether a profile without resources may be shown (the view checks itself)
     allows_empty: bool = False
     description: str = ""
@@ -144,24 +161,41 @@ class View:
         self.check_profile(prof)
         return self.build(prof, **self.bind(values or {}))
 
+    def suffixes(self) -> list[str]:
+        """The file suffixes ``--filename`` may end in: .txt, .html and the view's own."""
+        return list(dict.fromkeys([*PLAIN_SUFFIXES, *HTML_SUFFIXES, *self.extensions]))
+
     def format_for(self, fmt: str | None, filename: str | None = None) -> str:
-        """The output format: ``fmt`` if given, else the one ``filename``'s suffix implies, else the first."""
+        """The output format: ``fmt`` if given, else the one ``filename``'s suffix implies, else the first.
+
+        A suffix that is none of :meth:`suffixes` raises
+        :class:`InvalidParameter` (a bars plot in ``b.svg`` would be terminal
+        text under a picture's name); a name without a suffix gets the
+        terminal text.
+        """
         if fmt:
             if fmt not in self.formats:
                 raise InvalidParameter(self.name, "format", fmt, f"one of {', '.join(self.formats)}")
             return fmt
         if filename:
+            from pathlib import PurePath
+
             lowered = filename.lower()
             for suffix in sorted(self.extensions, key=len, reverse=True):
                 if lowered.endswith(suffix):
                     return self.extensions[suffix]
+            if PurePath(lowered).suffix not in ("", *PLAIN_SUFFIXES, *HTML_SUFFIXES):
+                raise InvalidParameter(self.name, "filename", filename,
+                                       f"a file name ending in one of {', '.join(self.suffixes())}")
         return self.formats[0]
 
     def render(self, result: Any, *, fmt: str | None = None, width: int = 80, height: int = 24,
-               theme: Theme | None = None) -> str:
+               theme: Theme | None = None, pixels: int | None = None) -> str:
         """``result`` as text in format ``fmt`` (default: the terminal one).
 
         ``theme`` only colours terminal formats; ``None`` gives plain text.
+        ``pixels`` is the width of a format drawn in pixels (see
+        ``pixel_formats``); the others ignore it.
         """
         chosen = self.format_for(fmt)
         if type(width) is not int or width < MIN_WIDTH:
@@ -170,7 +204,13 @@ class View:
             raise InvalidParameter(self.name, "height", height, f"an integer of at least {MIN_HEIGHT}")
         if chosen not in self.textual:
             theme = None
-        return self.render_result(result, RenderOptions(chosen, width, height, theme))
+        if chosen in self.pixel_formats:
+            pixels = self.pixel_formats[chosen] if pixels is None else pixels
+            if type(pixels) is not int or pixels < MIN_PIXELS:
+                raise InvalidParameter(self.name, "width", pixels, f"a width of at least {MIN_PIXELS} pixels")
+        else:
+            pixels = None
+        return self.render_result(result, RenderOptions(chosen, width, height, theme, pixels))
 
 
 # -- figures: what bars, flow and scatter produce -----------------------------------
@@ -277,36 +317,148 @@ def resource_keys(profile: Profile, *, numeric: bool = False, snapshots: bool = 
     return keys
 
 
-def amount_unit(profile: Profile, key: str) -> str:
-    """Unit of ``key`` when the profile says it: ``amount`` has the unit of its resources' type."""
+def amount_units(profile: Profile, *, having: str | None = None) -> dict[str, set[str]]:
+    """The units of ``amount`` by resource type: ``{type: {unit, ...}}`` ("" where the header names none).
+
+    Units are keyed by resource type, or by ``type(subtype)`` as the
+    complexity and trace collectors do, so one type may have several.
+    With ``having`` only the resources carrying that key count.
+    Resources without a type are left out.
+    """
+    from itertools import compress
+
+    from ..profile.resources import MISSING
+
+    units = profile.units
+    by_subtype = any("(" in str(key) for key in units)
+    pairs: set[tuple[str, str]] = set()
+    for _, region in profile.regions():
+        table = region.resources
+        if not len(table):
+            continue
+        types = table.column("type")
+        subtypes = table.column("subtype") if by_subtype else None
+        if having is not None:
+            keep = [value is not MISSING for value in table.column(having)]
+            types = list(compress(types, keep))
+            subtypes = None if subtypes is None else list(compress(subtypes, keep))
+        kinds = _distinct(types)
+        if subtypes is None:
+            pairs.update((kind, "") for kind in kinds)
+        elif len(kinds) == 1:
+            # a set of pairs costs a tuple per resource: most profiles have one type, so avoid it there
+            pairs.update((next(iter(kinds)), subtype) for subtype in _distinct(subtypes, missing=""))
+        else:
+            pairs.update((str(kind), "" if subtype is MISSING else str(subtype))
+                         for kind, subtype in zip(types, subtypes) if kind is not MISSING)
+    found: dict[str, set[str]] = {}
+    for kind, subtype in pairs:
+        unit = units.get(f"{kind}({subtype})", units.get(kind, ""))
+        found.setdefault(kind, set()).add(str(unit))
+    return found
+
+
+def _distinct(values: Any, *, missing: str | None = None) -> set[str]:
+    """The distinct values as text; ``MISSING`` is left out, or becomes ``missing`` when given."""
+    from ..profile.resources import MISSING
+
+    try:
+        seen = set(values)
+    except TypeError:  # unhashable values
+        seen = {v if v is MISSING else str(v) for v in values}
+    if MISSING in seen:
+        seen.discard(MISSING)
+        if missing is not None:
+            seen.add(missing)
+    return {str(v) for v in seen}
+
+
+def unit_label(units: set[str]) -> str:
+    """One unit, or ``mixed units: B, s`` when values of several units are shown together."""
+    if len(units) <= 1:
+        return next(iter(units), "")
+    return "mixed units: " + ", ".join(sorted(unit or "none" for unit in units))
+
+
+def amount_unit(profile: Profile, key: str, *, having: str | None = None) -> str:
+    """Unit of ``key`` when the profile says it: ``amount`` has the unit of its resources' type.
+
+    When the resources' types have different units the label says so
+    (:func:`unit_label`) rather than naming one of them.  ``having`` as in
+    :func:`amount_units`.
+    """
     units = profile.units
     if key in units:
         return str(units[key])
     if key == "amount":
-        # units are keyed by resource type, or type(subtype) as the complexity collector does
-        kinds = {str(t) for t in _column_values(profile, "type")}
-        kind = kinds.pop() if len(kinds) == 1 else profile.type
-        if kind in units:
-            return str(units[kind])
-        subtypes = {str(t) for t in _column_values(profile, "subtype")}
-        if len(subtypes) == 1 and f"{kind}({next(iter(subtypes))})" in units:
-            return str(units[f"{kind}({next(iter(subtypes))})"])
+        return unit_label(set().union(*amount_units(profile, having=having).values()))
     return ""
 
 
-def _column_values(profile: Profile, key: str) -> set:
-    seen: set = set()
-    for _, region in profile.regions():
-        column = region.resources.column(key)
-        try:
-            seen.update(column)
-        except TypeError:
-            seen.update(map(str, column))
-    from ..profile.resources import MISSING
+TYPE = Param(
+    "type",
+    "Only resources of this type, or 'all'. By default, where types differ in the unit of --of (a time "
+    "profile's max_rss rows hold bytes, the others seconds), only the profile's main type: its own, else the "
+    "first its units name; the title names it.",
+    flags=("-T", "--type"), metavar="TYPE",
+)
 
-    seen.discard(MISSING)
-    return seen
+
+@dataclass(frozen=True, slots=True)
+class Selection:
+    """What a plotting view shows: ``profile`` restricted to type ``only`` (``None``: every type) and the unit of --of."""
+
+    profile: Profile
+    only: str | None
+    unit: str
+
+    def note(self) -> str:
+        """What the title notes when only one type is shown (see :func:`with_notes`)."""
+        return f"{self.only} only" if self.only is not None else ""
+
+
+def select_type(view: str, profile: Profile, of: str, chosen: str | None, *, counting: bool = False) -> Selection:
+    """The resources a bars, flow or scatter view shows, so that it never adds or labels mixed units as one.
+
+    ``chosen`` is the ``--type`` value: a resource type, :data:`ALL_TYPES`,
+    or ``None``: then, when ``of`` (``amount``) has different units in
+    different types, only the main type is kept: the profile's type, else
+    the first type its units name, else the first by name.  ``counting``
+    views add no values, so they keep every type by default.
+    """
+    units = profile.units
+    by_type = amount_units(profile)
+
+    def unit_of(kinds: list[str]) -> str:
+        if of in units:
+            return str(units[of])
+        return unit_label(set().union(*(by_type[k] for k in kinds))) if of == "amount" else ""
+
+    if chosen == ALL_TYPES:
+        return Selection(profile, None, unit_of(list(by_type)))
+    if chosen is not None:
+        if chosen not in by_type:
+            listed = ", ".join(sorted(by_type)) or "(none in this profile)"
+            raise InvalidParameter(view, "type", chosen, f"a resource type of this profile: {listed}, or {ALL_TYPES}")
+        main = chosen
+    else:
+        varies = of == "amount" and of not in units and len(set().union(*by_type.values())) > 1
+        if counting or not varies:
+            return Selection(profile, None, unit_of(list(by_type)))
+        named = [str(key).partition("(")[0] for key in units]
+        main = next((kind for kind in (profile.type, *named) if kind in by_type), min(by_type))
+    if len(by_type) > 1:
+        from ..analysis.filtering import filter_profile
+
+        profile = filter_profile(profile, types=[main])
+    return Selection(profile, main, unit_of([main]))
 
 
 def with_unit(label: str, unit: str) -> str:
     return f"{label} [{unit}]" if unit else label
+
+
+def with_notes(title: str, *notes: str) -> str:
+    """``title (note, note)`` for the notes that are not empty."""
+    shown = [note for note in notes if note]
+    return f"{title} ({', '.join(shown)})" if shown else title

@@ -1,20 +1,21 @@
 """Flame graphs: inclusive consumption by call trace (spec §6.1.2).
 
-Any profile whose resources carry a call ``trace`` (memory, trace and
-sampling profiles) can be shown.  The stacks come from
-:func:`perun_core.profile.convert.to_flame_graph_format`, so the same
-resources count here as in the folded format (deallocations and
-non-positive amounts do not).  :func:`build` merges them into a tree of
-:class:`Frame` nodes, whose ``total`` is the inclusive amount; the tree
-renders as
+Any profile whose resources carry a call trace can be shown: memory, trace
+and sampling (perf) profiles.  Every frame is as wide as the total of --of
+of everything called through it; deallocations and amounts that are not
+positive do not count.  Trace profiles add up ``exclusive`` by default
+(their ``amount`` is inclusive and would count nested calls twice), the
+others ``amount``.
 
-* ``icicle``: terminal text, the root on top, the widest frames first;
-* ``svg``: an interactive flame graph in the style of Brendan Gregg's
-  (a rect per frame, width proportional to its total, a tooltip per frame,
-  click to zoom, "Search" to highlight frames matching a regular
-  expression; ``#s=REGEX`` and ``#z=ID`` in the URL do the same on load);
-* ``folded``: ``root;...;leaf amount`` lines;
-* ``speedscope``: a sampled profile in speedscope's JSON file format.
+Outputs (--format, or the suffix of --filename):
+
+* icicle: terminal text, the root on top, the widest frames first
+* svg (.svg): an interactive flame graph in the style of Brendan Gregg's:
+  a tooltip per frame, click to zoom, Search highlights the frames matching
+  a regular expression (``#s=REGEX`` and ``#z=ID`` in the URL do the same
+  on load); --width sets its width in pixels (default 1200)
+* folded (.folded, .collapsed): ``root;...;leaf amount`` lines
+* speedscope (.json): a file for speedscope.app
 """
 
 from __future__ import annotations
@@ -141,10 +142,46 @@ def _parse_amount(text: str) -> float:
     return int(number) if number.is_integer() and "." not in text and "e" not in text.lower() else number
 
 
-def build(profile: Profile, *, of: str, title: str | None) -> FlameGraph:
-    """The flame graph of ``of`` over the call traces of ``profile``."""
+def default_of(profile: Profile) -> str:
+    """``exclusive`` when every resource with a trace carries it as a number, else ``amount``.
+
+    The trace collector's ``amount`` is the inclusive duration of a call:
+    added up along the stacks, a nested call would count once for itself
+    and again in each caller.  Sampling profiles keep ``exclusive`` on
+    separate rows without traces, so they add up ``amount``.
+    """
+    from ..profile.resources import MISSING
+
+    traced = False
+    for _, region in profile.regions():
+        table = region.resources
+        if not len(table):
+            continue
+        if "exclusive" not in table.columns()[0]:
+            if any(trace is not MISSING for trace in table.column("trace")):
+                return "amount"
+            continue
+        for trace, value in zip(table.column("trace"), table.column("exclusive")):
+            if trace is MISSING:
+                continue
+            if not isinstance(value, (int, float)) or isinstance(value, bool):
+                return "amount"
+            traced = True
+    return "exclusive" if traced else "amount"
+
+
+def build(profile: Profile, *, of: str | None, title: str | None) -> FlameGraph:
+    """The flame graph of ``of`` (by default :func:`default_of`) over the call traces of ``profile``.
+
+    The stacks come from :func:`perun_core.profile.convert.to_flame_graph_format`,
+    so the same resources count here as in the folded format; they are
+    merged into a tree of :class:`Frame` nodes whose ``total`` is the
+    inclusive amount.
+    """
     from ..profile.convert import to_flame_graph_format
 
+    if of is None:
+        of = default_of(profile)
     require_key("flamegraph", "of", profile, of, numeric=True, snapshots=False)
     folded = to_flame_graph_format(profile, of=of)
     if not folded:
@@ -171,7 +208,7 @@ def build(profile: Profile, *, of: str, title: str | None) -> FlameGraph:
                 child = node.children[label] = Frame(label, _display_name(label, infos.get(label)))
             child.total += amount
             node = child
-    unit = amount_unit(profile, of)
+    unit = amount_unit(profile, of, having="trace")
     return FlameGraph(
         root=root,
         of=of,
@@ -233,10 +270,16 @@ def render_icicle(graph: FlameGraph, options: RenderOptions) -> str:
     for segments in rows[:levels]:
         line = []
         column = 0
+        previous: RGB | None = None
         for first, last, frame in segments:
+            colour = _block_colour(theme, frame.name) if theme is not None else None
+            if colour is not None and colour == previous and first == column:
+                # side by side, two blocks of one colour would read as one frame
+                colour = _shade(colour)
             line.append(" " * (first - column))
-            line.append(_segment(frame, last - first, theme))
+            line.append(_segment(frame, last - first, theme, colour))
             column = last
+            previous = colour
         out.append("".join(line).rstrip())
     hidden = len(rows) - levels
     if hidden > 0:
@@ -245,13 +288,19 @@ def render_icicle(graph: FlameGraph, options: RenderOptions) -> str:
     return "\n".join(out)
 
 
-def _segment(frame: Frame, span: int, theme: Theme | None) -> str:
-    if theme is None:
+def _segment(frame: Frame, span: int, theme: Theme | None, colour: RGB | None) -> str:
+    if theme is None or colour is None:
         if span == 1:
             return "|"
         return "[" + pad(fit(frame.name, span - 2), span - 2) + "]"
     text = pad(fit(" " + frame.name, span), span)
-    return paint(text, colour=theme.on_block, background=_block_colour(theme, frame.name))
+    return paint(text, colour=theme.on_block, background=colour)
+
+
+def _shade(colour: RGB) -> RGB:
+    """A darker shade of ``colour``, to tell a block from a neighbour of the same colour."""
+    red, green, blue = colour
+    return int(red * 0.75), int(green * 0.75), int(blue * 0.75)
 
 
 # -- SVG -----------------------------------------------------------------------------------------
@@ -497,7 +546,7 @@ def to_speedscope(graph: FlameGraph) -> dict[str, Any]:
 
 def render(graph: FlameGraph, options: RenderOptions) -> str:
     if options.fmt == "svg":
-        return render_svg(graph)
+        return render_svg(graph, options.pixels or SVG_WIDTH)
     if options.fmt == "folded":
         return render_folded(graph)
     if options.fmt == "speedscope":
@@ -510,8 +559,8 @@ VIEW = View(
     summary="Inclusive consumption by call trace: terminal icicle, SVG, folded stacks, speedscope JSON.",
     description=__doc__ or "",
     params=(
-        Param("of", "Numeric resource key to add up along the traces.", flags=("-o", "--of"), default="amount",
-              metavar="KEY"),
+        Param("of", "Numeric resource key to add up along the traces [default: exclusive when every traced "
+                    "resource has it (trace profiles), else amount].", flags=("-o", "--of"), metavar="KEY"),
         Param("title", "Title of the graph.", flags=("-gt", "--graph-title"), metavar="TEXT"),
     ),
     build=build,
@@ -521,4 +570,5 @@ VIEW = View(
     textual=("icicle",),
     extensions={".svg": "svg", ".folded": "folded", ".collapsed": "folded", ".json": "speedscope",
                 ".txt": "icicle", ".html": "icicle"},
+    pixel_formats={"svg": SVG_WIDTH},
 )

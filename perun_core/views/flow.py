@@ -6,7 +6,8 @@ with ``func`` of the ``of`` values of the resources at each of them.
 ``--accumulate`` makes each point the sum of its line up to there;
 ``--stacked`` puts every line on top of the previous ones, so the top line
 is the total.  Missing values count as 0 once lines are accumulated or
-stacked; otherwise a line simply has no point there.
+stacked; otherwise a line simply has no point there.  Values of different
+units are never added up: see ``--type``.
 """
 
 from __future__ import annotations
@@ -14,8 +15,8 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 from ..errors import EmptyProfile
-from .bars import BY, FUNC, OF, TITLE, X_LABEL, Y_LABEL, aggregated, checked_keys, value_label
-from .base import Figure, Param, Plot, Series, View, render_figure
+from .bars import FUNC, OF, TITLE, X_LABEL, Y_LABEL, aggregated, checked_keys, value_label
+from .base import TYPE, Figure, Param, Plot, Series, View, render_figure, select_type, with_notes
 from .style import format_number
 
 if TYPE_CHECKING:  # pragma: no cover
@@ -23,12 +24,14 @@ if TYPE_CHECKING:  # pragma: no cover
 
 
 def build(profile: Profile, *, func: str, of: str, through: str, by: str | None, stacked: bool,
-          accumulate: bool, x_label: str | None, y_label: str | None, title: str | None) -> Figure:
+          accumulate: bool, type: str | None, x_label: str | None, y_label: str | None,
+          title: str | None) -> Figure:
     """The lines of ``func(of)`` through ``through`` (one per ``by`` value) as a one-plot :class:`Figure`."""
     import numpy as np
 
     checked_keys("flow", profile, func, of, through=through, by=by)
-    x_values, by_values, matrix = aggregated("flow", profile, func, of, through, by)
+    shown = select_type("flow", profile, of, type, counting=func == "count")
+    x_values, by_values, matrix = aggregated("flow", shown.profile, func, of, through, by)
     if not x_values:
         raise EmptyProfile("flow", f"resources with both '{of}' and '{through}'")
     numeric = all(isinstance(v, (int, float)) and not isinstance(v, bool) for v in x_values)
@@ -44,15 +47,13 @@ def build(profile: Profile, *, func: str, of: str, through: str, by: str | None,
     for name, row in zip(names, matrix):
         present = ~np.isnan(row)
         series.append(Series(name, xs[present], row[present]))
-    default_title = f"{func} of {of} through {through}" + (f" by {by}" if by else "")
-    modes = [m for m, on in (("accumulated", accumulate), ("stacked", stacked)) if on]
-    if modes:
-        default_title += f" ({', '.join(modes)})"
+    default_title = with_notes(f"{func} of {of} through {through}" + (f" by {by}" if by else ""), shown.note(),
+                               "accumulated" if accumulate else "", "stacked" if stacked else "")
     plot = Plot(
         kind="lines",
         title=default_title if title is None else title,
         xlabel=through if x_label is None else x_label,
-        ylabel=value_label(profile, func, of) if y_label is None else y_label,
+        ylabel=value_label(func, of, shown.unit) if y_label is None else y_label,
         series=series,
         categories=[] if numeric else [format_number(v) for v in x_values],
     )
@@ -68,11 +69,12 @@ VIEW = View(
         OF,
         Param("through", "Resource key on the X axis (the independent variable).", flags=("-t", "--through"),
               default="snapshots", metavar="KEY"),
-        BY,
+        Param("by", "Resource key whose every value gets a line of its own.", flags=("-b", "--by"), metavar="KEY"),
         Param("stacked", "Stack the lines on top of each other (the top one is the total).", kind="flag",
               flags=("-s", "--stacked"), default=False),
         Param("accumulate", "Each point sums its line up to there.", kind="flag",
               flags=("--accumulate",), off=("--no-accumulate",), default=False),
+        TYPE,
         X_LABEL,
         Y_LABEL,
         TITLE,

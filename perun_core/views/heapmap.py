@@ -6,11 +6,6 @@ every snapshot gets a map whose cells show the allocation site (uid) owning
 most of the cell's bytes; in *heat* mode one map counts, for every cell,
 the allocations of all snapshots that touched it -- the hotter, the more
 often memory there was allocated.
-
-:class:`HeapMap` is the data model both front ends draw: the CLI renders it
-as text (:func:`render_text`), the TUI's interactive widget asks it for
-cells at its own size (:meth:`HeapMap.size_for` the bytes per cell that fit,
-then :meth:`HeapMap.site_cells` or :meth:`HeapMap.heat_cells`).
 """
 
 from __future__ import annotations
@@ -66,7 +61,13 @@ class HeapSnapshot:
 
 @dataclass(slots=True)
 class HeapMap:
-    """Allocations of every snapshot over the address range ``low`` .. ``high`` (inclusive)."""
+    """Allocations of every snapshot over the address range ``low`` .. ``high`` (inclusive).
+
+    The data model both front ends draw: the CLI renders it as text
+    (:func:`render_text`), the TUI's interactive widget asks it for cells at
+    its own size (:meth:`size_for` the bytes per cell that fit, then
+    :meth:`site_cells` or :meth:`heat_cells`).
+    """
 
     unit: str
     low: int

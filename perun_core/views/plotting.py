@@ -291,6 +291,12 @@ def render_bars(
         colours = ["default"] * count
     with _LOCK:
         plt = _figure(width, height, theme, title, xlabel, ylabel)
+        if labels and count > 1:
+            # plotext draws the legend over the top rows of the plot: keep the bars below it
+            rows = height - 3 - bool(title) - bool(xlabel or ylabel)
+            limits = _bar_limits(values, stacked=stacked, rows=rows, reserved=count)
+            if limits is not None:
+                plt.ylim(*limits)
         if not labels or not count:
             pass
         elif count == 1:
@@ -301,6 +307,23 @@ def render_bars(
         else:
             plt.multiple_bar(labels, values, marker=markers, color=colours, labels=names)
         return _finish(plt, theme)
+
+
+def _bar_limits(values: Sequence[Sequence[float]], *, stacked: bool, rows: int, reserved: int,
+                ) -> tuple[float, float] | None:
+    """Y limits leaving the top ``reserved`` of ``rows`` plot rows free of bars; None when they do not fit."""
+    import numpy as np
+
+    matrix = np.array(values, dtype=np.float64)
+    if stacked:
+        high = float(matrix.clip(min=0).sum(axis=0).max())
+        low = float(matrix.clip(max=0).sum(axis=0).min())
+    else:
+        high, low = float(matrix.max()), float(matrix.min())
+    high, low = max(high, 0.0), min(low, 0.0)
+    if high <= low or rows - reserved < 2:
+        return None
+    return low, low + (high - low) * rows / (rows - reserved)
 
 
 def render_lines(

@@ -4,6 +4,7 @@ Every uid with at least one point (both values finite numbers) gets a plot,
 or only the one chosen with ``--uid``.  Each model stored in the profile
 for that uid (parametric or not) is drawn as a curve over its interval and
 labelled with its kind and R^2; ``--model`` keeps only the given kinds.
+Values of different units never share an axis: see ``--type``.
 """
 
 from __future__ import annotations
@@ -12,6 +13,7 @@ from typing import TYPE_CHECKING, Any
 
 from ..errors import EmptyProfile, InvalidParameter
 from .base import (
+    TYPE,
     Figure,
     Param,
     Plot,
@@ -22,6 +24,8 @@ from .base import (
     render_figure,
     require_key,
     resource_keys,
+    select_type,
+    with_notes,
     with_unit,
 )
 from .bars import TITLE, X_LABEL, Y_LABEL
@@ -70,13 +74,15 @@ def _uid_list(uids: list[Any]) -> str:
     return ", ".join(shown) + (f" (and {more} more)" if more > 0 else "")
 
 
-def build(profile: Profile, *, of: str, per: str, uid: str | None, models: tuple[str, ...],
+def build(profile: Profile, *, of: str, per: str, uid: str | None, models: tuple[str, ...], type: str | None,
           x_label: str | None, y_label: str | None, title: str | None) -> Figure:
     """One scatter plot per uid (or just ``uid``) with the curves of its models."""
     from ..analysis import plot_points, points_by_uid
 
     require_key("scatter", "of", profile, of, numeric=True, snapshots=False)
     require_key("scatter", "per", profile, per, numeric=True, snapshots=False)
+    shown = select_type("scatter", profile, of, type)
+    profile = shown.profile
     points = {u: xy for u, xy in points_by_uid(profile, per, of).items() if len(xy[0])}
     if not points:
         numeric = resource_keys(profile, numeric=True, snapshots=False)
@@ -91,7 +97,7 @@ def build(profile: Profile, *, of: str, per: str, uid: str | None, models: tuple
         points = {chosen[0]: points[chosen[0]]}
     curves_of = _models_by_uid(profile, of, per, models)
     xlabel = with_unit(per, amount_unit(profile, per)) if x_label is None else x_label
-    ylabel = with_unit(of, amount_unit(profile, of)) if y_label is None else y_label
+    ylabel = with_unit(of, shown.unit) if y_label is None else y_label
     plots = []
     for key, (x, y) in points.items():
         curves = []
@@ -100,7 +106,7 @@ def build(profile: Profile, *, of: str, per: str, uid: str | None, models: tuple
             curves.append(Series(curve_label(model), cx, cy))
         plots.append(Plot(
             kind="scatter",
-            title=f"{of} per {per}; uid: {key}" if title is None else title,
+            title=with_notes(f"{of} per {per}; uid: {key}", shown.note()) if title is None else title,
             xlabel=xlabel,
             ylabel=ylabel,
             series=[Series(str(key), x, y)],
@@ -120,6 +126,7 @@ VIEW = View(
         Param("uid", "Plot only this uid.", flags=("-u", "--uid"), metavar="UID"),
         Param("models", "Draw only models of this kind (repeatable).", kind="multi", flags=("--model",),
               choices=MODEL_KINDS, metavar="KIND"),
+        TYPE,
         X_LABEL,
         Y_LABEL,
         TITLE,

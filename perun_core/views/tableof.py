@@ -1,8 +1,7 @@
 """Tables of resources or models: a terminal table, CSV, JSON or Markdown.
 
-Resources are flattened (``uid:function``, see
-:mod:`perun_core.profile.query`); ``snapshots`` is each resource's region
-number.  By default the table has every top-level key; ``--key`` picks
+Resources are flattened: a nested key such as ``uid:function`` is a column
+of its own; ``snapshots`` is each resource's region number.  By default the table has every top-level key; ``--key`` picks
 columns (flattened keys included).  Models show their uid, kind, method,
 R^2, coefficients and interval unless other keys are asked for.
 """

@@ -55,14 +55,21 @@ def complexity_profile(*, models: bool = True) -> dict:
 
 
 def time_profile() -> dict:
-    """A time-collector profile: four repetitions of real, user and sys time."""
+    """A time-collector profile: four repetitions of real, user and sys time, and the peak memory of each.
+
+    Like the collector's, the ``max_rss`` rows are of type memory, in bytes
+    next to seconds: views must not add them to the times.
+    """
     resources = []
     for order in range(1, 5):
         for subtype, base in (("real", 0.5), ("user", 0.3), ("sys", 0.1)):
             resources.append({"amount": round(base + 0.01 * order * order, 4), "type": "time", "subtype": subtype,
                               "uid": "./app", "order": order})
+        resources.append({"amount": 5_242_880 + 4096 * order, "type": "memory", "subtype": "max_rss",
+                          "uid": "./app", "order": order})
     return {
-        "header": {"type": "time", "units": {"time": "s"}, "cmd": "./app", "params": "-n 10", "workload": "in.txt"},
+        "header": {"type": "time", "units": {"time": "s", "memory": "B"}, "cmd": "./app", "params": "-n 10",
+                   "workload": "in.txt"},
         "collector_info": {"name": "time", "params": {"repeat": 4, "warmup": 0}},
         "postprocessors": [],
         "snapshots": [{"time": "2.46", "resources": resources, "models": []}],
@@ -140,6 +147,110 @@ def sampling_profile() -> dict:
     }
 
 
+#: A traced program: ``(function, start, end, calls)`` in nanoseconds, ``calls`` made from inside it.
+TRACED_CALLS = ("main", 0, 10_000, (
+    ("init", 100, 1_100, ()),
+    ("build", 1_200, 6_200, (
+        ("insert", 1_300, 2_300, ()),
+        ("insert", 2_400, 3_900, ()),
+        ("insert", 4_000, 6_000, ()),
+    )),
+    ("search", 6_300, 9_300, (
+        ("compare", 6_400, 6_900, ()),
+        ("compare", 7_000, 7_800, ()),
+    )),
+))
+
+
+def trace_profile() -> dict:
+    """A trace-collector profile: one resource per call of :data:`TRACED_CALLS`, as the collector writes them.
+
+    ``amount`` is the inclusive duration, ``exclusive`` the duration minus
+    that of the calls made inside; the totals of ``exclusive`` add up to
+    main's 10,000 ns, those of ``amount`` to 24,800 (nested calls counted
+    again in every caller).
+    """
+    calls: list[tuple[int, dict]] = []
+
+    def record(call: tuple, callers: list[dict]) -> None:
+        function, start, end, inner = call
+        trace = [{"function": function}, *callers]
+        # the keys in the collector's order; roots have no caller
+        row = {"type": "mixed", "subtype": "time delta", "uid": function, "amount": end - start,
+               "exclusive": end - start - sum(e - s for _, s, e, _ in inner),
+               **({"caller": callers[0]["function"]} if callers else {}),
+               "depth": len(callers), "thread": 1, "call-order": 0, "trace": trace, "structure-unit-size": 30}
+        calls.append((start, row))
+        for nested in inner:
+            record(nested, trace)
+
+    record(TRACED_CALLS, [])
+    resources = [row for _, row in sorted(calls, key=lambda call: call[0])]
+    for order, row in enumerate(resources, start=1):
+        row["call-order"] = order
+    return copy.deepcopy({
+        "header": {"type": "mixed", "units": {"mixed(time delta)": "ns", "exclusive": "ns"}, "cmd": "./sll",
+                   "params": "", "workload": "30", "engine": "instrument"},
+        "collector_info": {"name": "trace", "params": {"engine": "instrument", "rules": []}},
+        "postprocessors": [],
+        "snapshots": [],
+        "global": {"time": "0.000010s", "resources": resources, "models": []},
+    })
+
+
+def _perf_frame(function: str, obj: str = "/src/busy") -> dict:
+    return {"function": function, "object": obj}
+
+
+#: Sampled stacks, innermost first, with their sample counts and period sums (cpu-clock: nanoseconds).
+PERF_STACKS = [
+    (120, ["hot", "work", "main"]),
+    (60, ["memcpy", "copy", "work", "main"]),
+    (15, ["work", "main"]),
+    (5, ["write", "main"]),
+]
+#: ``perf stat`` counts: (event, amount, unit).
+PERF_COUNTERS = [("task-clock", 201.5, "msec"), ("context-switches", 3, ""), ("page-faults", 148, ""),
+                 ("instructions", 702_311_040, ""), ("cycles", 455_129_870, "")]
+
+
+def perf_profile() -> dict:
+    """A perf-collector profile of both modes: sampled stacks, per-function samples and counters.
+
+    Shaped as ``perun_core.collect.perf`` writes it (type mixed): ``samples``
+    rows carry a trace, ``function`` rows the inclusive ``amount`` and the
+    ``exclusive`` samples of each function (no trace), ``counter`` rows the
+    ``perf stat`` events (another unit: events, not samples).
+    """
+    objects = {"memcpy": "/usr/lib/libc.so.6", "write": "/usr/lib/libc.so.6"}
+    rows: list[dict] = []
+    inclusive: dict[str, int] = {}
+    exclusive: dict[str, int] = {}
+    for count, stack in PERF_STACKS:
+        trace = [_perf_frame(f, objects.get(f, "/src/busy")) for f in stack]
+        rows.append({"type": "time", "subtype": "samples", "uid": stack[0], "amount": count,
+                     "period": count * 1_010_101, "trace": trace})
+        for function in set(stack):
+            inclusive[function] = inclusive.get(function, 0) + count
+        exclusive[stack[0]] = exclusive.get(stack[0], 0) + count
+    for function, count in sorted(inclusive.items(), key=lambda item: (-item[1], item[0])):
+        rows.append({"type": "time", "subtype": "function", "uid": function,
+                     "object": objects.get(function, "/src/busy"), "amount": count,
+                     "exclusive": exclusive.get(function, 0)})
+    for event, amount, unit in PERF_COUNTERS:
+        rows.append({"type": "counter", "subtype": event, "amount": amount, **({"unit": unit} if unit else {}),
+                     "uid": "./busy"})
+    return copy.deepcopy({
+        "header": {"cmd": "./busy", "params": "", "workload": "", "event": "cpu-clock",
+                   "unsupported_events": ["cache-misses", "branch-misses"], "type": "mixed",
+                   "units": {"time": "samples", "counter": "events"}},
+        "collector_info": {"name": "perf", "params": {"mode": "both", "frequency": 999}},
+        "postprocessors": [],
+        "snapshots": [],
+        "global": {"time": "0.2", "resources": rows, "models": []},
+    })
+
+
 def empty_profile(kind: str = "time") -> dict:
     return {"header": {"type": kind, "units": {}, "cmd": "./app"}, "collector_info": {"name": kind},
             "postprocessors": [], "snapshots": [{"time": "0", "resources": [], "models": []}]}
@@ -150,4 +261,6 @@ PROFILES = {
     "complexity": complexity_profile,
     "memory": memory_profile,
     "sampling": sampling_profile,
+    "trace": trace_profile,
+    "perf": perf_profile,
 }

@@ -13,7 +13,15 @@ from pathlib import Path
 import pytest
 from conftest import run_cli, write_pending
 
-from .profiles import complexity_profile, empty_profile, memory_profile, sampling_profile, time_profile
+from .profiles import (
+    complexity_profile,
+    empty_profile,
+    memory_profile,
+    perf_profile,
+    sampling_profile,
+    time_profile,
+    trace_profile,
+)
 from .test_golden import GOLDEN
 
 ESCAPE = re.compile(r"\x1b\[")
@@ -23,7 +31,8 @@ ESCAPE = re.compile(r"\x1b\[")
 def profiles(tmp_path):
     """Profiles of every kind as plain files in a directory outside any perun repository."""
     for name, make in (("time", time_profile), ("complexity", complexity_profile), ("memory", memory_profile),
-                       ("sampling", sampling_profile), ("empty", empty_profile)):
+                       ("sampling", sampling_profile), ("trace", trace_profile), ("perf", perf_profile),
+                       ("empty", empty_profile)):
         (tmp_path / f"{name}.perf").write_text(json.dumps(make()))
     return tmp_path
 
@@ -77,6 +86,11 @@ def run_on_terminal(where: Path, *args: str, env: dict | None = None) -> str:
     (("memory.perf", "heapmap", "--width", "72", "--height", "10"), "heapmap_memory"),
     (("memory.perf", "heapmap", "--mode", "heat", "--width", "72", "--height", "10"), "heapmap_memory_heat"),
     (("complexity.perf", "tableof", "--format", "csv", "-n", "5"), "tableof_complexity_csv"),
+    (("time.perf", "bars", "--width", "70", "--height", "14"), "bars_time_default"),
+    (("trace.perf", "flamegraph", "--width", "72", "--height", "7"), "flamegraph_trace_icicle"),
+    (("perf.perf", "flamegraph", "--width", "72", "--height", "8"), "flamegraph_perf_icicle"),
+    (("perf.perf", "bars", "-p", "subtype", "-T", "counter", "--width", "76", "--height", "16"),
+     "bars_perf_counters"),
 ])
 def test_cli_prints_what_the_core_renders(profiles, args, golden):
     result = show(profiles, *args, env={"COLUMNS": "80", "LINES": "24"})
@@ -176,3 +190,95 @@ def test_bad_option_values_are_usage_errors(profiles):
     assert result.returncode == 2 and result.stderr.startswith("error: Invalid value for '[sum|count|mean|median|min|max]'")
     result = show(profiles, "time.perf", "bars", "--width", "3")
     assert result.returncode == 2 and "--width" in result.stderr
+
+
+def test_trace_flame_graph_of_inclusive_amounts_on_request(profiles):
+    result = show(profiles, "trace.perf", "flamegraph", "--of", "amount", "--format", "folded")
+    assert result.returncode == 0, result.stderr
+    assert "main();build();insert() 4500" in result.stdout.splitlines()
+    assert sum(int(line.rsplit(" ", 1)[1]) for line in result.stdout.splitlines()) == 24_800
+
+
+def test_svg_width_in_pixels(profiles):
+    assert show(profiles, "memory.perf", "flamegraph", "-f", "wide.svg", "--width", "1600").returncode == 0
+    assert '<svg version="1.1" width="1600"' in (profiles / "wide.svg").read_text()
+    assert show(profiles, "memory.perf", "flamegraph", "-f", "plain.svg").returncode == 0
+    assert '<svg version="1.1" width="1200"' in (profiles / "plain.svg").read_text()
+    result = show(profiles, "memory.perf", "flamegraph", "-f", "narrow.svg", "--width", "80")
+    assert result.returncode == 1
+    assert result.stderr == "error: flamegraph: parameter 'width' = 80: expected a width of at least 200 pixels\n"
+
+
+@pytest.mark.parametrize(("args", "message"), [
+    (("time.perf", "bars", "-f", "b.svg"),
+     "error: bars: parameter 'filename' = 'b.svg': expected a file name ending in one of .txt, .html, .htm"),
+    (("memory.perf", "flamegraph", "-f", "flame.png"),
+     "error: flamegraph: parameter 'filename' = 'flame.png': expected a file name ending in one of .txt, .html, "
+     ".htm, .svg, .folded, .collapsed, .json"),
+    (("time.perf", "tableof", "-f", "t.xlsx"),
+     "error: tableof: parameter 'filename' = 't.xlsx': expected a file name ending in one of .txt, .html, .htm, "
+     ".csv, .json, .md, .markdown"),
+])
+def test_files_the_view_cannot_write_are_refused(profiles, args, message):
+    result = show(profiles, *args)
+    assert (result.returncode, result.stderr, result.stdout) == (1, message + "\n", "")
+    assert not (profiles / args[-1]).exists()
+
+
+def test_a_file_name_without_a_suffix_gets_plain_text(profiles):
+    assert show(profiles, "memory.perf", "bars", "-b", "subtype", "-f", "plot", "--width", "70",
+                "--height", "18").returncode == 0
+    assert (profiles / "plot").read_text() == (GOLDEN / "bars_memory_stacked_by_subtype.txt").read_text()
+
+
+def test_atomic_write_takes_a_mode_and_stays_private_without(tmp_path):
+    from perun_core.fsutil import atomic_write
+
+    atomic_write(tmp_path / "store", b"object")
+    atomic_write(tmp_path / "export", b"plot", mode=0o640)
+    assert (tmp_path / "store").stat().st_mode & 0o777 == 0o600
+    assert (tmp_path / "export").stat().st_mode & 0o777 == 0o640
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["export", "store"]
+
+
+@pytest.mark.parametrize("umask", [0o022, 0o077])
+def test_written_files_follow_the_umask(profiles, umask):
+    previous = os.umask(umask)  # the subprocesses inherit it
+    try:
+        assert show(profiles, "memory.perf", "bars", "-f", "out.txt").returncode == 0
+        assert show(profiles, "memory.perf", "flamegraph", "-f", "flame.svg").returncode == 0
+        assert show(profiles, "time.perf", "raw", "-f", "raw.json").returncode == 0
+    finally:
+        os.umask(previous)
+    for name in ("out.txt", "flame.svg", "raw.json"):
+        assert (profiles / name).stat().st_mode & 0o777 == 0o666 & ~umask, name
+
+
+def test_raw_writes_files_with_filename_and_its_old_name(profiles):
+    result = show(profiles, "time.perf", "raw", "-f", "a.json")
+    assert result.returncode == 0, result.stderr
+    assert result.stdout == "Wrote time.perf as JSON to a.json\n"
+    assert json.loads((profiles / "a.json").read_text()) == time_profile()
+    assert show(profiles, "time.perf", "raw", "--filename", "b.json", "--compact").returncode == 0
+    assert (profiles / "b.json").read_text().count("\n") == 1
+    assert show(profiles, "time.perf", "raw", "-o", "c.json").returncode == 0
+    assert json.loads((profiles / "c.json").read_text()) == time_profile()
+    both = show(profiles, "time.perf", "raw", "-f", "d.json", "-o", "e.json")
+    assert both.returncode == 2 and "give one of them" in both.stderr
+    usage = show(profiles, "time.perf", "raw", "--help").stdout
+    assert "-f, --filename FILE" in usage and "--output" not in usage
+
+
+def test_help_is_plain_text(profiles):
+    for view in ("raw", "tableof", "bars", "flow", "scatter", "flamegraph", "heapmap"):
+        text = run_cli("show", "p", view, "--help", cwd=profiles, env={"COLUMNS": "100"}).stdout
+        assert text.startswith("Usage:"), view
+        assert not re.search(r":(func|class|meth|mod|data):|``", text), view
+    flame = run_cli("show", "p", "flamegraph", "--help", cwd=profiles, env={"COLUMNS": "100"}).stdout
+    items = [line.strip().split(":")[0] for line in flame.splitlines() if line.strip().startswith("* ")]
+    assert items == ["* icicle", "* svg (.svg)", "* folded (.folded, .collapsed)", "* speedscope (.json)"]
+    assert "Width of the output in columns (default: the terminal's); of svg in pixels (default 1200)." \
+        in " ".join(flame.split())
+    flow = " ".join(run_cli("show", "p", "flow", "--help", cwd=profiles, env={"COLUMNS": "100"}).stdout.split())
+    assert "-b, --by KEY Resource key whose every value gets a line of its own." in flow
+    assert "every bar" not in flow

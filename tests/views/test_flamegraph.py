@@ -3,16 +3,25 @@
 from __future__ import annotations
 
 import json
+import re
 import xml.etree.ElementTree as ET
 
 import pytest
 
-from perun_core.errors import EmptyProfile
+from perun_core.errors import EmptyProfile, InvalidParameter
+from perun_core.profile import Profile
 from perun_core.profile.convert import to_flame_graph_format
-from perun_core.views import get_view
-from perun_core.views.flamegraph import SPEEDSCOPE_SCHEMA, SVG_WIDTH, FlameGraph, render_svg, to_speedscope
+from perun_core.views import DEFAULT_THEME, get_view
+from perun_core.views.flamegraph import (
+    SPEEDSCOPE_SCHEMA,
+    SVG_WIDTH,
+    FlameGraph,
+    default_of,
+    render_svg,
+    to_speedscope,
+)
 
-from .profiles import memory_profile, sampling_profile
+from .profiles import memory_profile, perf_profile, sampling_profile, trace_profile
 
 SVG = "{http://www.w3.org/2000/svg}"
 FLAME = get_view("flamegraph")
@@ -161,3 +170,47 @@ def test_icicle_puts_the_widest_frames_first_and_fits_the_width():
     assert rows[0] == "Flame graph of amount [B]: total 976 B"
     assert rows[1] == "[all" + " " * 35 + "]"
     assert rows[5].startswith("[grow()") and all(len(row) <= 40 for row in rows)
+
+
+def test_trace_profiles_add_up_exclusive_durations_by_default():
+    # amount is inclusive: added along the stacks, every nested call would count again in each caller
+    tree = graph(trace_profile())
+    assert tree.of == "exclusive" and tree.unit == "ns" and tree.total == 10_000
+    main = tree.root.children["main()"]
+    assert {c.name: c.total for c in main.children.values()} == {"build()": 5_000, "search()": 3_000, "init()": 1_000}
+    assert main.self_amount == 1_000
+    inclusive = FLAME.run(trace_profile(), {"of": "amount"})
+    assert inclusive.of == "amount" and inclusive.total == 24_800
+    assert default_of(Profile.from_dict(trace_profile())) == "exclusive"
+
+
+def test_sampling_profiles_keep_amount_when_exclusive_lives_on_other_rows():
+    # perf's exclusive samples are on its per-function rows, which carry no trace
+    tree = graph(perf_profile())
+    assert tree.of == "amount" and tree.unit == "samples" and tree.total == 200
+    assert graph(memory_profile()).of == "amount"
+    profile = trace_profile()
+    del profile["global"]["resources"][3]["exclusive"]
+    assert graph(profile).of == "amount"  # one traced call without it: no exclusive graph
+
+
+def test_svg_width_is_the_asked_pixels():
+    root = ET.fromstring(FLAME.render(graph(), fmt="svg", pixels=800))
+    assert root.get("width") == "800" and root.get("viewBox").startswith("0 0 800 ")
+    widths = {name: width for name, _depth, width, _title in frames_of(FLAME.render(graph(), fmt="svg", pixels=800))}
+    assert widths["all"] == pytest.approx(800 - 20)
+    assert ET.fromstring(FLAME.render(graph(), fmt="svg")).get("width") == str(SVG_WIDTH)
+    # the text formats do not care
+    assert FLAME.render(graph(), width=40, height=20, pixels=800) == FLAME.render(graph(), width=40, height=20)
+    with pytest.raises(InvalidParameter, match="at least 200 pixels"):
+        FLAME.render(graph(), fmt="svg", pixels=120)
+
+
+def test_coloured_icicle_tells_neighbours_of_one_colour_apart():
+    # the sampling profile has main() three times side by side (three call sites)
+    text = FLAME.render(graph(sampling_profile()), width=72, height=10, theme=DEFAULT_THEME)
+    row = text.splitlines()[2]
+    backgrounds = re.findall(r"\x1b\[48;2;(\d+;\d+;\d+)m", row)
+    assert len(backgrounds) == 3
+    assert backgrounds[0] != backgrounds[1] and backgrounds[1] != backgrounds[2]
+    assert backgrounds[0] == backgrounds[2]  # alternating: a darker shade in between

@@ -33,7 +33,14 @@ CASES = {
     "tableof_memory_markdown": ("memory", "tableof", {"keys": ("snapshots", "subtype", "amount", "uid:function")},
                                 "markdown", 80, 24),
     "tableof_time_json": ("time", "tableof", {"limit": 2}, "json", 80, 24),
+    "tableof_trace_calls": ("trace", "tableof", {"keys": ("call-order", "uid", "caller", "depth", "amount",
+                                                         "exclusive")}, None, 80, 24),
+    "tableof_perf_functions": ("perf", "tableof", {"keys": ("subtype", "uid", "object", "amount", "exclusive"),
+                                                   "filters": ("subtype=function",)}, None, 80, 24),
+    "bars_time_default": ("time", "bars", {}, None, 70, 14),
     "bars_time_mean_per_subtype": ("time", "bars", {"func": "mean", "per": "subtype"}, None, 70, 18),
+    "bars_trace_exclusive_per_uid": ("trace", "bars", {"of": "exclusive", "per": "uid"}, None, 70, 16),
+    "bars_perf_counters": ("perf", "bars", {"per": "subtype", "type": "counter"}, None, 76, 16),
     "bars_memory_stacked_by_subtype": ("memory", "bars", {"by": "subtype"}, None, 70, 18),
     "bars_memory_grouped_by_subtype": ("memory", "bars", {"by": "subtype", "stacked": False}, None, 70, 18),
     "bars_complexity_max_per_uid": ("complexity", "bars",
@@ -50,10 +57,14 @@ CASES = {
     "scatter_complexity_insert_no_models": ("complexity", "scatter", {"uid": INSERT, "models": ("power",)},
                                             None, 60, 16),
     "scatter_time_per_order": ("time", "scatter", {"per": "order", "y_label": "seconds"}, None, 60, 16),
+    "scatter_trace_insert_per_call_order": ("trace", "scatter", {"per": "call-order", "uid": "insert"}, None, 60, 14),
     "flamegraph_memory_icicle": ("memory", "flamegraph", {}, None, 80, 12),
     "flamegraph_memory_shallow": ("memory", "flamegraph", {}, None, 60, 5),
     "flamegraph_memory_folded": ("memory", "flamegraph", {}, "folded", 80, 24),
     "flamegraph_sampling_icicle": ("sampling", "flamegraph", {"title": "CPU samples"}, None, 72, 10),
+    "flamegraph_trace_icicle": ("trace", "flamegraph", {}, None, 72, 7),
+    "flamegraph_trace_folded": ("trace", "flamegraph", {}, "folded", 80, 24),
+    "flamegraph_perf_icicle": ("perf", "flamegraph", {}, None, 72, 8),
     "heapmap_memory": ("memory", "heapmap", {}, None, 72, 10),
     "heapmap_memory_snapshot": ("memory", "heapmap", {"snapshot": 1}, None, 50, 12),
     "heapmap_memory_heat": ("memory", "heapmap", {"mode": "heat"}, None, 72, 10),
@@ -90,7 +101,8 @@ def test_plain_text_fits_the_size(case):
 
 
 @pytest.mark.parametrize("case", ["tableof_memory_sorted", "bars_memory_stacked_by_subtype", "scatter_complexity",
-                                  "flamegraph_memory_icicle", "heapmap_memory", "flow_complexity_mean_by_uid"])
+                                  "flamegraph_memory_icicle", "heapmap_memory", "flow_complexity_mean_by_uid",
+                                  "bars_time_default", "flamegraph_trace_icicle", "bars_perf_counters"])
 @pytest.mark.parametrize("form", ["profile", "columnar"])
 def test_same_output_from_every_profile_form(case, form):
     # a profile fresh from JSON holds rows, one from the object store holds columns

@@ -154,3 +154,21 @@ def test_output_does_not_depend_on_the_hash_seed():
         outputs.add(subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True, env=env,
                                    cwd=Path(__file__).resolve().parents[2]).stdout)
     assert len(outputs) == 1
+
+
+@pytest.mark.parametrize("stacked", [True, False])
+def test_bars_stay_below_the_legend(stacked):
+    # plotext draws the legend over the top rows of the plot, one per group
+    groups = [Series("one", [0, 1], [5, 1]), Series("two", [0, 1], [5, 0]), Series("three", [0, 1], [2, 0])]
+    text = render_bars(["a", "b"], groups, stacked=stacked, width=40, height=12, theme=None, title="t",
+                       xlabel="x", ylabel="y")
+    names = []
+    for row in text.splitlines()[2:2 + len(groups)]:
+        inside = re.split("[┤│]", row, maxsplit=1)[1].rstrip("│")
+        # the legend entry (marker and name), then nothing: no bar under it
+        marker, name = inside.split()
+        names.append(name)
+        assert inside.rstrip() == f" {marker} {name}", row
+    assert sorted(names) == sorted(g.name for g in groups)
+    # the highest bar still reaches up to just below the legend
+    assert any(set("█▒░") & set(row) for row in text.splitlines()[2 + len(groups):4 + len(groups)])

@@ -49,7 +49,7 @@ def test_register_and_run_a_third_party_view():
                 render_result=lambda result, options: f"{result} resources")
     register_view(view)
     try:
-        assert get_view("count").render(get_view("count").run(time_profile(), {"scale": "2"})) == "24 resources"
+        assert get_view("count").render(get_view("count").run(time_profile(), {"scale": "2"})) == "32 resources"
     finally:
         del VIEWS["count"]
 
@@ -129,6 +129,18 @@ def test_format_for_follows_the_file_suffix():
     assert flame.format_for("folded", "out.svg") == "folded"
     assert get_view("tableof").format_for(None, "x.md") == "markdown"
     assert get_view("bars").format_for(None, "x.html") == "text"
+    assert get_view("bars").format_for(None, "PLOT.HTM") == "text"
+    assert get_view("bars").format_for(None, "plot") == "text"
+    assert get_view("bars").format_for(None, "out.d/plot") == "text"
+
+
+def test_format_for_refuses_suffixes_the_view_cannot_write():
+    with pytest.raises(InvalidParameter, match=r"'b\.svg': expected a file name ending in one of \.txt, \.html, \.htm$"):
+        get_view("bars").format_for(None, "b.svg")
+    assert get_view("bars").suffixes() == [".txt", ".html", ".htm"]
+    assert get_view("flamegraph").suffixes() == [".txt", ".html", ".htm", ".svg", ".folded", ".collapsed", ".json"]
+    # an explicit format wins over the name
+    assert get_view("flamegraph").format_for("icicle", "x.png") == "icicle"
 
 
 def test_importing_the_views_loads_nothing_heavy():

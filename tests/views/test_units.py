@@ -1,0 +1,93 @@
+"""Units on axes and titles: a view never adds up or labels values of different units as one."""
+
+from __future__ import annotations
+
+import pytest
+
+from perun_core.errors import InvalidParameter
+from perun_core.profile import Profile
+from perun_core.views import get_view
+from perun_core.views.base import amount_unit, amount_units, select_type
+
+from .profiles import complexity_profile, memory_profile, perf_profile, time_profile, trace_profile
+
+#: Sums of the time profile's rows: seconds of real, user and sys time; bytes of max_rss.
+SECONDS = 0.51 + 0.31 + 0.11 + 0.54 + 0.34 + 0.14 + 0.59 + 0.39 + 0.19 + 0.66 + 0.46 + 0.26
+BYTES = 4 * 5_242_880 + 4096 * (1 + 2 + 3 + 4)
+
+
+def plot(view: str, profile: dict, params: dict | None = None):
+    figure = get_view(view).run(profile, params or {})
+    assert len(figure.plots) == 1
+    return figure.plots[0]
+
+
+def test_amount_units_by_type():
+    assert amount_units(Profile.from_dict(time_profile())) == {"time": {"s"}, "memory": {"B"}}
+    assert amount_units(Profile.from_dict(complexity_profile())) == {"mixed": {"us"}}
+    assert amount_units(Profile.from_dict(perf_profile())) == {"time": {"samples"}, "counter": {"events"}}
+    # only the resources with a trace: the stacks perf sampled
+    assert amount_units(Profile.from_dict(perf_profile()), having="trace") == {"time": {"samples"}}
+
+
+def test_amount_unit_says_when_units_are_mixed():
+    profile = Profile.from_dict(time_profile())
+    assert amount_unit(profile, "amount") == "mixed units: B, s"
+    assert amount_unit(profile, "order") == ""
+    assert amount_unit(Profile.from_dict(trace_profile()), "exclusive") == "ns"
+    assert amount_unit(Profile.from_dict(trace_profile()), "amount") == "ns"
+
+
+def test_time_profiles_show_their_times_by_default():
+    bars = plot("bars", time_profile())
+    assert bars.series[0].y.tolist() == [pytest.approx(SECONDS)]
+    assert bars.ylabel == "sum(amount) [s]" and bars.title == "sum of amount per snapshots (time only)"
+    by_subtype = plot("bars", time_profile(), {"per": "subtype"})
+    assert by_subtype.categories == ["real", "sys", "user"]
+    flow = plot("flow", time_profile(), {"through": "order", "by": "subtype"})
+    assert [s.name for s in flow.series] == ["real", "sys", "user"] and flow.ylabel == "sum(amount) [s]"
+    scatter = plot("scatter", time_profile(), {"per": "order"})
+    assert max(scatter.series[0].y) < 1 and scatter.ylabel == "amount [s]"
+    assert scatter.title == "amount per order; uid: ./app (time only)"
+
+
+def test_another_type_or_all_of_them_on_request():
+    memory = plot("bars", time_profile(), {"type": "memory"})
+    assert memory.series[0].y.tolist() == [BYTES]
+    assert memory.ylabel == "sum(amount) [B]" and memory.title.endswith("(memory only)")
+    every = plot("bars", time_profile(), {"func": "max", "per": "subtype", "type": "all"})
+    assert every.categories == ["max_rss", "real", "sys", "user"]
+    assert every.ylabel == "max(amount) [mixed units: B, s]" and "only" not in every.title
+    flow = plot("flow", time_profile(), {"through": "order", "by": "subtype", "type": "memory"})
+    assert [s.name for s in flow.series] == ["max_rss"] and flow.title.endswith("(memory only)")
+
+
+def test_an_unknown_type_lists_the_profile_types():
+    with pytest.raises(InvalidParameter) as caught:
+        get_view("bars").run(time_profile(), {"type": "cpu"})
+    assert caught.value.message == ("bars: parameter 'type' = 'cpu': expected a resource type of this profile: "
+                                    "memory, time, or all")
+
+
+def test_counting_and_keys_with_one_unit_keep_every_type():
+    # a count has no unit, and 'order' is the same kind of number in every row
+    count = plot("bars", time_profile(), {"func": "count", "per": "subtype"})
+    assert count.categories == ["max_rss", "real", "sys", "user"] and count.ylabel == "count(amount)"
+    orders = plot("bars", time_profile(), {"func": "max", "of": "order", "per": "subtype"})
+    assert orders.categories == ["max_rss", "real", "sys", "user"] and "only" not in orders.title
+
+
+def test_profiles_of_one_unit_are_shown_whole():
+    for make in (memory_profile, complexity_profile, trace_profile):
+        selection = select_type("bars", Profile.from_dict(make()), "amount", None)
+        assert selection.only is None and selection.note() == ""
+    assert plot("bars", memory_profile()).ylabel == "sum(amount) [B]"
+
+
+def test_a_mixed_profile_shows_the_first_type_its_units_name():
+    # perf profiles are of type mixed: samples (type time) come before the counters (events)
+    bars = plot("bars", perf_profile(), {"per": "subtype"})
+    assert bars.categories == ["function", "samples"] and bars.ylabel == "sum(amount) [samples]"
+    assert bars.title.endswith("(time only)")
+    counters = plot("bars", perf_profile(), {"per": "subtype", "type": "counter"})
+    assert counters.ylabel == "sum(amount) [events]" and len(counters.categories) == 5
