@@ -54,9 +54,17 @@ def curve_label(model: dict) -> str:
     return _kind(model)
 
 
-def _models_by_uid(profile: Profile, of: str, per: str, kinds: tuple[str, ...]) -> dict[str, list[dict]]:
+def _models_by_uid(profile: Profile, of: str, per: str, kinds: tuple[str, ...], split: dict) -> dict[str, list[dict]]:
+    """Models by the plot they belong to: their uid, or the ``uid [subtype]`` group they were fitted to.
+
+    ``split`` is :attr:`~perun_core.analysis.points.PointsRead.kinds` of the points shown.
+    """
     from ..profile.query import all_models_of, flatten_value
 
+    from ..profile.query import resource_table
+
+    label_of = {(str(uid), kind, subtype): label for label, (uid, kind, subtype) in split.items()}
+    shown: set | None = None
     out: dict[str, list[dict]] = {}
     for _, model in all_models_of(profile):
         if kinds and _kind(model) not in kinds:
@@ -64,7 +72,17 @@ def _models_by_uid(profile: Profile, of: str, per: str, kinds: tuple[str, ...]) 
         # models that say which keys they were fitted on are only drawn over those keys
         if model.get("per_key", per) != per or model.get("of_key", of) != of:
             continue
-        out.setdefault(str(flatten_value(model.get("uid"))), []).append(model)
+        uid = str(flatten_value(model.get("uid")))
+        fitted_to = (model.get("resource_type"), model.get("subtype"))
+        label = label_of.get((uid, *fitted_to))
+        if label is None and fitted_to != (None, None):
+            # fitted to one kind of resources: drawn only where that kind is shown
+            if shown is None:
+                table = resource_table(profile, ["type", "subtype"])
+                shown = set(zip(table.get("type", ()), table.get("subtype", ())))
+            if fitted_to not in shown:
+                continue
+        out.setdefault(str(uid if label is None else label), []).append(model)
     return out
 
 
@@ -77,13 +95,16 @@ def _uid_list(uids: list[Any]) -> str:
 def build(profile: Profile, *, of: str, per: str, uid: str | None, models: tuple[str, ...], type: str | None,
           x_label: str | None, y_label: str | None, title: str | None) -> Figure:
     """One scatter plot per uid (or just ``uid``) with the curves of its models."""
-    from ..analysis import plot_points, points_by_uid
+    from ..analysis import plot_points
+    from ..analysis.points import read_points
 
     require_key("scatter", "of", profile, of, numeric=True, snapshots=False)
     require_key("scatter", "per", profile, per, numeric=True, snapshots=False)
     shown = select_type("scatter", profile, of, type)
     profile = shown.profile
-    points = {u: xy for u, xy in points_by_uid(profile, per, of).items() if len(xy[0])}
+    # a uid measuring several things (real/user/sys seconds) gets a plot per thing, as regression models them
+    found = read_points(profile, per, of, split_kinds=True)
+    points = {u: xy for u, xy in found.by_uid.items() if len(xy[0])}
     if not points:
         numeric = resource_keys(profile, numeric=True, snapshots=False)
         for param, key in (("of", of), ("per", per)):
@@ -91,11 +112,11 @@ def build(profile: Profile, *, of: str, per: str, uid: str | None, models: tuple
                 raise not_numeric("scatter", param, profile, key)
         raise EmptyProfile("scatter", f"resources with numbers in both '{of}' and '{per}'")
     if uid is not None:
-        chosen = [u for u in points if str(u) == uid]
+        chosen = [u for u in points if str(u) == uid] or [u for u in points if str(found.kinds.get(u, ("",))[0]) == uid]
         if not chosen:
             raise InvalidParameter("scatter", "uid", uid, f"a uid with points: {_uid_list(list(points))}")
-        points = {chosen[0]: points[chosen[0]]}
-    curves_of = _models_by_uid(profile, of, per, models)
+        points = {u: points[u] for u in chosen}
+    curves_of = _models_by_uid(profile, of, per, models, found.kinds)
     xlabel = with_unit(per, amount_unit(profile, per)) if x_label is None else x_label
     ylabel = with_unit(of, shown.unit) if y_label is None else y_label
     plots = []

@@ -46,9 +46,11 @@ def test_time_profiles_show_their_times_by_default():
     assert by_subtype.categories == ["real", "sys", "user"]
     flow = plot("flow", time_profile(), {"through": "order", "by": "subtype"})
     assert [s.name for s in flow.series] == ["real", "sys", "user"] and flow.ylabel == "sum(amount) [s]"
-    scatter = plot("scatter", time_profile(), {"per": "order"})
-    assert max(scatter.series[0].y) < 1 and scatter.ylabel == "amount [s]"
-    assert scatter.title == "amount per order; uid: ./app (time only)"
+    # one plot per measured quantity of the uid (see the scatter test below)
+    scatters = get_view("scatter").run(time_profile(), {"per": "order"}).plots
+    assert [p.title for p in scatters] == [f"amount per order; uid: ./app [{s}] (time only)"
+                                           for s in ("real", "user", "sys")]
+    assert all(max(p.series[0].y) < 1 and p.ylabel == "amount [s]" for p in scatters)
 
 
 def test_another_type_or_all_of_them_on_request():
@@ -91,3 +93,35 @@ def test_a_mixed_profile_shows_the_first_type_its_units_name():
     assert bars.title.endswith("(time only)")
     counters = plot("bars", perf_profile(), {"per": "subtype", "type": "counter"})
     assert counters.ylabel == "sum(amount) [events]" and len(counters.categories) == 5
+
+
+def test_scatter_plots_each_measured_quantity_of_a_uid_with_its_own_models():
+    """regression_analysis models real, user and sys apart (postprocess.common); scatter shows them apart."""
+    from perun_core import units
+    from perun_core.runner.jobs import unit_config
+    from perun_core.units import UnitContext
+
+    rows = []
+    for order, n in enumerate(range(100, 1100, 100), 1):
+        for subtype, amount in (("real", 2e-6 * n * n), ("user", 1e-6 * n * n), ("sys", 1e-3 * n)):
+            rows.append({"uid": "./quad", "type": "time", "subtype": subtype, "amount": amount, "order": order,
+                         "structure-unit-size": n})
+        rows.append({"uid": "./quad", "type": "memory", "subtype": "max_rss", "amount": 1000 + n, "order": order,
+                     "structure-unit-size": n})
+    profile = Profile.from_dict({"header": {"type": "time", "units": {"time": "s", "memory": "B"}},
+                                 "collector_info": {}, "postprocessors": [],
+                                 "global": {"timestamp": 1, "resources": rows}})
+    unit = units.get_postprocessor("regression_analysis")
+    params = unit_config("postprocessor", "regression_analysis", {"regression_models": ["linear", "quadratic"]}).params
+    modelled = unit.postprocess(UnitContext(cwd=None), {**params, "profile": profile}).kwargs["profile"]
+    figure = get_view("scatter").run(modelled, {})
+    by_title = {p.title.split("uid: ")[1].split(" (")[0]: p for p in figure.plots}
+    assert set(by_title) == {"./quad [real]", "./quad [user]", "./quad [sys]"}
+    for label, shape in (("real", "quadratic"), ("user", "quadratic"), ("sys", "linear")):
+        curves = by_title[f"./quad [{label}]"].curves
+        assert sorted(c.name.split(" ")[0] for c in curves) == ["linear", "quadratic"]
+        assert max(curves, key=lambda c: float(c.name.split("=")[1].rstrip(")"))).name.startswith(shape)
+    assert len(get_view("scatter").run(modelled, {"uid": "./quad"}).plots) == 3
+    assert len(get_view("scatter").run(modelled, {"uid": "./quad [user]"}).plots) == 1
+    memory = get_view("scatter").run(modelled, {"type": "memory"})
+    assert [len(p.curves) for p in memory.plots] == [2]
