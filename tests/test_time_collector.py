@@ -2,7 +2,11 @@
 
 from __future__ import annotations
 
+import contextlib
 import json
+import os
+import signal
+import shutil
 import sys
 import threading
 import time
@@ -15,7 +19,7 @@ from perun_core import api_run
 from perun_core.errors import CollectionError, Interrupted
 from perun_core.runner import events as ev
 from perun_core.runner.helper import spawn_helper
-from perun_core.runner.process import run_process
+from perun_core.runner.process import RepeatedRuns, run_process
 
 PY = sys.executable
 
@@ -155,3 +159,238 @@ def test_cancelling_stops_the_run_at_once(tmp_path):
     with pytest.raises(Interrupted):
         run_process(["sleep", "30"], cwd=tmp_path, cancelled=cancel, helper=spawn_helper())
     assert time.monotonic() - started < 3
+
+
+# -- many runs through one spawn helper ------------------------------------------------------------
+
+#: A shell script for ``sh -c``: counts its runs in the file named by $1 and exports the number as $n.
+COUNTED = 'n=$(($(cat "$1" 2>/dev/null || echo 0) + 1)); echo $n > "$1"; '
+
+
+def counted(script: str, counter) -> str:
+    """``args`` for ``sh``: run ``script`` with $n = the number of this run (from 1)."""
+    return f"-c '{COUNTED}{script}' counted {counter}"
+
+
+@pytest.fixture(params=["helper", "python"])
+def spawning(request, monkeypatch):
+    """Both ways of starting runs: the spawn helper (one for all runs) and Python (one Popen per run)."""
+    if request.param == "helper":
+        if spawn_helper() is None:
+            pytest.skip("no C compiler to build the spawn helper")
+    else:
+        monkeypatch.setenv("PERUN_NO_SPAWN_HELPER", "1")
+    return request.param
+
+
+def per_run(events):
+    """Events after the collect phase began, grouped under the Repetition that starts each run."""
+    runs = []
+    for event in events:
+        if isinstance(event, ev.Repetition):
+            runs.append(((event.index, event.total, event.warmup), []))
+        elif isinstance(event, ev.OutputLine) and runs:
+            runs[-1][1].append((event.stream, event.text))
+        elif isinstance(event, ev.PhaseStarted) and event.phase == "after":
+            break
+    return runs
+
+
+def test_each_runs_output_comes_between_its_repetition_and_the_next(perun_repo, tmp_path, spawning):
+    root, _ = perun_repo
+    script = 'echo out $n; echo err $n >&2; echo more $n; printf "unfinished $n"'
+    profile, events = collect(root, "sh", counted(script, tmp_path / "count"), warmup=1, repeat=3)
+    runs = per_run(events)
+    assert [rep for rep, _ in runs] == [(1, 1, True), (1, 3, False), (2, 3, False), (3, 3, False)]
+    for n, (_, lines) in enumerate(runs, 1):
+        # the order between stdout and stderr is not defined, the order within each stream is
+        assert [text for stream, text in lines if stream == "stdout"] == [f"out {n}", f"more {n}", f"unfinished {n}"]
+        assert [text for stream, text in lines if stream == "stderr"] == [f"err {n}"]
+    assert [r["order"] for r in resources(profile, "real")] == [1, 2, 3]
+
+
+def test_timeout_of_the_second_of_three_runs(perun_repo, tmp_path, spawning):
+    root, _ = perun_repo
+    counter, pid_file = tmp_path / "count", tmp_path / "pid"
+    script = f'echo run $n >&2; if [ $n = 2 ]; then sleep 60 & echo $! > {pid_file}; wait; fi'
+    events = []
+    with pytest.raises(CollectionError) as info:
+        api_run.collect("time", ["sh"], [counted(script, counter)], [], {"repeat": 3, "timeout": 1.5}, cwd=root,
+                        on_event=events.append)
+    assert info.value.message.endswith(": timed out after 1.5 s (the run was killed)")
+    assert info.value.stderr_tail == "run 2"
+    assert [rep for rep, _ in per_run(events)] == [(1, 3, False), (2, 3, False)]
+    assert counter.read_text().strip() == "2"
+    assert process_gone(int(pid_file.read_text()))
+    assert list((root / ".perun/jobs").iterdir()) == []
+
+
+def test_non_zero_exit_of_a_middle_run_fails_the_job_with_its_own_stderr(perun_repo, tmp_path, spawning):
+    root, _ = perun_repo
+    counter = tmp_path / "count"
+    script = 'echo run $n >&2; if [ $n = 3 ]; then echo broken >&2; exit 5; fi'
+    events = []
+    with pytest.raises(CollectionError) as info:
+        api_run.collect("time", ["sh"], [counted(script, counter)], [], {"warmup": 1, "repeat": 3}, cwd=root,
+                        on_event=events.append)
+    assert info.value.exit_status == 5 and info.value.stderr_tail == "run 3\nbroken"
+    assert info.value.message.endswith("the profiled command exited with status 5")
+    assert [rep for rep, _ in per_run(events)] == [(1, 1, True), (1, 3, False), (2, 3, False)]
+    assert counter.read_text().strip() == "3"  # the last run never started
+
+
+def test_keep_failed_records_a_failing_middle_run(perun_repo, tmp_path, spawning):
+    root, _ = perun_repo
+    profile, _ = collect(root, "sh", counted("exit $(( n == 2 ? 7 : 0 ))", tmp_path / "count"), repeat=3,
+                         keep_failed=True)
+    statuses = {(r["order"], r.get("exit_status")) for r in profile["global"]["resources"]}
+    assert statuses == {(1, None), (2, 7), (3, None)}
+
+
+def test_cancel_in_the_middle_of_a_batch_leaves_no_process(perun_repo, tmp_path, spawning):
+    root, _ = perun_repo
+    counter, pids = tmp_path / "count", tmp_path / "pids"
+    # only the helper finds descendants that left the run's process group (it is a child subreaper)
+    escape = spawning == "helper" and shutil.which("setsid") is not None
+    script = (f'if [ $n = 3 ]; then {f"setsid sleep 60 & echo $! >> {pids}; " if escape else ""}'
+              f'sleep 60 & echo $! >> {pids}; echo $$ >> {pids}; echo started; wait; fi')
+    cancel = threading.Event()
+    seen = []
+
+    def on_event(event):
+        seen.append(event)
+        if isinstance(event, ev.OutputLine) and event.text == "started":
+            cancel.set()
+
+    with pytest.raises(Interrupted):
+        api_run.collect("time", ["sh"], [counted(script, counter)], [], {"repeat": 10}, cwd=root,
+                        on_event=on_event, cancel=cancel)
+    assert [rep for rep, _ in per_run(seen)] == [(i, 10, False) for i in (1, 2, 3)]
+    started = [int(pid) for pid in pids.read_text().split()]
+    try:
+        assert len(started) == (3 if escape else 2)
+        assert all(process_gone(pid) for pid in started)
+        assert helpers_running(str(counter)) == []
+    finally:
+        kill_stragglers(started)
+    assert list((root / ".perun/jobs").iterdir()) == []
+
+
+def kill_stragglers(pids: list[int]) -> None:
+    """Do not leave a failed test's processes behind."""
+    for pid in pids:
+        with contextlib.suppress(OSError):
+            os.kill(pid, signal.SIGKILL)
+
+
+def helpers_running(marker: str) -> list[int]:
+    """Processes (spawn helpers, shells) whose command line mentions ``marker``."""
+    found = []
+    for entry in os.listdir("/proc"):
+        if entry.isdigit():
+            try:
+                with open(f"/proc/{entry}/cmdline", "rb") as handle:
+                    if marker.encode() in handle.read() and not process_gone(int(entry), wait=1.0):
+                        found.append(int(entry))
+            except OSError:
+                pass
+    return found
+
+
+@pytest.mark.skipif(not shutil.which("setsid"), reason="needs setsid (util-linux)")
+def test_the_helper_kills_descendants_that_left_the_process_group(tmp_path):
+    helper = spawn_helper()
+    if helper is None:
+        pytest.skip("no C compiler to build the spawn helper")
+    pid_file = tmp_path / "pid"
+    with RepeatedRuns(["sh", "-c", f"setsid sleep 60 & echo $! > {pid_file}"], cwd=tmp_path, helper=helper) as runs:
+        assert runs.run().exit_status == 0
+        pid = int(pid_file.read_text())
+        try:
+            # killed when the run ended, not only when the helper exits
+            assert process_gone(pid)
+        finally:
+            kill_stragglers([pid])
+
+
+def test_peak_memory_is_the_programs_own_in_every_run(perun_repo):
+    if spawn_helper() is None:
+        pytest.skip("no C compiler to build the spawn helper")
+    root, _ = perun_repo
+    profile, _ = collect(root, "true", warmup=2, repeat=20)
+    peaks = [r["amount"] for r in resources(profile, "max_rss")]
+    assert len(peaks) == 20 and all(0 < peak < 8_000_000 for peak in peaks)
+
+
+@pytest.mark.parametrize("use_helper", [True, False])
+def test_output_lines_reach_the_callback_while_the_run_goes_on(tmp_path, use_helper):
+    helper = spawn_helper() if use_helper else None
+    if use_helper and helper is None:
+        pytest.skip("no C compiler to build the spawn helper")
+    go = tmp_path / "go"
+    script = f'echo first; while [ ! -e {go} ]; do sleep 0.01; done; rm {go}; echo second'
+    lines = []
+
+    def on_line(stream, text):
+        lines.append(text)
+        if text == "first":
+            go.touch()  # the run waits for this: it would time out if lines came only at its end
+
+    with RepeatedRuns(["sh", "-c", script], cwd=tmp_path, helper=helper, timeout=60, on_line=on_line) as runs:
+        for _ in range(2):
+            outcome = runs.run()
+            assert not outcome.timed_out and outcome.exit_status == 0 and outcome.stdout_tail == "first\nsecond"
+    assert lines == ["first", "second"] * 2
+
+
+def test_repeated_runs_measure_each_run_and_report_exec_errors(tmp_path):
+    helper = spawn_helper()
+    if helper is None:
+        pytest.skip("no C compiler to build the spawn helper")
+    script = tmp_path / "spin.py"
+    script.write_text("import sys, time\nt = time.process_time()\nwhile time.process_time() - t < float(sys.argv[1]):\n"
+                      "    pass\n")
+    with RepeatedRuns([PY, str(script), "0.2"], cwd=tmp_path, helper=helper) as runs:
+        outcomes = [runs.run() for _ in range(2)]
+    for outcome in outcomes:
+        assert outcome.user_seconds + outcome.sys_seconds > 0.15
+        assert outcome.wall_ns / 1e9 >= (outcome.user_seconds + outcome.sys_seconds) * 0.9
+    with RepeatedRuns(["./nope"], cwd=tmp_path, helper=helper) as runs, pytest.raises(FileNotFoundError):
+        runs.run()
+    denied = tmp_path / "denied"
+    denied.write_text("#!/bin/sh\n")
+    with RepeatedRuns([str(denied)], cwd=tmp_path, helper=helper) as runs, pytest.raises(PermissionError):
+        runs.run()
+
+
+def test_a_helper_killed_from_outside_is_an_error_and_its_run_is_killed(tmp_path):
+    helper = spawn_helper()
+    if helper is None:
+        pytest.skip("no C compiler to build the spawn helper")
+    pids = tmp_path / "pids"
+    script = f"sleep 60 & echo $! > {pids}; echo $$ >> {pids}; kill -KILL $PPID; wait"
+    with RepeatedRuns(["sh", "-c", script], cwd=tmp_path, helper=helper) as runs:
+        with pytest.raises(OSError, match="the spawn helper failed"):
+            runs.run()
+    started = [int(pid) for pid in pids.read_text().split()]
+    try:
+        assert all(process_gone(pid) for pid in started)
+    finally:
+        kill_stragglers(started)
+
+
+def test_sigterm_makes_the_helper_kill_its_run_and_exit(tmp_path):
+    helper = spawn_helper()
+    if helper is None:
+        pytest.skip("no C compiler to build the spawn helper")
+    pids = tmp_path / "pids"
+    script = f"sleep 60 & echo $! > {pids}; echo $$ >> {pids}; kill -TERM $PPID; wait"
+    with RepeatedRuns(["sh", "-c", script], cwd=tmp_path, helper=helper) as runs:
+        # exiting with status 0 (rather than being killed by SIGTERM) is the helper's own way out
+        with pytest.raises(OSError, match=r"the spawn helper failed \(it exited with status 0\)"):
+            runs.run()
+    started = [int(pid) for pid in pids.read_text().split()]
+    try:
+        assert all(process_gone(pid) for pid in started)
+    finally:
+        kill_stragglers(started)

@@ -13,15 +13,19 @@ CPU times and peak memory come from ``os.wait4`` (no GNU time needed) and
 include the children the command waited for.  They sit in the profile's
 ``global`` region, whose ``timestamp`` is the wall time of all measured runs.
 Runs are started by the small C spawn helper of
-:mod:`perun_core.runner.helper` when a C compiler is available to build it;
-otherwise from Python, and then the peak memory of a run cannot be told
-apart from perun's own: the header's ``max_rss_floor`` says up to which
-value ``max_rss`` amounts are perun's rather than the program's.
+:mod:`perun_core.runner.helper` when a C compiler is available to build it:
+one helper process makes all runs of a job, in lock step with the
+repetition events (:class:`~perun_core.runner.process.RepeatedRuns`).
+Otherwise each run is started from Python, and then the peak memory of a run
+cannot be told apart from perun's own: the header's ``max_rss_floor`` says
+up to which value ``max_rss`` amounts are perun's rather than the program's.
 
 A run that exits non-zero (or is killed) fails the job with its exit status
 and the tail of its standard error, unless ``keep_failed`` is set: then it is
 recorded, its resources carrying ``exit_status``.  A run longer than
-``timeout`` seconds always fails the job.
+``timeout`` seconds always fails the job.  Processes a run leaves running in
+its process group are killed when it ends (with the helper also those that
+left the group with ``setsid``), so they cannot disturb the next run.
 """
 
 from __future__ import annotations
@@ -36,7 +40,7 @@ from ..errors import CollectionError
 from ..profile.model import Profile, Snapshot
 from ..profile.resources import ResourceTable
 from ..runner.helper import spawn_helper
-from ..runner.process import describe_status, run_process
+from ..runner.process import ProcessOutcome, RepeatedRuns, describe_status
 from ..units import PhaseResult, UnitContext
 from ..units.params import Param
 
@@ -81,23 +85,22 @@ class TimeCollector:
     def collect(self, ctx: UnitContext, kwargs: dict[str, Any]) -> PhaseResult:
         warmup, repeat = kwargs["warmup"], kwargs["repeat"]
         runs = []
-        for number in range(1, warmup + repeat + 1):
-            measured = number > warmup
-            index = number - warmup if measured else number
-            ctx.repetition(index, repeat if measured else warmup, warmup=not measured)
-            outcome = self._run_once(ctx, kwargs)
-            if measured:
-                runs.append(outcome)
+        with RepeatedRuns(kwargs["argv"], cwd=ctx.cwd, helper=kwargs.get("spawn_helper"), timeout=kwargs["timeout"],
+                          on_line=ctx.output, cancelled=ctx.cancelled) as runner:
+            for number in range(1, warmup + repeat + 1):
+                measured = number > warmup
+                index = number - warmup if measured else number
+                ctx.repetition(index, repeat if measured else warmup, warmup=not measured)
+                outcome = self._run_once(ctx, kwargs, runner)
+                if measured:
+                    runs.append(outcome)
         kwargs["runs"] = runs
         return PhaseResult.ok(kwargs)
 
-    def _run_once(self, ctx: UnitContext, kwargs: dict[str, Any]) -> Any:
+    def _run_once(self, ctx: UnitContext, kwargs: dict[str, Any], runner: RepeatedRuns) -> ProcessOutcome:
         job = ctx.label
         try:
-            outcome = run_process(
-                kwargs["argv"], cwd=ctx.cwd, timeout=kwargs["timeout"], cancelled=ctx.cancelled,
-                on_line=ctx.output, helper=kwargs.get("spawn_helper"),
-            )
+            outcome = runner.run()
         except FileNotFoundError:
             raise CollectionError(job, f"command not found: {kwargs['argv'][0]}") from None
         except PermissionError:

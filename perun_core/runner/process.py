@@ -11,6 +11,16 @@ exits.
 The exit is noticed through a pidfd (Linux 5.3+), so the process stays a
 zombie until reaped and its process-group id cannot be reused meanwhile;
 without pidfds a helper thread waits for it instead.
+
+:class:`RepeatedRuns` runs one program many times in a row (the time
+collector's warm-ups and repetitions).  With the spawn helper
+(:mod:`perun_core.runner.helper`) a single helper process makes every run,
+one per :meth:`RepeatedRuns.run` call: the caller hands it a ``g`` byte and
+reads back one report line, which costs a fraction of a millisecond instead of
+the few milliseconds of a ``subprocess.Popen`` per run.  The calls are in
+lock step (a run starts only when asked for, and its output is read to the
+last byte before ``run`` returns), so whatever the caller reports between
+calls is exactly ordered with the run's output lines.
 """
 
 from __future__ import annotations
@@ -31,7 +41,7 @@ from typing import Any
 
 from ..errors import Interrupted
 
-__all__ = ["ProcessOutcome", "describe_status", "run_process", "signals_deferred"]
+__all__ = ["ProcessOutcome", "RepeatedRuns", "describe_status", "run_process", "signals_deferred"]
 
 #: How often a wait wakes up to look at the cancel flag.
 _CANCEL_POLL = 0.05
@@ -131,6 +141,58 @@ def _signal_group(pid: int, signum: int) -> None:
         os.killpg(pid, signum)
 
 
+class _Output:
+    """Splits the output pipes of a process into lines for ``on_line`` and keeps their tails."""
+
+    def __init__(self, pipes: dict[int, str], on_line: Callable[[str, str], None] | None, tail_lines: int) -> None:
+        self.pipes = pipes
+        self._on_line = on_line
+        self._partial = {fd: b"" for fd in pipes}
+        self._tails: dict[str, collections.deque[str]] = {
+            name: collections.deque(maxlen=tail_lines) for name in ("stdout", "stderr")}
+
+    def _emit(self, stream: str, raw: bytes) -> None:
+        text = raw.decode("utf-8", "replace").rstrip("\r")[:_MAX_LINE]
+        self._tails[stream].append(text)
+        if self._on_line is not None:
+            self._on_line(stream, text)
+
+    def consume(self, fd: int) -> bool:
+        """Read what ``fd`` has (one read) and emit its complete lines; False at end of file."""
+        data = os.read(fd, 65536)
+        if not data:
+            self.flush(fd)
+            return False
+        lines = (self._partial[fd] + data).split(b"\n")
+        self._partial[fd] = lines.pop()
+        for line in lines:
+            self._emit(self.pipes[fd], line)
+        return True
+
+    def drain(self, fd: int) -> bool:
+        """Read a non-blocking ``fd`` until it is empty; False at end of file."""
+        while True:
+            try:
+                if not self.consume(fd):
+                    return False
+            except BlockingIOError:
+                return True
+
+    def flush(self, fd: int | None = None) -> None:
+        """Emit an unfinished last line (of ``fd``, or of every pipe) as a line."""
+        for each in self.pipes if fd is None else (fd,):
+            if self._partial.get(each):
+                self._emit(self.pipes[each], self._partial[each])
+                self._partial[each] = b""
+
+    def tail(self, stream: str) -> str:
+        return "\n".join(self._tails[stream])
+
+    def clear_tails(self) -> None:
+        for tail in self._tails.values():
+            tail.clear()
+
+
 def run_process(
     argv: Sequence[str],
     *,
@@ -155,59 +217,29 @@ def run_process(
 
     With ``helper`` (see :mod:`perun_core.runner.helper`) the program is
     started and measured by that small C process, which makes peak memory
-    exact and wall time free of Python's spawning cost.
+    exact and wall time free of Python's spawning cost; leftovers are then
+    always killed (see :class:`RepeatedRuns`).
 
     Spawning errors (missing program, no permission) propagate as OSError.
     """
-    report_read = report_write = -1
     if helper is not None:
-        report_read, report_write = os.pipe()
-        argv = [str(helper), str(report_write), *argv]
+        with RepeatedRuns(argv, cwd=cwd, helper=helper, timeout=timeout, on_line=on_line, cancelled=cancelled,
+                          merge_stderr=merge_stderr, tail_lines=tail_lines) as runs:
+            return runs.run()
     start = time.monotonic_ns()
-    try:
-        process = subprocess.Popen(
-            list(argv), cwd=cwd, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
-            stderr=subprocess.STDOUT if merge_stderr else subprocess.PIPE, start_new_session=True,
-            pass_fds=(report_write,) if helper is not None else (),
-        )
-    except BaseException:
-        for fd in (report_read, report_write):
-            if fd >= 0:
-                os.close(fd)
-        raise
-    if report_write >= 0:
-        os.close(report_write)
+    process = subprocess.Popen(
+        list(argv), cwd=cwd, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
+        stderr=subprocess.STDOUT if merge_stderr else subprocess.PIPE, start_new_session=True,
+    )
     selector = selectors.DefaultSelector()
     pipes = {process.stdout.fileno(): "stdout"} if process.stdout else {}
     if process.stderr is not None:
         pipes[process.stderr.fileno()] = "stderr"
-    partial = {name: b"" for name in pipes.values()}
-    tails: dict[str, collections.deque[str]] = {name: collections.deque(maxlen=tail_lines) for name in ("stdout", "stderr")}
+    output = _Output(pipes, on_line, tail_lines)
     waiter: _Waiter | None = None
     reaped = False
     timed_out = False
     exited_at: int | None = None
-
-    def emit(stream: str, raw: bytes) -> None:
-        text = raw.decode("utf-8", "replace").rstrip("\r")[:_MAX_LINE]
-        tails[stream].append(text)
-        if on_line is not None:
-            on_line(stream, text)
-
-    def consume(fd: int) -> None:
-        stream = pipes[fd]
-        data = os.read(fd, 65536)
-        if not data:
-            selector.unregister(fd)
-            if partial[stream]:
-                emit(stream, partial[stream])
-                partial[stream] = b""
-            return
-        lines = (partial[stream] + data).split(b"\n")
-        partial[stream] = lines.pop()
-        for line in lines:
-            emit(stream, line)
-
     try:
         waiter = _Waiter(process.pid)
         for fd in pipes:
@@ -228,8 +260,8 @@ def run_process(
                         _signal_group(process.pid, signal.SIGKILL)
                     deadline = None
                     drain_until = time.monotonic() + _DRAIN_GRACE
-                else:
-                    consume(key.fd)
+                elif not output.consume(key.fd):
+                    selector.unregister(key.fd)
             if drain_until is not None and (not selector.get_map() or time.monotonic() >= drain_until):
                 break
             if cancelled is not None and cancelled.is_set():
@@ -260,47 +292,218 @@ def run_process(
         for stream in (process.stdout, process.stderr):
             if stream is not None:
                 stream.close()
-        report = b""
-        if report_read >= 0:
-            if reaped:
-                report = _read_all(report_read)
-            os.close(report_read)
-    for stream, rest in partial.items():
-        if rest:
-            emit(stream, rest)
+    output.flush()
     assert exited_at is not None
-    exit_status, wall_ns = process.returncode, exited_at - start
-    user, system, max_rss = usage.ru_utime, usage.ru_stime, usage.ru_maxrss * 1024
-    if helper is not None and not timed_out:
-        exit_status, wall_ns, user, system, max_rss = _parse_report(report, process.returncode, argv[2])
     return ProcessOutcome(
-        exit_status=exit_status,
-        wall_ns=wall_ns,
-        user_seconds=user,
-        sys_seconds=system,
-        max_rss_bytes=max_rss,
+        exit_status=process.returncode,
+        wall_ns=exited_at - start,
+        user_seconds=usage.ru_utime,
+        sys_seconds=usage.ru_stime,
+        max_rss_bytes=usage.ru_maxrss * 1024,
         timed_out=timed_out,
-        stdout_tail="\n".join(tails["stdout"]),
-        stderr_tail="\n".join(tails["stderr"]),
+        stdout_tail=output.tail("stdout"),
+        stderr_tail=output.tail("stderr"),
     )
 
 
-def _read_all(fd: int) -> bytes:
-    chunks = []
-    while True:
-        chunk = os.read(fd, 4096)
-        if not chunk:
-            return b"".join(chunks)
-        chunks.append(chunk)
+class RepeatedRuns:
+    """Runs one program again and again, one measured run per :meth:`run`; use as a context manager.
+
+    The arguments are those of :func:`run_process`.  With ``helper`` one
+    spawn-helper process (started at the first run) makes every run; each
+    run is in a process group of its own, and whatever it leaves running (in
+    its group, or started with ``setsid``) is killed when it ends.  Without
+    ``helper`` every run is a :func:`run_process` of its own.
+
+    :meth:`run` returns when the run has ended and its output has been read
+    and handed to ``on_line``; the tails in its outcome are that run's.
+    Exec errors propagate as OSError, cancellation as :class:`Interrupted`.
+    :meth:`close` ends the helper: at once when no run is going on;
+    otherwise (an exception inside :meth:`run`) by SIGTERM, on which the
+    helper kills the run's process group and descendants and exits, and
+    after a grace period by SIGKILL.  When the helper ended abnormally, the
+    process groups left in its session are killed.
+    """
+
+    def __init__(
+        self,
+        argv: Sequence[str],
+        *,
+        cwd: Path | str,
+        helper: Path | None,
+        timeout: float | None = None,
+        on_line: Callable[[str, str], None] | None = None,
+        cancelled: threading.Event | None = None,
+        merge_stderr: bool = False,
+        tail_lines: int = 20,
+    ) -> None:
+        self._argv = list(argv)
+        self._cwd = cwd
+        self._helper = helper
+        self._timeout = timeout
+        self._on_line = on_line
+        self._cancelled = cancelled
+        self._merge_stderr = merge_stderr
+        self._tail_lines = tail_lines
+        self._process: subprocess.Popen[bytes] | None = None
+        self._selector: selectors.BaseSelector | None = None
+        self._output: _Output | None = None
+        self._report = self._control = -1
+        self._running = False
+
+    def __enter__(self) -> RepeatedRuns:
+        return self
+
+    def __exit__(self, *exc_info: object) -> None:
+        self.close()
+
+    def run(self) -> ProcessOutcome:
+        """Run the program once more and measure it."""
+        if self._cancelled is not None and self._cancelled.is_set():
+            raise Interrupted("cancelled")
+        if self._helper is None:
+            return run_process(self._argv, cwd=self._cwd, timeout=self._timeout, on_line=self._on_line,
+                               cancelled=self._cancelled, merge_stderr=self._merge_stderr,
+                               tail_lines=self._tail_lines)
+        if self._process is None:
+            self._start(self._helper)
+        assert self._selector is not None and self._output is not None
+        output = self._output
+        output.clear_tails()
+        self._running = True
+        try:
+            os.write(self._control, b"g")
+        except BrokenPipeError:
+            pass  # the helper is gone: its report pipe is at end of file, which the loop below notices
+        report = b""
+        while not report.endswith(b"\n"):
+            for key, _ in self._selector.select(_CANCEL_POLL if self._cancelled is not None else None):
+                if key.fd == self._report:
+                    chunk = os.read(self._report, 256)
+                    if not chunk:
+                        self._running = False
+                        status = describe_status(self._end_helper(sweep=True))
+                        raise OSError(f"the spawn helper failed (it {status})")
+                    report += chunk
+                elif not output.drain(key.fd):
+                    self._selector.unregister(key.fd)
+            if self._cancelled is not None and self._cancelled.is_set():
+                raise Interrupted("cancelled")
+        # The run and everything it started are gone: its output is all in the pipes.
+        for fd in list(self._selector.get_map()):
+            if fd != self._report and not output.drain(fd):
+                self._selector.unregister(fd)
+        output.flush()
+        self._running = False
+        kind, exit_status, wall_ns, user, system, max_rss = _parse_report(report, self._argv[0])
+        return ProcessOutcome(
+            exit_status=exit_status,
+            wall_ns=wall_ns,
+            user_seconds=user,
+            sys_seconds=system,
+            max_rss_bytes=max_rss,
+            timed_out=kind == "timeout",
+            stdout_tail=output.tail("stdout"),
+            stderr_tail=output.tail("stderr"),
+        )
+
+    def _start(self, helper: Path) -> None:
+        report_read, report_write = os.pipe()
+        control_read, control_write = os.pipe()
+        timeout_ns = max(1, round(self._timeout * 1e9)) if self._timeout else 0
+        try:
+            self._process = subprocess.Popen(
+                [str(helper), str(report_write), str(control_read), str(timeout_ns), *self._argv], cwd=self._cwd,
+                stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
+                stderr=subprocess.STDOUT if self._merge_stderr else subprocess.PIPE,
+                start_new_session=True, pass_fds=(report_write, control_read),
+            )
+        except BaseException:
+            for fd in (report_read, control_write):
+                os.close(fd)
+            raise
+        finally:
+            for fd in (report_write, control_read):
+                os.close(fd)
+        self._report, self._control = report_read, control_write
+        pipes = {stream.fileno(): name for stream, name in ((self._process.stdout, "stdout"),
+                                                            (self._process.stderr, "stderr")) if stream is not None}
+        self._output = _Output(pipes, self._on_line, self._tail_lines)
+        self._selector = selectors.DefaultSelector()
+        for fd in (*pipes, report_read):
+            os.set_blocking(fd, False)
+            self._selector.register(fd, selectors.EVENT_READ)
+
+    def _end_helper(self, *, sweep: bool) -> int:
+        """Wait for the helper to exit, SIGKILL it after a grace period; its exit status.
+
+        With ``sweep``, and after a SIGKILL, whatever is left in the helper's
+        session (a run it could not kill) is killed too.
+        """
+        assert self._process is not None
+        pid = self._process.pid
+        # Its report pipe reaches end of file when it exits: a prompt wake-up, unlike Popen.wait's polling.
+        deadline = time.monotonic() + _TERM_GRACE
+        exited = False
+        while not exited and (left := deadline - time.monotonic()) > 0:
+            if select.select([self._report], [], [], left)[0]:
+                with contextlib.suppress(BlockingIOError):
+                    exited = not os.read(self._report, 256)
+        if not exited:
+            _signal_group(pid, signal.SIGKILL)
+            sweep = True
+        if sweep:
+            # before reaping the helper: until then its pid, the session id, cannot be reused
+            _kill_session(pid)
+        return self._process.wait()
+
+    def close(self) -> None:
+        """End the helper (killing a run that is going on) and release its pipes."""
+        process = self._process
+        if process is None:
+            return
+        with signals_deferred():
+            if self._running:
+                with contextlib.suppress(ProcessLookupError):
+                    process.send_signal(signal.SIGTERM)
+            os.close(self._control)
+            if process.returncode is None:
+                self._end_helper(sweep=self._running)
+            self._process = None
+            self._running = False
+            if self._selector is not None:
+                self._selector.close()
+            os.close(self._report)
+            for stream in (process.stdout, process.stderr):
+                if stream is not None:
+                    stream.close()
 
 
-def _parse_report(report: bytes, helper_status: int, program: str) -> tuple[int, int, float, float, int]:
-    """(exit status, wall ns, user s, sys s, max rss bytes) from the helper's line; OSError for exec errors."""
+def _kill_session(session: int) -> None:
+    """SIGKILL every process group in ``session`` (found through /proc)."""
+    try:
+        entries = os.listdir("/proc")
+    except OSError:
+        return
+    for entry in entries:
+        if entry.isdigit():
+            try:
+                with open(f"/proc/{entry}/stat", "rb") as handle:
+                    # after the command name: state, ppid, process group, session
+                    fields = handle.read().rsplit(b")", 1)[1].split()
+            except OSError:
+                continue
+            if int(fields[3]) == session:
+                _signal_group(int(fields[2]), signal.SIGKILL)
+
+
+def _parse_report(report: bytes, program: str) -> tuple[str, int, int, float, float, int]:
+    """(kind, exit status, wall ns, user s, sys s, max rss bytes) from a report line; OSError for exec errors."""
     fields = report.split()
     if fields[:1] == [b"exec"] and len(fields) == 2:
         code = int(fields[1])
         raise OSError(code, os.strerror(code), program)
-    if fields[:1] != [b"ran"] or len(fields) != 6:
-        raise OSError(f"the spawn helper failed ({describe_status(helper_status)}) without a report")
+    if fields[:1] not in ([b"ran"], [b"timeout"]) or len(fields) != 6:
+        raise OSError(f"the spawn helper sent an unexpected report: {report[:100]!r}")
     status, wall, user, system, rss = (int(x) for x in fields[1:])
-    return os.waitstatus_to_exitcode(status), wall, user / 1e6, system / 1e6, rss * 1024
+    return (fields[0].decode(), os.waitstatus_to_exitcode(status), wall, user / 1e6, system / 1e6, rss * 1024)
