@@ -196,6 +196,33 @@ def render_local_config(
         out += _hint("Workloads (program inputs, files) given to every command:", "workloads:", "  - ./workloads/small.txt")
     out.append("")
 
+    # workload generators (perun_core.runner.generators)
+    out += _hint(
+        "Workload generators: a job whose workload is a generator's id (listed under",
+        "workloads, or -w sizes) runs once per generated input, and the runs merge into",
+        "one profile with each input's size as structure-unit-size, ready for regression",
+        "analysis (profile_for_each_workload: true keeps a profile per input instead).",
+        "Types: singleton (value), integer (min, max, step), string (min_len, max_len,",
+        "step_len), textfile (min_lines, max_lines, step_lines, min_chars, max_chars,",
+        "step_chars) and external (command writing the inputs into {dir}).",
+        "generators:",
+        "  workload:",
+        "    - id: sizes",
+        "      type: integer",
+        "      min: 1000",
+        "      max: 10000",
+        "      step: 1000",
+        "    - id: texts",
+        "      type: textfile",
+        "      min_lines: 100",
+        "      max_lines: 1000",
+        "      step_lines: 300",
+        "      min_chars: 80",
+        "      max_chars: 80",
+        "      profile_for_each_workload: true",
+    )
+    out.append("")
+
     # collectors
     if user:
         out += ["# Collectors gathering the profiling data of every run."]

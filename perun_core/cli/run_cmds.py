@@ -126,9 +126,10 @@ def _collect_callback(name: str) -> Any:
                 if args:
                     raise UsageError("give the arguments either with -a/--args or after the command, not both")
                 args = [shlex.join(command[1:])]
-        if not cmds:
-            raise UsageError(f"no command to profile; e.g. 'perun-core collect {name} -r 3 ./build/app'")
         unit = collectors.get(name)
+        if not cmds:
+            raise UsageError(f"no command to profile; e.g. 'perun-core collect {name} -r 3 ./build/app'",
+                             hint=_module_hint(ctx, name, unit))
         params = convert_params(name, unit.params, load_params_document(group["params"], what="collector parameters")
                                 if group.get("params") else {})
         params.update(_given(values))
@@ -138,6 +139,19 @@ def _collect_callback(name: str) -> Any:
         _report_run(result)
 
     return callback
+
+
+def _module_hint(ctx: click.Context, name: str, unit: Any) -> str | None:
+    """For a collector of Python programs (one with a ``python`` parameter): a -m value was meant as a module."""
+    import re
+
+    if not any(getattr(param, "name", None) == "python" for param in getattr(unit, "params", ())):
+        return None
+    taken = [rev for rev in _run_options(ctx)["minor_versions"] if re.fullmatch(r"[A-Za-z_]\w*(\.[A-Za-z_]\w*)*", rev)]
+    if not taken:
+        return None
+    return (f"-m {taken[0]} was read as collect's -m/--minor-version (a commit); to profile the module, "
+            f"use -- before -m MODULE: perun-core collect {name} -- -m {taken[0]} [ARGS]")
 
 
 def _report_requirements(ctx: click.Context, name: str) -> None:

@@ -1,11 +1,22 @@
 """The pymemory collector: live Python allocations by call trace, over time (tracemalloc).
 
 The program runs under :mod:`tracemalloc` (started by the bootstrap of
-:mod:`perun_core.collect.pyprogram` before the program's first line); a
-thread takes a snapshot every ``interval`` seconds and one more is taken
-when the program's main code ends.  Each snapshot becomes one profile
-snapshot whose resources are the memory live at that moment, one per
-allocation trace, in the memory collector's form (spec 001 §2.1)::
+:mod:`perun_core.collect.pyprogram` before the program's first line), and a
+thread of the program takes snapshots of its live allocations:
+
+* every ``interval`` seconds while snapshots are cheap.  A snapshot walks
+  every live block, so with many live objects it takes long (about a
+  second per million blocks) and holds the program up: the wait after a
+  snapshot is at least ten times as long as the snapshot took, so that
+  snapshotting costs at most about a tenth of the run;
+* when traced memory reaches a new peak (20 % and 256 KiB above the most
+  any snapshot saw, and no longer growing fast), within the same budget,
+  so that the program's largest moment is snapshot even if it is brief
+  compared with the wait;
+* once more when the program's main code ends.
+
+Each snapshot becomes one profile snapshot whose resources are the memory
+live at that moment, one per allocation trace, in the memory collector's form (spec 001 §2.1)::
 
     {"type": "memory", "subtype": "malloc", "amount": 8000056, "allocations": 1,
      "trace": [{"source": "app.py", "function": "build", "line": 12},
@@ -19,7 +30,8 @@ are relative to it.  tracemalloc records no function names, so they are
 read from the sources (the innermost ``def`` or ``class`` around the line,
 ``<module>`` outside them, ``?`` when the source cannot be read).  Snapshot
 metadata: ``time`` (seconds since the program started), ``traced`` and
-``peak`` (bytes, as tracemalloc counts them); only the ``limit`` largest
+``peak`` (bytes, as tracemalloc counts them, without the blocks the
+snapshots themselves allocate, on Python 3.9+); only the ``limit`` largest
 traces are kept per snapshot, and ``omitted_traces``/``omitted_bytes`` say
 what was left out.  The header's ``peak`` is the largest traced peak.
 """
@@ -35,6 +47,7 @@ from ..profile.resources import ResourceTable
 from ..units import PhaseResult, UnitContext
 from ..units.params import Param
 from .pyprogram import (
+    MODULE_HINT,
     common_params,
     failure_header,
     python_requirements,
@@ -95,12 +108,14 @@ class PyMemoryCollector:
     summary = "Live Python allocations by call trace, snapshot at an interval (tracemalloc)."
     description = (
         "Runs a Python program (SCRIPT [ARGS] or -m MODULE [ARGS], optionally after the interpreter) under "
-        "tracemalloc and snapshots its live allocations every INTERVAL seconds and when it ends. Each snapshot "
+        "tracemalloc and snapshots its live allocations every INTERVAL seconds (less often when snapshots take "
+        "long: they get about a tenth of the run), at new peaks of traced memory and when it ends. Each snapshot "
         "lists the memory allocated by every call trace (source, function, line; innermost first) as memory "
-        "resources in bytes, for the flow, bars and flame graph views."
+        "resources in bytes, for the flow, bars and flame graph views. "
+        + MODULE_HINT.format(name="pymemory")
     )
     params = (
-        Param("interval", "float", 0.1, "Seconds between snapshots.", flags=("-i", "--interval"),
+        Param("interval", "float", 0.1, "Seconds between snapshots (at least 10x what the last one took).", flags=("-i", "--interval"),
               minimum=0.001, metavar="SECONDS"),
         Param("frames", "int", 16, "Frames kept per allocation trace.", flags=("--frames",), minimum=1,
               maximum=256, metavar="N"),

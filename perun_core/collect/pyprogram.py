@@ -10,11 +10,12 @@ A job's command line names the program the way a user runs it::
 Without an explicit interpreter the unit's ``python`` parameter names it,
 else ``python3`` (or ``python``) on PATH, else the interpreter running perun.
 The program is run by the bootstrap script
-:mod:`perun_core.collect._bootstrap.pyboot` in that interpreter (it needs
-only the standard library of Python 3.8+), which writes its results into a
-temporary directory that is removed afterwards.  Its process runs like the
-time collector's: stdin from /dev/null, its own session, the whole process
-group killed on timeout, on cancel and when it exits.
+:mod:`perun_core.collect._bootstrap.pyboot` (started by ``start.py`` next to
+it) in that interpreter (it needs only the standard library of Python 3.8+),
+which writes its results into a temporary directory that is removed
+afterwards.  Its process runs like the time collector's: stdin from
+/dev/null, its own session, the whole process group killed on timeout, on
+cancel and when it exits.
 
 How a run can end, and what the collector makes of it (``keep_failed``
 turns the first two into recorded results, marked in the header):
@@ -24,6 +25,9 @@ turns the first two into recorded results, marked in the header):
   and the traceback's last lines as the hint;
 * it exited non-zero (``raise SystemExit(3)``): "exited with status 3";
 * it ran longer than ``timeout``: "timed out after N s", its group killed;
+  shortly before, the bootstrap had :mod:`faulthandler` write the stack of
+  every thread, and the hint shows them (without perun's own frames and
+  thread) after the last lines of standard error;
 * it ended without the bootstrap writing its results (``os._exit``, killed):
   "ended without leaving results".
 """
@@ -37,6 +41,7 @@ import re
 import shutil
 import sys
 import tempfile
+import time
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
@@ -47,10 +52,17 @@ from ..runner.process import describe_status, run_process
 from ..units import UnitContext
 from ..units.params import Param
 
-__all__ = ["BOOTSTRAP", "PythonRun", "PythonTarget", "common_params", "python_requirements", "resolve_target",
-           "run_python"]
+__all__ = ["BOOTSTRAP", "MODULE_HINT", "PythonRun", "PythonTarget", "common_params", "hang_report",
+           "python_requirements", "resolve_target", "run_python"]
 
-BOOTSTRAP = Path(__file__).resolve().parent / "_bootstrap" / "pyboot.py"
+BOOTSTRAP = Path(__file__).resolve().parent / "_bootstrap" / "start.py"
+#: the files whose frames are the bootstrap's, and the function of pymemory's sampling thread
+_BOOTSTRAP_FILES = frozenset(str(BOOTSTRAP.parent / name) for name in ("start.py", "pyboot.py"))
+_SAMPLER_FUNCTION = "_loop"
+_FRAME = re.compile(r'^\s*File "(?P<file>.*)", line (?P<line>\d+) in (?P<function>.*)$')
+#: How to profile a module from the command line: collect's own -m is --minor-version.
+MODULE_HINT = ("To profile a module put '--' before -m (collect has its own -m, --minor-version): "
+               "perun-core collect {name} -- -m pkg.tool ARGS.")
 _INTERPRETER = re.compile(r"^(?:pypy|python)(?:\d+(?:\.\d+)*)?[a-z]?$")
 
 
@@ -163,8 +175,10 @@ def run_python(ctx: UnitContext, target: PythonTarget, config: dict[str, Any], *
     out = Path(tempfile.mkdtemp(prefix="perun-python-"))
     try:
         config_path = out / "config.json"
-        config_path.write_text(json.dumps({**config, "out": str(out)}), encoding="utf-8")
         argv = [target.interpreter, str(BOOTSTRAP), str(config_path), "--", *target.target]
+        if timeout:     # when run_process will kill the program: the bootstrap dumps its stacks before
+            config = {**config, "timeout": timeout, "deadline": time.time() + timeout}
+        config_path.write_text(json.dumps({**config, "out": str(out)}), encoding="utf-8")
         try:
             outcome = run_process(argv, cwd=ctx.cwd, timeout=timeout, cancelled=ctx.cancelled, on_line=ctx.output,
                                   tail_lines=30)
@@ -173,8 +187,9 @@ def run_python(ctx: UnitContext, target: PythonTarget, config: dict[str, Any], *
         except OSError as exc:
             raise CollectionError(label, f"the Python interpreter cannot be started: {exc.strerror or exc}") from None
         if outcome.timed_out:
-            raise CollectionError(label, f"timed out after {timeout:g} s (the program was killed)", None,
-                                  outcome.stderr_tail)
+            stacks = hang_report(out / "hang.txt", Path(ctx.cwd))
+            tail = "\n".join(part for part in (outcome.stderr_tail, stacks) if part)
+            raise CollectionError(label, f"timed out after {timeout:g} s (the program was killed)", None, tail)
         meta = _read_meta(out / "meta.json")
         status = outcome.exit_status
         if meta is None:
@@ -191,6 +206,42 @@ def run_python(ctx: UnitContext, target: PythonTarget, config: dict[str, Any], *
         yield PythonRun(meta, out, status, outcome.stderr_tail)
     finally:
         shutil.rmtree(out, ignore_errors=True)
+
+
+def hang_report(path: Path, cwd: Path) -> str:
+    """The stacks faulthandler wrote before a timeout, without the bootstrap's frames and thread.
+
+    Sources inside ``cwd`` are shown relative to it.  Empty when there is
+    no report (the program ended or was killed before it was written).
+    """
+    try:
+        text = path.read_text(encoding="utf-8", errors="replace")
+    except OSError:
+        return ""
+    threads: list[list[str]] = []      # a header line ("Thread 0x... (most recent call first):"), then frames
+    perun_threads = set()
+    for line in text.splitlines():
+        if not line.strip() or line.startswith("Timeout ("):
+            continue
+        if not line[0].isspace() or not threads:
+            threads.append([line])
+            continue
+        frame = _FRAME.match(line)
+        if frame is None:
+            threads[-1].append(line)        # "  <no Python frame>", "  ..."
+        elif frame["file"] not in _BOOTSTRAP_FILES:
+            source = short_source(frame["file"], cwd)
+            threads[-1].append(f'  File "{source}", line {frame["line"]} in {frame["function"]}')
+        elif frame["function"] == _SAMPLER_FUNCTION:
+            perun_threads.add(len(threads) - 1)
+    kept = [lines for number, lines in enumerate(threads) if number not in perun_threads and len(lines) > 1]
+    if not kept:
+        return ""
+    if len(kept) == 1:
+        kept[0][0] = "Stack of the program shortly before it was killed (most recent call first):"
+    else:
+        kept.insert(0, ["Stacks of the program's threads shortly before it was killed:"])
+    return "\n".join(line for lines in kept for line in lines)
 
 
 def _read_meta(path: Path) -> dict[str, Any] | None:

@@ -54,6 +54,7 @@ from ..profile.resources import MISSING, ResourceTable
 from ..units import PhaseResult, UnitContext
 from ..units.params import Param
 from .pyprogram import (
+    MODULE_HINT,
     common_params,
     failure_header,
     python_requirements,
@@ -115,7 +116,8 @@ class PyTraceCollector:
         "name) the selected functions are wrapped at start-up and every call is recorded as a mixed resource: "
         "its duration in microseconds, its caller and, with a size expression over args and kwargs such as "
         "len(args[0]), its structure-unit-size, ready for regression analysis. Without patterns the whole "
-        "program runs under cProfile: call counts, exclusive and inclusive times per function, and caller edges."
+        "program runs under cProfile: call counts, exclusive and inclusive times per function, and caller edges. "
+        + MODULE_HINT.format(name="pytrace")
     )
     params = (
         Param("functions", "list", (), "Function to record: MODULE:QUALNAME[=SIZE], globs allowed (repeatable).",

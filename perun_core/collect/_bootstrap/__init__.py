@@ -1,5 +1,6 @@
 """Scripts that run *inside* a profiled Python program, not in perun.
 
 perun never imports them: the pytrace and pymemory collectors start
-``pyboot.py`` by its path with the interpreter of the profiled program.
+``start.py``, which runs ``pyboot.py``, by its path with the interpreter of
+the profiled program.
 """

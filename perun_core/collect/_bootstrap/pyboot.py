@@ -1,10 +1,13 @@
 """Runs a Python program under perun's pytrace or pymemory collector.
 
-This file is not part of perun's library: the collectors start it by its
-path in the profiled program's own interpreter::
+This file is not part of perun's library: the collectors start it, through
+the tiny ``start.py`` next to it (see there why), by its path in the
+profiled program's own interpreter::
 
-    python pyboot.py CONFIG -- SCRIPT ARGS...
-    python pyboot.py CONFIG -- -m MODULE ARGS...
+    python start.py CONFIG -- SCRIPT ARGS...
+    python start.py CONFIG -- -m MODULE ARGS...
+
+(``python pyboot.py ...`` works the same, only slower under pymemory.)
 
 It uses only the standard library and runs on Python 3.8 and newer.  CONFIG
 is a JSON file::
@@ -15,13 +18,17 @@ is a JSON file::
      "clock": "wall" (time.perf_counter_ns) or "cpu" (time.thread_time_ns),
      "interval": seconds between memory snapshots,
      "frames": frames kept per allocation trace,
-     "limit": allocation traces kept per snapshot}
+     "limit": allocation traces kept per snapshot,
+     "timeout": seconds after which perun kills the program (optional),
+     "deadline": when it does, as time.time() (optional)}
 
 The program runs as ``__main__``, with ``sys.argv`` and ``sys.path[0]`` set
 as ``python SCRIPT`` or ``python -m MODULE`` set them.  Results go to the
 ``out`` directory: ``meta.json`` is written when the interpreter exits
 normally (not after ``os._exit`` or a kill) and says how the program ended;
-mode ``functions`` also writes ``calls.bin``, a sequence of chunks::
+with a timeout, ``hang.txt`` gets the stacks of all threads shortly before
+the deadline (faulthandler; see :func:`arm_hang_report`).  Mode
+``functions`` also writes ``calls.bin``, a sequence of chunks::
 
     count (uint32, little-endian), then count records of four float64
     (native byte order, unpadded): function id, caller id, duration in ns,
@@ -37,8 +44,8 @@ dunder methods only when the pattern spells ``__``.  Every wrapped call adds
 a frame, so the recursion limit is doubled.
 
 Nothing here writes to standard output.  An exception that ends the program
-is reported on standard error as Python reports it (without this file's
-frames), and the exit status is 1.
+is reported on standard error as Python reports it (without the
+bootstrap's frames), and the exit status is 1.
 """
 
 import ast
@@ -57,8 +64,12 @@ import time
 import types
 
 FLUSH_EVERY = 1 << 16
+HANG_REPORT = "hang.txt"
 HOOK_NAME = "__perun_pytrace_wrap__"
 THIS_FILE = os.path.abspath(__file__)
+START_FILE = os.path.join(os.path.dirname(THIS_FILE), "start.py")
+#: the bootstrap's files: their frames are perun's, not the program's
+OWN_FILES = frozenset((THIS_FILE, START_FILE))
 _DEFINITIONS = (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)
 _KEPT = []
 
@@ -417,7 +428,7 @@ def cprofile_entries(stats):
     disable) are left out, and so are edges from them.  ``callers`` holds
     ``[index of the caller, calls, primitive calls, tt, ct]`` (cProfile's order for edges).
     """
-    dropped = {key for key in stats if key[0] == THIS_FILE}
+    dropped = {key for key in stats if key[0] in OWN_FILES}
     for key, (_, _, _, _, callers) in stats.items():
         if key[0] == "~" and set(callers) <= dropped:
             dropped.add(key)
@@ -432,22 +443,57 @@ def cprofile_entries(stats):
 
 
 class MemorySampler:
-    """tracemalloc snapshots every ``interval`` seconds (a thread), grouped by allocation trace."""
+    """tracemalloc snapshots grouped by allocation trace, taken by a thread within a time budget.
+
+    A snapshot copies and walks every live trace (one per live block), so it
+    costs time in proportion to the number of live objects, and the program
+    is held up meanwhile.  Hence:
+
+    * the wait after a snapshot is at least BUDGET times as long as the
+      snapshot took, so snapshotting takes at most about 1/BUDGET of the run;
+      ``interval`` is the wait when snapshots are cheap;
+    * every POLL seconds the thread reads tracemalloc's cheap counters and,
+      when traced memory stands PEAK_GROWTH above the most any snapshot saw
+      (and at least PEAK_BYTES more) and has stopped growing fast, takes a
+      snapshot at once if the budget allows it (so the snapshot of the
+      program's largest state is not left to chance);
+    * one more is taken when the program ends: tracing stops right after
+      taking it, so grouping it costs no tracing.
+
+    Every allocation made while tracing costs a traceback, so grouping
+    allocates as little as it can.  The blocks it allocates would count as
+    the program's memory: after each snapshot tracemalloc's peak is reset
+    (Python 3.9+) and the peak reported is the largest measured outside
+    the snapshots.
+    """
+
+    BUDGET = 10
+    POLL = 0.01
+    PEAK_GROWTH = 1.2
+    PEAK_BYTES = 256 * 1024
+    STILL_GROWING = 1.02    # traced memory up by more than this factor since the last poll
 
     def __init__(self, interval, frames, limit, entry_files):
         import tracemalloc
 
         self.tracemalloc = tracemalloc
+        self.pid = os.getpid()
         self.entry_files = set(entry_files)
         self.interval = interval
+        self.poll = min(interval, self.POLL)
         self.limit = limit
         self.snapshots = []
         self.files = []
         self.file_ids = {}
         self.lock = threading.Lock()
-        self.stopped = threading.Event()
+        self.stopped = False
+        self.peak = 0           # the program's traced peak, without the snapshots' own blocks
+        self.high = 0           # the most traced memory any snapshot saw
+        self.earliest = 0.0     # no snapshot before this (perf_counter): the budget
+        self.due = float("inf")     # the next regular snapshot (none until tracing started)
+        self.started = time.perf_counter()      # set again once tracing started
         # traces through these files are the sampler's own (tracemalloc's Filter is too slow for this)
-        self.own_files = {THIS_FILE, tracemalloc.__file__}
+        self.own_files = set(OWN_FILES) | {tracemalloc.__file__}
         # the thread starts before tracing does, so its own start-up is not traced
         ready = threading.Event()
         self.thread = threading.Thread(target=self._loop, args=(ready,), name="perun-pymemory", daemon=True)
@@ -455,11 +501,27 @@ class MemorySampler:
         ready.wait()
         tracemalloc.start(frames)
         self.started = time.perf_counter()
+        self.due = self.started + interval
 
     def _loop(self, ready):
         ready.set()
-        while not self.stopped.wait(self.interval):
-            self.take(False)
+        traced = self.tracemalloc.get_traced_memory
+        clock = time.perf_counter
+        sleep = time.sleep
+        previous = 0
+        while True:
+            sleep(self.poll)    # not Event.wait: that allocates on every call
+            if self.stopped:
+                return
+            now = clock()
+            current = traced()[0]
+            if now >= self.earliest and (
+                    now >= self.due
+                    or (current >= self.high * self.PEAK_GROWTH and current - self.high >= self.PEAK_BYTES
+                        and current <= previous * self.STILL_GROWING)):
+                self.take(False)
+                current = traced()[0]
+            previous = current
 
     def _file_id(self, filename):
         number = self.file_ids.get(filename)
@@ -471,12 +533,12 @@ class MemorySampler:
     def _program_frames(self, frames):
         """The program's part of a trace (oldest first), innermost first; None for this file's allocations.
 
-        The program runs under this file's frames: they are cut off, and a
-        trace whose next frame is not the program's entry, or that passes
-        through this file again (the snapshot thread), is not the program's.
+        The program runs under the bootstrap's frames: they are cut off, and
+        a trace whose next frame is not the program's entry, or that passes
+        through the bootstrap again (the snapshot thread), is not the program's.
         """
         start = 0
-        while start < len(frames) and frames[start][0] == THIS_FILE:
+        while start < len(frames) and frames[start][0] in OWN_FILES:
             start += 1
         if start and (start == len(frames) or frames[start][0] not in self.entry_files):
             return None
@@ -489,44 +551,68 @@ class MemorySampler:
     @staticmethod
     def _by_trace(snapshot):
         """``{frames (most recent first): [bytes, blocks]}`` of a snapshot."""
-        totals = {}
         raw = getattr(getattr(snapshot, "traces", None), "_traces", None)
         if isinstance(raw, (list, tuple)):
-            # CPython's raw (domain, size, frames, ...) tuples: far faster than building Statistic objects
+            # CPython's raw (domain, size, frames, ...) tuples, far faster than Statistic objects.  The
+            # sizes of a trace go into a list: appending allocates (and so traces) only now and then,
+            # where summing as we go would allocate an int for every block
+            sizes_of = {}
+            get = sizes_of.get
             for trace in raw:
-                entry = totals.get(trace[2])
-                if entry is None:
-                    totals[trace[2]] = [trace[1], 1]
+                sizes = get(trace[2])
+                if sizes is None:
+                    sizes_of[trace[2]] = [trace[1]]
                 else:
-                    entry[0] += trace[1]
-                    entry[1] += 1
-            return totals
+                    sizes.append(trace[1])
+            return {frames: [sum(sizes), len(sizes)] for frames, sizes in sizes_of.items()}
+        totals = {}
         for statistic in snapshot.statistics("traceback"):
             frames = tuple((frame.filename, frame.lineno) for frame in statistic.traceback)
             totals[frames[::-1]] = [statistic.size, statistic.count]
         return totals
 
     def take(self, final):
+        """Take a snapshot (the last one when ``final``: tracing stops after it)."""
+        tracemalloc = self.tracemalloc
         with self.lock:
-            if not self.tracemalloc.is_tracing():
+            if not tracemalloc.is_tracing():
                 return
-            moment = time.perf_counter() - self.started
-            current, peak = self.tracemalloc.get_traced_memory()
+            began = time.perf_counter()
+            current, peak = tracemalloc.get_traced_memory()
+            self.peak = max(self.peak, peak)
+            snapshot = tracemalloc.take_snapshot()
+            if final:
+                tracemalloc.stop()
+            totals = self._by_trace(snapshot)
+            snapshot = None
             groups = []
-            for frames, (size, count) in self._by_trace(self.tracemalloc.take_snapshot()).items():
+            for frames, (size, count) in totals.items():
                 frames = self._program_frames(list(reversed(frames)))
                 if frames:
                     groups.append([size, count, [[self._file_id(name), line] for name, line in frames]])
+            totals = None
             groups.sort(key=lambda group: -group[0])
             rest = groups[self.limit:]
             self.snapshots.append({
-                "time": moment, "current": current, "peak": peak, "final": final,
+                "time": began - self.started, "current": current, "peak": self.peak, "final": final,
                 "groups": groups[:self.limit],
                 "omitted": [len(rest), sum(group[0] for group in rest)],
             })
+            groups = rest = None
+            reset_peak = getattr(tracemalloc, "reset_peak", None)      # Python 3.9+
+            if not final and reset_peak is not None:
+                reset_peak()
+            ended = time.perf_counter()
+            self.high = max(self.high, current)
+            self.earliest = ended + self.BUDGET * (ended - began)
+            self.due = max(ended + self.interval, self.earliest)
 
     def stop(self):
-        self.stopped.set()
+        """Stop the thread and take the final snapshot (in a forked child: only stop tracing)."""
+        self.stopped = True
+        if os.getpid() != self.pid:
+            self.tracemalloc.stop()
+            return
         if self.thread.is_alive() and self.thread is not threading.current_thread():
             self.thread.join()
         self.take(True)
@@ -534,6 +620,31 @@ class MemorySampler:
 
 
 # -- running the target -------------------------------------------------------------------
+
+def arm_hang_report(config):
+    """Have faulthandler write every thread's stack to ``hang.txt`` shortly before perun's timeout kills us.
+
+    ``config["deadline"]`` is when perun kills the program (``time.time()``),
+    ``config["timeout"]`` the timeout it was computed from.  The stacks are
+    written by faulthandler's own thread, so even a program stuck in C code
+    holding the GIL gets them; the collector filters out the bootstrap's
+    frames and shows the rest.  Returns the open file, or None without a
+    timeout (or when the deadline already passed).
+    """
+    deadline, timeout = config.get("deadline"), config.get("timeout")
+    if not deadline or not timeout:
+        return None
+    import faulthandler
+
+    remaining = float(deadline) - time.time()
+    margin = min(1.0, max(0.05, 0.1 * float(timeout)))
+    delay = max(remaining - margin, remaining / 2)
+    if delay <= 0:
+        return None
+    handle = open(os.path.join(config["out"], HANG_REPORT), "w")
+    faulthandler.dump_traceback_later(delay, exit=False, file=handle)
+    return handle
+
 
 class Session:
     """One run of the target: how it ended, and writing the results at exit."""
@@ -550,8 +661,10 @@ class Session:
         self.selector = None
         self.profiler = None
         self.memory = None
+        self.hang_report = None
 
     def start(self, entry_file):
+        self.hang_report = arm_hang_report(self.config)
         if self.mode == "cprofile":
             import cProfile
 
@@ -579,6 +692,11 @@ class Session:
         """Write ``meta.json`` (registered with atexit, after the program's own handlers)."""
         if os.getpid() != self.pid:
             return  # a forked child of the program: the results are the parent's to write
+        if self.hang_report is not None:
+            import faulthandler
+
+            faulthandler.cancel_dump_traceback_later()
+            self.hang_report.close()
         meta = {"version": 1, "mode": self.mode, "python": sys.version.split()[0], "elapsed_ns": self.elapsed_ns,
                 "pid": os.getpid()}
         meta.update(self.ending)
@@ -684,7 +802,7 @@ def _trim(exc, depth=0):
     kept = []
     traceback = exc.__traceback__
     while traceback is not None:
-        if traceback.tb_frame.f_code.co_filename != THIS_FILE:
+        if traceback.tb_frame.f_code.co_filename not in OWN_FILES:
             kept.append(traceback)
         traceback = traceback.tb_next
     for entry, following in zip(kept, kept[1:] + [None]):
@@ -694,9 +812,19 @@ def _trim(exc, depth=0):
     _trim(exc.__context__, depth + 1)
 
 
-def main(arguments):
+def prepare(arguments=None):
+    """Read the config, set up the session and the target: (session, module, code, where) for :func:`run`.
+
+    ``code`` is None for a directory or zip file (``where``), run by
+    :func:`run_path`.  The session starts last, when nothing but running
+    the code is left.
+    """
+    if __name__ == "pyboot":    # imported by start.py: out of the way of a program's own module "pyboot"
+        sys.modules["_perun_pyboot"] = sys.modules.pop(__name__)
+    if arguments is None:
+        arguments = sys.argv[1:]
     if len(arguments) < 3 or arguments[1] != "--":
-        _complain("usage: pyboot.py CONFIG -- (SCRIPT | -m MODULE) [ARGS...]")
+        _complain("usage: start.py CONFIG -- (SCRIPT | -m MODULE) [ARGS...]")
     with open(arguments[0], encoding="utf-8") as handle:
         config = json.load(handle)
     target = arguments[2:]
@@ -719,37 +847,58 @@ def main(arguments):
     module, code, where = prepare_target(target, tracer)
     if code is not None and tracer is not None and target[0] == "-m":
         session.recorder.main_file = os.path.abspath(module.__file__)
-    # this script's own module stays referenced while the program runs as __main__
+    # the bootstrap's own module stays referenced while the program runs as __main__
     _KEPT.append(sys.modules.get("__main__"))
     sys.modules["__main__"] = module
-    status = 0
-    try:
-        session.start(code.co_filename if code is not None else "<frozen runpy>")
-        if code is None:
-            import runpy
+    session.start(code.co_filename if code is not None else "<frozen runpy>")
+    return session, module, code, where
 
-            runpy.run_path(where, run_name="__main__")
-        else:
+
+def run(session, module, code, where):
+    """Run the program; exit as ``python`` would (``start.py`` does the same in its own frame)."""
+    try:
+        if code is not None:
             exec(code, module.__dict__)  # noqa: S102 - running the profiled program is the point
-    except SystemExit as exc:
-        code_value = exc.code
-        session.ended("exit", exit_code=code_value if isinstance(code_value, int) or code_value is None else 1)
-        raise
-    except KeyboardInterrupt:
+        else:
+            run_path(where)
+    except BaseException as exc:  # noqa: BLE001 - reported like Python would
+        raise program_raised(session, exc) from None
+    session.ended("ok")
+
+
+def program_raised(session, exc):
+    """Record that the program ended by ``exc``; return the exception that exits as ``python`` would.
+
+    That is ``exc`` itself for SystemExit and KeyboardInterrupt; for any
+    other exception the traceback is printed (without the bootstrap's
+    frames) and SystemExit(1) returned.
+    """
+    if isinstance(exc, SystemExit):
+        code = exc.code
+        session.ended("exit", exit_code=code if isinstance(code, int) or code is None else 1)
+        return exc
+    if isinstance(exc, KeyboardInterrupt):
         session.ended("interrupted")
-        raise
-    except BaseException as exc:  # noqa: BLE001 - reported like Python would, then exit status 1
-        text = str(exc).strip().splitlines()
-        summary = type(exc).__name__ + (": " + text[0][:300] if text else "")
-        session.ended("raised", exception=summary)
-        _trim(exc)
-        sys.excepthook(type(exc), exc, exc.__traceback__)
-        status = 1
-    else:
-        session.ended("ok")
-    if status:
-        raise SystemExit(status)
+        return exc
+    text = str(exc).strip().splitlines()
+    summary = type(exc).__name__ + (": " + text[0][:300] if text else "")
+    session.ended("raised", exception=summary)
+    _trim(exc)
+    sys.excepthook(type(exc), exc, exc.__traceback__)
+    return SystemExit(1)
+
+
+def run_path(where):
+    """Run a directory or zip file with a ``__main__`` module."""
+    import runpy
+
+    runpy.run_path(where, run_name="__main__")
+
+
+def main(arguments=None):
+    """Run the program ``arguments`` (default: ``sys.argv[1:]``) name: ``CONFIG -- TARGET...``."""
+    run(*prepare(arguments))
 
 
 if __name__ == "__main__":
-    main(sys.argv[1:])
+    main()
