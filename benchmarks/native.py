@@ -2,19 +2,31 @@
 
 Scenarios (each timing is the median of ``--repeat`` runs, wall clock):
 
-* ``memory``: two allocation-heavy C programs, run plain and under the
-  memory collector's preload library (the run alone: ``run_factor``), and
-  through the whole collector (run, symbolization and profile:
-  ``collect_s``).  ``tree`` builds a binary search tree of random keys,
-  looks every key up and frees it (an allocation per node, real work
-  between allocations: target at most 3x); ``churn`` does nothing but
-  malloc and free in a loop (the worst case: pure allocator calls).
+* ``memory``: two allocation-heavy C programs.  ``tree`` builds a binary
+  search tree of random keys, looks every key up and frees it (an
+  allocation per node, real work between allocations: target at most 3x);
+  ``churn`` does nothing but malloc and free in a loop (the worst case:
+  pure allocator calls).  Each is timed
+
+  - ``plain_s``: run alone;
+  - ``preloaded_s`` (``run_factor`` = preloaded_s / plain_s): run under the
+    memory collector's preload library, writing its log;
+  - ``build_s``: turning that log into a profile in-process (reading it,
+    symbolizing with addr2line, building the resources);
+  - ``write_s``: writing that profile as the CLI does (documented JSON,
+    ``profile_mb`` megabytes, fsync'ed);
+  - ``collect_s`` (``collect_factor``): the collector's phases in-process
+    (run, symbolization and profile; no writing);
+  - ``cli_s`` (``cli_factor``): what a user waits for, ``perun-core collect
+    -c PROGRAM -a N memory`` as a subprocess in a scratch repository, from
+    start to the profile written in ``.perun/jobs`` (interpreter start-up,
+    run, profile and write).
 * ``trace``: a call-heavy program (recursive fib) built plain, built with
   ``-finstrument-functions`` but run without recording, and recorded by the
   trace runtime (every call, and every 10th call of fib).
 * ``raw_log_100mb``: the time to turn about 100 MB of raw log into a
-  profile, for a trace log (16-byte events) and a memory log (32-byte
-  events plus stacks).
+  profile (``read_logs`` and building the profile, not writing it), for a
+  trace log (16-byte events) and a memory log (32-byte events plus stacks).
 
 Progress goes to stderr.  Usage: ``python benchmarks/native.py [--repeat N] [--quick]``.
 """
@@ -38,6 +50,7 @@ from perun_core import native  # noqa: E402
 from perun_core.collect.memory import profile_from_logs  # noqa: E402
 from perun_core.collect.nativelog import read_logs  # noqa: E402
 from perun_core.collect.trace import _threads_of_logs, instrumentation_flags, profile_from_calls  # noqa: E402
+from perun_core.profile.codec import store_profile_at  # noqa: E402
 from perun_core.units import UnitContext, call_phase, collectors, convert_params  # noqa: E402
 
 TREE_C = r"""
@@ -135,6 +148,48 @@ def collect_seconds(name: str, argv: list[str], cwd: Path, repeat: int, **params
     return statistics.median(times)
 
 
+def scratch_env(home: Path) -> dict[str, str]:
+    """os.environ without the user's git/perun/pager settings, HOME moved to ``home``."""
+    env = {k: v for k, v in os.environ.items() if not k.startswith("GIT_")}
+    for name in ("EDITOR", "VISUAL", "PAGER", "XDG_CONFIG_HOME", "PERUN_CONFIG_DIR"):
+        env.pop(name, None)
+    env.update(HOME=str(home), PERUN_CONFIG_DIR=str(home / "perun-config"), GIT_CONFIG_NOSYSTEM="1",
+               GIT_AUTHOR_NAME="bench", GIT_AUTHOR_EMAIL="bench@example.com", GIT_COMMITTER_NAME="bench",
+               GIT_COMMITTER_EMAIL="bench@example.com")
+    return env
+
+
+def perun_cli() -> list[str]:
+    """The ``perun-core`` command next to this python (or in .venv/bin)."""
+    root = Path(__file__).resolve().parent.parent
+    for candidate in (Path(sys.executable).parent / "perun-core", root / ".venv" / "bin" / "perun-core"):
+        if candidate.exists():
+            return [str(candidate)]
+    return [sys.executable, "-c", "import sys; from perun_core.cli.entry import main; sys.exit(main())"]
+
+
+def cli_seconds(work: Path, argv: list[str], repeat: int) -> float:
+    """Median wall time of ``perun-core collect -c ARGV[0] -a ARGS memory`` in a scratch repository."""
+    repo = work / "cli-repo"
+    env = scratch_env(work / "cli-home")
+    if not repo.exists():
+        repo.mkdir()
+        (work / "cli-home").mkdir(exist_ok=True)
+        for command in (["git", "init", "-q", "."], ["git", "commit", "-q", "--allow-empty", "-m", "start"],
+                        [*perun_cli(), "init"]):
+            subprocess.run(command, cwd=repo, env=env, stdout=subprocess.DEVNULL, check=True)
+    jobs = repo / ".perun" / "jobs"
+    command = [*perun_cli(), "collect", "-f", "-c", argv[0], "-a", " ".join(argv[1:]), "memory"]
+    times = []
+    for _ in range(repeat):
+        shutil.rmtree(jobs, ignore_errors=True)
+        started = time.perf_counter()
+        subprocess.run(command, cwd=repo, env=env, stdout=subprocess.DEVNULL, check=True)
+        times.append(time.perf_counter() - started)
+    shutil.rmtree(jobs, ignore_errors=True)
+    return statistics.median(times)
+
+
 def memory_scenario(work: Path, repeat: int, quick: bool) -> dict:
     library = str(native.library("memory"))
     results = {}
@@ -156,9 +211,25 @@ def memory_scenario(work: Path, repeat: int, quick: bool) -> dict:
             times.append(time.perf_counter() - started)
         traced = statistics.median(times)
         log_bytes = sum(p.stat().st_size for p in logs.glob("*.log"))
+        builds, writes = [], []
+        written = work / f"{name}.perf"
+        for _ in range(max(1, repeat // 2)):
+            started = time.perf_counter()
+            profile = profile_from_logs(read_logs(logs, "memory"), {"sampling": 0.025})
+            builds.append(time.perf_counter() - started)
+            written.unlink(missing_ok=True)
+            started = time.perf_counter()
+            store_profile_at(profile, written, exclusive=True)
+            writes.append(time.perf_counter() - started)
+            del profile
+        profile_bytes = written.stat().st_size
+        written.unlink()
         collected = collect_seconds("memory", argv, work, max(1, repeat // 2))
+        cli = cli_seconds(work, argv, max(1, repeat // 2))
         results[name] = {"allocations": size, "plain_s": plain, "preloaded_s": traced, "run_factor": traced / plain,
-                         "collect_s": collected, "collect_factor": collected / plain, "log_mb": log_bytes / 1e6}
+                         "build_s": statistics.median(builds), "write_s": statistics.median(writes),
+                         "collect_s": collected, "collect_factor": collected / plain, "cli_s": cli,
+                         "cli_factor": cli / plain, "log_mb": log_bytes / 1e6, "profile_mb": profile_bytes / 1e6}
     return results
 
 

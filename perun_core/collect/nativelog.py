@@ -1,19 +1,29 @@
 """Reading the logs that perun's native libraries write (``perun_core/native/perun_log.h``).
 
-A run leaves one ``<kind>.<pid>.log`` per process (and a ``.maps`` copy of
-its memory map) in the collector's temporary directory.  :func:`read_logs`
-returns them as :class:`ProcessLog` objects in the order the processes
-started, with the records of every thread and stream joined in the order
-they were written.  Blocks that were being set up when a process died are
-skipped; the unused tail of each block reads as zeros, which the record
-formats treat as "nothing here".
+A run leaves one ``<kind>.<pid>.log`` per process image (and a ``.maps``
+copy of its memory map) in the collector's temporary directory; an image
+started by exec without fork finds its pid's name taken and writes
+``<kind>.<pid>.<n>.log`` instead.  :func:`read_logs` returns them all as
+:class:`ProcessLog` objects in the order the images started, with the
+records of every thread and stream joined in the order they were written.
+Blocks that were being set up when a process died are skipped; the unused
+tail of each block reads as zeros, which the record formats treat as
+"nothing here".
+
+Streams are joined only when asked for (:meth:`ProcessLog.stream`);
+:meth:`ProcessLog.stream_array` gives one as a numpy array without the
+intermediate bytes, and :attr:`ProcessLog.blocks` tells where each block of
+a stream lies in the file, for records that point into another stream by
+(file block, offset).
 """
 
 from __future__ import annotations
 
+import re
 import struct
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any
 
 __all__ = ["BLOCK_HEADER_SIZE", "ProcessLog", "read_logs"]
 
@@ -26,7 +36,7 @@ BLOCK_HEADER_SIZE = _BLOCK_HEADER.size
 
 @dataclass
 class ProcessLog:
-    """The log of one process."""
+    """The log of one process image."""
 
     path: Path
     pid: int
@@ -36,22 +46,47 @@ class ProcessLog:
     load_bias: int
     kind: str
     block_size: int
-    #: (thread id, stream) -> the stream's bytes, blocks joined in order
-    streams: dict[tuple[int, int], bytes] = field(default_factory=dict)
     #: thread ids in the order their first block was taken
     threads: list[int] = field(default_factory=list)
     maps_text: str = ""
+    #: the whole file as read
+    data: bytes = field(default=b"", repr=False)
+    #: (thread id, stream) -> (sequence number, file offset) of its blocks, in sequence order
+    blocks: dict[tuple[int, int], list[tuple[int, int]]] = field(default_factory=dict, repr=False)
+    #: 0 for ``<kind>.<pid>.log``, n for ``<kind>.<pid>.<n>.log`` (a later image of the same pid)
+    piece: int = 0
 
     @property
     def payload_size(self) -> int:
         """Bytes of records a block can hold (streams are joined from payloads of this size)."""
         return self.block_size - BLOCK_HEADER_SIZE
 
+    @property
+    def streams(self) -> dict[tuple[int, int], bytes]:
+        """(thread id, stream) -> the stream's bytes, blocks joined in order."""
+        return {key: self.stream(*key) for key in self.blocks}
+
     def stream(self, tid: int, stream: int) -> bytes:
-        return self.streams.get((tid, stream), b"")
+        """The records of one stream of one thread, blocks joined in order (empty if it has none)."""
+        view = memoryview(self.data)
+        size = self.block_size
+        return b"".join(view[o + BLOCK_HEADER_SIZE:o + size] for _, o in self.blocks.get((tid, stream), ()))
+
+    def stream_array(self, tid: int, stream: int, dtype: Any = "<u8") -> Any:
+        """:meth:`stream` as a numpy array of ``dtype``, copied once from the file's bytes."""
+        import numpy as np
+
+        dtype = np.dtype(dtype)
+        offsets = [o for _, o in self.blocks.get((tid, stream), ())]
+        size = self.block_size
+        if offsets and self.payload_size % dtype.itemsize == 0 and max(offsets) + size <= len(self.data):
+            whole = np.frombuffer(self.data, dtype=np.uint8, count=len(self.data) // size * size).reshape(-1, size)
+            return whole[np.asarray(offsets) // size, BLOCK_HEADER_SIZE:].reshape(-1).view(dtype)
+        joined = self.stream(tid, stream)
+        return np.frombuffer(joined, dtype=dtype, count=len(joined) // dtype.itemsize)
 
 
-def _read_one(path: Path) -> ProcessLog | None:
+def _read_one(path: Path, piece: int) -> ProcessLog | None:
     try:
         data = path.read_bytes()
     except OSError:
@@ -59,21 +94,23 @@ def _read_one(path: Path) -> ProcessLog | None:
     if len(data) < _FILE_HEADER.size:
         return None
     magic, _, pid, ppid, start, block_size, bias, kind, resolution = _FILE_HEADER.unpack_from(data, 0)
-    if magic != FILE_MAGIC or block_size < 4096:
+    if magic != FILE_MAGIC or block_size < 4096 or block_size % 64:
         return None
-    log = ProcessLog(path, pid, ppid, start, resolution, bias, kind.rstrip(b"\0").decode("ascii", "replace"), block_size)
+    log = ProcessLog(path, pid, ppid, start, resolution, bias, kind.rstrip(b"\0").decode("ascii", "replace"),
+                     block_size, data=data, piece=piece)
     pieces: dict[tuple[int, int], list[tuple[int, int]]] = {}
-    view = memoryview(data)
+    seen: set[int] = set()
     for offset in range(block_size, len(data) - BLOCK_HEADER_SIZE + 1, block_size):
         block_magic, tid, sequence, stream, _, _ = _BLOCK_HEADER.unpack_from(data, offset)
         if block_magic != BLOCK_MAGIC:
             continue
-        if tid not in log.threads:
+        if tid not in seen:
+            seen.add(tid)
             log.threads.append(tid)
         pieces.setdefault((tid, stream), []).append((sequence, offset))
     for key, blocks in pieces.items():
         blocks.sort()
-        log.streams[key] = b"".join(view[o + BLOCK_HEADER_SIZE:o + block_size] for _, o in blocks)
+        log.blocks[key] = blocks
     maps = path.with_suffix(".maps")
     try:
         log.maps_text = maps.read_text(errors="replace")
@@ -83,6 +120,18 @@ def _read_one(path: Path) -> ProcessLog | None:
 
 
 def read_logs(directory: Path, kind: str) -> list[ProcessLog]:
-    """Every readable ``<kind>.<pid>.log`` in ``directory``, the first started process first."""
-    logs = [log for path in sorted(directory.glob(f"{kind}.*.log")) if (log := _read_one(path)) is not None]
-    return sorted(logs, key=lambda log: (log.start_ns, log.pid))
+    """Every readable ``<kind>.<pid>.log`` and ``<kind>.<pid>.<n>.log`` in ``directory``, first started first.
+
+    The images of one pid (before and after an exec) come in the order they
+    started, which is also the order of their numbers n.
+    """
+    name = re.compile(rf"{re.escape(kind)}\.(\d+)(?:\.(\d+))?\.log")
+    logs = []
+    for path in directory.glob(f"{kind}.*.log"):
+        match = name.fullmatch(path.name)
+        if match is None:
+            continue
+        log = _read_one(path, int(match.group(2) or 0))
+        if log is not None:
+            logs.append(log)
+    return sorted(logs, key=lambda log: (log.start_ns, log.pid, log.piece))

@@ -4,7 +4,7 @@
  * calloc, realloc, free, posix_memalign, aligned_alloc, memalign and valloc
  * with functions that call the real ones (found with dlsym(RTLD_NEXT)) and
  * append records to <dir>/memory.<pid>.log (see perun_log.h for the file
- * layout).  Each thread writes two streams.  Stream 0 holds one 32-byte
+ * layout).  Each thread writes three streams.  Stream 0 holds one 32-byte
  * event per successful call:
  *
  *     uint8  kind        1 malloc, 2 calloc, 3 realloc, 4 free, 5 posix_memalign,
@@ -19,14 +19,20 @@
  *     uint64 address     the block returned (freed, for free)
  *     uint64 size        bytes requested (0 for free)
  *
- * Stream 1 defines each distinct call stack once, before its first use:
+ * Stream 1 defines each distinct call stack once, before its first use, in
+ * a 16-byte record (fixed-size, so a reader can take them all at once):
  *
  *     uint8  kind        1; written last
- *     uint8  frames      number of return addresses that follow
+ *     uint8  frames      number of return addresses
  *     uint16 reserved
  *     uint32 id          numbered from 1 per process
- *     uint64 frame[frames]  return addresses, innermost first; the first one
- *                        is in the function that called the allocator
+ *     uint32 block       the number of the file block (its offset divided by
+ *                        the block size) holding the return addresses
+ *     uint32 offset      their byte offset in that block's records
+ *
+ * Stream 2 holds the return addresses themselves (uint64 each, innermost
+ * first; the first one is in the function that called the allocator), one
+ * run per stack, written before the stream-1 record that points to them.
  *
  * Stacks are found again through a lock-free table of their 64-bit hashes.
  *
@@ -61,7 +67,7 @@ enum {
     K_POSIX_MEMALIGN = 5, K_ALIGNED_ALLOC = 6, K_MEMALIGN = 7, K_VALLOC = 8,
 };
 
-enum { K_REALLOC_FROM = 9, STREAM_EVENTS = 0, STREAM_STACKS = 1 };
+enum { K_REALLOC_FROM = 9, STREAM_EVENTS = 0, STREAM_STACKS = 1, STREAM_FRAMES = 2 };
 
 struct mem_event {
     uint8_t kind;
@@ -77,6 +83,8 @@ struct stack_record {
     uint8_t frames;
     uint16_t reserved;
     uint32_t id;
+    uint32_t block;
+    uint32_t offset;
 };
 
 struct stack_slot {
@@ -102,6 +110,7 @@ static __thread int in_hook __attribute__((tls_model("initial-exec")));
 static __thread int resolving __attribute__((tls_model("initial-exec")));
 static __thread struct plog_cursor cursor __attribute__((tls_model("initial-exec")));
 static __thread struct plog_cursor stack_cursor __attribute__((tls_model("initial-exec")));
+static __thread struct plog_cursor frame_cursor __attribute__((tls_model("initial-exec")));
 static __thread uintptr_t stack_high __attribute__((tls_model("initial-exec")));
 
 enum { UNWIND_AUTO, UNWIND_FP, UNWIND_DWARF };
@@ -193,6 +202,7 @@ static void load_code_ranges(void) {
 }
 
 static int is_code(uintptr_t address) {
+    if (address >= main_low && address < main_high) return 1;  /* most frames: no search */
     int low = 0, high = code_ranges - 1;
     while (low <= high) {
         int middle = (low + high) / 2;
@@ -210,19 +220,25 @@ static void thread_exit(void *unused) {
     in_hook = 1;
     plog_release(&cursor);
     plog_release(&stack_cursor);
+    plog_release(&frame_cursor);
 }
 
 static struct stack_slot *new_table(void) {
     void *slots = mmap(NULL, TABLE_SLOTS * sizeof(struct stack_slot), PROT_READ | PROT_WRITE,
                        MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
-    return slots == MAP_FAILED ? NULL : slots;
+    if (slots == MAP_FAILED) return NULL;
+    /* a probe of a new stack lands on a random slot: huge pages spare most of the TLB misses */
+    madvise(slots, TABLE_SLOTS * sizeof(struct stack_slot), MADV_HUGEPAGE);
+    return slots;
 }
 
 static void child_after_fork(void) {
     /* the parent's stack ids mean nothing in the child's own log */
+    int saved_errno = errno;
     if (table != NULL) munmap(table, TABLE_SLOTS * sizeof(struct stack_slot));
     table = new_table();
     next_stack_id = 1;
+    errno = saved_errno;
     plog_after_fork_child();
 }
 
@@ -265,9 +281,11 @@ static void setup(void) {
 }
 
 static void ensure_setup(void) {
+    int saved_errno = errno;  /* set-up may run inside the program's first malloc */
     in_hook = 1;
     pthread_once(&once, setup);
     in_hook = 0;
+    errno = saved_errno;
 }
 
 __attribute__((constructor)) static void on_load(void) {
@@ -317,14 +335,24 @@ static int walk_frames(uint64_t *out, void *hook_frame) {
 }
 
 static uint32_t write_stack(const uint64_t *frames, int count) {
-    uint32_t id = __atomic_fetch_add(&next_stack_id, 1, __ATOMIC_RELAXED);
+    uint32_t block = 0, offset = 0;
+    if (count > 0) {
+        frame_cursor.stream = STREAM_FRAMES;
+        char *at = plog_reserve(&frame_cursor, 8 * (uint64_t)count);
+        if (at == NULL) return 0;
+        memcpy(at, frames, 8 * (size_t)count);
+        block = (uint32_t)(frame_cursor.offset / PLOG_BLOCK);  /* the block plog_reserve returned room in */
+        offset = (uint32_t)(at - frame_cursor.base - sizeof(struct plog_block_header));
+    }
     stack_cursor.stream = STREAM_STACKS;
-    struct stack_record *rec = (struct stack_record *)plog_reserve(&stack_cursor, sizeof(struct stack_record) + 8 * (uint64_t)count);
+    struct stack_record *rec = (struct stack_record *)plog_reserve(&stack_cursor, sizeof(struct stack_record));
     if (rec == NULL) return 0;
+    uint32_t id = __atomic_fetch_add(&next_stack_id, 1, __ATOMIC_RELAXED);
     rec->frames = (uint8_t)count;
     rec->reserved = 0;
     rec->id = id;
-    memcpy((char *)rec + sizeof *rec, frames, 8 * (size_t)count);
+    rec->block = block;
+    rec->offset = offset;
     __atomic_store_n(&rec->kind, (uint8_t)1, __ATOMIC_RELEASE);
     return id;
 }

@@ -1,13 +1,18 @@
 /* Crash-safe binary event log shared by perun's native collectors.
  *
- * Each process writes its own file, <dir>/<prefix>.<pid>.log.  The file is a
+ * Each process writes its own file, <dir>/<prefix>.<pid>.log.  A process
+ * image that finds that name taken (the program called exec without fork,
+ * so the image before it wrote the file; or a pid was reused) writes
+ * <dir>/<prefix>.<pid>.<n>.log with the first free n = 1, 2, ...: files are
+ * created with O_EXCL and never truncated, so no image's records are lost.
+ * Its memory map goes to the same name with ".maps".  The file is a
  * sequence of PLOG_BLOCK-sized blocks.  Block 0 holds the file header
  * (struct plog_file_header); every other block belongs to one thread and
  * starts with a struct plog_block_header followed by records of that thread
  * in the order they happened.  A thread may keep several streams of records
  * (the memory collector writes events and call stacks apart); each block
  * holds one stream.  A thread reserves a block under a mutex
- * (ftruncate grows the file, mmap maps the block MAP_SHARED) and then
+ * (fallocate grows the file, mmap maps the block MAP_SHARED) and then
  * appends records to it without any locking.
  *
  * The records live in a shared file mapping, so they reach the page cache
@@ -72,6 +77,7 @@ struct plog_cursor {
     uint64_t used;         /* bytes used in it, header included */
     uint64_t generation;   /* plog_generation when the block was taken */
     uint64_t sequence;
+    uint64_t offset;       /* where the mapped block is in the file */
     uint32_t tid;
     uint32_t stream;       /* set by the user before the first plog_reserve */
 };
@@ -94,30 +100,50 @@ static inline uint32_t plog_gettid(void) {
     return (uint32_t)syscall(SYS_gettid);
 }
 
-/* dst = dir + "/" + prefix + "." + pid + suffix, without snprintf (no allocation). */
-static int plog_path(char *dst, size_t room, const char *suffix) {
+/* Append the decimal digits of value to p; returns the new end (no snprintf: no allocation). */
+static char *plog_digits(char *p, unsigned long value) {
     char digits[24];
     int n = 0;
-    unsigned long pid = (unsigned long)getpid();
     do {
-        digits[n++] = (char)('0' + pid % 10);
-        pid /= 10;
-    } while (pid && n < 23);
-    size_t dl = strlen(plog_dir), pl = strlen(plog_prefix), sl = strlen(suffix);
-    if (dl + 1 + pl + 1 + (size_t)n + sl + 1 > room) return -1;
-    char *p = dst;
+        digits[n++] = (char)('0' + value % 10);
+        value /= 10;
+    } while (value && n < 23);
+    while (n) *p++ = digits[--n];
+    return p;
+}
+
+/* plog_base = dir + "/" + prefix + "." + pid, and + "." + piece when piece > 0. */
+static char plog_base[600];
+
+static int plog_set_base(unsigned long piece) {
+    size_t dl = strlen(plog_dir), pl = strlen(plog_prefix);
+    if (dl + 1 + pl + 2 * 24 + 8 > sizeof plog_base) return -1;
+    char *p = plog_base;
     memcpy(p, plog_dir, dl); p += dl;
     *p++ = '/';
     memcpy(p, plog_prefix, pl); p += pl;
     *p++ = '.';
-    while (n) *p++ = digits[--n];
-    memcpy(p, suffix, sl + 1);
+    p = plog_digits(p, (unsigned long)getpid());
+    if (piece > 0) {
+        *p++ = '.';
+        p = plog_digits(p, piece);
+    }
+    *p = '\0';
     return 0;
 }
 
-/* Append a copy of /proc/self/maps to <dir>/<prefix>.<pid>.maps (symbolization needs it). */
+/* dst = plog_base + suffix. */
+static int plog_path(char *dst, size_t room, const char *suffix) {
+    size_t bl = strlen(plog_base), sl = strlen(suffix);
+    if (bl + sl + 1 > room) return -1;
+    memcpy(dst, plog_base, bl);
+    memcpy(dst + bl, suffix, sl + 1);
+    return 0;
+}
+
+/* Append a copy of /proc/self/maps to <base>.maps (symbolization needs it). */
 static void plog_write_maps(void) {
-    char path[600];
+    char path[640];
     char buffer[4096];
     if (plog_fd < 0 || plog_path(path, sizeof path, ".maps") != 0) return;
     int in = open("/proc/self/maps", O_RDONLY | O_CLOEXEC);
@@ -138,10 +164,15 @@ static void plog_write_maps(void) {
     close(in);
 }
 
+/* Create this process image's log: <prefix>.<pid>.log, or the first free <prefix>.<pid>.<n>.log. */
 static int plog_open_file(void) {
-    char path[600];
-    if (plog_path(path, sizeof path, ".log") != 0) return -1;
-    int fd = open(path, O_RDWR | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
+    char path[640];
+    int fd = -1;
+    for (unsigned long piece = 0; piece < 10000 && fd < 0; piece++) {
+        if (plog_set_base(piece) != 0 || plog_path(path, sizeof path, ".log") != 0) return -1;
+        fd = open(path, O_RDWR | O_CREAT | O_EXCL | O_CLOEXEC, 0600);
+        if (fd < 0 && errno != EEXIST) return -1;
+    }
     if (fd < 0) return -1;
     struct plog_file_header header;
     memset(&header, 0, sizeof header);
@@ -165,15 +196,17 @@ static int plog_open_file(void) {
     return 0;
 }
 
-/* Start logging into dir (a writable directory); 0 on success. */
+/* Start logging into dir (a writable directory); 0 on success.  errno is left as it was. */
 static int plog_open(const char *dir, const char *prefix, uint64_t load_bias) {
     if (strlen(dir) >= sizeof plog_dir || strlen(prefix) >= sizeof plog_prefix) return -1;
+    int saved_errno = errno;
     strcpy(plog_dir, dir);
     strcpy(plog_prefix, prefix);
     plog_bias = load_bias;
-    if (plog_open_file() != 0) return -1;
-    plog_write_maps();
-    return 0;
+    int status = plog_open_file();
+    if (status == 0) plog_write_maps();
+    errno = saved_errno;
+    return status;
 }
 
 /* In the child of a fork: a log of its own, the parent's blocks forgotten. */
@@ -181,9 +214,11 @@ static void plog_after_fork_child(void) {
     pthread_mutex_init(&plog_lock, NULL);
     __atomic_add_fetch(&plog_generation, 1, __ATOMIC_SEQ_CST);
     if (plog_fd < 0) return;
+    int saved_errno = errno;
     close(plog_fd);
     plog_fd = -1;
     if (plog_open_file() == 0) plog_write_maps();
+    errno = saved_errno;
 }
 
 /* Give back the cursor's block (at thread exit). */
@@ -192,8 +227,22 @@ static void plog_release(struct plog_cursor *cursor) {
     cursor->base = NULL;
 }
 
-/* A fresh block for the cursor with room for need bytes; NULL when logging is off or failed. */
-static char *plog_new_block(struct plog_cursor *cursor, uint64_t need) {
+#ifdef MADV_POPULATE_WRITE
+#define PLOG_MADV_POPULATE_WRITE MADV_POPULATE_WRITE
+#else
+#define PLOG_MADV_POPULATE_WRITE 23  /* Linux 5.14 */
+#endif
+
+/* Add the block at offset to the file.  fallocate reserves its disk (or tmpfs) space now, so a full
+ * file system makes logging stop here rather than kill the program with SIGBUS on a store into the
+ * mapping; file systems without fallocate get a sparse block. */
+static int plog_grow(int fd, uint64_t offset) {
+    if (fallocate(fd, 0, (off_t)offset, (off_t)PLOG_BLOCK) == 0) return 0;
+    if (errno != EOPNOTSUPP && errno != ENOSYS) return -1;
+    return ftruncate(fd, (off_t)(offset + PLOG_BLOCK));
+}
+
+static char *plog_take_block(struct plog_cursor *cursor, uint64_t need) {
     uint64_t generation = __atomic_load_n(&plog_generation, __ATOMIC_ACQUIRE);
     if (cursor->base != NULL) munmap(cursor->base, PLOG_BLOCK);
     cursor->base = NULL;
@@ -206,20 +255,34 @@ static char *plog_new_block(struct plog_cursor *cursor, uint64_t need) {
     pthread_mutex_lock(&plog_lock);
     uint64_t offset = plog_end;
     int fd = plog_fd;
-    int grown = fd >= 0 && ftruncate(fd, (off_t)(offset + PLOG_BLOCK)) == 0;
+    int grown = fd >= 0 && plog_grow(fd, offset) == 0;
     if (grown) plog_end = offset + PLOG_BLOCK;
     pthread_mutex_unlock(&plog_lock);
     if (!grown) return NULL;
-    void *block = mmap(NULL, PLOG_BLOCK, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_POPULATE, fd, (off_t)offset);
+    void *block = mmap(NULL, PLOG_BLOCK, PROT_READ | PROT_WRITE, MAP_SHARED, fd, (off_t)offset);
     if (block == MAP_FAILED) return NULL;
+    /* Map every page writable now, in one call, instead of taking a write fault per page in the hooks
+     * (MAP_POPULATE maps shared file pages read-only, so each first store would still fault).  Older
+     * kernels refuse the advice; their pages then fault in one by one. */
+    madvise(block, PLOG_BLOCK, PLOG_MADV_POPULATE_WRITE);
     struct plog_block_header *header = block;
     header->tid = cursor->tid;
     header->sequence = cursor->sequence++;
     header->stream = cursor->stream;
     __atomic_store_n(&header->magic, PLOG_BLOCK_MAGIC, __ATOMIC_RELEASE);
     cursor->base = block;
+    cursor->offset = offset;
     cursor->used = sizeof(struct plog_block_header) + need;
     return cursor->base + sizeof(struct plog_block_header);
+}
+
+/* A fresh block for the cursor with room for need bytes; NULL when logging is off or failed.
+ * Runs inside the hooks: the program's errno is left as it was. */
+static char *plog_new_block(struct plog_cursor *cursor, uint64_t need) {
+    int saved_errno = errno;
+    char *room = plog_take_block(cursor, need);
+    errno = saved_errno;
+    return room;
 }
 
 /* Room for need bytes in this thread's block (need must keep records 8-byte aligned). */
