@@ -172,6 +172,15 @@ def counted(script: str, counter) -> str:
     return f"-c '{COUNTED}{script}' counted {counter}"
 
 
+@pytest.fixture
+def helper():
+    """The compiled spawn helper (skips where no C compiler can build it)."""
+    built = spawn_helper()
+    if built is None:
+        pytest.skip("no C compiler to build the spawn helper")
+    return built
+
+
 @pytest.fixture(params=["helper", "python"])
 def spawning(request, monkeypatch):
     """Both ways of starting runs: the spawn helper (one for all runs) and Python (one Popen per run)."""
@@ -298,10 +307,7 @@ def helpers_running(marker: str) -> list[int]:
 
 
 @pytest.mark.skipif(not shutil.which("setsid"), reason="needs setsid (util-linux)")
-def test_the_helper_kills_descendants_that_left_the_process_group(tmp_path):
-    helper = spawn_helper()
-    if helper is None:
-        pytest.skip("no C compiler to build the spawn helper")
+def test_the_helper_kills_descendants_that_left_the_process_group(tmp_path, helper):
     pid_file = tmp_path / "pid"
     with RepeatedRuns(["sh", "-c", f"setsid sleep 60 & echo $! > {pid_file}"], cwd=tmp_path, helper=helper) as runs:
         assert runs.run().exit_status == 0
@@ -343,10 +349,7 @@ def test_output_lines_reach_the_callback_while_the_run_goes_on(tmp_path, use_hel
     assert lines == ["first", "second"] * 2
 
 
-def test_repeated_runs_measure_each_run_and_report_exec_errors(tmp_path):
-    helper = spawn_helper()
-    if helper is None:
-        pytest.skip("no C compiler to build the spawn helper")
+def test_repeated_runs_measure_each_run_and_report_exec_errors(tmp_path, helper):
     script = tmp_path / "spin.py"
     script.write_text("import sys, time\nt = time.process_time()\nwhile time.process_time() - t < float(sys.argv[1]):\n"
                       "    pass\n")
@@ -363,10 +366,7 @@ def test_repeated_runs_measure_each_run_and_report_exec_errors(tmp_path):
         runs.run()
 
 
-def test_a_helper_killed_from_outside_is_an_error_and_its_run_is_killed(tmp_path):
-    helper = spawn_helper()
-    if helper is None:
-        pytest.skip("no C compiler to build the spawn helper")
+def test_a_helper_killed_from_outside_is_an_error_and_its_run_is_killed(tmp_path, helper):
     pids = tmp_path / "pids"
     script = f"sleep 60 & echo $! > {pids}; echo $$ >> {pids}; kill -KILL $PPID; wait"
     with RepeatedRuns(["sh", "-c", script], cwd=tmp_path, helper=helper) as runs:
@@ -379,10 +379,7 @@ def test_a_helper_killed_from_outside_is_an_error_and_its_run_is_killed(tmp_path
         kill_stragglers(started)
 
 
-def test_sigterm_makes_the_helper_kill_its_run_and_exit(tmp_path):
-    helper = spawn_helper()
-    if helper is None:
-        pytest.skip("no C compiler to build the spawn helper")
+def test_sigterm_makes_the_helper_kill_its_run_and_exit(tmp_path, helper):
     pids = tmp_path / "pids"
     script = f"sleep 60 & echo $! > {pids}; echo $$ >> {pids}; kill -TERM $PPID; wait"
     with RepeatedRuns(["sh", "-c", script], cwd=tmp_path, helper=helper) as runs:
