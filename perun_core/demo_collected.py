@@ -51,7 +51,7 @@ __all__ = ["COLLECTED_DEMO_VERSION", "DEMO_COMMITS", "HOW_TO_GET_TOOLS", "build_
            "check_demo_tools"]
 
 #: bump when the history, the jobs or the checks change, so old cached demos are not taken for new ones
-COLLECTED_DEMO_VERSION = 2
+COLLECTED_DEMO_VERSION = 3
 HOW_TO_GET_TOOLS = "install a C compiler, make and binutils (Debian/Ubuntu: apt install build-essential)"
 
 _BASE_TIME = 1_714_032_000  # 2024-04-25 08:00:00 UTC
@@ -68,9 +68,9 @@ _TRACE_PARAMS = {"rules": ["sll_*"], "sampling": ["sll_insert=10", "sll_search=5
 #: calls that took over a millisecond were preempted (the slowest, sll_destroy of 8000 keys, takes
 #: about 0.1 ms): on a busy machine a few of them would drag the least-squares models far off
 _FILTER = {"conditions": ["amount < 1000000"]}
-#: one insert or search walks at most 8000 nodes, well under 0.1 ms even with the regression:
-#: slower ones were preempted too, and would squash the plot of the linear ones into its bottom row
-_FILTER_WALKS = {"uids": ["sll_insert", "sll_search"], "conditions": ["amount >= 100000"], "mode": "drop"}
+#: one insert or search walks at most 8000 nodes, about 10 us even with the regression: calls over
+#: 30 us were preempted too, and would squash the plot of the linear ones into its bottom row
+_FILTER_WALKS = {"uids": ["sll_insert", "sll_search"], "conditions": ["amount >= 30000"], "mode": "drop"}
 _MODELS = {"method": "full", "regression_models": ["constant", "linear", "quadratic"]}
 _STRATEGIES = [{"type": "time", "method": "size_aware_rank_test", "params": {"floor": 100, "creep_floor": 100},
                 "cutoff_abs": 0.01},
