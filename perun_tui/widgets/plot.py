@@ -57,6 +57,11 @@ VIEWS = (
 VIEW_LABELS = {name: label for name, _key, label in VIEWS}
 
 
+def _unprefixed(view: str, error: str) -> str:
+    """The core's error without its leading ``view:`` (the TUI names the view already)."""
+    return error[len(view) + 2:] if error.startswith(f"{view}: ") else error
+
+
 def default_view(profile_type: str) -> str:
     """What a profile of this type is best shown as first."""
     return {"mixed": "scatter", "memory": "heapmap"}.get(profile_type, "bars")
@@ -737,7 +742,8 @@ class PlotScreen(Screen[None]):
         if message.error:
             self.errors[message.view] = message.error
             if message.view == self.view:
-                self.app.notify(message.error, title=VIEW_LABELS[message.view], severity="warning", markup=False)
+                self.app.notify(_unprefixed(message.view, message.error), title=VIEW_LABELS[message.view],
+                                severity="warning", markup=False)
         else:
             self.models[message.view] = message.model
         if message.view == self.view:
@@ -758,7 +764,7 @@ class PlotScreen(Screen[None]):
     def _show_model(self) -> None:
         view = self.view
         if view in self.errors:
-            self._message(f"{VIEW_LABELS[view]}: {self.errors[view]}")
+            self._message(f"{VIEW_LABELS[view]}: {_unprefixed(view, self.errors[view])}")
             self.query_one("#plot-status", Static).update("s b w f m: other views · esc: back")
             return
         widget_id = {"flamegraph": "plot-flame", "heapmap": "plot-heap"}.get(view, "plot-chart")
