@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import os
 import shutil
+import subprocess
 import tempfile
 import time
 from pathlib import Path
@@ -79,3 +80,17 @@ def process_gone(pid: int, wait: float = 3.0) -> bool:
             return True
         time.sleep(0.02)
     return False
+
+
+def line_of(source: str, marker: str) -> int:
+    """The number of the first line of ``source`` that contains ``marker``."""
+    return next(number for number, text in enumerate(source.splitlines(), 1) if marker in text)
+
+
+def build_c(directory: Path, name: str, source: str, *flags: str) -> Path:
+    """``source`` compiled with cc (no optimization, debug information, pthreads) into ``directory/name``."""
+    path = directory / f"{name}.c"
+    path.write_text(source)
+    binary = directory / name
+    subprocess.run(["cc", "-O0", "-g", *flags, "-o", str(binary), str(path), "-lpthread"], check=True)
+    return binary

@@ -20,7 +20,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from runhelpers import run_env  # noqa: F401 - autouse fixture
+from runhelpers import build_c, line_of, run_env  # noqa: F401 - run_env: autouse fixture
 
 from perun_core import native
 from perun_core.collect import memory, symbols
@@ -126,16 +126,8 @@ int main(int argc, char **argv) {
 """
 
 
-def line_of(source: str, marker: str) -> int:
-    return next(number for number, text in enumerate(source.splitlines(), 1) if marker in text)
-
-
 def build(directory: Path, name: str, source: str, *flags: str) -> Path:
-    path = directory / f"{name}.c"
-    path.write_text(source)
-    binary = directory / name
-    subprocess.run(["cc", "-O0", "-g", "-fno-omit-frame-pointer", *flags, "-o", str(binary), str(path)], check=True)
-    return binary
+    return build_c(directory, name, source, "-fno-omit-frame-pointer", *flags)
 
 
 @pytest.fixture(scope="module")

@@ -13,7 +13,7 @@ from pathlib import Path
 
 import pytest
 
-from runhelpers import run_env  # noqa: F401 - autouse fixture
+from runhelpers import build_c, line_of, run_env  # noqa: F401 - run_env: autouse fixture
 
 from perun_core import api_run
 from perun_core.collect.callgrind import callgrind_resources, parse_callgrind
@@ -232,25 +232,15 @@ int main(void) { for (int k = 0; k < 6; k++) { hot(15000000); cold(15000000); } 
 """
 
 
-def line_of(source: str, marker: str) -> int:
-    return next(number for number, text in enumerate(source.splitlines(), 1) if marker in text)
-
-
-def build(directory: Path, name: str, source: str, *flags: str) -> Path:
-    path = directory / f"{name}.c"
-    path.write_text(source)
-    binary = directory / name
-    subprocess.run(["cc", "-O0", "-g", *flags, "-o", str(binary), str(path), "-lpthread"], check=True)
-    return binary
 
 
 @pytest.fixture(scope="module")
 def programs(tmp_path_factory):
     directory = tmp_path_factory.mktemp("native-programs")
-    built = {name: build(directory, name, source) for name, source in (
+    built = {name: build_c(directory, name, source) for name, source in (
         ("memory", MEMORY_C), ("strdup", STRDUP_C), ("threads", THREADS_C), ("fork", FORK_C), ("crash", CRASH_C), ("orphan", ORPHAN_C),
         ("calls", CALLS_C), ("fib_plain", FIB_C), ("many_threads", MANY_THREADS_C))}
-    built["busy"] = build(directory, "busy", BUSY_C, "-O1", "-fno-omit-frame-pointer")
+    built["busy"] = build_c(directory, "busy", BUSY_C, "-O1", "-fno-omit-frame-pointer")
     for name, source in (("fib.c", FIB_C), ("threads_trace.c", TRACE_THREADS_C), ("fork_trace.c", FORK_C),
                          ("crash_trace.c", CRASH_C), ("sll.cpp", SLL_CPP)):
         (directory / name).write_text(source)
@@ -433,7 +423,7 @@ def test_memory_profile_drives_the_heap_map(programs):
 
 def test_statically_linked_programs_are_refused_clearly(programs, tmp_path):
     try:
-        binary = build(tmp_path, "static", "int main(void) { return 0; }\n", "-static")
+        binary = build_c(tmp_path, "static", "int main(void) { return 0; }\n", "-static")
     except subprocess.CalledProcessError:
         pytest.skip("no static C library to link with")
     with pytest.raises(CollectionError, match="did not load the memory library"):
@@ -707,11 +697,21 @@ def test_perf_stat_reports_a_program_killed_by_a_signal(programs, run_env):
     allowed, reason = perf_allowed()
     if not allowed:
         pytest.skip(f"the kernel forbids perf here: {reason}")
-    with pytest.raises(CollectionError) as info:
-        collect("perf", [programs["crash"]], programs["dir"], mode="stat")
-    assert info.value.exit_status == -signal.SIGSEGV
-    assert "the profiled command was killed by SIGSEGV" in info.value.message and "Segmentation fault" in info.value.hint
-    crashed, _ = collect("perf", [programs["crash"]], programs["dir"], mode="stat", keep_failed=True)
+    # perf stat itself now and then leaves the signal unreported (2 of 60 runs of perf 6.1 here, with
+    # these events): what perun can detect, it must; a few attempts keep that from flaking
+    for _ in range(5):
+        try:
+            collect("perf", [programs["crash"]], programs["dir"], mode="stat")
+        except CollectionError as error:
+            assert error.exit_status == -signal.SIGSEGV
+            assert "the profiled command was killed by SIGSEGV" in error.message and "Segmentation fault" in error.hint
+            break
+    else:
+        pytest.fail("perf stat never reported the crash in 5 runs")
+    for _ in range(5):
+        crashed, _ = collect("perf", [programs["crash"]], programs["dir"], mode="stat", keep_failed=True)
+        if "exit_status" in crashed.header:
+            break
     assert crashed.header["exit_status"] == -signal.SIGSEGV
     assert "page-faults" in {r["subtype"] for r in rows(crashed)} | set(crashed.header["unsupported_events"])
     with pytest.raises(CollectionError, match="the profiled command exited with status 3"):
