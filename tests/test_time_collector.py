@@ -6,6 +6,8 @@ import contextlib
 import json
 import os
 import signal
+import struct
+import subprocess
 import shutil
 import sys
 import threading
@@ -391,3 +393,28 @@ def test_sigterm_makes_the_helper_kill_its_run_and_exit(tmp_path, helper):
         assert all(process_gone(pid) for pid in started)
     finally:
         kill_stragglers(started)
+
+
+def _static_c_library(tmp_path) -> bool:
+    source = tmp_path / "probe.c"
+    source.write_text("int main(void) { return 0; }\n")
+    done = subprocess.run([shutil.which("cc") or "cc", "-static", "-o", str(tmp_path / "probe"), str(source)],
+                          capture_output=True)
+    return done.returncode == 0
+
+
+def test_the_helper_is_linked_statically_so_its_own_peak_memory_is_small_and_steady(tmp_path, helper):
+    """A run started by posix_spawn inherits the helper's peak RSS as the floor of its ru_maxrss."""
+    if not _static_c_library(tmp_path):
+        pytest.skip("no static C library (libc.a) here: the helper is linked dynamically")
+
+    data = helper.read_bytes()
+    assert data[:4] == b"\x7fELF" and data[4] == 2  # 64-bit
+    table, entry_size, entries = struct.unpack_from("<Q", data, 0x20)[0], *struct.unpack_from("<HH", data, 0x36)
+    kinds = {struct.unpack_from("<I", data, table + i * entry_size)[0] for i in range(entries)}
+    assert 3 not in kinds  # PT_INTERP: no dynamic loader, no shared C library mapped
+    peaks = []
+    for _ in range(3):
+        with RepeatedRuns(["true"], cwd=tmp_path, helper=helper) as runs:
+            peaks.append(runs.run().max_rss_bytes)
+    assert max(peaks) < 4 << 20

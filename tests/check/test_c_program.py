@@ -38,6 +38,6 @@ def test_check_head_on_a_c_program_slowed_down_and_restored(tmp_path):
     api.config_set("degradation.collect_before_check", True, scope="local", cwd=root)
     api.config_set("degradation.log_collect", True, scope="local", cwd=root)
     fast = run_cli("check", "head", cwd=root, env={"NO_COLOR": "1"})
-    assert fast.returncode == 0, fast.stderr
+    assert fast.returncode == 0, fast.stdout + fast.stderr
     assert "+ Optimization" in fast.stdout and "./app [real]" in fast.stdout
     assert (root / ".perun" / "logs" / f"{v3}-precollect.log").is_file()
