@@ -54,7 +54,7 @@ sys.path.insert(0, str(ROOT))
 sys.path.insert(0, str(ROOT / "tests"))  # gitrepo.fast_linear_history
 sys.path.insert(0, str(ROOT / "benchmarks"))
 
-from run import isolated_env, machine_info, note, venv_bin_with, work_directory  # noqa: E402
+from run import isolate_in, machine_info, note, venv_bin_with, work_directory  # noqa: E402
 
 TARGET_WALL_S = 0.5
 TARGET_RSS_MB = 300.0
@@ -227,11 +227,7 @@ def main(argv: list[str] | None = None) -> int:
     args = parse_args(argv)
     perun = venv_bin_with("perun-core") / "perun-core"
     work, cleanup = work_directory(args.workdir, "perun-bench-pp-")
-    home = work / "home"
-    home.mkdir(exist_ok=True)
-    env = isolated_env(home, work / "pycache")
-    os.environ.clear()
-    os.environ.update(env)
+    env = isolate_in(work, work / "pycache")
     if args.setup_only:
         root, specs = setup(work, args)
         print(json.dumps({"root": str(root), "specs": specs}))

@@ -155,6 +155,30 @@ def work_directory(workdir: Path | None, prefix: str, *, keep: bool = False) -> 
     return Path(tempfile.mkdtemp(prefix=prefix)), not keep
 
 
+def isolate_in(work: Path, pycache: Path | None) -> dict[str, str]:
+    """The isolated environment with a private HOME in ``work``, installed in this process too.
+
+    The in-process setup (init, register) then gets the same isolation as
+    the subprocesses it times.
+    """
+    home = work / "home"
+    home.mkdir(exist_ok=True)
+    env = isolated_env(home, pycache)
+    os.environ.clear()
+    os.environ.update(env)
+    return env
+
+
+def print_result(result: dict[str, Any], started: float) -> None:
+    """The benchmark's JSON object on stdout, with the load average at the end and the total time."""
+    with contextlib.suppress(OSError):
+        result["machine"]["loadavg_end"] = [float(x) for x in Path("/proc/loadavg").read_text().split()[:3]]
+    result["total_s"] = round(time.perf_counter() - started, 1)
+    json.dump(result, sys.stdout, indent=2)
+    sys.stdout.write("\n")
+    note(f"done in {result['total_s']} s")
+
+
 class Runner:
     """Runs commands as subprocesses in the isolated environment and times them."""
 
@@ -509,12 +533,7 @@ def main(argv: list[str] | None = None) -> int:
     venv_bin = venv_bin_with("perun-core")
     work, cleanup = work_directory(args.workdir, "perun-bench-", keep=args.keep)
     caller_no_bytecode = bool(os.environ.get("PYTHONDONTWRITEBYTECODE"))
-    home = work / "home"
-    home.mkdir(exist_ok=True)
-    env = isolated_env(home, None if args.no_bytecode_cache else work / "pycache")
-    # The in-process setup (init, register) gets the same isolation as the subprocesses.
-    os.environ.clear()
-    os.environ.update(env)
+    env = isolate_in(work, None if args.no_bytecode_cache else work / "pycache")
 
     note(f"work directory: {work}; {args.repeat} runs per measurement")
     result: dict[str, Any] = {
@@ -546,12 +565,7 @@ def main(argv: list[str] | None = None) -> int:
     finally:
         if cleanup:
             shutil.rmtree(work, ignore_errors=True)
-    with contextlib.suppress(OSError):
-        result["machine"]["loadavg_end"] = [float(x) for x in Path("/proc/loadavg").read_text().split()[:3]]
-    result["total_s"] = round(time.perf_counter() - started, 1)
-    json.dump(result, sys.stdout, indent=2)
-    sys.stdout.write("\n")
-    note(f"done in {result['total_s']} s")
+    print_result(result, started)
     return 0
 
 

@@ -80,9 +80,10 @@ sys.path.insert(0, str(ROOT / "benchmarks"))
 
 from run import (  # noqa: E402
     build_history,
-    isolated_env,
+    isolate_in,
     machine_info,
     note,
+    print_result,
     time_profile_dict,
     venv_bin_with,
     work_directory,
@@ -602,11 +603,7 @@ def main(argv: list[str] | None = None) -> int:
     args = parse_args(argv)
     venv_bin = venv_bin_with("perun-tui")
     work, cleanup = work_directory(args.workdir, "perun-bench-tui-")
-    home = work / "home"
-    home.mkdir(exist_ok=True)
-    env = isolated_env(home, work / "pycache")
-    os.environ.clear()
-    os.environ.update(env)
+    env = isolate_in(work, work / "pycache")
     tmp = work / "tmp"
     tmp.mkdir(exist_ok=True)
     tempfile.tempdir = str(tmp)  # the run's worktrees go here, and go with it
@@ -634,11 +631,7 @@ def main(argv: list[str] | None = None) -> int:
     finally:
         if cleanup:
             shutil.rmtree(work, ignore_errors=True)
-    result["machine"]["loadavg_end"] = list(os.getloadavg())
-    result["total_s"] = round(time.perf_counter() - started, 1)
-    json.dump(result, sys.stdout, indent=2)
-    sys.stdout.write("\n")
-    note(f"done in {result['total_s']} s")
+    print_result(result, started)
     return 0
 
 
