@@ -87,7 +87,7 @@ def bench_profiles(workdir: Path, uids: int, points: int, repeat: int) -> dict:
     command = [PERUN, "check", "profiles", "BASELINE.perf", "TARGET.perf", "--format", "json"]
     subprocess.run(command, cwd=workdir, capture_output=True, env=ENV)  # warm-up: bytecode, page cache
     out = {"check_profiles": timed_runs(command, workdir, repeat)}
-    from perun_core import api_check
+    from perun_core.api import check as api_check
 
     seconds = []
     for _ in range(repeat):
@@ -106,7 +106,7 @@ def bench_all(workdir: Path, versions: int, repeat: int) -> dict:
 
     from perun_core import api
     from perun_core.profile.model import Profile
-    from perun_core.repository import PerunRepository
+    from perun_core.storage.repository import PerunRepository
 
     root = workdir / "history"
     shas = fast_linear_history(root, versions)

@@ -121,7 +121,7 @@ def setup(work: Path, args: argparse.Namespace) -> tuple[Path, dict[str, str]]:
     from perun_core import api
     from perun_core.profile.codec import store_profile_at
     from perun_core.profile.model import Profile
-    from perun_core.repository import PerunRepository
+    from perun_core.storage.repository import PerunRepository
 
     root = work / "repo"
     if root.exists():
@@ -172,7 +172,7 @@ def cprofile(root: Path, spec: str, command: list[str], top: int) -> None:
     import io
     import pstats
 
-    from perun_core import api_run
+    from perun_core.api import run as api_run
     from perun_core.cli.main import cli
 
     del api_run  # imported for its side effects: the same modules as the subprocess

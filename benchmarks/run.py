@@ -253,7 +253,7 @@ def build_history(root: Path, commits: int) -> list[str]:
 def register_profiles(root: Path, shas: list[str], count: int, *, every: int = 1) -> int:
     """Register ``count`` small time profiles round-robin over every ``every``-th commit."""
     from perun_core.profile.model import Profile
-    from perun_core.repository import PerunRepository
+    from perun_core.storage.repository import PerunRepository
 
     targets = shas[::every] or shas[-1:]
     cmds = ("./sort", "./search", "./hash", "./tree")
@@ -397,7 +397,7 @@ def make_big_profile_dict(n: int, seed: int = 1) -> dict:
 def bench_profile(work: Path, args: argparse.Namespace) -> dict:
     from perun_core.profile.codec import load_profile_from_file, store_profile_at
     from perun_core.profile.model import Profile
-    from perun_core.store import ObjectStore
+    from perun_core.storage.objects import ObjectStore
 
     n = args.resources
     base = work / "profile"

@@ -131,7 +131,7 @@ def with_target(samples: list[float], target: float) -> dict[str, Any]:
 def build_repository(root: Path, commits: int) -> dict[str, Any]:
     """10k commits, a profile on every 10th, one to five on every other of the newest, 3 pending."""
     from perun_core.profile.model import Profile
-    from perun_core.repository import PerunRepository
+    from perun_core.storage.repository import PerunRepository
 
     marker = root / ".perun" / f"bench-tui-{commits}"
     if marker.exists():

@@ -40,7 +40,7 @@ from textual.widgets import Footer, Header
 from textual.worker import Worker, WorkerState, get_current_worker
 
 from perun_core.errors import PerunError
-from perun_core.repository import ProfileInfo
+from perun_core.storage.repository import ProfileInfo
 
 from .commands import PaletteCommand, ScreenCommands
 from .core import Core
@@ -506,7 +506,7 @@ class PerunApp(App[None]):
 
 def default_demo_dir() -> Path:
     """Where ``--demo`` keeps its repository: the user's cache, else the temp directory."""
-    from perun_core.demo_collected import COLLECTED_DEMO_VERSION
+    from perun_core.demo.collected import COLLECTED_DEMO_VERSION
 
     name = f"demo-collected-{COLLECTED_DEMO_VERSION}"
     cache = os.environ.get("XDG_CACHE_HOME") or str(Path.home() / ".cache")
@@ -520,7 +520,7 @@ def default_demo_dir() -> Path:
 
 def open_demo(path: Path | None) -> Path:
     """Build the demo (its profiles collected by the real collectors) unless built before; say so on stderr."""
-    from perun_core.demo_collected import build_collected_demo
+    from perun_core.demo.collected import build_collected_demo
 
     where = path if path is not None else default_demo_dir()
     announced = False

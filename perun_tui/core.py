@@ -1,7 +1,7 @@
 """The TUI's one door to perun_core: an open repository and a lock around it.
 
 Every call into perun_core's porcelain (:mod:`perun_core.api`,
-:mod:`perun_core.api_run`, :mod:`perun_core.api_check`, the views and the
+:mod:`perun_core.api.run`, :mod:`perun_core.api.check`, the views and the
 configuration) made by the TUI goes through a :class:`Core`.  Workers run on
 threads, and the repository (its dulwich object store above all) is not
 safe for concurrent use, so each call holds ``lock``; a history walk takes
@@ -23,10 +23,10 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from perun_core import api
-from perun_core.repository import PerunRepository, ProfileInfo
+from perun_core.storage.repository import PerunRepository, ProfileInfo
 
 if TYPE_CHECKING:
-    from perun_core.api_run import EventStream, PostprocessResult, UnitInfo
+    from perun_core.api.run import EventStream, PostprocessResult, UnitInfo
     from perun_core.config import Config
     from perun_core.runner.jobs import Job
     from perun_core.views import Theme
@@ -134,7 +134,7 @@ class Core:
     # -- units and the job matrix ----------------------------------------------------
     def units(self, kind: str) -> list[UnitInfo]:
         """Registered collectors (``kind="collector"``) or postprocessors with their parameters."""
-        from perun_core import api_run
+        from perun_core.api import run as api_run
 
         return api_run.units(kind)
 
@@ -216,7 +216,7 @@ class Core:
     # -- long operations, each on its own repository instance -------------------------
     def stream_matrix(self, minors: list[str]) -> EventStream:
         """Run the job matrix for the commits ``minors``; iterate the events (in a worker thread)."""
-        from perun_core import api_run
+        from perun_core.api import run as api_run
 
         return api_run.stream(api_run.run_matrix, minor_versions=list(minors), raise_on_failure=False,
                               cwd=self.root)
@@ -224,7 +224,7 @@ class Core:
     def postprocess(self, info: ProfileInfo, minor: str | None, postprocessor: str,
                     params: dict[str, Any]) -> PostprocessResult:
         """Postprocess a profile into a new pending one."""
-        from perun_core import api_run
+        from perun_core.api import run as api_run
 
         if info.registered:
             return api_run.postprocess(info.tag, postprocessor, params, minor=minor, cwd=self.root)
@@ -234,7 +234,8 @@ class Core:
     def stream_check(self, what: str, *, revision: str | None = None, baseline: str | None = None,
                      target: str | None = None, minor: str | None = None) -> EventStream:
         """Run ``check head`` / ``check all`` (from ``revision``) or ``check profiles``; iterate the events."""
-        from perun_core import api_check, api_run
+        from perun_core.api import check as api_check
+        from perun_core.api import run as api_run
 
         if what == "head":
             return api_run.stream(api_check.check_head, revision, cwd=self.root)
@@ -246,7 +247,7 @@ class Core:
 
     def stored_check(self, minor: str) -> Any:
         """The findings stored by the last check of ``minor`` (None when never checked)."""
-        from perun_core import api_check
+        from perun_core.api import check as api_check
 
         with self.lock:
             return api_check.stored_check(minor, repo=self.repo)

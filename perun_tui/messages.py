@@ -8,7 +8,7 @@ from typing import Any
 from textual.message import Message
 
 from perun_core.api import LoadedProfile, LogEntry, StatusReport
-from perun_core.repository import ProfileInfo
+from perun_core.storage.repository import ProfileInfo
 
 from .stats import ProfileSummary
 

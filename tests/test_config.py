@@ -1,4 +1,4 @@
-"""Tests of perun_core.config and perun_core.templates."""
+"""Tests of perun_core.config and perun_core.config.templates."""
 
 from __future__ import annotations
 
@@ -23,7 +23,7 @@ from perun_core.config import (
     validate_data,
 )
 from perun_core.errors import ConfigError, PerunError, UnsupportedFormatVersion
-from perun_core.templates import (
+from perun_core.config.templates import (
     TEMPLATES,
     find_commands,
     find_workloads,
@@ -914,7 +914,7 @@ def test_errors_are_perun_errors(tmp_path):
 
 
 def test_import_does_not_load_yaml():
-    code = "import sys; import perun_core.config, perun_core.templates; print('yaml' in sys.modules)"
+    code = "import sys; import perun_core.config, perun_core.config.templates; print('yaml' in sys.modules)"
     env = dict(os.environ, PYTHONPATH=str(Path(__file__).resolve().parents[1]))
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, env=env, check=True)
     assert out.stdout.strip() == "False"

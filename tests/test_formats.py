@@ -6,8 +6,8 @@ import pytest
 
 from perun_core.api import LogEntry, ProfileCounts
 from perun_core.errors import ConfigError
-from perun_core.formats import GraphDrawer, shortlog_segments, stats_text, status_rows
-from perun_core.repository import ProfileInfo
+from perun_core.views.status_format import GraphDrawer, shortlog_segments, stats_text, status_rows
+from perun_core.storage.repository import ProfileInfo
 from perun_core.vcs import MinorVersion
 
 

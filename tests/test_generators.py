@@ -15,7 +15,8 @@ from hypothesis import strategies as st
 
 from runhelpers import needs_cc, run_env  # noqa: F401 - run_env is an autouse fixture
 
-from perun_core import api, api_run
+from perun_core import api
+from perun_core.api import run as api_run
 from perun_core.analysis.points import points_by_uid
 from perun_core.analysis.regression import best_model, regression_analysis
 from perun_core.config import validate

@@ -15,7 +15,7 @@ import pytest
 
 from runhelpers import build_c, line_of, run_env  # noqa: F401 - run_env: autouse fixture
 
-from perun_core import api_run
+from perun_core.api import run as api_run
 from perun_core.collect.callgrind import callgrind_resources, parse_callgrind
 from perun_core.collect import trace
 from perun_core.collect.perf import (base_event, parse_perf_script, parse_perf_stat, perf_command, perf_permission,

@@ -18,14 +18,15 @@ import pytest
 from conftest import write_pending
 from runhelpers import run_env  # noqa: F401 - autouse fixture
 
-from perun_core import api, api_run, units
+from perun_core import api, units
+from perun_core.api import run as api_run
 from perun_core.analysis import best_model, evaluate_model, points_by_uid
 from perun_core.errors import InvalidParameter, PostprocessError
 from perun_core.postprocess.common import model_region
 from perun_core.profile.model import Profile
 from perun_core.runner.jobs import unit_config
 from perun_core.units import UnitContext
-from perun_core.units.params import convert_params
+from perun_core.params import convert_params
 
 SEED = 20240917
 NOISE = 0.02  # relative (multiplicative) noise of the synthetic amounts

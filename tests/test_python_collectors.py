@@ -15,7 +15,7 @@ import pytest
 from runhelpers import process_gone, run_env  # noqa: F401 - run_env: autouse fixture
 
 from conftest import run_cli
-from perun_core import api_run
+from perun_core.api import run as api_run
 from perun_core.analysis.regression import best_model, regression_analysis
 from perun_core.collect.pymemory import FunctionNames
 from perun_core.collect.pyprogram import BOOTSTRAP, hang_report
@@ -558,7 +558,7 @@ def test_the_local_template_shows_workload_generators_that_load():
 
     from perun_core.config import validate_data
     from perun_core.runner.generators import check_generators
-    from perun_core.templates import TEMPLATES, render_local_config
+    from perun_core.config.templates import TEMPLATES, render_local_config
 
     for template in TEMPLATES:
         lines = render_local_config(template, project_root=Path("/nonexistent")).splitlines()

@@ -11,7 +11,8 @@ import pytest
 from runhelpers import run_env  # noqa: F401 - autouse fixture
 
 from conftest import run_cli
-from perun_core import api, api_run
+from perun_core import api
+from perun_core.api import run as api_run
 from perun_core.collect.regex import parse_number
 from perun_core.errors import CollectionError, InvalidParameter
 from perun_core.units import convert_params, get_collector

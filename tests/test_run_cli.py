@@ -18,7 +18,7 @@ from conftest import ROOT, run_cli
 from runhelpers import leftover_worktrees, make_c_project, needs_cc, run_env, tree_bytes  # noqa: F401 - run_env: autouse
 
 from perun_core import api
-from perun_core.repository import PerunRepository
+from perun_core.storage.repository import PerunRepository
 
 WORKLOAD = "100000000"  # v1 loops this often (30-100 ms), v2 five times as often;
 # long enough that tick-based CPU accounting (10 ms on some kernels) cannot swamp the ratio

@@ -11,7 +11,8 @@ import pytest
 from gitrepo import make_repo
 from runhelpers import leftover_worktrees, run_env, tree_bytes  # noqa: F401 - run_env is an autouse fixture
 
-from perun_core import api, api_run
+from perun_core import api
+from perun_core.api import run as api_run
 from perun_core.errors import (
     CollectionError,
     ConfigError,
@@ -23,7 +24,7 @@ from perun_core.errors import (
     PreRunFailed,
 )
 from perun_core.profile.model import Profile
-from perun_core.repository import PerunRepository
+from perun_core.storage.repository import PerunRepository
 from perun_core.runner import events as ev
 from perun_core.runner.naming import render_name, validate_template, write_new_profile
 

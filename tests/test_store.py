@@ -10,9 +10,9 @@ from pathlib import Path
 import pytest
 
 from perun_core.errors import CorruptIndex, CorruptObject, UnsupportedFormatVersion
-from perun_core.index import IndexEntry, decode_index, encode_index, encode_index_v1, read_index, write_index
+from perun_core.storage.index import IndexEntry, decode_index, encode_index, encode_index_v1, read_index, write_index
 from perun_core.profile import Profile
-from perun_core.store import ObjectStore
+from perun_core.storage.objects import ObjectStore
 
 from conftest import time_profile
 
@@ -104,7 +104,7 @@ def test_newer_index_version_is_refused():
 
 def _register(args):
     root, minor, n = args
-    from perun_core.repository import PerunRepository
+    from perun_core.storage.repository import PerunRepository
 
     repo = PerunRepository(Path(root))
     repo.register(minor, Profile.from_dict(time_profile(None, cmd=f"cmd{n}")), f"p{n}.perf", 1.0 + n)
@@ -115,15 +115,15 @@ def test_concurrent_registrations_lose_nothing(tmp_path):
     minor = "ab" * 20
     with multiprocessing.get_context("fork").Pool(8) as pool:
         pool.map(_register, [(str(tmp_path), minor, n) for n in range(16)])
-    from perun_core.repository import PerunRepository
+    from perun_core.storage.repository import PerunRepository
 
     entries = PerunRepository(tmp_path).read_index(minor)
     assert sorted(e.path for e in entries) == sorted(f"p{n}.perf" for n in range(16))
 
 
 def test_change_records_round_trip(perun_repo):
-    from perun_core.changes import any_changes, read_changes, write_changes
-    from perun_core.repository import PerunRepository
+    from perun_core.storage.changes import any_changes, read_changes, write_changes
+    from perun_core.storage.repository import PerunRepository
 
     root, shas = perun_repo
     repo = PerunRepository(root)
@@ -136,7 +136,7 @@ def test_change_records_round_trip(perun_repo):
 def test_compress_gives_a_standard_zlib_stream(size):
     import os
 
-    from perun_core.store import compress
+    from perun_core.storage.objects import compress
 
     raw = os.urandom(size // 2) + b"profile " * (size // 16)
     assert zlib.decompress(compress(raw)) == raw
@@ -146,7 +146,7 @@ def test_compress_gives_a_standard_zlib_stream(size):
 def test_deflater_of_pieces_is_one_zlib_stream(sizes):
     import random
 
-    from perun_core.store import Deflater
+    from perun_core.storage.objects import Deflater
 
     rng = random.Random(len(sizes))
     pieces = [bytes(rng.getrandbits(8) % 7 + 48 for _ in range(1000)) * (size // 1000) + b"x" * (size % 1000)

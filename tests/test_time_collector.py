@@ -17,7 +17,7 @@ import pytest
 
 from runhelpers import process_gone, run_env  # noqa: F401 - run_env: autouse fixture
 
-from perun_core import api_run
+from perun_core.api import run as api_run
 from perun_core.errors import CollectionError, Interrupted
 from perun_core.runner import events as ev
 from perun_core.runner.helper import spawn_helper

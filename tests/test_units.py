@@ -10,12 +10,13 @@ import pytest
 from conftest import time_profile, write_pending
 from runhelpers import run_env  # noqa: F401 - autouse fixture
 
-from perun_core import api, api_run, units
+from perun_core import api, units
+from perun_core.api import run as api_run
 from perun_core.errors import CollectionError, ConfigError, InvalidParameter, UnitError, UnknownUnit
 from perun_core.postprocess.normalizer import Normalizer
 from perun_core.profile.model import Profile
 from perun_core.units import Param, PhaseResult, UnitContext
-from perun_core.units.params import convert_params, load_params_document
+from perun_core.params import convert_params, load_params_document
 
 
 # -- parameters -----------------------------------------------------------------------------

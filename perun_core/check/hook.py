@@ -23,10 +23,10 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from ..errors import HookError
-from ..fsutil import atomic_write_text
+from ..storage.atomic import atomic_write_text
 
 if TYPE_CHECKING:  # pragma: no cover
-    from ..repository import PerunRepository
+    from ..storage.repository import PerunRepository
 
 __all__ = ["BEGIN", "END", "HookResult", "default_command", "install", "uninstall"]
 

@@ -18,7 +18,7 @@ from typing import TYPE_CHECKING
 from .data import ProfileData, config_key, describe_config
 
 if TYPE_CHECKING:  # pragma: no cover
-    from ..repository import PerunRepository, ProfileInfo
+    from ..storage.repository import PerunRepository, ProfileInfo
 
 __all__ = ["Pairing", "ProfileCache", "ProfileRef"]
 

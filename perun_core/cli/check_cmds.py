@@ -144,7 +144,7 @@ def _emit_report(report: Any, output_format: str, fail_on: str, output: str | No
         color = _color() and not output
         text = "".join(_paint(line, color) + "\n" for line in out.tree_lines(report, verbose=verbose))
     if output:
-        from perun_core.fsutil import atomic_write_text
+        from perun_core.storage.atomic import atomic_write_text
 
         atomic_write_text(output, text)
     else:
@@ -193,7 +193,7 @@ def _check_history(ctx: click.Context, function: str, revision: str | None, comp
                    methods: tuple[str, ...], output_format: str, fail_on: str, output: str | None,
                    verbose: int) -> None:
     """Run api_check.check_head or check_all and report: the shared body of both commands."""
-    from perun_core import api_check
+    from perun_core.api import check as api_check
 
     verbose = _verbosity(ctx, verbose)
     compute = compute_here or bool(ctx.meta.get("check.compute_missing"))
@@ -213,7 +213,7 @@ def _check_history(ctx: click.Context, function: str, revision: str | None, comp
 def check_profiles(ctx: click.Context, baseline: str, target: str, minor: str | None, methods: tuple[str, ...],
                    output_format: str, fail_on: str, output: str | None, verbose: int) -> None:
     """Check TARGET against BASELINE: i@i / i@p tags, names, or profile files anywhere."""
-    from perun_core import api_check
+    from perun_core.api import check as api_check
 
     verbose = _verbosity(ctx, verbose)
     # the command line runs no other threads, so the work may be shared with a forked process
@@ -234,7 +234,7 @@ def install_hook(uninstall: bool, command: str | None) -> None:
     for the new commit, then the check.  Installing twice changes nothing;
     an existing hook keeps its content.
     """
-    from perun_core import api_check
+    from perun_core.api import check as api_check
 
     if uninstall:
         result = api_check.uninstall_hook()

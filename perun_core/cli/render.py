@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 
-from perun_core.formats import GraphDrawer, format_time, shortlog_header, shortlog_segments, stats_text, status_rows
+from perun_core.views.status_format import GraphDrawer, format_time, shortlog_header, shortlog_segments, stats_text, status_rows
 
 _ANSI = {
     "degradation": "\x1b[1;31m",
@@ -97,7 +97,7 @@ def _profile_section(title: str, infos, fmt: str, short: bool, color: bool, empt
 def render_log(revision: str | None, *, short: bool, graph: bool, limit: int | None, color: bool) -> Iterator[str]:
     """Lines of `log`, produced while the history is walked."""
     from perun_core import api
-    from perun_core.formats import SHORTLOG_TAGS, parse_format
+    from perun_core.views.status_format import SHORTLOG_TAGS, parse_format
 
     with api.open_repository() as repo:
         fmt = api.log_format(repo=repo)

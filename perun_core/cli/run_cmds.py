@@ -20,7 +20,7 @@ CONTEXT = {"help_option_names": ["-h", "--help"], "max_content_width": 100}
 # -- commands generated from unit declarations ---------------------------------------
 
 def _option(param: Any) -> click.Option:
-    """A click option for one :class:`~perun_core.units.params.Param` (default None: "not given")."""
+    """A click option for one :class:`~perun_core.params.Param` (default None: "not given")."""
     hidden = param.default is None or param.default is False or param.default in ((), [])
     shown = "" if hidden else f" [default: {param.default}]"
     help_text = f"{param.help}{shown}"
@@ -110,11 +110,11 @@ def _collect_callback(name: str) -> Any:
         for key in ("output_filename_template", "minor_version", "crawl_parents", "force_dirty"):
             values.pop(key, None)
 
-        from perun_core import api_run
+        from perun_core.api import run as api_run
         from perun_core.cli.run_render import renderer
         from perun_core.errors import UsageError
         from perun_core.units import collectors, convert_params
-        from perun_core.units.params import load_params_document
+        from perun_core.params import load_params_document
 
         group = ctx.parent.params if ctx.parent else {}
         cmds, args = list(group.get("cmd") or ()), list(group.get("args") or ())
@@ -255,7 +255,7 @@ def run(**_: Any) -> None:
 
 def _unit_params(pairs: tuple[tuple[str, str], ...], names: tuple[str, ...], what: str) -> dict[str, dict[str, Any]]:
     from perun_core.errors import UsageError
-    from perun_core.units.params import load_params_document
+    from perun_core.params import load_params_document
 
     params: dict[str, dict[str, Any]] = {}
     for name, source in pairs:
@@ -286,7 +286,7 @@ def run_job(ctx: click.Context, cmd: tuple[str, ...], args: tuple[str, ...], wor
     perun-core run job -c time -b ./mybin -w file.in -w file2.in -p normalizer
     perun-core run job -c time -cp time 'repeat: 5' -b ./mybin
     """
-    from perun_core import api_run
+    from perun_core.api import run as api_run
     from perun_core.cli.run_render import renderer
 
     cparams = _unit_params(collector_params, collector, "collector")
@@ -306,7 +306,7 @@ def run_job(ctx: click.Context, cmd: tuple[str, ...], args: tuple[str, ...], wor
 @click.pass_context
 def run_matrix(ctx: click.Context, without_vcs_history: bool, **_: Any) -> None:
     """Run the job matrix of the local configuration (cmds, args, workloads, collectors, postprocessors)."""
-    from perun_core import api_run
+    from perun_core.api import run as api_run
     from perun_core.cli.run_render import renderer
 
     with renderer(_verbosity(ctx)) as on_event:
@@ -319,7 +319,7 @@ def run_matrix(ctx: click.Context, without_vcs_history: bool, **_: Any) -> None:
 def _postprocess_callback(name: str) -> Any:
     @click.pass_context
     def callback(ctx: click.Context, **values: Any) -> None:
-        from perun_core import api_run
+        from perun_core.api import run as api_run
 
         group = ctx.parent.params if ctx.parent else {}
         done = api_run.postprocess(group["profile"], name, _given(values), minor=group.get("minor"),

@@ -161,13 +161,13 @@ def show_view(name: str, values: dict[str, Any], *, filename: str | None, width:
 def write_output(filename: str, data: bytes) -> None:
     """Write a file the user asked for (``show ... -f FILE``) atomically, with the permissions the umask allows.
 
-    The store keeps its files private (0600, from :func:`~perun_core.fsutil.atomic_write`);
+    The store keeps its files private (0600, from :func:`~perun_core.storage.atomic.atomic_write`);
     an exported plot or table is the user's like any file a shell
     redirection would create.
     """
     import os
 
-    from perun_core.fsutil import atomic_write
+    from perun_core.storage.atomic import atomic_write
 
     umask = os.umask(0)
     os.umask(umask)

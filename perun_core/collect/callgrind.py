@@ -43,7 +43,7 @@ from ..errors import CollectionError
 from ..profile.model import Profile, Snapshot
 from ..profile.resources import ResourceTable
 from ..units import PhaseResult, UnitContext
-from ..units.params import Param
+from ..params import Param
 from ..units.requirements import Requirement, tool_requirement
 from .native_run import COMMON_PARAMS, check_command, check_outcome, run_program
 

@@ -67,7 +67,7 @@ from ..errors import CollectionError
 from ..profile.model import Profile, Snapshot
 from ..profile.resources import MISSING, PackedColumn, ResourceTable
 from ..units import PhaseResult, UnitContext
-from ..units.params import Param
+from ..params import Param
 from ..units.requirements import Requirement, tool_requirement
 from .native_run import (COMMON_PARAMS, check_command, check_outcome, native_library_requirement, preload,
                          run_program, tool_error_as_collection)

@@ -19,7 +19,7 @@ from typing import Any
 from ..errors import BuildFailed, CollectionError, ExternalToolError
 from ..runner.process import ProcessOutcome, describe_status, run_process
 from ..units import UnitContext
-from ..units.params import Param
+from ..params import Param
 from ..units.requirements import Requirement
 
 __all__ = ["COMMON_PARAMS", "check_command", "check_outcome", "native_library_requirement", "preload",

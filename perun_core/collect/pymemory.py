@@ -45,7 +45,7 @@ from typing import Any
 from ..profile.model import Profile, Snapshot
 from ..profile.resources import ResourceTable
 from ..units import PhaseResult, UnitContext
-from ..units.params import Param
+from ..params import Param
 from .pyprogram import (
     MODULE_HINT,
     common_params,

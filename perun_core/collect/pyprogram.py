@@ -50,7 +50,7 @@ from typing import Any
 from ..errors import CollectionError, UsageError
 from ..runner.process import describe_status, run_process
 from ..units import UnitContext
-from ..units.params import Param
+from ..params import Param
 
 __all__ = ["BOOTSTRAP", "MODULE_HINT", "PythonRun", "PythonTarget", "common_params", "hang_report",
            "python_requirements", "resolve_target", "run_python"]

@@ -52,7 +52,7 @@ from ..errors import CollectionError, UsageError
 from ..profile.model import Profile, Snapshot
 from ..profile.resources import MISSING, ResourceTable
 from ..units import PhaseResult, UnitContext
-from ..units.params import Param
+from ..params import Param
 from .pyprogram import (
     MODULE_HINT,
     common_params,

@@ -51,7 +51,7 @@ from ..profile.model import Profile, Snapshot
 from ..profile.resources import ResourceTable
 from ..runner.process import describe_status, run_process
 from ..units import PhaseResult, UnitContext
-from ..units.params import Param
+from ..params import Param
 
 __all__ = ["PatternsParam", "RegexCollector", "parse_number"]
 

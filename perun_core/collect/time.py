@@ -42,7 +42,7 @@ from ..profile.resources import ResourceTable
 from ..runner.helper import spawn_helper
 from ..runner.process import ProcessOutcome, RepeatedRuns, describe_status
 from ..units import PhaseResult, UnitContext
-from ..units.params import Param
+from ..params import Param
 
 __all__ = ["TimeCollector"]
 

@@ -79,7 +79,7 @@ from ..errors import CollectionError, ToolNotPermitted
 from ..profile.model import Profile, Snapshot
 from ..profile.resources import MISSING, ResourceTable
 from ..units import PhaseResult, UnitContext
-from ..units.params import Param
+from ..params import Param
 from ..units.requirements import Requirement, tool_requirement
 from .calltree import Calls, calls_of_thread, sample_events
 from .native_run import (COMMON_PARAMS, check_outcome, native_library_requirement, preload, resolve_command,

@@ -366,7 +366,7 @@ def collect_job(job: Job, ctx: Any, origin: str, *, postprocess: bool = True) ->
     out, the ``machine`` provenance, ``collector_info`` and ``origin``.
     Raises :class:`CollectionError` when a phase fails.
     """
-    from ..provenance import machine_info
+    from ..collect.machine import machine_info
     from ..units import collectors
 
     collector = collectors.get(job.collector.name)

@@ -6,7 +6,7 @@ module) with
 * ``name``: the registry key (``time``, ``normalizer``),
 * ``summary``: one line for ``--help`` listings (optional ``description``
   for the full help of its command),
-* ``params``: a sequence of :class:`~perun_core.units.params.Param`, the
+* ``params``: a sequence of :class:`~perun_core.params.Param`, the
   single declaration of its options (CLI, YAML ``params``, front-end forms),
 * the phase functions.  Collectors have ``collect`` and postprocessors have
   ``postprocess``; both may have ``before`` and ``after``,
@@ -53,7 +53,7 @@ from pathlib import Path
 from typing import Any, NamedTuple, Protocol, runtime_checkable
 
 from ..errors import Interrupted, UnitError, UnknownUnit
-from .params import Param, convert_params
+from ..params import Param, convert_params
 
 __all__ = [
     "ENTRY_POINT_GROUP",

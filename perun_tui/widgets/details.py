@@ -15,7 +15,7 @@ from textual.widgets import DataTable, Label, Static
 from textual.worker import Worker, WorkerState
 
 from perun_core.errors import PerunError
-from perun_core.repository import ProfileInfo
+from perun_core.storage.repository import ProfileInfo
 
 from ..messages import ProfileLoaded
 from ..stats import format_number, summarize

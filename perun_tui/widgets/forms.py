@@ -3,7 +3,7 @@
 A :class:`ParamForm` shows one row per declared parameter: a check box for
 a ``bool``, a drop-down for a ``choice`` and a one-line input for the rest
 (lists as comma-separated items).  Every change is converted right away by
-the parameter's own converter (:meth:`perun_core.units.params.Param.convert`),
+the parameter's own converter (:meth:`perun_core.params.Param.convert`),
 so a bad value is marked on its row and named in the form's message line
 before anything is saved or run.  Fields left empty mean "the unit's
 default" and are left out of the parameters.

@@ -38,7 +38,7 @@ from textual.widgets import ContentSwitcher, Footer, Header, Static
 from textual.worker import Worker
 
 from perun_core.errors import PerunError
-from perun_core.repository import ProfileInfo
+from perun_core.storage.repository import ProfileInfo
 
 from ..commands import PaletteCommand, ScreenCommands
 from ..formatting import fit

@@ -20,7 +20,7 @@ from textual.widgets import Button, Input, Label, Select, Static
 from textual.worker import Worker
 
 from perun_core.errors import PerunError
-from perun_core.repository import ProfileInfo
+from perun_core.storage.repository import ProfileInfo
 
 from ..messages import MatrixLoaded, PostprocessDone, ProfileLink
 from .forms import ParamForm

@@ -115,7 +115,7 @@ def test_bad_input_is_a_clear_error(files, tmp_path):
 
 
 def test_one_process_and_two_agree(files):
-    from perun_core import api_check
+    from perun_core.api import check as api_check
 
     where, base, new = files
     one = api_check.check_profiles(str(base), str(new), cwd=where)

@@ -22,7 +22,7 @@ def _profile(path: Path, factor: float) -> None:
 def test_check_profiles_imports_only_what_it_uses(tmp_path):
     _profile(tmp_path / "a.perf", 1.0)
     _profile(tmp_path / "b.perf", 1.5)
-    code = ("import sys\nfrom perun_core import api_check\n"
+    code = ("import sys\nfrom perun_core.api import check as api_check\n"
             f"report = api_check.check_profiles({str(tmp_path / 'a.perf')!r}, {str(tmp_path / 'b.perf')!r})\n"
             "print(report.degradations)\nprint('\\n'.join(sys.modules))")
     result = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, cwd=ROOT, check=True,
@@ -32,7 +32,7 @@ def test_check_profiles_imports_only_what_it_uses(tmp_path):
     loaded = set(modules)
     # scipy, the analysis package (for stored models; these profiles have none), numpy.ma (pulled in
     # by np.unique / np.median / np.quantile), the other check methods and the history analysis
-    for heavy in ("scipy", "perun_core.analysis", "numpy.ma", "perun_core.api", "perun_core.check.methods.fast",
+    for heavy in ("scipy", "perun_core.analysis", "numpy.ma", "perun_core.api.repository", "perun_core.check.methods.fast",
                   "perun_core.check.history"):
         assert heavy not in loaded, heavy
 

@@ -12,11 +12,12 @@ import pytest
 from conftest import run_cli, write_pending
 from gitrepo import make_repo
 
-from perun_core import api, api_check
+from perun_core import api
+from perun_core.api import check as api_check
 from perun_core.check import events as ev
 from perun_core.check.results import PerformanceChange as PC
 from perun_core.errors import HookError, Interrupted
-from perun_core.repository import PerunRepository
+from perun_core.storage.repository import PerunRepository
 
 from .helpers import curve, mixed, timed
 
@@ -108,7 +109,7 @@ def test_pairing_walks_through_merges(tmp_path):
 def test_old_change_records_stay_readable(history):
     root, shas = history
     with PerunRepository(root) as repo:
-        from perun_core.changes import changes_path, read_changes, read_pairs
+        from perun_core.storage.changes import changes_path, read_changes, read_pairs
 
         path = changes_path(repo, shas[1])
         path.parent.mkdir(parents=True, exist_ok=True)

@@ -55,7 +55,7 @@ async def test_history_lists_the_commits_of_the_branch(demo_repo):
 
 
 async def test_history_shows_recorded_check_results(demo_repo):
-    from perun_core.changes import write_changes
+    from perun_core.storage.changes import write_changes
 
     entries = entries_of(demo_repo)
     marked = entries[2].version.checksum

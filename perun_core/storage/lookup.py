@@ -13,9 +13,9 @@ import re
 from dataclasses import dataclass
 from pathlib import Path
 
-from .errors import ProfileNotFound, TagOutOfRange, UsageError
-from .profile.codec import load_profile_from_file
-from .profile.model import Profile
+from ..errors import ProfileNotFound, TagOutOfRange, UsageError
+from ..profile.codec import load_profile_from_file
+from ..profile.model import Profile
 from .repository import PerunRepository, ProfileInfo
 
 TAG = re.compile(r"^(\d+)@([ip])$")

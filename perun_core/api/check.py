@@ -8,7 +8,7 @@ stops a check between pairs with :class:`~perun_core.errors.Interrupted`.
 Which methods run is decided by the strategy of the configuration (see
 :mod:`perun_core.check.strategies`) unless ``methods`` names them.  Results
 of ``check_head`` and ``check_all`` are stored per version (see
-:mod:`perun_core.changes`) for ``status``, ``log`` and the TUI;
+:mod:`perun_core.storage.changes`) for ``status``, ``log`` and the TUI;
 :func:`stored_check` reads them back.
 """
 
@@ -22,7 +22,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from .check.events import (
+from ..check.events import (
     CheckFinished,
     CheckStarted,
     CollectionEvent,
@@ -32,17 +32,17 @@ from .check.events import (
     VersionFinished,
     VersionStarted,
 )
-from .check.pairing import ProfileRef
-from .check.results import Finding, PerformanceChange
-from .errors import Interrupted, NothingInCommon
-from .repository import PerunRepository
+from ..check.pairing import ProfileRef
+from ..check.results import Finding, PerformanceChange
+from ..errors import Interrupted, NothingInCommon
+from ..storage.repository import PerunRepository
 
 if TYPE_CHECKING:  # pragma: no cover
-    from .check.data import ProfileData
-    from .check.hook import HookResult
-    from .check.pairing import Pairing, ProfileCache
-    from .check.strategies import Strategy
-    from .vcs import MinorVersion
+    from ..check.data import ProfileData
+    from ..check.hook import HookResult
+    from ..check.pairing import Pairing, ProfileCache
+    from ..check.strategies import Strategy
+    from ..vcs import MinorVersion
 
 __all__ = [
     "FAIL_ON",
@@ -147,7 +147,7 @@ class CheckReport:
     def failed(self, fail_on: str = "degradation") -> bool:
         """Whether a finding crosses ``fail_on``: degradation (certain ones), maybe (also Maybe), never."""
         if fail_on not in FAIL_ON:
-            from .errors import UsageError
+            from ..errors import UsageError
 
             raise UsageError(f"--fail-on '{fail_on}': expected one of {', '.join(FAIL_ON)}")
         if fail_on == "never":
@@ -162,7 +162,7 @@ class CheckReport:
 @contextlib.contextmanager
 def _using(repo: PerunRepository | None, cwd: Path | str | None = None) -> Iterator[PerunRepository]:
     # perun_core.api is a large module that ``check profiles`` of two files never needs
-    from .api import _using as using
+    from .repository import _using as using
 
     with using(repo, cwd) as opened:
         yield opened
@@ -178,7 +178,7 @@ def _stop_if(cancel: threading.Event | None) -> None:
 
 
 def _strategy(config: Any, methods: Sequence[str] | None) -> Strategy:
-    from .check.strategies import Strategy, load_strategy
+    from ..check.strategies import Strategy, load_strategy
 
     strategy = load_strategy(config)
     if methods:
@@ -197,7 +197,7 @@ def _finish(emit: Callable[[Any], None], report: CheckReport | None, started: fl
 
 
 def _matrix_configs(repo: PerunRepository) -> set[tuple]:
-    from .runner.jobs import matrix_from_config
+    from ..runner.jobs import matrix_from_config
 
     jobs = matrix_from_config(repo.config, repo.local_config_path)
     return {(j.cmd, j.args, j.workload, j.collector.name, tuple(p.name for p in j.postprocessors)) for j in jobs}
@@ -205,7 +205,7 @@ def _matrix_configs(repo: PerunRepository) -> set[tuple]:
 
 def _log_line(event: Any) -> str | None:
     """A line of the precollect log for a run event (None: not worth a line)."""
-    from .runner import events as run
+    from ..runner import events as run
 
     if isinstance(event, run.OutputLine):
         return f"  | {event.text}"
@@ -226,9 +226,10 @@ def _collect_missing(repo: PerunRepository, pairing: Pairing, versions: Sequence
 
     Returns the versions profiled and the failures of the run (as messages).
     """
-    from . import api, api_run
-    from .check.data import config_key
-    from .runner.events import VersionStarted as RunVersionStarted
+    from . import repository as api
+    from . import run as api_run
+    from ..check.data import config_key
+    from ..runner.events import VersionStarted as RunVersionStarted
 
     wanted = _matrix_configs(repo)
     missing = [v for v in dict.fromkeys(versions) if not wanted <= {config_key(i) for i in pairing.infos(v)}]
@@ -255,7 +256,7 @@ def _collect_missing(repo: PerunRepository, pairing: Pairing, versions: Sequence
         if not written.registered and written.path.exists():
             api.add([str(written.path)], minor=written.origin, repo=repo)
     if log:
-        from .fsutil import atomic_write_text
+        from ..storage.atomic import atomic_write_text
 
         for minor, lines in logs.items():
             atomic_write_text(repo.logs_dir / f"{minor}-precollect.log", "\n".join(lines) + "\n")
@@ -267,8 +268,8 @@ def _collect_missing(repo: PerunRepository, pairing: Pairing, versions: Sequence
 
 def _check_version(repo: PerunRepository, minor: str, pairing: Pairing, cache: ProfileCache, strategy: Strategy,
                    emit: Callable[[Any], None], cancel: threading.Event | None) -> VersionReport:
-    from .check.engine import check_pair
-    from .check.pairing import ref_of_info
+    from ..check.engine import check_pair
+    from ..check.pairing import ref_of_info
 
     infos = pairing.infos(minor)
     pairs: list[PairReport] = []
@@ -296,7 +297,7 @@ def _check_version(repo: PerunRepository, minor: str, pairing: Pairing, cache: P
 
 
 def _store(repo: PerunRepository, report: VersionReport) -> None:
-    from .changes import write_changes
+    from ..storage.changes import write_changes
 
     if report.minor is None:
         return
@@ -309,7 +310,7 @@ def _run_versions(command: str, repo: PerunRepository, targets: Callable[[], lis
                   emit: Callable[[Any], None], cancel: threading.Event | None,
                   collect_for: Callable[[], list[str]]) -> CheckReport:
     """Collect what is missing (when asked), then check the versions ``targets()`` names."""
-    from .check.pairing import ProfileCache
+    from ..check.pairing import ProfileCache
 
     started = time.monotonic()
     strategy = _strategy(repo.config, methods)
@@ -368,8 +369,8 @@ def check_head(
     profiles of it.  Raises InvalidRevision, ConfigError (bad strategy),
     UnknownUnit (unknown method), IncomparableProfiles, Interrupted.
     """
-    from .check.pairing import Pairing
-    from .lookup import sort_key_of
+    from ..check.pairing import Pairing
+    from ..storage.lookup import sort_key_of
 
     emit = _emitter(on_event)
     with _using(repo, cwd) as r:
@@ -398,8 +399,8 @@ def check_all(
 
     Versions come newest first, as ``log`` lists them.  See :func:`check_head`.
     """
-    from .check.pairing import Pairing
-    from .lookup import sort_key_of
+    from ..check.pairing import Pairing
+    from ..storage.lookup import sort_key_of
 
     emit = _emitter(on_event)
     with _using(repo, cwd) as r:
@@ -419,7 +420,7 @@ def check_all(
 def _config_for(repo: PerunRepository | None) -> Any:
     if repo is not None:
         return repo.config
-    from .config import Config, ConfigStack, shared_config_dir
+    from ..config import Config, ConfigStack, shared_config_dir
 
     return ConfigStack(None, Config.load(shared_config_dir() / "shared.yml", kind="shared"))
 
@@ -446,9 +447,9 @@ def check_profiles(
     NotInTarget findings and a :class:`NothingInCommon` message in
     ``errors``.
     """
-    from .check.data import ProfileData, describe_config
-    from .errors import NotPerunRepository
-    from .lookup import find_profile
+    from ..check.data import ProfileData, describe_config
+    from ..errors import NotPerunRepository
+    from ..storage.lookup import find_profile
 
     emit = _emitter(on_event)
     started = time.monotonic()
@@ -474,7 +475,7 @@ def check_profiles(
                    for item, name in zip(found, names)]
         emit(VersionStarted(None, 1, 1))
         if workers > 1 and all(item.kind == "file" for item in found):
-            from .check import parallel
+            from ..check import parallel
 
             if parallel.available():
                 base_data, target_data, outcome = parallel.check_files(loaders[0], loaders[1], strategy,
@@ -512,7 +513,7 @@ def check_profiles(
 
 
 def _pair_outcome(baseline: ProfileData, target: ProfileData, strategy: Strategy, names: Sequence[str]) -> Any:
-    from .check.engine import check_pair
+    from ..check.engine import check_pair
 
     return check_pair(baseline, target, strategy, baseline_name=names[0], target_name=names[1])
 
@@ -521,7 +522,7 @@ def stored_check(
     revision: str | None = None, *, repo: PerunRepository | None = None, cwd: Path | str | None = None
 ) -> VersionReport | None:
     """The findings the last check of ``revision`` (default HEAD) stored, or None if it was never checked."""
-    from .changes import read_pairs
+    from ..storage.changes import read_pairs
 
     with _using(repo, cwd) as r:
         minor = r.resolve_minor(revision)
@@ -540,7 +541,7 @@ def install_hook(
     ``command`` is how the hook calls perun-core (default: this Python with
     the CLI module).  Raises HookError.
     """
-    from .check.hook import install
+    from ..check.hook import install
 
     with _using(repo, cwd) as r:
         return install(r, command)
@@ -548,7 +549,7 @@ def install_hook(
 
 def uninstall_hook(*, repo: PerunRepository | None = None, cwd: Path | str | None = None) -> HookResult:
     """Remove perun's block from the post-commit hook."""
-    from .check.hook import uninstall
+    from ..check.hook import uninstall
 
     with _using(repo, cwd) as r:
         return uninstall(r)

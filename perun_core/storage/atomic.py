@@ -16,7 +16,7 @@ import time
 from collections.abc import Iterable, Iterator
 from pathlib import Path
 
-from .errors import LockTimeout, StorageError
+from ..errors import LockTimeout, StorageError
 
 
 def _fsync_dir(directory: Path) -> None:

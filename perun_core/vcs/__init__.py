@@ -29,8 +29,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from .errors import EmptyRepository, InvalidRevision, NotGitRepository, VcsError
-from .fsutil import atomic_write
+from ..errors import EmptyRepository, InvalidRevision, NotGitRepository, VcsError
+from ..storage.atomic import atomic_write
 
 if TYPE_CHECKING:  # pragma: no cover - typing only
     from dulwich.repo import Repo

@@ -11,7 +11,7 @@ import time as _time
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 
-from .errors import ConfigError
+from ..errors import ConfigError
 
 _TAG = re.compile(r"%([a-zA-Z_][\w.]*)(?::(\d+))?%")
 STATUS_TAGS = ("type", "cmd", "args", "workload", "collector", "postprocessors", "time", "source", "checksum", "origin")

@@ -26,8 +26,8 @@ from collections.abc import Iterable
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from .errors import StorageError, UnsupportedFormatVersion
-from .fsutil import atomic_write
+from ..errors import StorageError, UnsupportedFormatVersion
+from .atomic import atomic_write
 
 if TYPE_CHECKING:
     from .repository import PerunRepository

@@ -24,7 +24,7 @@ object checksums).  The builder never prints.
 
 :func:`build_in_place` (build next to the target, then rename; reuse by a
 marker) and :func:`write_history` (commits from whole trees) serve the demo
-of :mod:`perun_core.demo_collected` too, whose profiles are collected.
+of :mod:`perun_core.demo.collected` too, whose profiles are collected.
 """
 
 from __future__ import annotations
@@ -39,7 +39,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from .errors import UsageError
+from ..errors import UsageError
 
 #: bump when the generated content changes, so old cached demos are rebuilt
 DEMO_VERSION = 2
@@ -592,7 +592,7 @@ def _file_name(label: str, when: int) -> str:
 
 
 def _build(root: Path, commits: int, seed: int) -> None:
-    from . import api
+    from .. import api
 
     plan, notable = _plan(commits, seed)
     shas = _write_git(root, plan)

@@ -19,7 +19,7 @@ import stat
 from pathlib import Path
 from typing import Any
 
-from .errors import ConfigError
+from ..errors import ConfigError
 
 __all__ = [
     "COMMAND_DIRS",
@@ -333,7 +333,7 @@ def _self_check(text: str, what: str) -> None:
     """A rendered file must parse into a valid mapping (a failure is a bug here)."""
     import yaml
 
-    from .config import validate_data
+    from . import validate_data
 
     try:
         data = yaml.safe_load(text)
@@ -350,7 +350,7 @@ def _self_check(text: str, what: str) -> None:
 
 def render_shared_config() -> str:
     """Commented YAML for ``shared.yml`` holding the built-in defaults."""
-    from .config import DEFAULTS, dump_yaml
+    from . import DEFAULTS, dump_yaml
 
     header = [
         "# Perun shared configuration: options for every perun repository of this user.",

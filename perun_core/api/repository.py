@@ -5,7 +5,7 @@ these functions.  Nothing here prints, prompts or exits; failures raise
 :class:`perun_core.errors.PerunError` subclasses.
 
 Every function takes an optional ``repo`` (an open
-:class:`~perun_core.repository.PerunRepository`, as the TUI keeps one) or
+:class:`~perun_core.storage.repository.PerunRepository`, as the TUI keeps one) or
 finds the nearest instance from ``cwd``.
 """
 
@@ -18,7 +18,7 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from .errors import (
+from ..errors import (
     ConfigError,
     CorruptObject,
     NotPerunRepository,
@@ -28,12 +28,12 @@ from .errors import (
     ProfileNotFound,
     UsageError,
 )
-from .lookup import TAG, FoundProfile, find_profile, sort_key_of
-from .repository import PERUN_DIR, PerunRepository, ProfileInfo
+from ..storage.lookup import TAG, FoundProfile, find_profile, sort_key_of
+from ..storage.repository import PERUN_DIR, PerunRepository, ProfileInfo
 
 if TYPE_CHECKING:
-    from .profile.model import Profile
-    from .vcs import MinorVersion
+    from ..profile.model import Profile
+    from ..vcs import MinorVersion
 
 SORT_KEYS = ("realpath", "type", "time", "cmd", "args", "workload", "collector", "checksum", "source")
 
@@ -77,9 +77,9 @@ def init(
     template: str = "master",
 ) -> InitResult:
     """Create (or re-create) ``.perun`` at ``path`` and a git repository if missing."""
-    from .fsutil import atomic_write_text
-    from .templates import render_local_config
-    from .vcs import init_repository
+    from ..storage.atomic import atomic_write_text
+    from ..config.templates import render_local_config
+    from ..vcs import init_repository
 
     if vcs_type != "git":
         raise UsageError(f"--vcs-type '{vcs_type}' is not supported; only 'git' is")
@@ -115,7 +115,7 @@ class ConfigValue:
 
 def _config_location(scope: str, cwd: Path | str | None) -> tuple[Path, str, PerunRepository | None]:
     """(path, kind, repository) of the file a scope names, without reading it."""
-    from .config import shared_config_dir
+    from ..config import shared_config_dir
 
     if scope not in ("local", "shared", "nearest"):
         raise UsageError(f"unknown config scope '{scope}'; expected local, shared or nearest")
@@ -132,7 +132,7 @@ def _config_location(scope: str, cwd: Path | str | None) -> tuple[Path, str, Per
 
 
 def _config_target(scope: str, cwd: Path | str | None, *, for_write: bool):
-    from .config import Config
+    from ..config import Config
 
     path, kind, repo = _config_location(scope, cwd)
     # Writers may open a file with invalid values: setting a key is how it gets repaired.
@@ -141,7 +141,7 @@ def _config_target(scope: str, cwd: Path | str | None, *, for_write: bool):
 
 def config_get(key: str, *, scope: str = "nearest", cwd: Path | str | None = None) -> ConfigValue:
     """Value of ``key``: from one file, or the nearest one that sets it."""
-    from .config import Config, ConfigStack, default, shared_config_dir
+    from ..config import Config, ConfigStack, default, shared_config_dir
 
     if scope == "nearest":
         shared = Config.load(shared_config_dir() / "shared.yml", kind="shared")
@@ -167,7 +167,7 @@ def config_get(key: str, *, scope: str = "nearest", cwd: Path | str | None = Non
 
 def config_set(key: str, value: Any, *, scope: str = "nearest", cwd: Path | str | None = None) -> ConfigValue:
     """Set ``key`` in the local (nearest) or shared configuration and save it atomically."""
-    from .config import validate
+    from ..config import validate
 
     config, _ = _config_target(scope, cwd, for_write=True)
     validate(key, value, path=config.path)
@@ -178,7 +178,7 @@ def config_set(key: str, value: Any, *, scope: str = "nearest", cwd: Path | str 
 
 def config_reset(*, scope: str = "nearest", template: str = "master", cwd: Path | str | None = None) -> Path:
     """Rewrite a configuration file to its template (local) or defaults (shared)."""
-    from .config import Config, reset
+    from ..config import Config, reset
 
     path, kind, _ = _config_location(scope, cwd)
     try:
@@ -200,7 +200,7 @@ def config_edit_request(*, scope: str = "nearest", cwd: Path | str | None = None
     """The file to edit and the editor command ($VISUAL, $EDITOR, then general.editor)."""
     import shlex
 
-    from .config import Config, default, shared_config_dir
+    from ..config import Config, default, shared_config_dir
 
     path, kind, _ = _config_location(scope, cwd)
     editor = os.environ.get("VISUAL") or os.environ.get("EDITOR")
@@ -219,7 +219,7 @@ def config_edit_request(*, scope: str = "nearest", cwd: Path | str | None = None
 
 def validate_config_file(path: Path | str, kind: str) -> None:
     """Re-read an edited configuration and raise ConfigError if it is unusable."""
-    from .config import Config
+    from ..config import Config
 
     Config.load(Path(path), kind=kind)
 
@@ -362,7 +362,7 @@ class StatusReport:
     sort_key: str
     #: registered profiles whose objects failed verification, as CorruptObject errors
     damaged: list[PerunError] = field(default_factory=list)
-    #: findings of the last degradation check of HEAD (stored records of perun_core.changes), None if never checked
+    #: findings of the last degradation check of HEAD (stored records of perun_core.storage.changes), None if never checked
     checks: list[dict[str, Any]] | None = None
 
 
@@ -398,7 +398,7 @@ def status(
 
 def _check_findings(repo: PerunRepository, minor: str) -> list[dict[str, Any]] | None:
     """The changes the last check of ``minor`` found, one record per finding (with the target's source)."""
-    from .changes import any_changes, read_pairs
+    from ..storage.changes import any_changes, read_pairs
 
     if not any_changes(repo):
         return None
@@ -458,7 +458,7 @@ def log(
     with _using(repo, cwd) as r:
         start = r.resolve_minor(revision)
         sort_key = sort_key_of(r) if with_profiles else "time"
-        from .changes import any_changes, read_changes
+        from ..storage.changes import any_changes, read_changes
 
         checked = any_changes(r)
         has_index = r.index_tester()

@@ -24,13 +24,13 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from .api import _using
-from .errors import JobsFailed, PerunError
-from .repository import PerunRepository
-from .runner.events import EventStream, ProfileWritten
-from .runner.jobs import Job, UnitConfig, expand, matrix_from_config, unit_config, unit_configs
-from .runner.run import RunOptions, RunResult, WrittenProfile, apply_postprocessor, execute
-from .units.params import Param
+from .repository import _using
+from ..errors import JobsFailed, PerunError
+from ..storage.repository import PerunRepository
+from ..runner.events import EventStream, ProfileWritten
+from ..runner.jobs import Job, UnitConfig, expand, matrix_from_config, unit_config, unit_configs
+from ..runner.run import RunOptions, RunResult, WrittenProfile, apply_postprocessor, execute
+from ..params import Param
 
 __all__ = [
     "EventStream",
@@ -62,7 +62,7 @@ class UnitInfo:
 
 def units(kind: str) -> list[UnitInfo]:
     """Every registered collector (``kind="collector"``) or postprocessor, by name."""
-    from .units import registry
+    from ..units import registry
 
     found = []
     reg = registry(kind)
@@ -203,9 +203,9 @@ def postprocess(
     profile: the commit whose index holds it).  Events: the unit's phases and
     ``ProfileWritten``.
     """
-    from .api import load_profile
-    from .runner.naming import TEMPLATE_KEY, render_name, validate_template, write_new_profile
-    from .units import UnitContext
+    from . import load_profile
+    from ..runner.naming import TEMPLATE_KEY, render_name, validate_template, write_new_profile
+    from ..units import UnitContext
 
     config = unit_config("postprocessor", postprocessor, params)
     emit = on_event or (lambda event: None)

@@ -26,8 +26,8 @@ from collections.abc import Callable, Iterator, Mapping
 from pathlib import Path
 from typing import Any, Literal
 
-from .errors import ConfigError, UnsupportedFormatVersion
-from .fsutil import atomic_write_text
+from ..errors import ConfigError, UnsupportedFormatVersion
+from ..storage.atomic import atomic_write_text
 
 __all__ = [
     "CONFIG_VERSION",
@@ -248,7 +248,7 @@ def _check_units(value: Any) -> None:
 
 def _check_generators(value: Any) -> None:
     """generators.workload: the workload generators (checked by :mod:`perun_core.runner.generators`)."""
-    from .runner.generators import check_generators
+    from ..runner.generators import check_generators
 
     try:
         check_generators(value)
@@ -924,7 +924,7 @@ def reset(config: Config, template: str = "master") -> None:
     """Rewrite ``config`` to a sane state and save it.
 
     A local configuration is rendered from ``template`` again (see
-    :mod:`perun_core.templates`), keeping its whole ``vcs`` section and
+    :mod:`perun_core.config.templates`), keeping its whole ``vcs`` section and
     assuming the project root is the parent of the ``.perun`` directory; a
     shared configuration gets the built-in defaults.
     """

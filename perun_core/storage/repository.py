@@ -20,15 +20,15 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from .errors import InvalidProfile, NotPerunRepository, PerunError, ProfileError
-from .fsutil import atomic_write, file_lock
+from ..errors import InvalidProfile, NotPerunRepository, PerunError, ProfileError
+from .atomic import atomic_write, file_lock
 from .index import IndexEntry, read_index, write_index
-from .store import ObjectStore, object_path
+from .objects import ObjectStore, object_path
 
 if TYPE_CHECKING:
-    from .config import ConfigStack
-    from .profile.model import Profile
-    from .vcs import GitVcs
+    from ..config import ConfigStack
+    from ..profile.model import Profile
+    from ..vcs import GitVcs
 
 PERUN_DIR = ".perun"
 _PENDING_CACHE_VERSION = 1
@@ -118,7 +118,7 @@ class PerunRepository:
     @property
     def config(self) -> ConfigStack:
         if self._config is None:
-            from .config import Config, ConfigStack, shared_config_dir
+            from ..config import Config, ConfigStack, shared_config_dir
 
             local = Config.load(self.local_config_path, kind="local")
             shared = Config.load(shared_config_dir() / "shared.yml", kind="shared")
@@ -137,7 +137,7 @@ class PerunRepository:
     @property
     def vcs(self) -> GitVcs:
         if self._vcs is None:
-            from .vcs import GitVcs
+            from ..vcs import GitVcs
 
             vcs_type = self.config.get_or("vcs.type", "git")
             if vcs_type != "git":
@@ -264,7 +264,7 @@ class PerunRepository:
         A verified object is remembered by (size, mtime) in the cache, so a
         listing re-reads only objects that changed on disk since.
         """
-        from .errors import CorruptObject
+        from ..errors import CorruptObject
 
         cache = _load_checked_json(self.cache_dir / "verified.json", _PENDING_CACHE_VERSION)
         damaged: dict[str, str] = {}
@@ -363,7 +363,7 @@ def _store_checked_json(path: Path, version: int, entries: dict[str, Any]) -> No
 
 
 def _read_pending_meta(path: Path) -> tuple[dict[str, Any] | None, str | None]:
-    from .profile.codec import load_profile_from_file
+    from ..profile.codec import load_profile_from_file
 
     try:
         return meta_of(load_profile_from_file(path)), None

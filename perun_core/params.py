@@ -20,7 +20,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from ..errors import ConfigError, InvalidParameter
+from .errors import ConfigError, InvalidParameter
 
 __all__ = ["KINDS", "Param", "convert_params", "load_params_document"]
 
@@ -244,7 +244,7 @@ def load_params_document(source: str, *, what: str = "parameters") -> dict[str, 
     """
     import yaml
 
-    from ..config import _format_yaml_error, unit_params
+    from .config import _format_yaml_error, unit_params
 
     path = Path(source).expanduser() if source and "\n" not in source else None
     origin: str | None = None

@@ -22,8 +22,8 @@ from collections.abc import Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from .errors import CorruptIndex, UnsupportedFormatVersion
-from .fsutil import atomic_write
+from ..errors import CorruptIndex, UnsupportedFormatVersion
+from .atomic import atomic_write
 
 MAGIC = b"pidx"
 INDEX_VERSION = 2

@@ -8,9 +8,9 @@ then profiles it the way a user would, through the core's public API:
   ``./sll-bench 15000`` timed by the time collector (one warm-up, seven
   measured runs) --, a workload generator ``sizes`` (1000 to 8000 keys) and
   the check strategy (see below);
-* :func:`~perun_core.api_run.run_matrix` times every commit, each in a
+* :func:`~perun_core.api.run.run_matrix` times every commit, each in a
   temporary worktree;
-* :func:`~perun_core.api_run.run_job` traces the ``sll_*`` functions over
+* :func:`~perun_core.api.run.run_job` traces the ``sll_*`` functions over
   the ``sizes`` workloads (the trace collector builds the benchmark with
   ``-finstrument-functions``), drops preempted calls with the filter and
   fits regression models, on the commit before the regression, the
@@ -19,7 +19,7 @@ then profiles it the way a user would, through the core's public API:
   (the heap map's data), which is registered, and a time and a trace
   profile, which are left pending in ``.perun/jobs``; all other profiles are
   registered at their commits;
-* :func:`~perun_core.api_check.check_all` checks the whole history, so the
+* :func:`~perun_core.api.check.check_all` checks the whole history, so the
   ``-`` and ``+`` marks of ``log`` are what the checks found.
 
 The story: "Drop the tail pointer" makes ``sll_insert`` walk to the last
@@ -44,8 +44,8 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
-from .demo import _AUTHORS, GitCommit, build_in_place, write_history
-from .errors import ExternalToolError
+from . import _AUTHORS, GitCommit, build_in_place, write_history
+from ..errors import ExternalToolError
 
 __all__ = ["COLLECTED_DEMO_VERSION", "DEMO_COMMITS", "HOW_TO_GET_TOOLS", "build_collected_demo",
            "check_demo_tools"]
@@ -311,7 +311,7 @@ def _history() -> list[GitCommit]:
 
 def check_demo_tools() -> None:
     """Raise :class:`ExternalToolError` naming the first missing tool the demo needs (cc, make, binutils)."""
-    from .native import compiler
+    from ..native import compiler
 
     found = {"cc": compiler(), "make": shutil.which("make"), "nm": shutil.which("nm"),
              "addr2line": shutil.which("addr2line")}
@@ -322,8 +322,8 @@ def check_demo_tools() -> None:
 
 def _configure(root: Path) -> None:
     """Append the demo's job matrix, generator and check strategy, with comments, to ``local.yml``."""
-    from . import api
-    from .config import dump_yaml
+    from .. import api
+    from ..config import dump_yaml
 
     sections = (
         ("Build before every run, then time the benchmark on a list of 15000 keys\n"
@@ -350,7 +350,7 @@ def _configure(root: Path) -> None:
 
 def _reporter(progress: Callable[[str], None], what: str) -> Callable[[Any], None]:
     """A run's event callback that reports each commit the run starts on."""
-    from .runner.events import VersionStarted
+    from ..runner.events import VersionStarted
 
     def on_event(event: Any) -> None:
         if isinstance(event, VersionStarted):
@@ -360,14 +360,16 @@ def _reporter(progress: Callable[[str], None], what: str) -> Callable[[Any], Non
 
 
 def _register(written: list[Any], repo: Any) -> None:
-    from . import api
+    from .. import api
 
     for profile in written:
         api.add([str(profile.path)], minor=profile.origin, repo=repo)
 
 
 def _build(root: Path, progress: Callable[[str], None], cancel: threading.Event | None) -> None:
-    from . import api, api_check, api_run
+    from .. import api
+    from ..api import check as api_check
+    from ..api import run as api_run
 
     check_demo_tools()
     shas = write_history(root, _history(), {"main": len(_PLAN) - 1}, progress)

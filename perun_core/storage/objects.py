@@ -15,10 +15,10 @@ import zlib
 from pathlib import Path
 from typing import Any
 
-from .errors import CorruptObject, InvalidProfile
-from .fsutil import atomic_write
-from .profile.codec import decode_content, iter_columnar
-from .profile.model import Profile
+from ..errors import CorruptObject, InvalidProfile
+from .atomic import atomic_write
+from ..profile.codec import decode_content, iter_columnar
+from ..profile.model import Profile
 
 _SIGNATURE = b"profile"
 # Large objects are compressed faster at a small cost in size, and in
