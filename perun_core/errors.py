@@ -44,13 +44,36 @@ differently from the default message.
     |   +-- HookError(path, reason)   the git hook cannot be installed
     +-- Interrupted                  Ctrl-C or a cancelled run; exit_code 130
     +-- ExternalToolError(tool, how_to_get)   a profiler or compiler is missing
-        +-- ToolNotPermitted(tool, reason, how_to_allow)   present, but the kernel or permissions forbid it
+    |   +-- ToolNotPermitted(tool, reason, how_to_allow)   present, but the kernel or permissions forbid it
+    +-- EnvironmentFailure(path, reason, errno)   the operating system refused (read-only, full disk, ...)
+
+Exit codes of every command (one table, also in README and ``perun-core --help``):
+:data:`EXIT_CODES`.  3 means only "check found a degradation", so a CI script
+can tell "slower" from "broken"; a bug is :data:`EXIT_INTERNAL`.
 """
 
 from __future__ import annotations
 
 from collections.abc import Sequence
 from pathlib import Path
+
+
+EXIT_OK = 0
+EXIT_ERROR = 1
+EXIT_USAGE = 2
+EXIT_DEGRADATION = 3
+EXIT_INTERNAL = 4
+EXIT_INTERRUPTED = 130
+
+#: code -> meaning, in the order the help text lists them
+EXIT_CODES: dict[int, str] = {
+    EXIT_OK: "success (for check: no degradation found)",
+    EXIT_ERROR: "an error of input or environment (one 'error:' line names the file, key or value)",
+    EXIT_USAGE: "a wrong command line",
+    EXIT_DEGRADATION: "check found a degradation",
+    EXIT_INTERNAL: "an internal error (a bug: run with -v for the traceback and report it)",
+    EXIT_INTERRUPTED: "interrupted (Ctrl-C, SIGTERM or a cancelled run)",
+}
 
 
 class PerunError(Exception):
@@ -399,3 +422,27 @@ class ToolNotPermitted(ExternalToolError):
         self.tool = tool
         self.reason = reason
         self.how_to_allow = how_to_allow
+
+
+class EnvironmentFailure(PerunError):
+    """The operating system refused an operation: a read-only store, a full disk, no permission.
+
+    Never a bug, so never an internal error: the message names the path and
+    the system's reason (``error: .perun/objects/ab: No space left on device``).
+    """
+
+    def __init__(self, path: str | Path | None, reason: str, errno: int | None = None) -> None:
+        where = f"{path}: " if path else ""
+        super().__init__(f"{where}{reason}")
+        self.path = None if path is None else str(path)
+        self.reason = reason
+        self.errno = errno
+
+    @classmethod
+    def from_os_error(cls, exc: OSError) -> EnvironmentFailure:
+        """The failure an :class:`OSError` describes (its file names and strerror)."""
+        path = exc.filename if exc.filename is not None else None
+        if exc.filename2 is not None and path is not None:
+            path = f"{path} -> {exc.filename2}"
+        reason = exc.strerror or str(exc) or type(exc).__name__
+        return cls(path, reason, exc.errno)

@@ -33,6 +33,9 @@ _export("run", "UnitInfo units stream collect run_job run_matrix PostprocessResu
 _export("check", """FAIL_ON HISTORY_WINDOW PairReport VersionReport CheckReport check_head check_all
         check_profiles stored_check install_hook uninstall_hook""")
 
+_export("files", "ensure_writable_target write_user_file")
+_export("text", "escape_controls has_controls")
+
 __all__ = sorted(_EXPORTS)
 
 

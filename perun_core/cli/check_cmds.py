@@ -11,7 +11,6 @@ so that a CI job never mistakes a crash for a result.
 
 from __future__ import annotations
 
-import functools
 import os
 import sys
 from collections.abc import Callable
@@ -54,28 +53,6 @@ def _paint(segments: list[tuple[str, str]], color: bool) -> str:
 def _verbosity(ctx: click.Context, local: int) -> int:
     root = ctx.find_root().obj
     return local + (getattr(root, "verbose", 0) if root is not None else 0)
-
-
-def _guarded(function: Callable[..., Any]) -> Callable[..., Any]:
-    """Unexpected exceptions become a one-line error with exit status 1 (not the generic 3)."""
-
-    @functools.wraps(function)
-    def wrapper(*args: Any, **kwargs: Any) -> Any:
-        from perun_core.errors import PerunError
-
-        try:
-            return function(*args, **kwargs)
-        except (PerunError, click.ClickException, click.exceptions.Exit, KeyboardInterrupt, SystemExit):
-            raise
-        except Exception as exc:  # noqa: BLE001 - never let a crash look like "degradation found"
-            ctx = click.get_current_context(silent=True)
-            if ctx is not None and _verbosity(ctx, 0):
-                import traceback
-
-                traceback.print_exc()
-            raise click.ClickException(f"internal error in check: {type(exc).__name__}: {exc}") from None
-
-    return wrapper
 
 
 def _output_options(function: Callable[..., Any]) -> Callable[..., Any]:
@@ -144,9 +121,9 @@ def _emit_report(report: Any, output_format: str, fail_on: str, output: str | No
         color = _color() and not output
         text = "".join(_paint(line, color) + "\n" for line in out.tree_lines(report, verbose=verbose))
     if output:
-        from perun_core.storage.atomic import atomic_write_text
+        from perun_core import api
 
-        atomic_write_text(output, text)
+        api.write_user_file(output, text.encode("utf-8"))
     else:
         try:
             sys.stdout.write(text)
@@ -170,7 +147,6 @@ def _finish(report: Any, fail_on: str) -> None:
 @_compute_option
 @_output_options
 @click.pass_context
-@_guarded
 def check_head(ctx: click.Context, revision: str | None, compute_here: bool, methods: tuple[str, ...],
                output_format: str, fail_on: str, output: str | None, verbose: int) -> None:
     """Check the profiles of HASH (default HEAD) against their nearest predecessors."""
@@ -182,11 +158,18 @@ def check_head(ctx: click.Context, revision: str | None, compute_here: bool, met
 @_compute_option
 @_output_options
 @click.pass_context
-@_guarded
 def check_all(ctx: click.Context, revision: str | None, compute_here: bool, methods: tuple[str, ...],
               output_format: str, fail_on: str, output: str | None, verbose: int) -> None:
     """Check every version from HASH (default HEAD) back that has profiles."""
     _check_history(ctx, "check_all", revision, compute_here, methods, output_format, fail_on, output, verbose)
+
+
+def _refuse_unwritable(output: str | None) -> None:
+    """An output file that cannot be written is an error before the check runs (and records findings)."""
+    if output:
+        from perun_core import api
+
+        api.ensure_writable_target(output)
 
 
 def _check_history(ctx: click.Context, function: str, revision: str | None, compute_here: bool,
@@ -196,6 +179,7 @@ def _check_history(ctx: click.Context, function: str, revision: str | None, comp
     from perun_core.api import check as api_check
 
     verbose = _verbosity(ctx, verbose)
+    _refuse_unwritable(output)
     compute = compute_here or bool(ctx.meta.get("check.compute_missing"))
     report = getattr(api_check, function)(revision, methods=list(methods) or None, compute_missing=compute,
                                           on_event=_collection_printer(verbose))
@@ -209,13 +193,13 @@ def _check_history(ctx: click.Context, function: str, revision: str | None, comp
 @click.option("-m", "--minor", help="Look tags and names up in this minor version's index (default HEAD).")
 @_output_options
 @click.pass_context
-@_guarded
 def check_profiles(ctx: click.Context, baseline: str, target: str, minor: str | None, methods: tuple[str, ...],
                    output_format: str, fail_on: str, output: str | None, verbose: int) -> None:
     """Check TARGET against BASELINE: i@i / i@p tags, names, or profile files anywhere."""
     from perun_core.api import check as api_check
 
     verbose = _verbosity(ctx, verbose)
+    _refuse_unwritable(output)
     # the command line runs no other threads, so the work may be shared with a forked process
     report = api_check.check_profiles(baseline, target, minor=minor, methods=list(methods) or None, workers=2)
     _emit_report(report, output_format, fail_on, output, verbose)
@@ -226,7 +210,6 @@ def check_profiles(ctx: click.Context, baseline: str, target: str, minor: str | 
 @click.option("--uninstall", is_flag=True, help="Remove perun's block from the hook instead.")
 @click.option("--command", "command", metavar="CMD",
               help="How the hook calls perun-core (default: this Python running perun_core.cli.main).")
-@_guarded
 def install_hook(uninstall: bool, command: str | None) -> None:
     """Install a git post-commit hook that collects and checks every new commit.
 

@@ -12,6 +12,8 @@ from typing import Any
 
 import click
 
+from perun_core.safetext import escape_controls
+
 CONTEXT = {"help_option_names": ["-h", "--help"], "max_content_width": 100}
 
 
@@ -73,7 +75,14 @@ class State:
         self.no_pager = no_pager
 
 
-@click.group(cls=LazyGroup, context_settings=CONTEXT)
+def _exit_code_epilog() -> str:
+    from perun_core.errors import EXIT_CODES
+
+    # \b keeps click from rewrapping the table
+    return "\b\nExit codes:\n" + "\n".join(f"  {code:<4} {meaning}" for code, meaning in EXIT_CODES.items())
+
+
+@click.group(cls=LazyGroup, context_settings=CONTEXT, epilog=_exit_code_epilog())
 @click.option("--no-pager", is_flag=True, help="Never page the output of status and log.")
 @click.option("-v", "--verbose", count=True, help="More output; with -v errors show their traceback.")
 @click.version_option(package_name="perun", prog_name="perun-core")
@@ -363,7 +372,9 @@ def _page(state: State, command: str, lines: Any) -> None:
 # -- entry point --------------------------------------------------------------------
 
 def main(argv: list[str] | None = None) -> None:
-    """Run the CLI: one-line errors on stderr, exit 1 (user error) or 2 (usage)."""
+    """Run the CLI: one-line errors on stderr and the exit codes of :data:`perun_core.errors.EXIT_CODES`."""
+    from perun_core.errors import EXIT_INTERNAL, EXIT_INTERRUPTED, EXIT_USAGE
+
     verbose = any(a in ("-v", "--verbose") or (a.startswith("-v") and set(a[1:]) == {"v"}) for a in (argv or sys.argv[1:]))
     try:
         cli.main(args=argv, prog_name="perun-core", standalone_mode=False)
@@ -371,34 +382,37 @@ def main(argv: list[str] | None = None) -> None:
         sys.exit(exc.exit_code)
     except click.exceptions.Abort:
         click.echo("error: aborted", err=True)
-        sys.exit(130)
+        sys.exit(EXIT_INTERRUPTED)
     except click.UsageError as exc:
         command = exc.ctx.command_path if exc.ctx else "perun-core"
         click.echo(f"error: {exc.format_message()}", err=True)
         click.echo(f"hint: see '{command} --help'", err=True)
-        sys.exit(2)
+        sys.exit(EXIT_USAGE)
     except click.ClickException as exc:
         click.echo(f"error: {exc.format_message()}", err=True)
         sys.exit(exc.exit_code)
     except KeyboardInterrupt:
         click.echo("error: interrupted", err=True)
-        sys.exit(130)
+        sys.exit(EXIT_INTERRUPTED)
     except Exception as exc:  # noqa: BLE001 - the one place that turns errors into exit codes
-        from perun_core.errors import PerunError
+        from perun_core.errors import EnvironmentFailure, PerunError
 
         if verbose:
             import traceback
 
             traceback.print_exc()
+        if isinstance(exc, OSError) and not isinstance(exc, BrokenPipeError):
+            # the operating system said no (EROFS, ENOSPC, EACCES, ENOENT...): not a bug
+            exc = EnvironmentFailure.from_os_error(exc)
         if isinstance(exc, PerunError):
-            click.echo(f"error: {exc.message}", err=True)
+            click.echo(f"error: {escape_controls(exc.message)}", err=True)
             if exc.hint:
-                click.echo(f"hint: {exc.hint}", err=True)
+                click.echo(f"hint: {escape_controls(exc.hint)}", err=True)
             sys.exit(exc.exit_code)
-        click.echo(f"error: internal error: {type(exc).__name__}: {exc}", err=True)
+        click.echo(f"error: internal error: {type(exc).__name__}: {escape_controls(str(exc))}", err=True)
         if not verbose:
-            click.echo("hint: run with -v for the traceback, and please report it", err=True)
-        sys.exit(3)
+            click.echo("hint: this is a bug; run with -v for the traceback, and please report it", err=True)
+        sys.exit(EXIT_INTERNAL)
 
 
 if __name__ == "__main__":

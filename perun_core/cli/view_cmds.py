@@ -159,19 +159,10 @@ def show_view(name: str, values: dict[str, Any], *, filename: str | None, width:
 
 
 def write_output(filename: str, data: bytes) -> None:
-    """Write a file the user asked for (``show ... -f FILE``) atomically, with the permissions the umask allows.
+    """Write a file the user asked for (``show ... -f FILE``): refused up front when it cannot be written."""
+    from perun_core import api
 
-    The store keeps its files private (0600, from :func:`~perun_core.storage.atomic.atomic_write`);
-    an exported plot or table is the user's like any file a shell
-    redirection would create.
-    """
-    import os
-
-    from perun_core.storage.atomic import atomic_write
-
-    umask = os.umask(0)
-    os.umask(umask)
-    atomic_write(filename, data, mode=0o666 & ~umask)
+    api.write_user_file(filename, data)
 
 
 def _html_of(ansi_text: str, *, title: str) -> str:

@@ -16,7 +16,55 @@ import time
 from collections.abc import Iterable, Iterator
 from pathlib import Path
 
-from ..errors import LockTimeout, StorageError
+from ..errors import EnvironmentFailure, LockTimeout, StorageError
+
+_umask_cache: list[int] = []
+
+
+def current_umask() -> int:
+    """The process's umask, read without changing it where /proc allows (threads may be running)."""
+    if _umask_cache:
+        return _umask_cache[0]
+    value = None
+    try:
+        with open("/proc/self/status", encoding="ascii") as status:
+            for line in status:
+                if line.startswith("Umask:"):
+                    value = int(line.split()[1], 8)
+                    break
+    except (OSError, ValueError):
+        value = None
+    if value is None:
+        value = os.umask(0o022)
+        os.umask(value)
+    _umask_cache.append(value)
+    return value
+
+
+def default_file_mode() -> int:
+    """Permissions of a new file as ``open()`` would give it: 0666 less the umask (a group can read a shared store)."""
+    return 0o666 & ~current_umask()
+
+
+def ensure_writable_target(path: Path | str) -> Path:
+    """Refuse, before any work is done, an output file that cannot be written.
+
+    The directory must exist and be writable and the path must not be a
+    directory; otherwise :class:`~perun_core.errors.EnvironmentFailure`
+    names the path and the reason, so nothing else (not even
+    ``.perun/changes``) is written by a command whose output would fail.
+    """
+    path = Path(path)
+    parent = path.parent if str(path.parent) else Path(".")
+    if path.is_dir():
+        raise EnvironmentFailure(path, "is a directory; expected a file name")
+    if not parent.is_dir():
+        raise EnvironmentFailure(path, f"directory '{parent}' does not exist")
+    if not os.access(parent, os.W_OK | os.X_OK):
+        raise EnvironmentFailure(path, f"directory '{parent}' is not writable")
+    if path.exists() and not os.access(path, os.W_OK):
+        raise EnvironmentFailure(path, "file is not writable")
+    return path
 
 
 def _fsync_dir(directory: Path) -> None:
@@ -33,22 +81,26 @@ def _fsync_dir(directory: Path) -> None:
 
 
 def atomic_write(path: Path | str, data: bytes | Iterable[bytes], *, exclusive: bool = False,
-                 mode: int | None = None) -> None:
+                 mode: int | None = None, create_parent: bool = True) -> None:
     """Write ``data`` (bytes, or an iterable of byte chunks) to ``path`` through a temporary file, fsync and rename.
 
     With ``exclusive`` the call fails with FileExistsError instead of
     replacing an existing file (used for names that must never overwrite).
     Nothing is left behind when producing the chunks raises.  The file gets
-    permissions ``mode`` when given (the umask does not apply), else 0600
-    as the temporary file has.
+    permissions ``mode`` when given (the umask does not apply), else those
+    a plain ``open()`` would give it (0666 less the umask).  A missing
+    directory is created unless ``create_parent`` is false (files the user
+    names: a typo in a directory must not create it).
     """
     path = Path(path)
-    path.parent.mkdir(parents=True, exist_ok=True)
+    if mode is None:
+        mode = default_file_mode()
+    if create_parent:
+        path.parent.mkdir(parents=True, exist_ok=True)
     fd, tmp_name = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
     try:
         with os.fdopen(fd, "wb") as handle:
-            if mode is not None:
-                os.fchmod(handle.fileno(), mode)
+            os.fchmod(handle.fileno(), mode)
             if isinstance(data, (bytes, bytearray, memoryview)):
                 handle.write(data)
             else:
@@ -71,6 +123,12 @@ def atomic_write(path: Path | str, data: bytes | Iterable[bytes], *, exclusive: 
 
 def atomic_write_text(path: Path | str, text: str, *, exclusive: bool = False) -> None:
     atomic_write(path, text.encode("utf-8"), exclusive=exclusive)
+
+
+def write_user_file(path: Path | str, data: bytes) -> None:
+    """Write a file the user named on the command line (a report, a plot), atomically, never creating directories."""
+    ensure_writable_target(path)
+    atomic_write(path, data, create_parent=False)
 
 
 @contextlib.contextmanager

@@ -231,12 +231,13 @@ def test_a_file_name_without_a_suffix_gets_plain_text(profiles):
     assert (profiles / "plot").read_text() == (GOLDEN / "bars_memory_stacked_by_subtype.txt").read_text()
 
 
-def test_atomic_write_takes_a_mode_and_stays_private_without(tmp_path):
-    from perun_core.storage.atomic import atomic_write
+def test_atomic_write_takes_a_mode_and_follows_the_umask_without(tmp_path):
+    from perun_core.storage.atomic import atomic_write, current_umask
 
     atomic_write(tmp_path / "store", b"object")
     atomic_write(tmp_path / "export", b"plot", mode=0o640)
-    assert (tmp_path / "store").stat().st_mode & 0o777 == 0o600
+    # a shared checkout's group reads the store as it reads any file a shell creates
+    assert (tmp_path / "store").stat().st_mode & 0o777 == 0o666 & ~current_umask()
     assert (tmp_path / "export").stat().st_mode & 0o777 == 0o640
     assert sorted(p.name for p in tmp_path.iterdir()) == ["export", "store"]
 

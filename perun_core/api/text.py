@@ -1,0 +1,7 @@
+"""Text from profiles, made safe for terminals (front ends escape what they did not write)."""
+
+from __future__ import annotations
+
+from ..safetext import escape_controls, has_controls
+
+__all__ = ["escape_controls", "has_controls"]

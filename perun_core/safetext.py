@@ -1,0 +1,37 @@
+"""Text from profiles and file names made safe to print on a terminal.
+
+A profile's command, a uid or a pending file name is data from somewhere
+else: an escape sequence in it could retitle the terminal, move the cursor
+or fake table rows.  Every front end passes such text through
+:func:`escape_controls` before it reaches the screen.
+"""
+
+from __future__ import annotations
+
+import re
+
+# C0 controls (but tab), DEL, C1 controls, and lone surrogates (which a
+# terminal cannot show and an encoder refuses)
+_UNSAFE = re.compile("[\x00-\x08\x0a-\x1f\x7f-\x9f\ud800-\udfff]")
+_NAMED = {"\n": "\\n", "\r": "\\r", "\x1b": "\\e"}
+
+
+def _escape(match: re.Match[str]) -> str:
+    char = match.group()
+    named = _NAMED.get(char)
+    if named is not None:
+        return named
+    code = ord(char)
+    return f"\\x{code:02x}" if code < 0x100 else f"\\u{code:04x}"
+
+
+def escape_controls(text: str) -> str:
+    """``text`` with control characters and lone surrogates written as visible escapes (``\\e``, ``\\x07``)."""
+    if not isinstance(text, str):
+        text = str(text)
+    return _UNSAFE.sub(_escape, text)
+
+
+def has_controls(text: str) -> bool:
+    """Whether :func:`escape_controls` would change ``text``."""
+    return _UNSAFE.search(text) is not None
