@@ -458,6 +458,21 @@ class PerunApp(App[None]):
     def on_unmount(self) -> None:
         self.core.close()
 
+    async def action_quit(self) -> None:
+        """Leave; a run going on is cancelled first, and the app ends once its worker ended.
+
+        The profiled program, its spawn helper and the run's worktree are
+        gone when the terminal is given back (killed within a second).
+        """
+        from .widgets.run import RunScreen
+
+        runs = [screen for screen in self.screen_stack if isinstance(screen, RunScreen) and screen.running]
+        if not runs:
+            self.exit()
+            return
+        for screen in runs:
+            screen.quit_when_stopped()
+
     def report_error(self, error: PerunError) -> None:
         """Show a core error as a notification (its hint on a second line)."""
         message = error.message if not error.hint else f"{error.message}\n{error.hint}"

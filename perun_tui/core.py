@@ -17,7 +17,7 @@ the profiles pane need.
 from __future__ import annotations
 
 import threading
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from pathlib import Path
 
 from typing import TYPE_CHECKING, Any
@@ -26,7 +26,7 @@ from perun_core import api
 from perun_core.storage.repository import PerunRepository, ProfileInfo
 
 if TYPE_CHECKING:
-    from perun_core.api.run import EventStream, PostprocessResult, UnitInfo
+    from perun_core.api.run import EventStream, PostprocessResult, RunResult, UnitInfo
     from perun_core.config import Config
     from perun_core.runner.jobs import Job
     from perun_core.views import Theme
@@ -214,12 +214,18 @@ class Core:
             self.repo.reload_config()
 
     # -- long operations, each on its own repository instance -------------------------
-    def stream_matrix(self, minors: list[str]) -> EventStream:
-        """Run the job matrix for the commits ``minors``; iterate the events (in a worker thread)."""
+    def run_matrix(self, minors: list[str], on_event: Callable[[Any], None], cancel: threading.Event) -> RunResult:
+        """Run the job matrix for the commits ``minors`` on this (worker) thread.
+
+        ``on_event`` gets every event on this thread, output lines included, so
+        a program that floods its output is handled at the rate it writes,
+        with nothing queued; setting ``cancel`` (from any thread) kills the
+        profiled process group, removes the worktree and raises Interrupted.
+        """
         from perun_core.api import run as api_run
 
-        return api_run.stream(api_run.run_matrix, minor_versions=list(minors), raise_on_failure=False,
-                              cwd=self.root)
+        return api_run.run_matrix(minor_versions=list(minors), raise_on_failure=False, on_event=on_event,
+                                  cancel=cancel, cwd=self.root)
 
     def postprocess(self, info: ProfileInfo, minor: str | None, postprocessor: str,
                     params: dict[str, Any]) -> PostprocessResult:

@@ -145,10 +145,12 @@ class RunRepetition(Message):
 
 @dataclass
 class RunOutput(Message):
-    """The last lines the profiled program wrote (the whole tail, so a newer one replaces an older)."""
+    """The profiled program wrote lines the run screen has not shown yet (it takes them from the run's tail).
+
+    One is on its way at a time, however many lines were written meanwhile.
+    """
 
     job: int | None
-    lines: tuple[str, ...]
 
     def can_replace(self, message: Message) -> bool:
         return isinstance(message, RunOutput)

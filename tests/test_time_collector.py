@@ -287,6 +287,49 @@ def test_cancel_in_the_middle_of_a_batch_leaves_no_process(perun_repo, tmp_path,
     assert list((root / ".perun/jobs").iterdir()) == []
 
 
+
+@pytest.mark.parametrize("use_helper", [True, False])
+def test_cancel_reaches_a_run_whose_program_floods_its_output_faster_than_its_lines_are_handled(tmp_path, use_helper):
+    """Such a program keeps its pipe full for as long as it runs: reading "until the pipe is empty" never ends."""
+    helper = spawn_helper() if use_helper else None
+    if use_helper and helper is None:
+        pytest.skip("no C compiler to build the spawn helper")
+    marker = tmp_path / "flood-pid"
+    script = f"echo $$ > {marker}; while :; do echo a line of a program that floods its output; done"
+    cancel = threading.Event()
+    lines = 0
+
+    def on_line(stream, text):
+        nonlocal lines
+        lines += 1
+        if lines == 2000:
+            cancel.set()
+        time.sleep(0.00005)  # a consumer slower than the program
+
+    outcome: list[BaseException | None] = []
+
+    def go():
+        try:
+            with RepeatedRuns(["sh", "-c", script], cwd=tmp_path, helper=helper, on_line=on_line,
+                              cancelled=cancel) as runs:
+                runs.run()
+            outcome.append(None)
+        except BaseException as exc:  # noqa: BLE001 - checked below
+            outcome.append(exc)
+
+    worker = threading.Thread(target=go, daemon=True)
+    worker.start()
+    worker.join(120)  # not a timing bound: without the fix the run never notices the cancel at all
+    pid = int(marker.read_text())
+    try:
+        assert not worker.is_alive(), "the run did not stop after it was cancelled"
+        assert len(outcome) == 1 and isinstance(outcome[0], Interrupted)
+        assert process_gone(pid)
+        assert helpers_running(str(marker)) == []
+    finally:
+        kill_stragglers([pid, *helpers_running(str(marker))])
+
+
 def kill_stragglers(pids: list[int]) -> None:
     """Do not leave a failed test's processes behind."""
     for pid in pids:

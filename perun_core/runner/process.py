@@ -50,6 +50,8 @@ _DRAIN_GRACE = 0.5
 #: How long a terminated process group gets before SIGKILL.
 _TERM_GRACE = 0.3
 _MAX_LINE = 4096
+#: How much one :meth:`_Output.drain` reads at most before the caller looks at its cancel flag again.
+_DRAIN_LIMIT = 65536
 
 
 @dataclass(frozen=True, slots=True)
@@ -157,26 +159,36 @@ class _Output:
         if self._on_line is not None:
             self._on_line(stream, text)
 
-    def consume(self, fd: int) -> bool:
-        """Read what ``fd`` has (one read) and emit its complete lines; False at end of file."""
+    def consume(self, fd: int) -> int:
+        """Read what ``fd`` has (one read) and emit its complete lines; the bytes read, 0 at end of file."""
         data = os.read(fd, 65536)
         if not data:
             self.flush(fd)
-            return False
+            return 0
         lines = (self._partial[fd] + data).split(b"\n")
         self._partial[fd] = lines.pop()
         for line in lines:
             self._emit(self.pipes[fd], line)
-        return True
+        return len(data)
 
-    def drain(self, fd: int) -> bool:
-        """Read a non-blocking ``fd`` until it is empty; False at end of file."""
-        while True:
+    def drain(self, fd: int, limit: int | None = None) -> bool:
+        """Read a non-blocking ``fd`` until it is empty (or ``limit`` bytes were read); False at end of file.
+
+        A program that writes faster than its lines are handled keeps its
+        pipe full for as long as it runs, so "until it is empty" may never
+        come: while the program runs, callers pass a ``limit`` and look at
+        their cancel flag between calls.
+        """
+        read = 0
+        while limit is None or read < limit:
             try:
-                if not self.consume(fd):
-                    return False
+                got = self.consume(fd)
             except BlockingIOError:
                 return True
+            if not got:
+                return False
+            read += got
+        return True
 
     def flush(self, fd: int | None = None) -> None:
         """Emit an unfinished last line (of ``fd``, or of every pipe) as a line."""
@@ -385,7 +397,7 @@ class RepeatedRuns:
                         status = describe_status(self._end_helper(sweep=True))
                         raise OSError(f"the spawn helper failed (it {status})")
                     report += chunk
-                elif not output.drain(key.fd):
+                elif not output.drain(key.fd, _DRAIN_LIMIT):
                     self._selector.unregister(key.fd)
             if self._cancelled is not None and self._cancelled.is_set():
                 raise Interrupted("cancelled")

@@ -10,17 +10,26 @@
     │ (the last lines the profiled program wrote)                     │
     ╰─────────────────────────────────────────────────────────────────╯
 
-The run goes through ``api_run.stream(api_run.run_matrix, ...)``: the
-runner works on a thread of its own and a thread worker here turns its
-events into messages.  Repetitions and output lines come in bursts, so their
-messages replace each other in the queue (``can_replace``); the output
-message carries the whole tail, and is sent at most 20 times a second.  Escape cancels (the runner kills the
-profiled process group and removes its worktree); once the run ended,
-enter on a job's row shows its profile in the profiles pane.
+The runner works on the thread of a thread worker here, which turns its
+events into messages.  A profiled program may write hundreds of thousands of
+lines a second, so output lines are no messages: each goes into a bounded
+tail (:class:`OutputTail`, the last lines the pane can show), and one
+:class:`~perun_tui.messages.RunOutput` tells the screen that there is news;
+the screen takes the tail at most :data:`FRAMES` times a second.  Nothing
+queues up however long a flood lasts, so key presses stay quick and a cancel
+is noticed at once.  Repetitions come in bursts too, so their messages replace
+each other in the queue (``can_replace``).
+
+Escape (or ctrl+c) cancels: the runner kills the profiled process group,
+removes its worktree and ends the worker.  Quitting during a run cancels it
+the same way and leaves once the worker ended, so no process of the run
+outlives the TUI.  Once the run ended, enter on a job's row shows its
+profile in the profiles pane.
 """
 
 from __future__ import annotations
 
+import threading
 import time
 from collections import deque
 from collections.abc import Iterator
@@ -32,7 +41,7 @@ from textual.binding import Binding
 from textual.containers import Vertical
 from textual.screen import Screen
 from textual.widgets import DataTable, Footer, Header, ProgressBar, Static
-from textual.worker import Worker, get_current_worker
+from textual.worker import Worker, WorkerState, get_current_worker
 
 from perun_core.errors import Interrupted, PerunError
 from perun_core.runner import events as ev
@@ -41,8 +50,53 @@ from ..commands import PaletteCommand, ScreenCommands
 from ..formatting import fit
 from ..messages import ProfileLink, RunDone, RunEvent, RunOutput, RunRepetition
 
-#: lines of the profiled program's output kept for the tail
+#: lines of the profiled program's output kept for the tail (more than the pane's rows)
 TAIL = 40
+#: how often a second the output pane takes new lines at most
+FRAMES = 30
+
+
+class OutputTail:
+    """The last lines of the shown job's output: filled by the run's thread, taken by the screen.
+
+    :meth:`add` returns True when the screen has to be told (nothing new was
+    waiting before), so one message is on its way however many lines come
+    until the screen takes them (:meth:`take`).  :meth:`reset` starts the
+    tail of the next job; the screen takes lines only for the job whose output
+    it shows, so lines of the next job never appear under the previous one,
+    and the previous job's last lines stay to be taken once.
+    """
+
+    def __init__(self, size: int = TAIL) -> None:
+        self._lock = threading.Lock()
+        self._lines: deque[str] = deque(maxlen=size)
+        self._job: int | None = None
+        self._news = False
+        self._previous: tuple[int | None, list[str]] | None = None
+
+    def add(self, text: str) -> bool:
+        with self._lock:
+            self._lines.append(text)
+            told, self._news = self._news, True
+        return not told
+
+    def reset(self, job: int | None) -> None:
+        with self._lock:
+            self._previous = (self._job, list(self._lines)) if self._news else None
+            self._job = job
+            self._lines.clear()
+            self._news = False
+
+    def take(self, job: int | None) -> list[str] | None:
+        """``job``'s lines if some came since the last take; None otherwise."""
+        with self._lock:
+            if self._previous is not None and self._previous[0] == job:
+                lines, self._previous = self._previous[1], None
+                return lines
+            if not self._news or self._job != job:
+                return None
+            self._news = False
+            return list(self._lines)
 
 
 class RunScreen(Screen[ProfileLink | None]):
@@ -54,6 +108,8 @@ class RunScreen(Screen[ProfileLink | None]):
     BINDINGS = [
         Binding("escape", "stop", "Cancel", key_display="esc", tooltip="Cancel the run (the profiled program is killed); once it ended, close",
                 id="run.stop"),
+        Binding("ctrl+c", "stop", "Cancel", show=False, tooltip="Cancel the run (the profiled program is killed)",
+                id="run.interrupt"),
         Binding("escape", "close", "Close", key_display="esc", tooltip="Close the run once it ended",
                 id="run.close"),
         Binding("enter", "open", "Show profile", priority=True,
@@ -64,9 +120,14 @@ class RunScreen(Screen[ProfileLink | None]):
         super().__init__()
         self.minors = list(minors)
         self.label = label
-        self.stream = None
         self.running = False
         self.cancelling = False
+        self.quitting = False  # the app leaves once the run stopped
+        #: set to stop the run (the runner checks it while it waits for the profiled program)
+        self.cancel = threading.Event()
+        #: set when the worker's thread is done with the run (its processes and worktree are gone)
+        self.finished = threading.Event()
+        self.worker: Worker | None = None
         self.status = ""
         self.total = 0
         self.done = 0
@@ -77,7 +138,11 @@ class RunScreen(Screen[ProfileLink | None]):
         self.repetition = ""
         self.links: dict[int, ProfileLink] = {}
         self._versions: dict[str, int] = {}
+        self._tail = OutputTail()
+        self._output_job: int | None = None  # the job whose output the pane shows
         self._output_tail: list[str] = []  # the shown job's last lines of output
+        self._output_taken = 0.0  # when the pane last took lines (monotonic)
+        self._output_timer: object | None = None  # a take scheduled for the next frame
         self._failure = ""  # why the shown job failed, shown under its output
 
     def compose(self) -> ComposeResult:
@@ -100,62 +165,48 @@ class RunScreen(Screen[ProfileLink | None]):
         self.started = time.monotonic()
         self.running = True
         self.set_interval(0.5, self._tick)
-        self.run()
+        self.worker = self.run()
 
     def on_unmount(self) -> None:
-        # leaving (the app quits): stop the collectors, so no profiled process outlives the TUI
-        if self.stream is not None and self.running:
-            self.stream.cancel()
-            self.stream.join(5)
+        # leaving (the app quits): stop the run; the thread cleans up within a second, and the
+        # interpreter does not end before the worker's thread did
+        self.cancel.set()
 
     # -- the worker ------------------------------------------------------------------------
     @work(thread=True, exclusive=True, exit_on_error=False, group="run", description="running the job matrix")
     def run(self) -> None:
-        worker = get_current_worker()
         try:
-            stream = self.app.core.stream_matrix(self.minors)
-        except PerunError as error:
-            self.post_message(RunDone("error", error=_message(error)))
-            return
-        self.stream = stream
-        tail: deque[str] = deque(maxlen=TAIL)
-        job: int | None = None
-        posted = 0.0  # when the tail was last sent: a chatty program sends at most 20 tails a second
-        unsent = False
+            self.post_message(self._run(get_current_worker()))
+        finally:
+            self.finished.set()
+
+    def _run(self, worker: Worker) -> RunDone:
+        tail = self._tail
+
+        def on_event(event: object) -> None:
+            # on this thread, for every event: an output line costs an append, nothing more
+            if worker.is_cancelled:
+                self.cancel.set()
+            if isinstance(event, ev.OutputLine):
+                if tail.add(event.text):
+                    self.post_message(RunOutput(event.job))
+            elif isinstance(event, ev.Repetition):
+                kind = "warm-up" if event.warmup else "run"
+                if tail.add(f"── {kind} {event.index} of {event.total}"):
+                    self.post_message(RunOutput(event.job))
+                self.post_message(RunRepetition(event.job, event.index, event.total, event.warmup))
+            else:
+                if isinstance(event, ev.JobStarted):
+                    tail.reset(event.job)
+                self.post_message(RunEvent(event))
+
         try:
-            for event in stream:
-                if worker.is_cancelled:
-                    stream.cancel()
-                if isinstance(event, ev.OutputLine):
-                    tail.append(event.text)
-                    job = event.job
-                    now = time.monotonic()
-                    if now - posted >= 0.05:
-                        self.post_message(RunOutput(job, tuple(tail)))
-                        posted, unsent = now, False
-                    else:
-                        unsent = True
-                    continue
-                if unsent:
-                    self.post_message(RunOutput(job, tuple(tail)))
-                    unsent = False
-                if isinstance(event, ev.Repetition):
-                    kind = "warm-up" if event.warmup else "run"
-                    tail.append(f"── {kind} {event.index} of {event.total}")
-                    self.post_message(RunRepetition(event.job, event.index, event.total, event.warmup))
-                    self.post_message(RunOutput(event.job, tuple(tail)))
-                else:
-                    if isinstance(event, ev.JobStarted):
-                        tail.clear()
-                    self.post_message(RunEvent(event))
+            result = self.app.core.run_matrix(self.minors, on_event, self.cancel)
         except Interrupted:
-            self.post_message(RunDone("interrupted"))
-            return
+            return RunDone("interrupted")
         except PerunError as error:
-            self.post_message(RunDone("error", error=_message(error)))
-            return
-        result = stream.result
-        self.post_message(RunDone("failed" if result.failures else "ok", result))
+            return RunDone("error", error=_message(error))
+        return RunDone("failed" if result.failures else "ok", result)
 
     # -- events ------------------------------------------------------------------------
     def on_run_event(self, message: RunEvent) -> None:
@@ -175,7 +226,8 @@ class RunScreen(Screen[ProfileLink | None]):
                           "", Text(fit(self.job_label, 30)), "", key=str(event.job))
             table.move_cursor(row=table.row_count - 1, animate=False)
             self.query_one("#run-output", Static).border_title = f"output of job {event.job}"
-            self._output_tail, self._failure = [], ""
+            self._output_job, self._output_tail, self._failure = event.job, [], ""
+            self._take_output()  # lines the job wrote before this message was handled
             self._show_output()
         elif isinstance(event, ev.PhaseStarted) and event.job == self.job and event.phase != "collect":
             self.repetition = event.phase + (f" {event.unit}" if event.unit else "")
@@ -186,8 +238,10 @@ class RunScreen(Screen[ProfileLink | None]):
             self.links[event.job] = ProfileLink(event.minor, event.source, registered=True)
             self._cell(event.job, "profile", Text(fit(f"{event.source} (registered)", 40)))
         elif isinstance(event, ev.JobFinished):
+            self._take_output()
             self._job_ended(event.job, Text("ok", style="bold green"), f"{event.seconds:.1f} s")
         elif isinstance(event, ev.JobFailed):
+            self._take_output()
             self._job_ended(event.job, Text("failed", style="bold red"), f"{time.monotonic() - self.job_started:.1f} s")
             reason = " ".join(event.reason.split())
             if self.job_label and reason.startswith(self.job_label + ": "):
@@ -219,7 +273,24 @@ class RunScreen(Screen[ProfileLink | None]):
         self._tick()
 
     def on_run_output(self, message: RunOutput) -> None:
-        self._output_tail = list(message.lines)
+        """New lines: take them now, or with the next frame when the last take was within this one."""
+        if self._output_timer is not None:
+            return
+        wait = self._output_taken + 1 / FRAMES - time.monotonic()
+        if wait <= 0:
+            self._take_output()
+        else:
+            self._output_timer = self.set_timer(wait, self._take_output)
+
+    def _take_output(self) -> None:
+        if self._output_timer is not None:
+            self._output_timer.stop()  # type: ignore[attr-defined]
+            self._output_timer = None
+        lines = self._tail.take(self._output_job)
+        if lines is None:
+            return
+        self._output_taken = time.monotonic()
+        self._output_tail = lines
         self._show_output()
 
     def _show_output(self) -> None:
@@ -237,10 +308,10 @@ class RunScreen(Screen[ProfileLink | None]):
         output.update(Text("\n").join([*lines, Text(self._failure, style="red")]))
 
     def on_run_done(self, message: RunDone) -> None:
+        self._take_output()
         self.running = False
         self.cancelling = False
         self.status = message.status
-        self.stream = None
         bar = self.query_one(ProgressBar)
         if bar.total is None:
             bar.update(total=1, progress=0)
@@ -280,7 +351,8 @@ class RunScreen(Screen[ProfileLink | None]):
             return
         current = self.query_one("#run-current", Static)
         if self.cancelling:
-            current.update(Text("cancelling: stopping the profiled program…", style="bold"))
+            doing = "quitting" if self.quitting else "cancelling"
+            current.update(Text(f"{doing}: stopping the profiled program…", style="bold"))
             return
         if self.job is None:
             elapsed = time.monotonic() - self.started
@@ -306,10 +378,19 @@ class RunScreen(Screen[ProfileLink | None]):
 
     def action_stop(self) -> None:
         """Cancel the run: the runner kills the profiled process group and removes its worktree."""
-        if self.running and self.stream is not None and not self.cancelling:
+        if self.running and not self.cancelling:
             self.cancelling = True
-            self.stream.cancel()
+            self.cancel.set()
             self._tick()
+
+    def quit_when_stopped(self) -> None:
+        """Cancel the run and make the app exit once the worker ended (the app's quit during a run)."""
+        self.quitting = True
+        if self.finished.is_set():
+            self.app.exit()
+            return
+        self.action_stop()
+        self._tick()
 
     def action_close(self) -> None:
         if not self.running:
@@ -334,6 +415,9 @@ class RunScreen(Screen[ProfileLink | None]):
 
     def on_worker_state_changed(self, event: Worker.StateChanged) -> None:
         self.app.report_failed_worker(event)
+        ended = event.state in (WorkerState.SUCCESS, WorkerState.ERROR, WorkerState.CANCELLED)
+        if ended and event.worker is self.worker and self.quitting:
+            self.app.exit()
 
     def palette_commands(self) -> Iterator[PaletteCommand]:
         if self.running:

@@ -2,11 +2,14 @@
 
 from __future__ import annotations
 
+import asyncio
+import os
 import sys
 import tempfile
 import time
 from pathlib import Path
 
+import pytest
 from textual.widgets import DataTable, Static
 
 from perun_core import api
@@ -58,7 +61,8 @@ async def test_running_the_matrix_shows_live_progress_and_links_the_new_profiles
         started = [m.event for m in recorder.of(RunEvent) if type(m.event).__name__ == "JobStarted"]
         assert [(e.job, e.total) for e in started] == [(1, 2), (2, 2)]
         assert {(m.index, m.total) for m in recorder.of(RunRepetition)} <= {(1, 2), (2, 2)}
-        assert any("hello from the job" in line for m in recorder.of(RunOutput) for line in m.lines)
+        # output lines are no messages of their own: a RunOutput says the screen has new ones to take
+        assert {m.job for m in recorder.of(RunOutput)} == {1, 2}
         assert "hello from the job" in rendered_text(screen.query_one("#run-output", Static))
         assert len(recorder.of(RunDone)) == 1
 
@@ -115,6 +119,109 @@ async def test_escape_cancels_the_run_and_nothing_is_left_behind(demo_repo, tmp_
     assert not processes_running(f"sleep {marker}")
     assert not list(tmp_path.glob("perun-worktree-*"))
     assert pending_files(demo_repo) == before
+
+
+def perun_files(root: Path) -> dict[str, int]:
+    """The files under .perun with their sizes: a cancelled run must leave them as they were.
+
+    The caches the browsing panes fill (``.perun/cache``) are left out, except
+    for temporary files, which nothing may leave anywhere.
+    """
+    return {str(p.relative_to(root)): p.stat().st_size for p in (root / ".perun").rglob("*")
+            if p.is_file() and (p.parent.name != "cache" or p.name.endswith(".tmp"))}
+
+
+def flooding_matrix(root: Path, marker: str) -> None:
+    """A job whose program prints lines as fast as it can, for as long as it is let."""
+    set_matrix(root, cmds=["sh"], args=[f"-c 'while :; do echo {marker} floods the output pane; done'"],
+               collectors=[{"name": "time"}])
+
+
+async def flood_started(pilot, screen: RunScreen, marker: str) -> list[int]:
+    """Wait until the flood shows in the output pane; the process groups of the profiled program."""
+    output = screen.query_one("#run-output", Static)
+    await wait_until(pilot, lambda: marker in rendered_text(output), timeout=60)
+    groups = set()
+    for pid in processes_running(f"echo {marker}"):  # the shell and its spawn helper
+        try:
+            groups.add(os.getpgid(pid))
+        except ProcessLookupError:
+            pass
+    assert len(groups) == 2  # the helper's session and the run's group of its own
+    return sorted(groups)
+
+
+def group_gone(group: int) -> bool:
+    try:
+        os.killpg(group, 0)
+    except ProcessLookupError:
+        return True
+    except PermissionError:  # the id was reused by someone else's group
+        return True
+    return False
+
+
+async def app_exited(app) -> None:
+    """Return once the app was told to exit (its return code is set)."""
+    while app.return_code is None:
+        await asyncio.sleep(0.02)
+
+
+@pytest.mark.parametrize("key", ["escape", "ctrl+c"])
+async def test_cancelling_a_run_whose_program_floods_its_output_kills_it(demo_repo, tmp_path, monkeypatch, key):
+    monkeypatch.setattr(tempfile, "tempdir", str(tmp_path))
+    marker = f"flood-{key}-5b20e"
+    flooding_matrix(demo_repo, marker)
+    before = perun_files(demo_repo)
+    app = PerunApp(demo_repo)
+    async with app.run_test(size=(80, 24)) as pilot:
+        await settle(pilot)
+        await pilot.press("R")
+        screen = app.screen
+        assert isinstance(screen, RunScreen)
+        groups = await flood_started(pilot, screen, marker)
+        output = screen.query_one("#run-output", Static)
+        assert output.content_region.height <= len(screen._output_tail) <= 40  # only a bounded tail is kept
+
+        # keys are still handled while the flood goes on
+        table = screen.query_one("#run-jobs", DataTable)
+        table.focus()
+        await pilot.press("down")
+        assert screen.running and not screen.finished.is_set()
+
+        await pilot.press(key)
+        # the worker's end (bounded: a hang fails here instead of hanging the suite)
+        assert await asyncio.to_thread(screen.finished.wait, 60), "the run did not stop"
+        assert all(group_gone(group) for group in groups)
+        assert processes_running(f"echo {marker}") == []
+        await wait_until(pilot, lambda: not screen.running)
+        assert screen.status == "interrupted"
+        assert str(table.get_cell("1", "status")) == "cancelled"
+    assert not list(tmp_path.glob("perun-worktree-*"))
+    assert perun_files(demo_repo) == before
+
+
+async def test_quitting_during_a_flooding_run_stops_it_before_the_app_ends(demo_repo, tmp_path, monkeypatch):
+    monkeypatch.setattr(tempfile, "tempdir", str(tmp_path))
+    marker = "flood-quit-83d1a"
+    flooding_matrix(demo_repo, marker)
+    before = perun_files(demo_repo)
+    app = PerunApp(demo_repo)
+    async with app.run_test(size=(80, 24)) as pilot:
+        await settle(pilot)
+        await pilot.press("R")
+        screen = app.screen
+        assert isinstance(screen, RunScreen)
+        groups = await flood_started(pilot, screen, marker)
+        await pilot.press("q")
+        assert "quitting" in rendered_text(screen.query_one("#run-current", Static)) or screen.finished.is_set()
+        await asyncio.wait_for(app_exited(app), 60)
+    # the app ended only after the worker did: nothing of the run is left when the terminal is back
+    assert screen.finished.is_set()
+    assert all(group_gone(group) for group in groups)
+    assert processes_running(f"echo {marker}") == []
+    assert not list(tmp_path.glob("perun-worktree-*"))
+    assert perun_files(demo_repo) == before
 
 
 async def test_a_run_that_cannot_start_is_a_notification(demo_repo):
