@@ -35,3 +35,15 @@ def escape_controls(text: str) -> str:
 def has_controls(text: str) -> bool:
     """Whether :func:`escape_controls` would change ``text``."""
     return _UNSAFE.search(text) is not None
+
+
+def json_text_safe(text: str) -> str:
+    """JSON text (from ``json.dumps(..., ensure_ascii=False)``) with DEL, C1 controls and lone surrogates as ``\\uXXXX``.
+
+    json escapes C0 controls itself; the others would reach a terminal raw
+    (or fail to encode), and ``\\uXXXX`` keeps the document valid and equal.
+    """
+    return _JSON_UNSAFE.sub(lambda m: f"\\u{ord(m.group()):04x}", text)
+
+
+_JSON_UNSAFE = re.compile("[\x7f-\x9f\ud800-\udfff]")

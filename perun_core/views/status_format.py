@@ -12,6 +12,7 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 
 from ..errors import ConfigError
+from ..safetext import escape_controls
 
 _TAG = re.compile(r"%([a-zA-Z_][\w.]*)(?::(\d+))?%")
 STATUS_TAGS = ("type", "cmd", "args", "workload", "collector", "postprocessors", "time", "source", "checksum", "origin")
@@ -51,7 +52,11 @@ def format_time(epoch: float) -> str:
 # -- status ----------------------------------------------------------------------
 
 def status_value(info, tag: str) -> str:
-    """One ``format.status`` tag of a ProfileInfo."""
+    """One ``format.status`` tag of a ProfileInfo, with control characters escaped (it comes from a profile)."""
+    return escape_controls(_raw_status_value(info, tag))
+
+
+def _raw_status_value(info, tag: str) -> str:
     if tag == "time":
         return format_time(info.time)
     if tag == "postprocessors":
@@ -123,6 +128,8 @@ def shortlog_segments(fmt: str, entry, tokens: list[Token] | None = None) -> lis
             text, style = ",".join(p[:width] if width else p for p in version.parents), "checksum"
             out.append((text, style))
             continue
+        # a commit message or an author name may carry escape sequences: show them, never obey them
+        text = escape_controls(text)
         if token.width is not None:
             text = _shorten(text, token.width, ellipsis=tag == "desc")
         out.append((text, style))

@@ -15,6 +15,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from ..errors import EmptyProfile, InvalidParameter
+from ..safetext import escape_controls, json_text_safe
 from .base import Param, RenderOptions, View, check_key, resource_keys
 from .style import fit, format_number, pad, paint, text_width
 
@@ -38,13 +39,14 @@ class Table:
 
 
 def _cell(value: Any) -> str:
+    """The text of one cell; control characters from the profile are shown escaped, never sent raw."""
     if value is None:
         return ""
     if isinstance(value, (list, tuple, dict)):
         from ..profile.query import flatten_value
 
-        return str(flatten_value(value))
-    return format_number(value)
+        return escape_controls(str(flatten_value(value)))
+    return escape_controls(format_number(value))
 
 
 def _is_number(value: Any) -> bool:
@@ -153,7 +155,7 @@ def render_text(table: Table, options: RenderOptions) -> str:
     rule = _GAP.join("─" * w for w in widths)
     if theme is not None and theme.axes is not None:
         rule = paint(rule, colour=theme.axes)
-    out = [line(table.columns, header=True), rule]
+    out = [line([escape_controls(c) for c in table.columns], header=True), rule]
     out.extend(line(row) for row in cells)
     footer = f"{len(table.rows)} {table.title if len(table.rows) != 1 else table.title.rstrip('s')}"
     out.append(paint(footer, colour=theme.text) if theme is not None and theme.text else footer)
@@ -163,7 +165,7 @@ def render_text(table: Table, options: RenderOptions) -> str:
 def render_csv(table: Table) -> str:
     buffer = io.StringIO()
     writer = csv.writer(buffer, lineterminator="\n")
-    writer.writerow(table.columns)
+    writer.writerow([escape_controls(c) for c in table.columns])
     for row in table.rows:
         # numbers keep their full precision; everything else as in the terminal table
         writer.writerow([v if _is_number(v) else _cell(v) for v in row])
@@ -172,7 +174,7 @@ def render_csv(table: Table) -> str:
 
 def render_json(table: Table) -> str:
     records = [dict(zip(table.columns, row)) for row in table.rows]
-    return json.dumps(records, indent=2, ensure_ascii=False, default=str)
+    return json_text_safe(json.dumps(records, indent=2, ensure_ascii=False, default=str))
 
 
 def render_markdown(table: Table) -> str:
@@ -181,7 +183,7 @@ def render_markdown(table: Table) -> str:
 
     numeric = [bool(table.rows) and all(_is_number(row[i]) or row[i] is None for row in table.rows)
                for i in range(len(table.columns))]
-    out = ["| " + " | ".join(escape(c) for c in table.columns) + " |",
+    out = ["| " + " | ".join(escape(escape_controls(c)) for c in table.columns) + " |",
            "|" + "|".join("---:" if n else "---" for n in numeric) + "|"]
     out.extend("| " + " | ".join(escape(_cell(v)) for v in row) + " |" for row in table.rows)
     return "\n".join(out)
