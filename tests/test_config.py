@@ -790,8 +790,8 @@ def test_master_template_is_mostly_empty(project):
 def test_developer_template(project):
     (project / "Makefile").write_text("all:\n")
     data = yaml.safe_load(render_local_config("developer", project_root=project))
+    # collect_before_check runs commands, so a local.yml (which may come with a clone) does not set it
     assert data["degradation"] == {
-        "collect_before_check": True,
         "log_collect": True,
         "strategies": [{"method": "aat"}],
     }
@@ -807,7 +807,7 @@ def test_user_template(project):
     assert data["workloads"] == ["./examples/hello world: x.txt", "./workloads/big/huge.bin", "./workloads/small.txt"]
     assert data["collectors"] == [{"name": "time"}]
     assert data["degradation"]["strategies"] == [{"method": "aat"}]
-    assert data["degradation"]["collect_before_check"] is True
+    assert "collect_before_check" not in data["degradation"]  # honoured only from the shared configuration
     assert data["degradation"]["log_collect"] is True
     assert data["execute"]["pre_run"] == ["make"]
     assert data["profiles"]["register_after_run"] is True

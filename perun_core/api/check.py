@@ -25,6 +25,7 @@ from typing import TYPE_CHECKING, Any
 from ..check.events import (
     CheckFinished,
     CheckStarted,
+    Notice,
     CollectionEvent,
     CollectionFinished,
     CollectionStarted,
@@ -318,6 +319,10 @@ def _run_versions(command: str, repo: PerunRepository, targets: Callable[[], lis
     try:
         planned = targets()
         emit(CheckStarted(command, len(planned)))
+        if strategy.ignored_local_collect and not compute_missing:
+            emit(Notice("degradation.collect_before_check in the repository's local.yml is ignored, since it would "
+                        "run the job matrix's commands on a plain check; pass -c, or set it in your shared "
+                        "configuration"))
         collected: tuple[str, ...] = ()
         errors: list[str] = []
         if compute_missing or strategy.collect_before_check:

@@ -88,3 +88,10 @@ class CheckFinished:
 
 Event = (CheckStarted | CollectionStarted | CollectionEvent | CollectionFinished | VersionStarted | PairChecked
          | VersionFinished | CheckFinished)
+
+
+@dataclass(frozen=True, slots=True)
+class Notice:
+    """Something the user should know about how the check runs (front ends show it as a warning)."""
+
+    text: str

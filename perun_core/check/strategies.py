@@ -151,6 +151,8 @@ class Strategy:
     cutoff_abs: float = 0.0
     collect_before_check: bool = False
     log_collect: bool = False
+    #: ``degradation.collect_before_check`` was set by the repository's own local.yml and ignored
+    ignored_local_collect: bool = False
 
     def rules_for(self, profile: Any) -> list[Rule]:
         """The rules to apply to ``profile``: the first matching one, or all (``apply: all``)."""
@@ -182,8 +184,13 @@ def load_strategy(config: ConfigStack) -> Strategy:
         if isinstance(value, bool) or not isinstance(value, (int, float)) or value < 0:
             raise ConfigError(None, key, f"expected a non-negative number, got {value!r}")
         cutoffs.append(float(value))
-    return Strategy(parse_rules(raw), str(apply), cutoffs[0], cutoffs[1],
-                    _flag(config, "degradation.collect_before_check"), _flag(config, "degradation.log_collect"))
+    # Collecting runs the job matrix's commands (pre_run, generators, the programs).  A local.yml
+    # arrives with a cloned repository, so it alone may not make a mere 'check' run code: only the
+    # user's shared configuration or an explicit -c does.
+    collect = _flag(config, "degradation.collect_before_check")
+    from_local = collect and config.source_of("degradation.collect_before_check") == "local"
+    return Strategy(parse_rules(raw), str(apply), cutoffs[0], cutoffs[1], collect and not from_local,
+                    _flag(config, "degradation.log_collect"), ignored_local_collect=from_local)
 
 
 def apply_cutoff(finding: Finding, cutoff: float, cutoff_abs: float) -> Finding:

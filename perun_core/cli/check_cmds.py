@@ -93,7 +93,7 @@ def check(ctx: click.Context, compute_missing: bool) -> None:
 
 
 def _collection_printer(verbose: int) -> Callable[[Any], None]:
-    from perun_core.check.events import CollectionEvent, CollectionStarted
+    from perun_core.check.events import CollectionEvent, CollectionStarted, Notice
     from perun_core.cli.run_render import PlainRenderer
 
     plain = PlainRenderer(verbose, write=lambda text: click.echo(text, err=True))
@@ -104,6 +104,8 @@ def _collection_printer(verbose: int) -> Callable[[Any], None]:
             click.echo(f"Collecting missing profiles for {count} version{'s' if count != 1 else ''}", err=True)
         elif isinstance(event, CollectionEvent):
             plain(event.event)
+        elif isinstance(event, Notice):
+            click.echo(f"warning: {event.text}", err=True)
 
     return on_event
 

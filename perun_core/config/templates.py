@@ -275,9 +275,9 @@ def render_local_config(
     if developer:
         out += [
             "degradation:",
-            "  # Collect missing profiles for both commits before checking them,",
-            "  # logging that collection to <commit>-precollect.log.",
-            "  collect_before_check: true",
+            "  # Log the collection of missing profiles (check -c) to <commit>-precollect.log.",
+            "  # collect_before_check (collect them on every check) runs the job matrix's",
+            "  # commands, so it is honoured only in your shared configuration, never here.",
             "  log_collect: true",
             "  # Which checks apply to which profiles: the first matching rule (apply: first)",
             "  # or all of them (apply: all).  Rules may also match type, collector or",
@@ -288,7 +288,6 @@ def render_local_config(
     else:
         out += _hint(
             "degradation:",
-            "  collect_before_check: true",
             "  log_collect: true",
             "  apply: first",
             "  strategies:",

@@ -34,8 +34,9 @@ def test_check_head_on_a_c_program_slowed_down_and_restored(tmp_path):
     assert "Collecting missing profiles for 2 versions" in slow.stderr
 
     v3 = commit_files(root, {"app.c": C_PROGRAM.replace("FACTOR", "1")}, "v3: back to the old loop")
-    # the same through the configuration, with the collection logged
-    api.config_set("degradation.collect_before_check", True, scope="local", cwd=root)
+    # the same through the user's own (shared) configuration, with the collection logged; a local.yml
+    # alone may not make a check run commands (see test_a_cloned_local_yml_cannot_make_check_run_commands)
+    api.config_set("degradation.collect_before_check", True, scope="shared", cwd=root)
     api.config_set("degradation.log_collect", True, scope="local", cwd=root)
     fast = run_cli("check", "head", cwd=root, env={"NO_COLOR": "1"})
     assert fast.returncode == 0, fast.stdout + fast.stderr

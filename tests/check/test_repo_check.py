@@ -180,3 +180,34 @@ def test_check_profiles_by_tags_and_names(history):
     earlier = api_check.check_profiles("time-3.perf", "fresh.perf", minor=shas[3], cwd=root)
     assert next(f for f in earlier.versions[0].pairs[0].findings if f.location == "./app [real]").result \
         is PC.OPTIMIZATION
+
+
+def test_a_cloned_local_yml_cannot_make_check_run_commands(tmp_path):
+    """collect_before_check in the repository's own local.yml runs nothing; -c or the shared config does."""
+    import os
+    import subprocess
+    import sys
+
+    root = tmp_path / "clone"
+    root.mkdir()
+    subprocess.run(["git", "init", "-q", str(root)], check=True)
+    subprocess.run(["git", "-C", str(root), "-c", "user.name=t", "-c", "user.email=t@t", "commit", "-q",
+                    "--allow-empty", "-m", "one"], check=True)
+    env = {**os.environ, "PERUN_CONFIG_DIR": str(tmp_path / "shared"), "HOME": str(tmp_path)}
+    run = lambda *args: subprocess.run([sys.executable, "-m", "perun_core.cli.entry", *args], cwd=root, env=env,  # noqa: E731
+                                       capture_output=True, text=True)
+    assert run("init").returncode == 0
+    marker = tmp_path / "ran"
+    local = root / ".perun" / "local.yml"
+    local.write_text(local.read_text() + f"""
+execute:
+  pre_run: ["touch {marker}"]
+cmds: ["true"]
+collectors: [{{name: time}}]
+degradation:
+  collect_before_check: true
+""")
+    result = run("check", "head")
+    assert not marker.exists(), result.stderr
+    assert "warning: degradation.collect_before_check in the repository's local.yml is ignored" in result.stderr
+    assert "Traceback" not in result.stderr

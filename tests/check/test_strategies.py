@@ -68,7 +68,9 @@ def test_strategy_from_configuration(tmp_path):
     config = stack(tmp_path, "degradation:\n  apply: all\n  cutoff: 20\n  collect_before_check: true\n"
                              "  strategies:\n    - {type: mixed, method: bmoe}\n")
     strategy = load_strategy(config)
-    assert strategy.apply == "all" and strategy.cutoff == 20 and strategy.collect_before_check
+    # collect_before_check from the local file (which may come with a clone) is noted, not obeyed
+    assert strategy.apply == "all" and strategy.cutoff == 20 and not strategy.collect_before_check
+    assert strategy.ignored_local_collect
     # the built-in default rule is gathered last
     assert [r.method.name for r in strategy.rules] == ["best_model_order_equality", "size_aware_rank_test"]
     (tmp_path / "b").mkdir()
