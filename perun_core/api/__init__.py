@@ -31,7 +31,7 @@ _export("repository", """SORT_KEYS open_repository InitResult init ConfigValue c
         remove StatusReport status ProfileCounts LogEntry log log_format LoadedProfile load_profile""")
 _export("run", "UnitInfo units stream collect run_job run_matrix PostprocessResult postprocess")
 _export("check", """FAIL_ON HISTORY_WINDOW PairReport VersionReport CheckReport check_head check_all
-        check_profiles stored_check install_hook uninstall_hook""")
+        check_profiles stored_check matrix_commands install_hook uninstall_hook""")
 
 _export("files", "ensure_writable_target write_user_file")
 _export("text", "escape_controls has_controls")

@@ -538,6 +538,31 @@ def stored_check(
         return VersionReport(minor, r.vcs.minor_info(minor), pairs)
 
 
+def matrix_commands(*, repo: PerunRepository | None = None, cwd: Path | str | None = None) -> list[str]:
+    """Every command line collecting with the job matrix would run: pre_run, external generators, the jobs.
+
+    Shown to the user before they agree to a hook that runs them after each commit.
+    """
+    from ..runner.generators import generators_from_config
+    from ..runner.jobs import matrix_from_config
+
+    with _using(repo, cwd) as r:
+        config = r.config
+        commands: list[str] = []
+        pre_run = config.get_or("execute.pre_run", []) or []
+        commands += [str(c) for c in (pre_run if isinstance(pre_run, list) else [pre_run])]
+        path = getattr(getattr(config, "local", None), "path", None)
+        for generator in generators_from_config(config, path).values():
+            if generator.type == "external" and generator.option("command"):
+                commands.append(str(generator.option("command")))
+        # an empty matrix is allowed here: the hook then collects nothing until 'cmds' is configured
+        jobs = matrix_from_config(config, path) if config.get_or("cmds") else []
+        for job in jobs:
+            if job.command_line not in commands:
+                commands.append(job.command_line)
+        return commands
+
+
 def install_hook(
     *, command: str | None = None, repo: PerunRepository | None = None, cwd: Path | str | None = None
 ) -> HookResult:

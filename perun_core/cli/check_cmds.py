@@ -212,7 +212,9 @@ def check_profiles(ctx: click.Context, baseline: str, target: str, minor: str | 
 @click.option("--uninstall", is_flag=True, help="Remove perun's block from the hook instead.")
 @click.option("--command", "command", metavar="CMD",
               help="How the hook calls perun-core (default: this Python running perun_core.cli.main).")
-def install_hook(uninstall: bool, command: str | None) -> None:
+@click.option("-y", "--yes", is_flag=True,
+              help="Install without asking (the commands the hook will run are still listed).")
+def install_hook(uninstall: bool, command: str | None, yes: bool) -> None:
     """Install a git post-commit hook that collects and checks every new commit.
 
     The hook runs 'perun-core check --compute-missing head': the job matrix
@@ -226,6 +228,18 @@ def install_hook(uninstall: bool, command: str | None) -> None:
         click.echo(f"Removed perun's block from {result.path}" if result.action == "removed"
                    else f"No perun block in {result.path}")
         return
+    # the hook runs the job matrix after every commit: name what that executes and ask first
+    from perun_core.api import escape_controls
+
+    commands = api_check.matrix_commands()
+    click.echo("After every commit the hook will run the job matrix, that is:", err=True)
+    for line in commands or ["(no commands: the job matrix is empty)"]:
+        click.echo(f"  {escape_controls(line)}", err=True)
+    if not yes:
+        if not sys.stdin.isatty():
+            raise click.ClickException("install-hook needs a confirmation; pass --yes to install without asking")
+        if not click.confirm("Install the hook?", default=False, err=True):
+            raise click.ClickException("not installed")
     result = api_check.install_hook(command=command)
     verb = {"created": "Created", "updated": "Updated", "unchanged": "Already installed:"}[result.action]
     click.echo(f"{verb} {result.path}")

@@ -141,13 +141,18 @@ def test_install_hook_is_idempotent_and_keeps_content(history):
     hook = root / ".git" / "hooks" / "post-commit"
     hook.parent.mkdir(parents=True, exist_ok=True)
     hook.write_text("#!/bin/sh\necho existing hook\n")
-    first = run_cli("install-hook", cwd=root)
+    # without a terminal to ask on, installing needs --yes; nothing is written before
+    refused = run_cli("install-hook", cwd=root)
+    assert refused.returncode == 1 and "pass --yes" in refused.stderr
+    assert "After every commit the hook will run the job matrix" in refused.stderr
+    assert hook.read_text() == "#!/bin/sh\necho existing hook\n"
+    first = run_cli("install-hook", "--yes", cwd=root)
     assert first.returncode == 0 and "Updated" in first.stdout
     text = hook.read_text()
     assert text.startswith("#!/bin/sh\necho existing hook\n")
     assert "check --compute-missing head" in text and text.count(">>> perun") == 1
     assert os.stat(hook).st_mode & stat.S_IXUSR
-    again = run_cli("install-hook", cwd=root)
+    again = run_cli("install-hook", "-y", cwd=root)
     assert again.returncode == 0 and "Already installed" in again.stdout and hook.read_text() == text
     removed = run_cli("install-hook", "--uninstall", cwd=root)
     assert removed.returncode == 0 and hook.read_text() == "#!/bin/sh\necho existing hook\n"
