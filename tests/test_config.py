@@ -932,3 +932,22 @@ def test_crlf_and_unusual_line_breaks(tmp_path):
     odd = Config.from_text(tmp_path / "o.yml", "# a\u2028# b\nformat:\n  status: s\n", kind="local")
     odd.set("format.status", "t")
     assert yaml.safe_load(odd.text) == {"format": {"status": "t"}}
+
+
+def test_config_set_refuses_an_unknown_key_naming_the_closest(tmp_path):
+    import subprocess
+    import sys
+
+    subprocess.run(["git", "init", "-q", str(tmp_path)], check=True)
+    run = lambda *a: subprocess.run([sys.executable, "-m", "perun_core.cli.entry", *a], cwd=tmp_path,  # noqa: E731
+                                    capture_output=True, text=True)
+    assert run("init").returncode == 0
+    before = (tmp_path / ".perun" / "local.yml").read_text()
+    typo = run("config", "set", "cmdz", "[./app]")
+    assert typo.returncode == 1 and typo.stderr.count("\n") == 1
+    assert "key 'cmdz': unknown key; did you mean 'cmds'?" in typo.stderr
+    unknown = run("config", "set", "foo.bar", "1")
+    assert unknown.returncode == 1 and "unknown key" in unknown.stderr
+    assert (tmp_path / ".perun" / "local.yml").read_text() == before
+    # keys the original tool writes are known
+    assert run("config", "set", "profiles.overwrite", "true").returncode == 0

@@ -167,9 +167,10 @@ def config_get(key: str, *, scope: str = "nearest", cwd: Path | str | None = Non
 
 def config_set(key: str, value: Any, *, scope: str = "nearest", cwd: Path | str | None = None) -> ConfigValue:
     """Set ``key`` in the local (nearest) or shared configuration and save it atomically."""
-    from ..config import validate
+    from ..config import check_known_key, validate
 
     config, _ = _config_target(scope, cwd, for_write=True)
+    check_known_key(key, path=config.path)
     validate(key, value, path=config.path)
     config.set(key, value)
     config.save()

@@ -290,6 +290,31 @@ _LEAVES: dict[str, Callable[[Any], None]] = {
 _SECTIONS = frozenset(pattern.split(".")[0] for pattern in _LEAVES if "." in pattern)
 
 
+#: keys the original Perun writes or reads that we accept without using them
+ORIGINAL_TOOL_KEYS = frozenset({"profiles.overwrite", "degradation.strategy", "format.sort_profiles_order",
+                                "format.output_show_template"})
+
+
+def is_known_key(key: str) -> bool:
+    """Whether ``key`` (dotted) is an option perun knows, its own or the original tool's."""
+    parts = split_key(key)
+    if _leaf_checker(parts) is not None or ".".join(parts) in ORIGINAL_TOOL_KEYS:
+        return True
+    return len(parts) == 1 and parts[0] in _SECTIONS
+
+
+def check_known_key(key: str, *, path: Path | str | None = None) -> None:
+    """Refuse an unknown key (a typo such as ``cmdz``), naming the closest known one."""
+    if is_known_key(key):
+        return
+    import difflib
+
+    known = sorted({k for k in _LEAVES if not k.endswith(".*")} | ORIGINAL_TOOL_KEYS | _SECTIONS)
+    close = difflib.get_close_matches(key, known, n=1, cutoff=0.6)
+    hint = f"; did you mean '{close[0]}'?" if close else f"; known keys: {', '.join(known)}"
+    raise ConfigError(path, key, f"unknown key{hint}")
+
+
 def _leaf_checker(parts: list[str]) -> Callable[[Any], None] | None:
     exact = _LEAVES.get(".".join(parts))
     if exact is not None:
