@@ -23,6 +23,9 @@ from gitrepo import (  # tests/ is on sys.path
 )
 
 from perun_core import vcs
+from perun_core.vcs import commits as vcs_commits
+from perun_core.vcs import constants as vcs_constants
+from perun_core.vcs import packs as vcs_packs
 from perun_core.errors import (
     EmptyRepository,
     InvalidRevision,
@@ -133,7 +136,7 @@ def test_minor_version_short_desc_and_fields() -> None:
     with pytest.raises(AttributeError):
         info.date = 5  # type: ignore[misc]
     # the fast internal constructor builds equal, equally hashable objects
-    fast = vcs._new_minor("a" * 40, 10, 3600, "Ann", "ann@x.org", "subject line\n\nbody text", ("b" * 40,))
+    fast = vcs_commits._new_minor("a" * 40, 10, 3600, "Ann", "ann@x.org", "subject line\n\nbody text", ("b" * 40,))
     assert fast == info and hash(fast) == hash(info)
 
 
@@ -434,19 +437,19 @@ def test_commit_parser_general_path_matches() -> None:
         b"tree " + b"1" * 40 + b"\nparent " + b"2" * 40 + b"\nparent " + b"3" * 40 +
         b"\nauthor A B <a@b.c> 1700000000 +0130\ncommitter C <c@d> 1700000100 -0200\n\nSubject\n\nBody\n"
     )
-    fast = vcs._parse_commit("f" * 40, canonical)
-    general = vcs._parse_commit_general("f" * 40, canonical)
+    fast = vcs_commits._parse_commit("f" * 40, canonical)
+    general = vcs_commits._parse_commit_general("f" * 40, canonical)
     assert fast == general
     assert fast[0] == 1700000100
     assert fast[1].tz_offset == 5400 and fast[1].parents == ("2" * 40, "3" * 40) and fast[1].author == "A B"
     # signed commits and encoding headers take the general path
     signature = b"\ngpgsig -----BEGIN PGP SIGNATURE-----\n \n abc\n -----END PGP SIGNATURE-----"
     signed = canonical.replace(b"\n\nSubject", signature + b"\n\nSubject")
-    assert vcs._parse_commit("f" * 40, signed)[1] == fast[1]
+    assert vcs_commits._parse_commit("f" * 40, signed)[1] == fast[1]
     latin = canonical.replace(b"\n\nSubject", b"\nencoding ISO-8859-1\n\nSubj\xe9ct")
-    assert vcs._parse_commit("f" * 40, latin)[1].short_desc == "Subjéct"
+    assert vcs_commits._parse_commit("f" * 40, latin)[1].short_desc == "Subjéct"
     odd = b"tree " + b"1" * 40 + b"\nauthor <only@mail> 12 +0000\ncommitter <only@mail> 13 +0000\n\nm"
-    assert vcs._parse_commit("e" * 40, odd)[1] == MinorVersion("e" * 40, 12, 0, "", "only@mail", "m", ())
+    assert vcs_commits._parse_commit("e" * 40, odd)[1] == MinorVersion("e" * 40, 12, 0, "", "only@mail", "m", ())
 
 
 # --------------------------------------------------------------------------- history
@@ -516,7 +519,7 @@ def test_history_cache_written_and_reused(merge_repo: tuple[Path, list[str]], tm
         files = _cache_files(cache)
         assert [f.name for f in files] == [f"history-{s[6]}.json"]
         document = json.loads(files[0].read_bytes())  # the cache file is plain JSON
-        assert document["format"] == vcs.HISTORY_CACHE_VERSION and document["start"] == s[6]
+        assert document["format"] == vcs_constants.HISTORY_CACHE_VERSION and document["start"] == s[6]
         commits_json = json.dumps(document["commits"], ensure_ascii=False, separators=(",", ":")).encode()
         assert hashlib.sha1(commits_json).hexdigest() == document["checksum"]
         assert [row[0] for row in document["commits"]] == [m.checksum for m in expected]
@@ -539,7 +542,7 @@ def _rewrite_cache(path: Path, mutate) -> None:
 def _cache_is_valid(path: Path) -> bool:
     document = json.loads(path.read_bytes())
     commits = json.dumps(document["commits"], ensure_ascii=False, separators=(",", ":")).encode()
-    return document["format"] == vcs.HISTORY_CACHE_VERSION and hashlib.sha1(commits).hexdigest() == document["checksum"]
+    return document["format"] == vcs_constants.HISTORY_CACHE_VERSION and hashlib.sha1(commits).hexdigest() == document["checksum"]
 
 
 def test_history_cache_is_really_used_and_incremental(tmp_path: Path) -> None:
@@ -626,8 +629,8 @@ def test_history_cache_keeps_at_most_limit_files(tmp_path: Path) -> None:
             # distinct mtimes even on coarse filesystems
             os.utime(cache / f"history-{sha}.json", ns=(i * 10**9, (i + 1) * 10**9))
         names = {f.name for f in _cache_files(cache)}
-    assert len(names) == vcs.HISTORY_CACHE_LIMIT
-    assert names == {f"history-{sha}.json" for sha in s[-vcs.HISTORY_CACHE_LIMIT:]}
+    assert len(names) == vcs_constants.HISTORY_CACHE_LIMIT
+    assert names == {f"history-{sha}.json" for sha in s[-vcs_constants.HISTORY_CACHE_LIMIT:]}
     assert (cache / "unrelated.txt").read_text() == "keep me"
 
 
@@ -971,9 +974,9 @@ def test_walk_reads_packed_commits_itself_and_matches_dulwich(tmp_path: Path) ->
     with GitVcs(tmp_path) as repo:
         packed = list(repo.walk_minor_versions(shas[-1]))
         pack = repo.repo.object_store.packs[0]
-        table = vcs._read_index_v2(pack._idx_path)
+        table = vcs_packs._read_index_v2(pack._idx_path)
         assert table == {name: offset for name, offset, _ in pack.index.iterentries()}
-        big = vcs._read_whole_object(vcs._map_pack(pack), table[bytes.fromhex(shas[0])])
+        big = vcs_packs._read_whole_object(vcs_packs._map_pack(pack), table[bytes.fromhex(shas[0])])
         assert big is not None and big[0] == 1 and "ž" * 30_000 in big[1].decode()
     assert packed == loose
     assert [v.checksum for v in packed] == shas[::-1]
