@@ -18,10 +18,8 @@ from test_query import (
 )
 
 from perun_core.errors import ExternalToolError, InvalidProfile, UsageError
+from perun_core.analysis.curves import MODEL_PLOTTERS, plot_data_from_coefficients_of, register_model_plotter
 from perun_core.profile.convert import (
-    MODEL_PLOTTERS,
-    plot_data_from_coefficients_of,
-    register_model_plotter,
     resources_to_pandas_dataframe,
     resources_to_table,
     to_flame_graph_format,
@@ -333,23 +331,23 @@ def test_plot_data_single_point_and_bad_arguments():
 
 
 def test_plot_data_registry_accepts_new_kinds(monkeypatch):
-    monkeypatch.setattr("perun_core.profile.convert.MODEL_PLOTTERS", dict(MODEL_PLOTTERS))
-    from perun_core.profile import convert
+    monkeypatch.setattr("perun_core.analysis.curves.MODEL_PLOTTERS", dict(MODEL_PLOTTERS))
+    from perun_core.analysis import curves
 
     def bins(model, points):
         return [float(x) for x in model["bins"]], [float(y) for y in model["heights"]]
 
     register_model_plotter("Histogram", bins)
-    assert "histogram" in convert.MODEL_PLOTTERS and "histogram" not in MODEL_PLOTTERS
+    assert "histogram" in curves.MODEL_PLOTTERS and "histogram" not in MODEL_PLOTTERS
     result = plot_data_from_coefficients_of({"model": "histogram", "bins": [1, 2], "heights": [3, 4]})
     assert (result["plot_x"], result["plot_y"]) == ([1.0, 2.0], [3.0, 4.0])
 
 
-def test_nonparametric_kinds_plot_without_importing_analysis_first():
+def test_nonparametric_kinds_plot_without_importing_their_module_first():
     import subprocess
     import sys
 
-    code = ("from perun_core.profile.convert import plot_data_from_coefficients_of as p\n"
+    code = ("from perun_core.analysis.curves import plot_data_from_coefficients_of as p\n"
             "m = {'model': 'regressogram', 'uid': 'f', 'bin_edges': [0, 1, 2], 'bin_values': [1.0, 2.0],"
             " 'bin_counts': [1, 1], 'x_interval_start': 0, 'x_interval_end': 2, 'r_square': 1.0,"
             " 'statistic': 'mean', 'bin_rule': '2', 'method': 'full'}\n"

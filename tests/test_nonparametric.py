@@ -26,7 +26,7 @@ from perun_core.analysis.nonparametric import (
 )
 from perun_core.analysis.points import DegenerateData
 from perun_core.errors import InvalidParameter, InvalidProfile
-from perun_core.profile.convert import plot_data_from_coefficients_of
+from perun_core.analysis.curves import plot_data_from_coefficients_of
 
 
 def all_finite(obj) -> bool:
@@ -292,7 +292,7 @@ def test_profile_level_functions_cover_every_uid(analyse, kind):
         assert_valid(record, kind)
         xs, ys = plot_points(record, 21)
         assert len(xs) == len(ys) and all(map(math.isfinite, xs + ys))
-        plotted = plot_data_from_coefficients_of(record, 21)  # registered with convert
+        plotted = plot_data_from_coefficients_of(record, 21)  # registered with analysis.curves
         assert plotted["plot_x"] == xs and plotted["plot_y"] == ys
 
 

@@ -30,7 +30,7 @@ from perun_core.analysis.regression import (
 )
 from perun_core.errors import InvalidParameter
 from perun_core.profile import Profile, ResourceTable, Snapshot
-from perun_core.profile.convert import plot_data_from_coefficients_of
+from perun_core.analysis.curves import plot_data_from_coefficients_of
 
 
 def coeffs(record: dict) -> dict[str, float]:

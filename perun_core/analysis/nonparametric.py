@@ -30,7 +30,7 @@ its value at the nearer end.  ``r_square`` is measured at the data points
 with the model as it is evaluated from the record.
 
 Importing this module registers the three kinds with
-:func:`perun_core.profile.convert.register_model_plotter`, so
+:func:`perun_core.analysis.curves.register_model_plotter`, so
 ``plot_data_from_coefficients_of`` draws them too.
 """
 
@@ -42,7 +42,7 @@ from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
 from ..errors import InvalidParameter, InvalidProfile
-from ..profile.convert import register_model_plotter
+from .curves import register_model_plotter
 from .points import DEFAULT_X, DEFAULT_Y, AnalysisResult, DegenerateData, Skipped, as_point_sets, interval_bound, r_square
 
 if TYPE_CHECKING:  # pragma: no cover

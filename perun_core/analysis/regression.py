@@ -3,7 +3,7 @@
 Models
 ------
 Every model is fitted by least squares and stored with coefficients named as
-:func:`perun_core.profile.convert.plot_data_from_coefficients_of` evaluates
+:func:`perun_core.analysis.curves.plot_data_from_coefficients_of` evaluates
 them:
 
 =============  =====================  ==============================================
@@ -699,7 +699,7 @@ def regression_analysis(
 # -- evaluation -----------------------------------------------------------------------------------
 
 def _coefficients(model: dict) -> dict[str, float]:
-    from ..profile.convert import model_coefficients
+    from .curves import model_coefficients
 
     return model_coefficients(model)
 
@@ -707,7 +707,7 @@ def _coefficients(model: dict) -> dict[str, float]:
 def evaluate_parametric(model: dict, xs: Any) -> numpy.ndarray:
     """Values of a parametric model record at ``xs`` (NaN where the formula is undefined).
 
-    Uses the formulas of :func:`~perun_core.profile.convert.plot_data_from_coefficients_of`,
+    Uses the formulas of :func:`~perun_core.analysis.curves.plot_data_from_coefficients_of`,
     including ``b0 + b1*x + b2*x^2`` for quadratic records that have ``b2``.
     """
     import numpy as np

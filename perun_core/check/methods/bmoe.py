@@ -43,7 +43,7 @@ def model_kind(model: dict) -> str:
 
 def growth_of(model: dict) -> float:
     """How fast a model grows, on the scale of :data:`GROWTH` (power: its exponent)."""
-    from ...profile.convert import model_coefficients
+    from ...analysis.curves import model_coefficients
 
     kind = model_kind(model)
     if kind == "power":
@@ -54,7 +54,7 @@ def growth_of(model: dict) -> float:
 
 def describe_model(model: dict) -> str:
     """The kind of a model; a power model with its exponent (``power(x^1.8)``)."""
-    from ...profile.convert import model_coefficients
+    from ...analysis.curves import model_coefficients
 
     kind = model_kind(model)
     if kind == "power":
