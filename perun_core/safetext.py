@@ -47,3 +47,8 @@ def json_text_safe(text: str) -> str:
 
 
 _JSON_UNSAFE = re.compile("[\x7f-\x9f\ud800-\udfff]")
+
+
+def escape_lines(text: str) -> str:
+    """:func:`escape_controls` line by line: the line breaks of a multi-line text we wrote stay."""
+    return "\n".join(escape_controls(line) for line in str(text).split("\n"))

@@ -24,7 +24,7 @@ from perun_core.errors import CollectionError, ConfigError, WorkloadGenerationFa
 from perun_core.profile.codec import decode_content, encode_columnar
 from perun_core.profile.model import Profile
 from perun_core.profile.resources import MISSING
-from perun_core.runner import events as ev
+from perun_core import events as ev
 from perun_core.runner.generators import (
     Generator,
     Workload,

@@ -147,15 +147,18 @@ ORPHAN_C = r"""
 int main(int argc, char **argv) {
     pid_t pid = fork();
     if (pid == 0) {
-        FILE *out = fopen(argv[1], "w");
+        /* written whole, then renamed: the parent sees the file only with the pid in it */
+        char partial[4096];
+        snprintf(partial, sizeof partial, "%s.partial", argv[1]);
+        FILE *out = fopen(partial, "w");
         fprintf(out, "%d\n", (int)getpid());
         fclose(out);
+        rename(partial, argv[1]);
         sleep(60);
         return 0;
     }
     free(malloc(10));
     while (access(argv[1], F_OK) != 0) usleep(1000);
-    usleep(20000);
     return 0;
 }
 """

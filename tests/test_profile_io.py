@@ -13,7 +13,7 @@ import pytest
 from perun_core import units
 from perun_core.analysis.points import count_numbers, points_by_uid, read_points
 from perun_core.errors import InvalidParameter, InvalidProfile
-from perun_core.storage.atomic import atomic_write
+from perun_core.atomic import atomic_write
 from perun_core.profile import writer
 from perun_core.profile.codec import decode_content, encode_columnar, load_profile_from_file, to_json_bytes
 from perun_core.profile.model import Profile

@@ -23,7 +23,7 @@ from perun_core.collect.pytrace import parse_function_pattern
 from perun_core.errors import CollectionError, InvalidParameter
 from perun_core.profile.convert import to_flame_graph_format
 from perun_core.profile.model import Profile
-from perun_core.runner import events as ev
+from perun_core import events as ev
 
 PY = sys.executable
 

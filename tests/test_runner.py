@@ -25,7 +25,7 @@ from perun_core.errors import (
 )
 from perun_core.profile.model import Profile
 from perun_core.storage.repository import PerunRepository
-from perun_core.runner import events as ev
+from perun_core import events as ev
 from perun_core.runner.naming import render_name, validate_template, write_new_profile
 
 

@@ -19,7 +19,7 @@ from runhelpers import process_gone, run_env  # noqa: F401 - run_env: autouse fi
 
 from perun_core.api import run as api_run
 from perun_core.errors import CollectionError, Interrupted
-from perun_core.runner import events as ev
+from perun_core import events as ev
 from perun_core.runner.helper import spawn_helper
 from perun_core.runner.process import RepeatedRuns, run_process
 

@@ -34,7 +34,7 @@ _export("check", """FAIL_ON HISTORY_WINDOW PairReport VersionReport CheckReport 
         check_profiles stored_check matrix_commands install_hook uninstall_hook""")
 
 _export("files", "ensure_writable_target write_user_file")
-_export("text", "escape_controls has_controls")
+_export("text", "escape_controls escape_lines has_controls")
 
 __all__ = sorted(_EXPORTS)
 

@@ -206,7 +206,7 @@ def _matrix_configs(repo: PerunRepository) -> set[tuple]:
 
 def _log_line(event: Any) -> str | None:
     """A line of the precollect log for a run event (None: not worth a line)."""
-    from ..runner import events as run
+    from .. import events as run
 
     if isinstance(event, run.OutputLine):
         return f"  | {event.text}"
@@ -230,7 +230,7 @@ def _collect_missing(repo: PerunRepository, pairing: Pairing, versions: Sequence
     from . import repository as api
     from . import run as api_run
     from ..check.data import config_key
-    from ..runner.events import VersionStarted as RunVersionStarted
+    from ..events import VersionStarted as RunVersionStarted
 
     wanted = _matrix_configs(repo)
     missing = [v for v in dict.fromkeys(versions) if not wanted <= {config_key(i) for i in pairing.infos(v)}]
@@ -257,7 +257,7 @@ def _collect_missing(repo: PerunRepository, pairing: Pairing, versions: Sequence
         if not written.registered and written.path.exists():
             api.add([str(written.path)], minor=written.origin, repo=repo)
     if log:
-        from ..storage.atomic import atomic_write_text
+        from ..atomic import atomic_write_text
 
         for minor, lines in logs.items():
             atomic_write_text(repo.logs_dir / f"{minor}-precollect.log", "\n".join(lines) + "\n")

@@ -2,6 +2,6 @@
 
 from __future__ import annotations
 
-from ..storage.atomic import ensure_writable_target, write_user_file
+from ..atomic import ensure_writable_target, write_user_file
 
 __all__ = ["ensure_writable_target", "write_user_file"]

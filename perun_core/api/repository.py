@@ -77,7 +77,7 @@ def init(
     template: str = "master",
 ) -> InitResult:
     """Create (or re-create) ``.perun`` at ``path`` and a git repository if missing."""
-    from ..storage.atomic import atomic_write_text
+    from ..atomic import atomic_write_text
     from ..config.templates import render_local_config
     from ..vcs import init_repository
 

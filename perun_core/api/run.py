@@ -3,7 +3,7 @@
 
 Like :mod:`perun_core.api`, these are plain functions returning dataclasses;
 nothing prints, prompts or exits.  Progress is reported as typed events
-(:mod:`perun_core.runner.events`) to ``on_event``; to consume them as an
+(:mod:`perun_core.events`) to ``on_event``; to consume them as an
 iterator from another thread wrap a call in :func:`stream`.  ``cancel`` (a
 :class:`threading.Event`) stops a run from another thread: the profiled
 process group is killed, the temporary worktree removed and
@@ -27,7 +27,7 @@ from typing import Any
 from .repository import _using
 from ..errors import JobsFailed, PerunError
 from ..storage.repository import PerunRepository
-from ..runner.events import EventStream, ProfileWritten
+from ..events import EventStream, ProfileWritten
 from ..runner.jobs import Job, UnitConfig, expand, matrix_from_config, unit_config, unit_configs
 from ..runner.run import RunOptions, RunResult, WrittenProfile, apply_postprocessor, execute
 from ..params import Param

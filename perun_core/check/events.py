@@ -1,4 +1,4 @@
-"""Typed progress events of a check, in the style of :mod:`perun_core.runner.events`.
+"""Typed progress events of a check, in the style of :mod:`perun_core.events`.
 
 A check reports, in this order (``*`` repeats, ``?`` is optional)::
 
@@ -38,7 +38,7 @@ class CollectionStarted:
 
 @dataclass(frozen=True, slots=True)
 class CollectionEvent:
-    """An event of that collection (see :mod:`perun_core.runner.events`)."""
+    """An event of that collection (see :mod:`perun_core.events`)."""
 
     event: Any
 

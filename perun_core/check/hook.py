@@ -23,7 +23,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from ..errors import HookError
-from ..storage.atomic import atomic_write_text
+from ..atomic import atomic_write_text
 
 if TYPE_CHECKING:  # pragma: no cover
     from ..storage.repository import PerunRepository

@@ -12,7 +12,7 @@ from typing import Any
 
 import click
 
-from perun_core.safetext import escape_controls
+from perun_core.safetext import escape_controls, escape_lines
 
 CONTEXT = {"help_option_names": ["-h", "--help"], "max_content_width": 100}
 
@@ -405,9 +405,9 @@ def main(argv: list[str] | None = None) -> None:
             # the operating system said no (EROFS, ENOSPC, EACCES, ENOENT...): not a bug
             exc = EnvironmentFailure.from_os_error(exc)
         if isinstance(exc, PerunError):
-            click.echo(f"error: {escape_controls(exc.message)}", err=True)
+            click.echo(f"error: {escape_lines(exc.message)}", err=True)
             if exc.hint:
-                click.echo(f"hint: {escape_controls(exc.hint)}", err=True)
+                click.echo(f"hint: {escape_lines(exc.hint)}", err=True)
             sys.exit(exc.exit_code)
         click.echo(f"error: internal error: {type(exc).__name__}: {escape_controls(str(exc))}", err=True)
         if not verbose:

@@ -27,7 +27,7 @@ from pathlib import Path
 from typing import Any, Literal
 
 from ..errors import ConfigError, UnsupportedFormatVersion
-from ..storage.atomic import atomic_write_text
+from ..atomic import atomic_write_text
 
 __all__ = [
     "CONFIG_VERSION",

@@ -350,7 +350,7 @@ def _configure(root: Path) -> None:
 
 def _reporter(progress: Callable[[str], None], what: str) -> Callable[[Any], None]:
     """A run's event callback that reports each commit the run starts on."""
-    from ..runner.events import VersionStarted
+    from ..events import VersionStarted
 
     def on_event(event: Any) -> None:
         if isinstance(event, VersionStarted):

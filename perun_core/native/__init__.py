@@ -27,7 +27,7 @@ import threading
 from pathlib import Path
 
 from ..errors import BuildFailed, ExternalToolError
-from ..runner.helper import _compiler, _usable, cache_dir
+from .build import cache_dir, find_compiler, usable_executable
 
 __all__ = ["LIBRARIES", "SOURCE_DIR", "compiler", "library", "library_path", "source_digest"]
 
@@ -48,7 +48,7 @@ _lock = threading.Lock()
 
 def compiler() -> str | None:
     """The C compiler to use: ``$CC``, ``cc``, ``gcc`` or ``clang``, whichever is found first."""
-    return _compiler()
+    return find_compiler()
 
 
 def source_digest(name: str) -> str:
@@ -76,7 +76,7 @@ def library(name: str) -> Path:
         raise KeyError(name)
     target = library_path(name)
     with _lock:
-        if _usable(target):
+        if usable_executable(target):
             return target
         cc = compiler()
         if cc is None:

@@ -115,7 +115,7 @@ def load_profile_from_file(path: Path | str) -> Profile:
 
 def store_profile_at(profile: Profile, path: Path | str, *, indent: int | None = 2, exclusive: bool = False) -> None:
     """Write the profile as documented JSON, atomically."""
-    from ..storage.atomic import atomic_write
+    from ..atomic import atomic_write
 
     atomic_write(path, iter_json_chunks(profile, indent=indent), exclusive=exclusive)
 

@@ -55,7 +55,7 @@ resources too.
 
 A run over generated workloads is still one job (one ``JobStarted``); each
 workload announces itself with a
-:class:`~perun_core.runner.events.WorkloadStarted` event.
+:class:`~perun_core.events.WorkloadStarted` event.
 """
 
 from __future__ import annotations
@@ -509,7 +509,7 @@ def collect_generated(job: Any, generator: Generator, ctx: Any, origin: str, sto
     fails the whole job; profiles already stored stay) and
     :class:`WorkloadGenerationFailed`.
     """
-    from .events import WorkloadStarted
+    from ..events import WorkloadStarted
     from .run import collect_job, postprocess_job
 
     runs: list[tuple[Any, int | float]] = []

@@ -47,12 +47,12 @@ from __future__ import annotations
 import contextlib
 import hashlib
 import os
-import shutil
-import stat
 import subprocess
 import tempfile
 import threading
 from pathlib import Path
+
+from ..native.build import cache_dir, find_compiler, usable_executable
 
 __all__ = ["HELPER_SOURCE", "cache_dir", "spawn_helper"]
 
@@ -241,28 +241,6 @@ _lock = threading.Lock()
 _known: dict[Path, Path | None] = {}
 
 
-def cache_dir() -> Path:
-    base = os.environ.get("XDG_CACHE_HOME")
-    return (Path(base).expanduser() if base else Path.home() / ".cache") / "perun"
-
-
-def _compiler() -> str | None:
-    for name in (os.environ.get("CC"), "cc", "gcc", "clang"):
-        if name and shutil.which(name):
-            return name
-    return None
-
-
-def _usable(path: Path) -> bool:
-    """An executable regular file owned by us and writable by nobody else."""
-    try:
-        info = path.lstat()
-    except OSError:
-        return False
-    return (stat.S_ISREG(info.st_mode) and info.st_uid == os.getuid()
-            and not info.st_mode & (stat.S_IWGRP | stat.S_IWOTH) and os.access(path, os.X_OK))
-
-
 def spawn_helper() -> Path | None:
     """The compiled helper (built once and cached), or None when it cannot be built."""
     if os.environ.get("PERUN_NO_SPAWN_HELPER"):
@@ -277,9 +255,9 @@ def spawn_helper() -> Path | None:
 
 
 def _build(target: Path) -> Path | None:
-    if _usable(target):
+    if usable_executable(target):
         return target
-    compiler = _compiler()
+    compiler = find_compiler()
     if compiler is None:
         return None
     try:
@@ -304,4 +282,4 @@ def _build(target: Path) -> Path | None:
         os.chmod(output, 0o700)
         with contextlib.suppress(OSError):
             os.replace(output, target)
-    return target if _usable(target) else None
+    return target if usable_executable(target) else None

@@ -26,7 +26,7 @@ in the configuration) is collected once per generated workload, see
 :mod:`perun_core.runner.generators`.
 
 A job that fails (its command exits non-zero, a unit reports an error) is
-reported with :class:`~perun_core.runner.events.JobFailed` and the run goes
+reported with :class:`~perun_core.events.JobFailed` and the run goes
 on with the next job; the failures are returned in :class:`RunResult`.  A
 failing pre_run command stops the run.  An interrupt (Ctrl-C, SIGTERM or
 SIGHUP in the main thread, or the ``cancel`` event from any thread) kills the
@@ -57,7 +57,7 @@ from ..errors import (
     UsageError,
 )
 from ..profile.model import Profile
-from .events import (
+from ..events import (
     JobFailed,
     JobFinished,
     JobStarted,
@@ -366,7 +366,7 @@ def collect_job(job: Job, ctx: Any, origin: str, *, postprocess: bool = True) ->
     out, the ``machine`` provenance, ``collector_info`` and ``origin``.
     Raises :class:`CollectionError` when a phase fails.
     """
-    from ..collect.machine import machine_info
+    from ..profile.machine import machine_info
     from ..units import collectors
 
     collector = collectors.get(job.collector.name)

@@ -27,7 +27,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from ..errors import StorageError, UnsupportedFormatVersion
-from .atomic import atomic_write
+from ..atomic import atomic_write
 
 if TYPE_CHECKING:
     from .repository import PerunRepository

@@ -23,7 +23,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from ..errors import CorruptIndex, UnsupportedFormatVersion
-from .atomic import atomic_write
+from ..atomic import atomic_write
 
 MAGIC = b"pidx"
 INDEX_VERSION = 2

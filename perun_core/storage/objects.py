@@ -16,7 +16,7 @@ from pathlib import Path
 from typing import Any
 
 from ..errors import CorruptObject, InvalidProfile
-from .atomic import atomic_write
+from ..atomic import atomic_write
 from ..profile.codec import decode_content, iter_columnar
 from ..profile.model import Profile
 

@@ -21,7 +21,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from ..errors import InvalidProfile, NotPerunRepository, PerunError, ProfileError
-from .atomic import atomic_write, file_lock
+from ..atomic import atomic_write, file_lock
 from .index import IndexEntry, read_index, write_index
 from .objects import ObjectStore, object_path
 

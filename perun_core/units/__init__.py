@@ -126,13 +126,13 @@ class UnitContext:
 
     def repetition(self, index: int, total: int, *, warmup: bool = False) -> None:
         """Report that run ``index`` (from 1) of ``total`` starts."""
-        from ..runner.events import Repetition
+        from ..events import Repetition
 
         self.emit(Repetition(self.job, index, total, warmup))
 
     def output(self, stream: str, text: str) -> None:
         """Report one line the profiled program wrote (``stream``: stdout or stderr)."""
-        from ..runner.events import OutputLine
+        from ..events import OutputLine
 
         self.emit(OutputLine(self.job, stream, text))
 

@@ -20,7 +20,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from ..errors import NotGitRepository, VcsError
-from ..storage.atomic import atomic_write
+from ..atomic import atomic_write
 from .constants import _INIT_PARAMS
 from .packs import _PackOffsets, _map_pack, _read_whole_object
 

@@ -11,7 +11,7 @@ from collections.abc import Iterator
 from pathlib import Path
 
 from ..errors import InvalidRevision
-from ..storage.atomic import atomic_write
+from ..atomic import atomic_write
 from .constants import _COMMIT
 from .commits import MinorVersion, _new_minor, _parse_commit
 from .constants import HISTORY_CACHE_LIMIT, HISTORY_CACHE_VERSION, _CACHE_HEADER, _CACHE_NAME

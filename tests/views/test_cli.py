@@ -232,7 +232,7 @@ def test_a_file_name_without_a_suffix_gets_plain_text(profiles):
 
 
 def test_atomic_write_takes_a_mode_and_follows_the_umask_without(tmp_path):
-    from perun_core.storage.atomic import atomic_write, current_umask
+    from perun_core.atomic import atomic_write, current_umask
 
     atomic_write(tmp_path / "store", b"object")
     atomic_write(tmp_path / "export", b"plot", mode=0o640)

@@ -16,7 +16,7 @@ import time
 from collections.abc import Iterable, Iterator
 from pathlib import Path
 
-from ..errors import EnvironmentFailure, LockTimeout, StorageError
+from .errors import EnvironmentFailure, LockTimeout, StorageError
 
 _umask_cache: list[int] = []
 

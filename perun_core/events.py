@@ -38,7 +38,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
-    from .jobs import Job
+    from .runner.jobs import Job
 
 __all__ = [
     "Event",
