@@ -1,9 +1,11 @@
-"""Typed parameters of collectors and postprocessors, declared once per unit.
+"""Typed parameters, declared once per unit, view and check method.
 
-A unit lists its parameters as :class:`Param` objects.  The same declaration
-turns into command-line options (``perun-core collect time -r 10``), checks
-and converts the ``params`` of a job matrix entry in ``local.yml`` or of a
-``-p``/``-cp`` YAML document, and can describe a form in a front end.
+Collectors, postprocessors, views and check methods (and every later kind
+of plug-in) list their parameters as :class:`Param` objects.  The same
+declaration turns into command-line options (``perun-core collect time -r
+10``, ``show p.perf bars --of amount``), checks and converts the ``params``
+of a job matrix entry in ``local.yml``, of a ``-p``/``-cp`` YAML document or
+of a ``degradation.strategies`` rule, and builds the forms of the TUI.
 
 Values are converted by :meth:`Param.convert`, which accepts what YAML and
 command lines produce (``"3"`` for an int, ``"yes"`` for a bool, a
@@ -22,7 +24,7 @@ from typing import Any
 
 from .errors import ConfigError, InvalidParameter
 
-__all__ = ["KINDS", "Param", "convert_params", "load_params_document"]
+__all__ = ["KINDS", "Param", "convert_params", "find_param", "load_params_document"]
 
 #: The parameter kinds a unit may declare.
 KINDS = ("int", "float", "bool", "str", "choice", "list")
@@ -33,14 +35,18 @@ _FALSE = frozenset({"0", "false", "no", "off", "n"})
 
 @dataclass(frozen=True, slots=True)
 class Param:
-    """One parameter of a unit.
+    """One parameter of a unit, view or check method.
 
     ``name`` is the key in YAML ``params`` and in ``collector_info.params``;
     ``flags`` are the command-line spellings (default ``--name`` with
     underscores as dashes).  ``default`` None means "not set" and is allowed
     for every kind.  ``minimum``/``maximum`` bound numbers (inclusive),
-    ``choices`` the values of a ``choice``, ``item`` the kind of the items of
-    a ``list`` (int, float or str).  ``check``, when given, is called with
+    ``choices`` the values of a ``choice`` (or of the items of a ``list``),
+    ``item`` the kind of the items of a ``list`` (int, float or str).
+    ``positional`` parameters are command-line arguments instead of options
+    (``show p.perf bars sum``); ``off`` holds the spellings that set a
+    ``bool`` false (``--grouped`` against ``--stacked``); ``required``
+    parameters must be given.  ``check``, when given, is called with
     every converted value that is not None and returns the value to use (a
     canonical spelling, a parsed number); it raises ``ValueError`` whose
     text says what was expected, or
@@ -50,7 +56,7 @@ class Param:
     """
 
     name: str
-    kind: str
+    kind: str = "str"
     default: Any = None
     help: str = ""
     flags: tuple[str, ...] = ()
@@ -60,6 +66,9 @@ class Param:
     item: str = "str"
     metavar: str | None = None
     aliases: tuple[str, ...] = field(default=())
+    positional: bool = False
+    off: tuple[str, ...] = ()
+    required: bool = False
     check: Callable[[Any], Any] | None = field(default=None, compare=False, repr=False)
 
     def __post_init__(self) -> None:
@@ -72,8 +81,15 @@ class Param:
 
     @property
     def cli_flags(self) -> tuple[str, ...]:
-        """Command-line spellings, ``--name`` unless declared otherwise."""
+        """Command-line spellings, ``--name`` unless declared otherwise (none for a positional one)."""
+        if self.positional:
+            return ()
         return self.flags or ("--" + self.name.replace("_", "-"),)
+
+    @property
+    def is_set_by_default(self) -> bool:
+        """Whether the default is a value worth showing (not None, False or empty)."""
+        return self.default is not None and self.default is not False and self.default not in ((), [])
 
     @property
     def keys(self) -> tuple[str, ...]:
@@ -103,6 +119,8 @@ class Param:
             return "a boolean (true or false)"
         if self.kind == "choice":
             return f"one of {', '.join(self.choices)}"
+        if self.kind == "list" and self.choices:
+            return f"a list of items, each one of {', '.join(self.choices)}"
         if self.kind == "list":
             return f"a list of {'strings' if self.item == 'str' else self.item + 's'}{bounds}"
         return "a string"
@@ -116,6 +134,9 @@ class Param:
             if items is None:
                 raise InvalidParameter(unit, self.name, value, self.describe())
             converted: Any = [self._scalar(v, self.item, unit, value) for v in items]
+            for item in converted:
+                if self.choices and item not in self.choices:
+                    raise InvalidParameter(unit, self.name, item, f"one of {', '.join(self.choices)}")
         else:
             converted = self._scalar(value, self.kind, unit, value)
         if self.check is not None:
@@ -192,9 +213,9 @@ def _bounds(minimum: float | None, maximum: float | None) -> str:
     if minimum is not None and maximum is not None:
         return f" from {show(minimum)} to {show(maximum)}"
     if minimum is not None:
-        return f" >= {show(minimum)}"
+        return f" of at least {show(minimum)}"
     if maximum is not None:
-        return f" <= {show(maximum)}"
+        return f" of at most {show(maximum)}"
     return ""
 
 
@@ -206,6 +227,14 @@ def _as_list(value: Any) -> list | None:
     if isinstance(value, (int, float)) and not isinstance(value, bool):
         return [value]
     return None
+
+
+def find_param(declared: Sequence[Param], name: str) -> Param:
+    """The parameter of ``declared`` called ``name`` (or spelled so); KeyError if none is."""
+    for param in declared:
+        if name == param.name or name in param.keys:
+            return param
+    raise KeyError(name)
 
 
 def convert_params(unit: str, declared: Sequence[Param], given: Mapping[str, Any] | None) -> dict[str, Any]:
