@@ -25,7 +25,7 @@ from __future__ import annotations
 
 import importlib
 import threading
-from collections.abc import Callable, Iterable, Mapping
+from collections.abc import Callable, Iterable, Iterator, Mapping
 from typing import Any, Generic, TypeVar
 
 from .errors import UnitError, UnknownUnit
@@ -139,11 +139,8 @@ class Registry(Generic[T]):
     def __contains__(self, name: object) -> bool:
         return isinstance(name, str) and self.resolve(name) is not None
 
-    def __iter__(self):
+    def __iter__(self) -> Iterator[str]:
         return iter(self.names())
-
-    def __len__(self) -> int:
-        return len(self.names())
 
     def resolve(self, name: str) -> str | None:
         """The registered name ``name`` stands for (itself or through an alias), None if none."""

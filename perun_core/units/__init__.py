@@ -51,7 +51,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, NamedTuple, Protocol, runtime_checkable
 
-from ..errors import Interrupted, UnitError, UnknownUnit
+from ..errors import Interrupted, UnitError
 from ..params import Param, convert_params
 from ..registry import Registry
 
