@@ -78,6 +78,8 @@ class Param:
             raise ValueError(f"parameter {self.name!r}: a choice needs choices")
         if self.kind == "list" and self.item not in ("int", "float", "str"):
             raise ValueError(f"parameter {self.name!r}: list items must be int, float or str")
+        if self.off and (self.kind != "bool" or len(self.off) != len(self.flags)):
+            raise ValueError(f"parameter {self.name!r}: 'off' spellings need a bool with as many 'flags'")
 
     @property
     def cli_flags(self) -> tuple[str, ...]:
@@ -241,8 +243,8 @@ def convert_params(unit: str, declared: Sequence[Param], given: Mapping[str, Any
     """All of ``declared`` in declaration order: ``given`` values converted, defaults elsewhere.
 
     Keys may be a parameter's name or any of its :attr:`Param.keys`.  An
-    unknown key, a parameter given twice or a value of the wrong kind raises
-    :class:`InvalidParameter`.
+    unknown key, a parameter given twice, a value of the wrong kind or a
+    ``required`` parameter left out raises :class:`InvalidParameter`.
     """
     by_key: dict[str, Param] = {}
     for param in declared:
@@ -259,6 +261,9 @@ def convert_params(unit: str, declared: Sequence[Param], given: Mapping[str, Any
             raise InvalidParameter(unit, str(key), value, f"one value; '{param.name}' was already given as '{seen[param.name]}'")
         seen[param.name] = str(key)
         result[param.name] = param.convert(value, unit)
+    for param in declared:
+        if param.required and result[param.name] is None:
+            raise InvalidParameter(unit, param.name, None, "a value (it is required)")
     return result
 
 

@@ -246,3 +246,16 @@ def test_entry_points_fill_the_registry_they_select(monkeypatch):
 
 
 LAZY = Widget("lazy")
+
+
+def test_required_parameters_and_off_spellings_are_checked():
+    from perun_core.params import convert_params
+
+    declared = [Param("target", required=True), Param("fast", "bool", flags=("--fast",), off=("--slow",))]
+    with pytest.raises(InvalidParameter, match="'target' = None: expected a value \\(it is required\\)"):
+        convert_params("u", declared, {"fast": True})
+    assert convert_params("u", declared, {"target": "x"}) == {"target": "x", "fast": None}
+    with pytest.raises(ValueError, match="'off' spellings"):
+        Param("fast", "bool", flags=("--fast", "-F"), off=("--slow",))
+    with pytest.raises(ValueError, match="'off' spellings"):
+        Param("level", "int", flags=("--up",), off=("--down",))

@@ -148,7 +148,7 @@ def _checked_params(index: int, method: Any, params: Mapping[str, Any]) -> dict[
     A method that declares nothing (``params`` missing) gets them as they are.
     """
     from ..errors import InvalidParameter
-    from ..params import convert_params
+    from ..params import convert_params, find_param
 
     declared = getattr(method, "params", None)
     if declared is None:
@@ -157,9 +157,7 @@ def _checked_params(index: int, method: Any, params: Mapping[str, Any]) -> dict[
         converted = convert_params(method.name, declared, params)
     except InvalidParameter as exc:
         raise ConfigError(None, KEY, f"rule {index}: {exc.message}") from None
-    given = set()
-    for key in params:
-        given.update(p.name for p in declared if str(key) in p.keys)
+    given = {find_param(declared, str(key)).name for key in params}
     return {name: value for name, value in converted.items() if name in given}
 
 
