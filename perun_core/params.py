@@ -1,9 +1,11 @@
-"""Typed parameters of collectors and postprocessors, declared once per unit.
+"""Typed parameters, declared once per unit, view and check method.
 
-A unit lists its parameters as :class:`Param` objects.  The same declaration
-turns into command-line options (``perun-core collect time -r 10``), checks
-and converts the ``params`` of a job matrix entry in ``local.yml`` or of a
-``-p``/``-cp`` YAML document, and can describe a form in a front end.
+Collectors, postprocessors, views and check methods (and every later kind
+of plug-in) list their parameters as :class:`Param` objects.  The same
+declaration turns into command-line options (``perun-core collect time -r
+10``, ``show p.perf bars --of amount``), checks and converts the ``params``
+of a job matrix entry in ``local.yml``, of a ``-p``/``-cp`` YAML document or
+of a ``degradation.strategies`` rule, and builds the forms of the TUI.
 
 Values are converted by :meth:`Param.convert`, which accepts what YAML and
 command lines produce (``"3"`` for an int, ``"yes"`` for a bool, a
@@ -22,7 +24,7 @@ from typing import Any
 
 from .errors import ConfigError, InvalidParameter
 
-__all__ = ["KINDS", "Param", "convert_params", "load_params_document"]
+__all__ = ["KINDS", "Param", "convert_params", "find_param", "load_params_document"]
 
 #: The parameter kinds a unit may declare.
 KINDS = ("int", "float", "bool", "str", "choice", "list")
@@ -33,14 +35,18 @@ _FALSE = frozenset({"0", "false", "no", "off", "n"})
 
 @dataclass(frozen=True, slots=True)
 class Param:
-    """One parameter of a unit.
+    """One parameter of a unit, view or check method.
 
     ``name`` is the key in YAML ``params`` and in ``collector_info.params``;
     ``flags`` are the command-line spellings (default ``--name`` with
     underscores as dashes).  ``default`` None means "not set" and is allowed
     for every kind.  ``minimum``/``maximum`` bound numbers (inclusive),
-    ``choices`` the values of a ``choice``, ``item`` the kind of the items of
-    a ``list`` (int, float or str).  ``check``, when given, is called with
+    ``choices`` the values of a ``choice`` (or of the items of a ``list``),
+    ``item`` the kind of the items of a ``list`` (int, float or str).
+    ``positional`` parameters are command-line arguments instead of options
+    (``show p.perf bars sum``); ``off`` holds the spellings that set a
+    ``bool`` false (``--grouped`` against ``--stacked``); ``required``
+    parameters must be given.  ``check``, when given, is called with
     every converted value that is not None and returns the value to use (a
     canonical spelling, a parsed number); it raises ``ValueError`` whose
     text says what was expected, or
@@ -50,7 +56,7 @@ class Param:
     """
 
     name: str
-    kind: str
+    kind: str = "str"
     default: Any = None
     help: str = ""
     flags: tuple[str, ...] = ()
@@ -60,6 +66,9 @@ class Param:
     item: str = "str"
     metavar: str | None = None
     aliases: tuple[str, ...] = field(default=())
+    positional: bool = False
+    off: tuple[str, ...] = ()
+    required: bool = False
     check: Callable[[Any], Any] | None = field(default=None, compare=False, repr=False)
 
     def __post_init__(self) -> None:
@@ -69,11 +78,20 @@ class Param:
             raise ValueError(f"parameter {self.name!r}: a choice needs choices")
         if self.kind == "list" and self.item not in ("int", "float", "str"):
             raise ValueError(f"parameter {self.name!r}: list items must be int, float or str")
+        if self.off and (self.kind != "bool" or len(self.off) != len(self.flags)):
+            raise ValueError(f"parameter {self.name!r}: 'off' spellings need a bool with as many 'flags'")
 
     @property
     def cli_flags(self) -> tuple[str, ...]:
-        """Command-line spellings, ``--name`` unless declared otherwise."""
+        """Command-line spellings, ``--name`` unless declared otherwise (none for a positional one)."""
+        if self.positional:
+            return ()
         return self.flags or ("--" + self.name.replace("_", "-"),)
+
+    @property
+    def is_set_by_default(self) -> bool:
+        """Whether the default is a value worth showing (not None, False or empty)."""
+        return self.default is not None and self.default is not False and self.default not in ((), [])
 
     @property
     def keys(self) -> tuple[str, ...]:
@@ -103,6 +121,8 @@ class Param:
             return "a boolean (true or false)"
         if self.kind == "choice":
             return f"one of {', '.join(self.choices)}"
+        if self.kind == "list" and self.choices:
+            return f"a list of items, each one of {', '.join(self.choices)}"
         if self.kind == "list":
             return f"a list of {'strings' if self.item == 'str' else self.item + 's'}{bounds}"
         return "a string"
@@ -116,6 +136,9 @@ class Param:
             if items is None:
                 raise InvalidParameter(unit, self.name, value, self.describe())
             converted: Any = [self._scalar(v, self.item, unit, value) for v in items]
+            for item in converted:
+                if self.choices and item not in self.choices:
+                    raise InvalidParameter(unit, self.name, item, f"one of {', '.join(self.choices)}")
         else:
             converted = self._scalar(value, self.kind, unit, value)
         if self.check is not None:
@@ -192,9 +215,9 @@ def _bounds(minimum: float | None, maximum: float | None) -> str:
     if minimum is not None and maximum is not None:
         return f" from {show(minimum)} to {show(maximum)}"
     if minimum is not None:
-        return f" >= {show(minimum)}"
+        return f" of at least {show(minimum)}"
     if maximum is not None:
-        return f" <= {show(maximum)}"
+        return f" of at most {show(maximum)}"
     return ""
 
 
@@ -208,12 +231,20 @@ def _as_list(value: Any) -> list | None:
     return None
 
 
+def find_param(declared: Sequence[Param], name: str) -> Param:
+    """The parameter of ``declared`` called ``name`` (or spelled so); KeyError if none is."""
+    for param in declared:
+        if name == param.name or name in param.keys:
+            return param
+    raise KeyError(name)
+
+
 def convert_params(unit: str, declared: Sequence[Param], given: Mapping[str, Any] | None) -> dict[str, Any]:
     """All of ``declared`` in declaration order: ``given`` values converted, defaults elsewhere.
 
     Keys may be a parameter's name or any of its :attr:`Param.keys`.  An
-    unknown key, a parameter given twice or a value of the wrong kind raises
-    :class:`InvalidParameter`.
+    unknown key, a parameter given twice, a value of the wrong kind or a
+    ``required`` parameter left out raises :class:`InvalidParameter`.
     """
     by_key: dict[str, Param] = {}
     for param in declared:
@@ -230,6 +261,9 @@ def convert_params(unit: str, declared: Sequence[Param], given: Mapping[str, Any
             raise InvalidParameter(unit, str(key), value, f"one value; '{param.name}' was already given as '{seen[param.name]}'")
         seen[param.name] = str(key)
         result[param.name] = param.convert(value, unit)
+    for param in declared:
+        if param.required and result[param.name] is None:
+            raise InvalidParameter(unit, param.name, None, "a value (it is required)")
     return result
 
 

@@ -35,6 +35,7 @@ _export("check", """FAIL_ON HISTORY_WINDOW PairReport VersionReport CheckReport 
 
 _export("files", "ensure_writable_target write_user_file")
 _export("text", "escape_controls escape_lines has_controls")
+_export("check", "MethodInfo check_method check_methods")
 
 __all__ = sorted(_EXPORTS)
 

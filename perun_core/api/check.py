@@ -6,7 +6,9 @@ of :mod:`perun_core.check.events`; ``cancel`` (a :class:`threading.Event`)
 stops a check between pairs with :class:`~perun_core.errors.Interrupted`.
 
 Which methods run is decided by the strategy of the configuration (see
-:mod:`perun_core.check.strategies`) unless ``methods`` names them.  Results
+:mod:`perun_core.check.strategies`) unless ``methods`` names them (a name,
+or ``{"method": name, "params": {...}}`` to give it parameters);
+:func:`check_methods` lists the methods with their declared parameters.  Results
 of ``check_head`` and ``check_all`` are stored per version (see
 :mod:`perun_core.storage.changes`) for ``status``, ``log`` and the TUI;
 :func:`stored_check` reads them back.
@@ -17,7 +19,7 @@ from __future__ import annotations
 import contextlib
 import threading
 import time
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -36,6 +38,7 @@ from ..check.events import (
 from ..check.pairing import ProfileRef
 from ..check.results import Finding, PerformanceChange
 from ..errors import Interrupted, NothingInCommon
+from ..params import Param
 from ..storage.repository import PerunRepository
 
 if TYPE_CHECKING:  # pragma: no cover
@@ -48,10 +51,13 @@ if TYPE_CHECKING:  # pragma: no cover
 __all__ = [
     "FAIL_ON",
     "CheckReport",
+    "MethodInfo",
     "PairReport",
     "VersionReport",
     "check_all",
     "check_head",
+    "check_method",
+    "check_methods",
     "check_profiles",
     "install_hook",
     "stored_check",
@@ -178,7 +184,42 @@ def _stop_if(cancel: threading.Event | None) -> None:
         raise Interrupted("check cancelled")
 
 
-def _strategy(config: Any, methods: Sequence[str] | None) -> Strategy:
+@dataclass(frozen=True, slots=True)
+class MethodInfo:
+    """A registered check method as front ends list it; ``params`` is its declaration."""
+
+    name: str
+    summary: str
+    description: str
+    aliases: tuple[str, ...]
+    params: tuple[Param, ...]
+    uses_history: bool
+
+
+def check_method(name: str) -> MethodInfo:
+    """The method ``name`` (full name, short name or alias); UnknownUnit listing the known ones."""
+    import sys
+
+    from ..check import get_method, methods_registry
+
+    method = get_method(name)
+    description = str(getattr(method, "description", "") or "")
+    module = type(method).__module__
+    if not description and module.startswith("perun_core.check"):
+        description = (sys.modules[module].__doc__ or "").strip()
+    aliases = tuple(sorted(alias for alias, owner in methods_registry.aliases.items() if owner == method.name))
+    return MethodInfo(method.name, str(getattr(method, "summary", "") or ""), description, aliases,
+                      tuple(getattr(method, "params", ()) or ()), bool(getattr(method, "uses_history", False)))
+
+
+def check_methods() -> list[MethodInfo]:
+    """Every registered check method, by name."""
+    from ..check import method_names
+
+    return [check_method(name) for name in method_names()]
+
+
+def _strategy(config: Any, methods: Sequence[str | Mapping[str, Any]] | None) -> Strategy:
     from ..check.strategies import Strategy, load_strategy
 
     strategy = load_strategy(config)
@@ -307,7 +348,7 @@ def _store(repo: PerunRepository, report: VersionReport) -> None:
 
 
 def _run_versions(command: str, repo: PerunRepository, targets: Callable[[], list[str]], pairing: Pairing,
-                  methods: Sequence[str] | None, compute_missing: bool, store: bool,
+                  methods: Sequence[str | Mapping[str, Any]] | None, compute_missing: bool, store: bool,
                   emit: Callable[[Any], None], cancel: threading.Event | None,
                   collect_for: Callable[[], list[str]]) -> CheckReport:
     """Collect what is missing (when asked), then check the versions ``targets()`` names."""
@@ -359,7 +400,7 @@ def _run_versions(command: str, repo: PerunRepository, targets: Callable[[], lis
 def check_head(
     revision: str | None = None,
     *,
-    methods: Sequence[str] | None = None,
+    methods: Sequence[str | Mapping[str, Any]] | None = None,
     compute_missing: bool = False,
     store: bool = True,
     on_event: Callable[[Any], None] | None = None,
@@ -392,7 +433,7 @@ def check_head(
 def check_all(
     revision: str | None = None,
     *,
-    methods: Sequence[str] | None = None,
+    methods: Sequence[str | Mapping[str, Any]] | None = None,
     compute_missing: bool = False,
     store: bool = True,
     on_event: Callable[[Any], None] | None = None,
@@ -435,7 +476,7 @@ def check_profiles(
     target: str,
     *,
     minor: str | None = None,
-    methods: Sequence[str] | None = None,
+    methods: Sequence[str | Mapping[str, Any]] | None = None,
     workers: int = 1,
     on_event: Callable[[Any], None] | None = None,
     repo: PerunRepository | None = None,

@@ -36,7 +36,8 @@ from typing import Any
 
 from .compare import compare
 from .data import ProfileData
-from .methods.common import comparison_finding, float_param, location_pairs, settings_from
+from ..params import Param
+from .methods.common import SETTINGS, comparison_finding, location_pairs, read_params, settings_from
 from .results import Finding, PerformanceChange
 
 __all__ = ["DEFAULT", "DEFAULT_RULES", "SizeAwareRankTest"]
@@ -49,9 +50,16 @@ class SizeAwareRankTest:
     name = "size_aware_rank_test"
     summary = "The default: rank tests at equal input sizes, 5 % floor, creeping drifts over the history."
     uses_history = True
+    params = (
+        *SETTINGS,
+        Param("window", "int", 20, "Versions of history (the target included) searched for a creeping drift.",
+              minimum=5, maximum=500),
+        Param("creep_floor", "float", 10.0, "Smallest drift over the window reported, in percent.", minimum=0.0),
+    )
 
-    def pairwise(self, baseline: ProfileData, target: ProfileData, params: Mapping[str, Any]) -> Iterator[Finding]:
-        settings = settings_from(self.name, params, use_sizes=True)
+    def pairwise(self, baseline: ProfileData, target: ProfileData, values: Mapping[str, Any]) -> Iterator[Finding]:
+        """The findings of the rank tests alone; ``values`` holds converted :data:`SETTINGS`."""
+        settings = settings_from(values, use_sizes=True)
         for base, new, presence in location_pairs(baseline, target, self.name):
             if presence is not None:
                 yield presence
@@ -62,11 +70,12 @@ class SizeAwareRankTest:
 
     def check(self, baseline: ProfileData, target: ProfileData, params: Mapping[str, Any]) -> Iterator[Finding]:
         history = list(params.get("history") or [])
-        window = int(float_param(self.name, params, "window", 20, minimum=5, maximum=500))
-        creep_floor = math.log1p(float_param(self.name, params, "creep_floor", 10.0, minimum=0.0) / 100)
-        alpha = float_param(self.name, params, "alpha", 0.01, minimum=1e-12, maximum=0.5)
+        values = read_params(self, params)
+        window = values["window"]
+        creep_floor = math.log1p(values["creep_floor"] / 100)
+        alpha = values["alpha"]
         versions = [*history[-(window - 1):], target] if history else []
-        for finding in self.pairwise(baseline, target, params):
+        for finding in self.pairwise(baseline, target, values):
             quiet = finding.result in (PerformanceChange.NO_CHANGE, PerformanceChange.MAYBE_DEGRADATION,
                                        PerformanceChange.MAYBE_OPTIMIZATION)
             if quiet and len(versions) >= 5:
@@ -74,7 +83,7 @@ class SizeAwareRankTest:
                 from .methods.changepoint import creep_finding
 
                 samples = [data.samples().get(finding.location) for data in versions]
-                creep = creep_finding(finding.location, samples, len(versions), params, self.name,
+                creep = creep_finding(finding.location, samples, len(versions), self.name,
                                       creep_floor=creep_floor, alpha=alpha)
                 if creep is not None:
                     yield creep

@@ -134,11 +134,31 @@ def parse_rules(raw: Sequence[Any]) -> list[Rule]:
         params = item.get("params") or {}
         if not isinstance(params, Mapping):
             raise ConfigError(None, KEY, f"rule {index}: 'params' must be a mapping")
+        params = _checked_params(index, method, params)
         cutoff = _number(index, "cutoff", item["cutoff"]) if "cutoff" in item else None
         cutoff_abs = _number(index, "cutoff_abs", item["cutoff_abs"]) if "cutoff_abs" in item else None
         text = ", ".join(f"{k}: {item[k]}" for k in item)
         rules.append(Rule(method, tuple(conditions), dict(params), cutoff, cutoff_abs, text))
     return rules
+
+
+def _checked_params(index: int, method: Any, params: Mapping[str, Any]) -> dict[str, Any]:
+    """The rule's ``params`` converted by the method's declaration (the given ones only); ConfigError naming them.
+
+    A method that declares nothing (``params`` missing) gets them as they are.
+    """
+    from ..errors import InvalidParameter
+    from ..params import convert_params, find_param
+
+    declared = getattr(method, "params", None)
+    if declared is None:
+        return dict(params)
+    try:
+        converted = convert_params(method.name, declared, params)
+    except InvalidParameter as exc:
+        raise ConfigError(None, KEY, f"rule {index}: {exc.message}") from None
+    given = {find_param(declared, str(key)).name for key in params}
+    return {name: value for name, value in converted.items() if name in given}
 
 
 @dataclass(frozen=True)
@@ -160,9 +180,14 @@ class Strategy:
         return matching[:1] if self.apply == "first" else matching
 
     @classmethod
-    def of_methods(cls, names: Sequence[str], **kwargs: Any) -> Strategy:
-        """Apply exactly the methods ``names`` to every profile (the ``-M`` option)."""
-        return cls(parse_rules([{"method": name} for name in names]), apply="all", **kwargs)
+    def of_methods(cls, names: Sequence[str | Mapping[str, Any]], **kwargs: Any) -> Strategy:
+        """Apply exactly the methods ``names`` to every profile (the ``-M`` option).
+
+        An item may also be a rule without conditions, ``{"method": name,
+        "params": {...}}``, to give the method parameters.
+        """
+        rules = [dict(name) if isinstance(name, Mapping) else {"method": name} for name in names]
+        return cls(parse_rules(rules), apply="all", **kwargs)
 
 
 def _flag(config: ConfigStack, key: str) -> bool:

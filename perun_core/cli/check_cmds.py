@@ -18,6 +18,8 @@ from typing import Any
 
 import click
 
+from .params import click_params, given
+
 CONTEXT = {"help_option_names": ["-h", "--help"], "max_content_width": 100}
 FORMATS = ("tree", "json", "junit")
 FAIL_ON = ("degradation", "maybe", "never")
@@ -55,20 +57,26 @@ def _verbosity(ctx: click.Context, local: int) -> int:
     return local + (getattr(root, "verbose", 0) if root is not None else 0)
 
 
-def _output_options(function: Callable[..., Any]) -> Callable[..., Any]:
-    options = [
-        click.option("-M", "--method", "methods", multiple=True, metavar="METHOD",
-                     help="Apply this method instead of the configured strategy (repeatable): full or short "
-                          "name, e.g. sart (the default), bmoe, aat, fast, lreg, preg, int, loc, eto, rst, cpd."),
-        click.option("-f", "--format", "output_format", type=click.Choice(FORMATS), default="tree", show_default=True,
+def _report_options() -> list[click.Option]:
+    """The options saying how a report is written and when it fails: -f, --fail-on, -o, -v."""
+    return [
+        click.Option(["output_format", "-f", "--format"], type=click.Choice(FORMATS), default="tree",
+                     show_default=True,
                      help="tree: the history with findings; json: one record per finding; junit: XML for CI."),
-        click.option("--fail-on", type=click.Choice(FAIL_ON), default="degradation", show_default=True,
+        click.Option(["--fail-on", "fail_on"], type=click.Choice(FAIL_ON), default="degradation", show_default=True,
                      help="Which findings make the exit status 3: certain degradations, also uncertain ones, or none."),
-        click.option("-o", "--output", type=click.Path(dir_okay=False), help="Write the report to this file."),
-        click.option("-v", "--verbose", count=True, help="Also list locations without change."),
+        click.Option(["-o", "--output", "output"], type=click.Path(dir_okay=False),
+                     help="Write the report to this file."),
+        click.Option(["-v", "--verbose", "verbose"], count=True, help="Also list locations without change."),
     ]
-    for option in reversed(options):
-        function = option(function)
+
+
+def _output_options(function: Callable[..., Any]) -> Callable[..., Any]:
+    methods = click.Option(["methods", "-M", "--method"], multiple=True, metavar="METHOD",
+                           help="Apply this method instead of the configured strategy (repeatable): full or short "
+                                "name, e.g. sart (the default), bmoe, aat, fast, lreg, preg, int, loc, eto, rst, "
+                                "cpd.  'check method NAME --help' lists a method's parameters.")
+    function.__click_params__ = [*getattr(function, "__click_params__", []), *reversed([methods, *_report_options()])]
     return function
 
 
@@ -206,6 +214,76 @@ def check_profiles(ctx: click.Context, baseline: str, target: str, minor: str | 
     report = api_check.check_profiles(baseline, target, minor=minor, methods=list(methods) or None, workers=2)
     _emit_report(report, output_format, fail_on, output, verbose)
     _finish(report, fail_on)
+
+
+class MethodGroup(click.Group):
+    """``check method NAME``: one command per check method, its options made from the method's parameters."""
+
+    def list_commands(self, ctx: click.Context) -> list[str]:
+        from perun_core.api import check as api_check
+
+        return [info.name for info in api_check.check_methods()]
+
+    def get_command(self, ctx: click.Context, name: str) -> click.Command | None:
+        from perun_core.api import check as api_check
+        from perun_core.errors import UnknownUnit
+
+        try:
+            info = api_check.check_method(name)
+        except UnknownUnit:
+            return None
+        also = f"\n\nAlso called: {', '.join(info.aliases)}." if info.aliases else ""
+        return click.Command(
+            info.name,
+            params=[click.Argument(["baseline"]), click.Argument(["target"]),
+                    click.Option(["-m", "--minor", "minor"],
+                                 help="Look tags and names up in this minor version's index (default HEAD)."),
+                    *_report_options(), *click_params(info.params)],
+            callback=_method_callback(info.name, info.params),
+            help=f"{info.summary}\n\n{_help_text(info.description)}{also}" if info.description else info.summary + also,
+            short_help=info.summary,
+            context_settings=CONTEXT,
+        )
+
+    def resolve_command(self, ctx: click.Context, args: list[str]) -> tuple[str | None, click.Command | None, list[str]]:
+        name = args[0] if args else ""
+        if name and not name.startswith("-") and not ctx.resilient_parsing and self.get_command(ctx, name) is None:
+            from perun_core.api import check as api_check
+
+            api_check.check_method(name)  # raises UnknownUnit naming the known methods
+        return super().resolve_command(ctx, args)
+
+
+def _help_text(text: str) -> str:
+    """A module's documentation as click help: reStructuredText quoting dropped, tables kept as they are."""
+    paragraphs = text.strip().replace("``", "'").split("\n\n")
+    return "\n\n".join("\b\n" + p if "\n" in p and p.lstrip()[:1] in "=*-" else p for p in paragraphs)
+
+
+def _method_callback(name: str, declared: tuple[Any, ...]) -> Callable[..., Any]:
+    @click.pass_context
+    def callback(ctx: click.Context, baseline: str, target: str, minor: str | None, output_format: str,
+                 fail_on: str, output: str | None, verbose: int, **values: Any) -> None:
+        from perun_core.api import check as api_check
+        from perun_core.params import convert_params
+
+        given_values = given(values)
+        convert_params(name, declared, given_values)  # a bad value names the parameter before anything loads
+        verbose = _verbosity(ctx, verbose)
+        _refuse_unwritable(output)
+        rule = {"method": name, "params": given_values}
+        report = api_check.check_profiles(baseline, target, minor=minor, methods=[rule], workers=2)
+        _emit_report(report, output_format, fail_on, output, verbose)
+        _finish(report, fail_on)
+
+    return callback
+
+
+check.add_command(MethodGroup("method", context_settings=CONTEXT, help=(
+    "Check TARGET against BASELINE with one method and its parameters.\n\n"
+    "'check method NAME --help' describes a method and lists its parameters (also the keys of the "
+    "'params' of a rule in degradation.strategies).  Profiles are looked up as by 'check profiles'."),
+    short_help="Check two profiles with one method and its parameters."))
 
 
 @click.command("install-hook", context_settings=CONTEXT)

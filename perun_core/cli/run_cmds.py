@@ -14,35 +14,12 @@ from typing import Any
 
 import click
 
+from .params import click_params, given as _given
+
 CONTEXT = {"help_option_names": ["-h", "--help"], "max_content_width": 100}
 
 
 # -- commands generated from unit declarations ---------------------------------------
-
-def _option(param: Any) -> click.Option:
-    """A click option for one :class:`~perun_core.params.Param` (default None: "not given")."""
-    hidden = param.default is None or param.default is False or param.default in ((), [])
-    shown = "" if hidden else f" [default: {param.default}]"
-    help_text = f"{param.help}{shown}"
-    if param.kind == "bool":
-        flags = list(param.cli_flags)
-        if param.default is True:
-            flags = [f"{flags[-1]}/--no-{flags[-1].lstrip('-')}"]
-        return click.Option([param.name, *flags], is_flag=True, default=None, help=help_text)
-    types = {"int": click.INT, "float": click.FLOAT, "str": click.STRING}
-    if param.kind == "choice":
-        kind: Any = click.Choice(param.choices)
-    elif param.kind == "list":
-        kind = types[param.item]
-    else:
-        kind = types[param.kind]
-    return click.Option([param.name, *param.cli_flags], type=kind, default=None, multiple=param.kind == "list",
-                        metavar=param.metavar, help=help_text)
-
-
-def _given(values: dict[str, Any]) -> dict[str, Any]:
-    return {name: value for name, value in values.items() if value is not None and value != ()}
-
 
 class UnitGroup(click.Group):
     """A group with one subcommand per unit of a registry, made on demand."""
@@ -72,7 +49,7 @@ class UnitGroup(click.Group):
         description = str(getattr(unit, "description", "") or "")
         return click.Command(
             name,
-            params=[*self.extra_params(), *(_option(p) for p in getattr(unit, "params", ()))],
+            params=[*self.extra_params(), *click_params(getattr(unit, "params", ()))],
             callback=self.make_callback(name),
             help=f"{summary}\n\n{description}" if description else summary,
             short_help=summary,

@@ -17,6 +17,8 @@ from typing import Any
 
 import click
 
+from .params import click_params
+
 CONTEXT = {"help_option_names": ["-h", "--help"], "max_content_width": 100}
 
 
@@ -24,30 +26,6 @@ def _view(name: str) -> Any:
     from perun_core.views import get_view
 
     return get_view(name)
-
-
-def _click_param(param: Any) -> click.Parameter:
-    """A click argument or option for one :class:`perun_core.views.Param`."""
-    if param.positional:
-        kind: Any = click.Choice(param.choices) if param.kind == "choice" else click.STRING
-        return click.Argument([param.name], required=False, default=param.default, type=kind, metavar=param.metavar)
-    shown = param.default not in (None, False, ())
-    help_text = param.help + (f" [default: {param.default}]" if shown and param.kind != "flag" else "")
-    if param.kind == "flag":
-        if param.off:
-            declarations = [f"{on}/{off}" for on, off in zip(param.flags, param.off)]
-            return click.Option([*declarations, param.name], default=param.default, help=help_text)
-        return click.Option([*param.flags, param.name], is_flag=True, default=param.default, help=help_text)
-    if param.kind == "choice":
-        kind = click.Choice(param.choices)
-    elif param.kind == "int":
-        kind = click.IntRange(min=param.minimum)
-    elif param.kind == "multi" and param.choices:
-        kind = click.Choice(param.choices)
-    else:
-        kind = click.STRING
-    return click.Option([*param.flags, param.name], type=kind, default=None if param.kind == "multi" else param.default,
-                        multiple=param.kind == "multi", metavar=param.metavar, help=help_text)
 
 
 def _common_params(view: Any) -> list[click.Parameter]:
@@ -88,7 +66,7 @@ class ViewCommand(click.Command):
         if self._loaded:
             return
         view = _view(self.name or "")
-        self.params = [*(_click_param(p) for p in view.params), *_common_params(view)]
+        self.params = [*click_params(view.params), *_common_params(view)]
         self.short_help = view.summary
         self.help = _help_text(view.description) or view.summary
         self._loaded = True

@@ -45,15 +45,15 @@ attribute (``"collector"`` or ``"postprocessor"``), or else whether it has
 from __future__ import annotations
 
 import enum
-import importlib
 import threading
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, NamedTuple, Protocol, runtime_checkable
 
-from ..errors import Interrupted, UnitError, UnknownUnit
+from ..errors import Interrupted, UnitError
 from ..params import Param, convert_params
+from ..registry import Registry
 
 __all__ = [
     "ENTRY_POINT_GROUP",
@@ -176,86 +176,15 @@ def call_phase(unit: Any, phase: str, ctx: UnitContext, kwargs: dict[str, Any]) 
     raise UnitError(f"{unit.name}.{phase}() returned {type(result).__name__}; expected (status, message, kwargs)")
 
 
-class Registry:
-    """Units of one kind (collector or postprocessor) by name."""
-
-    def __init__(self, kind: str, phase: str, reserved: frozenset[str], builtins: Mapping[str, str],
-                 aliases: Mapping[str, str] | None = None) -> None:
-        self.kind = kind
-        self.phase = phase
-        self.reserved = reserved
-        self._lazy: dict[str, str] = dict(builtins)
-        #: other spellings of registered names (alias -> name)
-        self.aliases: dict[str, str] = dict(aliases or {})
-        self._units: dict[str, Any] = {}
-        #: entry-point names that failed to load, with the reason
-        self.load_errors: dict[str, str] = {}
-        self._lock = threading.RLock()
-
-    def register(self, unit: Any, *, replace: bool = False) -> Any:
-        """Add ``unit``; UnitError if it does not look like a unit of this kind or its name is taken."""
-        name = getattr(unit, "name", None)
-        if not isinstance(name, str) or not name or name != name.strip() or " " in name:
-            raise UnitError(f"cannot register {unit!r} as a {self.kind}: it needs a 'name' without spaces")
-        if not callable(getattr(unit, self.phase, None)):
-            raise UnitError(f"cannot register {self.kind} '{name}': it has no {self.phase}() phase")
-        params = getattr(unit, "params", ())
-        if not all(isinstance(p, Param) for p in params):
-            raise UnitError(f"cannot register {self.kind} '{name}': 'params' must be a sequence of Param")
-        clashes = sorted({p.name for p in params} & self.reserved)
-        if clashes:
-            raise UnitError(f"cannot register {self.kind} '{name}': parameter name '{clashes[0]}' is reserved")
-        with self._lock:
-            if not replace and (name in self._units or name in self._lazy):
-                raise UnitError(f"a {self.kind} named '{name}' is already registered")
-            self._lazy.pop(name, None)
-            self._units[name] = unit
-        return unit
-
-    def unregister(self, name: str) -> None:
-        with self._lock:
-            self._units.pop(name, None)
-            self._lazy.pop(name, None)
-
-    def names(self) -> list[str]:
-        """Every registered name, sorted (third-party entry points included)."""
-        load_entry_points()
-        with self._lock:
-            return sorted({*self._lazy, *self._units})
-
-    def __contains__(self, name: object) -> bool:
-        return isinstance(name, str) and (name in self.names() or self.aliases.get(name) in self.names())
-
-    def get(self, name: str) -> Any:
-        """The unit called ``name`` (or an alias of it); :class:`UnknownUnit` listing the known ones otherwise."""
-        with self._lock:
-            if name not in self._units and name not in self._lazy and name in self.aliases:
-                name = self.aliases[name]
-            if name in self._units:
-                return self._units[name]
-            target = self._lazy.get(name)
-        if target is None:
-            load_entry_points()
-            with self._lock:
-                if name in self._units:
-                    return self._units[name]
-            if name in self.load_errors:
-                raise UnitError(f"{self.kind} '{name}' could not be loaded: {self.load_errors[name]}")
-            raise UnknownUnit(self.kind, name, self.names())
-        module_name, _, attribute = target.partition(":")
-        unit = _instantiate(getattr(importlib.import_module(module_name), attribute))
-        with self._lock:
-            if name in self._lazy:
-                self._lazy.pop(name)
-                self._units[name] = unit
-            return self._units.get(name, unit)
+def _is_collector(unit: Any) -> bool:
+    """Whether an entry point's unit is a collector: its ``kind`` says so, or else it has ``collect``."""
+    kind = getattr(unit, "kind", None)
+    if kind in ("collector", "postprocessor"):
+        return kind == "collector"
+    return callable(getattr(unit, "collect", None))
 
 
-def _instantiate(obj: Any) -> Any:
-    return obj() if isinstance(obj, type) else obj
-
-
-collectors = Registry("collector", "collect", COLLECTOR_RESERVED, {
+collectors: Registry[Any] = Registry("collector", "collect", COLLECTOR_RESERVED, {
     "time": "perun_core.collect.time:TimeCollector",
     "memory": "perun_core.collect.memory:MemoryCollector",
     "trace": "perun_core.collect.trace:TraceCollector",
@@ -264,8 +193,8 @@ collectors = Registry("collector", "collect", COLLECTOR_RESERVED, {
     "pytrace": "perun_core.collect.pytrace:PyTraceCollector",
     "pymemory": "perun_core.collect.pymemory:PyMemoryCollector",
     "regex": "perun_core.collect.regex:RegexCollector",
-})
-postprocessors = Registry("postprocessor", "postprocess", POSTPROCESSOR_RESERVED, {
+}, group=ENTRY_POINT_GROUP, selects=_is_collector)
+postprocessors: Registry[Any] = Registry("postprocessor", "postprocess", POSTPROCESSOR_RESERVED, {
     "normalizer": "perun_core.postprocess.normalizer:Normalizer",
     "regression_analysis": "perun_core.postprocess.regression_analysis:RegressionAnalysis",
     "clusterizer": "perun_core.postprocess.clusterizer:Clusterizer",
@@ -277,11 +206,9 @@ postprocessors = Registry("postprocessor", "postprocess", POSTPROCESSOR_RESERVED
     "regression-analysis": "regression_analysis",
     "moving-average": "moving_average",
     "kernel-regression": "kernel_regression",
-})
+}, group=ENTRY_POINT_GROUP, selects=lambda unit: not _is_collector(unit))
 
 _REGISTRIES = {"collector": collectors, "postprocessor": postprocessors}
-_entry_points_state = {"loaded": False}
-_entry_points_lock = threading.Lock()
 
 
 def registry(kind: str) -> Registry:
@@ -301,32 +228,11 @@ def get_postprocessor(name: str) -> Any:
 
 
 def load_entry_points(*, force: bool = False) -> None:
-    """Register the units of the ``perun.units`` entry-point group (once).
+    """Register the units of the ``perun.units`` entry-point group (once; again with ``force``).
 
-    A unit that fails to import or register is recorded in its registry's
-    ``load_errors`` (or, when its kind is unknown, in both) instead of
+    A unit that fails to import is recorded in both registries'
+    ``load_errors``, one that fails to register in its own, instead of
     breaking the listing of the others.
     """
-    with _entry_points_lock:
-        if _entry_points_state["loaded"] and not force:
-            return
-        _entry_points_state["loaded"] = True
-    from importlib.metadata import entry_points
-
-    for point in entry_points(group=ENTRY_POINT_GROUP):
-        try:
-            unit = _instantiate(point.load())
-        except Exception as exc:  # noqa: BLE001 - a broken plug-in must not break the others
-            for reg in _REGISTRIES.values():
-                reg.load_errors[point.name] = f"{type(exc).__name__}: {exc}"
-            continue
-        kind = getattr(unit, "kind", None)
-        if kind not in _REGISTRIES:
-            kind = "collector" if callable(getattr(unit, "collect", None)) else "postprocessor"
-        reg = _REGISTRIES[kind]
-        if getattr(unit, "name", None) in reg._units:
-            continue  # registered already (by a forced reload or explicitly)
-        try:
-            reg.register(unit)
-        except UnitError as exc:
-            reg.load_errors[point.name] = exc.message
+    for reg in _REGISTRIES.values():
+        reg.load_entry_points(force=force)

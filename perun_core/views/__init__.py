@@ -16,8 +16,11 @@ name           result                                              formats
 =============  ==================================================  ===========================
 
 ``raw`` is not here: it is the profile's JSON, printed by the CLI itself.
-Other packages may add views with :func:`register_view`.  Importing this
-package loads no numpy or plotext; the views import them when they run.
+The views live in :data:`views`, a :class:`~perun_core.registry.Registry`
+that imports each built-in view the first time it is named.  Other packages
+may add views with :func:`register_view` or through the entry-point group
+``perun.views`` (naming a :class:`View`).  Importing this package loads no
+numpy or plotext; the views import them when they run.
 
 Typical use::
 
@@ -28,6 +31,8 @@ Typical use::
 
 from __future__ import annotations
 
+from ..errors import UnitError, UnknownUnit
+from ..registry import Registry
 from .base import (
     AGGREGATIONS,
     Figure,
@@ -43,6 +48,7 @@ from .style import DEFAULT_THEME, Theme, strip_ansi
 __all__ = [
     "AGGREGATIONS",
     "DEFAULT_THEME",
+    "ENTRY_POINT_GROUP",
     "VIEWS",
     "Figure",
     "Param",
@@ -56,38 +62,34 @@ __all__ = [
     "render_figure",
     "strip_ansi",
     "view_names",
+    "views",
 ]
 
-#: name -> view; filled below, in the order ``show --help`` lists them.
-VIEWS: dict[str, View] = {}
+ENTRY_POINT_GROUP = "perun.views"
+
+#: name -> view, in the order ``show --help`` lists them.
+views: Registry[View] = Registry("view", "build", builtins={
+    name: f"perun_core.views.{name}:VIEW" for name in ("tableof", "bars", "flow", "scatter", "flamegraph", "heapmap")
+}, group=ENTRY_POINT_GROUP, sort=False)
+#: the registry under its former name
+VIEWS = views
 
 
 def register_view(view: View, *, replace: bool = False) -> None:
-    """Add ``view`` to the registry; a name already taken needs ``replace``."""
-    if view.name in VIEWS and not replace:
-        raise ValueError(f"a view named {view.name!r} is already registered")
-    VIEWS[view.name] = view
+    """Add ``view`` to the registry; a name already taken needs ``replace`` (ValueError otherwise)."""
+    try:
+        views.register(view, replace=replace)
+    except UnitError as exc:
+        raise ValueError(exc.message) from None
 
 
 def get_view(name: str) -> View:
     """The view called ``name``; raises :class:`~perun_core.errors.UnknownUnit` listing the known ones."""
     try:
-        return VIEWS[name]
-    except KeyError:
-        from ..errors import UnknownUnit
-
-        raise UnknownUnit("view", name, ["raw", *VIEWS]) from None
+        return views.get(name)
+    except UnknownUnit:
+        raise UnknownUnit("view", name, ["raw", *views.names()]) from None
 
 
 def view_names() -> list[str]:
-    return list(VIEWS)
-
-
-def _register_builtins() -> None:
-    from . import bars, flamegraph, flow, heapmap, scatter, tableof
-
-    for module in (tableof, bars, flow, scatter, flamegraph, heapmap):
-        register_view(module.VIEW)
-
-
-_register_builtins()
+    return views.names()

@@ -32,14 +32,14 @@ from .style import format_number
 if TYPE_CHECKING:  # pragma: no cover
     from ..profile.model import Profile
 
-FUNC = Param("func", "Aggregation of the values of each bar.", kind="choice", default="sum",
+FUNC = Param("func", help="Aggregation of the values of each bar.", kind="choice", default="sum",
              choices=AGGREGATIONS, positional=True, metavar="[sum|count|mean|median|min|max]")
-OF = Param("of", "Resource key aggregated on the Y axis (numeric unless counting).", flags=("-o", "--of"),
+OF = Param("of", help="Resource key aggregated on the Y axis (numeric unless counting).", flags=("-o", "--of"),
            default="amount", metavar="KEY")
-BY = Param("by", "Resource key splitting every bar into groups.", flags=("-b", "--by"), metavar="KEY")
-X_LABEL = Param("x_label", "Label of the X axis.", flags=("-xl", "--x-axis-label"), metavar="TEXT")
-Y_LABEL = Param("y_label", "Label of the Y axis.", flags=("-yl", "--y-axis-label"), metavar="TEXT")
-TITLE = Param("title", "Title of the graph.", flags=("-gt", "--graph-title"), metavar="TEXT")
+BY = Param("by", help="Resource key splitting every bar into groups.", flags=("-b", "--by"), metavar="KEY")
+X_LABEL = Param("x_label", help="Label of the X axis.", flags=("-xl", "--x-axis-label"), metavar="TEXT")
+Y_LABEL = Param("y_label", help="Label of the Y axis.", flags=("-yl", "--y-axis-label"), metavar="TEXT")
+TITLE = Param("title", help="Title of the graph.", flags=("-gt", "--graph-title"), metavar="TEXT")
 
 
 def checked_keys(view: str, profile: Profile, func: str, of: str, **keys: str | None) -> None:
@@ -103,10 +103,10 @@ VIEW = View(
     params=(
         FUNC,
         OF,
-        Param("per", "Resource key whose values are the bars (X axis).", flags=("-p", "--per"),
+        Param("per", help="Resource key whose values are the bars (X axis).", flags=("-p", "--per"),
               default="snapshots", metavar="KEY"),
         BY,
-        Param("stacked", "Stack the --by groups (default) or stand them side by side.", kind="flag",
+        Param("stacked", help="Stack the --by groups (default) or stand them side by side.", kind="bool",
               flags=("-s", "--stacked"), off=("-g", "--grouped"), default=True),
         TYPE,
         X_LABEL,

@@ -1,8 +1,9 @@
 """What every view is made of: declared parameters, a builder and a renderer.
 
-A :class:`View` declares its parameters once (:class:`Param`); front ends
-derive their options from them (the CLI turns them into click options, the
-TUI may build a form).  :meth:`View.run` checks the profile and the values
+A :class:`View` declares its parameters once with the one
+:class:`~perun_core.params.Param`; front ends derive their options from them
+(the CLI turns them into click arguments and options, the TUI builds a
+form).  :meth:`View.run` checks the profile and the values
 and calls the view's builder, which returns a typed result (a
 :class:`Figure`, a table, a flame graph ...); :meth:`View.render` turns a
 result into text for a given width, height and theme.
@@ -15,6 +16,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from ..errors import EmptyProfile, InvalidParameter, UnsupportedProfile
+from ..params import Param
 
 if TYPE_CHECKING:  # pragma: no cover
     from ..profile.model import Profile
@@ -34,58 +36,6 @@ HTML_SUFFIXES = (".html", ".htm")
 
 #: ``--type`` value showing the resources of every type, whatever their units.
 ALL_TYPES = "all"
-
-
-@dataclass(frozen=True, slots=True)
-class Param:
-    """One parameter of a view.
-
-    ``kind`` is ``"str"``, ``"int"``, ``"choice"`` (one of ``choices``),
-    ``"multi"`` (any number of strings) or ``"flag"`` (a boolean; ``off``
-    holds the spellings that set it false).  ``positional`` parameters are
-    given without a flag (``bars sum``); ``flags`` are the CLI spellings.
-    """
-
-    name: str
-    help: str
-    kind: str = "str"
-    flags: tuple[str, ...] = ()
-    off: tuple[str, ...] = ()
-    default: Any = None
-    choices: tuple[str, ...] = ()
-    required: bool = False
-    positional: bool = False
-    metavar: str | None = None
-    minimum: int | None = None
-
-    def coerce(self, view: str, value: Any) -> Any:
-        """``value`` checked and converted for this parameter; raises :class:`InvalidParameter`."""
-        if value is None or (self.kind == "multi" and not value):
-            if self.required:
-                raise InvalidParameter(view, self.name, None, "a value (it is required)")
-            return () if self.kind == "multi" else self.default
-        if self.kind == "flag":
-            return bool(value)
-        if self.kind == "int":
-            if isinstance(value, bool):
-                raise InvalidParameter(view, self.name, value, "an integer")
-            try:
-                number = int(value)
-            except (TypeError, ValueError):
-                raise InvalidParameter(view, self.name, value, "an integer") from None
-            if self.minimum is not None and number < self.minimum:
-                raise InvalidParameter(view, self.name, value, f"an integer of at least {self.minimum}")
-            return number
-        if self.kind == "multi":
-            values = tuple(str(v) for v in ((value,) if isinstance(value, str) else value))
-            for item in values:
-                if self.choices and item not in self.choices:
-                    raise InvalidParameter(view, self.name, item, f"one of {', '.join(self.choices)}")
-            return values
-        text = str(value)
-        if self.kind == "choice" and text not in self.choices:
-            raise InvalidParameter(view, self.name, value, f"one of {', '.join(self.choices)}")
-        return text
 
 
 @dataclass(frozen=True, slots=True)
@@ -144,7 +94,18 @@ class View:
         unknown = sorted(set(values) - known)
         if unknown:
             raise InvalidParameter(self.name, unknown[0], values[unknown[0]], f"one of the parameters {', '.join(sorted(known))}")
-        return {p.name: p.coerce(self.name, values.get(p.name)) for p in self.params}
+        return {p.name: self._value(p, values.get(p.name)) for p in self.params}
+
+    def _value(self, param: Param, value: Any) -> Any:
+        """One parameter's value: converted by its declaration; lists as tuples, () when not given."""
+        if value is None or (param.kind == "list" and not value):
+            if param.required:
+                raise InvalidParameter(self.name, param.name, None, "a value (it is required)")
+            return () if param.kind == "list" else param.default
+        if param.kind == "list" and isinstance(value, str):
+            value = (value,)  # one item: a KEY=VALUE filter may hold commas
+        converted = param.convert(value, self.name)
+        return tuple(converted) if param.kind == "list" else converted
 
     def check_profile(self, profile: Profile) -> None:
         """Raise :class:`UnsupportedProfile` or :class:`EmptyProfile` when the view cannot show ``profile``."""
@@ -397,7 +358,7 @@ def amount_unit(profile: Profile, key: str, *, having: str | None = None) -> str
 
 TYPE = Param(
     "type",
-    "Only resources of this type, or 'all'. By default, where types differ in the unit of --of (a time "
+    help="Only resources of this type, or 'all'. By default, where types differ in the unit of --of (a time "
     "profile's max_rss rows hold bytes, the others seconds), only the profile's main type: its own, else the "
     "first its units name; the title names it.",
     flags=("-T", "--type"), metavar="TYPE",

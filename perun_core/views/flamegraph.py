@@ -559,9 +559,9 @@ VIEW = View(
     summary="Inclusive consumption by call trace: terminal icicle, SVG, folded stacks, speedscope JSON.",
     description=__doc__ or "",
     params=(
-        Param("of", "Numeric resource key to add up along the traces [default: exclusive when every traced "
+        Param("of", help="Numeric resource key to add up along the traces [default: exclusive when every traced "
                     "resource has it (trace profiles), else amount].", flags=("-o", "--of"), metavar="KEY"),
-        Param("title", "Title of the graph.", flags=("-gt", "--graph-title"), metavar="TEXT"),
+        Param("title", help="Title of the graph.", flags=("-gt", "--graph-title"), metavar="TEXT"),
     ),
     build=build,
     render_result=render,

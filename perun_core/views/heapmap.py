@@ -302,9 +302,9 @@ VIEW = View(
     summary="The address space of a memory profile per snapshot, by allocation site, or as a heat map.",
     description=__doc__ or "",
     params=(
-        Param("mode", "heap: a map per snapshot by allocation site; heat: allocations over all snapshots.",
+        Param("mode", help="heap: a map per snapshot by allocation site; heat: allocations over all snapshots.",
               kind="choice", flags=("--mode",), default="heap", choices=("heap", "heat")),
-        Param("snapshot", "Show only this snapshot (numbered from 0).", kind="int", flags=("-s", "--snapshot"),
+        Param("snapshot", help="Show only this snapshot (numbered from 0).", kind="int", flags=("-s", "--snapshot"),
               minimum=0, metavar="N"),
     ),
     build=build,

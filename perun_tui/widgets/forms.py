@@ -1,12 +1,15 @@
-"""Forms generated from a unit's parameter declarations (``Param``).
+"""Forms generated from parameter declarations (``Param``) of units, views and check methods.
 
-A :class:`ParamForm` shows one row per declared parameter: a check box for
-a ``bool``, a drop-down for a ``choice`` and a one-line input for the rest
-(lists as comma-separated items).  Every change is converted right away by
-the parameter's own converter (:meth:`perun_core.params.Param.convert`),
-so a bad value is marked on its row and named in the form's message line
-before anything is saved or run.  Fields left empty mean "the unit's
-default" and are left out of the parameters.
+A :class:`ParamForm` shows one row per declared parameter of its *owner*:
+anything with a ``name`` and ``params`` (an ``api.run.UnitInfo``, a view,
+an ``api.check.MethodInfo``).  A ``bool`` gets a check box, a ``choice`` a
+drop-down and the rest a one-line input (lists as comma-separated items).
+Every change is converted right away by the parameter's own converter
+(:meth:`perun_core.params.Param.convert`), so a bad value is marked on its
+row and named in the form's message line before anything is saved or run.
+Fields left empty mean "the default" and are left out of the parameters.
+:func:`form_fields` says which field each parameter gets without mounting
+anything.
 """
 
 from __future__ import annotations
@@ -42,8 +45,18 @@ def describe_params(params: dict[str, Any]) -> str:
     return ", ".join(f"{k}: {show_value(v)}" for k, v in params.items())
 
 
+def field_kind(param: Any) -> str:
+    """The widget a parameter gets: ``checkbox`` (bool), ``select`` (choice) or ``input``."""
+    return {"bool": "checkbox", "choice": "select"}.get(param.kind, "input")
+
+
+def form_fields(owner: Any) -> dict[str, str]:
+    """The fields a form for ``owner`` has: widget id -> field kind, one per declared parameter."""
+    return {f"field-{param.name}": field_kind(param) for param in getattr(owner, "params", ())}
+
+
 class ParamForm(VerticalScroll, can_focus=False):
-    """The fields of one unit's parameters; posts :class:`ParamForm.Changed` on every edit."""
+    """The fields of the parameters of one unit, view or check method; posts :class:`ParamForm.Changed` on every edit."""
 
     class Changed(Message):
         """The parameters changed: ``params`` holds converted values (raw text where conversion failed)."""
@@ -60,7 +73,7 @@ class ParamForm(VerticalScroll, can_focus=False):
 
     def __init__(self, *, id: str | None = None, classes: str | None = None) -> None:
         super().__init__(id=id, classes=classes)
-        self.unit: Any = None  # an api_run.UnitInfo
+        self.owner: Any = None  # what declares the parameters (UnitInfo, View, MethodInfo)
         self.params: dict[str, Any] = {}
         self.errors: dict[str, str] = {}
         self._loading = False
@@ -69,27 +82,27 @@ class ParamForm(VerticalScroll, can_focus=False):
     def compose(self) -> ComposeResult:
         yield Static("", id="form-fields-anchor", classes="form-empty")
 
-    async def show_unit(self, unit: Any, params: dict[str, Any] | None) -> None:
-        """Build the fields of ``unit`` (an UnitInfo, or None for nothing) filled with ``params``."""
-        self.unit = unit
+    async def show_params(self, owner: Any, params: dict[str, Any] | None) -> None:
+        """Build the fields of ``owner`` (anything with ``name`` and ``params``; None for nothing) filled with ``params``."""
+        self.owner = owner
         self.params = dict(params or {})
         self.errors = {}
         self._shown = {}
         self._loading = True
         await self.remove_children()
-        if unit is None:
+        if owner is None:
             await self.mount(Static(Text("no unit selected", style="dim"), classes="form-empty"))
             self._loading = False
             return
         rows: list[Widget] = []
-        if not unit.params:
-            rows.append(Static(Text(f"{unit.name} has no parameters", style="dim"), classes="form-empty"))
-        for param in unit.params:
+        if not owner.params:
+            rows.append(Static(Text(f"{owner.name} has no parameters", style="dim"), classes="form-empty"))
+        for param in owner.params:
             rows.append(self._row(param, self.params.get(param.name)))
-        known = {key for param in unit.params for key in param.keys}
+        known = {key for param in owner.params for key in param.keys}
         for key in self.params:
             if key not in known:
-                self.errors[key] = f"{unit.name} has no parameter '{key}'"
+                self.errors[key] = f"{owner.name} has no parameter '{key}'"
         rows.append(Static("", id="form-message", classes="form-message"))
         await self.mount_all(rows)
         self._loading = False
@@ -99,10 +112,11 @@ class ParamForm(VerticalScroll, can_focus=False):
         label = Label(param.name, classes="form-label")
         label.tooltip = param.help or param.describe()
         field: Widget
-        if param.kind == "bool":
-            checked = bool(param.default) if value is None else _as_bool(param, value, self.unit.name)
+        kind = field_kind(param)
+        if kind == "checkbox":
+            checked = bool(param.default) if value is None else _as_bool(param, value, self.owner.name)
             field = Checkbox("", checked, compact=True, id=f"field-{param.name}", classes="form-field")
-        elif param.kind == "choice":
+        elif kind == "select":
             options = [(choice, choice) for choice in param.choices]
             default = f"default: {param.default}" if param.default is not None else "not set"
             field = Select(options, prompt=default, allow_blank=True, compact=True, id=f"field-{param.name}",
@@ -121,7 +135,7 @@ class ParamForm(VerticalScroll, can_focus=False):
     # -- edits -----------------------------------------------------------------------------
     def _param(self, widget: Widget) -> Any:
         name = (widget.id or "").removeprefix("field-")
-        for param in self.unit.params if self.unit else ():
+        for param in self.owner.params if self.owner else ():
             if param.name == name:
                 return param
         return None
@@ -161,7 +175,7 @@ class ParamForm(VerticalScroll, can_focus=False):
             self.params.pop(param.name, None)
         else:
             try:
-                self.params[param.name] = param.convert(raw, self.unit.name)
+                self.params[param.name] = param.convert(raw, self.owner.name)
             except PerunError as error:
                 self.params[param.name] = raw
                 self.errors[param.name] = error.message

@@ -195,7 +195,7 @@ class UnitsEditor(Horizontal):
         if index < 0:
             select.set_options([(name, name) for name in names])
             select.disabled = True
-            await self.form.show_unit(None, None)
+            await self.form.show_params(None, None)
             return
         entry = self.entries[index]
         if entry["name"] and entry["name"] not in self.units:
@@ -204,7 +204,7 @@ class UnitsEditor(Horizontal):
         select.set_options([(name, name) for name in names])
         with select.prevent(Select.Changed):
             select.value = entry["name"] if entry["name"] else Select.NULL
-        await self.form.show_unit(self.units.get(entry["name"]), entry["params"])
+        await self.form.show_params(self.units.get(entry["name"]), entry["params"])
         self.errors[index] = dict(self.form.errors)
 
     @on(OptionList.OptionHighlighted)
@@ -224,7 +224,7 @@ class UnitsEditor(Horizontal):
         entry["name"] = name
         entry["params"] = {}
         self.errors.pop(self.selected, None)
-        await self.form.show_unit(self.units.get(name), {})
+        await self.form.show_params(self.units.get(name), {})
         self._refresh_list()
         self.post_message(self.Changed())
 

@@ -90,7 +90,7 @@ class PostprocessScreen(ModalScreen[ProfileLink | None]):
         unit = self.units.get(name or "")
         summary = self.query_one("#postprocess-summary", Static)
         summary.update(Text(unit.summary if unit is not None else "", style="dim"))
-        await self.query_one(ParamForm).show_unit(unit, {})
+        await self.query_one(ParamForm).show_params(unit, {})
 
     @on(Select.Changed, "#postprocess-unit")
     async def _unit_chosen(self, event: Select.Changed) -> None:
@@ -117,7 +117,7 @@ class PostprocessScreen(ModalScreen[ProfileLink | None]):
         if self.running:
             return
         form = self.query_one(ParamForm)
-        if form.unit is None:
+        if form.owner is None:
             self.notify("choose a postprocessor first", severity="warning")
             return
         problems = form.problems()
@@ -126,8 +126,8 @@ class PostprocessScreen(ModalScreen[ProfileLink | None]):
             return
         self.running = True
         self.query_one("#postprocess-run", Button).disabled = True
-        self.query_one("#postprocess-dialog").border_subtitle = f"running {form.unit.name}…"
-        self.postprocess(form.unit.name, dict(form.params))
+        self.query_one("#postprocess-dialog").border_subtitle = f"running {form.owner.name}…"
+        self.postprocess(form.owner.name, dict(form.params))
 
     @work(thread=True, exclusive=True, exit_on_error=False, group="postprocess", description="postprocessing")
     def postprocess(self, name: str, params: dict[str, Any]) -> None:

@@ -81,6 +81,35 @@ def test_methods_by_option(files):
     assert methods == {"average_amount_threshold", "best_model_order_equality"}
 
 
+def test_one_method_with_its_parameters(files):
+    where, _base, _new = files
+    # f doubles: a degradation for aat's default 2x threshold only when the threshold is lower
+    found = run_cli("check", "method", "aat", "BASELINE.perf", "TARGET.perf", "-f", "json", "--threshold", "1.5",
+                    cwd=where)
+    assert found.returncode == 3, found.stderr
+    by_uid = {r["uid"]: r for r in json.loads(found.stdout)}
+    assert by_uid["f"]["result"] == "Degradation" and by_uid["f"]["method"] == "average_amount_threshold"
+    strict = run_cli("check", "method", "average_amount_threshold", "BASELINE.perf", "TARGET.perf", "-f", "json",
+                     "--threshold", "50", cwd=where)
+    assert strict.returncode == 0, strict.stderr
+    assert {r["uid"]: r["result"] for r in json.loads(strict.stdout)}["f"] == "NoChange"
+    one_line_error(run_cli("check", "method", "aat", "BASELINE.perf", "TARGET.perf", "--threshold", "0.5", cwd=where),
+                   "average_amount_threshold: parameter 'threshold' = 0.5: expected a number of at least 1")
+    one_line_error(run_cli("check", "method", "nope", "BASELINE.perf", "TARGET.perf", cwd=where),
+                   "unknown check method 'nope'", "bmoe")
+    listing = run_cli("check", "method", "--help", cwd=where)
+    assert listing.returncode == 0 and "size_aware_rank_test" in listing.stdout
+    shared = where / "config"
+    shared.mkdir()
+    (shared / "shared.yml").write_text("degradation:\n  strategies:\n    - {method: aat, params: {threshold: 1.5}}\n")
+    configured = run_cli("check", "profiles", "BASELINE.perf", "TARGET.perf", "-f", "json", cwd=where,
+                         env={"PERUN_CONFIG_DIR": str(shared)})
+    assert configured.returncode == 3, configured.stderr
+    (shared / "shared.yml").write_text("degradation:\n  strategies:\n    - {method: aat, params: {treshold: 3}}\n")
+    one_line_error(run_cli("check", "profiles", "BASELINE.perf", "TARGET.perf", cwd=where,
+                           env={"PERUN_CONFIG_DIR": str(shared)}), "parameter 'treshold'", "has: threshold")
+
+
 def one_line_error(result, *needles: str) -> None:
     assert result.returncode == 1, (result.returncode, result.stdout, result.stderr)
     assert "Traceback" not in result.stderr

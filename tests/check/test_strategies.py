@@ -52,11 +52,37 @@ def test_rules_match_profile_fields():
     ({"method": "aat", "params": 3}, "'params' must be a mapping"),
     ({"method": "aat", "cutoff": -1}, "non-negative number"),
     ({"method": "aat", "type": {"a": 1}}, "a string or a list"),
+    ({"method": "aat", "params": {"threshold": 0.5}},
+     "rule 1: average_amount_threshold: parameter 'threshold' = 0.5: expected a number of at least 1"),
+    ({"method": "bmoe", "params": {"min_fit": "high"}}, "parameter 'min_fit' = 'high'"),
+    ({"method": "loc", "params": {"threshold": 5, "interval": 3}}, "parameter 'interval' = 3: expected a known "
+                                                                   "parameter; local_statistics has: threshold, intervals"),
 ])
 def test_bad_rules_are_one_line_errors(rule, message):
     with pytest.raises(ConfigError, match=message) as caught:
         parse_rules([rule])
     assert "\n" not in str(caught.value)
+
+
+def test_rule_params_are_converted_by_the_declaration():
+    rule, = parse_rules([{"method": "cpd", "params": {"window": "12", "creep-floor": 3}}])
+    assert rule.params == {"window": 12, "creep_floor": 3.0}
+    # a method that declares nothing gets its mapping as it is
+    class Loose:
+        name = "loose_method"
+        summary = "Declares no parameters."
+
+        def check(self, baseline, target, params):
+            return iter(())
+
+    from perun_core.check import register_method, unregister_method
+
+    register_method(Loose())
+    try:
+        rule, = parse_rules([{"method": "loose_method", "params": {"anything": [1, 2]}}])
+        assert rule.params == {"anything": [1, 2]}
+    finally:
+        unregister_method("loose_method")
 
 
 def test_unknown_method_in_a_rule():

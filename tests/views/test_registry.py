@@ -44,14 +44,14 @@ def test_register_view_refuses_a_taken_name():
 
 
 def test_register_and_run_a_third_party_view():
-    view = View(name="count", summary="How many resources.", params=(Param("scale", "Multiply.", kind="int", default=1),),
+    view = View(name="count", summary="How many resources.", params=(Param("scale", kind="int", help="Multiply.", default=1),),
                 build=lambda profile, scale: profile.resource_count() * scale,
                 render_result=lambda result, options: f"{result} resources")
     register_view(view)
     try:
         assert get_view("count").render(get_view("count").run(time_profile(), {"scale": "2"})) == "32 resources"
     finally:
-        del VIEWS["count"]
+        VIEWS.unregister("count")
 
 
 def test_bind_checks_and_converts_values():

@@ -14,24 +14,25 @@ from typing import Any
 
 from ..data import ProfileData
 from ..results import Finding, PerformanceChange
-from .common import float_param, location_pairs, relative
+from .common import location_pairs, read_params, relative, threshold_param
 
 
 class AverageAmountThreshold:
     name = "average_amount_threshold"
     summary = "Ratio of the average amounts per location against a threshold (2x by default)."
+    params = (threshold_param(2.0, "Ratio of the averages from which a location changed (and its inverse).", minimum=1.0),)
 
     def check(self, baseline: ProfileData, target: ProfileData, params: Mapping[str, Any]) -> Iterator[Finding]:
-        threshold = float_param(self.name, params, "threshold", 2.0, minimum=1.0)
+        limit = read_params(self, params)["threshold"]
         for base, new, presence in location_pairs(baseline, target, self.name):
             if presence is not None:
                 yield presence
                 continue
             assert base is not None and new is not None
             before, after = float(base.y.mean()), float(new.y.mean())
-            if before > 0 and after / before >= threshold:
+            if before > 0 and after / before >= limit:
                 result = PerformanceChange.DEGRADATION
-            elif after > 0 and before / after >= threshold:
+            elif after > 0 and before / after >= limit:
                 result = PerformanceChange.OPTIMIZATION
             elif before <= 0 < after:
                 result = PerformanceChange.DEGRADATION

@@ -25,9 +25,10 @@ import math
 from collections.abc import Iterator, Mapping
 from typing import Any
 
+from ...params import Param
 from ..data import ProfileData
 from ..results import Finding, PerformanceChange
-from .common import float_param, model_pairs
+from .common import model_pairs, read_params
 
 #: Growth of each model kind, comparable across kinds.
 GROWTH = {"constant": 0.0, "logarithmic": 0.5, "linear": 1.0, "nlogn": 1.5, "quadratic": 2.0, "exponential": 100.0}
@@ -78,10 +79,16 @@ def _agrees_at_largest(before: dict, after: dict, base: Any, new: Any, worse: bo
 class BestModelOrderEquality:
     name = "best_model_order_equality"
     summary = "Compares the complexity class of the best regression model of each location."
+    params = (
+        Param("min_confidence", "float", 0.8, "Smallest r^2 of both models for a certain (not Maybe) change.",
+              minimum=0.0, maximum=1.0),
+        Param("min_fit", "float", 0.5, "Smallest r^2 of both models to tell an order at all (else NoChange).",
+              minimum=0.0, maximum=1.0),
+    )
 
     def check(self, baseline: ProfileData, target: ProfileData, params: Mapping[str, Any]) -> Iterator[Finding]:
-        min_confidence = float_param(self.name, params, "min_confidence", 0.8, minimum=0.0, maximum=1.0)
-        min_fit = float_param(self.name, params, "min_fit", 0.5, minimum=0.0, maximum=1.0)
+        values = read_params(self, params)
+        min_confidence, min_fit = values["min_confidence"], values["min_fit"]
         for ready, base, new, before, after in model_pairs(baseline, target, self.name, "order"):
             if ready is not None:
                 yield ready

@@ -29,17 +29,17 @@ from collections.abc import Iterator, Mapping
 from dataclasses import replace
 from typing import Any
 
+from ...params import Param
 from ..data import ProfileData
 from ..history import change_points, creeping, levels
 from ..results import Finding, PerformanceChange
-from .common import float_param, location_pairs, typical
+from .common import FLOOR, MAYBE, location_pairs, read_params, typical
 
 #: Versions of history below which the method compares just the pair.
 MIN_VERSIONS = 5
 
 
-def creep_finding(location: str, samples: list, window_versions: int, params: Mapping[str, Any], method: str,
-                  *, creep_floor: float, alpha: float) -> Finding | None:
+def creep_finding(location: str, samples: list, window_versions: int, method: str, *, creep_floor: float, alpha: float) -> Finding | None:
     """A creeping finding for ``location`` given its samples oldest to newest, or None."""
     series = levels(samples)
     if series is None:
@@ -60,21 +60,32 @@ class ChangePointDetection:
     name = "change_point_detection"
     summary = "Steps and creeping drifts over the history of a configuration (E-divisive means, Mann-Kendall)."
     uses_history = True
+    params = (
+        Param("alpha", "float", 0.01, "Significance level of the steps and drifts.", minimum=1e-6, maximum=0.5),
+        FLOOR,
+        MAYBE,
+        Param("creep_floor", "float", 10.0, "Smallest drift over the window reported, in percent.", minimum=0.0),
+        Param("window", "int", 20, "Versions of history (the target included) searched.", minimum=MIN_VERSIONS,
+              maximum=500),
+        Param("recent", "int", 3, "How many of the newest versions a step may lie in to be reported.", minimum=1,
+              maximum=50),
+    )
 
     def check(self, baseline: ProfileData, target: ProfileData, params: Mapping[str, Any]) -> Iterator[Finding]:
-        alpha = float_param(self.name, params, "alpha", 0.01, minimum=1e-6, maximum=0.5)
-        floor = math.log1p(float_param(self.name, params, "floor", 5.0, minimum=0.0) / 100)
-        creep_floor = math.log1p(float_param(self.name, params, "creep_floor", 10.0, minimum=0.0) / 100)
-        window = int(float_param(self.name, params, "window", 20, minimum=MIN_VERSIONS, maximum=500))
+        values = read_params(self, params)
+        alpha = values["alpha"]
+        floor = math.log1p(values["floor"] / 100)
+        creep_floor = math.log1p(values["creep_floor"] / 100)
+        window = values["window"]
         history: list[ProfileData] = list(params.get("history") or [baseline])[-(window - 1):]
         versions = [*history, target]
         from ..default import DEFAULT
 
         if len(versions) < MIN_VERSIONS:
-            yield from (replace(f, method=self.name) for f in DEFAULT.pairwise(baseline, target, params))
+            yield from (replace(f, method=self.name) for f in DEFAULT.pairwise(baseline, target, values))
             return
-        recent = int(float_param(self.name, params, "recent", 3, minimum=1, maximum=50))
-        pairwise = {f.location: f for f in DEFAULT.pairwise(baseline, target, params)}
+        recent = values["recent"]
+        pairwise = {f.location: f for f in DEFAULT.pairwise(baseline, target, values)}
         for base, new, presence in location_pairs(baseline, target, self.name):
             if presence is not None:
                 yield presence
@@ -86,7 +97,7 @@ class ChangePointDetection:
                               reason=step.reason or "a step at this version")
                 continue
             samples = [data.samples().get(new.location) for data in versions]
-            creep = creep_finding(new.location, samples, len(versions), params, self.name,
+            creep = creep_finding(new.location, samples, len(versions), self.name,
                                   creep_floor=creep_floor, alpha=alpha)
             if creep is not None:
                 yield creep

@@ -1,4 +1,10 @@
-"""Helpers every method uses: which locations to compare, presence findings, parameters."""
+"""Helpers every method uses: which locations to compare, presence findings, parameters.
+
+A method declares its parameters as ``params``, a tuple of
+:class:`~perun_core.params.Param` (the shared ones are here), and reads them
+with :func:`read_params`: the values given in the rule's ``params``
+converted and checked by the declaration, defaults for the rest.
+"""
 
 from __future__ import annotations
 
@@ -6,26 +12,39 @@ import math
 from collections.abc import Iterator, Mapping
 from typing import TYPE_CHECKING, Any
 
-from ...errors import InvalidParameter
+from ...params import Param, convert_params
 from ..results import Finding, PerformanceChange
 
 if TYPE_CHECKING:  # pragma: no cover
     from ..data import ProfileData, Sample
 
-__all__ = ["float_param", "location_pairs", "presence_finding", "relative", "typical"]
+__all__ = ["ALPHA", "FLOOR", "MAYBE", "RUNTIME_KEYS", "SETTINGS", "location_pairs", "presence_finding",
+           "read_params", "relative", "threshold_param", "typical"]
+
+#: Keys the checker adds to a method's parameters itself (never declared, never given in a rule).
+RUNTIME_KEYS = frozenset({"history"})
+
+ALPHA = Param("alpha", "float", 0.01, "Significance level a change must reach.", minimum=1e-12, maximum=0.5)
+FLOOR = Param("floor", "float", 5.0, "Smallest change reported, in percent.", minimum=0.0, maximum=1000.0)
+MAYBE = Param("maybe", "float", 50.0, "Change in percent from which an insignificant change is a Maybe.",
+              minimum=0.0, maximum=10000.0)
+#: What :func:`settings_from` reads.
+SETTINGS = (ALPHA, FLOOR, MAYBE)
 
 
-def float_param(method: str, params: Mapping[str, Any], name: str, default: float, *,
-                minimum: float | None = None, maximum: float | None = None) -> float:
-    """A numeric parameter of a method, checked; raises InvalidParameter."""
-    value = params.get(name, default)
-    if isinstance(value, bool) or not isinstance(value, (int, float)) or not math.isfinite(value):
-        raise InvalidParameter(method, name, value, "a number")
-    if (minimum is not None and value < minimum) or (maximum is not None and value > maximum):
-        bounds = f"between {minimum:g} and {maximum:g}" if minimum is not None and maximum is not None else \
-            f"at least {minimum:g}" if minimum is not None else f"at most {maximum:g}"
-        raise InvalidParameter(method, name, value, f"a number {bounds}")
-    return float(value)
+def threshold_param(default: float, help: str, *, minimum: float = 0.0) -> Param:
+    """The ``threshold`` parameter most methods have, with its default."""
+    return Param("threshold", "float", default, help, minimum=minimum)
+
+
+def read_params(method: Any, params: Mapping[str, Any] | None) -> dict[str, Any]:
+    """Every declared parameter of ``method``: given values converted and checked, defaults for the rest.
+
+    Keys the checker adds (``history``) are left out; an unknown key or a
+    bad value raises :class:`~perun_core.errors.InvalidParameter` naming it.
+    """
+    given = {key: value for key, value in (params or {}).items() if key not in RUNTIME_KEYS}
+    return convert_params(method.name, getattr(method, "params", ()), given)
 
 
 def typical(sample: Sample) -> float:
@@ -95,17 +114,15 @@ def model_pairs(baseline: ProfileData, target: ProfileData, method: str, finding
         yield None, base, new, before, after
 
 
-def settings_from(method: str, params: Mapping[str, Any], *, use_sizes: bool):
-    """:class:`~perun_core.check.compare.Settings` from a method's parameters.
+def settings_from(values: Mapping[str, Any], *, use_sizes: bool):
+    """:class:`~perun_core.check.compare.Settings` from a method's converted parameters (:data:`SETTINGS`).
 
     ``alpha`` (0.01), ``floor`` (smallest reported change, percent: 5) and
     ``maybe`` (percent from which an insignificant change is a Maybe: 50).
     """
     from ..compare import Settings
 
-    alpha = float_param(method, params, "alpha", 0.01, minimum=1e-12, maximum=0.5)
-    floor = float_param(method, params, "floor", 5.0, minimum=0.0, maximum=1000.0)
-    maybe = float_param(method, params, "maybe", 50.0, minimum=0.0, maximum=10000.0)
+    alpha, floor, maybe = (values.get(p.name, p.default) for p in SETTINGS)
     return Settings(alpha, math.log1p(floor / 100.0), math.log1p(maybe / 100.0), use_sizes)
 
 

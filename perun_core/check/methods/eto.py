@@ -20,9 +20,10 @@ from __future__ import annotations
 from collections.abc import Iterator, Mapping
 from typing import Any
 
+from ...params import Param
 from ..data import ProfileData
 from ..results import Finding, PerformanceChange
-from .common import float_param, location_pairs
+from .common import location_pairs, read_params
 
 _SEVERITY = {
     3: (PerformanceChange.SEVERE_DEGRADATION, PerformanceChange.SEVERE_OPTIMIZATION),
@@ -60,9 +61,11 @@ def outlier_rules(deltas: list[float]) -> list[int]:
 class ExclusiveTimeOutliers:
     name = "exclusive_time_outliers"
     summary = "Which functions' exclusive time changed like outliers among all functions (z-score, IQR, std)."
+    params = (Param("cutoff", "float", 0.1, "Smallest change reported, in percent of the whole program.",
+                    minimum=0.0),)
 
     def check(self, baseline: ProfileData, target: ProfileData, params: Mapping[str, Any]) -> Iterator[Finding]:
-        cutoff = float_param(self.name, params, "cutoff", 0.1, minimum=0.0)
+        cutoff = read_params(self, params)["cutoff"]
         base_samples, target_samples = baseline.samples(), target.samples()
         program_b = sum(_total(s) for s in base_samples.values())
         program_t = sum(_total(s) for s in target_samples.values())

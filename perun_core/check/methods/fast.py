@@ -17,20 +17,21 @@ from typing import Any
 
 from ..data import ProfileData
 from ..results import Finding, PerformanceChange
-from .common import float_param, location_pairs
+from .common import location_pairs, read_params, threshold_param
 from .modelled import common_grid, interval_of, model_values
 
 
 class FastCheck:
     name = "fast_check"
     summary = "Classifies the difference of the best models (constant, linear ... error) by its size."
+    params = (threshold_param(10.0, "Mean difference of the models, in percent of the baseline, that is a change."),)
 
     def check(self, baseline: ProfileData, target: ProfileData, params: Mapping[str, Any]) -> Iterator[Finding]:
         import numpy as np
 
         from ...analysis.regression import best_model, fit_models
 
-        threshold = float_param(self.name, params, "threshold", 10.0, minimum=0.0)
+        threshold = read_params(self, params)["threshold"]
         best_base, best_target = baseline.best_models(), target.best_models()
         for base, new, presence in location_pairs(baseline, target, self.name):
             if presence is not None:

@@ -13,20 +13,25 @@ from __future__ import annotations
 from collections.abc import Iterator, Mapping
 from typing import Any
 
+from ...params import Param
 from ..data import ProfileData
 from ..results import Finding, PerformanceChange
-from .common import float_param, model_pairs, relative
+from .common import model_pairs, read_params, relative, threshold_param
 from .modelled import area, common_grid, interval_of, model_values
 
 
 class IntegralComparison:
     name = "integral_comparison"
     summary = "Relative difference of the areas under the best models over the common input sizes."
+    params = (
+        threshold_param(10.0, "Difference of the areas in percent that is a change."),
+        Param("maybe", "float", 5.0, "Difference of the areas in percent that is a Maybe.", minimum=0.0),
+    )
 
     def check(self, baseline: ProfileData, target: ProfileData, params: Mapping[str, Any]) -> Iterator[Finding]:
 
-        threshold = float_param(self.name, params, "threshold", 10.0, minimum=0.0)
-        maybe = float_param(self.name, params, "maybe", 5.0, minimum=0.0)
+        values = read_params(self, params)
+        threshold, maybe = values["threshold"], values["maybe"]
         for ready, base, new, before, after in model_pairs(baseline, target, self.name, "integral"):
             if ready is not None:
                 yield ready

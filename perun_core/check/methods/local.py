@@ -14,20 +14,25 @@ from __future__ import annotations
 from collections.abc import Iterator, Mapping
 from typing import Any
 
+from ...params import Param
 from ..data import ProfileData
 from ..results import Finding, PerformanceChange
-from .common import float_param, location_pairs, relative
+from .common import location_pairs, read_params, relative, threshold_param
 
 
 class LocalStatistics:
     name = "local_statistics"
     summary = "Mean, median, extremes and quartiles compared per interval of input sizes."
+    params = (
+        threshold_param(10.0, "Move of the mean and the median of a part, in percent, that changes it."),
+        Param("intervals", "int", 10, "Parts the common input sizes are cut into (at most).", minimum=1, maximum=1000),
+    )
 
     def check(self, baseline: ProfileData, target: ProfileData, params: Mapping[str, Any]) -> Iterator[Finding]:
         import numpy as np
 
-        threshold = float_param(self.name, params, "threshold", 10.0, minimum=0.0)
-        intervals = int(float_param(self.name, params, "intervals", 10, minimum=1, maximum=1000))
+        values = read_params(self, params)
+        threshold, intervals = values["threshold"], values["intervals"]
         for base, new, presence in location_pairs(baseline, target, self.name):
             if presence is not None:
                 yield presence

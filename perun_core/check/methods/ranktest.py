@@ -20,15 +20,16 @@ from typing import Any
 from ..compare import compare
 from ..data import ProfileData
 from ..results import Finding
-from .common import comparison_finding, location_pairs, settings_from
+from .common import SETTINGS, comparison_finding, location_pairs, read_params, settings_from
 
 
 class RankSumTest:
     name = "rank_sum_test"
     summary = "Mann-Whitney U test of the amounts per location (repeated measurements), with a 5 % floor."
+    params = SETTINGS
 
     def check(self, baseline: ProfileData, target: ProfileData, params: Mapping[str, Any]) -> Iterator[Finding]:
-        settings = settings_from(self.name, params, use_sizes=False)
+        settings = settings_from(read_params(self, params), use_sizes=False)
         for base, new, presence in location_pairs(baseline, target, self.name):
             if presence is not None:
                 yield presence

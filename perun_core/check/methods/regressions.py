@@ -28,7 +28,7 @@ from typing import TYPE_CHECKING, Any
 from ..data import ProfileData
 from ..results import Finding, PerformanceChange
 from ..stats import normal_sf
-from .common import float_param, location_pairs, relative
+from .common import ALPHA, location_pairs, read_params, relative, threshold_param
 
 if TYPE_CHECKING:  # pragma: no cover
     import numpy
@@ -73,12 +73,14 @@ def _sized(base: Sample, new: Sample) -> bool:
 class LinearRegression:
     name = "linear_regression"
     summary = "Least-squares lines of amount over input size compared at the largest common size."
+    params = (threshold_param(10.0, "Change of the prediction at the largest common size, in percent, that counts."),
+              ALPHA)
 
     def check(self, baseline: ProfileData, target: ProfileData, params: Mapping[str, Any]) -> Iterator[Finding]:
         import numpy as np
 
-        threshold = float_param(self.name, params, "threshold", 10.0, minimum=0.0)
-        alpha = float_param(self.name, params, "alpha", 0.01, minimum=1e-12, maximum=0.5)
+        values = read_params(self, params)
+        threshold, alpha = values["threshold"], values["alpha"]
         for base, new, presence in location_pairs(baseline, target, self.name):
             if presence is not None:
                 yield presence
@@ -136,11 +138,12 @@ def _polynomial(x: numpy.ndarray, y: numpy.ndarray, centre: float, spread: float
 class PolynomialRegression:
     name = "polynomial_regression"
     summary = "BIC-chosen polynomials (degree 1-3) of amount over input size, compared over the common sizes."
+    params = (threshold_param(10.0, "Mean difference of the curves, in percent, that is a change."),)
 
     def check(self, baseline: ProfileData, target: ProfileData, params: Mapping[str, Any]) -> Iterator[Finding]:
         import numpy as np
 
-        threshold = float_param(self.name, params, "threshold", 10.0, minimum=0.0)
+        threshold = read_params(self, params)["threshold"]
         for base, new, presence in location_pairs(baseline, target, self.name):
             if presence is not None:
                 yield presence

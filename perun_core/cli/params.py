@@ -1,0 +1,60 @@
+"""Click arguments and options made from :class:`~perun_core.params.Param` declarations.
+
+Every command whose options come from a declaration (``collect NAME``,
+``postprocessby NAME``, ``show PROFILE VIEW``, ``check method NAME``) builds
+them here, so one parameter reads the same everywhere.  Click only parses:
+an option not given is None (or ``()``), and the values given are converted
+and checked afterwards by the declaration (:meth:`Param.convert`), which
+names the parameter in its error.  Only click is imported.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping
+from typing import Any
+
+import click
+
+__all__ = ["click_param", "click_params", "given"]
+
+_TYPES = {"int": click.INT, "float": click.FLOAT, "str": click.STRING}
+
+
+def click_param(param: Any) -> click.Parameter:
+    """The click argument (``positional``) or option for one parameter."""
+    if param.kind == "choice":
+        kind: Any = click.Choice(param.choices)
+    elif param.kind == "list":
+        kind = click.Choice(param.choices) if param.choices else _TYPES[param.item]
+    else:
+        kind = _TYPES.get(param.kind, click.STRING)
+    if param.positional:
+        return click.Argument([param.name], required=param.required, default=None, type=kind,
+                              metavar=param.metavar)
+    shown = f" [default: {_shown(param.default)}]" if param.is_set_by_default and param.kind != "bool" else ""
+    help_text = f"{param.help}{shown}"
+    flags = list(param.cli_flags)
+    if param.kind == "bool":
+        if param.off:
+            flags = [f"{on}/{off}" for on, off in zip(param.flags, param.off)]
+        elif param.default is True:
+            flags = [f"{flags[-1]}/--no-{flags[-1].lstrip('-')}"]
+        return click.Option([param.name, *flags], is_flag=True, default=None, required=param.required,
+                            help=help_text)
+    return click.Option([param.name, *flags], type=kind, default=None, multiple=param.kind == "list",
+                        required=param.required, metavar=param.metavar, help=help_text)
+
+
+def click_params(params: Iterable[Any]) -> list[click.Parameter]:
+    return [click_param(param) for param in params]
+
+
+def given(values: Mapping[str, Any]) -> dict[str, Any]:
+    """The values a command line gave (options left out are None or an empty tuple)."""
+    return {name: value for name, value in values.items() if value is not None and value != ()}
+
+
+def _shown(value: Any) -> str:
+    if isinstance(value, (list, tuple)):
+        return ", ".join(str(v) for v in value)
+    return str(value)
