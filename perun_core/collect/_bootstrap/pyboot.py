@@ -9,7 +9,10 @@ profiled program's own interpreter::
 
 (``python pyboot.py ...`` works the same, only slower under pymemory.)
 
-It uses only the standard library and runs on Python 3.8 and newer.  CONFIG
+It uses only the standard library and runs on Python 3.8 and newer.  It is
+long because it must be one file: it runs inside the profiled program's own
+interpreter, before and without perun's package, so it cannot import helpers
+from modules beside it without putting them on the program's path.  CONFIG
 is a JSON file::
 
     {"mode": "functions" | "cprofile" | "memory",
