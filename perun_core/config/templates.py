@@ -126,29 +126,9 @@ def _hint(*lines: str, indent: int = 0) -> list[str]:
 # the local configuration
 
 
-def render_local_config(
-    template: str,
-    *,
-    project_root: Path,
-    vcs_type: str = "git",
-    vcs_url: str = ".",
-) -> str:
-    """Commented YAML for ``.perun/local.yml`` following ``template``.
-
-    ``master`` sets only the ``vcs`` section; ``developer`` adds the Average
-    Amount Threshold check, the pre-collection before checks with its log and
-    ``make`` before runs; ``user`` also fills the job matrix (commands and
-    workloads found in the project, the time collector), registers profiles
-    after runs and names them ``%collector%-of-%cmd%-%workload%-%date%``.
-    ``make`` is only enabled when the project root has a Makefile.
-    """
-    if template not in TEMPLATES:
-        raise ConfigError(None, "template", f"expected one of {', '.join(TEMPLATES)}")
-    project_root = Path(project_root)
-    user = template == "user"
-    developer = template in ("developer", "user")
-
-    out: list[str] = [
+def _header_section(template: str, vcs_type: str, vcs_url: str) -> list[str]:
+    """The file's opening comment, its version and the vcs section."""
+    out = [
         f"# Perun local configuration ({template} template).",
         "#",
         "# Options are looked up here first, then in the shared configuration",
@@ -169,7 +149,12 @@ def render_local_config(
         "# run is collected by every collector, then post-processed in order.",
         "",
     ]
+    return out
 
+
+def _matrix_section(project_root: Path, user: bool) -> list[str]:
+    """cmds, args, workloads and the workload generators."""
+    out: list[str] = []
     # cmds
     commands = find_commands(project_root) if user else []
     if commands:
@@ -222,7 +207,12 @@ def render_local_config(
         "      profile_for_each_workload: true",
     )
     out.append("")
+    return out
 
+
+def _units_section(user: bool) -> list[str]:
+    """collectors and postprocessors."""
+    out: list[str] = []
     # collectors
     if user:
         out += ["# Collectors gathering the profiling data of every run."]
@@ -249,7 +239,12 @@ def render_local_config(
         "      steps: 10",
     )
     out.append("")
+    return out
 
+
+def _pre_run_section(project_root: Path, developer: bool) -> list[str]:
+    """execute.pre_run: make, where a developer template finds a Makefile."""
+    out: list[str] = []
     # execute.pre_run
     out += ["# ---- commands run before collecting ------------------------------------"]
     if developer and _has_makefile(project_root):
@@ -261,7 +256,12 @@ def render_local_config(
             out += _hint("Commands run (without a shell) before any collection:")
         out += _hint("execute:", "  pre_run:", "    - make")
     out.append("")
+    return out
 
+
+def _profiles_section(user: bool) -> list[str]:
+    """profiles.register_after_run."""
+    out: list[str] = []
     # profiles.register_after_run
     out += ["# ---- profiles -----------------------------------------------------------"]
     if user:
@@ -269,7 +269,12 @@ def render_local_config(
     else:
         out += _hint("Register newly collected profiles to the current commit at once:", "profiles:", "  register_after_run: true")
     out.append("")
+    return out
 
+
+def _degradation_section(developer: bool) -> list[str]:
+    """The checks and their logging (never collect_before_check: see the comment it writes)."""
+    out: list[str] = []
     # degradation
     out += ["# ---- degradation checks -------------------------------------------------"]
     if developer:
@@ -297,7 +302,12 @@ def render_local_config(
             "    - method: aat",
         )
     out.append("")
+    return out
 
+
+def _format_section(user: bool) -> list[str]:
+    """Output formats and the general section."""
+    out: list[str] = []
     # format
     out += ["# ---- output formats (override the shared configuration) ----------------"]
     if user:
@@ -322,7 +332,34 @@ def render_local_config(
         )
     out.append("")
     out += _hint("general:", "  editor: vi", "  paging: only-log")
+    return out
 
+
+def render_local_config(
+    template: str,
+    *,
+    project_root: Path,
+    vcs_type: str = "git",
+    vcs_url: str = ".",
+) -> str:
+    """Commented YAML for ``.perun/local.yml`` following ``template``.
+
+    ``master`` sets only the ``vcs`` section; ``developer`` adds the Average
+    Amount Threshold check, the log of pre-collections (check -c) and
+    ``make`` before runs; ``user`` also fills the job matrix (commands and
+    workloads found in the project, the time collector), registers profiles
+    after runs and names them ``%collector%-of-%cmd%-%workload%-%date%``.
+    ``make`` is only enabled when the project root has a Makefile.
+    """
+    if template not in TEMPLATES:
+        raise ConfigError(None, "template", f"expected one of {', '.join(TEMPLATES)}")
+    project_root = Path(project_root)
+    user = template == "user"
+    developer = template in ("developer", "user")
+
+    out = (_header_section(template, vcs_type, vcs_url) + _matrix_section(project_root, user) + _units_section(user)
+           + _pre_run_section(project_root, developer) + _profiles_section(user) + _degradation_section(developer)
+           + _format_section(user))
     text = "\n".join(out) + "\n"
     _self_check(text, template)
     return text
