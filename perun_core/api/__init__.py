@@ -26,9 +26,12 @@ def _export(module: str, names: str) -> None:
         _EXPORTS[name] = module
 
 
-_export("repository", """SORT_KEYS open_repository InitResult init ConfigValue config_get config_set
-        config_reset EditRequest config_edit_request validate_config_file AddedProfile add RemovedProfile
-        remove StatusReport status ProfileCounts LogEntry log log_format LoadedProfile load_profile""")
+_export("_repo", "open_repository")
+_export("repository", """SORT_KEYS InitResult init AddedProfile add RemovedProfile remove StatusReport status
+        ProfileCounts LogEntry log log_format""")
+_export("config", """ConfigValue config_get config_set config_reset EditRequest config_edit_request
+        validate_config_file""")
+_export("profiles", "LoadedProfile load_profile")
 _export("run", "UnitInfo units stream collect run_job run_matrix PostprocessResult postprocess")
 _export("check", """FAIL_ON HISTORY_WINDOW PairReport VersionReport CheckReport check_head check_all
         check_profiles stored_check install_hook uninstall_hook""")
