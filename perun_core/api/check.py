@@ -20,6 +20,7 @@ from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from ..check.output import json_records, junit_xml, tree_lines
 from ..check.report import FAIL_ON, CheckReport, PairReport, VersionReport
 from ..check.session import HISTORY_WINDOW
 from ..errors import NotPerunRepository
@@ -39,7 +40,10 @@ __all__ = [
     "check_head",
     "check_profiles",
     "install_hook",
+    "json_records",
+    "junit_xml",
     "stored_check",
+    "tree_lines",
     "uninstall_hook",
 ]
 

@@ -24,30 +24,31 @@ class ConfigValue:
     path: Path | None
 
 
-def _config_location(scope: str, cwd: Path | str | None) -> tuple[Path, str, PerunRepository | None]:
-    """(path, kind, repository) of the file a scope names, without reading it."""
+def _config_location(scope: str, cwd: Path | str | None) -> tuple[Path, str]:
+    """(path, kind) of the file a scope names, without reading it."""
     from ..config import shared_config_dir
 
     if scope not in ("local", "shared", "nearest"):
         raise UsageError(f"unknown config scope '{scope}'; expected local, shared or nearest")
     shared_path = shared_config_dir() / "shared.yml"
     if scope == "shared":
-        return shared_path, "shared", None
+        return shared_path, "shared"
     try:
         repo = PerunRepository.discover(cwd)
     except PerunError:
         if scope == "local":
             raise
-        return shared_path, "shared", None
-    return repo.local_config_path, "local", repo
+        return shared_path, "shared"
+    with repo:
+        return repo.local_config_path, "local"
 
 
-def _config_target(scope: str, cwd: Path | str | None, *, for_write: bool):
+def _config_target(scope: str, cwd: Path | str | None, *, for_write: bool) -> Any:
     from ..config import Config
 
-    path, kind, repo = _config_location(scope, cwd)
+    path, kind = _config_location(scope, cwd)
     # Writers may open a file with invalid values: setting a key is how it gets repaired.
-    return Config.load(path, kind=kind, validate=not for_write), repo
+    return Config.load(path, kind=kind, validate=not for_write)
 
 
 def config_get(key: str, *, scope: str = "nearest", cwd: Path | str | None = None) -> ConfigValue:
@@ -65,7 +66,7 @@ def config_get(key: str, *, scope: str = "nearest", cwd: Path | str | None = Non
         source = stack.source_of(key)
         path = {"local": local.path if local else None, "shared": shared.path}.get(source)
         return ConfigValue(key, value, source, path)
-    config, _ = _config_target(scope, cwd, for_write=False)
+    config = _config_target(scope, cwd, for_write=False)
     try:
         return ConfigValue(key, config.get(key), scope, config.path)
     except KeyError:
@@ -80,7 +81,7 @@ def config_set(key: str, value: Any, *, scope: str = "nearest", cwd: Path | str 
     """Set ``key`` in the local (nearest) or shared configuration and save it atomically."""
     from ..config import validate
 
-    config, _ = _config_target(scope, cwd, for_write=True)
+    config = _config_target(scope, cwd, for_write=True)
     validate(key, value, path=config.path)
     config.set(key, value)
     config.save()
@@ -91,7 +92,7 @@ def config_reset(*, scope: str = "nearest", template: str = "master", cwd: Path 
     """Rewrite a configuration file to its template (local) or defaults (shared)."""
     from ..config import Config, reset
 
-    path, kind, _ = _config_location(scope, cwd)
+    path, kind = _config_location(scope, cwd)
     try:
         config = Config.load(path, kind=kind, validate=False)
     except ConfigError:
@@ -108,24 +109,41 @@ class EditRequest:
 
 
 def config_edit_request(*, scope: str = "nearest", cwd: Path | str | None = None) -> EditRequest:
-    """The file to edit and the editor command ($VISUAL, $EDITOR, then general.editor)."""
+    """The file to edit and the editor command (see :func:`editor_command`); creates a missing file."""
     import shlex
 
-    from ..config import Config, default, shared_config_dir
+    from ..config import Config
 
-    path, kind, _ = _config_location(scope, cwd)
-    editor = os.environ.get("VISUAL") or os.environ.get("EDITOR")
-    if not editor:
-        # A broken file must still be editable, so the editor lookup may not fail.
-        for candidate in (path, shared_config_dir() / "shared.yml"):
-            with contextlib.suppress(PerunError, KeyError):
-                editor = str(Config.load(candidate, kind="local" if candidate == path and kind == "local" else "shared",
-                                         validate=False).get("general.editor"))
-                break
-        editor = editor or str(default("general.editor"))
+    path, kind = _config_location(scope, cwd)
+    editor = _editor_for(path, kind)
     if not path.exists():
         Config(path, kind).save()
     return EditRequest(path, [*shlex.split(editor), str(path)])
+
+
+def editor_command(*, scope: str = "nearest", cwd: Path | str | None = None) -> str:
+    """The command line of the user's editor: $VISUAL, $EDITOR, then ``general.editor``.
+
+    ``general.editor`` is read from the file ``scope`` names, then from
+    shared.yml, then its default; a broken file is skipped, so that the
+    editor that is to repair it can still be found.
+    """
+    path, kind = _config_location(scope, cwd)
+    return _editor_for(path, kind)
+
+
+def _editor_for(path: Path, kind: str) -> str:
+    from ..config import Config, default, shared_config_dir
+
+    editor = os.environ.get("VISUAL") or os.environ.get("EDITOR")
+    if editor:
+        return editor
+    for candidate in (path, shared_config_dir() / "shared.yml"):
+        with contextlib.suppress(PerunError, KeyError):
+            editor = str(Config.load(candidate, kind="local" if candidate == path and kind == "local" else "shared",
+                                     validate=False).get("general.editor"))
+            break
+    return editor or str(default("general.editor"))
 
 
 def validate_config_file(path: Path | str, kind: str) -> None:
@@ -133,3 +151,10 @@ def validate_config_file(path: Path | str, kind: str) -> None:
     from ..config import Config
 
     Config.load(Path(path), kind=kind)
+
+
+def parse_config_value(text: str) -> Any:
+    """A value given on the command line (``config set KEY VALUE``), read as YAML: true, 3, [a, b] ..."""
+    from ..config import parse_cli_value
+
+    return parse_cli_value(text)
