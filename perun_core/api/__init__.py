@@ -26,19 +26,22 @@ def _export(module: str, names: str) -> None:
         _EXPORTS[name] = module
 
 
-_export("_repo", "open_repository")
+_export("_repo", "open_repository PerunRepository")
 _export("repository", """SORT_KEYS InitResult init AddedProfile add RemovedProfile remove StatusReport status
-        ProfileCounts LogEntry log log_format""")
+        ProfileCounts LogEntry log log_format ProfileInfo""")
 _export("config", """ConfigValue config_get config_set config_reset EditRequest config_edit_request
         validate_config_file parse_config_value editor_command""")
-_export("profiles", "LoadedProfile load_profile")
+_export("profiles", "LoadedProfile load_profile summary ProfileSummary FieldStats ModelRow format_number")
+_export("matrix", "MATRIX_KEYS read_matrix check_local_config validate_matrix save_matrix")
 _export("run", """UnitInfo units stream collect run_job run_matrix PostprocessResult postprocess EventStream
         Job""")
 _export("catalog", "unit_names get_unit unit_params unit_requirements")
 _export("check", """FAIL_ON HISTORY_WINDOW PairReport VersionReport CheckReport check_head check_all
         check_profiles stored_check install_hook uninstall_hook tree_lines json_records junit_xml""")
 _export("views", """Shown show view view_names build_view render_view one_plot only_types profile_json write_output
-        Theme DEFAULT_THEME""")
+        Theme DEFAULT_THEME FlameLayout Span layout_flame block_colour HeapLayout layout_heap allocations_in
+        site_glyph heat_glyph HEAT_GLYPHS""")
+_export("demo", "demo_dir build_demo")
 
 __all__ = sorted(_EXPORTS)
 

@@ -2,7 +2,9 @@
 
 ``perun-core show PROFILE VIEW`` calls :func:`show`; the TUI, which draws
 pictures of its own size, calls its two steps, :func:`build_view` and
-:func:`render_view`.  A view's declaration (parameters, formats, help) is
+:func:`render_view`, and draws the interactive flame graph and heap map
+from the same layouts the text views use (:func:`layout_flame`,
+:func:`layout_heap`).  A view's declaration (parameters, formats, help) is
 :func:`view` (:class:`perun_core.views.View`).  Nothing here prints;
 :func:`write_output` writes a file the user asked for.
 """
@@ -15,14 +17,17 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from ..views.base import HTML_SUFFIXES, PLAIN_SUFFIXES
+from ..views.flamegraph import FlameLayout, Span, block_colour, layout_flame
+from ..views.heapmap import HEAT_GLYPHS, HeapLayout, allocations_in, heat_glyph, layout_heap, site_glyph
 from ..views.style import DEFAULT_THEME, Theme
 
 if TYPE_CHECKING:  # pragma: no cover
     from ..storage.repository import PerunRepository
     from ..views.base import Figure, View
 
-__all__ = ["DEFAULT_THEME", "HTML_SUFFIXES", "PLAIN_SUFFIXES", "Shown", "Theme", "build_view", "one_plot",
-           "only_types", "profile_json", "render_view", "show", "view", "view_names", "write_output"]
+__all__ = ["DEFAULT_THEME", "HEAT_GLYPHS", "HTML_SUFFIXES", "PLAIN_SUFFIXES", "FlameLayout", "HeapLayout", "Shown", "Span", "Theme",
+           "allocations_in", "block_colour", "build_view", "heat_glyph", "layout_flame", "layout_heap", "one_plot",
+           "only_types", "profile_json", "render_view", "show", "site_glyph", "view", "view_names", "write_output"]
 
 
 def view(name: str) -> View:
