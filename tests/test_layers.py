@@ -121,3 +121,15 @@ def test_api_modules_do_not_shadow_exported_names():
 
     modules = {path.stem for path in (ROOT / "perun_core" / "api").glob("*.py") if path.stem != "__init__"}
     assert not modules & set(api._EXPORTS), "a module of perun_core.api is named like a name it exports"
+
+
+def test_the_export_table_is_complete():
+    from perun_core import api
+
+    for path in sorted((ROOT / "perun_core" / "api").glob("*.py")):
+        if path.stem in ("__init__", "run_events", "check_events"):  # the event lists are namespaces of their own
+            continue
+        module = importlib.import_module(f"perun_core.api.{path.stem}")
+        for name in getattr(module, "__all__", ()):
+            assert name in api._EXPORTS, f"perun_core.api.{path.stem}.{name} is not exported"
+            assert getattr(api, name) is getattr(module, name), name

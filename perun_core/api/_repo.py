@@ -12,6 +12,8 @@ from pathlib import Path
 
 from ..storage.repository import PerunRepository
 
+__all__ = ["PerunRepository", "open_repository"]
+
 
 @contextlib.contextmanager
 def using(repo: PerunRepository | None, cwd: Path | str | None = None) -> Iterator[PerunRepository]:

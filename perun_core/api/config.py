@@ -16,6 +16,10 @@ from typing import Any
 from ..errors import ConfigError, PerunError, UsageError
 from ..storage.repository import PerunRepository
 
+__all__ = ["ConfigValue", "EditRequest", "config_edit_request", "config_get", "config_reset", "config_set",
+           "editor_command", "parse_config_value", "validate_config_file"]
+
+
 @dataclass(frozen=True, slots=True)
 class ConfigValue:
     key: str
