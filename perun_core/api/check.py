@@ -10,6 +10,12 @@ Which methods run is decided by the strategy of the configuration (see
 of ``check_head`` and ``check_all`` are stored per version (see
 :mod:`perun_core.storage.changes`) for ``status``, ``log`` and the TUI;
 :func:`stored_check` reads them back.
+
+The engine (pairing, strategies, storing) is :mod:`perun_core.check.session`
+and the report types :mod:`perun_core.check.report`; this module opens the
+repository and hands in how missing profiles are collected.  The report's
+forms for a front end (:func:`tree_lines`, :func:`json_records`,
+:func:`junit_xml`) are re-exported from :mod:`perun_core.check.output`.
 """
 
 from __future__ import annotations
@@ -22,7 +28,7 @@ from typing import TYPE_CHECKING, Any
 
 from ..check.output import json_records, junit_xml, tree_lines
 from ..check.report import FAIL_ON, CheckReport, PairReport, VersionReport
-from ..check.session import HISTORY_WINDOW
+from ..check.session import HISTORY_WINDOW, Collect
 from ..errors import NotPerunRepository
 from ..storage.repository import PerunRepository
 from ._repo import using as _using
@@ -48,8 +54,7 @@ __all__ = [
 ]
 
 
-def _collector(repo: PerunRepository) -> Callable[[list[str], Callable[[Any], None], threading.Event | None],
-                                                   tuple[int, list[str]]]:
+def _collector(repo: PerunRepository) -> Collect:
     """How a check collects missing profiles: the job matrix run for the versions, what it wrote registered."""
 
     def collect(versions: list[str], on_event: Callable[[Any], None],
