@@ -43,7 +43,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from perun_core.runner import events as ev  # noqa: E402
+from perun_core import events as ev  # noqa: E402
 from perun_core.runner.helper import spawn_helper  # noqa: E402
 from perun_core.runner.jobs import Job, unit_config  # noqa: E402
 from perun_core.runner.run import collect_job  # noqa: E402

@@ -490,7 +490,7 @@ async def _keys_during_run(root: Path, program: str, args: argparse.Namespace) -
 
     from perun_tui.app import MainScreen, PerunApp
     from perun_tui.widgets.history import HistoryView
-    from perun_tui.widgets.run import RunScreen
+    from perun_tui.screens.run import RunScreen
 
     clock = Clock()
     handled: list[float] = []

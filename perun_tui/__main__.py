@@ -1,5 +1,5 @@
 """``python -m perun_tui`` runs the same entry point as ``perun-tui``."""
 
-from perun_tui.app import main
+from perun_tui.cli import main
 
 raise SystemExit(main())

@@ -1,439 +1,35 @@
-"""perun-tui: the App, its main screen and the ``perun-tui`` entry point.
+"""perun-tui: the App over one repository.
 
-Layout of the main screen (80x24 first)::
-
-    ╭ History ───────────────────────────────────╮   commits, newest first
-    │ commit  date       author    a m x t subject│
-    ╰────────────────────────────────────────────╯
-    ╭ Profiles at abc1234 ──────╮╭ Commit ───────╮   the commit pane shows only
-    │ tag type collector ...    ││ author, date  │   from 100 columns on
-    ╰───────────────────────────╯╰───────────────╯
-     h HEAD  / Search  R Run  e Matrix  q Quit  f1 Help
-
-From there, full screens: the plots of a profile (``p``, :mod:`.widgets.plot`),
-a run of the job matrix (``R``, :mod:`.widgets.run`), the job-matrix editor
-(``e``, :mod:`.widgets.matrix`), the degradation checks (``c``,
-:mod:`.widgets.check`), and the postprocess form (``o``,
-:mod:`.widgets.postprocess`).
-
-Every blocking call into the core runs in a thread worker and reports back
-by message; a failure of the core shows as a notification, never a crash.
+The first screen is :class:`~perun_tui.screens.main.MainScreen`; the others
+live in :mod:`perun_tui.screens` (full screens) and :mod:`perun_tui.modals`
+(dialogs), their parts in :mod:`perun_tui.widgets`.  Every blocking call
+into the core runs in a thread worker over :class:`~perun_tui.core.Core`
+and reports back by message; a failure of the core shows as a
+notification, never a crash.  The ``perun-tui`` command is
+:mod:`perun_tui.cli`.
 """
 
 from __future__ import annotations
 
-import argparse
-import functools
-import os
-import sys
-import tempfile
-import threading
-from collections.abc import Iterator
 from pathlib import Path
 
-from textual import events, work
-from textual.app import App, ComposeResult
+from textual.app import App
 from textual.binding import Binding, BindingType
-from textual.containers import Horizontal
 from textual.screen import Screen
-from textual.widgets import Footer, Header
-from textual.worker import Worker, WorkerState, get_current_worker
+from textual.worker import Worker, WorkerState
 
 from perun_core.errors import PerunError
-from perun_core.storage.repository import ProfileInfo
 
-from .commands import PaletteCommand, ScreenCommands
 from .core import Core
 from .formatting import display_path
-from .messages import (
-    CommitHighlighted,
-    EntryRefreshed,
-    HistoryChunk,
-    HistoryDone,
-    ProfileAction,
-    ProfileLink,
-    ProfilesChanged,
-    StatusLoaded,
-)
+from .modals.details import ProfileDetailsScreen
+from .modals.dialogs import ConfirmScreen, HelpScreen
 from .pictures import PictureCache
-from .widgets.commit import CommitPane
-from .widgets.details import ProfileDetailsScreen
-from .widgets.dialogs import ConfirmScreen, HelpScreen
+from .screens.main import MainScreen
 from .widgets.history import HistoryPane, HistoryView
-from .widgets.profiles import ProfilesPane, ProfilesTable
+from .widgets.profiles import ProfilesTable
 
-#: below this many columns the screen gets the ``narrow`` class
-NARROW_BELOW = 100
-
-
-class MainScreen(Screen[None]):
-    """History on top; profiles of the selected commit (and the commit itself) below."""
-
-    COMMANDS = {ScreenCommands}
-    AUTO_FOCUS = "HistoryView"
-    BINDINGS = [
-        Binding("R", "run", "Run", tooltip="Run the job matrix for the marked commits (space marks), else for HEAD",
-                id="main.run"),
-        Binding("e", "edit_matrix", "Matrix", tooltip="Edit the job matrix of .perun/local.yml", id="main.matrix"),
-        Binding("c", "check", "Check", show=False, tooltip="Degradation checks: head, all, two profiles",
-                id="main.check"),
-        Binding("r", "reload", "Reload", show=False, tooltip="Read history and pending profiles again",
-                id="main.reload"),
-        # also from the profiles pane: both move the focus to the history first
-        Binding("slash", "search", "Search", show=False, key_display="/", id="main.search"),
-        Binding("h", "jump_head", "HEAD", show=False, id="main.head"),
-        Binding("1", "focus_pane('history')", "Focus history", show=False, id="main.focus_history"),
-        Binding("2", "focus_pane('profiles')", "Focus profiles", show=False, id="main.focus_profiles"),
-    ]
-
-    def __init__(self) -> None:
-        super().__init__()
-        self.report = None
-        self._generation = 0
-        self._restore: str | None = None  # the commit to select again after a reload
-        self._want_profile: str | None = None  # a profile to select once it is listed (after a run)
-        #: set once the first chunk of a walk is on screen; the walk waits for it before going on
-        self._first_chunk_shown = threading.Event()
-
-    def compose(self) -> ComposeResult:
-        yield Header(icon="≡")
-        yield HistoryPane(id="history-pane", classes="pane")
-        with Horizontal(id="lower"):
-            yield ProfilesPane(id="profiles-pane", classes="pane")
-            yield CommitPane(id="commit-pane", classes="pane")
-        yield Footer()
-
-    @property
-    def history(self) -> HistoryView:
-        return self.query_one(HistoryView)
-
-    @property
-    def profiles(self) -> ProfilesTable:
-        return self.query_one(ProfilesTable)
-
-    def on_mount(self) -> None:
-        self.set_class(self.app.size.width < NARROW_BELOW, "narrow")
-        self.action_reload()
-
-    def on_resize(self, event: events.Resize) -> None:
-        self.set_class(event.size.width < NARROW_BELOW, "narrow")
-
-    # -- loading -----------------------------------------------------------------------
-    def action_reload(self) -> None:
-        self._generation += 1
-        current = self.history.current
-        self._restore = current.version.checksum if current else None
-        self.history.clear()
-        self.query_one(HistoryPane).border_subtitle = "loading…"
-        self._first_chunk_shown.clear()
-        self.load_history(self._generation)
-        self.load_status()
-
-    @work(thread=True, exclusive=True, exit_on_error=False, group="history", description="walking the history")
-    def load_history(self, generation: int) -> None:
-        worker = get_current_worker()
-        count = 0
-        try:
-            for batch in self.app.core.history():
-                if worker.is_cancelled:
-                    return
-                first = count == 0
-                count += len(batch)
-                self.post_message(HistoryChunk(batch, generation))
-                if first:
-                    # walking on would compete with drawing the first rows for the interpreter:
-                    # let them reach the screen first (a long history takes a second to walk)
-                    self._first_chunk_shown.wait(0.5)
-        except PerunError as error:
-            self.app.call_from_thread(self.app.report_error, error)
-        self.post_message(HistoryDone(count, generation))
-
-    @work(thread=True, exclusive=True, exit_on_error=False, group="status", description="reading the status")
-    def load_status(self) -> None:
-        try:
-            report = self.app.core.status()
-        except PerunError as error:
-            self.app.call_from_thread(self.app.report_error, error)
-            return
-        self.post_message(StatusLoaded(report))
-
-    @work(thread=True, exclusive=True, exit_on_error=False, group="refresh", description="re-reading commits")
-    def refresh_entries(self, minors: list[str]) -> None:
-        for minor in minors:
-            try:
-                entry = self.app.core.entry(minor)
-            except PerunError as error:
-                self.app.call_from_thread(self.app.report_error, error)
-                continue
-            self.post_message(EntryRefreshed(entry))
-
-    def on_history_chunk(self, message: HistoryChunk) -> None:
-        if message.generation != self._generation:
-            return
-        view = self.history
-        first = not view.entries
-        view.extend(message.entries)
-        if first:
-            self.call_after_refresh(self._first_chunk_shown.set)
-        if self._restore is not None:
-            index = view.index_of(self._restore)
-            if index is not None:
-                view.cursor = index
-                self._restore = None
-        self.query_one(HistoryPane).border_subtitle = f"loading… {len(view.entries)} commits"
-
-    def on_history_done(self, message: HistoryDone) -> None:
-        if message.generation != self._generation:
-            return
-        view = self.history
-        view.walking = False
-        count = len(view.entries)
-        self.query_one(HistoryPane).border_subtitle = f"{count} commit{'s' * (count != 1)}"
-        if not view.entries:
-            self._show_selection()
-
-    def on_status_loaded(self, message: StatusLoaded) -> None:
-        self.report = message.report
-        report = message.report
-        dirty = " (uncommitted changes)" if report.dirty else ""
-        self.query_one(HistoryPane).border_title = f"History of {report.major}{dirty}"
-        if report.damaged:
-            count = len(report.damaged)
-            self.app.notify(f"{count} profile{'s' * (count != 1)} registered at HEAD "
-                            f"{'are' if count != 1 else 'is'} damaged: {report.damaged[0].message}",
-                            severity="error", timeout=10)
-        self._show_selection()
-
-    def on_entry_refreshed(self, message: EntryRefreshed) -> None:
-        self.history.replace_entry(message.entry)
-
-    def on_commit_highlighted(self, message: CommitHighlighted) -> None:
-        self._show_selection(message.entry)
-
-    def _is_head(self, minor: str | None) -> bool:
-        return self.report is not None and minor == self.report.head.checksum
-
-    def _show_selection(self, entry=None) -> None:
-        entry = entry or self.history.current
-        minor = entry.version.checksum if entry else None
-        registered = list(entry.profiles) if entry else []
-        if self._is_head(minor):
-            registered = self.report.registered  # carries the damage found by status
-        pending = list(self.report.pending) if self.report else []
-        self.query_one(ProfilesPane).show(entry, registered, pending)
-        self.query_one(CommitPane).show(entry, is_head=self._is_head(minor))
-        if self._want_profile and self.profiles.select_source(self._want_profile):
-            self._want_profile = None
-            self.profiles.focus()
-
-    def show_profile(self, link: ProfileLink) -> None:
-        """Select ``link``'s commit and then, once it is listed, its profile."""
-        self._want_profile = link.source
-        if link.minor:
-            index = self.history.index_of(link.minor)
-            if index is not None:
-                self.history.cursor = index
-        self._show_selection()
-
-    # -- actions on profiles ---------------------------------------------------------
-    def on_profile_action(self, message: ProfileAction) -> None:
-        info, minor = message.info, message.minor
-        if message.action == "details":
-            self.app.push_screen(ProfileDetailsScreen(info, minor))
-        elif message.action == "plot":
-            from .widgets.plot import PlotScreen
-
-            self.app.push_screen(PlotScreen(info, minor, message.view))
-        elif message.action == "postprocess":
-            def done(link: ProfileLink | None) -> None:
-                if link is not None:
-                    self.load_status()
-                    self.show_profile(link)
-
-            from .widgets.postprocess import PostprocessScreen
-
-            self.app.push_screen(PostprocessScreen(info, minor), done)
-        elif message.action == "register":
-            self.change_profiles("register", info, minor)
-        elif message.action == "unlink":
-            where = minor[:7] if minor else "HEAD"
-            question = (f"Unlink {info.tag} from commit {where}?\n\n{info.source}\n\n"
-                        "The profile object stays in the store; only its link to the commit goes.")
-            self._confirm("Unlink profile", question, "Unlink", "unlink", info, minor)
-        elif message.action == "delete":
-            question = (f"Delete the pending profile {info.tag}?\n\n{info.source}\n\n"
-                        "The file is removed from .perun/jobs; this cannot be undone.")
-            self._confirm("Delete pending profile", question, "Delete", "delete", info, minor)
-
-    def _confirm(self, title: str, question: str, verb: str, action: str, info: ProfileInfo,
-                 minor: str | None) -> None:
-        def answered(yes: bool | None) -> None:
-            if yes:
-                self.change_profiles(action, info, minor)
-
-        self.app.push_screen(ConfirmScreen(title, question, verb), answered)
-
-    @work(thread=True, exclusive=True, exit_on_error=False, group="profiles", description="changing profiles")
-    def change_profiles(self, action: str, info: ProfileInfo, minor: str | None) -> None:
-        core = self.app.core
-        try:
-            if action == "register":
-                added = core.register(info)
-                minors = sorted({a.minor for a in added})
-                note = f"registered {info.source} at {', '.join(m[:7] for m in minors)}"
-            else:
-                removed = core.remove(info, minor)
-                minors = sorted({r.minor for r in removed if r.minor})
-                note = (f"unlinked {info.source} from {minor[:7] if minor else 'HEAD'}" if action == "unlink"
-                        else f"deleted {info.source}")
-        except PerunError as error:
-            self.app.call_from_thread(self.app.report_error, error)
-            return
-        self.post_message(ProfilesChanged(minors, note))
-
-    def on_profiles_changed(self, message: ProfilesChanged) -> None:
-        if message.note:
-            self.app.notify(message.note, title="profiles")
-        if message.minors:
-            self.refresh_entries(message.minors)
-        self.load_status()
-
-    def on_worker_state_changed(self, event: Worker.StateChanged) -> None:
-        # worker state messages do not bubble: each screen that runs workers passes them on
-        self.app.report_failed_worker(event)
-
-    # -- running the job matrix -----------------------------------------------------
-    def action_run(self, which: str = "auto") -> None:
-        """Run the matrix for ``which``: "head", "selected" (the cursor), "marked", or "auto" (marked, else HEAD)."""
-        marked = list(self.history.marked)
-        if which == "auto":
-            which = "marked" if marked else "head"
-        if which == "marked" and not marked:
-            self.app.notify("no commit is marked: space marks the commit under the cursor", severity="warning")
-            return
-        if which == "head":
-            if self.report is None:
-                self.app.notify("HEAD is not known yet; try again in a moment", severity="warning")
-                return
-            minors = [self.report.head.checksum]
-            label = f"job matrix for HEAD {minors[0][:7]}"
-        elif which == "selected":
-            current = self.history.current
-            if current is None:
-                self.app.notify("no commit is selected", severity="warning")
-                return
-            minors = [current.version.checksum]
-            label = f"job matrix for {minors[0][:7]}"
-        else:
-            minors = marked
-            label = f"job matrix for {len(marked)} marked commit{'s' * (len(marked) != 1)}"
-            self.history.clear_marks()
-
-        def closed(link: ProfileLink | None) -> None:
-            self.refresh_entries(minors)
-            self.load_status()
-            if link is not None:
-                self.show_profile(link)
-
-        from .widgets.run import RunScreen
-
-        self.app.push_screen(RunScreen(minors, label), closed)
-
-    def action_edit_matrix(self) -> None:
-        from .widgets.matrix import MatrixScreen
-
-        self.app.push_screen(MatrixScreen())
-
-    def action_check(self, what: str | None = None) -> None:
-        """Open the degradation pane for the selected commit (and start ``what``: head, all, profiles)."""
-        current = self.history.current
-        revision = current.version.checksum if current else None
-        info = self.profiles.current
-        profile = None
-        if info is not None:
-            spec = str(info.path) if not info.registered and info.path else info.tag
-            profile = (spec, (self.profiles.minor or "") if info.registered else (revision or ""))
-
-        def closed(stored: bool | None) -> None:
-            if stored:
-                self.action_reload()  # the history shows the new -/+ marks
-
-        from .widgets.check import CheckScreen
-
-        screen = CheckScreen(revision, profile)
-        self.app.push_screen(screen, closed)
-        if what is not None:
-            screen.call_after_refresh(screen.action_check, what)
-
-    # -- focus and commands ------------------------------------------------------
-    def action_focus_pane(self, pane: str) -> None:
-        (self.history if pane == "history" else self.profiles).focus()
-
-    def action_jump_head(self) -> None:
-        self.history.focus()
-        self.history.action_jump_head()
-
-    def action_search(self) -> None:
-        self.history.action_search()
-
-    def open_plot(self, view: str | None = None) -> None:
-        """Plot the profile selected in the profiles pane (``view``: scatter, bars, flow, ...)."""
-        info = self.profiles.current
-        if info is None:
-            self.app.notify("select a profile in the profiles pane first (2 or tab moves there)",
-                            severity="warning")
-            return
-        from .widgets.plot import PlotScreen
-
-        self.app.push_screen(PlotScreen(info, self.profiles.minor, view))
-
-    def palette_commands(self) -> Iterator[PaletteCommand]:
-        from .widgets.plot import VIEWS as PLOT_VIEWS
-
-        table = self.profiles
-        history = self.history
-        yield PaletteCommand("history: jump to HEAD", "Put the history cursor on HEAD", self.action_jump_head)
-        yield PaletteCommand("history: search", "Find a commit by sha, author or message", self.action_search)
-        yield PaletteCommand("history: next match", "Go to the next commit matching the search",
-                             history.action_next_match)
-        yield PaletteCommand("history: mark commit", "Mark (or unmark) the selected commit for a run",
-                             history.action_toggle_mark)
-        yield PaletteCommand("history: clear marks", "Unmark every commit", history.clear_marks)
-        yield PaletteCommand("history: reload", "Read the history and the pending profiles again",
-                             self.action_reload)
-        yield PaletteCommand("profile: details", "Show the selected profile", table.action_details)
-        yield PaletteCommand("profile: plot", "Plot the selected profile", table.action_plot)
-        yield PaletteCommand("profile: postprocess", "Postprocess the selected profile into a new pending one",
-                             table.action_postprocess)
-        yield PaletteCommand("profile: register", "Register the selected pending profile at its commit",
-                             table.action_register)
-        yield PaletteCommand("profile: unlink", "Unlink the selected registered profile from its commit",
-                             table.action_unlink)
-        yield PaletteCommand("profile: delete pending", "Delete the selected pending profile",
-                             table.action_delete)
-        for view, _key, label in PLOT_VIEWS:
-            yield PaletteCommand(f"plot: {label}", f"Plot the selected profile as a {label}",
-                                 functools.partial(self.open_plot, view))
-        yield PaletteCommand("run: matrix for HEAD", "Run the job matrix for HEAD",
-                             functools.partial(self.action_run, "head"))
-        yield PaletteCommand("run: matrix for selected commit", "Run the job matrix for the commit under the cursor",
-                             functools.partial(self.action_run, "selected"))
-        yield PaletteCommand("run: matrix for marked commits", "Run the job matrix for the commits marked with space",
-                             functools.partial(self.action_run, "marked"))
-        yield PaletteCommand("matrix: edit", "Edit the job matrix of .perun/local.yml", self.action_edit_matrix)
-        yield PaletteCommand("check: head", "Check the selected commit's profiles against their baselines",
-                             functools.partial(self.action_check, "head"))
-        yield PaletteCommand("check: all", "Check every commit with profiles, from the selected one back",
-                             functools.partial(self.action_check, "all"))
-        yield PaletteCommand("check: profiles", "Check two profiles (the selected one is the target)",
-                             functools.partial(self.action_check, "profiles"))
-        yield PaletteCommand("check: show results", "Open the degradation pane with the stored results",
-                             self.action_check)
-        yield PaletteCommand("pane: focus history", "Move the focus to the history",
-                             lambda: self.action_focus_pane("history"))
-        yield PaletteCommand("pane: focus profiles", "Move the focus to the profiles",
-                             lambda: self.action_focus_pane("profiles"))
-        yield PaletteCommand("help: keys", "List every key", self.app.action_help)
+__all__ = ["MainScreen", "PerunApp"]
 
 
 class PerunApp(App[None]):
@@ -464,7 +60,7 @@ class PerunApp(App[None]):
         The profiled program, its spawn helper and the run's worktree are
         gone when the terminal is given back (killed within a second).
         """
-        from .widgets.run import RunScreen
+        from .screens.run import RunScreen
 
         runs = [screen for screen in self.screen_stack if isinstance(screen, RunScreen) and screen.running]
         if not runs:
@@ -492,11 +88,13 @@ class PerunApp(App[None]):
 
     def help_groups(self) -> list[tuple[str, list[BindingType]]]:
         # the screens behind keys load when first opened: a quicker first frame
-        from .widgets.check import CheckScreen, CompareScreen
-        from .widgets.matrix import EntryList, MatrixScreen
-        from .widgets.plot import ChartView, FlameView, HeapView, PlotScreen
-        from .widgets.postprocess import PostprocessScreen
-        from .widgets.run import RunScreen
+        from .screens.check import CheckScreen, CompareScreen
+        from .screens.matrix import MatrixScreen
+        from .widgets.units import EntryList
+        from .screens.plot import PlotScreen
+        from .widgets.plot import ChartView, FlameView, HeapView
+        from .modals.postprocess import PostprocessScreen
+        from .screens.run import RunScreen
 
         focus = [Binding("tab", "focus_next", "Next pane"), Binding("shift+tab", "focus_previous", "Previous pane"),
                  Binding("ctrl+p", "command_palette", "Command palette")]
@@ -517,79 +115,3 @@ class PerunApp(App[None]):
             ("compare", CompareScreen.BINDINGS),
             ("confirm", ConfirmScreen.BINDINGS),
         ]
-
-
-def default_demo_dir() -> Path:
-    """Where ``--demo`` keeps its repository: the user's cache, else the temp directory."""
-    from perun_core.demo.collected import COLLECTED_DEMO_VERSION
-
-    name = f"demo-collected-{COLLECTED_DEMO_VERSION}"
-    cache = os.environ.get("XDG_CACHE_HOME") or str(Path.home() / ".cache")
-    candidate = Path(cache) / "perun" / name
-    try:
-        candidate.parent.mkdir(parents=True, exist_ok=True)
-        return candidate
-    except OSError:
-        return Path(tempfile.gettempdir()) / f"perun-{name}-{os.getuid()}"
-
-
-def open_demo(path: Path | None) -> Path:
-    """Build the demo (its profiles collected by the real collectors) unless built before; say so on stderr."""
-    from perun_core.demo.collected import build_collected_demo
-
-    where = path if path is not None else default_demo_dir()
-    announced = False
-
-    def progress(step: str) -> None:
-        nonlocal announced
-        if not announced:
-            print(f"perun-tui: building the demo repository in {display_path(where, limit=200)} "
-                  "(once, about half a minute; ctrl+c stops it)", file=sys.stderr)
-            announced = True
-        print(f"  {step}", file=sys.stderr, flush=True)
-
-    return build_collected_demo(where, progress=progress)
-
-
-def main(argv: list[str] | None = None) -> int:
-    """Entry point of ``perun-tui [--repo PATH]`` and ``perun-tui --demo [DIR]``."""
-    parser = argparse.ArgumentParser(
-        prog="perun-tui",
-        description="Browse the performance history of a perun repository.",
-    )
-    parser.add_argument("--repo", metavar="PATH",
-                        help="the perun repository to open: a directory inside it (default: the current directory)")
-    parser.add_argument("--demo", action="store_true",
-                        help="build a demo repository (once; later runs reuse it) and open it")
-    parser.add_argument("path", nargs="?", metavar="DIR",
-                        help="with --demo: where to build the demo repository; without it: the same as --repo")
-    args = parser.parse_args(argv)
-    if args.demo and args.repo:
-        parser.error("--repo and --demo exclude each other: --demo opens the demo repository")
-    if args.repo and args.path and Path(args.repo).resolve() != Path(args.path).resolve():
-        parser.error(f"two repositories given: --repo {args.repo} and {args.path}")
-    try:
-        if args.demo:
-            root: Path | str | None = open_demo(Path(args.path) if args.path else None)
-        else:
-            root = args.repo or args.path
-        core = Core.open(root)
-        try:
-            core.status()  # a repository without commits, or with a broken config, fails here, briefly
-        except PerunError:
-            core.close()
-            raise
-    except PerunError as error:
-        hint = f"; {error.hint}" if error.hint else ""
-        print(f"error: {error.message}{hint}", file=sys.stderr)
-        return 1
-    except OSError as error:
-        print(f"error: {error}", file=sys.stderr)
-        return 1
-    app = PerunApp(core=core)
-    app.run()
-    return app.return_code or 0
-
-
-if __name__ == "__main__":
-    raise SystemExit(main())

@@ -23,16 +23,10 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from perun_core import api
-from perun_core.storage.repository import PerunRepository, ProfileInfo
+from perun_core.api import MATRIX_KEYS, ProfileInfo
 
 if TYPE_CHECKING:
-    from perun_core.api.run import EventStream, PostprocessResult, RunResult, UnitInfo
-    from perun_core.config import Config
-    from perun_core.runner.jobs import Job
-    from perun_core.views import Theme
-
-#: the keys of local.yml the job-matrix editor owns
-MATRIX_KEYS = ("cmds", "args", "workloads", "collectors", "postprocessors")
+    from perun_core.api import EventStream, Job, PerunRepository, PostprocessResult, RunResult, Theme, UnitInfo
 
 
 class Core:
@@ -101,35 +95,29 @@ class Core:
     # -- views -------------------------------------------------------------------
     def view_model(self, profile: Any, view: str, params: dict[str, Any] | None = None) -> Any:
         """What view ``view`` builds from ``profile`` (a Figure, FlameGraph or HeapMapResult)."""
-        from perun_core.views import get_view
-
-        return get_view(view).run(profile, params or {})
+        return api.build_view(profile, view, params)
 
     def only_types(self, profile: Any, types: list[str]) -> Any:
         """``profile`` with only the resources of these types (a new profile; the given one is unchanged)."""
-        from perun_core.analysis.filtering import filter_profile
-
-        return filter_profile(profile, uids=None, types=types, subtypes=None, conditions=[], mode="keep")
+        return api.only_types(profile, types)
 
     def render_view(self, view: str, model: Any, width: int, height: int, theme: Theme | None) -> str:
         """``model`` of ``view`` as (ANSI) text of ``width`` x ``height`` through the plotting adapter."""
-        from perun_core.views import get_view
-
-        return get_view(view).render(model, width=width, height=height, theme=theme)
+        return api.render_view(view, model, width=width, height=height, theme=theme)
 
     @staticmethod
     def one_plot(figure: Any, index: int) -> Any:
         """A figure holding only plot ``index`` of ``figure`` (scatter draws one uid at a time)."""
-        from perun_core.views import Figure
-
-        return Figure([figure.plots[index]])
+        return api.one_plot(figure, index)
 
     @staticmethod
     def theme(series: tuple, heat: tuple, text: tuple | None, axes: tuple | None, background: tuple | None,
               on_block: tuple) -> Theme:
-        from perun_core.views import Theme
+        return api.Theme(series=series, heat=heat, text=text, axes=axes, background=background, on_block=on_block)
 
-        return Theme(series=series, heat=heat, text=text, axes=axes, background=background, on_block=on_block)
+    def summary(self, profile: Any) -> api.ProfileSummary:
+        """Statistics of a loaded profile for the details screen (numpy: call it in a worker)."""
+        return api.summary(profile)
 
     # -- units and the job matrix ----------------------------------------------------
     def units(self, kind: str) -> list[UnitInfo]:
@@ -142,71 +130,29 @@ class Core:
     def local_config_path(self) -> Path:
         return self.repo.local_config_path
 
-    def local_config(self) -> Config:
-        """``.perun/local.yml`` as it is on disk, unvalidated (so a broken one can be repaired)."""
-        from perun_core.config import Config
-
-        return Config.load(self.repo.local_config_path, kind="local", validate=False)
+    def matrix(self) -> dict[str, Any]:
+        """The job-matrix keys of ``.perun/local.yml`` as they are on disk, unvalidated (so a broken one can be repaired)."""
+        with self.lock:
+            return api.read_matrix(repo=self.repo)
 
     def validate_matrix(self, values: dict[str, Any]) -> tuple[list[Job], str]:
-        """The jobs the matrix ``values`` expand to, and a warning when it cannot run yet.
+        """The jobs the matrix ``values`` expand to, and a warning when it cannot run yet (see api.validate_matrix)."""
+        with self.lock:
+            return api.validate_matrix(values, repo=self.repo)
 
-        Raises ConfigError (a value of the wrong type), UnknownUnit or
-        InvalidParameter; a matrix without commands or collectors is no
-        error here (it can be saved) but expands to no jobs and a warning.
-        """
-        from perun_core.config import validate
-        from perun_core.runner.jobs import matrix_from_config, unit_configs
-
-        path = self.repo.local_config_path
-        for key in MATRIX_KEYS:
-            if values.get(key):
-                validate(key, values[key], path=path)
-        unit_configs("collector", values.get("collectors") or [])
-        unit_configs("postprocessor", values.get("postprocessors") or [])
-        if not values.get("cmds"):
-            return [], "no commands yet: the matrix runs nothing"
-        if not values.get("collectors"):
-            return [], "no collectors yet: the matrix runs nothing"
-        return matrix_from_config(_Mapping(values), path), ""
-
-    def save_matrix(self, values: dict[str, Any], keys: tuple[str, ...] = MATRIX_KEYS) -> Config:
-        """Write the matrix ``keys`` into local.yml (empty ones are removed), keeping everything else.
-
-        The file is read again first, so changes made meanwhile to other keys
-        survive; comments survive wherever Config.set can edit in place.
-        Raises ConfigError (an invalid value, an unreadable file).
-        """
-        config = self.local_config()
-        for key in keys:
-            value = values.get(key)
-            if value:
-                if not config.has(key) or config.get(key) != value:
-                    config.set(key, value)
-            elif config.has(key):
-                config.unset(key)
-        config.save()
-        self.reload_config()
-        return config
+    def save_matrix(self, values: dict[str, Any], keys: tuple[str, ...] = MATRIX_KEYS) -> Path:
+        """Write the matrix ``keys`` into local.yml (empty ones are removed), keeping everything else."""
+        with self.lock:
+            return api.save_matrix(values, keys, repo=self.repo)
 
     def check_local_config(self) -> None:
         """Read local.yml validating every known key (after an outside edit); raises ConfigError."""
-        from perun_core.config import Config
-
-        Config.load(self.repo.local_config_path, kind="local", validate=True)
+        with self.lock:
+            api.check_local_config(repo=self.repo)
 
     def editor(self) -> str:
         """The command line of the user's editor: $VISUAL, $EDITOR, then ``general.editor``."""
-        import os
-
-        chosen = os.environ.get("VISUAL") or os.environ.get("EDITOR")
-        if chosen:
-            return chosen
-        with self.lock:
-            try:
-                return str(self.repo.config.get_or("general.editor", "vi") or "vi")
-            except Exception:  # noqa: BLE001 - a broken shared.yml must not stop the editor
-                return "vi"
+        return api.editor_command(scope="local", cwd=self.root)
 
     def reload_config(self) -> None:
         """Forget the cached configuration (after local.yml changed)."""
@@ -269,17 +215,6 @@ class Core:
         """A profile looked up by a spec (a tag at ``minor``, a pending tag, a path)."""
         with self.lock:
             return api.load_profile(spec, minor=minor, repo=self.repo)
-
-
-class _Mapping:
-    """The ``get_or`` of a ConfigStack over a plain mapping (the editor's values)."""
-
-    def __init__(self, values: dict[str, Any]) -> None:
-        self.values = values
-
-    def get_or(self, key: str, default: Any = None) -> Any:
-        value = self.values.get(key)
-        return default if value is None else value
 
 
 def _without_cancel(function: Any) -> Any:

@@ -7,10 +7,7 @@ from typing import Any
 
 from textual.message import Message
 
-from perun_core.api import LoadedProfile, LogEntry, StatusReport
-from perun_core.storage.repository import ProfileInfo
-
-from .stats import ProfileSummary
+from perun_core.api import LoadedProfile, LogEntry, ProfileInfo, ProfileSummary, StatusReport
 
 
 @dataclass

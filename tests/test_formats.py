@@ -6,7 +6,7 @@ import pytest
 
 from perun_core.api import LogEntry, ProfileCounts
 from perun_core.errors import ConfigError
-from perun_core.views.status_format import GraphDrawer, shortlog_segments, stats_text, status_rows
+from perun_core.cli.status_format import GraphDrawer, shortlog_segments, stats_text, status_rows
 from perun_core.storage.repository import ProfileInfo
 from perun_core.vcs import MinorVersion
 

@@ -6,10 +6,14 @@ Each function takes an optional ``repo`` (an open
 :class:`~perun_core.storage.repository.PerunRepository`, as the TUI keeps
 one) or finds the nearest instance from ``cwd``.
 
-The functions live in modules by subject (``repository``, ``run``,
-``check``, ...).  This package re-exports them by name, loading a module only
-when one of its names is first used, so ``from perun_core import api`` stays
-cheap for commands that need one corner of it.
+The functions live in modules by subject (``repository``, ``config``,
+``profiles``, ``views``, ``matrix``, ``run``, ``catalog``, ``check``,
+``demo``, ``files``).  This package re-exports them by name, loading a
+module only when one of its names is first used, so ``from perun_core
+import api`` stays cheap for commands that need one corner of it.  The
+progress events are namespaces of their own (``run_events``,
+``check_events``: both have a ``VersionStarted``).  A module is never named
+like a name it exports (the module would shadow the name once imported).
 """
 
 from __future__ import annotations
@@ -26,16 +30,25 @@ def _export(module: str, names: str) -> None:
         _EXPORTS[name] = module
 
 
-_export("repository", """SORT_KEYS open_repository InitResult init ConfigValue config_get config_set
-        config_reset EditRequest config_edit_request validate_config_file AddedProfile add RemovedProfile
-        remove StatusReport status ProfileCounts LogEntry log log_format LoadedProfile load_profile""")
-_export("run", "UnitInfo units stream collect run_job run_matrix PostprocessResult postprocess")
+_export("_repo", "open_repository PerunRepository")
+_export("repository", """SORT_KEYS InitResult init AddedProfile add RemovedProfile remove StatusReport status
+        ProfileCounts LogEntry log log_format ProfileInfo""")
+_export("config", """ConfigValue config_get config_set config_reset EditRequest config_edit_request
+        validate_config_file parse_config_value editor_command""")
+_export("profiles", "LoadedProfile load_profile summary ProfileSummary FieldStats ModelRow format_number")
+_export("matrix", "MATRIX_KEYS read_matrix check_local_config validate_matrix save_matrix")
+_export("run", """UnitInfo units stream collect run_job run_matrix PostprocessResult postprocess EventStream
+        Job RunResult WrittenProfile""")
+_export("catalog", "unit_names get_unit unit_params unit_requirements")
 _export("check", """FAIL_ON HISTORY_WINDOW PairReport VersionReport CheckReport check_head check_all
-        check_profiles stored_check matrix_commands install_hook uninstall_hook""")
-
-_export("files", "ensure_writable_target write_user_file")
-_export("text", "escape_controls escape_lines has_controls")
+        check_profiles stored_check matrix_commands install_hook uninstall_hook tree_lines json_records junit_xml""")
 _export("check", "MethodInfo check_method check_methods")
+_export("views", """Shown show view view_names build_view render_view one_plot only_types profile_json write_output
+        Theme DEFAULT_THEME FlameLayout Span layout_flame block_colour HeapLayout layout_heap allocations_in
+        site_glyph heat_glyph HEAT_GLYPHS HTML_SUFFIXES PLAIN_SUFFIXES""")
+_export("files", "atomic_write atomic_write_text ensure_writable_target write_user_file")
+_export("text", "escape_controls escape_lines has_controls")
+_export("demo", "demo_dir build_demo")
 
 __all__ = sorted(_EXPORTS)
 

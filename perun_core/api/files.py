@@ -1,7 +1,14 @@
-"""Files the user names on a command line: checked before the work, written atomically."""
+"""Writing files for a front end: atomically (temp file, fsync, rename), so nothing is left half-written.
+
+A file the user names on a command line (a report, a plot) goes through
+:func:`write_user_file`: refused up front when its directory is missing or
+not writable (:func:`ensure_writable_target`), never creating directories,
+with the permissions the umask allows.  :func:`atomic_write` and
+:func:`atomic_write_text` are the store's own primitives.
+"""
 
 from __future__ import annotations
 
-from ..atomic import ensure_writable_target, write_user_file
+from ..atomic import atomic_write, atomic_write_text, ensure_writable_target, write_user_file
 
-__all__ = ["ensure_writable_target", "write_user_file"]
+__all__ = ["atomic_write", "atomic_write_text", "ensure_writable_target", "write_user_file"]

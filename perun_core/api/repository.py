@@ -1,8 +1,8 @@
-"""The porcelain: one plain function per command, returning dataclasses.
+"""The porcelain of the repository: ``init``, ``add``, ``remove``, ``status``, ``log``.
 
-The ``perun-core`` CLI and the ``perun-tui`` app are both thin layers over
-these functions.  Nothing here prints, prompts or exits; failures raise
-:class:`perun_core.errors.PerunError` subclasses.
+The configuration commands are in :mod:`.config`, looking profiles up and
+loading them in :mod:`.profiles`.  Nothing here prints, prompts or exits;
+failures raise :class:`perun_core.errors.PerunError` subclasses.
 
 Every function takes an optional ``repo`` (an open
 :class:`~perun_core.storage.repository.PerunRepository`, as the TUI keeps one) or
@@ -21,38 +21,24 @@ from typing import TYPE_CHECKING, Any
 from ..errors import (
     ConfigError,
     CorruptObject,
-    NotPerunRepository,
     InvalidProfile,
     OriginMismatch,
     PerunError,
     ProfileNotFound,
     UsageError,
 )
-from ..storage.lookup import TAG, FoundProfile, find_profile, sort_key_of
+from ..storage.lookup import FoundProfile, find_profile, sort_key_of
 from ..storage.repository import PERUN_DIR, PerunRepository, ProfileInfo
+from ._repo import open_repository, using as _using
+
+__all__ = ["SORT_KEYS", "open_repository", "InitResult", "init", "AddedProfile", "add", "RemovedProfile", "remove",
+           "StatusReport", "status", "ProfileCounts", "LogEntry", "log", "log_format"]
 
 if TYPE_CHECKING:
     from ..profile.model import Profile
     from ..vcs import MinorVersion
 
 SORT_KEYS = ("realpath", "type", "time", "cmd", "args", "workload", "collector", "checksum", "source")
-
-
-@contextlib.contextmanager
-def _using(repo: PerunRepository | None, cwd: Path | str | None = None) -> Iterator[PerunRepository]:
-    if repo is not None:
-        yield repo
-        return
-    opened = PerunRepository.discover(cwd)
-    try:
-        yield opened
-    finally:
-        opened.close()
-
-
-def open_repository(cwd: Path | str | None = None) -> PerunRepository:
-    """The nearest perun instance; the caller closes it."""
-    return PerunRepository.discover(cwd)
 
 
 # -- init ------------------------------------------------------------------------
@@ -101,128 +87,6 @@ def init(
     if not config_path.exists():
         atomic_write_text(config_path, config_text)
     return InitResult(root, vcs_root, git_created, reinitialized, template, config_path)
-
-
-# -- config ----------------------------------------------------------------------
-
-@dataclass(frozen=True, slots=True)
-class ConfigValue:
-    key: str
-    value: Any
-    source: str  # "local", "shared" or "default"
-    path: Path | None
-
-
-def _config_location(scope: str, cwd: Path | str | None) -> tuple[Path, str, PerunRepository | None]:
-    """(path, kind, repository) of the file a scope names, without reading it."""
-    from ..config import shared_config_dir
-
-    if scope not in ("local", "shared", "nearest"):
-        raise UsageError(f"unknown config scope '{scope}'; expected local, shared or nearest")
-    shared_path = shared_config_dir() / "shared.yml"
-    if scope == "shared":
-        return shared_path, "shared", None
-    try:
-        repo = PerunRepository.discover(cwd)
-    except PerunError:
-        if scope == "local":
-            raise
-        return shared_path, "shared", None
-    return repo.local_config_path, "local", repo
-
-
-def _config_target(scope: str, cwd: Path | str | None, *, for_write: bool):
-    from ..config import Config
-
-    path, kind, repo = _config_location(scope, cwd)
-    # Writers may open a file with invalid values: setting a key is how it gets repaired.
-    return Config.load(path, kind=kind, validate=not for_write), repo
-
-
-def config_get(key: str, *, scope: str = "nearest", cwd: Path | str | None = None) -> ConfigValue:
-    """Value of ``key``: from one file, or the nearest one that sets it."""
-    from ..config import Config, ConfigStack, default, shared_config_dir
-
-    if scope == "nearest":
-        shared = Config.load(shared_config_dir() / "shared.yml", kind="shared")
-        local = None
-        with contextlib.suppress(PerunError):
-            repo = PerunRepository.discover(cwd)
-            local = Config.load(repo.local_config_path, kind="local")
-        stack = ConfigStack(local, shared)
-        value = stack.get(key)
-        source = stack.source_of(key)
-        path = {"local": local.path if local else None, "shared": shared.path}.get(source)
-        return ConfigValue(key, value, source, path)
-    config, _ = _config_target(scope, cwd, for_write=False)
-    try:
-        return ConfigValue(key, config.get(key), scope, config.path)
-    except KeyError:
-        try:
-            fallback = f" (default: {default(key)!r})"
-        except (KeyError, ConfigError):
-            fallback = ""
-        raise ConfigError(config.path, key, f"is not set in the {scope} configuration{fallback}") from None
-
-
-def config_set(key: str, value: Any, *, scope: str = "nearest", cwd: Path | str | None = None) -> ConfigValue:
-    """Set ``key`` in the local (nearest) or shared configuration and save it atomically."""
-    from ..config import check_known_key, validate
-
-    config, _ = _config_target(scope, cwd, for_write=True)
-    check_known_key(key, path=config.path)
-    validate(key, value, path=config.path)
-    config.set(key, value)
-    config.save()
-    return ConfigValue(key, value, config.kind, config.path)
-
-
-def config_reset(*, scope: str = "nearest", template: str = "master", cwd: Path | str | None = None) -> Path:
-    """Rewrite a configuration file to its template (local) or defaults (shared)."""
-    from ..config import Config, reset
-
-    path, kind, _ = _config_location(scope, cwd)
-    try:
-        config = Config.load(path, kind=kind, validate=False)
-    except ConfigError:
-        # Reset is the way out of a file that no longer parses: start afresh.
-        config = Config(path, kind)
-    reset(config, template)
-    return config.path
-
-
-@dataclass(frozen=True, slots=True)
-class EditRequest:
-    path: Path
-    command: list[str]
-
-
-def config_edit_request(*, scope: str = "nearest", cwd: Path | str | None = None) -> EditRequest:
-    """The file to edit and the editor command ($VISUAL, $EDITOR, then general.editor)."""
-    import shlex
-
-    from ..config import Config, default, shared_config_dir
-
-    path, kind, _ = _config_location(scope, cwd)
-    editor = os.environ.get("VISUAL") or os.environ.get("EDITOR")
-    if not editor:
-        # A broken file must still be editable, so the editor lookup may not fail.
-        for candidate in (path, shared_config_dir() / "shared.yml"):
-            with contextlib.suppress(PerunError, KeyError):
-                editor = str(Config.load(candidate, kind="local" if candidate == path and kind == "local" else "shared",
-                                         validate=False).get("general.editor"))
-                break
-        editor = editor or str(default("general.editor"))
-    if not path.exists():
-        Config(path, kind).save()
-    return EditRequest(path, [*shlex.split(editor), str(path)])
-
-
-def validate_config_file(path: Path | str, kind: str) -> None:
-    """Re-read an edited configuration and raise ConfigError if it is unusable."""
-    from ..config import Config
-
-    Config.load(Path(path), kind=kind)
 
 
 # -- add / rm ----------------------------------------------------------------------
@@ -480,45 +344,3 @@ def _count(infos: list[ProfileInfo]) -> ProfileCounts:
 def log_format(*, repo: PerunRepository | None = None, cwd: Path | str | None = None) -> str:
     with _using(repo, cwd) as r:
         return str(r.config.get("format.shortlog"))
-
-
-# -- loading profiles -----------------------------------------------------------
-
-@dataclass(slots=True)
-class LoadedProfile:
-    profile: Profile
-    source: str
-    kind: str  # "index", "pending" or "file"
-    minor: str | None
-
-
-def load_profile(
-    spec: str,
-    *,
-    minor: str | None = None,
-    repo: PerunRepository | None = None,
-    cwd: Path | str | None = None,
-) -> LoadedProfile:
-    """Look a profile up (§3.2.16) and load it.
-
-    Outside a perun repository plain file paths still work.
-    """
-    if repo is not None:
-        return _load_in(repo, spec, minor)
-    try:
-        opened = PerunRepository.discover(cwd)
-    except NotPerunRepository:
-        if minor is not None or TAG.match(spec.strip()):
-            raise
-        item = find_profile(None, spec, None, allow=("file",))
-        return LoadedProfile(item.load(None), item.source, item.kind, None)
-    with opened:
-        return _load_in(opened, spec, minor)
-
-
-def _load_in(repo: PerunRepository, spec: str, minor: str | None) -> LoadedProfile:
-    # The VCS is only opened when the spec may name a registered profile.
-    needs_index = minor is not None or not Path(spec).expanduser().is_file()
-    target = repo.resolve_minor(minor) if needs_index else None
-    item = find_profile(repo, spec, target)
-    return LoadedProfile(item.load(repo), item.source, item.kind, item.minor)

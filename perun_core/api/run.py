@@ -24,7 +24,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from .repository import _using
+from ._repo import using as _using
 from ..errors import JobsFailed, PerunError
 from ..storage.repository import PerunRepository
 from ..events import EventStream, ProfileWritten
@@ -203,7 +203,7 @@ def postprocess(
     profile: the commit whose index holds it).  Events: the unit's phases and
     ``ProfileWritten``.
     """
-    from . import load_profile
+    from .profiles import load_profile
     from ..runner.naming import TEMPLATE_KEY, render_name, validate_template, write_new_profile
     from ..units import UnitContext
 

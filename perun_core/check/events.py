@@ -18,7 +18,7 @@ from dataclasses import dataclass
 from typing import Any
 
 __all__ = ["CheckFinished", "CheckStarted", "CollectionEvent", "CollectionFinished", "CollectionStarted",
-           "Event", "PairChecked", "VersionFinished", "VersionStarted"]
+           "Event", "Notice", "PairChecked", "VersionFinished", "VersionStarted"]
 
 
 @dataclass(frozen=True, slots=True)
@@ -58,7 +58,7 @@ class VersionStarted:
 
 @dataclass(frozen=True, slots=True)
 class PairChecked:
-    """One pair of profiles of ``minor`` was checked (``pair`` is an api_check.PairReport)."""
+    """One pair of profiles of ``minor`` was checked (``pair`` is a :class:`~perun_core.check.report.PairReport`)."""
 
     minor: str | None
     pair: Any

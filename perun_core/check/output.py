@@ -16,7 +16,7 @@ from typing import TYPE_CHECKING, Any
 from .results import Finding, PerformanceChange
 
 if TYPE_CHECKING:  # pragma: no cover
-    from ..api.check import CheckReport, PairReport, VersionReport
+    from .report import CheckReport, PairReport, VersionReport
 
 __all__ = ["JSON_KEYS", "format_value", "json_records", "junit_xml", "summary", "tree_lines"]
 

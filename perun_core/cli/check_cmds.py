@@ -18,39 +18,14 @@ from typing import Any
 
 import click
 
+from perun_core.cli.terminal import paint_segments, use_colour
+
 from .params import click_params, given
 
 CONTEXT = {"help_option_names": ["-h", "--help"], "max_content_width": 100}
 FORMATS = ("tree", "json", "junit")
 FAIL_ON = ("degradation", "maybe", "never")
 DEGRADED_EXIT = 3
-
-_ANSI = {
-    "degradation": "\x1b[1;31m",
-    "optimization": "\x1b[1;32m",
-    "maybe": "\x1b[33m",
-    "notice": "\x1b[36m",
-    "error": "\x1b[31m",
-    "muted": "\x1b[2m",
-    "checksum": "\x1b[33m",
-    "heading": "\x1b[1m",
-    "graph": "\x1b[34m",
-}
-
-
-def _color() -> bool:
-    if os.environ.get("NO_COLOR"):
-        return False
-    if os.environ.get("FORCE_COLOR"):
-        return True
-    return sys.stdout.isatty()
-
-
-def _paint(segments: list[tuple[str, str]], color: bool) -> str:
-    if not color:
-        return "".join(text for text, _style in segments)
-    return "".join(f"{_ANSI[style]}{text}\x1b[0m" if style in _ANSI and text else text for text, style in segments)
-
 
 def _verbosity(ctx: click.Context, local: int) -> int:
     root = ctx.find_root().obj
@@ -101,7 +76,7 @@ def check(ctx: click.Context, compute_missing: bool) -> None:
 
 
 def _collection_printer(verbose: int) -> Callable[[Any], None]:
-    from perun_core.check.events import CollectionEvent, CollectionStarted, Notice
+    from perun_core.api.check_events import CollectionEvent, CollectionStarted, Notice
     from perun_core.cli.run_render import PlainRenderer
 
     plain = PlainRenderer(verbose, write=lambda text: click.echo(text, err=True))
@@ -119,7 +94,7 @@ def _collection_printer(verbose: int) -> Callable[[Any], None]:
 
 
 def _emit_report(report: Any, output_format: str, fail_on: str, output: str | None, verbose: int) -> None:
-    from perun_core.check import output as out
+    from perun_core.api import check as out
 
     if output_format == "json":
         import json
@@ -128,8 +103,8 @@ def _emit_report(report: Any, output_format: str, fail_on: str, output: str | No
     elif output_format == "junit":
         text = out.junit_xml(report, fail_on)
     else:
-        color = _color() and not output
-        text = "".join(_paint(line, color) + "\n" for line in out.tree_lines(report, verbose=verbose))
+        color = use_colour() and not output
+        text = "".join(paint_segments(line, color) + "\n" for line in out.tree_lines(report, verbose=verbose))
     if output:
         from perun_core import api
 

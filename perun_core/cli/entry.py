@@ -99,7 +99,7 @@ def store_help(text: str) -> None:
     if path is None:
         return
     try:
-        from perun_core.atomic import atomic_write
+        from perun_core.api.files import atomic_write
 
         atomic_write(path, (text + "\n\n").encode())
     except OSError:

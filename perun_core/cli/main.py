@@ -12,7 +12,7 @@ from typing import Any
 
 import click
 
-from perun_core.safetext import escape_controls, escape_lines
+from perun_core.cli.terminal import use_colour
 
 CONTEXT = {"help_option_names": ["-h", "--help"], "max_content_width": 100}
 
@@ -153,9 +153,8 @@ def config_get(key: str) -> None:
 def config_set(key: str, value: str) -> None:
     """Set KEY to VALUE (parsed as YAML: true, 3, [a, b] ...)."""
     from perun_core import api
-    from perun_core.config import parse_cli_value
 
-    stored = api.config_set(key, parse_cli_value(value), scope=_scope())
+    stored = api.config_set(key, api.parse_config_value(value), scope=_scope())
     _out(f"{key}: {_yaml_scalar(stored.value)}")
 
 
@@ -247,7 +246,7 @@ def status(state: State, short: bool, sort_by: str | None) -> None:
     from perun_core.cli.render import render_status
 
     report = api.status(sort_by=sort_by)
-    _page(state, "status", render_status(report, short=short, color=_color()))
+    _page(state, "status", render_status(report, short=short, color=use_colour()))
     if report.damaged:
         # The listing is still useful, but a damaged store must not pass silently.
         for problem in report.damaged:
@@ -265,7 +264,7 @@ def log(state: State, revision: str | None, short: bool, graph: bool, max_count:
     """Show the history from HASH (default HEAD) with the profiles of each version."""
     from perun_core.cli.render import render_log
 
-    _page(state, "log", render_log(revision, short=short, graph=graph, limit=max_count, color=_color()))
+    _page(state, "log", render_log(revision, short=short, graph=graph, limit=max_count, color=use_colour()))
 
 
 # -- show ---------------------------------------------------------------------------
@@ -291,17 +290,15 @@ def show_raw(filename: str | None, output: str | None, compact: bool) -> None:
     On a terminal the JSON is highlighted, unless NO_COLOR is set.
     """
     from perun_core import api
-    from perun_core.cli.view_cmds import write_output
-    from perun_core.profile.codec import to_json_bytes
 
     if filename and output:
         raise click.UsageError("-o/--output is another name of -f/--filename: give one of them")
     filename = filename or output
     spec, minor = click.get_current_context().meta["profile_spec"]
     loaded = api.load_profile(spec, minor=minor)
-    data = to_json_bytes(loaded.profile, indent=None if compact else 2) + b"\n"
+    data = api.profile_json(loaded.profile, indent=None if compact else 2) + b"\n"
     if filename:
-        write_output(filename, data)
+        api.write_output(filename, data)
         click.echo(f"Wrote {loaded.source} as JSON to {filename}")
         return
     # Highlighting re-parses the JSON: past a few megabytes it costs more than it helps.
@@ -319,14 +316,6 @@ def show_raw(filename: str | None, output: str | None, compact: bool) -> None:
 
 def _out(text: str) -> None:
     click.echo(text)
-
-
-def _color() -> bool:
-    if os.environ.get("NO_COLOR"):
-        return False
-    if os.environ.get("FORCE_COLOR"):
-        return True
-    return sys.stdout.isatty()
 
 
 def _page(state: State, command: str, lines: Any) -> None:
@@ -395,6 +384,7 @@ def main(argv: list[str] | None = None) -> None:
         click.echo("error: interrupted", err=True)
         sys.exit(EXIT_INTERRUPTED)
     except Exception as exc:  # noqa: BLE001 - the one place that turns errors into exit codes
+        from perun_core.api.text import escape_controls, escape_lines
         from perun_core.errors import EnvironmentFailure, PerunError
 
         if verbose:

@@ -4,28 +4,8 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 
-from perun_core.views.status_format import GraphDrawer, format_time, shortlog_header, shortlog_segments, stats_text, status_rows
-
-_ANSI = {
-    "degradation": "\x1b[1;31m",
-    "optimization": "\x1b[1;32m",
-    "checksum": "\x1b[33m",
-    "date": "\x1b[36m",
-    "author": "\x1b[35m",
-    "stats": "\x1b[1m",
-    "muted": "\x1b[2m",
-    "heading": "\x1b[1m",
-    "tag": "\x1b[1;36m",
-    "error": "\x1b[31m",
-    "graph": "\x1b[34m",
-}
-_RESET = "\x1b[0m"
-
-
-def paint(text: str, style: str, color: bool) -> str:
-    if not color or not style or not text:
-        return text
-    return f"{_ANSI.get(style, '')}{text}{_RESET}"
+from perun_core.cli.terminal import paint
+from perun_core.cli.status_format import GraphDrawer, format_time, shortlog_header, shortlog_segments, stats_text, status_rows
 
 
 def render_status(report, *, short: bool, color: bool) -> list[str]:
@@ -97,7 +77,7 @@ def _profile_section(title: str, infos, fmt: str, short: bool, color: bool, empt
 def render_log(revision: str | None, *, short: bool, graph: bool, limit: int | None, color: bool) -> Iterator[str]:
     """Lines of `log`, produced while the history is walked."""
     from perun_core import api
-    from perun_core.views.status_format import SHORTLOG_TAGS, parse_format
+    from perun_core.cli.status_format import SHORTLOG_TAGS, parse_format
 
     with api.open_repository() as repo:
         fmt = api.log_format(repo=repo)

@@ -30,19 +30,17 @@ class UnitGroup(click.Group):
         self.make_callback = make_callback
         self.extra_params = extra_params or (lambda: [])
 
-    def _registry(self) -> Any:
-        from perun_core.units import registry
-
-        return registry(self.kind)
-
     def list_commands(self, ctx: click.Context) -> list[str]:
-        return self._registry().names()
+        from perun_core import api
+
+        return api.unit_names(self.kind)
 
     def get_command(self, ctx: click.Context, name: str) -> click.Command | None:
+        from perun_core import api
         from perun_core.errors import UnknownUnit
 
         try:
-            unit = self._registry().get(name)
+            unit = api.get_unit(self.kind, name)
         except UnknownUnit:
             return None
         summary = str(getattr(unit, "summary", "") or "")
@@ -61,7 +59,9 @@ class UnitGroup(click.Group):
         if name and not name.startswith("-") and not ctx.resilient_parsing and self.get_command(ctx, name) is None:
             from perun_core.errors import UnknownUnit
 
-            raise UnknownUnit(self.kind, name, self._registry().names())
+            from perun_core import api
+
+            raise UnknownUnit(self.kind, name, api.unit_names(self.kind))
         return super().resolve_command(ctx, args)
 
 
@@ -90,8 +90,8 @@ def _collect_callback(name: str) -> Any:
         from perun_core.api import run as api_run
         from perun_core.cli.run_render import renderer
         from perun_core.errors import UsageError
-        from perun_core.units import collectors, convert_params
-        from perun_core.params import load_params_document
+        from perun_core.api import catalog as api_units
+        from perun_core.params import convert_params, load_params_document
 
         group = ctx.parent.params if ctx.parent else {}
         cmds, args = list(group.get("cmd") or ()), list(group.get("args") or ())
@@ -103,7 +103,7 @@ def _collect_callback(name: str) -> Any:
                 if args:
                     raise UsageError("give the arguments either with -a/--args or after the command, not both")
                 args = [shlex.join(command[1:])]
-        unit = collectors.get(name)
+        unit = api_units.get_unit("collector", name)
         if not cmds:
             raise UsageError(f"no command to profile; e.g. 'perun-core collect {name} -r 3 ./build/app'",
                              hint=_module_hint(ctx, name, unit))
@@ -134,9 +134,9 @@ def _module_hint(ctx: click.Context, name: str, unit: Any) -> str | None:
 def _report_requirements(ctx: click.Context, name: str) -> None:
     """``collect NAME --check``: what the collector needs, whether it is here; exit 1 when something is missing."""
     from perun_core.errors import UnitError
-    from perun_core.units.requirements import check_unit
+    from perun_core import api
 
-    result = check_unit("collector", name)
+    result = api.unit_requirements("collector", name)
     verdict = "this machine has what it needs" if result.usable else "something it needs is missing"
     click.echo(f"{name}: {verdict}" if result.requirements else f"{name}: needs nothing beyond perun")
     for item in result.requirements:

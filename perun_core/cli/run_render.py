@@ -18,7 +18,7 @@ from typing import Any
 
 import click
 
-from perun_core import events as ev
+from perun_core.api import run_events as ev
 
 
 def _short(sha: str) -> str:

@@ -17,19 +17,21 @@ from typing import Any
 
 import click
 
+from perun_core.cli.terminal import use_colour
+
 from .params import click_params
 
 CONTEXT = {"help_option_names": ["-h", "--help"], "max_content_width": 100}
 
 
 def _view(name: str) -> Any:
-    from perun_core.views import get_view
+    from perun_core import api
 
-    return get_view(name)
+    return api.view(name)
 
 
 def _common_params(view: Any) -> list[click.Parameter]:
-    from perun_core.views.base import HTML_SUFFIXES, PLAIN_SUFFIXES
+    from perun_core.api.views import HTML_SUFFIXES, PLAIN_SUFFIXES
 
     own = [suffix for suffix in view.suffixes() if suffix not in (*PLAIN_SUFFIXES, *HTML_SUFFIXES)]
     pictures = "".join(f"; of {fmt} in pixels (default {pixels})" for fmt, pixels in view.pixel_formats.items())
@@ -88,47 +90,28 @@ class ViewCommand(click.Command):
         show_view(self.name or "", values, filename=filename, width=width, height=height, fmt=fmt)
 
 
-def _use_colour() -> bool:
-    from perun_core.cli.main import _color
-
-    return _color()
-
-
 def show_view(name: str, values: dict[str, Any], *, filename: str | None, width: int | None, height: int | None,
               fmt: str | None) -> None:
-    """Load the profile of ``show``, build view ``name`` and write its text out."""
+    """``show PROFILE VIEW``: the view of the profile on the terminal, or written to ``filename``."""
     from perun_core import api
-    from perun_core.views import DEFAULT_THEME
-    from perun_core.views.base import HTML_SUFFIXES
 
-    view = _view(name)
-    # a file name the view cannot write is wrong before any profile is read
-    chosen = view.format_for(fmt, filename)
     spec, minor = click.get_current_context().meta["profile_spec"]
-    loaded = api.load_profile(spec, minor=minor)
-    given = {key: value for key, value in values.items() if value is not None and value != ()}
-    result = view.run(loaded.profile, given)
-    to_html = bool(filename) and filename.lower().endswith(HTML_SUFFIXES)
-    colour = chosen in view.textual and (to_html if filename else _use_colour())
     columns, lines = shutil.get_terminal_size()
-    text = view.render(
-        result,
-        fmt=chosen,
+    shown = api.show(
+        spec, name, values, minor=minor, fmt=fmt, filename=filename,
         width=width or max(columns, 20),
         # leave a line for the prompt below the picture
         height=height or max(lines - 1, 5),
-        theme=DEFAULT_THEME if colour else None,
         # pictures are sized in pixels: only an explicit --width changes them
         pixels=width,
+        colour=not filename and use_colour(),
+        html_page=html_page,
     )
-    if filename:
-        if to_html:
-            text = _html_of(text, title=f"{name}: {loaded.source}")
-        write_output(filename, (text + "\n").encode("utf-8"))
-        click.echo(f"Wrote {name} of {loaded.source} to {filename}")
+    if shown.path is not None:
+        click.echo(f"Wrote {name} of {shown.source} to {filename}")
         return
     try:
-        sys.stdout.write(text + "\n")
+        sys.stdout.write(shown.text + "\n")
         sys.stdout.flush()
     except BrokenPipeError:
         import os
@@ -136,14 +119,7 @@ def show_view(name: str, values: dict[str, Any], *, filename: str | None, width:
         os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
 
 
-def write_output(filename: str, data: bytes) -> None:
-    """Write a file the user asked for (``show ... -f FILE``): refused up front when it cannot be written."""
-    from perun_core import api
-
-    api.write_user_file(filename, data)
-
-
-def _html_of(ansi_text: str, *, title: str) -> str:
+def html_page(ansi_text: str, title: str) -> str:
     """Terminal text with colours as a standalone HTML page."""
     import io
 

@@ -231,10 +231,70 @@ def warm_colour(name: str) -> RGB:
     return 205 + h % 51, 60 + (h >> 8) % 170, (h >> 16) % 60
 
 
-def _block_colour(theme: Theme, name: str) -> RGB:
-    # the warm half of the theme's heat ramp
+def block_colour(theme: Theme, name: str) -> RGB:
+    """A frame's colour: the warm half of the theme's heat ramp, picked by a stable hash of its name."""
     ramp = theme.heat[len(theme.heat) // 2:] or theme.heat
     return ramp[_hash(name) % len(ramp)]
+
+
+# -- layout --------------------------------------------------------------------------------
+
+@dataclass(frozen=True, slots=True)
+class Span:
+    """A frame placed on a row: columns ``start`` .. ``end`` (exclusive)."""
+
+    start: int
+    end: int
+    frame: Frame
+    parent: Frame | None
+
+
+@dataclass(slots=True)
+class FlameLayout:
+    """The rows of an icicle with ``root`` on top; ``hidden`` levels did not fit."""
+
+    root: Frame
+    width: int
+    rows: list[list[Span]]
+    hidden: int = 0
+    where: dict[int, tuple[int, int]] = field(default_factory=dict)  # id(frame) -> (row, index)
+
+    def find(self, frame: Frame) -> tuple[int, int] | None:
+        return self.where.get(id(frame))
+
+
+def layout_flame(root: Frame, width: int, levels: int) -> FlameLayout:
+    """Frames under ``root`` on rows of ``width`` columns, at most ``levels`` of them.
+
+    Each frame is as wide as its share of ``root``; children sit under their
+    parent from the left, widest first; frames narrower than a column are
+    left out.  The text icicle and the TUI's interactive flame graph (which
+    zooms by laying out a deeper ``root``) both draw this.
+    """
+    rows: list[list[Span]] = []
+    total = root.total or 1
+
+    def place(frame: Frame, parent: Frame | None, start: float, depth: int) -> None:
+        end = start + frame.total / total * width
+        first, last = round(start), round(end)
+        if last <= first:
+            return
+        while depth >= len(rows):
+            rows.append([])
+        rows[depth].append(Span(first, last, frame, parent))
+        offset = start
+        for child in frame.widest_first():
+            place(child, frame, offset, depth + 1)
+            offset += child.total / total * width
+
+    place(root, None, 0.0, 0)
+    hidden = max(len(rows) - levels, 0)
+    rows = rows[:levels]
+    layout = FlameLayout(root, width, rows, hidden)
+    for number, row in enumerate(rows):
+        for index, span in enumerate(row):
+            layout.where[id(span.frame)] = (number, index)
+    return layout
 
 
 # -- icicle (terminal) -----------------------------------------------------------------------
@@ -248,31 +308,16 @@ def render_icicle(graph: FlameGraph, options: RenderOptions) -> str:
     """
     width = options.width
     theme = options.theme
-    rows: list[list[tuple[int, int, Frame]]] = []
-    levels = max(options.height - 2, 1)
-
-    def place(frame: Frame, start: float, depth: int) -> None:
-        end = start + graph.share(frame) * width
-        first, last = round(start), round(end)
-        if last <= first:
-            return
-        if depth >= len(rows):
-            rows.append([])
-        rows[depth].append((first, last, frame))
-        offset = start
-        for child in frame.widest_first():
-            place(child, offset, depth + 1)
-            offset += graph.share(child) * width
-
-    place(graph.root, 0.0, 0)
+    layout = layout_flame(graph.root, width, max(options.height - 2, 1))
     header = f"{graph.title}: total {graph.amount(graph.total)}"
     out = [paint(fit(header, width), colour=theme.text, bold=True) if theme is not None else fit(header, width)]
-    for segments in rows[:levels]:
+    for spans in layout.rows:
         line = []
         column = 0
         previous: RGB | None = None
-        for first, last, frame in segments:
-            colour = _block_colour(theme, frame.name) if theme is not None else None
+        for span in spans:
+            first, last, frame = span.start, span.end, span.frame
+            colour = block_colour(theme, frame.name) if theme is not None else None
             if colour is not None and colour == previous and first == column:
                 # side by side, two blocks of one colour would read as one frame
                 colour = _shade(colour)
@@ -281,7 +326,7 @@ def render_icicle(graph: FlameGraph, options: RenderOptions) -> str:
             column = last
             previous = colour
         out.append("".join(line).rstrip())
-    hidden = len(rows) - levels
+    hidden = layout.hidden
     if hidden > 0:
         note = f"({hidden} deeper level{'s' if hidden != 1 else ''} not shown; raise --height)"
         out.append(fit(note, width))

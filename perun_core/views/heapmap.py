@@ -160,30 +160,78 @@ def build(profile: Profile, *, mode: str, snapshot: int | None) -> HeapMapResult
 
 # -- text rendering -------------------------------------------------------------------------
 
-def _site_glyph(site: int) -> str:
+def site_glyph(site: int) -> str:
+    """The letter marking allocation site ``site`` in plain text (cycling after 62 sites)."""
     return SITE_GLYPHS[site % len(SITE_GLYPHS)]
 
 
-def _layout(heap: HeapMap, width: int, rows: int) -> tuple[int, int, int]:
-    """``(columns, label width, bytes per cell)`` of a map at most ``width`` wide and ``rows`` high.
+def heat_glyph(count: int, hottest: int) -> str:
+    """The plain-text glyph of a cell touched by ``count`` allocations (1 .. ``hottest``)."""
+    level = (count - 1) / (hottest - 1) if hottest > 1 else 1.0
+    return HEAT_GLYPHS[min(int(level * len(HEAT_GLYPHS)), len(HEAT_GLYPHS) - 1)]
+
+
+@dataclass(slots=True)
+class HeapLayout:
+    """One map: ``columns`` cells per row of ``size`` bytes each, from ``low``; ``values`` per cell.
+
+    In heap mode ``values`` are site indexes (-1: free), in heat mode the
+    number of allocations that touched the cell (``hottest`` the most).
+    ``label`` is the width of the row label (the address and a space).
+    """
+
+    mode: str
+    snapshot: int
+    low: int
+    columns: int
+    label: int
+    size: int
+    values: list[int]
+    hottest: int = 0
+
+    @property
+    def rows(self) -> int:
+        return -(-len(self.values) // self.columns)
+
+    def address_of(self, cell: int) -> int:
+        return self.low + cell * self.size
+
+
+def layout_heap(heap: HeapMap, width: int, rows: int, snapshot: int, mode: str) -> HeapLayout:
+    """The cells of a map at most ``width`` wide and ``rows`` high (``mode`` "heap": of ``snapshot``; "heat").
 
     Cells hold a power of two of bytes and rows a multiple of 16 cells (when
-    the width allows), so row addresses are round hexadecimal numbers.
+    the width allows), so row addresses are round hexadecimal numbers.  A
+    row is the address label, a border, the cells and a border: the text
+    map draws the borders, the TUI's map leaves their two columns free, so a
+    map has the same cells in both at the same width.
     """
     label = len(f"{heap.high:#x}") + 1
     room = max(width - label - 2, 1)
     columns = room - room % 16 if room >= 16 else room
     size = 1 << (heap.size_for(columns * max(rows, 1)) - 1).bit_length()
-    return columns, label, size
+    if mode == "heat":
+        values = heap.heat_cells(size)
+        return HeapLayout(mode, snapshot, heap.low, columns, label, size, values, max(values, default=0))
+    return HeapLayout(mode, snapshot, heap.low, columns, label, size, heap.site_cells(snapshot, size))
 
 
-def _map_lines(heap: HeapMap, values: list[int], size: int, columns: int, label: int,
-               glyph: Callable[[int], str]) -> list[str]:
+def allocations_in(heap: HeapMap, snapshot: int, start: int, end: int) -> list[tuple[int, float, int]]:
+    """``(address, amount, site)`` of the allocations of ``snapshot`` overlapping bytes ``start`` .. ``end``."""
+    found = []
+    shot = heap.snapshots[snapshot]
+    for address, amount, site in zip(shot.addresses, shot.amounts, shot.sites):
+        last = address + max(math.ceil(amount), 1) - 1
+        if address <= end and last >= start:
+            found.append((address, amount, site))
+    return found
+
+
+def _map_lines(layout: HeapLayout, glyph: Callable[[int], str]) -> list[str]:
     lines = []
-    for start in range(0, len(values), columns):
-        address = heap.low + start * size
-        row = "".join(glyph(v) for v in values[start:start + columns])
-        lines.append(f"{address:#0{label - 1}x} │{row}│")
+    for start in range(0, len(layout.values), layout.columns):
+        row = "".join(glyph(v) for v in layout.values[start:start + layout.columns])
+        lines.append(f"{layout.address_of(start):#0{layout.label - 1}x} │{row}│")
     return lines
 
 
@@ -217,7 +265,7 @@ def _site_legend(heap: HeapMap, number: int, width: int) -> list[str]:
     per_site: dict[int, float] = {}
     for amount, site in zip(snapshot.amounts, snapshot.sites):
         per_site[site] = per_site.get(site, 0) + amount
-    entries = [f"{_site_glyph(s)} {heap.sites[s].label}: {format_number(per_site[s])} {heap.unit}"
+    entries = [f"{site_glyph(s)} {heap.sites[s].label}: {format_number(per_site[s])} {heap.unit}"
                for s in sorted(per_site)]
     return _legend(entries, width)
 
@@ -232,20 +280,20 @@ def render_heap(heap: HeapMap, number: int, options: RenderOptions, *, legend_ro
     snapshot = heap.snapshots[number]
     legend = _site_legend(heap, number, options.width)
     reserved = max(len(legend), legend_rows or 0)
-    columns, label, size = _layout(heap, options.width, _rows_for(options.height, reserved))
-    cells = heap.site_cells(number, size)
+    layout = layout_heap(heap, options.width, _rows_for(options.height, reserved), number, "heap")
+    size = layout.size
 
     def glyph(site: int) -> str:
         if site < 0:
             return paint(EMPTY, colour=theme.axes) if theme is not None and theme.axes else EMPTY
         if theme is None:
-            return _site_glyph(site)
-        return paint(_site_glyph(site), colour=theme.on_block, background=theme.colour(site))
+            return site_glyph(site)
+        return paint(site_glyph(site), colour=theme.on_block, background=theme.colour(site))
 
     header = (f"snapshot {number} (time {snapshot.time}): {_plural(len(snapshot.addresses), 'allocation')}, "
               f"{format_number(snapshot.allocated)} {heap.unit}; {format_number(size)} {heap.unit} per cell")
     lines = [fit(header, options.width)]
-    lines += _map_lines(heap, cells, size, columns, label, glyph)
+    lines += _map_lines(layout, glyph)
     if theme is not None:
         legend = [_colour_legend(line, heap, theme) for line in legend]
     lines += legend
@@ -266,17 +314,15 @@ def _colour_legend(line: str, heap: HeapMap, theme: Theme) -> str:
 def render_heat(heap: HeapMap, options: RenderOptions) -> str:
     """The heat map over all snapshots: glyphs (or colours) from one allocation to the hottest cell."""
     theme = options.theme
-    columns, label, size = _layout(heap, options.width, _rows_for(options.height, 1))
-    heat = heap.heat_cells(size)
-    hottest = max(heat, default=0) or 1
+    layout = layout_heap(heap, options.width, _rows_for(options.height, 1), 0, "heat")
+    heat, size = layout.values, layout.size
+    hottest = layout.hottest or 1
 
     def glyph(count: int) -> str:
         if count <= 0:
             return paint(EMPTY, colour=theme.axes) if theme is not None and theme.axes else EMPTY
-        level = (count - 1) / (hottest - 1) if hottest > 1 else 1.0
-        char = HEAT_GLYPHS[min(int(level * len(HEAT_GLYPHS)), len(HEAT_GLYPHS) - 1)]
         if theme is None:
-            return char
+            return heat_glyph(count, hottest)
         return paint("█", colour=theme.heat_colour(count / hottest))
 
     allocations = sum(len(s.addresses) for s in heap.snapshots)
@@ -286,7 +332,7 @@ def render_heat(heap: HeapMap, options: RenderOptions) -> str:
     if theme is not None:
         ramp = "".join(paint("█", colour=theme.heat_colour((i + 1) / len(theme.heat))) for i in range(len(theme.heat)))
         scale = f"{EMPTY} none  {ramp}  1 .. {max(heat, default=0)} allocations"
-    return "\n".join([fit(header, options.width), *_map_lines(heap, heat, size, columns, label, glyph), scale])
+    return "\n".join([fit(header, options.width), *_map_lines(layout, glyph), scale])
 
 
 def render(shown: HeapMapResult, options: RenderOptions) -> str:

@@ -1,1 +1,1 @@
-"""Widgets of perun-tui, one module per pane or dialog."""
+"""Widgets of perun-tui by pane: history, profiles, commit, the plot pane, the job matrix, parameter forms."""

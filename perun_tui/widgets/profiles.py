@@ -10,7 +10,7 @@ from textual.coordinate import Coordinate
 from textual.widgets import DataTable, Static
 
 from perun_core.api import LogEntry
-from perun_core.storage.repository import ProfileInfo
+from perun_core.api import ProfileInfo
 
 from ..formatting import local_time
 from ..messages import ProfileAction

@@ -6,10 +6,11 @@ import pytest
 from textual.widgets import DataTable, Input, Static
 
 from perun_core import api
-from perun_tui.app import MainScreen, PerunApp, main
+from perun_tui.app import MainScreen, PerunApp
+from perun_tui.cli import main
 from perun_tui.messages import HistoryChunk
-from perun_tui.widgets.details import ProfileDetailsScreen
-from perun_tui.widgets.dialogs import ConfirmScreen, HelpScreen
+from perun_tui.modals.details import ProfileDetailsScreen
+from perun_tui.modals.dialogs import ConfirmScreen, HelpScreen
 from perun_tui.widgets.history import HistoryPane, HistoryView
 from perun_tui.widgets.profiles import ProfilesPane, ProfilesTable
 
@@ -293,12 +294,15 @@ async def test_header_names_the_screen_and_the_repository(demo_repo):
 
 
 def test_every_binding_has_an_id():
-    from perun_tui.widgets.check import CheckProfilesDialog, CheckScreen, CompareScreen
+    from perun_tui.modals.check_profiles import CheckProfilesDialog
+    from perun_tui.screens.check import CheckScreen, CompareScreen
     from perun_tui.widgets.history import HistoryPane
-    from perun_tui.widgets.matrix import EntryList, MatrixScreen
-    from perun_tui.widgets.plot import ChartView, FlameView, HeapView, PlotScreen
-    from perun_tui.widgets.postprocess import PostprocessScreen
-    from perun_tui.widgets.run import RunScreen
+    from perun_tui.screens.matrix import MatrixScreen
+    from perun_tui.widgets.units import EntryList
+    from perun_tui.screens.plot import PlotScreen
+    from perun_tui.widgets.plot import ChartView, FlameView, HeapView
+    from perun_tui.modals.postprocess import PostprocessScreen
+    from perun_tui.screens.run import RunScreen
 
     classes = (PerunApp, MainScreen, HistoryView, HistoryPane, ProfilesTable, ProfileDetailsScreen, ConfirmScreen,
                HelpScreen, PlotScreen, ChartView, FlameView, HeapView, RunScreen, MatrixScreen, EntryList,

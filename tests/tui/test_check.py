@@ -6,7 +6,8 @@ from textual.widgets import DataTable, Input
 
 from perun_core import api
 from perun_tui.app import MainScreen, PerunApp
-from perun_tui.widgets.check import CheckProfilesDialog, CheckScreen, CompareScreen
+from perun_tui.modals.check_profiles import CheckProfilesDialog
+from perun_tui.screens.check import CheckScreen, CompareScreen
 from perun_tui.widgets.history import HistoryView
 from perun_tui.widgets.plot import ChartView
 
@@ -87,7 +88,7 @@ async def test_check_profiles_compares_two_named_profiles(demo_repo):
 
 
 def test_from_and_to_fit_the_table_at_80_columns():
-    from perun_tui.widgets.check import _compact
+    from perun_tui.screens.check import _compact
 
     assert [_compact(v) for v in (1_929_216, 41_080.5, 625.2432, 0.05126, 0, 7, 6084, 5160.4, -25_000, 3.2e9, None)] \
         == ["1.93M", "41.1k", "625", "0.0513", "0", "7", "6084", "5160", "-25k", "3.2G", "-"]

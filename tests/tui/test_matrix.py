@@ -11,8 +11,9 @@ from textual.widgets import DataTable, Input, Static, TabbedContent, Tabs, TextA
 
 from perun_core import api
 from perun_tui.app import MainScreen, PerunApp
-from perun_tui.widgets.matrix import MatrixScreen, UnitsEditor
-from perun_tui.widgets.postprocess import PostprocessScreen
+from perun_tui.screens.matrix import MatrixScreen
+from perun_tui.widgets.units import UnitsEditor
+from perun_tui.modals.postprocess import PostprocessScreen
 from perun_tui.widgets.profiles import ProfilesTable
 
 from .helpers import Recorder, select_profile, settle, wait_until

@@ -9,7 +9,8 @@ from textual.widgets import Static
 from perun_tui.app import MainScreen, PerunApp
 from perun_tui.core import Core
 from perun_tui.messages import PictureReady
-from perun_tui.widgets.plot import ChartView, FlameView, HeapView, PlotScreen
+from perun_tui.screens.plot import PlotScreen
+from perun_tui.widgets.plot import ChartView, FlameView, HeapView
 
 from .helpers import Recorder, rendered_text, select_profile, settle
 

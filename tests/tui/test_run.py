@@ -16,7 +16,7 @@ from perun_core import api
 from perun_tui.app import MainScreen, PerunApp
 from perun_tui.messages import RunDone, RunEvent, RunOutput, RunRepetition
 from perun_tui.widgets.profiles import ProfilesTable
-from perun_tui.widgets.run import RunScreen
+from perun_tui.screens.run import RunScreen
 
 from .helpers import Recorder, rendered_text, set_matrix, settle, wait_until
 

@@ -20,10 +20,10 @@ from textual.widgets import Button, Input, Label, Select, Static
 from textual.worker import Worker
 
 from perun_core.errors import PerunError
-from perun_core.storage.repository import ProfileInfo
+from perun_core.api import ProfileInfo
 
 from ..messages import MatrixLoaded, PostprocessDone, ProfileLink
-from .forms import ParamForm
+from ..widgets.forms import ParamForm
 
 
 def preferred_postprocessor(profile_type: str, names: list[str]) -> str | None:

@@ -27,17 +27,18 @@ from textual import events, on, work
 from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.containers import Horizontal, Vertical
-from textual.screen import ModalScreen, Screen
-from textual.widgets import Button, DataTable, Footer, Header, Input, Label, Static
+from textual.screen import Screen
+from textual.widgets import DataTable, Footer, Header, Static
 from textual.worker import Worker, get_current_worker
 
+from perun_core.api import format_number
 from perun_core.errors import Interrupted, PerunError
 
 from ..commands import PaletteCommand, ScreenCommands
 from ..formatting import fit
 from ..messages import CheckDone, CheckProgress, CompareLoaded
-from ..stats import format_number
-from .plot import ChartView
+from ..modals.check_profiles import CheckProfilesDialog
+from ..widgets.plot import ChartView
 
 #: (name, label, predicate on a PerformanceChange) of the result filters, in the order f cycles them
 FILTERS: tuple[tuple[str, str, Callable[[Any], bool]], ...] = (
@@ -93,57 +94,6 @@ def _confidence(finding: Any) -> str:
     if finding.confidence_type in ("", "no", None):
         return "-"
     return f"{finding.confidence_type} {finding.confidence_rate:.2f}"
-
-
-class CheckProfilesDialog(ModalScreen[tuple[str, str, str] | None]):
-    """Asks for the two profiles of ``check profiles``: specs looked up at one commit."""
-
-    BINDINGS = [
-        Binding("escape", "cancel", "Cancel", key_display="esc", id="check.profiles_cancel"),
-    ]
-
-    def __init__(self, baseline: str, target: str, minor: str) -> None:
-        super().__init__()
-        self.defaults = (baseline, target, minor)
-
-    def compose(self) -> ComposeResult:
-        with Vertical(id="check-profiles-dialog", classes="dialog"):
-            yield Static(Text("Profiles are given as everywhere in perun: i@i (registered at the commit), "
-                              "i@p (pending), a source name or a path.", style="dim"))
-            for name, value in zip(("baseline", "target", "at commit"), self.defaults):
-                with Horizontal(classes="form-row"):
-                    yield Label(name, classes="form-label")
-                    field = Input(value, compact=True, id=f"check-{name.replace(' ', '-')}")
-                    field.cursor_blink = False
-                    yield field
-            with Horizontal(id="check-profiles-buttons"):
-                yield Button("Check (enter)", variant="primary", compact=True, id="check-profiles-go")
-                yield Button("Cancel (esc)", compact=True, id="check-profiles-cancel")
-
-    def on_mount(self) -> None:
-        self.query_one("#check-profiles-dialog").border_title = "Check two profiles"
-        self.query_one("#check-baseline", Input).focus()
-
-    def _answer(self) -> None:
-        values = tuple(self.query_one(f"#check-{n}", Input).value.strip() for n in ("baseline", "target", "at-commit"))
-        if not values[0] or not values[1]:
-            self.notify("give both profiles", severity="warning")
-            return
-        self.dismiss(values)  # type: ignore[arg-type]
-
-    def on_input_submitted(self, event: Input.Submitted) -> None:
-        event.stop()
-        self._answer()
-
-    def on_button_pressed(self, event: Button.Pressed) -> None:
-        event.stop()
-        if event.button.id == "check-profiles-go":
-            self._answer()
-        else:
-            self.dismiss(None)
-
-    def action_cancel(self) -> None:
-        self.dismiss(None)
 
 
 class CheckScreen(Screen[bool]):

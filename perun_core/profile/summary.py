@@ -1,7 +1,8 @@
-"""Summary statistics of a profile for the details screen.
+"""Summary statistics of a profile: per numeric field count, min, mean and max, and its models.
 
-numpy is imported only when a summary is computed (in a worker thread), so
-starting the app stays quick.
+What the TUI's details screen shows (through :func:`perun_core.api.summary`).
+numpy is imported only when a summary is computed, so importing this module
+stays quick.
 """
 
 from __future__ import annotations
@@ -10,8 +11,10 @@ import math
 from dataclasses import dataclass, field
 from typing import Any
 
-from perun_core.profile.model import Profile
-from perun_core.profile.query import all_models_of, all_numerical_resource_fields_of, all_resources_of, numeric_column
+from .model import Profile
+from .query import all_models_of, all_numerical_resource_fields_of, all_resources_of, numeric_column
+
+__all__ = ["FieldStats", "ModelRow", "ProfileSummary", "format_number", "summarize"]
 
 
 @dataclass(frozen=True, slots=True)

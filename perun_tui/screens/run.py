@@ -44,7 +44,7 @@ from textual.widgets import DataTable, Footer, Header, ProgressBar, Static
 from textual.worker import Worker, WorkerState, get_current_worker
 
 from perun_core.errors import Interrupted, PerunError
-from perun_core import events as ev
+from perun_core.api import run_events as ev
 
 from ..commands import PaletteCommand, ScreenCommands
 from ..formatting import fit

@@ -12,7 +12,7 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 
 from ..errors import ConfigError
-from ..safetext import escape_controls
+from perun_core.api.text import escape_controls
 
 _TAG = re.compile(r"%([a-zA-Z_][\w.]*)(?::(\d+))?%")
 STATUS_TAGS = ("type", "cmd", "args", "workload", "collector", "postprocessors", "time", "source", "checksum", "origin")

@@ -15,10 +15,10 @@ from textual.widgets import DataTable, Label, Static
 from textual.worker import Worker, WorkerState
 
 from perun_core.errors import PerunError
-from perun_core.storage.repository import ProfileInfo
+from perun_core.api import ProfileInfo
 
 from ..messages import ProfileLoaded
-from ..stats import format_number, summarize
+from perun_core.api import format_number
 
 
 class ProfileDetailsScreen(ModalScreen[None]):
@@ -54,7 +54,7 @@ class ProfileDetailsScreen(ModalScreen[None]):
     def load(self) -> None:
         try:
             loaded = self.app.core.load(self.info, self.minor)
-            summary = summarize(loaded.profile)
+            summary = self.app.core.summary(loaded.profile)
         except PerunError as error:
             self.app.call_from_thread(self.app.report_error, error)
             self.app.call_from_thread(self.dismiss, None)

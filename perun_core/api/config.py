@@ -1,0 +1,165 @@
+"""The porcelain of configuration: read, set, reset and edit ``local.yml`` and ``shared.yml``.
+
+``scope`` names the file: ``local`` (the instance's ``.perun/local.yml``),
+``shared`` (the user's ``shared.yml``) or ``nearest`` (local inside an
+instance, else shared; for reading, the nearest file that sets the key).
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from ..errors import ConfigError, PerunError, UsageError
+from ..storage.repository import PerunRepository
+
+__all__ = ["ConfigValue", "EditRequest", "config_edit_request", "config_get", "config_reset", "config_set",
+           "editor_command", "parse_config_value", "validate_config_file"]
+
+
+@dataclass(frozen=True, slots=True)
+class ConfigValue:
+    key: str
+    value: Any
+    source: str  # "local", "shared" or "default"
+    path: Path | None
+
+
+def _config_location(scope: str, cwd: Path | str | None) -> tuple[Path, str]:
+    """(path, kind) of the file a scope names, without reading it."""
+    from ..config import shared_config_dir
+
+    if scope not in ("local", "shared", "nearest"):
+        raise UsageError(f"unknown config scope '{scope}'; expected local, shared or nearest")
+    shared_path = shared_config_dir() / "shared.yml"
+    if scope == "shared":
+        return shared_path, "shared"
+    try:
+        repo = PerunRepository.discover(cwd)
+    except PerunError:
+        if scope == "local":
+            raise
+        return shared_path, "shared"
+    with repo:
+        return repo.local_config_path, "local"
+
+
+def _config_target(scope: str, cwd: Path | str | None, *, for_write: bool) -> Any:
+    from ..config import Config
+
+    path, kind = _config_location(scope, cwd)
+    # Writers may open a file with invalid values: setting a key is how it gets repaired.
+    return Config.load(path, kind=kind, validate=not for_write)
+
+
+def config_get(key: str, *, scope: str = "nearest", cwd: Path | str | None = None) -> ConfigValue:
+    """Value of ``key``: from one file, or the nearest one that sets it."""
+    from ..config import Config, ConfigStack, default, shared_config_dir
+
+    if scope == "nearest":
+        shared = Config.load(shared_config_dir() / "shared.yml", kind="shared")
+        local = None
+        with contextlib.suppress(PerunError):
+            repo = PerunRepository.discover(cwd)
+            local = Config.load(repo.local_config_path, kind="local")
+        stack = ConfigStack(local, shared)
+        value = stack.get(key)
+        source = stack.source_of(key)
+        path = {"local": local.path if local else None, "shared": shared.path}.get(source)
+        return ConfigValue(key, value, source, path)
+    config = _config_target(scope, cwd, for_write=False)
+    try:
+        return ConfigValue(key, config.get(key), scope, config.path)
+    except KeyError:
+        try:
+            fallback = f" (default: {default(key)!r})"
+        except (KeyError, ConfigError):
+            fallback = ""
+        raise ConfigError(config.path, key, f"is not set in the {scope} configuration{fallback}") from None
+
+
+def config_set(key: str, value: Any, *, scope: str = "nearest", cwd: Path | str | None = None) -> ConfigValue:
+    """Set ``key`` in the local (nearest) or shared configuration and save it atomically."""
+    from ..config import check_known_key, validate
+
+    config = _config_target(scope, cwd, for_write=True)
+    check_known_key(key, path=config.path)
+    validate(key, value, path=config.path)
+    config.set(key, value)
+    config.save()
+    return ConfigValue(key, value, config.kind, config.path)
+
+
+def config_reset(*, scope: str = "nearest", template: str = "master", cwd: Path | str | None = None) -> Path:
+    """Rewrite a configuration file to its template (local) or defaults (shared)."""
+    from ..config import Config, reset
+
+    path, kind = _config_location(scope, cwd)
+    try:
+        config = Config.load(path, kind=kind, validate=False)
+    except ConfigError:
+        # Reset is the way out of a file that no longer parses: start afresh.
+        config = Config(path, kind)
+    reset(config, template)
+    return config.path
+
+
+@dataclass(frozen=True, slots=True)
+class EditRequest:
+    path: Path
+    command: list[str]
+
+
+def config_edit_request(*, scope: str = "nearest", cwd: Path | str | None = None) -> EditRequest:
+    """The file to edit and the editor command (see :func:`editor_command`); creates a missing file."""
+    import shlex
+
+    from ..config import Config
+
+    path, kind = _config_location(scope, cwd)
+    editor = _editor_for(path, kind)
+    if not path.exists():
+        Config(path, kind).save()
+    return EditRequest(path, [*shlex.split(editor), str(path)])
+
+
+def editor_command(*, scope: str = "nearest", cwd: Path | str | None = None) -> str:
+    """The command line of the user's editor: $VISUAL, $EDITOR, then ``general.editor``.
+
+    ``general.editor`` is read from the file ``scope`` names, then from
+    shared.yml, then its default; a broken file is skipped, so that the
+    editor that is to repair it can still be found.
+    """
+    path, kind = _config_location(scope, cwd)
+    return _editor_for(path, kind)
+
+
+def _editor_for(path: Path, kind: str) -> str:
+    from ..config import Config, default, shared_config_dir
+
+    editor = os.environ.get("VISUAL") or os.environ.get("EDITOR")
+    if editor:
+        return editor
+    for candidate in (path, shared_config_dir() / "shared.yml"):
+        with contextlib.suppress(PerunError, KeyError):
+            editor = str(Config.load(candidate, kind="local" if candidate == path and kind == "local" else "shared",
+                                     validate=False).get("general.editor"))
+            break
+    return editor or str(default("general.editor"))
+
+
+def validate_config_file(path: Path | str, kind: str) -> None:
+    """Re-read an edited configuration and raise ConfigError if it is unusable."""
+    from ..config import Config
+
+    Config.load(Path(path), kind=kind)
+
+
+def parse_config_value(text: str) -> Any:
+    """A value given on the command line (``config set KEY VALUE``), read as YAML: true, 3, [a, b] ..."""
+    from ..config import parse_cli_value
+
+    return parse_cli_value(text)

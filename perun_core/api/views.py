@@ -1,0 +1,161 @@
+"""The porcelain of views: build a view of a profile and render it to text, a picture or a file.
+
+``perun-core show PROFILE VIEW`` calls :func:`show`; the TUI, which draws
+pictures of its own size, calls its two steps, :func:`build_view` and
+:func:`render_view`, and draws the interactive flame graph and heap map
+from the same layouts the text views use (:func:`layout_flame`,
+:func:`layout_heap`).  A view's declaration (parameters, formats, help) is
+:func:`view` (:class:`perun_core.views.View`).  Nothing here prints;
+:func:`write_output` writes a file the user asked for.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from ..views.base import HTML_SUFFIXES, PLAIN_SUFFIXES
+from ..views.flamegraph import FlameLayout, Span, block_colour, layout_flame
+from ..views.heapmap import HEAT_GLYPHS, HeapLayout, allocations_in, heat_glyph, layout_heap, site_glyph
+from ..views.style import DEFAULT_THEME, Theme
+
+if TYPE_CHECKING:  # pragma: no cover
+    from ..storage.repository import PerunRepository
+    from ..views.base import Figure, View
+
+__all__ = ["DEFAULT_THEME", "HEAT_GLYPHS", "HTML_SUFFIXES", "PLAIN_SUFFIXES", "FlameLayout", "HeapLayout", "Shown", "Span", "Theme",
+           "allocations_in", "block_colour", "build_view", "heat_glyph", "layout_flame", "layout_heap", "one_plot",
+           "only_types", "profile_json", "render_view", "show", "site_glyph", "view", "view_names", "write_output"]
+
+
+def view(name: str) -> View:
+    """The declaration of view ``name``; raises UnknownUnit listing the known views."""
+    from ..views import get_view
+
+    return get_view(name)
+
+
+def view_names() -> list[str]:
+    """Every registered view, in the order ``show --help`` lists them."""
+    from ..views import VIEWS
+
+    return list(VIEWS)
+
+
+def build_view(profile: Any, name: str, params: dict[str, Any] | None = None) -> Any:
+    """What view ``name`` builds from ``profile`` (a Figure, Table, FlameGraph or HeapMapResult).
+
+    Raises InvalidParameter (a bad value) and IncomparableProfiles-like view
+    errors (a profile the view cannot show).
+    """
+    return view(name).run(profile, params or {})
+
+
+def render_view(name: str, model: Any, *, fmt: str | None = None, width: int = 80, height: int = 24,
+                theme: Theme | None = None, pixels: int | None = None) -> str:
+    """``model`` of view ``name`` as text (ANSI coloured with ``theme``) or as the file format ``fmt``."""
+    return view(name).render(model, fmt=fmt, width=width, height=height, theme=theme, pixels=pixels)
+
+
+def one_plot(figure: Figure, index: int) -> Figure:
+    """A figure holding only plot ``index`` of ``figure`` (scatter of one uid at a time)."""
+    from ..views.base import Figure
+
+    return Figure([figure.plots[index]])
+
+
+def only_types(profile: Any, types: list[str]) -> Any:
+    """``profile`` with only the resources of these types (a new profile; the given one is unchanged)."""
+    from ..analysis.filtering import filter_profile
+
+    return filter_profile(profile, uids=None, types=types, subtypes=None, conditions=[], mode="keep")
+
+
+@dataclass(frozen=True, slots=True)
+class Shown:
+    """What :func:`show` made: the text (or file content) and, when written, the file."""
+
+    view: str
+    source: str
+    fmt: str
+    text: str
+    path: Path | None = None
+
+
+def show(
+    spec: str,
+    name: str,
+    params: dict[str, Any] | None = None,
+    *,
+    minor: str | None = None,
+    fmt: str | None = None,
+    filename: str | None = None,
+    width: int = 80,
+    height: int = 24,
+    pixels: int | None = None,
+    colour: bool = False,
+    html_page: Callable[[str, str], str] | None = None,
+    repo: PerunRepository | None = None,
+    cwd: Path | str | None = None,
+) -> Shown:
+    """Look profile ``spec`` up, build view ``name`` with ``params`` and render it.
+
+    ``params`` left at None or ``()`` are the view's defaults.  The format is
+    ``fmt``, else the one ``filename``'s suffix names, else the view's first;
+    a suffix the view cannot write is refused before any profile is read.
+    Terminal text is coloured when ``colour`` is set (always, for an
+    ``.html`` file: a standalone page made by ``html_page(text, title)``,
+    which a front end with a terminal library provides; without it the page
+    holds the text uncoloured).  With ``filename`` the output is written
+    there (atomically, with the permissions the umask allows).
+    Raises ProfileNotFound, InvalidProfile, InvalidParameter, UnknownUnit.
+    """
+    from .profiles import load_profile
+
+    declared = view(name)
+    chosen = declared.format_for(fmt, filename)
+    loaded = load_profile(spec, minor=minor, repo=repo, cwd=cwd)
+    given = {key: value for key, value in (params or {}).items() if value is not None and value != ()}
+    model = declared.run(loaded.profile, given)
+    to_html = bool(filename) and str(filename).lower().endswith(HTML_SUFFIXES)
+    coloured = chosen in declared.textual and (to_html if filename else colour)
+    text = declared.render(model, fmt=chosen, width=width, height=height,
+                           theme=DEFAULT_THEME if coloured else None, pixels=pixels)
+    if not filename:
+        return Shown(name, loaded.source, chosen, text)
+    if to_html:
+        text = (html_page or _plain_page)(text, f"{name}: {loaded.source}")
+    write_output(filename, (text + "\n").encode("utf-8"))
+    return Shown(name, loaded.source, chosen, text, Path(filename))
+
+
+def profile_json(profile: Any, *, indent: int | None = 2) -> bytes:
+    """``profile`` in the documented JSON form (what ``show raw`` prints)."""
+    from ..profile.codec import to_json_bytes
+
+    return to_json_bytes(profile, indent=indent)
+
+
+def write_output(filename: str | Path, data: bytes) -> None:
+    """Write a file the user asked for (``show ... -f FILE``): atomically, with the permissions the umask allows.
+
+    Refused before anything is written when its directory is missing or not
+    writable (:func:`perun_core.atomic.write_user_file`).
+    """
+    from ..atomic import write_user_file
+
+    write_user_file(filename, data)
+
+
+def _plain_page(ansi_text: str, title: str) -> str:
+    """Terminal text as a standalone HTML page without its colours (when no ``html_page`` was given)."""
+    from ..views.style import strip_ansi
+
+    return (f"<!DOCTYPE html>\n<html>\n<head>\n<meta charset=\"UTF-8\">\n<title>{_escape_html(title)}</title>\n"
+            f"</head>\n<body>\n<pre><code>{_escape_html(strip_ansi(ansi_text))}</code></pre>\n</body>\n</html>\n")
+
+
+def _escape_html(text: str) -> str:
+    return text.replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;")

@@ -1,0 +1,117 @@
+"""What a degradation check reports: the pairs checked per version and their findings.
+
+:class:`CheckReport` is what :mod:`perun_core.api.check` returns and
+:mod:`perun_core.check.output` formats; :class:`PairReport` records are also
+what a check stores per version (see :mod:`perun_core.storage.changes`).
+"""
+
+from __future__ import annotations
+
+import contextlib
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any
+
+from ..errors import UsageError
+from .pairing import ProfileRef
+from .results import Finding, PerformanceChange
+
+if TYPE_CHECKING:  # pragma: no cover
+    from ..vcs import MinorVersion
+
+__all__ = ["FAIL_ON", "CheckReport", "PairReport", "VersionReport"]
+
+#: Values of ``fail_on``: which findings make a check "failed" (exit status 3 in the CLI).
+FAIL_ON = ("degradation", "maybe", "never")
+
+
+@dataclass(frozen=True, slots=True)
+class PairReport:
+    """One checked pair of profiles: which methods ran and what they found."""
+
+    baseline: ProfileRef
+    target: ProfileRef
+    methods: tuple[str, ...]
+    findings: tuple[Finding, ...]
+    errors: tuple[str, ...] = ()
+
+    @property
+    def degradations(self) -> list[Finding]:
+        return [f for f in self.findings if f.result.is_degradation and not f.result.is_maybe]
+
+    @property
+    def optimizations(self) -> list[Finding]:
+        return [f for f in self.findings if f.result.is_optimization and not f.result.is_maybe]
+
+    def to_record(self) -> dict[str, Any]:
+        findings = []
+        for f in self.findings:
+            record = {"method": f.method, **f.to_record()}
+            if f.reason:
+                record["reason"] = f.reason
+            findings.append(record)
+        return {"baseline": self.baseline.to_record(), "target": self.target.to_record(),
+                "methods": list(self.methods), "findings": findings, "errors": list(self.errors)}
+
+    @classmethod
+    def from_record(cls, record: dict[str, Any]) -> PairReport:
+        findings = []
+        for item in record.get("findings", []):
+            with contextlib.suppress(ValueError, KeyError, TypeError):
+                findings.append(Finding.from_record(item))
+        return cls(ProfileRef.from_record(record.get("baseline", {})), ProfileRef.from_record(record.get("target", {})),
+                   tuple(record.get("methods", [])), tuple(findings), tuple(record.get("errors", [])))
+
+
+@dataclass(frozen=True, slots=True)
+class VersionReport:
+    """The pairs checked for one target version (``minor`` None for ``check profiles`` of files).
+
+    ``unpaired`` lists target profiles for which no baseline was found.
+    """
+
+    minor: str | None
+    version: MinorVersion | None
+    pairs: tuple[PairReport, ...]
+    unpaired: tuple[ProfileRef, ...] = ()
+
+
+@dataclass(frozen=True, slots=True)
+class CheckReport:
+    """Everything one check found; ``errors`` are problems that make the check fail (exit 1)."""
+
+    command: str
+    versions: tuple[VersionReport, ...]
+    collected: tuple[str, ...] = ()
+    errors: tuple[str, ...] = field(default=())
+
+    def findings(self) -> Iterator[tuple[VersionReport, PairReport, Finding]]:
+        for version in self.versions:
+            for pair in version.pairs:
+                for finding in pair.findings:
+                    yield version, pair, finding
+
+    def count(self, predicate: Callable[[PerformanceChange], bool]) -> int:
+        return sum(1 for _, _, f in self.findings() if predicate(f.result))
+
+    @property
+    def degradations(self) -> int:
+        return self.count(lambda r: r.is_degradation and not r.is_maybe)
+
+    @property
+    def optimizations(self) -> int:
+        return self.count(lambda r: r.is_optimization and not r.is_maybe)
+
+    @property
+    def pairs(self) -> int:
+        return sum(len(v.pairs) for v in self.versions)
+
+    def failed(self, fail_on: str = "degradation") -> bool:
+        """Whether a finding crosses ``fail_on``: degradation (certain ones), maybe (also Maybe), never."""
+        if fail_on not in FAIL_ON:
+            raise UsageError(f"--fail-on '{fail_on}': expected one of {', '.join(FAIL_ON)}")
+        if fail_on == "never":
+            return False
+        if fail_on == "maybe":
+            return self.count(lambda r: r.is_degradation) > 0
+        return self.degradations > 0

@@ -1,0 +1,1 @@
+"""Full screens of perun-tui: main (history and profiles), plot, run, job matrix, checks."""

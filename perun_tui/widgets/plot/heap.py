@@ -1,0 +1,232 @@
+"""The heap map in the plot pane: a snapshot's address space by allocation site, or the heat of all."""
+
+from __future__ import annotations
+
+import functools
+from typing import Any
+
+from rich.segment import Segment
+from rich.style import Style
+from textual import events
+from textual.binding import Binding
+from textual.strip import Strip
+
+from perun_core import api
+from perun_core.api import format_number
+
+from ...formatting import fit
+from .picture import PictureWidget, style_colour
+
+
+class HeapView(PictureWidget):
+    """The heap map: one snapshot's address space by allocation site, or the heat of all snapshots."""
+
+    COMPONENT_CLASSES = {"heap--header", "heap--label", "heap--free", "heap--cursor"}
+    BINDINGS = [
+        Binding("right", "snapshot(1)", "Next snapshot", key_display="→", tooltip="Heap map: the next snapshot",
+                id="plot.next_snapshot"),
+        Binding("left", "snapshot(-1)", "Previous snapshot", key_display="←",
+                tooltip="Heap map: the previous snapshot", id="plot.previous_snapshot"),
+        Binding("t", "heat", "Heat", tooltip="Heap map: switch between sites and the heat of all snapshots",
+                id="plot.heat"),
+        Binding("space", "animate", "Play", show=False, tooltip="Heap map: step through the snapshots by itself",
+                id="plot.animate"),
+        Binding("k,up", "cell(0, -1)", "Cell up", show=False, tooltip="Heap map: move the cell cursor up",
+                id="plot.cell_up"),
+        Binding("j,down", "cell(0, 1)", "Cell down", show=False, tooltip="Heap map: move the cell cursor down",
+                id="plot.cell_down"),
+        Binding("h", "cell(-1, 0)", "Cell left", show=False, tooltip="Heap map: move the cell cursor left",
+                id="plot.cell_left"),
+        Binding("l", "cell(1, 0)", "Cell right", show=False, tooltip="Heap map: move the cell cursor right",
+                id="plot.cell_right"),
+    ]
+
+    def __init__(self, *, id: str | None = None) -> None:
+        super().__init__(id=id)
+        self.snapshot = 0
+        self.mode = "heap"
+        self.cell = 0
+        self._timer: Any = None
+
+    @property
+    def heap(self) -> Any:
+        return self.model.heap
+
+    def reset_state(self) -> None:
+        self.snapshot = (self.model.snapshot or 0) if self.model is not None else 0
+        self.mode = "heap"
+        self.cell = 0
+        self._stop()
+
+    def state_key(self) -> tuple:
+        return (self.mode, self.snapshot if self.mode == "heap" else -1)
+
+    def draw(self, model: Any, state: tuple, width: int, height: int, theme: Any) -> Any:
+        mode, snapshot = state
+        return api.layout_heap(model.heap, width, max(height - 2, 1), max(snapshot, 0), mode), theme
+
+    def picture_shown(self) -> None:
+        layout, _theme = self.picture
+        self.cell = min(self.cell, max(len(layout.values) - 1, 0))
+        self._describe()
+
+    # -- drawing ---------------------------------------------------------------------------
+    def _header(self, layout: Any) -> str:
+        heap = self.heap
+        unit = heap.unit
+        if layout.mode == "heat":
+            allocations = sum(len(s.addresses) for s in heap.snapshots)
+            return (f"heat of {len(heap.snapshots)} snapshots · {allocations} allocations · "
+                    f"{format_number(layout.size)} {unit} per cell · hottest {layout.hottest}")
+        shot = heap.snapshots[layout.snapshot]
+        return (f"snapshot {layout.snapshot + 1} of {len(heap.snapshots)} (time {shot.time}) · "
+                f"{len(shot.addresses)} allocations, {format_number(shot.allocated)} {unit} · "
+                f"{format_number(layout.size)} {unit} per cell")
+
+    def _legend(self, layout: Any, theme: Any, width: int, base: Style) -> Strip:
+        heap = self.heap
+        segments: list[Segment] = []
+        if layout.mode == "heat":
+            segments.append(Segment("cold ", base))
+            if theme is None:
+                segments.append(Segment(api.HEAT_GLYPHS, base))
+            else:
+                for colour in theme.heat:
+                    segments.append(Segment("█", base + Style(color=style_colour(colour))))
+            segments.append(Segment(f" hot: 1 .. {layout.hottest} allocations per cell", base))
+            return Strip(segments).crop(0, width).adjust_cell_length(width, base)
+        shown = sorted({v for v in layout.values if v >= 0})
+        for site in shown:
+            glyph = api.site_glyph(site)
+            if theme is None:
+                segments.append(Segment(glyph, base))
+            else:
+                colour = theme.colour(site)
+                segments.append(Segment(glyph, base + Style(color=style_colour(theme.on_block),
+                                                             bgcolor=style_colour(colour))))
+            segments.append(Segment(f" {heap.sites[site].function or '?'}  ", base))
+        return Strip(segments).crop(0, width).adjust_cell_length(width, base)
+
+    def render_line(self, y: int) -> Strip:
+        width = self.size.width
+        base = self.rich_style
+        if self.picture is None:
+            return Strip([Segment(fit("drawing…" if y == 0 else "", width), base)])
+        layout, theme = self.picture
+        if y == 0:
+            style = base + self.get_component_rich_style("heap--header", partial=True)
+            return Strip([Segment(fit(self._header(layout), width), style)])
+        row = y - 1
+        if row == layout.rows:
+            return self._legend(layout, theme, width, base)
+        if row > layout.rows:
+            return Strip.blank(width, base)
+        label_style = base + self.get_component_rich_style("heap--label", partial=True)
+        free_style = base + self.get_component_rich_style("heap--free", partial=True)
+        cursor_style = self.get_component_rich_style("heap--cursor", partial=True)
+        first = row * layout.columns
+        segments = [Segment(f"{layout.address_of(first):#0{layout.label - 1}x} ", label_style)]
+        hottest = layout.hottest or 1
+        for cell in range(first, min(first + layout.columns, len(layout.values))):
+            value = layout.values[cell]
+            if value < 0 or (layout.mode == "heat" and value == 0):
+                text, style = "·", free_style
+            elif layout.mode == "heat":
+                if theme is None:
+                    text, style = api.heat_glyph(value, hottest), base
+                else:
+                    text, style = "█", base + Style(color=style_colour(theme.heat_colour(value / hottest)))
+            else:
+                text = api.site_glyph(value)
+                style = base if theme is None else base + Style(
+                    color=style_colour(theme.on_block), bgcolor=style_colour(theme.colour(value)))
+            if cell == self.cell and self.has_focus:
+                style = style + cursor_style
+            segments.append(Segment(text, style))
+        return Strip(segments).adjust_cell_length(width, base)
+
+    def _describe(self) -> None:
+        if self.picture is None:
+            return
+        layout, _theme = self.picture
+        if not layout.values:
+            return
+        start = layout.address_of(self.cell)
+        end = start + layout.size - 1
+        where = f"{start:#x}..{end:#x}"
+        heap = self.heap
+        if layout.mode == "heat":
+            count = layout.values[self.cell]
+            self.status(f"{where}: touched by {count} allocation{'s' * (count != 1)} · t: sites of one snapshot")
+            return
+        found = api.allocations_in(heap, layout.snapshot, start, end)
+        if not found:
+            self.status(f"{where}: free · ←/→ snapshots · t: heat · h/j/k/l: cursor")
+            return
+        address, amount, site = found[0]
+        more = f" (+{len(found) - 1} more)" if len(found) > 1 else ""
+        self.status(f"{where}: {heap.sites[site].label} · {format_number(amount)} {heap.unit} at {address:#x}{more}")
+
+    # -- actions --------------------------------------------------------------------------
+    def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
+        if action in ("snapshot", "animate"):
+            return self.model is not None and self.mode == "heap" and len(self.heap.snapshots) > 1
+        return True
+
+    def action_snapshot(self, step: int) -> None:
+        if self.model is None or self.mode != "heap":
+            return
+        count = len(self.heap.snapshots)
+        self.snapshot = (self.snapshot + step) % count
+        self.request()
+
+    def action_heat(self) -> None:
+        if self.model is None:
+            return
+        self._stop()
+        self.mode = "heat" if self.mode == "heap" else "heap"
+        self.refresh_bindings()
+        self.request()
+
+    def action_cell(self, dx: int, dy: int) -> None:
+        if self.picture is None:
+            return
+        layout, _theme = self.picture
+        cell = self.cell + dx + dy * layout.columns
+        if 0 <= cell < len(layout.values):
+            self.cell = cell
+            self.refresh()
+            self._describe()
+
+    def action_animate(self) -> None:
+        if self.model is None:
+            return
+        if self._timer is not None:
+            self._stop()
+            return
+        self._timer = self.set_interval(0.7, functools.partial(self.action_snapshot, 1))
+
+    def _stop(self) -> None:
+        if self._timer is not None:
+            self._timer.stop()
+            self._timer = None
+
+    def on_mouse_move(self, event: events.MouseMove) -> None:
+        if self.picture is None:
+            return
+        layout, _theme = self.picture
+        row, column = event.y - 1, event.x - layout.label
+        if 0 <= row < layout.rows and 0 <= column < layout.columns:
+            cell = row * layout.columns + column
+            if cell < len(layout.values) and cell != self.cell:
+                self.cell = cell
+                self.refresh()
+                self._describe()
+
+    def _on_focus(self, event: events.Focus) -> None:
+        super()._on_focus(event)
+        self.refresh()
+
+    def _on_blur(self, event: events.Blur) -> None:
+        super()._on_blur(event)
+        self.refresh()

@@ -1,0 +1,130 @@
+"""The base of the plot pane's widgets: a picture of a model, drawn in a worker and cached."""
+
+from __future__ import annotations
+
+import functools
+from typing import Any
+
+from textual import events
+from textual.widget import Widget
+
+from perun_core.errors import PerunError
+
+from ...messages import PictureReady, PlotStatus
+from ...pictures import plot_theme, theme_key
+
+#: (view, key, label) in the order the view line shows them
+VIEWS = (
+    ("scatter", "s", "scatter"),
+    ("bars", "b", "bars"),
+    ("flow", "w", "flow"),
+    ("flamegraph", "f", "flame graph"),
+    ("heapmap", "m", "heap map"),
+)
+VIEW_LABELS = {name: label for name, _key, label in VIEWS}
+
+
+class PictureWidget(Widget, can_focus=True):
+    """A picture of a model drawn in a worker at the widget's size; the old one stays until the new is ready."""
+
+    def __init__(self, *, id: str | None = None) -> None:
+        super().__init__(id=id)
+        self.model: Any = None
+        self.model_key: tuple = ()
+        self.view = ""
+        self.picture: Any = None
+        self._wanted: tuple | None = None
+        self._retry = False
+
+    def set_model(self, model_key: tuple, view: str, model: Any) -> None:
+        if model_key == self.model_key and model is self.model:
+            self.request()
+            return
+        self.model_key = model_key
+        self.view = view
+        self.model = model
+        self.picture = None
+        self.reset_state()
+        self.request()
+
+    # hooks of the subclasses
+    def reset_state(self) -> None:
+        """A new model arrived: start from its beginning."""
+
+    def state_key(self) -> tuple:
+        """What besides the size the picture depends on (hashable: it is part of the cache key)."""
+        return ()
+
+    def draw_input(self) -> Any:
+        """What :meth:`draw` needs of the state, taken on the UI thread (the state key by default)."""
+        return self.state_key()
+
+    def draw(self, model: Any, state: Any, width: int, height: int, theme: Any) -> Any:
+        """The picture (runs in a worker thread: use only the arguments)."""
+        raise NotImplementedError
+
+    def picture_shown(self) -> None:
+        """A new picture is on screen (update the status line)."""
+
+    @property
+    def canvas_size(self) -> tuple[int, int]:
+        region = self.content_region
+        return region.width, region.height
+
+    def request(self) -> None:
+        """Show the picture for the current state and size: from the cache, else drawn in a worker."""
+        width, height = self.canvas_size
+        if self.model is None:
+            return
+        if width < 20 or height < 5:
+            # not laid out yet (just switched to): once more after the next refresh
+            if not self._retry:
+                self._retry = True
+                self.call_after_refresh(self.request)
+            return
+        self._retry = False
+        state = self.state_key()
+        key = (*self.model_key, *state, width, height, theme_key(self.app))
+        self._wanted = key
+        cached = self.app.pictures.get(key)
+        if cached is not None:
+            self._show(cached)
+            return
+        theme = plot_theme(self.app)
+        work = functools.partial(self._draw_in_thread, key, self.model, self.draw_input(), width, height, theme)
+        self.run_worker(work, thread=True, exclusive=True, exit_on_error=False, group=f"draw-{self.id}",
+                        description=f"drawing the {VIEW_LABELS.get(self.view, self.view)}")
+
+    def _draw_in_thread(self, key: tuple, model: Any, state: Any, width: int, height: int, theme: Any) -> None:
+        try:
+            picture = self.draw(model, state, width, height, theme)
+        except PerunError as error:
+            self.post_message(PictureReady(key, None, error.message))
+            return
+        self.post_message(PictureReady(key, picture))
+
+    def on_picture_ready(self, message: PictureReady) -> None:
+        message.stop()
+        if message.error:
+            if message.key == self._wanted:
+                self.notify(message.error, title="plot", severity="error", markup=False)
+            return
+        self.app.pictures.put(message.key, message.picture)
+        if message.key == self._wanted:
+            self._show(message.picture)
+
+    def _show(self, picture: Any) -> None:
+        self.picture = picture
+        self.refresh()
+        self.picture_shown()
+
+    def on_resize(self, event: events.Resize) -> None:
+        self.request()
+
+    def status(self, text: str) -> None:
+        self.post_message(PlotStatus(text))
+
+
+def style_colour(rgb: tuple[int, int, int]) -> str:
+    """An RGB triple as a Rich colour."""
+    return f"rgb({rgb[0]},{rgb[1]},{rgb[2]})"
