@@ -72,6 +72,8 @@ class PairReport:
     methods: tuple[str, ...]
     findings: tuple[Finding, ...]
     errors: tuple[str, ...] = ()
+    #: warnings (different machines) and advice (noisy measurements) about this pair
+    notes: tuple[str, ...] = ()
 
     @property
     def degradations(self) -> list[Finding]:
@@ -88,8 +90,11 @@ class PairReport:
             if f.reason:
                 record["reason"] = f.reason
             findings.append(record)
-        return {"baseline": self.baseline.to_record(), "target": self.target.to_record(),
-                "methods": list(self.methods), "findings": findings, "errors": list(self.errors)}
+        record = {"baseline": self.baseline.to_record(), "target": self.target.to_record(),
+                  "methods": list(self.methods), "findings": findings, "errors": list(self.errors)}
+        if self.notes:
+            record["notes"] = list(self.notes)
+        return record
 
     @classmethod
     def from_record(cls, record: dict[str, Any]) -> PairReport:
@@ -98,7 +103,8 @@ class PairReport:
             with contextlib.suppress(ValueError, KeyError, TypeError):
                 findings.append(Finding.from_record(item))
         return cls(ProfileRef.from_record(record.get("baseline", {})), ProfileRef.from_record(record.get("target", {})),
-                   tuple(record.get("methods", [])), tuple(findings), tuple(record.get("errors", [])))
+                   tuple(record.get("methods", [])), tuple(findings), tuple(record.get("errors", [])),
+                   tuple(str(n) for n in record.get("notes", []) if isinstance(n, str)))
 
 
 @dataclass(frozen=True, slots=True)
@@ -143,6 +149,11 @@ class CheckReport:
     @property
     def pairs(self) -> int:
         return sum(len(v.pairs) for v in self.versions)
+
+    @property
+    def notes(self) -> list[str]:
+        """The distinct warnings and advice of all pairs, each once, in order."""
+        return list(dict.fromkeys(note for version in self.versions for pair in version.pairs for note in pair.notes))
 
     def failed(self, fail_on: str = "degradation") -> bool:
         """Whether a finding crosses ``fail_on``: degradation (certain ones), maybe (also Maybe), never."""
@@ -290,7 +301,8 @@ def _check_version(repo: PerunRepository, minor: str, pairing: Pairing, cache: P
             history = [cache.get(i.checksum) for _m, i in chain if i.checksum] + [cache.get(base_info.checksum)]
         outcome = check_pair(cache.get(base_info.checksum), cache.get(info.checksum), strategy,
                              baseline_name=base_ref.name, target_name=target_ref.name, history=history)
-        pair = PairReport(base_ref, target_ref, tuple(outcome.methods), tuple(outcome.findings), tuple(outcome.errors))
+        pair = PairReport(base_ref, target_ref, tuple(outcome.methods), tuple(outcome.findings), tuple(outcome.errors),
+                          tuple(outcome.notes))
         pairs.append(pair)
         emit(PairChecked(minor, pair, len(pairs), len(infos)))
     return VersionReport(minor, repo.vcs.minor_info(minor), tuple(pairs), tuple(unpaired))
@@ -489,7 +501,8 @@ def check_profiles(
         refs = [ProfileRef(name, item.kind, item.minor, item.info.checksum if item.info else None, data.type,
                            describe_config(data.profile))
                 for name, item, data in zip(names, found, (base_data, target_data))]
-        pair = PairReport(refs[0], refs[1], tuple(outcome.methods), tuple(outcome.findings), tuple(outcome.errors))
+        pair = PairReport(refs[0], refs[1], tuple(outcome.methods), tuple(outcome.findings), tuple(outcome.errors),
+                          tuple(outcome.notes))
         emit(PairChecked(None, pair, 1, 1))
         errors = list(outcome.errors)
         base_locations, target_locations = base_data.samples(), target_data.samples()

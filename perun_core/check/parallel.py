@@ -65,6 +65,8 @@ def _receive(fd: int) -> Any:
 
 
 def _splittable(strategy: Strategy, target_profile: Any) -> bool:
+    if getattr(target_profile, "type", None) == "time":
+        return False  # small, and a wall-time finding is weighed against the CPU times of its command
     rules = strategy.rules_for(target_profile)
     return bool(rules) and all(rule.method.name in PER_LOCATION for rule in rules)
 
@@ -161,4 +163,5 @@ def _merge(first: PairOutcome, second: PairOutcome, order: list[str]) -> PairOut
     findings = []
     for method in by_method:
         findings += sorted(by_method[method], key=lambda f: rank.get(f.location, len(rank)))
-    return PairOutcome(methods, findings, [*first.errors, *second.errors])
+    return PairOutcome(methods, findings, [*first.errors, *second.errors],
+                       list(dict.fromkeys([*first.notes, *second.notes])))

@@ -134,6 +134,9 @@ def _collection_printer(verbose: int) -> Callable[[Any], None]:
 def _emit_report(report: Any, output_format: str, fail_on: str, output: str | None, verbose: int) -> None:
     from perun_core.check import output as out
 
+    if output_format in ("json", "junit"):
+        for note in report.notes:  # the tree shows them after its summary; here they must not spoil stdout
+            click.echo(f"note: {note}", err=True)
     if output_format == "json":
         import json
 

@@ -366,13 +366,14 @@ def collect_job(job: Job, ctx: Any, origin: str, *, postprocess: bool = True) ->
     out, the ``machine`` provenance, ``collector_info`` and ``origin``.
     Raises :class:`CollectionError` when a phase fails.
     """
-    from ..collect.machine import machine_info
+    from ..collect.machine import load_average, machine_info
     from ..units import collectors
 
     collector = collectors.get(job.collector.name)
     kwargs: dict[str, Any] = {
         **job.collector.params, "cmd": job.cmd, "args": job.args, "workload": job.workload, "argv": job.argv(),
     }
+    load_before = load_average()
     kwargs = _phases(
         collector, "collect", ctx, kwargs,
         lambda phase, message: CollectionError(job.label, f"collector '{collector.name}' failed in {phase}(): {message}"),
@@ -383,7 +384,7 @@ def collect_job(job: Job, ctx: Any, origin: str, *, postprocess: bool = True) ->
     if "params" not in header and "args" not in header:
         header["params"] = job.args
     header.setdefault("workload", job.workload)
-    header["machine"] = machine_info()
+    header["machine"] = {**machine_info(), "load_before": load_before, "load_after": load_average()}
     profile.header = header
     profile.collector_info = job.collector.as_info()
     profile.origin = origin
