@@ -364,10 +364,11 @@ def outlier_weights(x: numpy.ndarray, y: numpy.ndarray) -> numpy.ndarray | None:
 def _local_reference(xs: numpy.ndarray, values: numpy.ndarray) -> numpy.ndarray:
     """What each value (of points sorted by x) should be, judged by its neighbours alone.
 
-    Sizes repeated at least three times: the median of the values of that
-    size.  Others: the median of the :data:`_WINDOW` nearest values in x
-    order, each moved along the window's Theil-Sen slope to the point's x,
-    so a steep curve does not make its points look like outliers.
+    A value never counts in its own reference.  Sizes repeated at least
+    three times: the median of the other values of that size.  Others: the
+    median of the :data:`_WINDOW` nearest values in x
+    order, each moved to the point's x along the local slope of a running
+    median, so a steep curve does not make its points look like outliers.
     """
     import numpy as np
 
@@ -377,23 +378,48 @@ def _local_reference(xs: numpy.ndarray, values: numpy.ndarray) -> numpy.ndarray:
     repeated = np.repeat(counts >= 3, counts)
     for first, count in zip(starts, counts):
         if count >= 3:
-            reference[first:first + count] = np.median(values[first:first + count])
+            reference[first:first + count] = _others_median(values[first:first + count])
     single = np.flatnonzero(~repeated)
     if not len(single):
         return reference
-    width = min(_WINDOW, n)
-    low = np.clip(single - width // 2, 0, n - width)
-    rows = low[:, None] + np.arange(width)[None, :]
+    width = min(_WINDOW + 1, n)
     t = np.log(xs - xs.min() + 1.0) if float(xs.min()) <= 0 else np.log(xs)
-    tv, vv = t[rows], values[rows]
-    first_of, second_of = np.triu_indices(width, 1)
+    every = np.arange(n)
+    rows = np.clip(every - width // 2, 0, n - width)[:, None] + np.arange(width)[None, :]
+    # a running median first (robust to a few outliers in a window), then the local slope of that
+    # smooth curve moves each neighbour to the point's own x before the median is taken again
+    smooth = np.median(values[rows], axis=1)
+    where = np.median(t[rows], axis=1)  # a window at an edge is not centred on its point
+    ahead, behind = np.minimum(every + width, n - 1), np.maximum(every - width, 0)
     with np.errstate(all="ignore"):
-        dt = tv[:, second_of] - tv[:, first_of]
-        slopes = np.where(dt != 0, (vv[:, second_of] - vv[:, first_of]) / np.where(dt != 0, dt, 1.0), np.nan)
-        slope = np.nanmedian(np.where(np.isnan(slopes).all(axis=1, keepdims=True), 0.0, slopes), axis=1)
-    moved = vv + slope[:, None] * (t[single][:, None] - tv)
-    reference[single] = np.median(moved, axis=1)
+        span = where[ahead] - where[behind]
+        slope = np.where(span > 0, (smooth[ahead] - smooth[behind]) / np.where(span > 0, span, 1.0), 0.0)
+    mine = rows[single]
+    moved = values[mine] + slope[single][:, None] * (t[single][:, None] - t[mine])
+    # the point itself is left out: with it, its median is pulled towards it and typical
+    # deviations look smaller than they are, which makes the ordinary extremes of clean noise
+    # look like outliers
+    moved = np.where(mine == single[:, None], np.nan, moved)
+    reference[single] = np.nanmedian(moved, axis=1)
     return reference
+
+
+def _others_median(group: numpy.ndarray) -> numpy.ndarray:
+    """For each value of ``group``, the median of the other values."""
+    import numpy as np
+
+    k = len(group)
+    order = np.argsort(group, kind="stable")
+    g = group[order]
+    rank = np.empty(k, dtype=np.int64)
+    rank[order] = np.arange(k)
+
+    def without(index: int) -> numpy.ndarray:  # the index-th smallest of the others, for every rank
+        return np.where(rank > index, g[index], g[min(index + 1, k - 1)])
+
+    if (k - 1) % 2:
+        return without((k - 2) // 2)
+    return (without((k - 3) // 2) + without((k - 1) // 2)) / 2
 
 
 def _weighted_line(f: numpy.ndarray, target: numpy.ndarray, w: numpy.ndarray) -> tuple[float, float]:
