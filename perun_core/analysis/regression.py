@@ -400,7 +400,11 @@ def _local_reference(xs: numpy.ndarray, values: numpy.ndarray) -> numpy.ndarray:
     # deviations look smaller than they are, which makes the ordinary extremes of clean noise
     # look like outliers
     moved = np.where(mine == single[:, None], np.nan, moved)
-    reference[single] = np.nanmedian(moved, axis=1)
+    import warnings
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", RuntimeWarning)  # rows of overflowed values: caught by the caller
+        reference[single] = np.nanmedian(moved, axis=1)
     return reference
 
 
