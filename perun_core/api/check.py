@@ -317,10 +317,20 @@ def _store(repo: PerunRepository, report: VersionReport) -> None:
     write_changes(repo, report.minor, marks, [p.to_record() for p in report.pairs])
 
 
+def _version_done(repo: PerunRepository, version: VersionReport, pairing: Pairing, store: bool,
+                  emit: Callable[[Any], None], index: int, count: int) -> None:
+    if store and (version.pairs or pairing.infos(version.minor)):
+        _store(repo, version)
+    degradations = sum(len(p.degradations) for p in version.pairs)
+    optimizations = sum(len(p.optimizations) for p in version.pairs)
+    emit(VersionFinished(version.minor, index, count, degradations, optimizations))
+
+
 def _run_versions(command: str, repo: PerunRepository, targets: Callable[[], list[str]], pairing: Pairing,
                   methods: Sequence[str] | None, compute_missing: bool, store: bool,
                   emit: Callable[[Any], None], cancel: threading.Event | None,
-                  collect_for: Callable[[], list[str]]) -> CheckReport:
+                  collect_for: Callable[[], list[str]], confirm: bool = False,
+                  confirm_runs: int = 7) -> CheckReport:
     """Collect what is missing (when asked), then check the versions ``targets()`` names."""
     from ..check.pairing import ProfileCache
 
@@ -345,11 +355,14 @@ def _run_versions(command: str, repo: PerunRepository, targets: Callable[[], lis
             version = _check_version(repo, minor, pairing, cache, strategy, emit, cancel)
             versions.append(version)
             errors += [e for p in version.pairs for e in p.errors]
-            if store and (version.pairs or pairing.infos(minor)):
-                _store(repo, version)
-            degradations = sum(len(p.degradations) for p in version.pairs)
-            optimizations = sum(len(p.optimizations) for p in version.pairs)
-            emit(VersionFinished(minor, index, len(planned), degradations, optimizations))
+            if not confirm:
+                _version_done(repo, version, pairing, store, emit, index, len(planned))
+        if confirm:
+            from ..check.confirm import confirm_versions
+
+            versions = confirm_versions(repo, versions, cache, strategy, confirm_runs, emit=emit, cancel=cancel)
+            for index, version in enumerate(versions, 1):
+                _version_done(repo, version, pairing, store, emit, index, len(planned))
         report = CheckReport(command, tuple(versions), collected, tuple(errors))
     except Interrupted:
         _finish(emit, report, started, "interrupted")
@@ -361,6 +374,14 @@ def _run_versions(command: str, repo: PerunRepository, targets: Callable[[], lis
     return report
 
 
+def _runs(value: Any) -> int:
+    if isinstance(value, bool) or not isinstance(value, int) or not 2 <= value <= 1000:
+        from ..errors import UsageError
+
+        raise UsageError(f"--confirm-runs {value!r}: expected a whole number from 2 to 1000")
+    return value
+
+
 # -- the porcelain ---------------------------------------------------------------------
 
 def check_head(
@@ -369,6 +390,8 @@ def check_head(
     methods: Sequence[str] | None = None,
     compute_missing: bool = False,
     store: bool = True,
+    confirm: bool = False,
+    confirm_runs: int = 7,
     on_event: Callable[[Any], None] | None = None,
     cancel: threading.Event | None = None,
     repo: PerunRepository | None = None,
@@ -378,8 +401,11 @@ def check_head(
 
     ``methods`` overrides the configured strategy; ``compute_missing`` runs
     the job matrix first for the version and its first parent when they lack
-    profiles of it.  Raises InvalidRevision, ConfigError (bad strategy),
-    UnknownUnit (unknown method), IncomparableProfiles, Interrupted.
+    profiles of it.  ``confirm`` re-runs the jobs of time-based changes
+    interleaved, ``confirm_runs`` runs a side, and keeps only what they
+    repeat (see :mod:`perun_core.check.confirm`).  Raises InvalidRevision,
+    ConfigError (bad strategy), UnknownUnit (unknown method),
+    IncomparableProfiles, UsageError (bad ``confirm_runs``), Interrupted.
     """
     from ..check.pairing import Pairing
     from ..storage.lookup import sort_key_of
@@ -393,7 +419,7 @@ def check_head(
             return [target, *pairing.parents(target)[:1]]
 
         return _run_versions("head", r, lambda: [target], pairing, methods, compute_missing, store, emit, cancel,
-                             collect_for)
+                             collect_for, confirm, _runs(confirm_runs))
 
 
 def check_all(
@@ -402,6 +428,8 @@ def check_all(
     methods: Sequence[str] | None = None,
     compute_missing: bool = False,
     store: bool = True,
+    confirm: bool = False,
+    confirm_runs: int = 7,
     on_event: Callable[[Any], None] | None = None,
     cancel: threading.Event | None = None,
     repo: PerunRepository | None = None,
@@ -426,7 +454,7 @@ def check_all(
             return [minor for minor in all_versions if r.has_index(minor)]
 
         return _run_versions("all", r, targets, pairing, methods, compute_missing, store, emit, cancel,
-                             lambda: all_versions)
+                             lambda: all_versions, confirm, _runs(confirm_runs))
 
 
 def _config_for(repo: PerunRepository | None) -> Any:
