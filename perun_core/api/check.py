@@ -329,7 +329,7 @@ def _version_done(repo: PerunRepository, version: VersionReport, pairing: Pairin
 def _run_versions(command: str, repo: PerunRepository, targets: Callable[[], list[str]], pairing: Pairing,
                   methods: Sequence[str] | None, compute_missing: bool, store: bool,
                   emit: Callable[[Any], None], cancel: threading.Event | None,
-                  collect_for: Callable[[], list[str]], confirm: bool = False,
+                  collect_for: Callable[[], list[str]], confirm: bool | None = False,
                   confirm_runs: int = 7) -> CheckReport:
     """Collect what is missing (when asked), then check the versions ``targets()`` names."""
     from ..check.pairing import ProfileCache
@@ -357,6 +357,8 @@ def _run_versions(command: str, repo: PerunRepository, targets: Callable[[], lis
             errors += [e for p in version.pairs for e in p.errors]
             if not confirm:
                 _version_done(repo, version, pairing, store, emit, index, len(planned))
+        if confirm is None:
+            confirm = _has_time_jobs(repo)
         if confirm:
             from ..check.confirm import confirm_versions
 
@@ -372,6 +374,17 @@ def _run_versions(command: str, repo: PerunRepository, targets: Callable[[], lis
         raise
     _finish(emit, report, started, "error" if report.errors else "degraded" if report.failed() else "ok")
     return report
+
+
+def _has_time_jobs(repo: PerunRepository) -> bool:
+    from ..errors import PerunError
+    from ..runner.jobs import matrix_from_config
+
+    try:
+        jobs = matrix_from_config(repo.config, repo.local_config_path)
+    except PerunError:
+        return False
+    return any(job.collector.name == "time" for job in jobs)
 
 
 def _runs(value: Any) -> int:
@@ -390,7 +403,7 @@ def check_head(
     methods: Sequence[str] | None = None,
     compute_missing: bool = False,
     store: bool = True,
-    confirm: bool = False,
+    confirm: bool | None = False,
     confirm_runs: int = 7,
     on_event: Callable[[Any], None] | None = None,
     cancel: threading.Event | None = None,
@@ -403,7 +416,8 @@ def check_head(
     the job matrix first for the version and its first parent when they lack
     profiles of it.  ``confirm`` re-runs the jobs of time-based changes
     interleaved, ``confirm_runs`` runs a side, and keeps only what they
-    repeat (see :mod:`perun_core.check.confirm`).  Raises InvalidRevision,
+    repeat (see :mod:`perun_core.check.confirm`); ``confirm=None`` does so
+    when the job matrix has time jobs (as the TUI does).  Raises InvalidRevision,
     ConfigError (bad strategy), UnknownUnit (unknown method),
     IncomparableProfiles, UsageError (bad ``confirm_runs``), Interrupted.
     """
@@ -428,7 +442,7 @@ def check_all(
     methods: Sequence[str] | None = None,
     compute_missing: bool = False,
     store: bool = True,
-    confirm: bool = False,
+    confirm: bool | None = False,
     confirm_runs: int = 7,
     on_event: Callable[[Any], None] | None = None,
     cancel: threading.Event | None = None,

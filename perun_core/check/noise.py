@@ -35,7 +35,8 @@ from .results import Finding, PerformanceChange
 if TYPE_CHECKING:  # pragma: no cover
     from .data import ProfileData
 
-__all__ = ["ADVICE", "NOISY_CV", "advice", "busy", "contention", "machine_difference", "temper", "time_noise"]
+__all__ = ["ADVICE", "NOISY_CV", "advice", "busy", "contention", "machine_difference", "profile_advice", "temper",
+           "time_noise"]
 
 #: Fields of the ``machine`` section that make two machines different, in the order they are named.
 MACHINE_FIELDS = ("hostname", "cpu", "cores", "memory", "arch", "os")
@@ -189,3 +190,24 @@ def advice(datas: Iterable[ProfileData]) -> str | None:
         if (cv is not None and cv > NOISY_CV) or (data.type == "time" and busy(_machine(data)) is not None):
             return ADVICE
     return None
+
+
+def profile_advice(profile: Any) -> str | None:
+    """One line for ``collect``/``run`` when a time profile's runs vary a lot or its machine was busy, else None."""
+    from .data import ProfileData
+
+    data = ProfileData(profile)
+    if data.type != "time":
+        return None
+    why = []
+    cv = time_noise(data)
+    if cv is not None and cv > NOISY_CV:
+        why.append(f"the wall times of the runs vary by {cv * 100:.0f} % (CV)")
+    machine = _machine(data)
+    load = busy(machine)
+    if load is not None:
+        why.append(f"the machine was busy (load {load:.1f} on {machine.get('cores')} cores)")
+    if not why:
+        return None
+    return ("advice: " + " and ".join(why) + ": repeat more (-r N), use --clock cpu with pytrace, "
+            "or callgrind (instruction counts) in CI")

@@ -61,6 +61,7 @@ from .events import (
     JobFailed,
     JobFinished,
     JobStarted,
+    MeasurementAdvice,
     OutputLine,
     PhaseStarted,
     ProfileRegistered,
@@ -322,6 +323,12 @@ class _Run:
         self.counter += 1
         path = write_new_profile(profile, self.repo.jobs_dir, name)
         self.emit(ProfileWritten(number, path, version))
+        if profile.header.get("type") == "time":
+            from ..check.noise import profile_advice
+
+            advice = profile_advice(profile)
+            if advice is not None:
+                self.emit(MeasurementAdvice(number, advice))
         if not self.register:
             return WrittenProfile(path, version, job)
         entry = self.repo.register(version, profile, path.name, now)
