@@ -125,6 +125,12 @@ def check_files(load_baseline: Callable[[], ProfileData], load_target: Callable[
             return baseline, target, check_pair(baseline, target, strategy, baseline_name=names[0],
                                                 target_name=names[1])
         baseline = ProfileData.prepared(light, samples, label=names[0])
+        if baseline.type == "time":
+            # small, and weighed run by run (CPU time and preemptions of each run): loaded whole here
+            _send(down_write, ("stop",))
+            baseline = load_baseline()
+            return baseline, target, check_pair(baseline, target, strategy, baseline_name=names[0],
+                                                target_name=names[1])
         if baseline.type != target.type or not _splittable(strategy, target.profile):
             _send(down_write, ("stop",))
             return baseline, target, check_pair(baseline, target, strategy, baseline_name=names[0],
