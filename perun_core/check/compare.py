@@ -90,6 +90,12 @@ CONFLICT_P = 0.05
 MAX_STRATA = 64
 #: ... and up to this many each in a bin of its own.
 MAX_STRATA_BINS = 8
+#: Profiles with at most this many measurements a side (at input sizes) may also be compared curve to curve.
+SPARSE_MAX_POINTS = 24
+#: A curve-to-curve change must stand this many standard errors out ...
+SPARSE_Z = 4.0
+#: ... and this share of the target's measurements in the upper half of the shared sizes must agree.
+SPARSE_AGREE = 0.75
 
 
 @dataclass(frozen=True, slots=True)
@@ -212,7 +218,13 @@ def compare(
             sized = False
     if not sized:
         return _plain(ub, ut, yb, settings)
-    return _by_size(xb, ub, yb, xt, ut, settings)  # type: ignore[arg-type]
+    found = _by_size(xb, ub, yb, xt, ut, settings)  # type: ignore[arg-type]
+    certain = found.verdict.is_change and not found.verdict.is_maybe
+    if not certain and min(len(yb), len(yt)) <= SPARSE_MAX_POINTS:
+        sparse = _sparse_curves(xb, ub, yb, xt, ut, settings)  # type: ignore[arg-type]
+        if sparse is not None and (sparse.verdict.is_change or found.verdict is PerformanceChange.UNKNOWN):
+            return sparse
+    return found
 
 
 def _plain(ub: numpy.ndarray, ut: numpy.ndarray, yb: numpy.ndarray, settings: Settings) -> Comparison:
@@ -362,6 +374,72 @@ def _by_size(xb: numpy.ndarray, ub: numpy.ndarray, yb: numpy.ndarray, xt: numpy.
             tests.append(_combined("larger sizes", upper, median(np.array([b.base_level for b in upper]))))
     small = min(nb, nt) < RANK_ONLY_SIZE
     return _decide(tests, bins, len(tests), base_level, settings, small=small)
+
+
+def _theil_sen(v: numpy.ndarray, u: numpy.ndarray) -> tuple[float, float, float] | None:
+    """(intercept, slope, robust residual scale) of u over v; None with fewer than three distinct v."""
+    import numpy as np
+
+    if len(distinct(v)) < 3:
+        return None
+    first, second = np.triu_indices(len(v), 1)
+    dv = v[second] - v[first]
+    keep = dv != 0
+    slope = median((u[second] - u[first])[keep] / dv[keep])
+    intercept = median(u - slope * v)
+    residual = u - intercept - slope * v
+    scale = 1.4826 * median(np.abs(residual - median(residual)))
+    return intercept, slope, scale
+
+
+def _sparse_curves(xb: numpy.ndarray, ub: numpy.ndarray, yb: numpy.ndarray, xt: numpy.ndarray, ut: numpy.ndarray,
+                   settings: Settings) -> Comparison | None:
+    """Few measurements at input sizes (one or two per size): compare a robust line of each profile.
+
+    Each profile gets its own Theil-Sen line of log amount over log size, so
+    a change of complexity shows as a change of slope.  The lines are
+    compared at the largest size both profiles reach (where asymptotic
+    behaviour shows), with the standard error of each line's value there
+    from its robust residual scale.  A change is certain when it stands
+    :data:`SPARSE_Z` standard errors out, is at least the ``maybe`` size
+    (1.5x) and most target measurements on the upper half of the shared
+    sizes lie on that side of the baseline's line; otherwise the lines say
+    NoChange.  None when the data do not allow the comparison.
+    """
+    import numpy as np
+
+    shift = _size_shift(xb, xt)
+    vb, vt = np.log(xb + shift), np.log(xt + shift)
+    fit_b, fit_t = _theil_sen(vb, ub), _theil_sen(vt, ut)
+    if fit_b is None or fit_t is None:
+        return None
+    low, high = max(float(vb.min()), float(vt.min())), min(float(vb.max()), float(vt.max()))
+    if high <= low:
+        return None
+    (ab, sb, scale_b), (at, st, scale_t) = fit_b, fit_t
+    # a tiny scale from a few points that happen to line up must not make any difference significant
+    scale = max(math.sqrt((scale_b**2 + scale_t**2) / 2), 0.02)
+
+    def standard_error(v: numpy.ndarray, at_v: float) -> float:
+        centred = v - float(v.mean())
+        spread = float(centred @ centred)
+        return scale * math.sqrt(1 / len(v) + ((at_v - float(v.mean())) ** 2 / spread if spread > 0 else 0.0))
+
+    effect = (at + st * high) - (ab + sb * high)
+    z = effect / math.hypot(standard_error(vb, high), standard_error(vt, high))
+    inside = (vb >= low) & (vb <= high)
+    base_level = float(math.exp(ab + sb * high))
+    region = Region("largest shared size", int(inside.sum()), int(((vt >= low) & (vt <= high)).sum()), effect, z,
+                    min(1.0, 2.0 * normal_sf(abs(z))), base_level, float(math.exp(low)) - shift,
+                    float(math.exp(high)) - shift)
+    why = "few measurements per size: robust lines of both profiles compared at the largest shared size"
+    upper = (vt >= (low + high) / 2) & (vt <= high)
+    agree = bool(upper.any()) and float(
+        ((ut[upper] - (ab + sb * vt[upper])) * math.copysign(1.0, effect) > 0).mean()) >= SPARSE_AGREE
+    if abs(z) < SPARSE_Z or abs(effect) < settings.maybe or not agree:
+        return Comparison(PerformanceChange.NO_CHANGE, effect, region.p, "ratio", base_level, region, [region], why)
+    kind = "scaling" if abs(st - sb) > 0.1 else "ratio"
+    return Comparison(_direction(effect), effect, region.p, kind, base_level, region, [region], why)
 
 
 def _shared_strata(v: numpy.ndarray, side: numpy.ndarray) -> tuple[numpy.ndarray, numpy.ndarray, int] | None:

@@ -61,14 +61,14 @@ def test_a_change_the_interleaved_runs_do_not_repeat_is_listed_as_not_confirmed(
         api.add([str(profile.path)], minor=profile.origin, cwd=root)
     plain = run_cli("check", "head", "--format", "json", cwd=root)
     assert plain.returncode == 3, plain.stderr
-    result = run_cli("check", "head", "--confirm", "--confirm-runs", "4", "--format", "json", cwd=root)
+    result = run_cli("check", "head", "--confirm", "--format", "json", cwd=root)
     assert result.returncode == 0, result.stdout + result.stderr
     records = {r["uid"]: r for r in json.loads(result.stdout)}
     for location in ("./app [real]", "./app [user]"):
         record = records[location]
         assert record["result"] == "MaybeDegradation", record
-        assert "not confirmed by 4 interleaved runs a side: first x" in record["reason"], record
-    tree = run_cli("check", "head", "--confirm", "--confirm-runs", "3", cwd=root, env={"NO_COLOR": "1"})
+        assert "not confirmed by 7 interleaved runs a side: first x" in record["reason"], record
+    tree = run_cli("check", "head", "--confirm", "--confirm-runs", "5", cwd=root, env={"NO_COLOR": "1"})
     assert "not confirmed" in tree.stdout and "MaybeDegradation" in tree.stdout
     assert leftover_worktrees(run_env) == []
 
