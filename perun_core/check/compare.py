@@ -94,6 +94,8 @@ MAX_STRATA_BINS = 8
 SPARSE_MAX_POINTS = 24
 #: A curve-to-curve change must stand this many standard errors out ...
 SPARSE_Z = 4.0
+#: A certain change found in a few measurements is kept only when the lines differ this much the same way.
+SPARSE_CONFIRM_Z = 2.0
 #: ... and this share of the target's measurements in the upper half of the shared sizes must agree.
 SPARSE_AGREE = 0.75
 
@@ -129,6 +131,8 @@ class Region:
     x_high: float | None = None
     #: for one bin among several: the p-value of "the shift is no larger than the floor"
     p_floor: float | None = None
+    #: the rank test's z against a shift of half the floor in the direction of the effect
+    z_margin: float | None = None
 
 
 @dataclass(slots=True)
@@ -220,10 +224,24 @@ def compare(
         return _plain(ub, ut, yb, settings)
     found = _by_size(xb, ub, yb, xt, ut, settings)  # type: ignore[arg-type]
     certain = found.verdict.is_change and not found.verdict.is_maybe
-    if not certain and min(len(yb), len(yt)) <= SPARSE_MAX_POINTS:
-        sparse = _sparse_curves(xb, ub, yb, xt, ut, settings)  # type: ignore[arg-type]
-        if sparse is not None and (sparse.verdict.is_change or found.verdict is PerformanceChange.UNKNOWN):
+    if min(len(yb), len(yt)) > SPARSE_MAX_POINTS:
+        return found
+    sparse = _sparse_curves(xb, ub, yb, xt, ut, settings)  # type: ignore[arg-type]
+    if sparse is None:
+        return found
+    if not certain:
+        if sparse.verdict.is_change or found.verdict is PerformanceChange.UNKNOWN:
             return sparse
+        return found
+    region = sparse.region
+    assert region is not None
+    # a few measurements in a few bins: the lines of the two profiles must at least lean the same way
+    if abs(region.z) < SPARSE_CONFIRM_Z:
+        found.verdict = PerformanceChange.NO_CHANGE
+        found.reason = "few measurements; the profiles' lines do not bear the change out"
+    elif (region.effect > 0) != (found.effect > 0):
+        found.verdict = _direction(found.effect, maybe=True)
+        found.reason = "few measurements; the profiles' lines lean the other way"
     return found
 
 
@@ -254,7 +272,18 @@ def _plain(ub: numpy.ndarray, ut: numpy.ndarray, yb: numpy.ndarray, settings: Se
         _t, p_t = welch_t(ub, ut)
         p = min(p, p_t)
     region = Region("all", nb, nt, effect, test.z, p, base_level)
+    if abs(effect) >= settings.floor and min(nb, nt) >= RANK_ONLY_SIZE:
+        # the shift must be significant beyond half the floor too: measurements that merely differ
+        # by chance (heavy tails, a few preempted runs) then rarely pass, real changes of the
+        # floor's size and more hardly notice
+        region.p_floor = max(p, _beyond(ub, ut, effect, settings.floor / 2))
     return _decide([region], [region], 1, base_level, settings, small=min(nb, nt) < RANK_ONLY_SIZE)
+
+
+def _beyond(ub: numpy.ndarray, ut: numpy.ndarray, effect: float, margin: float) -> float:
+    """One-sided p-value of "the target is shifted by more than ``margin`` in the direction of ``effect``"."""
+    beyond = mann_whitney(ub, ut - math.copysign(margin, effect))
+    return beyond.p / 2 if (beyond.z > 0) == (effect > 0) and beyond.z != 0 else 1.0
 
 
 def _within_resolution(ub: numpy.ndarray, ut: numpy.ndarray) -> bool:
@@ -360,7 +389,8 @@ def _by_size(xb: numpy.ndarray, ub: numpy.ndarray, yb: numpy.ndarray, xt: numpy.
     for k in range(count):
         inside = labels == k
         region = _bin_region(f"bin {k + 1}", v[inside], residual[inside], side[inside],
-                             base_y[inside & ~side], shift, settings.floor if count > 1 else None)
+                             base_y[inside & ~side], shift, settings.floor if count > 1 else None,
+                             settings.floor / 2)
         if region is not None:
             bins.append(region)
     if not bins:
@@ -535,7 +565,7 @@ def _shared_curve_residuals(v: numpy.ndarray, u: numpy.ndarray, side: numpy.ndar
 
 
 def _bin_region(name: str, v: numpy.ndarray, residual: numpy.ndarray, side: numpy.ndarray,
-                base_y: numpy.ndarray, shift: float, floor: float | None) -> Region | None:
+                base_y: numpy.ndarray, shift: float, floor: float | None, half: float = 0.0) -> Region | None:
     """The test of one bin.  With ``floor`` the bin also gets a test against a shift of ``floor``:
     a single bin is a small sample, and its estimate alone crossing the floor is not enough."""
     nb, nt = int((~side).sum()), int(side.sum())
@@ -554,8 +584,12 @@ def _bin_region(name: str, v: numpy.ndarray, residual: numpy.ndarray, side: nump
         beyond = mann_whitney(rb, rt - math.copysign(floor, effect))
         # one-sided: the target is further off than the floor, in the direction of the effect
         p_floor = beyond.p / 2 if (beyond.z > 0) == (effect > 0) and beyond.z != 0 else 1.0
+    margin = mann_whitney(rb, rt - math.copysign(half, effect)).z if half > 0 else None
+    if p_floor is None and margin is not None and min(nb, nt) >= RANK_ONLY_SIZE:
+        # the only bin: significant beyond half the floor too (see _plain)
+        p_floor = max(p, normal_sf(margin) if effect > 0 else normal_sf(-margin))
     return Region(name, nb, nt, effect, test.z, p, median(base_y) if len(base_y) else math.nan,
-                  float(math.exp(v.min())) - shift, float(math.exp(v.max())) - shift, p_floor)
+                  float(math.exp(v.min())) - shift, float(math.exp(v.max())) - shift, p_floor, margin)
 
 
 def _combined(name: str, bins: list[Region], base_level: float) -> Region:
@@ -563,8 +597,13 @@ def _combined(name: str, bins: list[Region], base_level: float) -> Region:
     z = stouffer([b.z for b in bins], weights)
     total = sum(w * w for w in weights)
     effect = sum(w * w * b.effect for w, b in zip(weights, bins)) / total
-    return Region(name, sum(b.n_base for b in bins), sum(b.n_target for b in bins), effect, z,
-                  min(1.0, 2.0 * normal_sf(abs(z))), base_level, bins[0].x_low, bins[-1].x_high)
+    region = Region(name, sum(b.n_base for b in bins), sum(b.n_target for b in bins), effect, z,
+                    min(1.0, 2.0 * normal_sf(abs(z))), base_level, bins[0].x_low, bins[-1].x_high)
+    if all(b.z_margin is not None for b in bins):
+        # significant beyond half the floor too (see _plain): one-sided, in the direction of the effect
+        beyond = stouffer([b.z_margin for b in bins], weights)  # type: ignore[misc]
+        region.p_floor = max(region.p, normal_sf(beyond) if effect > 0 else normal_sf(-beyond))
+    return region
 
 
 def _decide(tests: list[Region], bins: list[Region], family: int, base_level: float, settings: Settings,
