@@ -76,3 +76,23 @@ def test_a_change_the_interleaved_runs_do_not_repeat_is_listed_as_not_confirmed(
 def test_confirm_runs_must_be_at_least_two(tmp_path):
     result = run_cli("check", "head", "--confirm", "--confirm-runs", "1", cwd=tmp_path)
     assert result.returncode == 2 and "--confirm-runs" in result.stderr
+
+
+def test_the_post_commit_hook_confirms_by_default(perun_repo):
+    root, _shas = perun_repo
+    result = api_check.install_hook(cwd=root)
+    text = result.path.read_text()
+    assert "check --compute-missing head --confirm" in text
+
+
+def test_the_tui_default_confirms_only_with_time_jobs_in_the_matrix(perun_repo):
+    from perun_core.api.check import _has_time_jobs
+    from perun_core.storage.repository import PerunRepository
+
+    root, _shas = perun_repo
+    with PerunRepository.discover(root) as repo:
+        assert not _has_time_jobs(repo)
+    for key, value in MATRIX.items():
+        api.config_set(key, value, scope="local", cwd=root)
+    with PerunRepository.discover(root) as repo:
+        assert _has_time_jobs(repo)
