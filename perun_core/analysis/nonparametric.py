@@ -29,6 +29,11 @@ Outside ``[x_interval_start, x_interval_end]`` every model is extended by
 its value at the nearer end.  ``r_square`` is measured at the data points
 with the model as it is evaluated from the record.
 
+As postprocessors, the three leave out points far off their neighbourhood
+(a call preempted by the scheduler takes 3-10x its neighbours' time; see
+:func:`perun_core.analysis.regression.outlier_weights`) before fitting, and
+record how many in ``downweighted`` (0 when none stood out).
+
 Importing this module registers the three kinds with
 :func:`perun_core.profile.convert.register_model_plotter`, so
 ``plot_data_from_coefficients_of`` draws them too.
