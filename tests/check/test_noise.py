@@ -171,3 +171,17 @@ def test_a_loaded_run_gives_no_wall_time_degradation_and_still_finds_a_cpu_slow_
     records = {r["uid"]: r for r in json.loads(result.stdout)}
     assert records["./same [user]"]["result"] == "Degradation", records["./same [user]"]
     assert "Optimization" not in records["./same [real]"]["result"]
+
+
+def test_collect_prints_one_line_of_advice_when_the_runs_vary_a_lot(perun_repo):
+    root, _shas = perun_repo
+    # every other run sleeps eight times longer: a coefficient of variation far over 10 %
+    script = root / "uneven.sh"
+    script.write_text('#!/bin/sh\nn=$(cat count 2>/dev/null || echo 0); echo $((n + 1)) > count\n'
+                      'if [ $((n % 2)) -eq 0 ]; then sleep 0.01; else sleep 0.08; fi\n')
+    script.chmod(0o755)
+    result = run_cli("collect", "time", "-r", "6", "./uneven.sh", cwd=root)
+    assert result.returncode == 0, result.stderr
+    advice = [line for line in (result.stdout + result.stderr).splitlines() if "advice:" in line]
+    assert len(advice) == 1, result.stdout + result.stderr
+    assert "vary by" in advice[0] and "-r N" in advice[0] and "callgrind" in advice[0]
