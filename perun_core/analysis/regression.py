@@ -312,6 +312,8 @@ def _line(f: numpy.ndarray, target: numpy.ndarray) -> tuple[float, float]:
 BISQUARE_C = 4.685
 #: Neighbours (in x order) whose median is a point's reference when its size is not repeated often.
 _WINDOW = 7
+#: Beyond this many points the neighbours' values are not moved along the local slope (see _local_reference).
+_DENSE = 20_000
 
 
 def _bisquare(u: numpy.ndarray) -> numpy.ndarray:
@@ -354,7 +356,9 @@ def outlier_weights(x: numpy.ndarray, y: numpy.ndarray) -> numpy.ndarray | None:
         return None
     with np.errstate(all="ignore"):
         u = deviation / (BISQUARE_C * scale)
-    if not np.isfinite(u).all() or not (np.abs(u) >= 1.0).any():
+    # a point beyond the limit now and then is what normal noise does in a large sample: only more
+    # than that (one in 2000, at least one) is worth leaving least squares for
+    if not np.isfinite(u).all() or int((np.abs(u) >= 1.0).sum()) < max(1, n // 2000):
         return None
     weights = np.empty(n)
     weights[order] = _bisquare(u)
@@ -376,16 +380,27 @@ def _local_reference(xs: numpy.ndarray, values: numpy.ndarray) -> numpy.ndarray:
     reference = np.empty(n)
     _sizes, starts, counts = np.unique(xs, return_index=True, return_counts=True)
     repeated = np.repeat(counts >= 3, counts)
-    for first, count in zip(starts, counts):
-        if count >= 3:
-            reference[first:first + count] = _others_median(values[first:first + count])
+    if repeated.any():
+        _others_medians(values, starts, counts, reference)
     single = np.flatnonzero(~repeated)
     if not len(single):
         return reference
     width = min(_WINDOW + 1, n)
+    index = np.int32 if n < 2**31 else np.int64
+    low = np.clip(single - width // 2, 0, n - width).astype(index)
+    # the point itself is left out: with it, its median is pulled towards it and typical
+    # deviations look smaller than they are, which makes the ordinary extremes of clean noise
+    # look like outliers (every window holds its point exactly once)
+    offsets = np.arange(width, dtype=index)
+    mine = low[:, None] + offsets[None, :]
+    others = mine[mine != single[:, None]].reshape(len(single), width - 1)
+    if n > _DENSE:
+        # so many points that neighbours lie close together: the curve hardly moves within a window
+        reference[single] = np.median(values[others], axis=1)
+        return reference
     t = np.log(xs - xs.min() + 1.0) if float(xs.min()) <= 0 else np.log(xs)
     every = np.arange(n)
-    rows = np.clip(every - width // 2, 0, n - width)[:, None] + np.arange(width)[None, :]
+    rows = np.clip(every - width // 2, 0, n - width)[:, None] + offsets[None, :]
     # a running median first (robust to a few outliers in a window), then the local slope of that
     # smooth curve moves each neighbour to the point's own x before the median is taken again
     smooth = np.median(values[rows], axis=1)
@@ -394,36 +409,34 @@ def _local_reference(xs: numpy.ndarray, values: numpy.ndarray) -> numpy.ndarray:
     with np.errstate(all="ignore"):
         span = where[ahead] - where[behind]
         slope = np.where(span > 0, (smooth[ahead] - smooth[behind]) / np.where(span > 0, span, 1.0), 0.0)
-    mine = rows[single]
-    moved = values[mine] + slope[single][:, None] * (t[single][:, None] - t[mine])
-    # the point itself is left out: with it, its median is pulled towards it and typical
-    # deviations look smaller than they are, which makes the ordinary extremes of clean noise
-    # look like outliers
-    moved = np.where(mine == single[:, None], np.nan, moved)
-    import warnings
-
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore", RuntimeWarning)  # rows of overflowed values: caught by the caller
-        reference[single] = np.nanmedian(moved, axis=1)
+    moved = values[others] + slope[single][:, None] * (t[single][:, None] - t[others])
+    reference[single] = np.median(moved, axis=1)
     return reference
 
 
-def _others_median(group: numpy.ndarray) -> numpy.ndarray:
-    """For each value of ``group``, the median of the other values."""
+def _others_medians(values: numpy.ndarray, starts: numpy.ndarray, counts: numpy.ndarray,
+                    out: numpy.ndarray) -> None:
+    """Into ``out``: for each value of a group of three or more (contiguous runs given by ``starts``
+    and ``counts``), the median of the other values of its group."""
     import numpy as np
 
-    k = len(group)
-    order = np.argsort(group, kind="stable")
-    g = group[order]
-    rank = np.empty(k, dtype=np.int64)
-    rank[order] = np.arange(k)
+    big = counts >= 3
+    group = np.repeat(np.arange(len(counts)), counts)
+    member = big[group]
+    positions = np.flatnonzero(member)
+    order = positions[np.lexsort((values[positions], group[positions]))]  # by group, then value
+    g = values[order]
+    k = counts[group[order]]
+    start = np.repeat(np.cumsum(np.concatenate(([0], counts[big])))[:-1], counts[big])
+    rank = np.arange(len(order)) - start
 
-    def without(index: int) -> numpy.ndarray:  # the index-th smallest of the others, for every rank
-        return np.where(rank > index, g[index], g[min(index + 1, k - 1)])
+    def without(index: numpy.ndarray) -> numpy.ndarray:  # the index-th smallest of the others
+        return np.where(rank > index, g[start + index], g[start + np.minimum(index + 1, k - 1)])
 
-    if (k - 1) % 2:
-        return without((k - 2) // 2)
-    return (without((k - 3) // 2) + without((k - 1) // 2)) / 2
+    even_others = (k - 1) % 2 == 1
+    low = np.where(even_others, (k - 2) // 2, (k - 3) // 2)
+    high = np.where(even_others, (k - 2) // 2, (k - 1) // 2)
+    out[order] = (without(low) + without(high)) / 2
 
 
 def _weighted_line(f: numpy.ndarray, target: numpy.ndarray, w: numpy.ndarray) -> tuple[float, float]:
