@@ -30,6 +30,26 @@ bmoe for reference) it prints, as one JSON object on stdout:
 ``--cli N`` also runs N of the cases through ``perun-core check profiles
 BASELINE.perf TARGET.perf --format json`` on files and checks that the
 command gives the same verdicts.
+
+``classes`` scores the default strategy per class of change that it must
+report as a certain Degradation (or Optimization, drawn the other way
+round too), with generators written for them here, independent of the
+labelled suite's (see :func:`class_case`):
+
+* ``sparse-order``: a complexity change measured at only one or two points
+  per input size, 5 to 12 points a side, 5x to 60x slower at the largest
+  size;
+* ``upper-third``: a slow-down of 1.5x to 3x confined to the upper third of
+  the input sizes;
+* ``constant``: a constant factor of 10 to 30 % with 10 to 80 points a side
+  at a noise CV of 2 to 10 % (with input sizes or without);
+
+each with an unchanged twin drawn from the same generator (the false
+alarms).  ``hit`` is the share reported as the right certain change,
+``maybe`` the share that got only a Maybe, ``false_alarms`` the share of
+unchanged twins given anything but NoChange, ``wrong_direction`` counts
+changes called the other way.  Seeds start at ``--start`` + 7 (never
+used while developing).
 """
 
 from __future__ import annotations
@@ -47,7 +67,10 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 sys.path.insert(0, str(ROOT / "tests" / "check"))
 
-from labelled import history, make_case  # noqa: E402
+import math  # noqa: E402
+
+import numpy as np  # noqa: E402
+from labelled import history, make_case, profile_doc  # noqa: E402
 
 from perun_core.check import get_method  # noqa: E402
 from perun_core.check.data import ProfileData  # noqa: E402
@@ -114,6 +137,146 @@ def score(rows: list[tuple[str, str, str]]) -> dict:
     }
 
 
+# -- classes of change the default strategy must catch ---------------------------------------------
+
+CLASSES = ("sparse-order", "upper-third", "constant")
+#: growth functions for sparse complexity changes, slower growth first
+GROWTH = {
+    "log": lambda n: np.log2(n + 1.0),
+    "sqrt": np.sqrt,
+    "linear": lambda n: n,
+    "nlogn": lambda n: n * np.log2(n + 1.0),
+    "n1.5": lambda n: n**1.5,
+    "quadratic": lambda n: n * n,
+    "cubic": lambda n: n**3,
+}
+
+
+def _noisy(rng: np.random.Generator, values: np.ndarray, cv: float, heavy: bool) -> np.ndarray:
+    """Multiplicative noise of about ``cv``; ``heavy``: a Student-t tail and a rare preempted point."""
+    if heavy:
+        factor = np.exp(cv * rng.standard_t(4, len(values)) / math.sqrt(2.0))
+        preempted = rng.random(len(values)) < 0.03
+        factor[preempted] *= rng.uniform(1.5, 4.0, int(preempted.sum()))
+    else:
+        factor = np.exp(rng.normal(0.0, cv, len(values)))
+    return values * factor
+
+
+def _sized_doc(uid: str, x: np.ndarray, y: np.ndarray) -> dict:
+    resources = [{"uid": uid, "type": "mixed", "subtype": "time delta", "amount": float(a),
+                  "structure-unit-size": int(s)} for s, a in zip(x, y)]
+    return profile_doc(resources)
+
+
+def _plain_doc(uid: str, y: np.ndarray) -> dict:
+    resources = [{"uid": uid, "type": "mixed", "subtype": "time delta", "amount": float(a)} for a in y]
+    return profile_doc(resources)
+
+
+def _sparse_sizes(rng: np.random.Generator, n: int, low: float, high: float) -> np.ndarray:
+    """``n`` sizes over [low, high] with one or two measurements each."""
+    distinct = max(3, int(math.ceil(n / rng.choice([1.0, 1.5, 2.0]))))
+    if rng.random() < 0.5:
+        grid = np.unique(np.round(np.geomspace(low, high, distinct)))
+    else:
+        grid = np.unique(np.round(np.linspace(low, high, distinct)))
+    sizes = np.repeat(grid, 2)[:n] if len(grid) * 2 >= n else np.resize(grid, n)
+    return np.sort(rng.permutation(sizes)[:n])
+
+
+def class_case(kind: str, seed: int, changed: bool) -> tuple[dict, dict, str]:
+    """(baseline doc, target doc, label) of one uid of class ``kind``; label degradation/optimization/none."""
+    rng = np.random.default_rng([seed, CLASSES.index(kind), int(changed)])
+    uid = f"{kind}-{seed}"
+    flip = rng.random() < 0.3  # an optimization: the same change read backwards
+    if kind == "sparse-order":
+        names = list(GROWTH)
+        while True:
+            slow_i = int(rng.integers(0, len(names) - 1))
+            fast_i = int(rng.integers(slow_i + 1, len(names)))
+            low = float(rng.choice([1, 2, 10, 50, 100]))
+            high = low * float(rng.choice([8, 20, 50, 100, 500, 1000]))
+            nb, nt = int(rng.integers(5, 13)), int(rng.integers(5, 13))
+            xb = _sparse_sizes(rng, nb, low, high)
+            xt = xb.copy() if rng.random() < 0.6 else _sparse_sizes(rng, nt, low, high)
+            slow, fast = GROWTH[names[slow_i]], GROWTH[names[fast_i]]
+            # the curves meet low in the range: the faster-growing one is slower almost everywhere
+            meet = low * (high / low) ** rng.uniform(0.0, 0.2)
+            scale = slow(np.array([meet]))[0] / max(fast(np.array([meet]))[0], 1e-12)
+            ratio = fast(np.array([high]))[0] * scale / slow(np.array([high]))[0]
+            if 5.0 <= ratio <= 60.0:
+                break
+        cv = rng.uniform(0.02, 0.15)
+        heavy = rng.random() < 0.4
+        base_cost = lambda x: 3.0 * slow(x)  # noqa: E731
+        new_cost = (lambda x: 3.0 * scale * fast(x)) if changed else base_cost
+        yb, yt = _noisy(rng, base_cost(xb), cv, heavy), _noisy(rng, new_cost(xt), cv, heavy)
+        docs = (_sized_doc(uid, xb, yb), _sized_doc(uid, xt, yt))
+    elif kind == "upper-third":
+        shape = rng.choice(["log", "linear", "nlogn", "quadratic"])
+        cost = GROWTH[str(shape)]
+        low = float(rng.choice([1, 10, 100]))
+        high = low * float(rng.choice([10, 50, 200, 1000]))
+        nb, nt = int(rng.integers(30, 301)), int(rng.integers(30, 301))
+        if rng.random() < 0.5:
+            xb, xt = rng.uniform(low, high, nb), rng.uniform(low, high, nt)
+        else:
+            grid = np.unique(np.round(np.linspace(low, high, int(rng.integers(6, 25)))))
+            xb, xt = rng.choice(grid, nb), rng.choice(grid, nt)
+        xb, xt = np.round(xb), np.round(xt)
+        threshold = low + (high - low) * 2.0 / 3.0
+        factor = rng.uniform(1.5, 3.0) if changed else 1.0
+        cv = rng.uniform(0.02, 0.15)
+        heavy = rng.random() < 0.4
+        yb = _noisy(rng, 5.0 + cost(xb), cv, heavy)
+        yt = _noisy(rng, (5.0 + cost(xt)) * np.where(xt > threshold, factor, 1.0), cv, heavy)
+        docs = (_sized_doc(uid, xb, yb), _sized_doc(uid, xt, yt))
+    else:
+        nb, nt = int(rng.integers(10, 81)), int(rng.integers(10, 81))
+        factor = rng.uniform(1.10, 1.30) if changed else 1.0
+        cv = rng.uniform(0.02, 0.10)
+        heavy = rng.random() < 0.3
+        level = float(10 ** rng.uniform(-4, 3))
+        if rng.random() < 0.5:
+            docs = (_plain_doc(uid, _noisy(rng, np.full(nb, level), cv, heavy)),
+                    _plain_doc(uid, _noisy(rng, np.full(nt, level * factor), cv, heavy)))
+        else:
+            cost = GROWTH[str(rng.choice(["log", "linear", "nlogn"]))]
+            xb, xt = np.round(rng.uniform(10, 1000, nb)), np.round(rng.uniform(10, 1000, nt))
+            docs = (_sized_doc(uid, xb, _noisy(rng, level * cost(xb), cv, heavy)),
+                    _sized_doc(uid, xt, _noisy(rng, level * factor * cost(xt), cv, heavy)))
+    base, new = docs
+    if not changed:
+        return base, new, "none"
+    if flip:
+        return new, base, "optimization"
+    return base, new, "degradation"
+
+
+def classes(method: str, seeds: range) -> dict:
+    table = {}
+    for kind in CLASSES:
+        hits = maybes = wrong = alarms = changed_total = quiet_total = 0
+        for seed in seeds:
+            for changed in (True, False):
+                base, new, label = class_case(kind, seed, changed)
+                found = kind_of(next(iter(verdicts(method, base, new).values())))
+                if label == "none":
+                    quiet_total += 1
+                    alarms += found != "none"
+                    continue
+                changed_total += 1
+                hits += found == label
+                maybes += found == f"maybe-{label}"
+                wrong += (label == "degradation" and "optimization" in found) or \
+                         (label == "optimization" and "degradation" in found)
+        table[kind] = {"cases": changed_total, "hit": round(hits / changed_total, 4),
+                       "maybe": round(maybes / changed_total, 4), "false_alarms": round(alarms / quiet_total, 4),
+                       "wrong_direction": wrong}
+    return table
+
+
 def creeping(method: str, seeds: range) -> dict:
     flagged = steady_alarms = creeping_total = steady_total = 0
     for seed in seeds:
@@ -153,6 +316,13 @@ def through_cli(cases: list) -> dict:
             "median_seconds": round(sorted(seconds)[len(seconds) // 2], 3) if seconds else None}
 
 
+def print_classes(table: dict) -> None:
+    print(f"{'class':<14}{'cases':>7}{'hit':>8}{'maybe':>8}{'false alarms':>14}{'wrong dir':>11}", file=sys.stderr)
+    for kind, row in table.items():
+        print(f"{kind:<14}{row['cases']:>7}{row['hit']:>8.3f}{row['maybe']:>8.3f}{row['false_alarms']:>14.3f}"
+              f"{row['wrong_direction']:>11}", file=sys.stderr)
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--start", type=int, default=40_000, help="first held-out seed")
@@ -160,8 +330,18 @@ def main() -> None:
     parser.add_argument("--histories", type=int, default=40, help="creeping histories to draw")
     parser.add_argument("--cli", type=int, default=10, help="cases to run through the real command too")
     parser.add_argument("--methods", nargs="*", default=list(METHODS))
+    parser.add_argument("--class-cases", type=int, default=300, help="cases per class of change (and as many "
+                                                                         "unchanged twins)")
+    parser.add_argument("--only-classes", action="store_true", help="score only the classes of change")
     options = parser.parse_args()
 
+    if options.only_classes:
+        first = options.start + 7
+        table = classes(METHODS[0], range(first, first + options.class_cases))
+        print_classes(table)
+        json.dump({"seeds": [first, first + options.class_cases - 1], "classes": table}, sys.stdout, indent=2)
+        sys.stdout.write("\n")
+        return
     seeds = range(options.start, options.start + options.cases)
     cases = []
     for seed in seeds:
@@ -179,6 +359,9 @@ def main() -> None:
         out["methods"][method] = result
         print(f"{method}: f1 {result['f1']}, false alarms {result['false_alarms']}, "
               f"wrong direction {result['wrong_direction']}", file=sys.stderr)
+    first = options.start + 7
+    out["classes"] = classes(METHODS[0], range(first, first + options.class_cases))
+    print_classes(out["classes"])
     if options.cli:
         out["cli"] = through_cli(cases[: options.cli])
     json.dump(out, sys.stdout, indent=2)

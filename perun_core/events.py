@@ -46,6 +46,7 @@ __all__ = [
     "JobFailed",
     "JobFinished",
     "JobStarted",
+    "MeasurementAdvice",
     "OutputLine",
     "PhaseStarted",
     "ProfileRegistered",
@@ -174,6 +175,14 @@ class JobFailed:
 
 
 @dataclass(frozen=True, slots=True)
+class MeasurementAdvice:
+    """The runs of a time job varied a lot or the machine was busy: ``text`` says what to do (one line)."""
+
+    job: int | None
+    text: str
+
+
+@dataclass(frozen=True, slots=True)
 class RunFinished:
     """The last event: ``status`` is ok, failed (some jobs failed), error or interrupted."""
 
@@ -186,6 +195,7 @@ class RunFinished:
 Event = (
     RunPlanned | VersionStarted | VersionFinished | PhaseStarted | JobStarted | Repetition | OutputLine
     | ProfileWritten | ProfileRegistered | JobFinished | JobFailed | RunFinished | WorkloadStarted
+    | MeasurementAdvice
 )
 
 _DONE = object()

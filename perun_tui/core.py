@@ -189,10 +189,11 @@ class Core:
         from perun_core.api import check as api_check
         from perun_core.api import run as api_run
 
+        # confirm=None: time-based changes are confirmed by interleaved re-runs when the job matrix has time jobs
         if what == "head":
-            return api_run.stream(api_check.check_head, revision, cwd=self.root)
+            return api_run.stream(api_check.check_head, revision, confirm=None, cwd=self.root)
         if what == "all":
-            return api_run.stream(api_check.check_all, revision, cwd=self.root)
+            return api_run.stream(api_check.check_all, revision, confirm=None, cwd=self.root)
         # check_profiles has no ``cancel``; it compares two profiles and is quick
         return api_run.stream(_without_cancel(api_check.check_profiles), baseline, target, minor=minor,
                               cwd=self.root)

@@ -125,7 +125,7 @@ def test_records_have_the_documented_form_and_go_to_the_global_region(synthetic_
     for record in out.global_region.models:
         x = points[record["uid"]][0]
         assert set(record) == {"uid", "model", "method", "r_square", "coeffs", "x_interval_start",
-                               "x_interval_end", "per_key", "of_key"}
+                               "x_interval_end", "per_key", "of_key", "downweighted"}
         assert [c["name"] for c in record["coeffs"]] == ["b0", "b1"] and record["method"] == "full"
         assert (record["x_interval_start"], record["x_interval_end"]) == (x.min(), x.max())
         assert type(record["x_interval_start"]) is int

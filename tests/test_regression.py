@@ -53,7 +53,8 @@ def all_finite(obj) -> bool:
 
 
 def assert_valid_record(record: dict) -> None:
-    assert set(record) == {"uid", "model", "method", "r_square", "coeffs", "x_interval_start", "x_interval_end"}
+    assert set(record) == {"uid", "model", "method", "r_square", "coeffs", "x_interval_start", "x_interval_end",
+                           "downweighted"}
     assert [c["name"] for c in record["coeffs"]] == ["b0", "b1"]
     assert all_finite(record)
     assert all(type(c["value"]) is float for c in record["coeffs"])

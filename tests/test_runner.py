@@ -64,6 +64,11 @@ def summary(event) -> tuple:
     raise AssertionError(f"unexpected event {event!r}")
 
 
+def steady(events) -> list:
+    """The events without advice on noisy measurements, which depends on how busy the machine is."""
+    return [e for e in events if not isinstance(e, ev.MeasurementAdvice)]
+
+
 def expected_two_job_events(head: str) -> list[tuple]:
     expected = [
         ("RunPlanned", 2, (head,), 2, True),
@@ -100,7 +105,7 @@ def test_event_stream_of_a_two_job_matrix(two_job_matrix):
     root, shas = two_job_matrix
     events = []
     result = api_run.run_matrix(cwd=root, on_event=events.append)
-    assert [summary(e) for e in events] == expected_two_job_events(shas[-1])
+    assert [summary(e) for e in steady(events)] == expected_two_job_events(shas[-1])
     written = [e for e in events if isinstance(e, ev.ProfileWritten)]
     assert [w.path for w in written] == [p.path for p in result.profiles]
     assert all(w.path.parent == root / ".perun/jobs" and w.path.is_file() for w in written)
@@ -116,7 +121,7 @@ def test_event_stream_of_a_two_job_matrix(two_job_matrix):
 def test_the_same_events_come_through_an_iterator_from_a_thread(two_job_matrix):
     root, shas = two_job_matrix
     stream = api_run.stream(api_run.run_matrix, cwd=root)
-    assert [summary(e) for e in stream] == expected_two_job_events(shas[-1])
+    assert [summary(e) for e in steady(stream)] == expected_two_job_events(shas[-1])
     assert len(stream.result.profiles) == 2
 
 
@@ -235,7 +240,7 @@ def test_a_failing_pre_run_stops_the_run_and_keeps_its_output(three_versions, ru
     events = []
     with pytest.raises(PreRunFailed) as info:
         api_run.run_matrix(minor_versions=["HEAD"], cwd=root, on_event=events.append)
-    assert [summary(e) for e in events][-2:] == [("OutputLine", None, "stdout", "broken"),
+    assert [summary(e) for e in steady(events)][-2:] == [("OutputLine", None, "stdout", "broken"),
                                                  ("RunFinished", "error", 0, 0)]
     error = info.value
     assert error.message == "pre_run command 'sh -c 'echo compiling; echo broken >&2; exit 2'' exited with status 2"

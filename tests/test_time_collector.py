@@ -461,3 +461,15 @@ def test_the_helper_is_linked_statically_so_its_own_peak_memory_is_small_and_ste
         with RepeatedRuns(["true"], cwd=tmp_path, helper=helper) as runs:
             peaks.append(runs.run().max_rss_bytes)
     assert max(peaks) < 4 << 20
+
+
+def test_every_run_counts_its_involuntary_context_switches_and_the_load_is_recorded(perun_repo, spawning):
+    root, _shas = perun_repo
+    profile, _events = collect(root, PY, "-c pass", repeat=3)
+    rows = profile["global"]["resources"]
+    assert {r["order"] for r in rows} == {1, 2, 3}
+    assert all(isinstance(r["involuntary_switches"], int) and r["involuntary_switches"] >= 0 for r in rows)
+    for order in (1, 2, 3):  # one count per run, on each of its resources
+        assert len({r["involuntary_switches"] for r in rows if r["order"] == order}) == 1
+    machine = profile["header"]["machine"]
+    assert all(isinstance(machine[k], float) and machine[k] >= 0 for k in ("load_before", "load_after"))

@@ -152,7 +152,8 @@ def test_phases_run_in_order_and_thread_kwargs(perun_repo, recorder):
     assert saved["collector_info"] == {"name": "recorder", "params": {"level": 3, "fail_in": None}}
     header = saved["header"]
     assert (header["cmd"], header["params"], header["workload"]) == ("mycmd", "-x 1", "input")
-    assert set(header["machine"]) == {"hostname", "cpu", "cores", "memory", "os", "arch", "python"}
+    assert set(header["machine"]) == {"hostname", "cpu", "cores", "memory", "os", "arch", "python", "perun",
+                                      "load_before", "load_after"}
     assert header["machine"]["cores"] >= 1 and len(json.dumps(header["machine"])) < 1024
     assert saved["snapshots"][0]["resources"] == [{"amount": 30, "type": "time"}]
 

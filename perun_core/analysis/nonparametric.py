@@ -29,6 +29,11 @@ Outside ``[x_interval_start, x_interval_end]`` every model is extended by
 its value at the nearer end.  ``r_square`` is measured at the data points
 with the model as it is evaluated from the record.
 
+As postprocessors, the three leave out points far off their neighbourhood
+(a call preempted by the scheduler takes 3-10x its neighbours' time; see
+:func:`perun_core.analysis.regression.outlier_weights`) before fitting, and
+record how many in ``downweighted`` (0 when none stood out).
+
 Importing this module registers the three kinds with
 :func:`perun_core.analysis.curves.register_model_plotter`, so
 ``plot_data_from_coefficients_of`` draws them too.
@@ -132,11 +137,39 @@ def _finish(record: dict, x: numpy.ndarray, y: numpy.ndarray) -> dict:
     return record
 
 
+def _without_outliers(x: Any, y: Any) -> tuple[Any, Any, int]:
+    """The points minus those far off their neighbourhood (preempted calls), and how many were left out.
+
+    The same weighing as regression_analysis's (see
+    :func:`perun_core.analysis.regression.outlier_weights`): a point whose
+    bisquare weight is below one half is left out of the fit.
+    """
+    import numpy as np
+
+    from .regression import outlier_weights
+
+    with np.errstate(all="ignore"):
+        xa = np.asarray(x, dtype=np.float64).ravel()
+        ya = np.asarray(y, dtype=np.float64).ravel()
+        if xa.shape != ya.shape or not (np.isfinite(xa).all() and np.isfinite(ya).all()):
+            return x, y, 0
+        weights = outlier_weights(xa, ya)
+    if weights is None:
+        return x, y, 0
+    keep = weights >= 0.5
+    if int(keep.sum()) < 2:
+        return x, y, 0
+    return xa[keep], ya[keep], int((~keep).sum())
+
+
 def _analyse(unit: str, data: Any, depending_on: str, of: str, fit: Callable[..., dict], **options: Any) -> AnalysisResult:
     out = AnalysisResult([], [])
     for uid, (x, y) in as_point_sets(data, depending_on, of).items():
         try:
-            out.models.append(fit(x, y, uid=uid, **options))
+            x, y, left_out = _without_outliers(x, y)
+            model = fit(x, y, uid=uid, **options)
+            model["downweighted"] = left_out
+            out.models.append(model)
         except DegenerateData as exc:
             out.skipped.append(Skipped(uid, unit, exc.reason))
     return out

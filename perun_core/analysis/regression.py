@@ -19,6 +19,18 @@ power          ``b0 * x^b1``          ln y on ln x          (needs x > 0, y > 0)
 exponential    ``b0 * b1^x``          ln y on x             (needs y > 0)
 =============  =====================  ==============================================
 
+Robustness: a measurement now and then is far off (a call preempted by the
+scheduler takes 3-10x its neighbours' time), and a handful of them drag a
+least-squares curve far enough to make the right model look wrong.  So the
+points of a uid are first weighed against their neighbourhood, whatever
+the model (:func:`outlier_weights`: the median of the points of the same
+size, or of the nearest sizes).  When some lie beyond Tukey's bisquare
+limit (4.685 robust standard deviations of the log ratios), every model is
+fitted by weighted least squares with the bisquare weights (0 for those
+points, near 1 for the rest), and its ``r_square`` is the weighted one.  The record's ``downweighted`` counts the
+points whose weight fell below one half (0 for a plain least-squares fit).
+Data without such points keep the exact least-squares coefficients.
+
 ``r_square`` is always measured on the original y (``1 - SS_res/SS_tot``,
 see :func:`~perun_core.analysis.points.r_square`), so the models of one uid
 are comparable.  For the linearly fitted kinds it lies in [0, 1]; power and
@@ -154,6 +166,8 @@ class _Fit(NamedTuple):
     r_square: float
     x_start: float
     x_end: float
+    #: points the robust refit gave a weight below one half (outliers, e.g. preempted calls)
+    downweighted: int = 0
 
     def record(self, uid: Any, method: str) -> dict:
         return {
@@ -164,6 +178,7 @@ class _Fit(NamedTuple):
             "coeffs": [{"name": "b0", "value": self.b0}, {"name": "b1", "value": self.b1}],
             "x_interval_start": interval_bound(self.x_start),
             "x_interval_end": interval_bound(self.x_end),
+            "downweighted": self.downweighted,
         }
 
 
@@ -197,6 +212,15 @@ class _Points:
     def part(self, start: int, stop: int) -> _Part:
         return _Part(self, start, stop)
 
+    def weights(self) -> numpy.ndarray | None:
+        """Outlier weights of all points (None: no outliers), computed once."""
+        import numpy as np
+
+        if "weights" not in self._cache:
+            with np.errstate(all="ignore"):
+                self._cache["weights"] = outlier_weights(self.x, self.y)  # type: ignore[assignment]
+        return self._cache["weights"]
+
 
 class _Part:
     """A contiguous slice of :class:`_Points` with its own summary statistics."""
@@ -215,6 +239,13 @@ class _Part:
 
     def transform(self, name: str) -> numpy.ndarray:
         return self.points.transform(name)[self.start:self.stop]
+
+    def weights(self) -> numpy.ndarray | None:
+        found = self.points.weights()
+        if found is None:
+            return None
+        part = found[self.start:self.stop]
+        return part if bool((part < 1.0).any()) and float(part.sum()) > 0 else None
 
     def stat(self, name: str) -> Any:
         import numpy as np
@@ -277,7 +308,211 @@ def _line(f: numpy.ndarray, target: numpy.ndarray) -> tuple[float, float]:
     return t_mean - slope * f_mean, slope
 
 
+#: Tukey's bisquare constant (95 % efficiency under normal noise), in robust standard deviations.
+BISQUARE_C = 4.685
+#: Neighbours (in x order) whose median is a point's reference when its size is not repeated often.
+_WINDOW = 7
+#: Beyond this many points the neighbours' values are not moved along the local slope (see _local_reference).
+_DENSE = 20_000
+
+
+def _bisquare(u: numpy.ndarray) -> numpy.ndarray:
+    import numpy as np
+
+    clipped = np.clip(u, -1.0, 1.0)
+    return (1.0 - clipped * clipped) ** 2
+
+
+def outlier_weights(x: numpy.ndarray, y: numpy.ndarray) -> numpy.ndarray | None:
+    """Bisquare weights of the points against their neighbourhood, or None when no point stands out.
+
+    A point's reference is the median of the points of its size when the
+    size is repeated at least three times, else the median of its
+    :data:`_WINDOW` nearest neighbours in x order.  The deviations from the
+    reference (log ratios for positive data: preemption multiplies a
+    timing) are scaled by their median absolute deviation; points beyond
+    :data:`BISQUARE_C` of it get weight 0, the others a weight that falls
+    smoothly from 1.  The weights do not depend on any model, so the models
+    of one uid stay comparable.
+    """
+    import numpy as np
+
+    n = len(y)
+    if n < 5:
+        return None
+    order = np.argsort(x, kind="stable")
+    xs, ys = x[order], y[order]
+    positive = bool((ys > 0).all())
+    with np.errstate(all="ignore"):
+        values = np.log(ys) if positive else ys
+        reference = _local_reference(xs, values)
+        deviation = values - reference
+        if not positive:
+            deviation = deviation / np.maximum(np.abs(reference), 1e-300)
+        if not np.isfinite(deviation).all():
+            return None
+        scale = 1.4826 * float(np.median(np.abs(deviation - np.median(deviation))))
+    if not math.isfinite(scale) or scale <= 0:
+        return None
+    with np.errstate(all="ignore"):
+        u = deviation / (BISQUARE_C * scale)
+    # a point beyond the limit now and then is what normal noise does in a large sample: only more
+    # than that (one in 2000, at least one) is worth leaving least squares for
+    if not np.isfinite(u).all() or int((np.abs(u) >= 1.0).sum()) < max(1, n // 2000):
+        return None
+    weights = np.empty(n)
+    weights[order] = _bisquare(u)
+    return weights
+
+
+def _local_reference(xs: numpy.ndarray, values: numpy.ndarray) -> numpy.ndarray:
+    """What each value (of points sorted by x) should be, judged by its neighbours alone.
+
+    A value never counts in its own reference.  Sizes repeated at least
+    three times: the median of the other values of that size.  Others: the
+    median of the :data:`_WINDOW` nearest values in x
+    order, each moved to the point's x along the local slope of a running
+    median, so a steep curve does not make its points look like outliers.
+    """
+    import numpy as np
+
+    n = len(values)
+    reference = np.empty(n)
+    _sizes, starts, counts = np.unique(xs, return_index=True, return_counts=True)
+    repeated = np.repeat(counts >= 3, counts)
+    if repeated.any():
+        _others_medians(values, starts, counts, reference)
+    single = np.flatnonzero(~repeated)
+    if not len(single):
+        return reference
+    width = min(_WINDOW + 1, n)
+    index = np.int32 if n < 2**31 else np.int64
+    low = np.clip(single - width // 2, 0, n - width).astype(index)
+    # the point itself is left out: with it, its median is pulled towards it and typical
+    # deviations look smaller than they are, which makes the ordinary extremes of clean noise
+    # look like outliers (every window holds its point exactly once)
+    offsets = np.arange(width, dtype=index)
+    mine = low[:, None] + offsets[None, :]
+    others = mine[mine != single[:, None]].reshape(len(single), width - 1)
+    if n > _DENSE:
+        # so many points that neighbours lie close together: the curve hardly moves within a window
+        reference[single] = np.median(values[others], axis=1)
+        return reference
+    t = np.log(xs - xs.min() + 1.0) if float(xs.min()) <= 0 else np.log(xs)
+    every = np.arange(n)
+    rows = np.clip(every - width // 2, 0, n - width)[:, None] + offsets[None, :]
+    # a running median first (robust to a few outliers in a window), then the local slope of that
+    # smooth curve moves each neighbour to the point's own x before the median is taken again
+    smooth = np.median(values[rows], axis=1)
+    where = np.median(t[rows], axis=1)  # a window at an edge is not centred on its point
+    ahead, behind = np.minimum(every + width, n - 1), np.maximum(every - width, 0)
+    with np.errstate(all="ignore"):
+        span = where[ahead] - where[behind]
+        slope = np.where(span > 0, (smooth[ahead] - smooth[behind]) / np.where(span > 0, span, 1.0), 0.0)
+    moved = values[others] + slope[single][:, None] * (t[single][:, None] - t[others])
+    reference[single] = np.median(moved, axis=1)
+    return reference
+
+
+def _others_medians(values: numpy.ndarray, starts: numpy.ndarray, counts: numpy.ndarray,
+                    out: numpy.ndarray) -> None:
+    """Into ``out``: for each value of a group of three or more (contiguous runs given by ``starts``
+    and ``counts``), the median of the other values of its group."""
+    import numpy as np
+
+    big = counts >= 3
+    group = np.repeat(np.arange(len(counts)), counts)
+    member = big[group]
+    positions = np.flatnonzero(member)
+    order = positions[np.lexsort((values[positions], group[positions]))]  # by group, then value
+    g = values[order]
+    k = counts[group[order]]
+    start = np.repeat(np.cumsum(np.concatenate(([0], counts[big])))[:-1], counts[big])
+    rank = np.arange(len(order)) - start
+
+    def without(index: numpy.ndarray) -> numpy.ndarray:  # the index-th smallest of the others
+        return np.where(rank > index, g[start + index], g[start + np.minimum(index + 1, k - 1)])
+
+    even_others = (k - 1) % 2 == 1
+    low = np.where(even_others, (k - 2) // 2, (k - 3) // 2)
+    high = np.where(even_others, (k - 2) // 2, (k - 1) // 2)
+    out[order] = (without(low) + without(high)) / 2
+
+
+def _weighted_line(f: numpy.ndarray, target: numpy.ndarray, w: numpy.ndarray) -> tuple[float, float]:
+    """Weighted least squares line ``target = a + slope * f``."""
+    import numpy as np
+
+    total = float(w.sum())
+    f_mean = float(np.dot(w, f)) / total
+    t_mean = float(np.dot(w, target)) / total
+    centred = f - f_mean
+    s_ff = float(np.dot(w, centred * centred))
+    if not math.isfinite(s_ff):
+        raise DegenerateData("the computation overflowed (a result is not finite)")
+    if s_ff <= 0.0:
+        raise DegenerateData("the transformed x values are all equal")
+    slope = float(np.dot(w, centred * (target - t_mean))) / s_ff
+    return t_mean - slope * f_mean, slope
+
+
+def _weighted_r_square(y: numpy.ndarray, fitted: numpy.ndarray, w: numpy.ndarray) -> float:
+    """``1 - SS_res/SS_tot`` with the weights: points set aside as outliers do not count."""
+    import numpy as np
+
+    total = float(w.sum())
+    mean = float(np.dot(w, y)) / total
+    ss_tot = float(np.dot(w, (y - mean) ** 2))
+    ss_res = float(np.dot(w, (y - fitted) ** 2))
+    if ss_tot <= 0:
+        return 1.0 if ss_res <= 0 else 0.0
+    return 1.0 - ss_res / ss_tot
+
+
 def _fit_part(part: _Part, model: str) -> _Fit:
+    """Least squares, or weighted least squares when some points are outliers (see :func:`outlier_weights`)."""
+    import numpy as np
+
+    w = part.weights()
+    if w is None:
+        return _least_squares(part, model)
+    fit = _least_squares(part, model)  # the domain checks, and the answer if the weighted fit fails
+    usable = w > 0
+    if int(usable.sum()) < 2 or float(part.x[usable].min()) == float(part.x[usable].max()):
+        return fit
+    with np.errstate(all="ignore"):
+        try:
+            if model == "constant":
+                b0, b1 = float(np.dot(w, part.y)) / float(w.sum()), 0.0
+                fitted = np.full(part.n, b0)
+            elif model in ("power", "exponential"):
+                f = part.transform("ln x") if model == "power" else part.x
+                a, slope = _weighted_line(f, part.transform("ln y"), w)
+                b0 = math.exp(a) if a < 709.0 else math.inf
+                b1 = slope if model == "power" else (math.exp(slope) if slope < 709.0 else math.inf)
+                if not (math.isfinite(b0) and math.isfinite(b1) and b0 > 0.0 and (b1 > 0.0 or model == "power")):
+                    return fit
+                fitted = np.exp(a + slope * f)
+            else:
+                f = part.x if model == "linear" else part.transform(_TRANSFORMS[model])
+                b0, b1 = _weighted_line(f, part.y, w)
+                fitted = b0 + b1 * f
+        except DegenerateData:
+            return fit
+        if not np.isfinite(fitted).all():
+            return fit
+        if model == "constant":
+            r2 = 1.0 if fit.r_square == 1.0 else 0.0
+        else:
+            r2 = _weighted_r_square(part.y, fitted, w)
+            if model not in ("power", "exponential"):
+                r2 = min(1.0, max(0.0, r2))
+    if not all(map(math.isfinite, (b0, b1, r2))):
+        return fit
+    return _Fit(model, float(b0), float(b1), float(r2), fit.x_start, fit.x_end, int((w < 0.5).sum()))
+
+
+def _least_squares(part: _Part, model: str) -> _Fit:
     import numpy as np
 
     if part.n < 1:

@@ -86,6 +86,8 @@ def check_head(
     methods: Sequence[str | Mapping[str, Any]] | None = None,
     compute_missing: bool = False,
     store: bool = True,
+    confirm: bool | None = False,
+    confirm_runs: int = 7,
     on_event: Callable[[Any], None] | None = None,
     cancel: threading.Event | None = None,
     repo: PerunRepository | None = None,
@@ -95,11 +97,15 @@ def check_head(
 
     ``methods`` overrides the configured strategy; ``compute_missing`` runs
     the job matrix first for the version and its first parent when they lack
-    profiles of it.  Raises InvalidRevision, ConfigError (bad strategy),
-    UnknownUnit (unknown method), IncomparableProfiles, Interrupted.
+    profiles of it.  ``confirm`` re-runs the jobs of time-based changes
+    interleaved, ``confirm_runs`` runs a side, and keeps only what they
+    repeat (see :mod:`perun_core.check.confirm`); ``confirm=None`` does so
+    when the job matrix has time jobs (as the TUI does).  Raises InvalidRevision,
+    ConfigError (bad strategy), UnknownUnit (unknown method),
+    IncomparableProfiles, UsageError (bad ``confirm_runs``), Interrupted.
     """
     from ..check.pairing import Pairing
-    from ..check.session import emitter, run_versions
+    from ..check.session import confirm_runs_checked, emitter, run_versions
     from ..storage.lookup import sort_key_of
 
     emit = emitter(on_event)
@@ -111,7 +117,7 @@ def check_head(
             return [target, *pairing.parents(target)[:1]]
 
         return run_versions("head", r, lambda: [target], pairing, methods, compute_missing, store, emit, cancel,
-                            collect_for, _collector(r))
+                            collect_for, _collector(r), confirm, confirm_runs_checked(confirm_runs))
 
 
 def check_all(
@@ -120,6 +126,8 @@ def check_all(
     methods: Sequence[str | Mapping[str, Any]] | None = None,
     compute_missing: bool = False,
     store: bool = True,
+    confirm: bool | None = False,
+    confirm_runs: int = 7,
     on_event: Callable[[Any], None] | None = None,
     cancel: threading.Event | None = None,
     repo: PerunRepository | None = None,
@@ -130,7 +138,7 @@ def check_all(
     Versions come newest first, as ``log`` lists them.  See :func:`check_head`.
     """
     from ..check.pairing import Pairing
-    from ..check.session import emitter, run_versions
+    from ..check.session import confirm_runs_checked, emitter, run_versions
     from ..storage.lookup import sort_key_of
 
     emit = emitter(on_event)
@@ -145,7 +153,7 @@ def check_all(
             return [minor for minor in all_versions if r.has_index(minor)]
 
         return run_versions("all", r, targets, pairing, methods, compute_missing, store, emit, cancel,
-                            lambda: all_versions, _collector(r))
+                            lambda: all_versions, _collector(r), confirm, confirm_runs_checked(confirm_runs))
 
 
 def check_profiles(

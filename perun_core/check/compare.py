@@ -90,6 +90,14 @@ CONFLICT_P = 0.05
 MAX_STRATA = 64
 #: ... and up to this many each in a bin of its own.
 MAX_STRATA_BINS = 8
+#: Profiles with at most this many measurements a side (at input sizes) may also be compared curve to curve.
+SPARSE_MAX_POINTS = 24
+#: A curve-to-curve change must stand this many standard errors out ...
+SPARSE_Z = 4.0
+#: A certain change found in a few measurements is kept only when the lines differ this much the same way.
+SPARSE_CONFIRM_Z = 2.0
+#: ... and this share of the target's measurements in the upper half of the shared sizes must agree.
+SPARSE_AGREE = 0.75
 
 
 @dataclass(frozen=True, slots=True)
@@ -123,6 +131,8 @@ class Region:
     x_high: float | None = None
     #: for one bin among several: the p-value of "the shift is no larger than the floor"
     p_floor: float | None = None
+    #: the rank test's z against a shift of half the floor in the direction of the effect
+    z_margin: float | None = None
 
 
 @dataclass(slots=True)
@@ -212,7 +222,27 @@ def compare(
             sized = False
     if not sized:
         return _plain(ub, ut, yb, settings)
-    return _by_size(xb, ub, yb, xt, ut, settings)  # type: ignore[arg-type]
+    found = _by_size(xb, ub, yb, xt, ut, settings)  # type: ignore[arg-type]
+    certain = found.verdict.is_change and not found.verdict.is_maybe
+    if min(len(yb), len(yt)) > SPARSE_MAX_POINTS:
+        return found
+    sparse = _sparse_curves(xb, ub, yb, xt, ut, settings)  # type: ignore[arg-type]
+    if sparse is None:
+        return found
+    if not certain:
+        if sparse.verdict.is_change or found.verdict is PerformanceChange.UNKNOWN:
+            return sparse
+        return found
+    region = sparse.region
+    assert region is not None
+    # a few measurements in a few bins: the lines of the two profiles must at least lean the same way
+    if abs(region.z) < SPARSE_CONFIRM_Z:
+        found.verdict = PerformanceChange.NO_CHANGE
+        found.reason = "few measurements; the profiles' lines do not bear the change out"
+    elif (region.effect > 0) != (found.effect > 0):
+        found.verdict = _direction(found.effect, maybe=True)
+        found.reason = "few measurements; the profiles' lines lean the other way"
+    return found
 
 
 def _plain(ub: numpy.ndarray, ut: numpy.ndarray, yb: numpy.ndarray, settings: Settings) -> Comparison:
@@ -242,7 +272,18 @@ def _plain(ub: numpy.ndarray, ut: numpy.ndarray, yb: numpy.ndarray, settings: Se
         _t, p_t = welch_t(ub, ut)
         p = min(p, p_t)
     region = Region("all", nb, nt, effect, test.z, p, base_level)
+    if abs(effect) >= settings.floor and min(nb, nt) >= RANK_ONLY_SIZE:
+        # the shift must be significant beyond half the floor too: measurements that merely differ
+        # by chance (heavy tails, a few preempted runs) then rarely pass, real changes of the
+        # floor's size and more hardly notice
+        region.p_floor = max(p, _beyond(ub, ut, effect, settings.floor / 2))
     return _decide([region], [region], 1, base_level, settings, small=min(nb, nt) < RANK_ONLY_SIZE)
+
+
+def _beyond(ub: numpy.ndarray, ut: numpy.ndarray, effect: float, margin: float) -> float:
+    """One-sided p-value of "the target is shifted by more than ``margin`` in the direction of ``effect``"."""
+    beyond = mann_whitney(ub, ut - math.copysign(margin, effect))
+    return beyond.p / 2 if (beyond.z > 0) == (effect > 0) and beyond.z != 0 else 1.0
 
 
 def _within_resolution(ub: numpy.ndarray, ut: numpy.ndarray) -> bool:
@@ -348,7 +389,8 @@ def _by_size(xb: numpy.ndarray, ub: numpy.ndarray, yb: numpy.ndarray, xt: numpy.
     for k in range(count):
         inside = labels == k
         region = _bin_region(f"bin {k + 1}", v[inside], residual[inside], side[inside],
-                             base_y[inside & ~side], shift, settings.floor if count > 1 else None)
+                             base_y[inside & ~side], shift, settings.floor if count > 1 else None,
+                             settings.floor / 2)
         if region is not None:
             bins.append(region)
     if not bins:
@@ -362,6 +404,72 @@ def _by_size(xb: numpy.ndarray, ub: numpy.ndarray, yb: numpy.ndarray, xt: numpy.
             tests.append(_combined("larger sizes", upper, median(np.array([b.base_level for b in upper]))))
     small = min(nb, nt) < RANK_ONLY_SIZE
     return _decide(tests, bins, len(tests), base_level, settings, small=small)
+
+
+def _theil_sen(v: numpy.ndarray, u: numpy.ndarray) -> tuple[float, float, float] | None:
+    """(intercept, slope, robust residual scale) of u over v; None with fewer than three distinct v."""
+    import numpy as np
+
+    if len(distinct(v)) < 3:
+        return None
+    first, second = np.triu_indices(len(v), 1)
+    dv = v[second] - v[first]
+    keep = dv != 0
+    slope = median((u[second] - u[first])[keep] / dv[keep])
+    intercept = median(u - slope * v)
+    residual = u - intercept - slope * v
+    scale = 1.4826 * median(np.abs(residual - median(residual)))
+    return intercept, slope, scale
+
+
+def _sparse_curves(xb: numpy.ndarray, ub: numpy.ndarray, yb: numpy.ndarray, xt: numpy.ndarray, ut: numpy.ndarray,
+                   settings: Settings) -> Comparison | None:
+    """Few measurements at input sizes (one or two per size): compare a robust line of each profile.
+
+    Each profile gets its own Theil-Sen line of log amount over log size, so
+    a change of complexity shows as a change of slope.  The lines are
+    compared at the largest size both profiles reach (where asymptotic
+    behaviour shows), with the standard error of each line's value there
+    from its robust residual scale.  A change is certain when it stands
+    :data:`SPARSE_Z` standard errors out, is at least the ``maybe`` size
+    (1.5x) and most target measurements on the upper half of the shared
+    sizes lie on that side of the baseline's line; otherwise the lines say
+    NoChange.  None when the data do not allow the comparison.
+    """
+    import numpy as np
+
+    shift = _size_shift(xb, xt)
+    vb, vt = np.log(xb + shift), np.log(xt + shift)
+    fit_b, fit_t = _theil_sen(vb, ub), _theil_sen(vt, ut)
+    if fit_b is None or fit_t is None:
+        return None
+    low, high = max(float(vb.min()), float(vt.min())), min(float(vb.max()), float(vt.max()))
+    if high <= low:
+        return None
+    (ab, sb, scale_b), (at, st, scale_t) = fit_b, fit_t
+    # a tiny scale from a few points that happen to line up must not make any difference significant
+    scale = max(math.sqrt((scale_b**2 + scale_t**2) / 2), 0.02)
+
+    def standard_error(v: numpy.ndarray, at_v: float) -> float:
+        centred = v - float(v.mean())
+        spread = float(centred @ centred)
+        return scale * math.sqrt(1 / len(v) + ((at_v - float(v.mean())) ** 2 / spread if spread > 0 else 0.0))
+
+    effect = (at + st * high) - (ab + sb * high)
+    z = effect / math.hypot(standard_error(vb, high), standard_error(vt, high))
+    inside = (vb >= low) & (vb <= high)
+    base_level = float(math.exp(ab + sb * high))
+    region = Region("largest shared size", int(inside.sum()), int(((vt >= low) & (vt <= high)).sum()), effect, z,
+                    min(1.0, 2.0 * normal_sf(abs(z))), base_level, float(math.exp(low)) - shift,
+                    float(math.exp(high)) - shift)
+    why = "few measurements per size: robust lines of both profiles compared at the largest shared size"
+    upper = (vt >= (low + high) / 2) & (vt <= high)
+    agree = bool(upper.any()) and float(
+        ((ut[upper] - (ab + sb * vt[upper])) * math.copysign(1.0, effect) > 0).mean()) >= SPARSE_AGREE
+    if abs(z) < SPARSE_Z or abs(effect) < settings.maybe or not agree:
+        return Comparison(PerformanceChange.NO_CHANGE, effect, region.p, "ratio", base_level, region, [region], why)
+    kind = "scaling" if abs(st - sb) > 0.1 else "ratio"
+    return Comparison(_direction(effect), effect, region.p, kind, base_level, region, [region], why)
 
 
 def _shared_strata(v: numpy.ndarray, side: numpy.ndarray) -> tuple[numpy.ndarray, numpy.ndarray, int] | None:
@@ -457,7 +565,7 @@ def _shared_curve_residuals(v: numpy.ndarray, u: numpy.ndarray, side: numpy.ndar
 
 
 def _bin_region(name: str, v: numpy.ndarray, residual: numpy.ndarray, side: numpy.ndarray,
-                base_y: numpy.ndarray, shift: float, floor: float | None) -> Region | None:
+                base_y: numpy.ndarray, shift: float, floor: float | None, half: float = 0.0) -> Region | None:
     """The test of one bin.  With ``floor`` the bin also gets a test against a shift of ``floor``:
     a single bin is a small sample, and its estimate alone crossing the floor is not enough."""
     nb, nt = int((~side).sum()), int(side.sum())
@@ -476,8 +584,12 @@ def _bin_region(name: str, v: numpy.ndarray, residual: numpy.ndarray, side: nump
         beyond = mann_whitney(rb, rt - math.copysign(floor, effect))
         # one-sided: the target is further off than the floor, in the direction of the effect
         p_floor = beyond.p / 2 if (beyond.z > 0) == (effect > 0) and beyond.z != 0 else 1.0
+    margin = mann_whitney(rb, rt - math.copysign(half, effect)).z if half > 0 else None
+    if p_floor is None and margin is not None and min(nb, nt) >= RANK_ONLY_SIZE:
+        # the only bin: significant beyond half the floor too (see _plain)
+        p_floor = max(p, normal_sf(margin) if effect > 0 else normal_sf(-margin))
     return Region(name, nb, nt, effect, test.z, p, median(base_y) if len(base_y) else math.nan,
-                  float(math.exp(v.min())) - shift, float(math.exp(v.max())) - shift, p_floor)
+                  float(math.exp(v.min())) - shift, float(math.exp(v.max())) - shift, p_floor, margin)
 
 
 def _combined(name: str, bins: list[Region], base_level: float) -> Region:
@@ -485,8 +597,13 @@ def _combined(name: str, bins: list[Region], base_level: float) -> Region:
     z = stouffer([b.z for b in bins], weights)
     total = sum(w * w for w in weights)
     effect = sum(w * w * b.effect for w, b in zip(weights, bins)) / total
-    return Region(name, sum(b.n_base for b in bins), sum(b.n_target for b in bins), effect, z,
-                  min(1.0, 2.0 * normal_sf(abs(z))), base_level, bins[0].x_low, bins[-1].x_high)
+    region = Region(name, sum(b.n_base for b in bins), sum(b.n_target for b in bins), effect, z,
+                    min(1.0, 2.0 * normal_sf(abs(z))), base_level, bins[0].x_low, bins[-1].x_high)
+    if all(b.z_margin is not None for b in bins):
+        # significant beyond half the floor too (see _plain): one-sided, in the direction of the effect
+        beyond = stouffer([b.z_margin for b in bins], weights)  # type: ignore[misc]
+        region.p_floor = max(region.p, normal_sf(beyond) if effect > 0 else normal_sf(-beyond))
+    return region
 
 
 def _decide(tests: list[Region], bins: list[Region], family: int, base_level: float, settings: Settings,

@@ -10,8 +10,12 @@ find 1.1x changes when the data allow it, and not cry wolf.  Per location:
    measurements: robust shifts on the log scale, Mann-Whitney rank tests,
    Bonferroni over the size ranges tested (see
    :mod:`perun_core.check.compare`).  A change is reported when it is
-   significant at 1 % and at least 5 %; one of at least 50 % that the data
-   cannot make significant is a Maybe.
+   significant at 1 %, significantly beyond half the 5 % floor, and at
+   least 5 %; one of at least 50 % that the data cannot make significant is
+   a Maybe.  Few measurements at input sizes (one or two per size, up to 24
+   a side) are also compared curve to curve: robust lines of both profiles
+   at the largest size both reach, so a complexity change seen at a few
+   points is certain and a chance difference in a few bins is not.
 3. With a history of the configuration (``check head`` and ``check all``),
    a location that did not change at this version is also checked for a
    creeping change: a steady drift of at least 10 % over the last 20

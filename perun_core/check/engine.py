@@ -20,6 +20,8 @@ class PairOutcome:
     methods: list[str] = field(default_factory=list)
     findings: list[Finding] = field(default_factory=list)
     errors: list[str] = field(default_factory=list)
+    #: one-line warnings about the pair (different machines) and advice (noisy measurements)
+    notes: list[str] = field(default_factory=list)
 
 
 def check_pair(baseline: ProfileData, target: ProfileData, strategy: Strategy, *, baseline_name: str = "baseline",
@@ -28,8 +30,12 @@ def check_pair(baseline: ProfileData, target: ProfileData, strategy: Strategy, *
 
     Raises :class:`IncomparableProfiles` for profiles of different types and
     the errors of methods (bad parameters); a method that fails otherwise
-    gives one Unknown finding and an entry in ``errors``.
+    gives one Unknown finding and an entry in ``errors``.  Wall-time changes
+    of time profiles that CPU time does not back on a busy machine are made
+    Maybe (see :mod:`perun_core.check.noise`).
     """
+    from . import noise
+
     if baseline.type != target.type:
         raise IncomparableProfiles(baseline_name, target_name,
                                    f"a {baseline.type or 'untyped'} profile cannot be compared with a "
@@ -52,5 +58,11 @@ def check_pair(baseline: ProfileData, target: ProfileData, strategy: Strategy, *
             reason = f"method '{method.name}' failed: {type(exc).__name__}: {exc}"
             outcome.errors.append(reason)
             found = [Finding(PerformanceChange.UNKNOWN, "error", "*", method=method.name, reason=reason)]
-        outcome.findings.extend(found)
+        outcome.findings.extend(noise.temper(baseline, target, found))
+    different = noise.machine_difference(baseline, target)
+    if different is not None:
+        outcome.notes.append(f"baseline and target were measured on different machines ({different})")
+    advice = noise.advice((baseline, target))
+    if advice is not None:
+        outcome.notes.append(advice)
     return outcome

@@ -58,10 +58,11 @@ def _block(command: str, root: Path) -> str:
     return "\n".join([
         BEGIN,
         "# Installed by 'perun-core install-hook': profile the new commit with the job matrix",
-        "# and check it for performance changes.  Remove this block to uninstall.",
+        "# and check it for performance changes; time-based changes are confirmed by",
+        "# re-running the parent and the new commit alternately.  Remove this block to uninstall.",
         'if [ -z "$PERUN_HOOK_RUNNING" ]; then',
         "    PERUN_HOOK_RUNNING=1; export PERUN_HOOK_RUNNING",
-        f"    (cd {shlex.quote(str(root))} && {command} --no-pager check --compute-missing head) || true",
+        f"    (cd {shlex.quote(str(root))} && {command} --no-pager check --compute-missing head --confirm) || true",
         "fi",
         END,
     ]) + "\n"

@@ -18,14 +18,14 @@ from .results import Finding, PerformanceChange
 if TYPE_CHECKING:  # pragma: no cover
     from .report import CheckReport, PairReport, VersionReport
 
-__all__ = ["JSON_KEYS", "format_value", "json_records", "junit_xml", "summary", "tree_lines"]
+__all__ = ["JSON_KEYS", "format_value", "json_records", "junit_xml", "note_lines", "summary", "tree_lines"]
 
 Segment = tuple[str, str]
 Line = list[Segment]
 
 #: The keys of every JSON record, in order.
 JSON_KEYS = ("baseline", "target", "method", "uid", "result", "type", "from", "to", "delta_abs", "delta_rel",
-             "confidence_type", "confidence_rate")
+             "confidence_type", "confidence_rate", "reason")
 _RESULT_WIDTH = max(len(r.value) for r in PerformanceChange)
 
 
@@ -128,6 +128,12 @@ def summary(report: CheckReport) -> Line:
     return parts
 
 
+def note_lines(report: CheckReport) -> Iterator[Line]:
+    """One line per distinct warning or piece of advice of the report (each said once)."""
+    for note in report.notes:
+        yield [("note: ", "notice"), (note, "")]
+
+
 def tree_lines(report: CheckReport, *, verbose: int = 0) -> Iterator[Line]:
     """The report as the history tree of spec chapter 8, newest version first."""
     for version in report.versions:
@@ -138,6 +144,7 @@ def tree_lines(report: CheckReport, *, verbose: int = 0) -> Iterator[Line]:
         yield [("no pair of profiles to compare: no version holds an earlier profile of the same configuration",
                 "muted")]
     yield summary(report)
+    yield from note_lines(report)
 
 
 def json_records(report: CheckReport) -> list[dict[str, Any]]:
@@ -149,7 +156,8 @@ def json_records(report: CheckReport) -> list[dict[str, Any]]:
             "baseline": pair.baseline.name,
             "target": pair.target.name,
             "method": finding.method,
-            **{key: record[key] for key in JSON_KEYS[3:]},
+            **{key: record[key] for key in JSON_KEYS[3:-1]},
+            "reason": finding.reason,
         })
     return records
 

@@ -65,6 +65,8 @@ def _receive(fd: int) -> Any:
 
 
 def _splittable(strategy: Strategy, target_profile: Any) -> bool:
+    if getattr(target_profile, "type", None) == "time":
+        return False  # small, and a wall-time finding is weighed against the CPU times of its command
     rules = strategy.rules_for(target_profile)
     return bool(rules) and all(rule.method.name in PER_LOCATION for rule in rules)
 
@@ -123,6 +125,12 @@ def check_files(load_baseline: Callable[[], ProfileData], load_target: Callable[
             return baseline, target, check_pair(baseline, target, strategy, baseline_name=names[0],
                                                 target_name=names[1])
         baseline = ProfileData.prepared(light, samples, label=names[0])
+        if baseline.type == "time":
+            # small, and weighed run by run (CPU time and preemptions of each run): loaded whole here
+            _send(down_write, ("stop",))
+            baseline = load_baseline()
+            return baseline, target, check_pair(baseline, target, strategy, baseline_name=names[0],
+                                                target_name=names[1])
         if baseline.type != target.type or not _splittable(strategy, target.profile):
             _send(down_write, ("stop",))
             return baseline, target, check_pair(baseline, target, strategy, baseline_name=names[0],
@@ -161,4 +169,5 @@ def _merge(first: PairOutcome, second: PairOutcome, order: list[str]) -> PairOut
     findings = []
     for method in by_method:
         findings += sorted(by_method[method], key=lambda f: rank.get(f.location, len(rank)))
-    return PairOutcome(methods, findings, [*first.errors, *second.errors])
+    return PairOutcome(methods, findings, [*first.errors, *second.errors],
+                       list(dict.fromkeys([*first.notes, *second.notes])))

@@ -34,6 +34,8 @@ class PairReport:
     methods: tuple[str, ...]
     findings: tuple[Finding, ...]
     errors: tuple[str, ...] = ()
+    #: warnings (different machines) and advice (noisy measurements) about this pair
+    notes: tuple[str, ...] = ()
 
     @property
     def degradations(self) -> list[Finding]:
@@ -50,8 +52,11 @@ class PairReport:
             if f.reason:
                 record["reason"] = f.reason
             findings.append(record)
-        return {"baseline": self.baseline.to_record(), "target": self.target.to_record(),
-                "methods": list(self.methods), "findings": findings, "errors": list(self.errors)}
+        record = {"baseline": self.baseline.to_record(), "target": self.target.to_record(),
+                  "methods": list(self.methods), "findings": findings, "errors": list(self.errors)}
+        if self.notes:
+            record["notes"] = list(self.notes)
+        return record
 
     @classmethod
     def from_record(cls, record: dict[str, Any]) -> PairReport:
@@ -60,7 +65,8 @@ class PairReport:
             with contextlib.suppress(ValueError, KeyError, TypeError):
                 findings.append(Finding.from_record(item))
         return cls(ProfileRef.from_record(record.get("baseline", {})), ProfileRef.from_record(record.get("target", {})),
-                   tuple(record.get("methods", [])), tuple(findings), tuple(record.get("errors", [])))
+                   tuple(record.get("methods", [])), tuple(findings), tuple(record.get("errors", [])),
+                   tuple(str(n) for n in record.get("notes", []) if isinstance(n, str)))
 
 
 @dataclass(frozen=True, slots=True)
@@ -105,6 +111,11 @@ class CheckReport:
     @property
     def pairs(self) -> int:
         return sum(len(v.pairs) for v in self.versions)
+
+    @property
+    def notes(self) -> list[str]:
+        """The distinct warnings and advice of all pairs, each once, in order."""
+        return list(dict.fromkeys(note for version in self.versions for pair in version.pairs for note in pair.notes))
 
     def failed(self, fail_on: str = "degradation") -> bool:
         """Whether a finding crosses ``fail_on``: degradation (certain ones), maybe (also Maybe), never."""

@@ -162,7 +162,8 @@ def _check_version(repo: PerunRepository, minor: str, pairing: Pairing, cache: P
             history = [cache.get(i.checksum) for _m, i in chain if i.checksum] + [cache.get(base_info.checksum)]
         outcome = check_pair(cache.get(base_info.checksum), cache.get(info.checksum), strategy,
                              baseline_name=base_ref.name, target_name=target_ref.name, history=history)
-        pair = PairReport(base_ref, target_ref, tuple(outcome.methods), tuple(outcome.findings), tuple(outcome.errors))
+        pair = PairReport(base_ref, target_ref, tuple(outcome.methods), tuple(outcome.findings), tuple(outcome.errors),
+                          tuple(outcome.notes))
         pairs.append(pair)
         emit(PairChecked(minor, pair, len(pairs), len(infos)))
     return VersionReport(minor, repo.vcs.minor_info(minor), tuple(pairs), tuple(unpaired))
@@ -177,11 +178,41 @@ def _store(repo: PerunRepository, report: VersionReport) -> None:
     write_changes(repo, report.minor, marks, [p.to_record() for p in report.pairs])
 
 
+def _version_done(repo: PerunRepository, version: VersionReport, pairing: Pairing, store: bool,
+                  emit: Callable[[Any], None], index: int, count: int) -> None:
+    if store and (version.pairs or pairing.infos(version.minor)):
+        _store(repo, version)
+    degradations = sum(len(p.degradations) for p in version.pairs)
+    optimizations = sum(len(p.optimizations) for p in version.pairs)
+    emit(VersionFinished(version.minor, index, count, degradations, optimizations))
+
+
+def _has_time_jobs(repo: PerunRepository) -> bool:
+    from ..errors import PerunError
+    from ..runner.jobs import matrix_from_config
+
+    try:
+        jobs = matrix_from_config(repo.config, repo.local_config_path)
+    except PerunError:
+        return False
+    return any(job.collector.name == "time" for job in jobs)
+
+
+def confirm_runs_checked(value: Any) -> int:
+    """``--confirm-runs``: runs a side, 2 to 1000; UsageError otherwise."""
+    if isinstance(value, bool) or not isinstance(value, int) or not 2 <= value <= 1000:
+        from ..errors import UsageError
+
+        raise UsageError(f"--confirm-runs {value!r}: expected a whole number from 2 to 1000")
+    return value
+
+
 def run_versions(command: str, repo: PerunRepository, targets: Callable[[], list[str]], pairing: Pairing,
                  methods: Sequence[str | Mapping[str, Any]] | None, compute_missing: bool, store: bool,
                  emit: Callable[[Any], None], cancel: threading.Event | None,
-                 collect_for: Callable[[], list[str]], collect: Collect) -> CheckReport:
-    """Collect what is missing (when asked), then check the versions ``targets()`` names."""
+                 collect_for: Callable[[], list[str]], collect: Collect, confirm: bool | None = False,
+                 confirm_runs: int = 7) -> CheckReport:
+    """Collect what is missing (when asked), check the versions ``targets()`` names, confirm time changes (when asked)."""
     from .pairing import ProfileCache
 
     started = time.monotonic()
@@ -209,11 +240,16 @@ def run_versions(command: str, repo: PerunRepository, targets: Callable[[], list
             version = _check_version(repo, minor, pairing, cache, strategy, emit, cancel)
             versions.append(version)
             errors += [e for p in version.pairs for e in p.errors]
-            if store and (version.pairs or pairing.infos(minor)):
-                _store(repo, version)
-            degradations = sum(len(p.degradations) for p in version.pairs)
-            optimizations = sum(len(p.optimizations) for p in version.pairs)
-            emit(VersionFinished(minor, index, len(planned), degradations, optimizations))
+            if not confirm:
+                _version_done(repo, version, pairing, store, emit, index, len(planned))
+        if confirm is None:
+            confirm = _has_time_jobs(repo)
+        if confirm:
+            from .confirm import confirm_versions
+
+            versions = confirm_versions(repo, versions, cache, strategy, confirm_runs, emit=emit, cancel=cancel)
+            for index, version in enumerate(versions, 1):
+                _version_done(repo, version, pairing, store, emit, index, len(planned))
         report = CheckReport(command, tuple(versions), collected, tuple(errors))
     except Interrupted:
         _finish(emit, report, started, "interrupted")
@@ -276,7 +312,8 @@ def check_files(opened: PerunRepository | None, baseline: str, target: str, *, m
         refs = [ProfileRef(name, item.kind, item.minor, item.info.checksum if item.info else None, data.type,
                            describe_config(data.profile))
                 for name, item, data in zip(names, found, (base_data, target_data))]
-        pair = PairReport(refs[0], refs[1], tuple(outcome.methods), tuple(outcome.findings), tuple(outcome.errors))
+        pair = PairReport(refs[0], refs[1], tuple(outcome.methods), tuple(outcome.findings), tuple(outcome.errors),
+                          tuple(outcome.notes))
         emit(PairChecked(None, pair, 1, 1))
         errors = list(outcome.errors)
         base_locations, target_locations = base_data.samples(), target_data.samples()

@@ -56,6 +56,11 @@ def _output_options(function: Callable[..., Any]) -> Callable[..., Any]:
 
 
 def _compute_option(function: Callable[..., Any]) -> Callable[..., Any]:
+    function = click.option("--confirm-runs", type=click.IntRange(2, 1000), default=7, show_default=True,
+                            metavar="N", help="Interleaved runs a side for --confirm.")(function)
+    function = click.option("--confirm", is_flag=True,
+                            help="Re-run the jobs of time-based changes, baseline and target alternately, and "
+                                 "report only what those runs confirm.")(function)
     return click.option("-c", "--compute-missing", "compute_here", is_flag=True,
                         help="Collect missing profiles with the job matrix before checking.")(function)
 
@@ -82,7 +87,15 @@ def _collection_printer(verbose: int) -> Callable[[Any], None]:
     plain = PlainRenderer(verbose, write=lambda text: click.echo(text, err=True))
 
     def on_event(event: Any) -> None:
-        if isinstance(event, CollectionStarted):
+        name = type(event).__name__
+        if name == "ConfirmationStarted":
+            click.echo(f"Confirming {event.findings} change{'s' if event.findings != 1 else ''} by interleaved "
+                       f"runs ({event.runs} a side, {event.pairs} pair{'s' if event.pairs != 1 else ''} of commits)",
+                       err=True)
+        elif name == "ConfirmationFinished":
+            click.echo(f"Confirmed {event.confirmed}, not confirmed {event.not_confirmed}"
+                       + (f", could not check {event.unchecked}" if event.unchecked else ""), err=True)
+        elif isinstance(event, CollectionStarted):
             count = len(event.versions)
             click.echo(f"Collecting missing profiles for {count} version{'s' if count != 1 else ''}", err=True)
         elif isinstance(event, CollectionEvent):
@@ -96,6 +109,9 @@ def _collection_printer(verbose: int) -> Callable[[Any], None]:
 def _emit_report(report: Any, output_format: str, fail_on: str, output: str | None, verbose: int) -> None:
     from perun_core.api import check as out
 
+    if output_format in ("json", "junit"):
+        for note in report.notes:  # the tree shows them after its summary; here they must not spoil stdout
+            click.echo(f"note: {note}", err=True)
     if output_format == "json":
         import json
 
@@ -132,10 +148,11 @@ def _finish(report: Any, fail_on: str) -> None:
 @_compute_option
 @_output_options
 @click.pass_context
-def check_head(ctx: click.Context, revision: str | None, compute_here: bool, methods: tuple[str, ...],
-               output_format: str, fail_on: str, output: str | None, verbose: int) -> None:
+def check_head(ctx: click.Context, revision: str | None, compute_here: bool, confirm: bool, confirm_runs: int,
+               methods: tuple[str, ...], output_format: str, fail_on: str, output: str | None, verbose: int) -> None:
     """Check the profiles of HASH (default HEAD) against their nearest predecessors."""
-    _check_history(ctx, "check_head", revision, compute_here, methods, output_format, fail_on, output, verbose)
+    _check_history(ctx, "check_head", revision, compute_here, methods, output_format, fail_on, output, verbose,
+                   confirm, confirm_runs)
 
 
 @check.command("all", context_settings=CONTEXT)
@@ -143,10 +160,11 @@ def check_head(ctx: click.Context, revision: str | None, compute_here: bool, met
 @_compute_option
 @_output_options
 @click.pass_context
-def check_all(ctx: click.Context, revision: str | None, compute_here: bool, methods: tuple[str, ...],
-              output_format: str, fail_on: str, output: str | None, verbose: int) -> None:
+def check_all(ctx: click.Context, revision: str | None, compute_here: bool, confirm: bool, confirm_runs: int,
+              methods: tuple[str, ...], output_format: str, fail_on: str, output: str | None, verbose: int) -> None:
     """Check every version from HASH (default HEAD) back that has profiles."""
-    _check_history(ctx, "check_all", revision, compute_here, methods, output_format, fail_on, output, verbose)
+    _check_history(ctx, "check_all", revision, compute_here, methods, output_format, fail_on, output, verbose,
+                   confirm, confirm_runs)
 
 
 def _refuse_unwritable(output: str | None) -> None:
@@ -159,7 +177,7 @@ def _refuse_unwritable(output: str | None) -> None:
 
 def _check_history(ctx: click.Context, function: str, revision: str | None, compute_here: bool,
                    methods: tuple[str, ...], output_format: str, fail_on: str, output: str | None,
-                   verbose: int) -> None:
+                   verbose: int, confirm: bool = False, confirm_runs: int = 7) -> None:
     """Run api_check.check_head or check_all and report: the shared body of both commands."""
     from perun_core.api import check as api_check
 
@@ -167,6 +185,7 @@ def _check_history(ctx: click.Context, function: str, revision: str | None, comp
     _refuse_unwritable(output)
     compute = compute_here or bool(ctx.meta.get("check.compute_missing"))
     report = getattr(api_check, function)(revision, methods=list(methods) or None, compute_missing=compute,
+                                          confirm=confirm, confirm_runs=confirm_runs,
                                           on_event=_collection_printer(verbose))
     _emit_report(report, output_format, fail_on, output, verbose)
     _finish(report, fail_on)

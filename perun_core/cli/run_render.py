@@ -70,6 +70,8 @@ class PlainRenderer:
             return f"  wrote {_where(event.path)}"
         if isinstance(event, ev.ProfileRegistered):
             return f"  registered {event.source} at {_short(event.minor)}"
+        if isinstance(event, ev.MeasurementAdvice):
+            return f"  {event.text}"
         if isinstance(event, ev.JobFailed):
             return f"  failed: {event.reason}" if self.total > 1 else None
         if isinstance(event, ev.RunFinished):

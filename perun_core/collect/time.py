@@ -10,7 +10,11 @@ all with ``uid`` = the profiled command and ``order`` = the run number from 1::
     {"type": "memory", "subtype": "max_rss", "amount": bytes,   ...}   peak resident set size
 
 CPU times and peak memory come from ``os.wait4`` (no GNU time needed) and
-include the children the command waited for.  They sit in the profile's
+include the children the command waited for.  Every resource of a run also
+carries ``involuntary_switches``: how often the kernel preempted the run
+(``ru_nivcsw``).  Wall time that grows while user and system time do not,
+together with many more involuntary switches, is the mark of a busy machine
+rather than slower code (see :mod:`perun_core.check.noise`).  They sit in the profile's
 ``global`` region, whose ``timestamp`` is the wall time of all measured runs.
 Runs are started by the small C spawn helper of
 :mod:`perun_core.runner.helper` when a C compiler is available to build it:
@@ -124,6 +128,8 @@ class TimeCollector:
                       ("time", "sys", run.sys_seconds), ("memory", "max_rss", run.max_rss_bytes))
             for kind, subtype, amount in values:
                 row = {"amount": amount, "type": kind, "subtype": subtype, "uid": uid, "order": order}
+                if run.involuntary_switches is not None:
+                    row["involuntary_switches"] = run.involuntary_switches
                 if run.exit_status != 0:
                     row["exit_status"] = run.exit_status
                 rows.append(row)

@@ -6,8 +6,7 @@ then profiles it the way a user would, through the core's public API:
 
 * ``.perun/local.yml`` gets the job matrix -- ``make`` before every run,
   ``./sll-bench 15000`` timed by the time collector (one warm-up, seven
-  measured runs) --, a workload generator ``sizes`` (1000 to 8000 keys) and
-  the check strategy (see below);
+  measured runs) -- and a workload generator ``sizes`` (1000 to 8000 keys);
 * :func:`~perun_core.api.run.run_matrix` times every commit, each in a
   temporary worktree;
 * :func:`~perun_core.api.run.run_job` traces the ``sll_*`` functions over
@@ -19,16 +18,19 @@ then profiles it the way a user would, through the core's public API:
   (the heap map's data), which is registered, and a time and a trace
   profile, which are left pending in ``.perun/jobs``; all other profiles are
   registered at their commits;
-* :func:`~perun_core.api.check.check_all` checks the whole history, so the
-  ``-`` and ``+`` marks of ``log`` are what the checks found.
+* :func:`~perun_core.api.check.check_all` checks the whole history with the
+  default strategy and confirms each time-based change by interleaved
+  re-runs of the two commits, so the ``-`` and ``+`` marks of ``log`` are
+  what the checks found and the re-runs repeated.
 
 The story: "Drop the tail pointer" makes ``sll_insert`` walk to the last
 node, so building a list of n keys becomes O(n^2) and the benchmark about
 four times slower; "Keep a tail pointer again" three commits later undoes
 it.  Whole-run times of a busy machine wander by tens of percent between
-commits, so the demo's strategy counts only steps of at least 2x (and
-10 ms) in time profiles; the regression and the fix are far above that, and
-far above the 5 % floor the default method keeps for the traced functions.
+commits; the checks tell that from slower code because CPU time does not
+follow the wall time then, and because every change of a time profile is
+re-measured with the two commits' runs interleaved
+(:mod:`perun_core.check.confirm`).  No special threshold is needed.
 
 The git history is the same in every build (fixed dates and authors, so the
 same commit ids); the measurements are whatever this machine measured.  The
@@ -51,7 +53,7 @@ __all__ = ["COLLECTED_DEMO_VERSION", "DEMO_COMMITS", "HOW_TO_GET_TOOLS", "build_
            "check_demo_tools"]
 
 #: bump when the history, the jobs or the checks change, so old cached demos are not taken for new ones
-COLLECTED_DEMO_VERSION = 3
+COLLECTED_DEMO_VERSION = 4
 HOW_TO_GET_TOOLS = "install a C compiler, make and binutils (Debian/Ubuntu: apt install build-essential)"
 
 _BASE_TIME = 1_714_032_000  # 2024-04-25 08:00:00 UTC
@@ -72,9 +74,6 @@ _FILTER = {"conditions": ["amount < 1000000"]}
 #: 30 us were preempted too, and would squash the plot of the linear ones into its bottom row
 _FILTER_WALKS = {"uids": ["sll_insert", "sll_search"], "conditions": ["amount >= 30000"], "mode": "drop"}
 _MODELS = {"method": "full", "regression_models": ["constant", "linear", "quadratic"]}
-_STRATEGIES = [{"type": "time", "method": "size_aware_rank_test", "params": {"floor": 100, "creep_floor": 100},
-                "cutoff_abs": 0.01},
-               {"method": "size_aware_rank_test"}]
 
 
 @dataclass(frozen=True)
@@ -321,7 +320,7 @@ def check_demo_tools() -> None:
 
 
 def _configure(root: Path) -> None:
-    """Append the demo's job matrix, generator and check strategy, with comments, to ``local.yml``."""
+    """Append the demo's job matrix, and generator, with comments, to ``local.yml``."""
     from .. import api
     from ..config import dump_yaml
 
@@ -333,11 +332,6 @@ def _configure(root: Path) -> None:
         ("A job whose workload is 'sizes' runs once per list size, merged into one\n"
          "profile; the demo traced the sll_* functions over these sizes.",
          {"generators": {"workload": [_SIZES]}}),
-        ("Whole-run times wander by tens of percent on a busy machine, and the few\n"
-         "milliseconds of system time by much more: for time profiles only steps of at\n"
-         "least 2x (floor: 100 percent) and 10 ms count.  Every other profile is\n"
-         "checked by the default method.",
-         {"degradation": {"strategies": _STRATEGIES}}),
     )
     text = "\n# ---- the demo ------------------------------------------------------------\n"
     for comment, data in sections:
@@ -395,7 +389,7 @@ def _build(root: Path, progress: Callable[[str], None], cancel: threading.Event 
         progress("registering the profiles")
         _register([*timed.profiles, *traced.profiles, *memory], repo)
         progress("checking the history for performance changes")
-        api_check.check_all(cancel=cancel, repo=repo)
+        api_check.check_all(confirm=True, cancel=cancel, repo=repo)
 
 
 def build_collected_demo(path: Path | str, *, progress: Callable[[str], None] | None = None,

@@ -13,7 +13,7 @@ import platform
 import socket
 from typing import Any
 
-__all__ = ["machine_info"]
+__all__ = ["load_average", "machine_info"]
 
 _MAX_TEXT = 120
 
@@ -59,9 +59,27 @@ def _collect() -> tuple[tuple[str, Any], ...]:
         ("os", _clip(f"{uname.system} {uname.release}")),
         ("arch", uname.machine),
         ("python", f"{platform.python_implementation()} {platform.python_version()}"),
+        ("perun", _perun_version()),
     )
 
 
+def _perun_version() -> str:
+    from .. import __version__
+
+    return str(__version__)
+
+
+def load_average() -> float | None:
+    """The one-minute load average (runnable and uninterruptible tasks), or None where unknown."""
+    try:
+        return round(os.getloadavg()[0], 2)
+    except (OSError, AttributeError):
+        return None
+
+
 def machine_info() -> dict[str, Any]:
-    """hostname, cpu (model), cores, memory (bytes), os (kernel), arch and python."""
+    """hostname, cpu (model), cores, memory (bytes), os (kernel), arch, python and perun (versions).
+
+    Collection adds ``load_before`` and ``load_after`` (see :func:`load_average`).
+    """
     return dict(_collect())

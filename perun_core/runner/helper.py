@@ -26,13 +26,15 @@ run exits, whatever it left running in its group is killed, and so are its
 other descendants (the helper is a child subreaper, so even those that
 called ``setsid`` come back to it).  Then one line goes to REPORT_FD::
 
-    ran <wait status> <wall ns> <user us> <sys us> <max rss KiB>
-    timeout <wait status> <wall ns> <user us> <sys us> <max rss KiB>
+    ran <wait status> <wall ns> <user us> <sys us> <max rss KiB> <involuntary switches>
+    timeout <wait status> <wall ns> <user us> <sys us> <max rss KiB> <involuntary switches>
     exec <errno>                      (the command could not be executed)
 
 ``timeout`` means the run took longer than TIMEOUT_NS (0: no limit) and its
 process group was killed.  Wall time runs from just before the spawn to
-the moment the exit is noticed (``CLOCK_MONOTONIC``).  SIGTERM, SIGINT or SIGHUP
+the moment the exit is noticed (``CLOCK_MONOTONIC``).  The involuntary
+context switches (``ru_nivcsw``) count how often the run was preempted:
+far more of them than usual mean other work competed for the cores.  SIGTERM, SIGINT or SIGHUP
 make the helper kill the current run's process group and descendants, reap
 them and exit.  Runs inherit the helper's stdin, stdout and stderr, which
 stay open across runs, so output lines reach the caller as they are written.
@@ -183,8 +185,8 @@ static void run(char **command, long long timeout) {
     kill_orphans();
     long long user = (long long)usage.ru_utime.tv_sec * 1000000LL + usage.ru_utime.tv_usec;
     long long sys = (long long)usage.ru_stime.tv_sec * 1000000LL + usage.ru_stime.tv_usec;
-    report(line, snprintf(line, sizeof line, "%s %d %lld %lld %lld %ld\n", timed_out ? "timeout" : "ran",
-                          status, end - start, user, sys, usage.ru_maxrss));
+    report(line, snprintf(line, sizeof line, "%s %d %lld %lld %lld %ld %ld\n", timed_out ? "timeout" : "ran",
+                          status, end - start, user, sys, usage.ru_maxrss, usage.ru_nivcsw));
 }
 
 int main(int argc, char **argv) {

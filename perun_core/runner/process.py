@@ -66,6 +66,8 @@ class ProcessOutcome:
     timed_out: bool
     stdout_tail: str
     stderr_tail: str
+    #: how often the run was preempted (``ru_nivcsw``); None where it cannot be counted
+    involuntary_switches: int | None = None
 
 
 def describe_status(status: int) -> str:
@@ -315,6 +317,7 @@ def run_process(
         timed_out=timed_out,
         stdout_tail=output.tail("stdout"),
         stderr_tail=output.tail("stderr"),
+        involuntary_switches=getattr(usage, "ru_nivcsw", None),
     )
 
 
@@ -407,7 +410,7 @@ class RepeatedRuns:
                 self._selector.unregister(fd)
         output.flush()
         self._running = False
-        kind, exit_status, wall_ns, user, system, max_rss = _parse_report(report, self._argv[0])
+        kind, exit_status, wall_ns, user, system, max_rss, switches = _parse_report(report, self._argv[0])
         return ProcessOutcome(
             exit_status=exit_status,
             wall_ns=wall_ns,
@@ -417,6 +420,7 @@ class RepeatedRuns:
             timed_out=kind == "timeout",
             stdout_tail=output.tail("stdout"),
             stderr_tail=output.tail("stderr"),
+            involuntary_switches=switches,
         )
 
     def _start(self, helper: Path) -> None:
@@ -509,13 +513,17 @@ def _kill_session(session: int) -> None:
                 _signal_group(int(fields[2]), signal.SIGKILL)
 
 
-def _parse_report(report: bytes, program: str) -> tuple[str, int, int, float, float, int]:
-    """(kind, exit status, wall ns, user s, sys s, max rss bytes) from a report line; OSError for exec errors."""
+def _parse_report(report: bytes, program: str) -> tuple[str, int, int, float, float, int, int]:
+    """(kind, exit status, wall ns, user s, sys s, max rss bytes, involuntary switches) from a report line.
+
+    OSError for exec errors.
+    """
     fields = report.split()
     if fields[:1] == [b"exec"] and len(fields) == 2:
         code = int(fields[1])
         raise OSError(code, os.strerror(code), program)
-    if fields[:1] not in ([b"ran"], [b"timeout"]) or len(fields) != 6:
+    if fields[:1] not in ([b"ran"], [b"timeout"]) or len(fields) != 7:
         raise OSError(f"the spawn helper sent an unexpected report: {report[:100]!r}")
-    status, wall, user, system, rss = (int(x) for x in fields[1:])
-    return (fields[0].decode(), os.waitstatus_to_exitcode(status), wall, user / 1e6, system / 1e6, rss * 1024)
+    status, wall, user, system, rss, switches = (int(x) for x in fields[1:])
+    return (fields[0].decode(), os.waitstatus_to_exitcode(status), wall, user / 1e6, system / 1e6, rss * 1024,
+            switches)

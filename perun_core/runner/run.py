@@ -61,6 +61,7 @@ from ..events import (
     JobFailed,
     JobFinished,
     JobStarted,
+    MeasurementAdvice,
     OutputLine,
     PhaseStarted,
     ProfileRegistered,
@@ -322,6 +323,12 @@ class _Run:
         self.counter += 1
         path = write_new_profile(profile, self.repo.jobs_dir, name)
         self.emit(ProfileWritten(number, path, version))
+        if profile.header.get("type") == "time":
+            from ..check.noise import profile_advice
+
+            advice = profile_advice(profile)
+            if advice is not None:
+                self.emit(MeasurementAdvice(number, advice))
         if not self.register:
             return WrittenProfile(path, version, job)
         entry = self.repo.register(version, profile, path.name, now)
@@ -366,13 +373,14 @@ def collect_job(job: Job, ctx: Any, origin: str, *, postprocess: bool = True) ->
     out, the ``machine`` provenance, ``collector_info`` and ``origin``.
     Raises :class:`CollectionError` when a phase fails.
     """
-    from ..profile.machine import machine_info
+    from ..profile.machine import load_average, machine_info
     from ..units import collectors
 
     collector = collectors.get(job.collector.name)
     kwargs: dict[str, Any] = {
         **job.collector.params, "cmd": job.cmd, "args": job.args, "workload": job.workload, "argv": job.argv(),
     }
+    load_before = load_average()
     kwargs = _phases(
         collector, "collect", ctx, kwargs,
         lambda phase, message: CollectionError(job.label, f"collector '{collector.name}' failed in {phase}(): {message}"),
@@ -383,7 +391,7 @@ def collect_job(job: Job, ctx: Any, origin: str, *, postprocess: bool = True) ->
     if "params" not in header and "args" not in header:
         header["params"] = job.args
     header.setdefault("workload", job.workload)
-    header["machine"] = machine_info()
+    header["machine"] = {**machine_info(), "load_before": load_before, "load_after": load_average()}
     profile.header = header
     profile.collector_info = job.collector.as_info()
     profile.origin = origin

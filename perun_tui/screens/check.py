@@ -253,8 +253,12 @@ class CheckScreen(Screen[bool]):
                                 f"{'s' * (degradations != 1)} · {optimizations} optimization"
                                 f"{'s' * (optimizations != 1)}")
         errors = getattr(report, "errors", ())
+        # warnings and advice (different machines, noisy measurements), each once
+        notes = list(dict.fromkeys(note for _, pair, _ in rows for note in getattr(pair, "notes", ())))
         if errors:
             self._status(Text(f"problem: {errors[0]}", style="bold red"))
+        elif notes:
+            self._status(Text(f"note: {notes[0]}", style="yellow"))
         elif not rows:
             self._status("nothing to compare: no profile has a baseline" if not message.stored else
                          "the last check found nothing")
@@ -397,6 +401,8 @@ def _describe_event(event: Any) -> str:
         return f"checked {event.pair.target.name} ({event.index} of {event.total})"
     if name == "CollectionStarted":
         return f"collecting missing profiles for {len(event.versions)} commit(s)…"
+    if name == "ConfirmationStarted":
+        return f"confirming {event.findings} change(s) by interleaved runs ({event.runs} a side)…"
     return ""
 
 

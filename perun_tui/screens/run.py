@@ -237,6 +237,8 @@ class RunScreen(Screen[ProfileLink | None]):
         elif isinstance(event, ev.ProfileRegistered) and event.job is not None:
             self.links[event.job] = ProfileLink(event.minor, event.source, registered=True)
             self._cell(event.job, "profile", Text(fit(f"{event.source} (registered)", 40)))
+        elif isinstance(event, ev.MeasurementAdvice):
+            self.app.notify(event.text, title=f"job {event.job}", severity="warning", timeout=10, markup=False)
         elif isinstance(event, ev.JobFinished):
             self._take_output()
             self._job_ended(event.job, Text("ok", style="bold green"), f"{event.seconds:.1f} s")

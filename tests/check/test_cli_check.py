@@ -12,7 +12,7 @@ from conftest import run_cli
 from .helpers import curve, mixed, timed
 
 KEYS = ["baseline", "target", "method", "uid", "result", "type", "from", "to", "delta_abs", "delta_rel",
-        "confidence_type", "confidence_rate"]
+        "confidence_type", "confidence_rate", "reason"]
 
 
 @pytest.fixture

@@ -1,0 +1,262 @@
+"""Confirming time-based changes by interleaved re-runs of the baseline and the target.
+
+A Degradation or Optimization of a time profile rests on runs made at one
+moment for the baseline and at another for the target; a machine that got
+busier in between makes the later side slower.  Confirmation re-measures
+both sides *alternately*: the commits of the baseline and of the target are
+each exported to a temporary worktree and built once (``execute.pre_run``),
+then the job that made the profile runs A B A B ... (``runs`` measured runs
+a side, one run per turn).  A drift of the machine's load then hits both
+sides alike.  The interleaved runs are checked with the same strategy, and
+
+* a finding they repeat (same location, same direction, certain) is
+  *confirmed*: its result stays, and its reason shows the first and the
+  confirming measurement;
+* a finding they do not repeat is *not confirmed*: it becomes a Maybe of
+  the same direction whose reason says so and shows both measurements, so
+  it is listed, not dropped;
+* a finding whose job is not in the job matrix, or whose re-runs failed,
+  keeps its result with a reason saying why it could not be confirmed.
+
+This is how asv's ``continuous`` compares two commits.  The re-runs are
+not stored; the stored check results are the confirmed ones.
+"""
+
+from __future__ import annotations
+
+import threading
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, replace
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from ..errors import Interrupted, PerunError
+from .results import Finding, PerformanceChange
+
+if TYPE_CHECKING:  # pragma: no cover
+    from .report import PairReport, VersionReport
+    from ..runner.jobs import Job
+    from .pairing import ProfileCache
+    from .strategies import Strategy
+
+__all__ = ["DEFAULT_RUNS", "ConfirmationFinished", "ConfirmationStarted", "confirm_versions", "needs_confirmation"]
+
+#: Measured runs a side: with seven a side the rank test can reach p < 0.001 when the sides do not overlap.
+DEFAULT_RUNS = 7
+
+
+@dataclass(frozen=True, slots=True)
+class ConfirmationStarted:
+    """Interleaved re-runs begin for ``findings`` findings of ``pairs`` pairs of commits."""
+
+    findings: int
+    pairs: int
+    runs: int
+
+
+@dataclass(frozen=True, slots=True)
+class ConfirmationFinished:
+    confirmed: int
+    not_confirmed: int
+    unchecked: int
+
+
+def needs_confirmation(pair: PairReport, finding: Finding) -> bool:
+    """Certain changes of time profiles between two commits."""
+    result = finding.result
+    return (pair.target.type == "time" and result.is_change and not result.is_maybe
+            and pair.baseline.minor is not None and pair.target.minor is not None)
+
+
+def _ratio_text(finding: Finding) -> str:
+    base, new = finding.from_, finding.to
+    if isinstance(base, (int, float)) and isinstance(new, (int, float)) and base > 0 and new > 0:
+        return f"x{new / base:.3g}"
+    if finding.delta_rel is not None:
+        return f"{finding.delta_rel:+.3g} %"
+    return finding.result.value
+
+
+def _merged(profiles: list[Any]) -> Any:
+    """One profile of all the runs of one side (orders renumbered, the highest load kept)."""
+    from ..profile.model import Profile, Snapshot
+    from ..profile.resources import ResourceTable
+
+    rows: list[dict] = []
+    base = 0
+    loads: list[float] = []
+    for profile in profiles:
+        own = [dict(row) for row in profile.global_region.resources.rows()]
+        top = 0
+        for row in own:
+            if isinstance(row.get("order"), int):
+                top = max(top, row["order"])
+                row["order"] = row["order"] + base
+        base += top
+        rows += own
+        machine = profile.header.get("machine") or {}
+        loads += [v for k, v in machine.items() if k.startswith("load_") and isinstance(v, (int, float))]
+    header = dict(profiles[0].header)
+    machine = dict(header.get("machine") or {})
+    if loads:
+        machine["load_before"] = machine["load_after"] = max(loads)
+    header["machine"] = machine
+    total = sum(float(r["amount"]) for r in rows if r.get("subtype") == "real")
+    merged = Profile(header=header, global_region=Snapshot(ResourceTable(rows), [], {"timestamp": total}))
+    merged.collector_info = profiles[0].collector_info
+    return merged
+
+
+def _pre_run(commands: list[tuple[str, list[str]]], workdir: Path, cancel: threading.Event) -> None:
+    from ..errors import PreRunFailed
+    from ..runner.process import describe_status, run_process
+
+    for text, argv in commands:
+        try:
+            outcome = run_process(argv, cwd=workdir, merge_stderr=True, kill_leftovers=False, cancelled=cancel,
+                                  tail_lines=30)
+        except OSError as exc:
+            raise PreRunFailed(text, f"cannot run: {exc.strerror or exc}") from None
+        if outcome.exit_status != 0:
+            raise PreRunFailed(text, describe_status(outcome.exit_status), outcome.exit_status, outcome.stdout_tail)
+
+
+def _one_run(job: Job, first: bool) -> Job:
+    params = dict(job.collector.params)
+    params["repeat"] = 1
+    if not first:
+        params["warmup"] = 0
+    return replace(job, collector=replace(job.collector, params=params), postprocessors=())
+
+
+def interleave(repo: Any, base_minor: str, target_minor: str, jobs: Sequence[Job], runs: int,
+               cancel: threading.Event) -> list[tuple[Any, Any]]:
+    """Run ``jobs`` A B A B ... ``runs`` times a side in two worktrees; the merged (baseline, target) profiles.
+
+    One pair per job, in the order of ``jobs``.
+
+    Raises PreRunFailed, CollectionError or Interrupted.
+    """
+    import contextlib
+
+    from ..runner.run import _split_commands, collect_job
+    from ..runner.worktree import temporary_worktree
+    from ..units import UnitContext
+
+    commands = _split_commands(repo.config.get_or("execute.pre_run") or [])
+    collected: list[tuple[list[Any], list[Any]]] = [([], []) for _job in jobs]
+    with contextlib.ExitStack() as stack:
+        base_dir = stack.enter_context(temporary_worktree(repo.vcs, base_minor))
+        target_dir = stack.enter_context(temporary_worktree(repo.vcs, target_minor))
+        _pre_run(commands, base_dir, cancel)
+        _pre_run(commands, target_dir, cancel)
+        for turn in range(runs):
+            for side, (minor, workdir) in enumerate(((base_minor, base_dir), (target_minor, target_dir))):
+                for number, job in enumerate(jobs):
+                    if cancel.is_set():
+                        raise Interrupted("cancelled")
+                    ctx = UnitContext(workdir, lambda event: None, cancel, 0, job.label)
+                    profile = collect_job(_one_run(job, turn == 0), ctx, minor, postprocess=False)
+                    collected[number][side].append(profile)
+    return [(_merged(a), _merged(b)) for a, b in collected]
+
+
+def _job_for(repo: Any, data: Any) -> Job | None:
+    from ..runner.jobs import matrix_from_config
+    from .data import config_key
+
+    wanted = config_key(data.profile)
+    for job in matrix_from_config(repo.config, getattr(repo, "local_config_path", None)):
+        key = (job.cmd, job.args, job.workload, job.collector.name, tuple(p.name for p in job.postprocessors))
+        if key == wanted and job.collector.name == "time":
+            return job
+    return None
+
+
+def _verdict(first: Finding, second: Finding | None, runs: int) -> Finding:
+    shown = f"first {_ratio_text(first)}"
+    if second is not None and second.result.is_change and not second.result.is_maybe and \
+            second.result.is_degradation == first.result.is_degradation:
+        return replace(first, reason=_join(first.reason, f"confirmed by {runs} interleaved runs a side: "
+                                                         f"{shown}, re-run {_ratio_text(second)}"),
+                       details={**first.details, "confirmation": "confirmed"})
+    again = "no measurement" if second is None else f"re-run {_ratio_text(second)} ({second.result.value})"
+    maybe = (PerformanceChange.MAYBE_DEGRADATION if first.result.is_degradation
+             else PerformanceChange.MAYBE_OPTIMIZATION)
+    return replace(first, result=maybe,
+                   reason=_join(first.reason, f"not confirmed by {runs} interleaved runs a side: {shown}, {again}"),
+                   details={**first.details, "confirmation": "not confirmed", "first_result": first.result.value})
+
+
+def _join(old: str, new: str) -> str:
+    return f"{old}; {new}" if old else new
+
+
+def _unchecked(finding: Finding, why: str) -> Finding:
+    return replace(finding, reason=_join(finding.reason, f"could not be confirmed: {why}"),
+                   details={**finding.details, "confirmation": "unchecked"})
+
+
+def confirm_versions(repo: Any, versions: Sequence[VersionReport], cache: ProfileCache, strategy: Strategy,
+                     runs: int = DEFAULT_RUNS, *, emit: Callable[[Any], None] | None = None,
+                     cancel: threading.Event | None = None) -> list[VersionReport]:
+    """The versions with each time-based change confirmed or not by interleaved re-runs (see the module)."""
+    from ..check.data import ProfileData
+    from .engine import check_pair
+
+    emit = emit or (lambda event: None)
+    cancel = cancel or threading.Event()
+    work: dict[tuple[str, str], list[tuple[int, int, Job]]] = {}
+    replaced: dict[tuple[int, int, int], Finding] = {}
+    count = 0
+    for v, version in enumerate(versions):
+        for p, pair in enumerate(version.pairs):
+            wanted = [i for i, f in enumerate(pair.findings) if needs_confirmation(pair, f)]
+            if not wanted:
+                continue
+            job = _job_for(repo, cache.get(pair.target.checksum)) if pair.target.checksum else None
+            if job is None:
+                for i in wanted:
+                    replaced[(v, p, i)] = _unchecked(pair.findings[i], "no time job of the job matrix makes "
+                                                                        "this profile")
+                continue
+            count += len(wanted)
+            work.setdefault((pair.baseline.minor, pair.target.minor), []).append((v, p, job))  # type: ignore[arg-type]
+    if work:
+        emit(ConfirmationStarted(count, len(work), runs))
+    for (base_minor, target_minor), items in work.items():
+        jobs: list[Job] = []
+        for _v, _p, job in items:
+            if job not in jobs:
+                jobs.append(job)
+        try:
+            measured = interleave(repo, base_minor, target_minor, jobs, runs, cancel)
+        except Interrupted:
+            raise
+        except PerunError as exc:
+            for v, p, _job in items:
+                pair = versions[v].pairs[p]
+                for i, f in enumerate(pair.findings):
+                    if needs_confirmation(pair, f):
+                        replaced[(v, p, i)] = _unchecked(f, f"the re-runs failed: {exc.message}")
+            continue
+        for v, p, job in items:
+            pair = versions[v].pairs[p]
+            base_profile, target_profile = measured[jobs.index(job)]
+            outcome = check_pair(ProfileData(base_profile), ProfileData(target_profile), strategy)
+            again = {(f.method, f.location): f for f in outcome.findings}
+            for i, f in enumerate(pair.findings):
+                if needs_confirmation(pair, f):
+                    replaced[(v, p, i)] = _verdict(f, again.get((f.method, f.location)), runs)
+    confirmed = sum(1 for f in replaced.values() if f.details.get("confirmation") == "confirmed")
+    failed = sum(1 for f in replaced.values() if f.details.get("confirmation") == "not confirmed")
+    if work:
+        emit(ConfirmationFinished(confirmed, failed, len(replaced) - confirmed - failed))
+    out = []
+    for v, version in enumerate(versions):
+        pairs = []
+        for p, pair in enumerate(version.pairs):
+            findings = tuple(replaced.get((v, p, i), f) for i, f in enumerate(pair.findings))
+            pairs.append(replace(pair, findings=findings))
+        out.append(replace(version, pairs=tuple(pairs)))
+    return out

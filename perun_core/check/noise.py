@@ -1,0 +1,213 @@
+"""How far a pair of time profiles can be trusted: busy machines, preemption, different machines.
+
+Wall-clock time measures the program *and* everything else the machine
+did meanwhile.  On a machine with more runnable work than cores (a CI
+runner, a laptop, a shared server) a program waits for a core, and its wall
+time grows while its CPU time (user + sys) does not.  Two signs tell that
+apart from a program that really got slower while waiting (sleeping,
+blocking on I/O):
+
+* the load average recorded in the profile's ``machine`` section (before
+  and after collection) above the number of logical cores, or
+* far more involuntary context switches per run (preemptions, counted by
+  the kernel) on one side than on the other.
+
+:func:`temper` turns a certain wall-time (``[real]``) Degradation or
+Optimization into a Maybe when CPU time does not back the change *and*
+one of these signs is present, with the reason in words.  A wall-time
+change on a quiet machine stays what it is: a program that now sleeps or
+waits on I/O longer is slower, whatever its CPU time says.
+
+:func:`machine_difference` names the first field of the ``machine``
+sections that differs (host, CPU model, cores, ...), and :func:`advice`
+says what to do when the measurements are noisy.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Iterable, Mapping
+from dataclasses import replace
+from typing import TYPE_CHECKING, Any
+
+from .results import Finding, PerformanceChange
+
+if TYPE_CHECKING:  # pragma: no cover
+    from .data import ProfileData
+
+__all__ = ["ADVICE", "NOISY_CV", "advice", "busy", "contention", "machine_difference", "profile_advice", "temper",
+           "time_noise"]
+
+#: Fields of the ``machine`` section that make two machines different, in the order they are named.
+MACHINE_FIELDS = ("hostname", "cpu", "cores", "memory", "arch", "os")
+#: A wall-time change counts as backed by CPU time when CPU time moved by at least this share of it
+#: (on the log scale), in the same direction.
+BACKED_SHARE = 0.5
+#: One side has "far more" involuntary switches per run when it has this many times the other's ...
+SWITCH_RATIO = 4.0
+#: ... and at least this many more per run.
+SWITCH_EXCESS = 10.0
+#: Runs whose wall times vary more than this (coefficient of variation) are noisy.
+NOISY_CV = 0.10
+ADVICE = ("measurements vary a lot or the machine was busy: repeat more (-r), use --clock cpu for pytrace, "
+          "or callgrind (instruction counts) in CI")
+
+
+def _machine(data: Any) -> Mapping[str, Any]:
+    profile = getattr(data, "profile", data)
+    header = getattr(profile, "header", None) or {}
+    value = header.get("machine") if isinstance(header, Mapping) else None
+    return value if isinstance(value, Mapping) else {}
+
+
+def machine_difference(baseline: Any, target: Any) -> str | None:
+    """``"cpu: 'X' vs 'Y'"`` for the first machine field that differs; None when alike or unknown."""
+    base, new = _machine(baseline), _machine(target)
+    if not base or not new:
+        return None
+    for key in MACHINE_FIELDS:
+        if key in base and key in new and base[key] != new[key]:
+            return f"{key}: {base[key]!r} vs {new[key]!r}"
+    return None
+
+
+def busy(machine: Mapping[str, Any]) -> float | None:
+    """The highest load recorded in a ``machine`` section when it exceeds the cores, else None."""
+    cores = machine.get("cores")
+    loads = [machine.get(key) for key in ("load_before", "load_after")]
+    numbers = [float(v) for v in loads if isinstance(v, (int, float)) and not isinstance(v, bool)]
+    if not numbers or not isinstance(cores, int) or cores < 1:
+        return None
+    load = max(numbers)
+    return load if load > cores else None
+
+
+def _run_columns(data: ProfileData, uid: str) -> dict[str, dict[int, float]]:
+    """Per subtype of ``uid``: amount and involuntary switches by run (order), from a time profile."""
+    from ..profile.query import resource_table
+
+    table = resource_table(data.profile, ["uid", "subtype", "order", "amount", "involuntary_switches"])
+    out: dict[str, dict[int, float]] = {}
+    count = len(table.get("uid", []))
+    nothing = [None] * count
+    for row_uid, sub, order, amount, switches in zip(table.get("uid", nothing), table.get("subtype", nothing),
+                                                     table.get("order", nothing), table.get("amount", nothing),
+                                                     table.get("involuntary_switches", nothing)):
+        if str(row_uid) != uid or not isinstance(order, int) or not isinstance(amount, (int, float)):
+            continue
+        out.setdefault(str(sub), {})[order] = float(amount)
+        if sub == "real" and isinstance(switches, (int, float)):
+            out.setdefault("switches", {})[order] = float(switches)
+    return out
+
+
+def _median(values: Iterable[float]) -> float | None:
+    ordered = sorted(values)
+    if not ordered:
+        return None
+    middle = len(ordered) // 2
+    return ordered[middle] if len(ordered) % 2 else (ordered[middle - 1] + ordered[middle]) / 2
+
+
+def _cpu(columns: Mapping[str, Mapping[int, float]]) -> float | None:
+    user, system = columns.get("user", {}), columns.get("sys", {})
+    runs = [user[k] + system.get(k, 0.0) for k in user]
+    return _median(runs)
+
+
+def contention(baseline: ProfileData, target: ProfileData, uid: str) -> str | None:
+    """Words for the sign of a busy machine between the two profiles of ``uid``, or None."""
+    parts = []
+    for name, data in (("baseline", baseline), ("target", target)):
+        machine = _machine(data)
+        load = busy(machine)
+        if load is not None:
+            parts.append(f"load {load:.1f} on {machine.get('cores')} cores ({name})")
+    base_sw = _median(_run_columns(baseline, uid).get("switches", {}).values())
+    new_sw = _median(_run_columns(target, uid).get("switches", {}).values())
+    if base_sw is not None and new_sw is not None:
+        high, low = max(base_sw, new_sw), min(base_sw, new_sw)
+        if high >= SWITCH_RATIO * low and high - low >= SWITCH_EXCESS:
+            parts.append(f"{new_sw:.0f} preemptions per run vs {base_sw:.0f}")
+    return "; ".join(parts) or None
+
+
+def temper(baseline: ProfileData, target: ProfileData, findings: Iterable[Finding]) -> list[Finding]:
+    """The findings, with wall-time changes that CPU time does not back on a busy machine made Maybe."""
+    out = []
+    for finding in findings:
+        out.append(_tempered(baseline, target, finding))
+    return out
+
+
+def _tempered(baseline: ProfileData, target: ProfileData, finding: Finding) -> Finding:
+    result = finding.result
+    if not result.is_change or result.is_maybe or not finding.location.endswith(" [real]"):
+        return finding
+    if baseline.type != "time" and target.type != "time":
+        return finding
+    uid = finding.location[: -len(" [real]")]
+    base_cols, new_cols = _run_columns(baseline, uid), _run_columns(target, uid)
+    wall_b, wall_t = _median(base_cols.get("real", {}).values()), _median(new_cols.get("real", {}).values())
+    cpu_b, cpu_t = _cpu(base_cols), _cpu(new_cols)
+    if not wall_b or not wall_t or wall_b <= 0 or wall_t <= 0 or cpu_b is None or cpu_t is None:
+        return finding
+    wall = math.log(wall_t / wall_b)
+    floor = 1e-6
+    cpu = math.log(max(cpu_t, floor) / max(cpu_b, floor))
+    if wall != 0 and cpu / wall >= BACKED_SHARE:
+        return finding  # CPU time moved along: the program itself does more (or less) work
+    why = contention(baseline, target, uid)
+    if why is None:
+        return finding  # a quiet machine: waiting longer (sleep, I/O) is a real change
+    maybe = PerformanceChange.MAYBE_DEGRADATION if result.is_degradation else PerformanceChange.MAYBE_OPTIMIZATION
+    cpu_text = "CPU time unchanged" if abs(cpu) < math.log(1.05) else f"CPU time {math.expm1(cpu) * 100:+.0f} %"
+    reason = f"wall time only; {cpu_text}; {why}"
+    return replace(finding, result=maybe, reason=reason,
+                   details={**finding.details, "first_result": result.value})
+
+
+def time_noise(data: ProfileData) -> float | None:
+    """The largest coefficient of variation of the wall times of a time profile's commands, or None."""
+    if data.type != "time":
+        return None
+    worst = None
+    for location, sample in data.samples().items():
+        if not location.endswith(" [real]") or sample.count < 2:
+            continue
+        mean = float(sample.y.mean())
+        if mean <= 0:
+            continue
+        cv = float(sample.y.std(ddof=1)) / mean
+        worst = cv if worst is None else max(worst, cv)
+    return worst
+
+
+def advice(datas: Iterable[ProfileData]) -> str | None:
+    """:data:`ADVICE` when a time profile among ``datas`` is noisy or was collected on a busy machine."""
+    for data in datas:
+        cv = time_noise(data)
+        if (cv is not None and cv > NOISY_CV) or (data.type == "time" and busy(_machine(data)) is not None):
+            return ADVICE
+    return None
+
+
+def profile_advice(profile: Any) -> str | None:
+    """One line for ``collect``/``run`` when a time profile's runs vary a lot or its machine was busy, else None."""
+    from .data import ProfileData
+
+    data = ProfileData(profile)
+    if data.type != "time":
+        return None
+    why = []
+    cv = time_noise(data)
+    if cv is not None and cv > NOISY_CV:
+        why.append(f"the wall times of the runs vary by {cv * 100:.0f} % (CV)")
+    machine = _machine(data)
+    load = busy(machine)
+    if load is not None:
+        why.append(f"the machine was busy (load {load:.1f} on {machine.get('cores')} cores)")
+    if not why:
+        return None
+    return ("advice: " + " and ".join(why) + ": repeat more (-r N), use --clock cpu with pytrace, "
+            "or callgrind (instruction counts) in CI")

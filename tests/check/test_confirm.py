@@ -1,0 +1,98 @@
+"""check --confirm: interleaved re-runs of the baseline and the target confirm time-based changes or not."""
+
+from __future__ import annotations
+
+import json
+
+from conftest import run_cli
+from gitrepo import make_repo
+from runhelpers import C_PROGRAM, MAKEFILE, leftover_worktrees, make_c_project, needs_cc, run_env  # noqa: F401
+
+from perun_core import api
+from perun_core.api import check as api_check
+from perun_core.api import run as api_run
+
+WORKLOAD = "20000000"
+MATRIX = {"execute.pre_run": ["make"], "cmds": ["./app"], "workloads": [WORKLOAD],
+          "collectors": [{"name": "time", "params": {"warmup": 1, "repeat": 5}}]}
+
+
+def _configure(root):
+    api.init(root)
+    for key, value in MATRIX.items():
+        api.config_set(key, value, scope="local", cwd=root)
+
+
+@needs_cc
+def test_a_real_slow_down_is_confirmed_with_both_measurements_shown(tmp_path, run_env):
+    root = tmp_path / "cproject"
+    make_c_project(root)
+    _configure(root)
+    result = run_cli("check", "--compute-missing", "head", "--confirm", "--confirm-runs", "4", "--format", "json",
+                     cwd=root)
+    assert result.returncode == 3, result.stderr
+    records = {r["uid"]: r for r in json.loads(result.stdout)}
+    user = records["./app [user]"]
+    assert user["result"] == "Degradation", user
+    assert "confirmed by 4 interleaved runs a side: first x" in user["reason"] and "re-run x" in user["reason"]
+    assert "Confirming" in result.stderr and "Confirmed" in result.stderr
+    assert leftover_worktrees(run_env) == []
+    # what was stored is the confirmed verdict
+    stored = api_check.stored_check(cwd=root)
+    assert any(f.location == "./app [user]" and "confirmed" in f.reason for p in stored.pairs for f in p.findings)
+
+
+@needs_cc
+def test_a_change_the_interleaved_runs_do_not_repeat_is_listed_as_not_confirmed(tmp_path, run_env):
+    root = tmp_path / "same"
+    files = {"Makefile": MAKEFILE, ".gitignore": "app\n", "app.c": C_PROGRAM.replace("FACTOR", "2")}
+    shas = make_repo(root, [{"files": files, "message": "v1"},
+                            {"files": {**files, "README": "only a comment changed\n"}, "message": "v2: docs"}])
+    _configure(root)
+    written = api_run.run_matrix(minor_versions=shas, cwd=root)
+    for profile in written.profiles:
+        if profile.origin == shas[1]:
+            # as if the machine had been three times slower (CPU time too) when v2 was measured
+            data = json.loads(profile.path.read_text())
+            for resource in data["global"]["resources"]:
+                if resource["type"] == "time":
+                    resource["amount"] *= 3
+            profile.path.write_text(json.dumps(data))
+        api.add([str(profile.path)], minor=profile.origin, cwd=root)
+    plain = run_cli("check", "head", "--format", "json", cwd=root)
+    assert plain.returncode == 3, plain.stderr
+    result = run_cli("check", "head", "--confirm", "--format", "json", cwd=root)
+    assert result.returncode == 0, result.stdout + result.stderr
+    records = {r["uid"]: r for r in json.loads(result.stdout)}
+    for location in ("./app [real]", "./app [user]"):
+        record = records[location]
+        assert record["result"] == "MaybeDegradation", record
+        assert "not confirmed by 7 interleaved runs a side: first x" in record["reason"], record
+    tree = run_cli("check", "head", "--confirm", "--confirm-runs", "5", cwd=root, env={"NO_COLOR": "1"})
+    assert "not confirmed" in tree.stdout and "MaybeDegradation" in tree.stdout
+    assert leftover_worktrees(run_env) == []
+
+
+def test_confirm_runs_must_be_at_least_two(tmp_path):
+    result = run_cli("check", "head", "--confirm", "--confirm-runs", "1", cwd=tmp_path)
+    assert result.returncode == 2 and "--confirm-runs" in result.stderr
+
+
+def test_the_post_commit_hook_confirms_by_default(perun_repo):
+    root, _shas = perun_repo
+    result = api_check.install_hook(cwd=root)
+    text = result.path.read_text()
+    assert "check --compute-missing head --confirm" in text
+
+
+def test_the_tui_default_confirms_only_with_time_jobs_in_the_matrix(perun_repo):
+    from perun_core.api.check import _has_time_jobs
+    from perun_core.storage.repository import PerunRepository
+
+    root, _shas = perun_repo
+    with PerunRepository.discover(root) as repo:
+        assert not _has_time_jobs(repo)
+    for key, value in MATRIX.items():
+        api.config_set(key, value, scope="local", cwd=root)
+    with PerunRepository.discover(root) as repo:
+        assert _has_time_jobs(repo)

@@ -1,0 +1,187 @@
+"""Busy machines: wall time that CPU time does not back, machine sections, advice (issue: trustworthy verdicts)."""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import subprocess
+
+import pytest
+
+from conftest import run_cli
+from runhelpers import C_PROGRAM, build_c, needs_cc, run_env  # noqa: F401 - run_env: autouse
+
+from perun_core.api import run as api_run
+from perun_core.check import get_method
+from perun_core.check.data import ProfileData
+from perun_core.check.engine import check_pair
+from perun_core.check.noise import ADVICE, machine_difference, profile_advice
+from perun_core.check.strategies import Strategy, parse_rules
+from perun_core.profile.model import Profile
+
+MACHINE = {"hostname": "ci-1", "cpu": "Some CPU", "cores": 2, "memory": 8 << 30, "os": "Linux 6.1",
+           "arch": "x86_64", "python": "CPython 3.11.2", "perun": "0.1.0"}
+
+
+def time_profile(real, user, sys_=0.002, load=0.3, switches=2, machine=None, cmd="./app"):
+    """A time profile of one command: ``real``/``user`` lists of seconds per run."""
+    rows = []
+    for order, (wall, cpu) in enumerate(zip(real, user), 1):
+        for kind, sub, amount in (("time", "real", wall), ("time", "user", cpu), ("time", "sys", sys_),
+                                  ("memory", "max_rss", 2 << 20)):
+            rows.append({"amount": amount, "type": kind, "subtype": sub, "uid": cmd, "order": order,
+                         "involuntary_switches": switches})
+    header = {"type": "time", "units": {"time": "s", "memory": "B"}, "cmd": cmd, "params": "", "workload": "",
+              "machine": {**(machine or MACHINE), "load_before": load, "load_after": load}}
+    return Profile.from_dict({"header": header, "collector_info": {"name": "time", "params": {}},
+                              "global": {"timestamp": sum(real), "resources": rows}})
+
+
+def spread(level, n=9, step=0.01):
+    return [level * (1 + step * (i - n // 2)) for i in range(n)]
+
+
+def findings(base, new):
+    strategy = Strategy(parse_rules([{"method": "size_aware_rank_test"}]))
+    outcome = check_pair(ProfileData(base), ProfileData(new), strategy)
+    return {f.location: f for f in outcome.findings}, outcome.notes
+
+
+def test_wall_time_only_on_a_busy_machine_is_a_maybe_with_the_reason():
+    base = time_profile(spread(0.10), spread(0.095), load=0.4)
+    new = time_profile(spread(0.20), spread(0.095), load=4.9, switches=3)
+    found, _notes = findings(base, new)
+    real = found["./app [real]"]
+    assert real.result.value == "MaybeDegradation"
+    assert real.reason.startswith("wall time only; CPU time unchanged; load 4.9 on 2 cores (target)"), real.reason
+
+
+def test_many_more_preemptions_alone_also_tell_of_contention():
+    base = time_profile(spread(0.20), spread(0.095), switches=80)  # the baseline was preempted often
+    new = time_profile(spread(0.10), spread(0.095), switches=3)
+    real = findings(base, new)[0]["./app [real]"]  # so the target looks faster
+    assert real.result.value == "MaybeOptimization"
+    assert "3 preemptions per run vs 80" in real.reason
+
+
+def test_sleeping_or_waiting_longer_on_a_quiet_machine_is_still_a_degradation():
+    base = time_profile(spread(0.10), spread(0.02), load=0.2)
+    new = time_profile(spread(0.15), spread(0.02), load=0.3)
+    found, notes = findings(base, new)
+    assert found["./app [real]"].result.value == "Degradation"
+    assert found["./app [real]"].reason == ""
+    assert notes == []
+
+
+def test_a_change_cpu_time_backs_is_a_degradation_even_on_a_busy_machine():
+    base = time_profile(spread(0.10), spread(0.095), load=5.0)
+    new = time_profile(spread(0.16), spread(0.15), load=5.0)
+    found, notes = findings(base, new)
+    assert found["./app [real]"].result.value == "Degradation"
+    assert found["./app [user]"].result.value == "Degradation"
+    assert notes == [ADVICE]
+
+
+def test_profiles_of_different_machines_are_noted_once_naming_the_field(tmp_path):
+    other = {**MACHINE, "cpu": "Another CPU"}
+    base = time_profile(spread(0.10), spread(0.095))
+    new = time_profile(spread(0.10), spread(0.095), machine=other)
+    assert machine_difference(ProfileData(base), ProfileData(new)) == "cpu: 'Some CPU' vs 'Another CPU'"
+    _found, notes = findings(base, new)
+    assert notes == ["baseline and target were measured on different machines (cpu: 'Some CPU' vs 'Another CPU')"]
+    (tmp_path / "a.perf").write_text(json.dumps(base.to_dict()))
+    (tmp_path / "b.perf").write_text(json.dumps(new.to_dict()))
+    tree = run_cli("check", "profiles", "a.perf", "b.perf", cwd=tmp_path, env={"NO_COLOR": "1"})
+    assert tree.stdout.count("different machines (cpu:") == 1, tree.stdout
+    as_json = run_cli("check", "profiles", "a.perf", "b.perf", "--format", "json", cwd=tmp_path)
+    assert as_json.stderr.count("note: baseline and target were measured on different machines") == 1
+    json.loads(as_json.stdout)
+
+
+def test_json_output_carries_the_reason(tmp_path):
+    (tmp_path / "a.perf").write_text(json.dumps(time_profile(spread(0.10), spread(0.095), load=0.4).to_dict()))
+    (tmp_path / "b.perf").write_text(json.dumps(time_profile(spread(0.25), spread(0.095), load=6.0).to_dict()))
+    result = run_cli("check", "profiles", "a.perf", "b.perf", "--format", "json", cwd=tmp_path)
+    assert result.returncode == 0, result.stderr
+    records = {r["uid"]: r for r in json.loads(result.stdout)}
+    assert records["./app [real]"]["result"] == "MaybeDegradation"
+    assert "wall time only" in records["./app [real]"]["reason"]
+    assert "note: " + ADVICE in result.stderr
+
+
+def test_advice_for_noisy_runs_or_a_busy_machine():
+    assert profile_advice(time_profile(spread(0.1), spread(0.1))) is None
+    noisy = profile_advice(time_profile([0.1, 0.2, 0.1, 0.3, 0.1], spread(0.1, 5)))
+    assert noisy is not None and "vary by" in noisy and "callgrind" in noisy and "--clock cpu" in noisy
+    busy = profile_advice(time_profile(spread(0.1), spread(0.1), load=3.5))
+    assert busy is not None and "load 3.5 on 2 cores" in busy
+
+
+# -- a real loaded run -------------------------------------------------------------------------------
+
+def busy_processes(count=4):
+    """Busy loops, each in a session of its own (as other users' work would be, not in our autogroup)."""
+    return [subprocess.Popen(["sh", "-c", "while :; do :; done"], start_new_session=True,
+                             stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+            for _ in range(count)]
+
+
+def stop(processes):
+    for process in processes:
+        try:
+            os.killpg(process.pid, signal.SIGKILL)
+        except ProcessLookupError:
+            pass
+        process.wait()
+
+
+def collect_time(root, program, workload, *, loaded):
+    load = busy_processes() if loaded else []
+    try:
+        result = api_run.collect("time", [f"./{program}"], [], [workload], {"warmup": 1, "repeat": 9}, cwd=root,
+                                 force_dirty=True)
+    finally:
+        stop(load)
+    return result.profiles[0].path
+
+
+@needs_cc
+def test_a_loaded_run_gives_no_wall_time_degradation_and_still_finds_a_cpu_slow_down(perun_repo):
+    root, _shas = perun_repo
+    build_c(root, "same", C_PROGRAM.replace("FACTOR", "2"))
+    build_c(root, "slower", C_PROGRAM.replace("FACTOR", "3"))
+    workload = "15000000"
+    quiet = collect_time(root, "same", workload, loaded=False)
+    loaded = collect_time(root, "same", workload, loaded=True)
+    header = json.loads(loaded.read_text())["header"]
+    assert {"load_before", "load_after", "perun", "cores"} <= set(header["machine"])
+    result = run_cli("check", "profiles", str(quiet), str(loaded), "--format", "json", cwd=root)
+    assert result.returncode in (0, 3), result.stderr
+    records = {r["uid"]: r for r in json.loads(result.stdout)}
+    real = records["./same [real]"]
+    assert real["result"] not in ("Degradation", "SevereDegradation", "TotalDegradation"), real
+
+    # the program renamed so that both profiles have the same uid: 1.5x the loop, measured while busy
+    (root / "same").rename(root / "fast")
+    (root / "slower").rename(root / "same")
+    slowed = collect_time(root, "same", workload, loaded=True)
+    result = run_cli("check", "profiles", str(quiet), str(slowed), "--format", "json", cwd=root)
+    assert result.returncode == 3, result.stderr
+    records = {r["uid"]: r for r in json.loads(result.stdout)}
+    assert records["./same [user]"]["result"] == "Degradation", records["./same [user]"]
+    assert "Optimization" not in records["./same [real]"]["result"]
+
+
+def test_collect_prints_one_line_of_advice_when_the_runs_vary_a_lot(perun_repo):
+    root, _shas = perun_repo
+    # every other run sleeps eight times longer: a coefficient of variation far over 10 %
+    script = root / "uneven.sh"
+    script.write_text('#!/bin/sh\nn=$(cat count 2>/dev/null || echo 0); echo $((n + 1)) > count\n'
+                      'if [ $((n % 2)) -eq 0 ]; then sleep 0.01; else sleep 0.08; fi\n')
+    script.chmod(0o755)
+    result = run_cli("collect", "time", "-r", "6", "./uneven.sh", cwd=root)
+    assert result.returncode == 0, result.stderr
+    advice = [line for line in (result.stdout + result.stderr).splitlines() if "advice:" in line]
+    assert len(advice) == 1, result.stdout + result.stderr
+    assert "vary by" in advice[0] and "-r N" in advice[0] and "callgrind" in advice[0]
