@@ -86,7 +86,7 @@ def test_the_post_commit_hook_confirms_by_default(perun_repo):
 
 
 def test_the_tui_default_confirms_only_with_time_jobs_in_the_matrix(perun_repo):
-    from perun_core.api.check import _has_time_jobs
+    from perun_core.check.session import _has_time_jobs
     from perun_core.storage.repository import PerunRepository
 
     root, _shas = perun_repo
