@@ -34,6 +34,7 @@ _export("check", """FAIL_ON HISTORY_WINDOW PairReport VersionReport CheckReport 
         check_profiles stored_check install_hook uninstall_hook""")
 
 _export("files", "ensure_writable_target write_user_file")
+_export("formats", "LAYOUT_CHOICES ConvertResult convert profile_bytes unused_config_keys")
 _export("text", "escape_controls has_controls")
 
 __all__ = sorted(_EXPORTS)

@@ -66,14 +66,14 @@ def detect_layout(doc: Any, path: Any = None) -> str:
         return "columnar"
     if isinstance(doc.get("resources"), dict) or "resource_type_map" in doc:
         return "original-0.28"
-    if "header" in doc:
-        return "documented"
+    if "header" in doc or any(key in doc for key in _DOCUMENTED_KEYS):
+        return "documented"  # without a header: the model reports the missing key
     if "header" not in doc and all(key in doc for key in ("type", "collector")):
         return "flat"
     found = ", ".join(sorted(map(str, doc))) or "none"
     raise InvalidProfile(
-        path, None,
-        f"unrecognized profile layout (top-level keys found: {found}); expected 'header' with "
+        path, "header",
+        f"is missing: unrecognized profile layout (top-level keys found: {found}); expected 'header' with "
         "'snapshots'/'global' (documented), 'resources' with 'resource_type_map' (original Perun 0.28), "
         f"or '{COLUMNAR_TAG}'",
     )
