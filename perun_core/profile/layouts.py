@@ -66,10 +66,10 @@ def detect_layout(doc: Any, path: Any = None) -> str:
         return "columnar"
     if isinstance(doc.get("resources"), dict) or "resource_type_map" in doc:
         return "original-0.28"
-    if "header" in doc or any(key in doc for key in _DOCUMENTED_KEYS):
-        return "documented"  # without a header: the model reports the missing key
     if "header" not in doc and all(key in doc for key in ("type", "collector")):
         return "flat"
+    if "header" in doc or any(key in doc for key in _DOCUMENTED_KEYS):
+        return "documented"  # without a header: the model reports the missing key
     found = ", ".join(sorted(map(str, doc))) or "none"
     raise InvalidProfile(
         path, "header",
