@@ -365,10 +365,10 @@ def _store_checked_json(path: Path, version: int, entries: dict[str, Any]) -> No
 
 
 def _read_pending_meta(path: Path) -> tuple[dict[str, Any] | None, str | None]:
-    from ..profile.codec import load_profile_from_file
+    from ..profile.codec import load_profile_head
 
     try:
-        return meta_of(load_profile_from_file(path)), None
+        return meta_of(load_profile_head(path)), None
     except ProfileError as exc:
         reason = exc.reason if isinstance(exc, InvalidProfile) else str(exc)
         key = f"{exc.key}: " if isinstance(exc, InvalidProfile) and exc.key else ""
