@@ -135,6 +135,10 @@ class PerunRepository:
         url = self.config.get_or("vcs.url", ".")
         root = Path(str(url)).expanduser()
         if not root.is_absolute():
+            # relative to the directory holding .perun; the original Perun's (and perun's, since it
+            # writes what both read) '..' is relative to .perun itself and names that same directory
+            if (self.perun_dir / root).resolve() == self.root and (self.root / ".git").exists():
+                return self.root
             return (self.root / root).resolve()
         # The original Perun stores the absolute path it was initialized at; a repository moved or
         # unpacked elsewhere keeps a stale one.  The directory holding .perun wins when it is a
