@@ -176,3 +176,22 @@ def test_objects_written_by_us_have_the_header_the_original_reads(original_repo,
     raw = zlib.decompress(index_of(original_repo, entry.checksum).read_bytes())
     assert hashlib.sha1(raw).hexdigest() == entry.checksum and raw.startswith(b"profile time ")
     shutil.rmtree(original_repo / ".perun" / "backup")
+
+
+def test_its_shared_yml_in_the_home_directory_breaks_no_command(tmp_path, clean_env, monkeypatch):
+    monkeypatch.delenv("PERUN_CONFIG_DIR")
+    target = clean_env / ".config" / "perun"
+    target.mkdir(parents=True)
+    shutil.copy(FIXTURES / "shared.yml", target / "shared.yml")
+    project = tmp_path / "project"
+    project.mkdir()
+    import subprocess
+
+    for command in (["git", "init", "-q", "."],
+                    ["git", "-c", "user.name=a", "-c", "user.email=a@b", "commit", "-q", "--allow-empty", "-m", "s"]):
+        subprocess.run(command, cwd=project, check=True)
+    for args in (["init"], ["status"], ["collect", "-c", "true", "time"], ["status"], ["add", "0@p"], ["log"],
+                 ["show", "0@i", "tableof", "resources"], ["check", "head"], ["config"]):
+        result = run_cli(*args, cwd=project)
+        assert result.returncode == 0, (args, result.stderr)
+    assert "vcs:\n  type: git\n  url: .." in (project / ".perun" / "local.yml").read_text()
