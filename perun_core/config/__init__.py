@@ -340,7 +340,9 @@ _LEAVES: dict[str, Callable[[Any], None]] = {
     "degradation.log_collect": _check_bool,
     "degradation.cutoff": _check_non_negative,
     "degradation.cutoff_abs": _check_non_negative,
-    "vcs.type": _choice(VCS_TYPES),
+    # the original Perun's default, its built-in single-version store: accepted in the file (so a
+    # repository made without --vcs-type still loads), refused with a reason when the VCS is opened
+    "vcs.type": _choice((*VCS_TYPES, "svs")),
     "vcs.url": _check_nonempty_str,
     "generators.workload": _check_generators,
 }

@@ -153,6 +153,10 @@ class PerunRepository:
             from ..vcs import GitVcs
 
             vcs_type = self.config.get_or("vcs.type", "git")
+            if vcs_type == "svs":
+                raise PerunError(f"{self.local_config_path}: vcs.type 'svs' (the original Perun's single-version "
+                                 "store) is not supported; only 'git' is",
+                                 hint="put the project under git, then set vcs.type: git and vcs.url: ..")
             if vcs_type != "git":
                 raise PerunError(f"{self.local_config_path}: vcs.type '{vcs_type}' is not supported; only 'git' is")
             self._vcs = GitVcs(self.vcs_root, cache_dir=self.cache_dir)

@@ -195,3 +195,12 @@ def test_its_shared_yml_in_the_home_directory_breaks_no_command(tmp_path, clean_
         result = run_cli(*args, cwd=project)
         assert result.returncode == 0, (args, result.stderr)
     assert "vcs:\n  type: git\n  url: .." in (project / ".perun" / "local.yml").read_text()
+
+
+def test_its_default_svs_vcs_type_loads_and_is_refused_with_a_reason(original_repo, original_shared):
+    local = original_repo / ".perun" / "local.yml"
+    local.write_text(local.read_text().replace("type: git", "type: svs", 1))
+    assert run_cli("config", "get", "vcs.type", cwd=original_repo).returncode == 0
+    status = run_cli("status", cwd=original_repo)
+    assert status.returncode == 1
+    assert status.stderr.startswith("error: ") and "'svs'" in status.stderr and "Traceback" not in status.stderr
