@@ -94,3 +94,10 @@ def build_c(directory: Path, name: str, source: str, *flags: str) -> Path:
     binary = directory / name
     subprocess.run(["cc", "-O0", "-g", *flags, "-o", str(binary), str(path), "-lpthread"], check=True)
     return binary
+
+
+def documented(path) -> dict:
+    """A profile file perun wrote (compact or documented layout) in the documented JSON form, origin included."""
+    from perun_core.profile.codec import load_profile_from_file
+
+    return load_profile_from_file(path).to_dict()

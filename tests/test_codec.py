@@ -10,7 +10,7 @@ from hypothesis import strategies as st
 
 from perun_core.errors import InvalidProfile, UnsupportedFormatVersion
 from perun_core.profile import Profile
-from perun_core.profile.codec import decode_content, encode_columnar, from_json_bytes, to_json_bytes
+from perun_core.profile.codec import COLUMNAR_VERSION, decode_content, encode_columnar, from_json_bytes, to_json_bytes
 
 
 def memory_profile() -> dict:
@@ -111,7 +111,7 @@ def test_malformed_json_names_file_and_position():
 
 def test_newer_columnar_version_is_refused():
     content = encode_columnar(Profile.from_dict({"header": {"type": "time"}})).replace(
-        b'"perun-columnar":1', b'"perun-columnar":99')
+        b'"perun-columnar":%d' % COLUMNAR_VERSION, b'"perun-columnar":99')
     with pytest.raises(UnsupportedFormatVersion):
         decode_content(content)
 
@@ -132,7 +132,7 @@ def one_shot_columnar(profile: Profile) -> bytes:
         return {"meta": snapshot.meta, "models": snapshot.models, "has_models": snapshot.has_models_key,
                 "n": len(table), "keys": keys, "cols": [codec._encode_column(c, table.sparse) for c in columns]}
 
-    doc = {"perun-columnar": codec.COLUMNAR_VERSION, "header": profile.header,
+    doc = {"perun-columnar": codec.COLUMNAR_VERSION, "origin": None, "header": profile.header,
            "collector_info": profile.collector_info, "postprocessors": profile.postprocessors,
            "snapshots": [region(s) for s in profile.snapshots],
            "global": region(profile.global_region) if profile.global_region is not None else None,

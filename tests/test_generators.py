@@ -13,7 +13,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from runhelpers import needs_cc, run_env  # noqa: F401 - run_env is an autouse fixture
+from runhelpers import needs_cc, run_env, documented  # noqa: F401 - run_env is an autouse fixture
 
 from perun_core import api
 from perun_core.api import run as api_run
@@ -215,7 +215,7 @@ def test_time_over_an_integer_generator_merges_one_profile(perun_repo):
     result = api_run.run_job([PY], ["sleeper.py"], ["naps"], ["time"], ["normalizer"], cwd=root,
                              on_event=events.append)
     assert result.jobs == 1 and len(result.profiles) == 1
-    profile = json.loads(result.profiles[0].path.read_text())
+    profile = documented(result.profiles[0].path)
     assert profile["origin"] == shas[-1]
     header = profile["header"]
     assert header["workload"] == "naps" and header["workload_sizes"] == [10, 20, 30]
@@ -239,14 +239,14 @@ def test_a_profile_for_each_workload(perun_repo):
                       "min_chars": 3, "max_chars": 3, "profile_for_each_workload": True}])
     events: list = []
     result = api_run.run_job([PY], ["count.py"], ["texts"], ["time"], cwd=root, on_event=events.append)
-    headers = [json.loads(p.path.read_text())["header"] for p in result.profiles]
+    headers = [documented(p.path)["header"] for p in result.profiles]
     assert [(h["workload"], h["workload_size"]) for h in headers] == [("texts:2x3", 8), ("texts:4x3", 16)]
     assert [e.text for e in events if isinstance(e, ev.OutputLine)] == ["2", "4"]
     kinds = [type(e).__name__ for e in events]
     second_workload = kinds.index("WorkloadStarted", kinds.index("WorkloadStarted") + 1)
     assert kinds.count("ProfileWritten") == 2 and kinds.index("ProfileWritten") < second_workload
     assert all(r["structure-unit-size"] in (8, 16) for p in result.profiles
-               for r in json.loads(p.path.read_text())["global"]["resources"])
+               for r in documented(p.path)["global"]["resources"])
 
 
 def test_a_failing_workload_fails_the_job(perun_repo):
@@ -269,7 +269,7 @@ def test_matrix_workloads_mix_generators_and_plain_workloads(perun_repo):
                        ("collectors", [{"name": "time"}])):
         api.config_set(key, value, scope="local", cwd=root)
     result = api_run.run_matrix(cwd=root)
-    headers = [json.loads(p.path.read_text())["header"] for p in result.profiles]
+    headers = [documented(p.path)["header"] for p in result.profiles]
     assert [(h["workload"], h.get("workload_sizes")) for h in headers] == [("one", [5]), ("7", None)]
 
 
@@ -279,7 +279,7 @@ def test_pytrace_over_growing_lists_gets_sizes_from_the_generator(perun_repo):
                                     "data = list(range(int(sys.argv[1])))\nfor _ in range(3):\n    find(data, -1)\n")
     configure(root, [{"id": "lengths", "type": "integer", "min": 100, "max": 300, "step": 100}])
     result = api_run.collect("pytrace", ["lookup.py"], [], ["lengths"], {"functions": ["find"]}, cwd=root)
-    profile = json.loads(result.profiles[0].path.read_text())
+    profile = documented(result.profiles[0].path)
     assert profile["header"]["type"] == "mixed" and profile["header"]["workload"] == "lengths"
     assert [r["structure-unit-size"] for r in profile["global"]["resources"]] == [100] * 3 + [200] * 3 + [300] * 3
 
@@ -298,14 +298,14 @@ def test_time_of_a_quadratic_c_program_over_an_integer_generator(perun_repo):
     assert os.system(f"{compiler} -O1 -o {root / 'quad'} {root / 'quad.c'}") == 0
     configure(root, [{"id": "n", "type": "integer", "min": 2000, "max": 12000, "step": 2000}])
     result = api_run.collect("time", ["./quad"], [], ["n"], {"repeat": 2}, cwd=root)
-    profile = Profile.from_dict(json.loads(result.profiles[0].path.read_text()))
+    profile = Profile.from_dict(documented(result.profiles[0].path))
     user = [r for r in profile.global_region.resources.rows() if r["subtype"] == "user"]
     assert [r["structure-unit-size"] for r in user] == [n for n in range(2000, 12001, 2000) for _ in range(2)]
     best = best_model(regression_analysis(user).models)
     assert best["model"] == "quadratic" or (best["model"] == "power" and 1.7 < best["coeffs"][1]["value"] < 2.3), best
     # as a user runs it, on the whole profile: seconds and bytes of the one command get models of their own
     done = api_run.postprocess(str(result.profiles[0].path), "regression_analysis", cwd=root)
-    models = json.loads(done.path.read_text())["global"]["models"]
+    models = documented(done.path)["global"]["models"]
     assert {(m["uid"], m["subtype"]) for m in models} == {("./quad", s) for s in ("real", "user", "sys", "max_rss")}
     best = best_model([m for m in models if m["subtype"] == "user"])
     assert best["model"] == "quadratic" or (best["model"] == "power" and 1.7 < best["coeffs"][1]["value"] < 2.3), best

@@ -13,7 +13,7 @@ from pathlib import Path
 
 import pytest
 
-from runhelpers import build_c, line_of, run_env  # noqa: F401 - run_env: autouse fixture
+from runhelpers import build_c, line_of, run_env, documented  # noqa: F401 - run_env: autouse fixture
 
 from perun_core.api import run as api_run
 from perun_core.collect.callgrind import callgrind_resources, parse_callgrind
@@ -450,7 +450,7 @@ def test_missing_compiler_is_named(monkeypatch, tmp_path):
 def test_memory_profile_is_stored_through_the_api(perun_repo, programs):
     root, shas = perun_repo
     result = api_run.collect("memory", [str(programs["threads"])], [], [], {"sampling": 0.5}, cwd=root)
-    stored = json.loads(result.profiles[0].path.read_text())
+    stored = documented(result.profiles[0].path)
     assert stored["origin"] == shas[-1] and stored["header"]["type"] == "memory"
     assert stored["collector_info"]["params"]["sampling"] == 0.5
     assert sum(1 for s in stored["snapshots"] for r in s["resources"] if r["subtype"] == "malloc"

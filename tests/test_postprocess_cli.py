@@ -8,7 +8,7 @@ import math
 import pytest
 
 from conftest import run_cli
-from runhelpers import run_env  # noqa: F401 - autouse fixture
+from runhelpers import run_env, documented  # noqa: F401 - autouse fixture
 from test_postprocessors import TRUTH, complexity_profile, synthetic_rows
 
 from perun_core.analysis import best_model
@@ -22,7 +22,7 @@ def written(result, root):
     """The profile a successful postprocessby wrote (its name is the last word of its one line)."""
     assert result.returncode == 0, result.stderr
     name = result.stdout.strip().rsplit(" ", 1)[1]
-    return json.loads((root / ".perun" / "jobs" / name).read_text())
+    return documented((root / ".perun" / "jobs" / name))
 
 
 @pytest.fixture

@@ -16,7 +16,7 @@ import numpy as np
 import pytest
 
 from conftest import write_pending
-from runhelpers import run_env  # noqa: F401 - autouse fixture
+from runhelpers import run_env, documented  # noqa: F401 - autouse fixture
 
 from perun_core import api, units
 from perun_core.api import run as api_run
@@ -270,7 +270,7 @@ def test_degenerate_models_are_skipped_with_reasons_in_the_postprocessors_entry(
     rows += [{"uid": "flat", "structure-unit-size": 5, "amount": 1.0 + i} for i in range(5)]
     write_pending(root, "d.perf", complexity_profile(rows, origin=shas[-1]))
     done = api_run.postprocess("d.perf", "regression_analysis", {"method": "full"}, cwd=root)
-    saved = json.loads(done.path.read_text())
+    saved = documented(done.path)
     [entry] = saved["postprocessors"]
     assert entry["name"] == "regression_analysis" and entry["params"]["method"] == "full"
     skipped = {(s["uid"], s["model"]): s["reason"] for s in entry["skipped"]}
@@ -352,7 +352,7 @@ def test_the_dashed_alias_names_the_same_unit(perun_repo):
     rows = synthetic_rows(("linear",), points=100)
     write_pending(root, "a.perf", complexity_profile(rows, origin=shas[-1]))
     done = api_run.postprocess("a.perf", "regression-analysis", {"regression_models": "linear"}, cwd=root)
-    assert json.loads(done.path.read_text())["postprocessors"][0]["name"] == "regression_analysis"
+    assert documented(done.path)["postprocessors"][0]["name"] == "regression_analysis"
 
 
 def test_a_registered_profile_is_modelled_from_its_packed_columns(perun_repo):
@@ -360,7 +360,7 @@ def test_a_registered_profile_is_modelled_from_its_packed_columns(perun_repo):
     write_pending(root, "r.perf", complexity_profile(synthetic_rows(), origin=shas[0]))
     api.add(["r.perf"], minor=shas[0], cwd=root)
     done = api_run.postprocess("0@i", "regression_analysis", minor=shas[0], cwd=root)
-    saved = json.loads(done.path.read_text())
+    saved = documented(done.path)
     assert saved["origin"] == shas[0]
     assert {m["uid"]: m for m in saved["global"]["models"]}.keys() == set(TRUTH)
     for kind in TRUTH:
@@ -375,7 +375,7 @@ def test_run_job_postprocesses_with_yaml_params(perun_repo):
         ("filter", {"subtype": "real"}),
         ("regression_analysis", {"per_key": "order", "models": "constant,linear"}),
     ], cwd=root)
-    saved = json.loads(result.profiles[0].path.read_text())
+    saved = documented(result.profiles[0].path)
     assert [p["name"] for p in saved["postprocessors"]] == ["filter", "regression_analysis"]
     assert {r["subtype"] for r in saved["global"]["resources"]} == {"real"}
     assert {m["model"] for m in saved["global"]["models"]} <= {"constant", "linear"}

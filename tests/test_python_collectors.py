@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 
-from runhelpers import process_gone, run_env  # noqa: F401 - run_env: autouse fixture
+from runhelpers import process_gone, run_env, documented  # noqa: F401 - run_env: autouse fixture
 
 from conftest import run_cli
 from perun_core.api import run as api_run
@@ -38,7 +38,7 @@ def write(root: Path, name: str, text: str) -> Path:
 def collect(root, collector, command, args="", events=None, **params):
     result = api_run.collect(collector, [command], [args] if args else [], [], params, cwd=root,
                              on_event=events.append if events is not None else None)
-    return json.loads(result.profiles[0].path.read_text())
+    return documented(result.profiles[0].path)
 
 
 
@@ -530,7 +530,7 @@ def test_collect_pytrace_from_the_command_line(perun_repo):
     assert result.returncode == 0, result.stderr
     written = list((root / ".perun/jobs").iterdir())
     assert len(written) == 1
-    profile = json.loads(written[0].read_text())
+    profile = documented(written[0])
     assert sorted({r["structure-unit-size"] for r in profile["global"]["resources"]}) == [100, 200, 300]
     assert profile["collector_info"]["params"]["functions"] == ["lists:search"]
     help_text = run_cli("collect", "pymemory", "--help", cwd=root).stdout

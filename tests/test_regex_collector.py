@@ -8,7 +8,7 @@ import textwrap
 
 import pytest
 
-from runhelpers import run_env  # noqa: F401 - autouse fixture
+from runhelpers import run_env, documented  # noqa: F401 - autouse fixture
 
 from conftest import run_cli
 from perun_core import api
@@ -36,7 +36,7 @@ def bench(root) -> str:
 
 def collect(root, **params):
     result = api_run.collect("regex", [PY], [bench(root)], [], params, cwd=root)
-    return json.loads(result.profiles[0].path.read_text())
+    return documented(result.profiles[0].path)
 
 
 def test_ops_per_second_lines_become_resources(perun_repo):
@@ -130,7 +130,7 @@ def test_failing_command(perun_repo):
         api_run.collect("regex", [PY], ["fail.py"], [], {"patterns": ["ops/s: (?P<amount>\\d+)"]}, cwd=root)
     result = api_run.collect("regex", [PY], ["fail.py"], [], {"patterns": ["ops/s: (?P<amount>\\d+)"],
                                                                "keep_failed": True}, cwd=root)
-    rows = json.loads(result.profiles[0].path.read_text())["global"]["resources"]
+    rows = documented(result.profiles[0].path)["global"]["resources"]
     assert rows == [{"amount": 5, "type": "metric", "uid": PY, "order": 1, "run": 1, "exit_status": 4}]
 
 
@@ -143,14 +143,14 @@ def test_regex_in_a_job_matrix_and_on_the_command_line(perun_repo):
         {"patterns": [{"regex": "ops/s: (?P<amount>[0-9.]+)", "units": "ops/s", "type": "throughput"}]},
         {"repeat": 2}]}], scope="local", cwd=root)
     result = api_run.run_matrix(cwd=root)
-    profile = json.loads(result.profiles[0].path.read_text())
+    profile = documented(result.profiles[0].path)
     assert [r["amount"] for r in profile["global"]["resources"]] == [1200, 1350.5, 990] * 2
     for path in (root / ".perun/jobs").iterdir():
         path.unlink()
     ok = run_cli("collect", "regex", "-e", "ops/s: (?P<amount>[0-9.]+)", "--units", "ops/s", PY, "bench.py", cwd=root)
     assert ok.returncode == 0, ok.stderr
     (written,) = (root / ".perun/jobs").iterdir()
-    assert json.loads(written.read_text())["header"]["units"] == {"metric": "ops/s"}
+    assert documented(written)["header"]["units"] == {"metric": "ops/s"}
     bad = run_cli("collect", "regex", "-e", "ops/s: (?P<amount>[0-9.]+", PY, "bench.py", cwd=root)
     assert bad.returncode != 0
     assert bad.stderr.strip().splitlines() == [

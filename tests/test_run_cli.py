@@ -15,7 +15,7 @@ from statistics import mean
 import pytest
 
 from conftest import ROOT, run_cli
-from runhelpers import leftover_worktrees, make_c_project, needs_cc, run_env, tree_bytes  # noqa: F401 - run_env: autouse
+from runhelpers import leftover_worktrees, make_c_project, needs_cc, run_env, tree_bytes, documented  # noqa: F401 - run_env: autouse
 
 from perun_core import api
 from perun_core.storage.repository import PerunRepository
@@ -119,7 +119,7 @@ def test_collect_time_records_ten_runs_of_true(perun_repo):
     result = run_cli("collect", "time", "-w", "2", "-r", "10", "true", cwd=root)
     assert result.returncode == 0, result.stderr
     [path] = written_paths(result.stdout, root)
-    profile = json.loads(path.read_text())
+    profile = documented(path)
     assert profile["origin"] == shas[-1]
     assert profile["collector_info"]["params"]["warmup"] == 2 and profile["collector_info"]["params"]["repeat"] == 10
     real = [r for r in profile["global"]["resources"] if r["subtype"] == "real"]
@@ -129,8 +129,8 @@ def test_collect_time_records_ten_runs_of_true(perun_repo):
     other = run_cli("collect", "-c", "sh", "-a", "-c 'exit 0'", "-w", "a", "-w", "b", "-p", "params.yml", "time", cwd=root)
     assert other.returncode == 0, other.stderr
     paths = written_paths(other.stdout, root)
-    assert [json.loads(p.read_text())["header"]["workload"] for p in paths] == ["a", "b"]
-    assert {len(json.loads(p.read_text())["global"]["resources"]) for p in paths} == {8}
+    assert [documented(p)["header"]["workload"] for p in paths] == ["a", "b"]
+    assert {len(documented(p)["global"]["resources"]) for p in paths} == {8}
 
 
 def test_unit_commands_are_generated_from_their_declarations(perun_repo):
@@ -150,7 +150,7 @@ def test_postprocessby_writes_a_new_pending_profile(perun_repo):
     result = run_cli("postprocessby", "-ot", "%postprocessors%", "raw.perf", "normalizer", cwd=root)
     assert result.returncode == 0, result.stderr
     assert result.stdout.strip() == "Postprocessed raw.perf by normalizer into normalizer.perf"
-    profile = json.loads((root / ".perun/jobs/normalizer.perf").read_text())
+    profile = documented((root / ".perun/jobs/normalizer.perf"))
     assert profile["origin"] == shas[-1] and profile["postprocessors"] == [{"name": "normalizer", "params": {}}]
     assert max(r["amount"] for r in profile["global"]["resources"] if r["type"] == "time") == 1.0
 

@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 
 from gitrepo import make_repo
-from runhelpers import leftover_worktrees, run_env, tree_bytes  # noqa: F401 - run_env is an autouse fixture
+from runhelpers import leftover_worktrees, run_env, tree_bytes, documented  # noqa: F401 - run_env is an autouse fixture
 
 from perun_core import api
 from perun_core.api import run as api_run
@@ -113,7 +113,7 @@ def test_event_stream_of_a_two_job_matrix(two_job_matrix):
     assert version.workdir == root.resolve()
     finished = [e for e in events if isinstance(e, (ev.JobFinished, ev.RunFinished))]
     assert all(e.seconds > 0 for e in finished)
-    first = json.loads(written[0].path.read_text())
+    first = documented(written[0].path)
     assert first["postprocessors"] == [{"name": "normalizer", "params": {}}]
     assert max(r["amount"] for r in first["global"]["resources"] if r["type"] == "time") == 1.0
 
@@ -183,7 +183,7 @@ def test_other_commits_run_in_temporary_worktrees_and_leave_the_checkout_alone(t
                              cwd=root, on_event=events.append)
     assert tree_bytes(root) == before
     assert [p.origin for p in result.profiles] == [shas[0], shas[2]]
-    assert [json.loads(p.path.read_text())["origin"] for p in result.profiles] == [shas[0], shas[2]]
+    assert [documented(p.path)["origin"] for p in result.profiles] == [shas[0], shas[2]]
     starts = [e for e in events if isinstance(e, ev.VersionStarted)]
     assert all(e.worktree and e.workdir.parent == run_env for e in starts)
     output = [e.text for e in events if isinstance(e, ev.OutputLine)]
@@ -307,4 +307,4 @@ def test_generated_names_never_overwrite(tmp_path, perun_repo):
     first = api_run.collect("time", ["true"], output_template="fixed", cwd=root)
     second = api_run.collect("time", ["true"], output_template="fixed", cwd=root)
     assert [first.profiles[0].path.name, second.profiles[0].path.name] == ["fixed.perf", "fixed-1.perf"]
-    assert json.loads(first.profiles[0].path.read_text())["origin"]
+    assert documented(first.profiles[0].path)["origin"]

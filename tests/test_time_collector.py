@@ -15,7 +15,7 @@ import time
 
 import pytest
 
-from runhelpers import process_gone, run_env  # noqa: F401 - run_env: autouse fixture
+from runhelpers import process_gone, run_env, documented  # noqa: F401 - run_env: autouse fixture
 
 from perun_core.api import run as api_run
 from perun_core.errors import CollectionError, Interrupted
@@ -29,7 +29,7 @@ PY = sys.executable
 def collect(root, cmd, args="", **params):
     events = []
     result = api_run.collect("time", [cmd], [args] if args else [], [], params, cwd=root, on_event=events.append)
-    return json.loads(result.profiles[0].path.read_text()), events
+    return documented(result.profiles[0].path), events
 
 
 def resources(profile, subtype):

@@ -8,7 +8,7 @@ from types import SimpleNamespace
 import pytest
 
 from conftest import time_profile, write_pending
-from runhelpers import run_env  # noqa: F401 - autouse fixture
+from runhelpers import run_env, documented  # noqa: F401 - autouse fixture
 
 from perun_core import api, units
 from perun_core.api import run as api_run
@@ -147,7 +147,7 @@ def test_phases_run_in_order_and_thread_kwargs(perun_repo, recorder):
                       "argv": ["mycmd", "-x", "1", "input"]}
     assert recorder.calls[0][2] == root.resolve()
     assert recorder.calls[1][1]["prepared"] == 30
-    saved = json.loads(result.profiles[0].path.read_text())
+    saved = documented(result.profiles[0].path)
     assert saved["origin"] == shas[-1]
     assert saved["collector_info"] == {"name": "recorder", "params": {"level": 3, "fail_in": None}}
     header = saved["header"]
@@ -254,7 +254,7 @@ def test_postprocess_appends_the_unit_and_keeps_the_origin(perun_repo):
     root, shas = perun_repo
     write_pending(root, "t.perf", time_profile(shas[0], amounts=(1.0, 4.0)))
     done = api_run.postprocess("0@p", "normalizer", cwd=root)
-    saved = json.loads(done.path.read_text())
+    saved = documented(done.path)
     assert done.origin == saved["origin"] == shas[0]
     assert saved["postprocessors"] == [{"name": "normalizer", "params": {}}]
     assert [r["amount"] for r in saved["snapshots"][0]["resources"]] == [0.25, 1.0]
@@ -262,6 +262,6 @@ def test_postprocess_appends_the_unit_and_keeps_the_origin(perun_repo):
     # a registered profile keeps the commit whose index holds it as origin
     api.add(["t.perf"], minor=shas[0], cwd=root)
     again = api_run.postprocess("0@i", "normalizer", minor=shas[0], cwd=root)
-    assert json.loads(again.path.read_text())["origin"] == shas[0]
+    assert documented(again.path)["origin"] == shas[0]
     with pytest.raises(InvalidParameter, match="normalizer has: \\(none\\)"):
         api_run.postprocess("0@p", "normalizer", {"scale": 2}, cwd=root)

@@ -49,6 +49,7 @@ _export("views", """Shown show view view_names build_view render_view one_plot o
 _export("files", "atomic_write atomic_write_text ensure_writable_target write_user_file")
 _export("text", "escape_controls escape_lines has_controls")
 _export("demo", "demo_dir build_demo")
+_export("formats", "LAYOUT_CHOICES ConvertResult convert profile_bytes unused_config_keys")
 
 __all__ = sorted(_EXPORTS)
 

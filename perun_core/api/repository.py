@@ -75,7 +75,9 @@ def init(
     root = Path(path or os.getcwd()).expanduser().resolve()
     vcs_root = Path(vcs_path).expanduser().resolve() if vcs_path else root
     # Render first: a bad template must not leave a half-made instance behind.
-    vcs_url = os.path.relpath(vcs_root, root)
+    # The original Perun joins vcs.url to the .perun directory, perun to the directory holding
+    # it: '..' for the usual layout means the same to both, any other place is written absolute.
+    vcs_url = ".." if vcs_root == root else str(vcs_root)
     config_text = render_local_config(template, project_root=root, vcs_type=vcs_type, vcs_url=vcs_url)
     root.mkdir(parents=True, exist_ok=True)
     git_created = init_repository(vcs_root, bare="bare" in vcs_flags, params=vcs_params or {})

@@ -24,6 +24,7 @@ LAZY_COMMANDS: dict[str, str] = {
     "postprocessby": "perun_core.cli.run_cmds:postprocessby",
     "check": "perun_core.cli.check_cmds:check",
     "install-hook": "perun_core.cli.check_cmds:install_hook",
+    "convert": "perun_core.cli.format_cmds:convert",
 }
 
 
@@ -123,14 +124,28 @@ def init(state: State, path: str | None, vcs_type: str, vcs_path: str | None, vc
         _edit(api.config_edit_request(scope="local", cwd=result.root), "local")
 
 
-@cli.group(context_settings={"help_option_names": ["--help"], "max_content_width": 100})
+@cli.group(context_settings={"help_option_names": ["--help"], "max_content_width": 100},
+           invoke_without_command=True)
 @click.option("-l", "--local", "scope", flag_value="local", help="Use the local configuration (.perun/local.yml).")
 @click.option("-h", "--shared", "scope", flag_value="shared", help="Use the shared configuration (shared.yml).")
 @click.option("-n", "--nearest", "scope", flag_value="nearest", default=True, help="Use the nearest configuration (default).")
 @click.pass_context
 def config(ctx: click.Context, scope: str) -> None:
-    """Get, set, edit or reset the local and shared configuration."""
+    """Get, set, edit or reset the local and shared configuration.
+
+    Without a command: lists the keys of the configuration files that this
+    perun does not read (kept in the files as they are).
+    """
     ctx.meta["scope"] = scope
+    if ctx.invoked_subcommand is None:
+        from perun_core import api
+
+        unused = api.unused_config_keys()
+        for path, keys in unused.items():
+            _out(f"{path}: not used by this perun (kept as they are): {', '.join(keys)}")
+        if not unused:
+            _out("every configuration key is in use")
+        _out("commands: get, set, edit, reset (see 'perun-core config --help')")
 
 
 def _scope() -> str:
@@ -284,8 +299,11 @@ def show(ctx: click.Context, profile: str, minor: str | None) -> None:
 # the first spelling of --filename, kept working but no longer listed
 @click.option("-o", "--output", type=click.Path(dir_okay=False), hidden=True)
 @click.option("--compact", is_flag=True, help="No indentation.")
-def show_raw(filename: str | None, output: str | None, compact: bool) -> None:
-    """The profile in the documented JSON form.
+@click.option("--layout", type=click.Choice(["compact", "documented"]), default=None,
+              help="Layout of FILE: compact (columnar, the default with -f) or documented (the JSON of the "
+                   "specification, which the original Perun reads too). Printing is always documented.")
+def show_raw(filename: str | None, output: str | None, compact: bool, layout: str | None) -> None:
+    """The profile in the documented JSON form (or, with -f, the compact layout unless --layout documented).
 
     On a terminal the JSON is highlighted, unless NO_COLOR is set.
     """
@@ -296,11 +314,15 @@ def show_raw(filename: str | None, output: str | None, compact: bool) -> None:
     filename = filename or output
     spec, minor = click.get_current_context().meta["profile_spec"]
     loaded = api.load_profile(spec, minor=minor)
-    data = api.profile_json(loaded.profile, indent=None if compact else 2) + b"\n"
     if filename:
+        chosen = layout or "compact"
+        data = api.profile_bytes(loaded.profile, chosen, indent=None if compact else 2) + b"\n"
         api.write_output(filename, data)
         click.echo(f"Wrote {loaded.source} as JSON to {filename}")
         return
+    if layout == "compact":
+        raise click.UsageError("--layout compact needs -f FILE (the terminal gets the documented form)")
+    data = api.profile_json(loaded.profile, indent=None if compact else 2) + b"\n"
     # Highlighting re-parses the JSON: past a few megabytes it costs more than it helps.
     if sys.stdout.isatty() and not os.environ.get("NO_COLOR") and len(data) <= 8_000_000:
         from rich.console import Console

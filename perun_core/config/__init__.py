@@ -263,11 +263,68 @@ def _check_version(value: Any) -> None:
         raise _Invalid(f"expected at most {CONFIG_VERSION} (the newest this perun writes), got {value}")
 
 
+#: Sort keys the original Perun writes (``[time, stem, copy]``) that mean nothing here; accepted, skipped.
+ORIGINAL_SORT_KEYS = ("stem", "copy")
+
+
+def _check_sort_keys(value: Any) -> None:
+    """One key, or the original Perun's list of keys (the first one we know is used)."""
+    choices = (*SORT_PROFILES_BY_CHOICES, *ORIGINAL_SORT_KEYS)
+    items = value if isinstance(value, list) else [value]
+    for item in items:
+        if not isinstance(item, str) or item not in choices:
+            raise _Invalid(f"expected one of {', '.join(SORT_PROFILES_BY_CHOICES)} (or a list of them), "
+                           f"got {_describe(item)}")
+    if isinstance(value, list) and not any(item in SORT_PROFILES_BY_CHOICES for item in value):
+        raise _Invalid(f"expected a list holding one of {', '.join(SORT_PROFILES_BY_CHOICES)}, got {value!r}")
+
+
+def _check_orders(value: Any) -> None:
+    for item in value if isinstance(value, list) else [value]:
+        if item not in ("asc", "desc"):
+            raise _Invalid(f"expected asc or desc (or a list of them), got {_describe(item)}")
+
+
+def sort_key(value: Any) -> str:
+    """The profile attribute a ``format.sort_profiles_by`` value sorts by (a list: its first known key)."""
+    if isinstance(value, list):
+        return next((item for item in value if item in SORT_PROFILES_BY_CHOICES), "time")
+    return str(value)
+
+
+#: Keys this perun reads; others (the original Perun's, a newer perun's) are kept in the files
+#: untouched and listed by ``perun-core config`` (:func:`unused_keys`).
+KNOWN_KEYS = frozenset({
+    "config_version", "general.paging", "general.editor", "format.status", "format.shortlog",
+    "format.output_profile_template", "format.sort_profiles_by", "degradation.apply",
+    "degradation.strategies", "degradation.collect_before_check", "degradation.log_collect",
+    "degradation.cutoff", "degradation.cutoff_abs", "profiles.register_after_run", "execute.pre_run",
+    "vcs.type", "vcs.url", "generators.workload", "cmds", "args", "workloads", "collectors", "postprocessors",
+})
+
+
+def unused_keys(data: Mapping[str, Any]) -> list[str]:
+    """Dotted keys of ``data`` that this perun does not read (sections reported whole)."""
+    found: list[str] = []
+    known_sections = {key.split(".")[0] for key in KNOWN_KEYS if "." in key}
+    for key, value in data.items():
+        name = str(key)
+        if name in KNOWN_KEYS:
+            continue
+        if name in known_sections and isinstance(value, Mapping):
+            found.extend(f"{name}.{child}" for child in value
+                         if f"{name}.{child}" not in KNOWN_KEYS and not name == "execute")
+        else:
+            found.append(name)
+    return found
+
+
 _LEAVES: dict[str, Callable[[Any], None]] = {
     "config_version": _check_version,
     "general.paging": _choice(PAGING_CHOICES),
     "general.editor": _check_nonempty_str,
-    "format.sort_profiles_by": _choice(SORT_PROFILES_BY_CHOICES),
+    "format.sort_profiles_by": _check_sort_keys,
+    "format.sort_profiles_order": _check_orders,
     "format.*": _check_str,
     "profiles.register_after_run": _check_bool,
     "execute.pre_run": _check_str_list,
@@ -283,7 +340,9 @@ _LEAVES: dict[str, Callable[[Any], None]] = {
     "degradation.log_collect": _check_bool,
     "degradation.cutoff": _check_non_negative,
     "degradation.cutoff_abs": _check_non_negative,
-    "vcs.type": _choice(VCS_TYPES),
+    # the original Perun's default, its built-in single-version store: accepted in the file (so a
+    # repository made without --vcs-type still loads), refused with a reason when the VCS is opened
+    "vcs.type": _choice((*VCS_TYPES, "svs")),
     "vcs.url": _check_nonempty_str,
     "generators.workload": _check_generators,
 }

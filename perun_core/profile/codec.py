@@ -8,10 +8,10 @@ numeric columns are packed little-endian arrays (base64), repeated values
 profile that was encoded, including int/float distinction and absent keys.
 Objects holding documented JSON (written by the original tool) stay readable.
 
-Columnar layout (version 1)::
+Columnar layout (version 2; version 1 had no ``origin``)::
 
-    {"perun-columnar": 1, "header": ..., "collector_info": ..., "postprocessors": ...,
-     "snapshots": [REGION...], "global": REGION | null, "extra": {...}}
+    {"perun-columnar": 2, "origin": SHA | null, "header": ..., "collector_info": ...,
+     "postprocessors": ..., "snapshots": [REGION...], "global": REGION | null, "extra": {...}}
     REGION  = {"meta": {...}, "models": [...], "has_models": bool,
                "n": rows, "keys": [...], "cols": [COLUMN...]}
     COLUMN  = {"t": "int", "w": W, "b": base64}          all ints, packed at width W
@@ -33,13 +33,25 @@ from pathlib import Path
 from collections.abc import Callable, Iterator
 from typing import Any
 
-from ..errors import InvalidProfile, UnsupportedFormatVersion
+from ..errors import InvalidProfile
+from ..storage.versions import Versioned
 from . import fastjson
 from .model import Profile, Snapshot
 from .resources import MISSING, PackedColumn, ResourceTable
 
-COLUMNAR_VERSION = 1
+COLUMNAR_VERSION = 2
 _TAG = "perun-columnar"
+#: File layouts perun can write (``--layout``): compact is the columnar one.
+WRITE_LAYOUTS = ("compact", "documented")
+
+COLUMNAR = Versioned("columnar profile layout", newest=COLUMNAR_VERSION)
+
+
+@COLUMNAR.step(2)
+def update_to_2(doc: dict) -> dict:
+    """Version 2 keeps the origin of pending profiles (objects in the store have none)."""
+    doc.setdefault("origin", None)
+    return doc
 _INT64 = (-(2**63), 2**63 - 1)
 _LITTLE = sys.byteorder == "little"
 
@@ -87,7 +99,7 @@ def load_profile_from_file(path: Path | str) -> Profile:
 
     path = Path(path)
     try:
-        if path.stat().st_size >= MINIMUM_SIZE:
+        if path.stat().st_size >= MINIMUM_SIZE and not _is_columnar_file(path):
             found = load_columnwise(path)
             if found is not None:
                 return found
@@ -113,11 +125,71 @@ def load_profile_from_file(path: Path | str) -> Profile:
     return from_json_bytes(text, path=path)
 
 
-def store_profile_at(profile: Profile, path: Path | str, *, indent: int | None = 2, exclusive: bool = False) -> None:
-    """Write the profile as documented JSON, atomically."""
+def _is_columnar_file(path: Path) -> bool:
+    with open(path, "rb") as handle:
+        return handle.read(len(_TAG) + 8).lstrip(b" \t\r\n{").startswith(b'"%s"' % _TAG.encode())
+
+
+def load_profile_head(path: Path | str) -> Profile:
+    """The profile at ``path`` without its resources and models where that is cheap (compact files:
+    only the bytes before the first region are read), else the whole profile."""
+    path = Path(path)
+    try:
+        if _is_columnar_file(path):
+            with open(path, "rb") as handle:
+                head = handle.read(1 << 20)
+            found = _columnar_head(head, path)
+            if found is not None:
+                return found
+    except OSError:
+        pass  # load_profile_from_file reports it
+    return load_profile_from_file(path)
+
+
+def _columnar_head(data: bytes, path: Path) -> Profile | None:
+    try:
+        text = data.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        text = data[:exc.start].decode("utf-8")
+    decoder = json.JSONDecoder()
+    position = text.index("{") + 1
+    members: dict[str, Any] = {}
+    try:
+        while True:
+            key, position = decoder.raw_decode(text, position)
+            if text[position] != ":":
+                return None
+            if key == "snapshots":
+                break
+            members[key], position = decoder.raw_decode(text, position + 1)
+            if text[position] != ",":
+                return None
+            position += 1
+    except (ValueError, IndexError):
+        return None
+    if not isinstance(members.get("header"), dict):
+        return None
+    COLUMNAR.check(members.get(_TAG), path, invalid=lambda reason: InvalidProfile(path, _TAG, reason))
+    return Profile(header=members["header"], collector_info=members.get("collector_info") or {},
+                   postprocessors=members.get("postprocessors") or [], origin=members.get("origin"),
+                   layout="columnar")
+
+
+def store_profile_at(profile: Profile, path: Path | str, *, indent: int | None = 2, exclusive: bool = False,
+                     layout: str = "documented") -> None:
+    """Write the profile atomically, as documented JSON or in the compact columnar layout (with its origin)."""
     from ..atomic import atomic_write
 
-    atomic_write(path, iter_json_chunks(profile, indent=indent), exclusive=exclusive)
+    atomic_write(path, iter_layout(profile, layout, indent=indent), exclusive=exclusive)
+
+
+def iter_layout(profile: Profile, layout: str, *, indent: int | None = 2) -> Iterator[bytes]:
+    """The bytes of ``profile`` in one of :data:`WRITE_LAYOUTS`, in pieces."""
+    if layout == "compact":
+        return iter_columnar(profile, with_origin=True)
+    if layout == "documented":
+        return iter_json_chunks(profile, indent=indent)
+    raise ValueError(f"unknown profile layout {layout!r}; expected one of {', '.join(WRITE_LAYOUTS)}")
 
 
 # -- columnar store encoding ---------------------------------------------------
@@ -127,7 +199,7 @@ def encode_columnar(profile: Profile) -> bytes:
     return b"".join(iter_columnar(profile))
 
 
-def iter_columnar(profile: Profile) -> Iterator[bytes]:
+def iter_columnar(profile: Profile, *, with_origin: bool = False) -> Iterator[bytes]:
     """The bytes of :func:`encode_columnar` in pieces, one resource column at a time.
 
     The pieces join to exactly what ``json.dumps`` of the whole document
@@ -139,8 +211,9 @@ def iter_columnar(profile: Profile) -> Iterator[bytes]:
         # ASCII output is faster to produce, and the bulk (base64 columns) is ASCII anyway.
         return json.dumps(value, separators=(",", ":"), allow_nan=False).encode("ascii")
 
-    yield b'{%s:%s,"header":%s,"collector_info":%s,"postprocessors":%s,"snapshots":[' % (
-        dump(_TAG), dump(COLUMNAR_VERSION), dump(profile.header), dump(profile.collector_info),
+    origin = profile.origin if with_origin else None
+    yield b'{%s:%s,"origin":%s,"header":%s,"collector_info":%s,"postprocessors":%s,"snapshots":[' % (
+        dump(_TAG), dump(COLUMNAR_VERSION), dump(origin), dump(profile.header), dump(profile.collector_info),
         dump(profile.postprocessors))
     for index, snapshot in enumerate(profile.snapshots):
         if index:
@@ -164,8 +237,25 @@ def _iter_region(region: Snapshot, dump: Callable[[Any], bytes]) -> Iterator[byt
     for index, column in enumerate(columns):
         if index:
             yield b","
-        yield dump(_encode_packed(column) if isinstance(column, PackedColumn) else _encode_column(column, sparse))
+        yield _column_bytes(_encode_packed(column) if isinstance(column, PackedColumn) else _encode_column(column, sparse),
+                            dump)
     yield b"]}"
+
+
+#: Members of a column holding base64 text: written as they are (base64 needs no JSON escaping),
+#: which saves json's scan of megabytes of text per column.
+_BASE64_MEMBERS = ("b", "c", "absent")
+
+
+def _column_bytes(column: dict, dump: Callable[[Any], bytes]) -> bytes:
+    """``dump(column)`` exactly, faster for the base64 members."""
+    parts = []
+    for key, value in column.items():
+        if key in _BASE64_MEMBERS and type(value) is str:
+            parts.append(b'"%s":"%s"' % (key.encode("ascii"), value.encode("ascii")))
+        else:
+            parts.append(b"%s:%s" % (dump(key), dump(value)))
+    return b"{" + b",".join(parts) + b"}"
 
 
 def decode_content(content: bytes, *, path: Path | str | None = None) -> Profile:
@@ -174,13 +264,13 @@ def decode_content(content: bytes, *, path: Path | str | None = None) -> Profile
         doc = fastjson.loads(content)
     except (UnicodeDecodeError, json.JSONDecodeError) as exc:
         raise InvalidProfile(path, None, f"stored content is not JSON: {exc}") from None
-    if not isinstance(doc, dict) or _TAG not in doc:
-        return Profile.from_dict(doc, path=path)
-    version = doc[_TAG]
-    if not isinstance(version, int) or version < 1:
-        raise InvalidProfile(path, _TAG, f"invalid encoding version {version!r}")
-    if version > COLUMNAR_VERSION:
-        raise UnsupportedFormatVersion(path or "<object>", "profile encoding", version, COLUMNAR_VERSION)
+    return Profile.from_dict(doc, path=path)
+
+
+def decode_document(doc: dict, *, path: Path | str | None = None) -> Profile:
+    """A parsed columnar document (any version we wrote) as a profile."""
+    doc = COLUMNAR.upgrade(dict(doc), doc[_TAG], path=path or "<object>",
+                           invalid=lambda reason: InvalidProfile(path, _TAG, reason))
     try:
         snapshots = [_decode_region(r) for r in doc["snapshots"]]
         global_region = _decode_region(doc["global"]) if doc.get("global") is not None else None
@@ -190,7 +280,9 @@ def decode_content(content: bytes, *, path: Path | str | None = None) -> Profile
             postprocessors=doc["postprocessors"],
             snapshots=snapshots,
             global_region=global_region,
+            origin=doc.get("origin"),
             extra=doc.get("extra") or {},
+            layout="columnar",
         )
     except (KeyError, TypeError, ValueError, IndexError, binascii.Error) as exc:
         raise InvalidProfile(path, None, f"damaged columnar encoding ({type(exc).__name__}: {exc})") from None

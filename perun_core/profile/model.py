@@ -64,6 +64,8 @@ class Profile:
     origin: str | None = None
     #: top-level keys of newer or extended formats, kept as they were
     extra: dict[str, Any] = field(default_factory=dict)
+    #: the layout the profile was read from (one of :data:`perun_core.profile.layouts.LAYOUTS`); not saved
+    layout: str = field(default="documented", compare=False, repr=False)
 
     # -- summary properties used by status, indexes and pairing -------------
     @property
@@ -116,8 +118,17 @@ class Profile:
 
         Raises :class:`InvalidProfile` naming ``path`` and the offending key.
         """
-        if not isinstance(data, dict):
-            raise InvalidProfile(path, None, f"expected a JSON object, got {_kind(data)}")
+        from .layouts import detect_layout, from_original_028, normalize_document
+
+        layout = detect_layout(data, path)
+        if layout == "columnar":
+            from .codec import decode_document
+
+            return decode_document(data, path=path)
+        if layout == "original-0.28":
+            data = from_original_028(data, path)
+        elif layout == "flat" or _needs_normalizing(data):
+            data = normalize_document(data, layout)
         header = _require(data, "header", dict, path)
         if "type" not in header:
             raise InvalidProfile(path, "header.type", "is missing")
@@ -160,6 +171,7 @@ class Profile:
             global_region=global_region,
             origin=origin,
             extra=extra,
+            layout=layout,
         )
 
     def to_dict(self, *, with_origin: bool = True) -> dict[str, Any]:
@@ -181,6 +193,9 @@ def _snapshot_from_dict(region: Any, where: str, path: Path | str | None) -> Sna
     if not isinstance(region, dict):
         raise InvalidProfile(path, where, f"expected an object, got {_kind(region)}")
     resources = region.get("resources", [])
+    if isinstance(resources, ResourceTable):  # converted from a columnar layout already
+        meta = {k: v for k, v in region.items() if k not in ("resources", "models")}
+        return Snapshot(resources, list(region.get("models") or []), meta, has_models_key="models" in region)
     if not isinstance(resources, list):
         raise InvalidProfile(path, f"{where}.resources", f"expected a list, got {_kind(resources)}")
     if resources and set(map(type, resources)) != {dict}:  # checked in C; the loop only finds the culprit
@@ -195,6 +210,29 @@ def _snapshot_from_dict(region: Any, where: str, path: Path | str | None) -> Sna
             raise InvalidProfile(path, f"{where}.models[{i}]", f"expected an object, got {_kind(model)}")
     meta = {k: v for k, v in region.items() if k not in ("resources", "models")}
     return Snapshot(ResourceTable(resources), models, meta, has_models_key="models" in region)
+
+
+def _needs_normalizing(data: dict) -> bool:
+    """Whether a documented-form document has one of the original's variants (cheap checks only)."""
+    if "collector" in data and "collector_info" not in data:
+        return True
+    info = data.get("collector_info")
+    if isinstance(info, dict) and info.get("params") == "":
+        return True
+    if isinstance(data.get("global"), list):
+        return True
+    units = data.get("postprocessors")
+    if isinstance(units, list) and any(isinstance(u, dict) and u.get("params") == "" for u in units):
+        return True
+    for region in [*(data.get("snapshots") or [] if isinstance(data.get("snapshots"), list) else []),
+                   data.get("global")]:
+        if isinstance(region, dict) and isinstance(region.get("models"), list):
+            for model in region["models"]:
+                if isinstance(model, dict) and ("x_start" in model or "kernel_stats" in model
+                                                or "-" in str(model.get("model", ""))
+                                                or (model.get("model") == "regressogram" and "bin_edges" not in model)):
+                    return True
+    return False
 
 
 def _require(data: dict, key: str, kind: type, path: Path | str | None) -> Any:

@@ -100,7 +100,15 @@ _OPTIONS: dict[str, dict[str, str]] = {
     "string": {"min_len": "int", "max_len": "int", "step_len": "int"},
     "textfile": {"min_lines": "int", "max_lines": "int", "step_lines": "int",
                  "min_chars": "int", "max_chars": "int", "step_chars": "int"},
-    "external": {"command": "text", "file_format": "text", "timeout": "number"},
+    "external": {"command": "text", "file_format": "text", "timeout": "number", "output_dir": "text"},
+}
+#: The original Perun's spellings of generator options: type -> {its key: ours}; None drops a key
+#: that changes nothing here (``randomize_rows``, ``delimiters``).
+_ORIGINAL_KEYS: dict[str, dict[str, str | None]] = {
+    "integer": {"min_range": "min", "max_range": "max"},
+    "string": {"step": "step_len"},
+    "textfile": {"step": "step_lines", "randomize_rows": None},
+    "external": {"external_generator": "command", "delimiters": None},
 }
 _REQUIRED = {
     "singleton": ("value",),
@@ -161,9 +169,40 @@ def _a(kind: str) -> str:
     return ("an " if kind[0] in "aeiou" else "a ") + kind
 
 
+def _from_original(item: Mapping) -> Mapping:
+    """A generator record as the original Perun writes it, in our spelling (others are returned as they are).
+
+    integer ``min_range``/``max_range``, string and textfile ``step``, external
+    ``external_generator`` with a ``file_format`` naming its number ``{n}`` (any one
+    ``{field}``) and an ``output_dir`` the command writes into.  A textfile record
+    without ``min_chars``/``max_chars`` gets the original's default line width (80).
+    """
+    renames = _ORIGINAL_KEYS.get(item.get("type"), {})  # type: ignore[arg-type]
+    if not any(key in item for key in renames) and not (item.get("type") == "textfile" and "min_chars" not in item):
+        return item
+    out: dict = {}
+    for key, value in item.items():
+        if key in renames and renames[key] not in item:
+            if renames[key] is not None:
+                out[renames[key]] = value
+        else:
+            out[key] = value
+    if out.get("type") == "textfile":
+        width = out.get("max_chars", 80)
+        out.setdefault("max_chars", width)
+        out.setdefault("min_chars", min(width, out["max_chars"]))
+    file_format = out.get("file_format")
+    if out.get("type") == "external" and isinstance(file_format, str) and "{size}" not in file_format:
+        fields = re.findall(r"\{[A-Za-z_][A-Za-z0-9_]*\}", file_format)
+        if len(fields) == 1:
+            out["file_format"] = file_format.replace(fields[0], "{size}")
+    return out
+
+
 def _one_generator(item: Any, index: int) -> Generator:
     if not isinstance(item, Mapping):
         raise ValueError(f"expected a mapping as item {index}, got {type(item).__name__}")
+    item = _from_original(item)
     ident = item.get("id")
     where = f"item {index}" + (f" ('{ident}')" if isinstance(ident, str) else "")
     kind = item.get("type")
@@ -289,7 +328,10 @@ class _External:
             words = shlex.split(command)
         except ValueError as exc:
             raise self._failed(f"cannot split its command {command!r}: {exc}") from None
-        if not any("{dir}" in word for word in words):
+        if generator.option("output_dir"):
+            # the original Perun's form: the command writes into a directory of its own choice
+            self.directory = (self.cwd / generator.option("output_dir")).resolve()
+        elif not any("{dir}" in word for word in words):
             words.append("{dir}")
         argv = [word.replace("{dir}", str(self.directory)) for word in words]
         try:

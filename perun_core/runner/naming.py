@@ -112,8 +112,8 @@ def render_name(profile: Profile, template: str, *, counter: int = 0, when: floa
     return (stem or "profile") + _EXTENSION
 
 
-def write_new_profile(profile: Profile, directory: Path, name: str) -> Path:
-    """Write ``profile`` as ``directory/name`` (documented JSON), never replacing a file.
+def write_new_profile(profile: Profile, directory: Path, name: str, *, layout: str = "compact") -> Path:
+    """Write ``profile`` as ``directory/name`` (compact columnar layout by default), never replacing a file.
 
     When the name is taken, ``-1``, ``-2``, ... are inserted before the
     extension.  Returns the path written.
@@ -125,7 +125,7 @@ def write_new_profile(profile: Profile, directory: Path, name: str) -> Path:
     while True:
         candidate = Path(directory) / (f"{stem}{extension}" if attempt == 0 else f"{stem}-{attempt}{extension}")
         try:
-            store_profile_at(profile, candidate, exclusive=True)
+            store_profile_at(profile, candidate, exclusive=True, layout=layout)
             return candidate
         except FileExistsError:
             attempt += 1

@@ -15,7 +15,9 @@ Version 2 adds every checked pair of profiles with its findings::
                 "findings": [{"method", "uid", "result", "type", "from", "to", "delta_abs",
                               "delta_rel", "confidence_type", "confidence_rate", "reason"}]}]}
 
-Readers accept both and refuse newer versions; writers write version 2.
+Readers accept both and refuse newer versions (a version-1 record is
+brought to version 2 by the step ``update_to_2`` of :data:`CHANGES`, the
+mechanism of :mod:`perun_core.storage.versions`); writers write version 2.
 """
 
 from __future__ import annotations
@@ -28,11 +30,23 @@ from typing import TYPE_CHECKING, Any
 
 from ..errors import StorageError, UnsupportedFormatVersion
 from ..atomic import atomic_write
+from .versions import Versioned
 
 if TYPE_CHECKING:
     from .repository import PerunRepository
 
 CHANGES_VERSION = 2
+CHANGES = Versioned("change record", newest=CHANGES_VERSION)
+
+
+@CHANGES.step(2)
+def update_to_2(doc: dict[str, Any]) -> dict[str, Any]:
+    """Version 2 lists the checked pairs; a version-1 record has none (and no time of checking)."""
+    doc["version"] = 2
+    doc.setdefault("pairs", [])
+    doc.setdefault("checked", None)
+    return doc
+
 DEGRADATION = "-"
 OPTIMIZATION = "+"
 
@@ -70,7 +84,8 @@ def _read(repo: PerunRepository, minor: str) -> dict[str, Any] | None:
         raise UnsupportedFormatVersion(path, "change record", version, CHANGES_VERSION)
     if version >= 2 and not isinstance(doc.get("pairs", []), list):
         raise StorageError(f"cannot read change record {path}: 'pairs' is not a list")
-    return doc
+    return CHANGES.upgrade(doc, version, path=path,
+                           invalid=lambda reason: StorageError(f"cannot read change record {path}: {reason}"))
 
 
 def read_changes(repo: PerunRepository, minor: str) -> str:
@@ -87,4 +102,4 @@ def read_pairs(repo: PerunRepository, minor: str) -> list[dict[str, Any]] | None
     doc = _read(repo, minor)
     if doc is None:
         return None
-    return list(doc.get("pairs", [])) if doc.get("version", 1) >= 2 else []
+    return list(doc["pairs"])

@@ -11,7 +11,19 @@ Binary layout, all integers big-endian (spec 000 "Perun Index Specification")::
 Version 2 adds the metadata that ``status`` and ``log`` show, so listing a
 commit never decompresses objects; its strings are length-prefixed so names
 with spaces or NULs survive.  Readers accept both versions and refuse newer
-ones; writers always write the newest.
+ones; writers always write the newest.  A version-1 index is brought to
+version 2 by :data:`INDEX`'s step ``update_to_2`` (the metadata is read from
+the objects) when it is next written.
+
+The original Perun (0.28) writes the same magic with its own layout: the
+version (1 or 2) and the count as native-order (little-endian) signed 32-bit
+integers, no checksum trailer, and version-2 entries of ``mtime:u32le
+object-sha:20B name\\0`` followed by type, cmd, workload, label, collector and
+the space-joined postprocessor names, each ``u32le length + UTF-8``
+(tests/fixtures/original/LAYOUTS.md §2.2).  :func:`decode_index` reads it
+too (labels are left out: the profile's header keeps them);
+:func:`index_layout` tells the two apart, and :func:`write_index` keeps a
+copy of an original index before replacing it with ours.
 """
 
 from __future__ import annotations
@@ -21,9 +33,11 @@ import struct
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any
 
 from ..errors import CorruptIndex, UnsupportedFormatVersion
 from ..atomic import atomic_write
+from .versions import Versioned
 
 MAGIC = b"pidx"
 INDEX_VERSION = 2
@@ -32,6 +46,13 @@ _U32 = struct.Struct(">I")
 _V1_ENTRY = struct.Struct(">I20s")
 _V2_ENTRY = struct.Struct(">d20s")
 _CHECKSUM_SIZE = 20
+_LE_HEADER = struct.Struct("<4sii")
+_LE_U32 = struct.Struct("<I")
+_LE_ENTRY = struct.Struct("<I20s")
+#: Name of the layout the original Perun writes (see the module docstring).
+ORIGINAL_LAYOUT = "original-0.28"
+
+INDEX = Versioned("index", newest=INDEX_VERSION)
 
 
 @dataclass(frozen=True, slots=True)
@@ -67,8 +88,33 @@ def encode_index(entries: Iterable[IndexEntry]) -> bytes:
     return body + hashlib.sha1(body).digest()
 
 
+@INDEX.step(2)
+def update_to_2(entries: list[IndexEntry], *, metadata_of: Any) -> list[IndexEntry]:
+    """Version-1 entries get the metadata of version 2 from ``metadata_of(checksum)`` (a dict)."""
+    upgraded = []
+    for entry in entries:
+        if not entry.has_metadata:
+            meta = metadata_of(entry.checksum)
+            entry = IndexEntry(entry.time, entry.checksum, entry.path, meta["type"], meta["cmd"], meta["args"],
+                               meta["workload"], meta["collector"], tuple(meta["postprocessors"]))
+        upgraded.append(entry)
+    return upgraded
+
+
+def index_layout(data: bytes) -> str:
+    """``"perun"`` for our layout, :data:`ORIGINAL_LAYOUT` for the original Perun's (by the version field)."""
+    if len(data) >= 12 and data[:4] == MAGIC:
+        (big,) = struct.unpack_from(">I", data, 4)
+        (little,) = struct.unpack_from("<i", data, 4)
+        if big > INDEX_VERSION and little in (1, 2):
+            return ORIGINAL_LAYOUT
+    return "perun"
+
+
 def decode_index(data: bytes, path: Path | str) -> list[IndexEntry]:
-    """Parse and verify an index; any damage raises :class:`CorruptIndex`."""
+    """Parse and verify an index (ours or the original's); any damage raises :class:`CorruptIndex`."""
+    if index_layout(data) == ORIGINAL_LAYOUT:
+        return decode_original_index(data, path)
     if len(data) < _HEADER.size + _CHECKSUM_SIZE:
         raise CorruptIndex(path, f"truncated ({len(data)} bytes)")
     magic, version, count = _HEADER.unpack_from(data)
@@ -99,8 +145,60 @@ def read_index(path: Path) -> list[IndexEntry]:
     return decode_index(data, path)
 
 
-def write_index(path: Path, entries: Iterable[IndexEntry]) -> None:
-    atomic_write(path, encode_index(entries))
+def write_index(path: Path, entries: Iterable[IndexEntry], *, backup_dir: Path | None = None) -> None:
+    """Write ``entries`` in our newest layout; an original Perun index there is first copied to ``backup_dir``."""
+    data = encode_index(entries)
+    if backup_dir is not None:
+        try:
+            with open(path, "rb") as handle:
+                old = handle.read()
+        except FileNotFoundError:
+            old = b""
+        if index_layout(old) == ORIGINAL_LAYOUT:
+            backup = backup_dir / f"{path.parent.name}{path.name}.pidx"
+            if not backup.exists():
+                atomic_write(backup, old)
+    atomic_write(path, data)
+
+
+def decode_original_index(data: bytes, path: Path | str) -> list[IndexEntry]:
+    """Entries of an index in the original Perun's layout (versions 1 and 2)."""
+    if len(data) < _LE_HEADER.size:
+        raise CorruptIndex(path, f"truncated ({len(data)} bytes)")
+    _magic, version, count = _LE_HEADER.unpack_from(data)
+    if count < 0:
+        raise CorruptIndex(path, f"negative entry count {count}")
+    reader = _Reader(data, _LE_HEADER.size, path, little=True)
+    entries = []
+    for number in range(count):
+        if len(data) - reader.offset < _LE_ENTRY.size + 1:
+            raise CorruptIndex(path, f"holds {number} entries, its header says {count}")
+        mtime, sha = reader.unpack(_LE_ENTRY)
+        name = reader.cstring()
+        if version == 1:
+            entries.append(IndexEntry(float(mtime), sha.hex(), name))
+            continue
+        kind, cmd, workload, _label, collector, postprocessors = (reader.string() for _ in range(6))
+        entries.append(IndexEntry(float(mtime), sha.hex(), name, kind, cmd, "", workload, collector,
+                                  tuple(postprocessors.split())))
+    if reader.offset != len(data):
+        raise CorruptIndex(path, f"{len(data) - reader.offset} bytes after the last of {count} entries")
+    return entries
+
+
+def encode_original_index(entries: Iterable[IndexEntry], labels: dict[str, str] | None = None) -> bytes:
+    """The original Perun's version-2 layout (for tests and for handing an index back to it)."""
+    entries = sorted(entries, key=lambda e: e.path.encode("utf-8"))
+    parts = [_LE_HEADER.pack(MAGIC, 2, len(entries))]
+    for entry in entries:
+        parts.append(_LE_ENTRY.pack(int(round(entry.time)), bytes.fromhex(entry.checksum)))
+        parts.append(entry.path.encode("utf-8") + b"\0")
+        texts = (entry.type, entry.cmd, entry.workload, (labels or {}).get(entry.path, ""), entry.collector,
+                 " ".join(entry.postprocessors))
+        for text in texts:
+            raw = (text or "").encode("utf-8")
+            parts.append(_LE_U32.pack(len(raw)) + raw)
+    return b"".join(parts)
 
 
 def _string(text: str) -> bytes:
@@ -109,12 +207,13 @@ def _string(text: str) -> bytes:
 
 
 class _Reader:
-    __slots__ = ("data", "offset", "path")
+    __slots__ = ("data", "offset", "path", "u32")
 
-    def __init__(self, data: bytes, offset: int, path: Path | str) -> None:
+    def __init__(self, data: bytes, offset: int, path: Path | str, *, little: bool = False) -> None:
         self.data = data
         self.offset = offset
         self.path = path
+        self.u32 = _LE_U32 if little else _U32
 
     def unpack(self, fmt: struct.Struct) -> tuple:
         end = self.offset + fmt.size
@@ -125,7 +224,7 @@ class _Reader:
         return values
 
     def string(self) -> str:
-        (length,) = self.unpack(_U32)
+        (length,) = self.unpack(self.u32)
         end = self.offset + length
         if end > len(self.data):
             raise CorruptIndex(self.path, "string runs past the end of the index")

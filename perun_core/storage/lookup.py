@@ -46,7 +46,9 @@ class FoundProfile:
 
 
 def sort_key_of(repo: PerunRepository) -> str:
-    return str(repo.config.get_or("format.sort_profiles_by", "time"))
+    from ..config import sort_key
+
+    return sort_key(repo.config.get_or("format.sort_profiles_by", "time"))
 
 
 def find_profile(

@@ -22,7 +22,7 @@ from typing import TYPE_CHECKING, Any
 
 from ..errors import InvalidProfile, NotPerunRepository, PerunError, ProfileError
 from ..atomic import atomic_write, file_lock
-from .index import IndexEntry, read_index, write_index
+from .index import INDEX, IndexEntry, read_index, write_index
 from .objects import ObjectStore, object_path
 
 if TYPE_CHECKING:
@@ -88,6 +88,8 @@ class PerunRepository:
         self.logs_dir = self.perun_dir / "logs"
         self.cache_dir = self.perun_dir / "cache"
         self.local_config_path = self.perun_dir / "local.yml"
+        #: copies of the original Perun's indexes, kept when perun first rewrites them
+        self.backup_dir = self.perun_dir / "backup" / "index-0.28"
         self.objects = ObjectStore(self.objects_dir)
         self._objects_prefix = f"{self.objects_dir}{os.sep}"
         self._config: ConfigStack | None = None
@@ -132,7 +134,18 @@ class PerunRepository:
     def vcs_root(self) -> Path:
         url = self.config.get_or("vcs.url", ".")
         root = Path(str(url)).expanduser()
-        return root if root.is_absolute() else (self.root / root).resolve()
+        if not root.is_absolute():
+            # relative to the directory holding .perun; the original Perun's (and perun's, since it
+            # writes what both read) '..' is relative to .perun itself and names that same directory
+            if (self.perun_dir / root).resolve() == self.root and (self.root / ".git").exists():
+                return self.root
+            return (self.root / root).resolve()
+        # The original Perun stores the absolute path it was initialized at; a repository moved or
+        # unpacked elsewhere keeps a stale one.  The directory holding .perun wins when it is a
+        # git repository itself or the recorded path is not one.
+        if root.resolve() != self.root and ((self.root / ".git").exists() or not (root / ".git").exists()):
+            return self.root
+        return root
 
     @property
     def vcs(self) -> GitVcs:
@@ -140,6 +153,10 @@ class PerunRepository:
             from ..vcs import GitVcs
 
             vcs_type = self.config.get_or("vcs.type", "git")
+            if vcs_type == "svs":
+                raise PerunError(f"{self.local_config_path}: vcs.type 'svs' (the original Perun's single-version "
+                                 "store) is not supported; only 'git' is",
+                                 hint="put the project under git, then set vcs.type: git and vcs.url: ..")
             if vcs_type != "git":
                 raise PerunError(f"{self.local_config_path}: vcs.type '{vcs_type}' is not supported; only 'git' is")
             self._vcs = GitVcs(self.vcs_root, cache_dir=self.cache_dir)
@@ -215,7 +232,7 @@ class PerunRepository:
         with self._index_lock(minor):
             entries = self._entries_with_metadata(self.read_index(minor))
             entries.append(entry)
-            write_index(self.index_path(minor), entries)
+            write_index(self.index_path(minor), entries, backup_dir=self.backup_dir)
         return entry
 
     def unregister(self, minor: str, checksums_and_paths: list[tuple[str, str]]) -> list[IndexEntry]:
@@ -226,22 +243,15 @@ class PerunRepository:
             kept = [e for e in entries if (e.checksum, e.path) not in wanted]
             removed = [e for e in entries if (e.checksum, e.path) in wanted]
             if removed:
-                write_index(self.index_path(minor), kept)
+                write_index(self.index_path(minor), kept, backup_dir=self.backup_dir)
         return removed
 
     def _entries_with_metadata(self, entries: list[IndexEntry]) -> list[IndexEntry]:
-        # Version-1 indexes carry no metadata: fill it from the objects so the
-        # rewritten (version-2) index has it.
-        upgraded = []
-        for entry in entries:
-            if not entry.has_metadata:
-                meta = meta_of(self.objects.read_profile(entry.checksum))
-                entry = IndexEntry(
-                    entry.time, entry.checksum, entry.path, meta["type"], meta["cmd"], meta["args"],
-                    meta["workload"], meta["collector"], tuple(meta["postprocessors"]),
-                )
-            upgraded.append(entry)
-        return upgraded
+        # Version-1 indexes carry no metadata: the step to version 2 fills it from the objects.
+        if all(entry.has_metadata for entry in entries):
+            return list(entries)
+        return INDEX.upgrade(list(entries), 1, path=self.objects_dir,
+                             metadata_of=lambda sha: meta_of(self.objects.read_profile(sha)))
 
     def registered_infos(self, minor: str, sort_key: str) -> list[ProfileInfo]:
         """Registered profiles of ``minor`` with their ``i@i`` tags, in tag order."""
@@ -363,10 +373,10 @@ def _store_checked_json(path: Path, version: int, entries: dict[str, Any]) -> No
 
 
 def _read_pending_meta(path: Path) -> tuple[dict[str, Any] | None, str | None]:
-    from ..profile.codec import load_profile_from_file
+    from ..profile.codec import load_profile_head
 
     try:
-        return meta_of(load_profile_from_file(path)), None
+        return meta_of(load_profile_head(path)), None
     except ProfileError as exc:
         reason = exc.reason if isinstance(exc, InvalidProfile) else str(exc)
         key = f"{exc.key}: " if isinstance(exc, InvalidProfile) and exc.key else ""

@@ -12,6 +12,7 @@ from pathlib import Path
 
 import pytest
 from conftest import run_cli, write_pending
+from runhelpers import documented
 
 from .profiles import (
     complexity_profile,
@@ -259,11 +260,11 @@ def test_raw_writes_files_with_filename_and_its_old_name(profiles):
     result = show(profiles, "time.perf", "raw", "-f", "a.json")
     assert result.returncode == 0, result.stderr
     assert result.stdout == "Wrote time.perf as JSON to a.json\n"
-    assert json.loads((profiles / "a.json").read_text()) == time_profile()
+    assert documented(profiles / "a.json") == time_profile()
     assert show(profiles, "time.perf", "raw", "--filename", "b.json", "--compact").returncode == 0
     assert (profiles / "b.json").read_text().count("\n") == 1
     assert show(profiles, "time.perf", "raw", "-o", "c.json").returncode == 0
-    assert json.loads((profiles / "c.json").read_text()) == time_profile()
+    assert documented(profiles / "c.json") == time_profile()
     both = show(profiles, "time.perf", "raw", "-f", "d.json", "-o", "e.json")
     assert both.returncode == 2 and "give one of them" in both.stderr
     usage = show(profiles, "time.perf", "raw", "--help").stdout

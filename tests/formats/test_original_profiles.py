@@ -1,0 +1,192 @@
+"""Every profile the original Perun (0.28.3) wrote, and the variants of its older files, reads correctly."""
+
+from __future__ import annotations
+
+import json
+import math
+
+import pytest
+
+from perun_core.errors import InvalidProfile
+from perun_core.profile.codec import from_json_bytes, load_profile_from_file
+
+from .conftest import PROFILES
+
+# file -> (layout, resource rows, resource types, models, postprocessors); rows and types as the
+# original itself counts them (tests/fixtures/original/README.md, "Counts per profile")
+EXPECTED = {
+    "bounds-sorter.perf": ("original-0.28", 11, {"local bound", "total bound"}, 0, []),
+    "complexity-cplx.perf": ("original-0.28", 40, {"mixed"}, 0, []),
+    "complexity-kernel-regression-estimator-settings.perf": ("original-0.28", 40, {"mixed"}, 2, ["kernel_regression"]),
+    "complexity-kernel-regression-kernel-ridge.perf": ("original-0.28", 40, {"mixed"}, 2, ["kernel_regression"]),
+    "complexity-kernel-regression-kernel-smoothing.perf": ("original-0.28", 40, {"mixed"}, 2, ["kernel_regression"]),
+    "complexity-kernel-regression-method-selection.perf": ("original-0.28", 40, {"mixed"}, 2, ["kernel_regression"]),
+    "complexity-kernel-regression-user-selection.perf": ("original-0.28", 40, {"mixed"}, 2, ["kernel_regression"]),
+    "complexity-moving-average-ema.perf": ("original-0.28", 40, {"mixed"}, 2, ["moving_average"]),
+    "complexity-moving-average-sma.perf": ("original-0.28", 40, {"mixed"}, 2, ["moving_average"]),
+    "complexity-moving-average-smm.perf": ("original-0.28", 40, {"mixed"}, 2, ["moving_average"]),
+    "complexity-regression-analysis-bisection.perf": ("original-0.28", 40, {"mixed"}, 2, ["regression_analysis"]),
+    "complexity-regression-analysis-full.perf": ("original-0.28", 40, {"mixed"}, 12, ["regression_analysis"]),
+    "complexity-regression-analysis-initial-guess.perf": ("original-0.28", 40, {"mixed"}, 2, ["regression_analysis"]),
+    "complexity-regression-analysis-interval.perf": ("original-0.28", 40, {"mixed"}, 8, ["regression_analysis"]),
+    "complexity-regression-analysis-iterative.perf": ("original-0.28", 40, {"mixed"}, 2, ["regression_analysis"]),
+    "complexity-regression-analysis-then-regressogram.perf": ("original-0.28", 40, {"mixed"}, 14,
+                                                              ["regression_analysis", "regressogram"]),
+    "complexity-regressogram-auto-median.perf": ("original-0.28", 40, {"mixed"}, 2, ["regressogram"]),
+    "complexity-regressogram-user-buckets.perf": ("original-0.28", 40, {"mixed"}, 2, ["regressogram"]),
+    "complexity-sorter-zero-sizes.perf": ("original-0.28", 302, {"mixed"}, 0, []),
+    "kperf-python-empty-exitcode2.perf": ("original-0.28", 0, set(), 0, []),
+    "kperf-python-fib.perf": ("original-0.28", 229, {None}, 0, []),
+    "kperf-sorter.perf": ("original-0.28", 5, {None}, 0, []),
+    "memory-sorter-all-traces.perf": ("original-0.28", 29, {"memory"}, 0, []),
+    "memory-sorter.perf": ("original-0.28", 29, {"memory"}, 0, []),
+    "synthetic-global-list-resources.perf": ("documented", 4, {"mixed"}, 1, []),
+    "synthetic-interval-keys-header-params.perf": ("original-0.28", 4, {"mixed"}, 2, ["regression_analysis"]),
+    "synthetic-kperf-exitcode-list-stats-metadata.perf": ("original-0.28", 4, {None}, 0, []),
+    "synthetic-old-time-empty-params.perf": ("original-0.28", 3, {"time"}, 0, ["filter", "normalizer"]),
+    "synthetic-snapshots-memory.perf": ("documented", 3, {"memory"}, 0, []),
+    "time-python-fib-external-generator.perf": ("original-0.28", 18, {"time"}, 0, []),
+    "time-sorter-external-generator-regression-analysis-full.perf": ("original-0.28", 36, {"time"}, 2,
+                                                                     ["regression_analysis"]),
+    "time-sorter-external-generator.perf": ("original-0.28", 36, {"time"}, 0, []),
+    "time-sorter-integer-generator.perf": ("original-0.28", 30, {"time"}, 0, []),
+    "time-sorter.perf": ("original-0.28", 9, {"time"}, 0, []),
+}
+
+
+def test_every_fixture_is_listed():
+    assert sorted(p.name for p in PROFILES.glob("*.perf")) == sorted(EXPECTED)
+
+
+@pytest.mark.parametrize("name", sorted(EXPECTED))
+def test_fixture_reads_with_the_original_counts_and_types(name):
+    layout, rows, types, models, postprocessors = EXPECTED[name]
+    profile = load_profile_from_file(PROFILES / name)
+    assert profile.layout == layout
+    assert profile.resource_count() == rows
+    resources = [r for _, region in profile.regions() for r in region.resources]
+    assert {r.get("type") for r in resources} == types
+    assert sum(len(region.models) for _, region in profile.regions()) == models
+    assert profile.postprocessor_names == postprocessors
+    assert isinstance(profile.collector_info.get("params", {}), dict)  # "" read as {}
+
+
+def rows_of(name):
+    profile = load_profile_from_file(PROFILES / name)
+    return [r for _, region in profile.regions() for r in region.resources]
+
+
+def test_resource_rows_join_columns_and_persistent_properties():
+    rows = rows_of("complexity-cplx.perf")
+    by_uid: dict = {}
+    for row in rows:
+        by_uid.setdefault(row["uid"], []).append(row["structure-unit-size"])
+        assert row["subtype"] == "time delta" and isinstance(row["amount"], (int, float))
+    assert len(by_uid) == 2
+    assert all(sizes == list(range(100, 2001, 100)) for sizes in by_uid.values())
+
+
+def test_unequal_columns_are_cut_to_the_shortest_as_the_original_does():
+    data = json.loads((PROFILES / "time-sorter-external-generator.perf").read_text())
+    key = next(iter(data["resources"]))
+    assert len(data["resources"][key]["amount"]) == 12 and len(data["resources"][key]["n"]) == 24
+    rows = rows_of("time-sorter-external-generator.perf")
+    assert len(rows) == 36 and all("n" in r and "amount" in r for r in rows)
+
+
+def test_memory_rows_keep_uids_traces_and_addresses():
+    rows = rows_of("memory-sorter.perf")
+    assert all(isinstance(r["uid"], dict) and isinstance(r["trace"], list) and type(r["address"]) is int for r in rows)
+
+
+def test_bounds_resources_without_columns_are_one_row_of_their_properties():
+    rows = rows_of("bounds-sorter.perf")
+    assert len(rows) == 11 and all("bound" in r and "class" in r for r in rows)
+
+
+def test_bare_nan_tokens_are_read():
+    profile = load_profile_from_file(PROFILES / "complexity-moving-average-sma.perf")
+    stats = [v for m in profile.global_region.models for v in m["bucket_stats"]]
+    assert any(math.isnan(v) for v in stats)
+    # our evaluation gets the smoothed curve without the NaN points
+    assert all(math.isfinite(v) for m in profile.global_region.models for v in m["y"])
+
+
+def test_machine_header_and_exitcode_forms_are_kept():
+    profile = load_profile_from_file(PROFILES / "complexity-cplx.perf")
+    assert profile.header["exitcode"] == 0 and "architecture" in profile.extra["machine"]
+    assert load_profile_from_file(PROFILES / "kperf-python-empty-exitcode2.perf").header["exitcode"] == 2
+    listed = load_profile_from_file(PROFILES / "synthetic-kperf-exitcode-list-stats-metadata.perf")
+    assert isinstance(listed.header["exitcode"], list)
+    assert isinstance(listed.extra["stats"], list) and isinstance(listed.extra["metadata"], list)
+
+
+def test_regressogram_without_bin_edges_gets_equal_width_buckets():
+    from perun_core.analysis.nonparametric import evaluate_nonparametric
+
+    profile = load_profile_from_file(PROFILES / "complexity-regressogram-user-buckets.perf")
+    for model in profile.global_region.models:
+        assert model["model"] == "regressogram" and "bucket_stats" in model
+        assert len(model["bin_edges"]) == len(model["bucket_stats"]) + 1
+        assert model["bin_edges"][0] == model["x_start"] and model["bin_edges"][-1] == model["x_end"]
+        assert float(evaluate_nonparametric(model, [model["x_start"]])[0]) == model["bucket_stats"][0]
+
+
+def test_interval_models_and_old_range_names_plot():
+    from perun_core.profile.convert import plot_data_from_coefficients_of
+
+    for name in ("complexity-regression-analysis-interval.perf", "synthetic-interval-keys-header-params.perf"):
+        models = load_profile_from_file(PROFILES / name).global_region.models
+        for model in models:
+            plotted = plot_data_from_coefficients_of(model, 5)
+            assert plotted["plot_x"] and len(plotted["plot_x"]) == len(plotted["plot_y"])
+
+
+def test_kernel_stats_and_dashed_model_kinds_are_read_as_ours():
+    text = json.dumps({
+        "resources": {"f#0": {"amount": [1, 2, 3], "structure-unit-size": [1, 2, 3]}},
+        "resource_type_map": {"f#0": {"uid": "f", "type": "mixed", "time": "0.1"}},
+        "models": [{"model": "kernel-regression", "uid": "f", "kernel_stats": [1.0, 2.0, 3.0],
+                    "x_start": 1, "x_end": 3, "per_key": "structure-unit-size", "r_square": 1.0}],
+        "header": {"type": "mixed", "cmd": "x", "workload": "", "units": {}},
+        "collector_info": {"name": "complexity", "params": ""}, "postprocessors": []})
+    model = from_json_bytes(text.encode()).global_region.models[0]
+    assert model["model"] == "kernel_regression" and model["bucket_stats"] == [1.0, 2.0, 3.0]
+    assert model["x"] == [1.0, 2.0, 3.0] and model["x_interval_start"] == 1
+
+
+def test_the_oldest_flat_layout_gets_a_header():
+    text = json.dumps({"type": "time", "cmd": "ls", "param": "-l", "workload": "/", "minor_version": "x",
+                       "collector": {"name": "time", "params": ""},
+                       "snapshots": [{"time": "0.1", "resources": [{"amount": "0.616s", "uid": "ls"}]}]})
+    profile = from_json_bytes(text.encode())
+    assert profile.layout == "flat" and profile.type == "time" and profile.args == "-l"
+    assert profile.collector == "time" and profile.resource_count() == 1
+
+
+@pytest.mark.parametrize("document", [{"results": [], "data": {}}, {}, {"time": 1, "collector_info": {}}])
+def test_an_unknown_layout_is_a_clean_error_naming_the_keys(tmp_path, document):
+    path = tmp_path / "odd.perf"
+    path.write_text(json.dumps(document))
+    with pytest.raises(InvalidProfile) as info:
+        load_profile_from_file(path)
+    message = str(info.value)
+    assert str(path) in message
+    for key in document:
+        assert key in message
+
+
+def test_a_damaged_028_layout_names_the_key():
+    with pytest.raises(InvalidProfile) as info:
+        from_json_bytes(json.dumps({"resources": 3, "resource_type_map": {}, "header": {"type": "t"}}).encode())
+    assert info.value.key == "resources"
+
+
+def test_an_unknown_layout_through_the_cli_is_one_error_line(tmp_path):
+    from conftest import run_cli
+
+    path = tmp_path / "odd.perf"
+    path.write_text(json.dumps({"results": [1, 2], "meta": {}}))
+    result = run_cli("show", str(path), "tableof", "resources", cwd=tmp_path)
+    assert result.returncode == 1
+    assert result.stderr.startswith("error: ") and "meta, results" in result.stderr and "Traceback" not in result.stderr
