@@ -1,0 +1,166 @@
+"""What the importers share: reading files, JSON with key paths in errors, and profiles of call stacks.
+
+:func:`stack_table` turns call stacks (frame ids, innermost first) with
+their amounts into the resources the perf collector makes, so flame graphs,
+checks and the difference views treat imported stacks like collected ones::
+
+    {"type": "time", "subtype": "samples", "uid": "leaf", "amount": 12, "trace": [frame, ...]}
+    {"type": "time", "subtype": "function", "uid": "leaf", "object": "/bin/app", "amount": 40,
+     "exclusive": 12}
+
+It is vectorized with numpy: the inclusive amount of a function counts each
+stack once however often the function occurs on it (recursion), found as
+the unique (stack, function) pairs.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from itertools import chain
+from pathlib import Path
+from typing import Any
+
+from ..errors import ImportFailed
+from ..profile.resources import MISSING, ResourceTable
+
+__all__ = ["FrameIds", "JsonDoc", "read_bytes", "read_json", "stack_table"]
+
+
+def read_bytes(path: Path) -> bytes:
+    try:
+        return path.read_bytes()
+    except IsADirectoryError:
+        raise ImportFailed(path, None, "is a directory, expected a file") from None
+    except OSError as exc:
+        raise ImportFailed(path, None, f"cannot be read: {exc.strerror or exc}") from None
+
+
+class FrameIds(dict):
+    """Frame ids by key (function, object), made on first lookup; ``frames`` holds the trace entries."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.frames: list[dict[str, Any]] = []
+
+    def __missing__(self, key: tuple[str, str]) -> int:
+        number = self[key] = len(self.frames)
+        function, obj = key
+        entry: dict[str, Any] = {"function": function}
+        if obj:
+            entry["object"] = obj
+        self.frames.append(entry)
+        return number
+
+
+def stack_table(
+    ids: FrameIds,
+    stacks: Sequence[Sequence[int]],
+    amounts: Sequence[int | float],
+    *,
+    kind: str = "time",
+    periods: Sequence[int] | None = None,
+    extra_frames: dict[int, dict[str, Any]] | None = None,
+) -> ResourceTable:
+    """Resources of ``stacks`` (frame ids, innermost first) and of every function on them.
+
+    ``amounts[i]`` is what stack ``i`` consumed; ``periods`` (optional) the
+    sum of sampling periods.  Stacks must be distinct.
+    """
+    import numpy as np
+
+    count = len(stacks)
+    amount = np.asarray(amounts)
+    if amount.dtype.kind not in "if":
+        amount = amount.astype(np.float64)
+    lengths = np.fromiter(map(len, stacks), dtype=np.int64, count=count)
+    flat = np.fromiter(chain.from_iterable(stacks), dtype=np.int64, count=int(lengths.sum()))
+    functions = len(ids.frames)
+    owner = np.repeat(np.arange(count, dtype=np.int64), lengths)
+    pairs = np.unique(owner * functions + flat) if functions else np.zeros(0, dtype=np.int64)
+    inclusive = np.bincount(pairs % max(functions, 1), weights=amount[pairs // max(functions, 1)].astype(np.float64),
+                            minlength=functions)
+    starts = np.concatenate(([0], np.cumsum(lengths)[:-1])) if count else np.zeros(0, dtype=np.int64)
+    leaves = flat[starts] if count else np.zeros(0, dtype=np.int64)
+    exclusive = np.bincount(leaves, weights=amount.astype(np.float64), minlength=functions)
+    integral = amount.dtype.kind == "i"
+    order = np.argsort(-amount, kind="stable")
+    frames = ids.frames
+    get = frames.__getitem__
+    traces = [list(map(get, stacks[i])) for i in order.tolist()]
+    names = [entry["function"] for entry in frames]
+    used = np.flatnonzero(inclusive > 0)
+    used = used[np.lexsort((used, -inclusive[used]))]
+    m = len(used)
+    uid = [names[i] for i in leaves[order].tolist()] + [names[i] for i in used.tolist()]
+    as_numbers = (lambda a: np.rint(a).astype(np.int64).tolist()) if integral else (lambda a: a.tolist())
+    keys = ["type", "subtype", "uid", "amount", "trace", "object", "exclusive"]
+    columns: list[list] = [
+        [kind] * (count + m),
+        ["samples"] * count + ["function"] * m,
+        uid,
+        amount[order].tolist() + as_numbers(inclusive[used]),
+        traces + [MISSING] * m,
+        [MISSING] * count + [frames[i].get("object", "") for i in used.tolist()],
+        [MISSING] * count + as_numbers(exclusive[used]),
+    ]
+    if periods is not None:
+        keys.append("period")
+        columns.append(np.asarray(periods, dtype=np.int64)[order].tolist() + [MISSING] * m)
+    return ResourceTable.from_columns(count + m, keys, columns, sparse=True)
+
+
+class JsonDoc:
+    """A parsed JSON file whose accessors raise ImportFailed naming the file and the key path."""
+
+    def __init__(self, path: Path, data: Any) -> None:
+        self.path = path
+        self.data = data
+
+    def fail(self, key: str, reason: str) -> ImportFailed:
+        return ImportFailed(self.path, f"key '{key}'" if key else None, reason)
+
+    def get(self, container: Any, key: str | int, where: str, kind: type | tuple[type, ...],
+            *, optional: bool = False, default: Any = None) -> Any:
+        place = f"{where}[{key}]" if isinstance(key, int) else (f"{where}.{key}" if where else key)
+        if isinstance(key, int):
+            value = container[key] if -len(container) <= key < len(container) else None
+        else:
+            if not isinstance(container, dict):
+                raise self.fail(where, "expected an object")
+            if key not in container:
+                if optional:
+                    return default
+                raise self.fail(place, "is missing")
+            value = container[key]
+        if value is None and optional:
+            return default
+        kinds = kind if isinstance(kind, tuple) else (kind,)
+        if not isinstance(value, kinds) or (isinstance(value, bool) and bool not in kinds):
+            raise self.fail(place, f"expected {_names(kinds)}, got {_kind(value)}")
+        return value
+
+
+def read_json(path: Path) -> JsonDoc:
+    """The JSON of ``path``; a one-line ImportFailed with the line of a syntax error or truncation."""
+    import json
+
+    raw = read_bytes(path)
+    try:
+        return JsonDoc(path, json.loads(raw))
+    except UnicodeDecodeError as exc:
+        raise ImportFailed(path, None, f"is not UTF-8 text ({exc.reason} at byte {exc.start})") from None
+    except json.JSONDecodeError as exc:
+        what = "ends early (truncated?)" if exc.pos >= len(raw.rstrip()) else f"is not valid JSON: {exc.msg}"
+        raise ImportFailed(path, f"line {exc.lineno}", what) from None
+
+
+def _names(kinds: tuple[type, ...]) -> str:
+    names = {dict: "an object", list: "a list", str: "a string", int: "a number", float: "a number",
+             bool: "a boolean"}
+    return " or ".join(dict.fromkeys(names.get(k, k.__name__) for k in kinds))
+
+
+def _kind(value: Any) -> str:
+    if value is None:
+        return "null"
+    return _names((type(value),))
