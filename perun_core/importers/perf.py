@@ -31,7 +31,7 @@ from typing import Any
 from ..errors import ExternalToolError, ImportFailed
 from ..params import Param
 from ..profile.model import Profile, Snapshot
-from .common import FrameIds, read_bytes, stack_table
+from .common import FrameIds, flatten, read_bytes, stack_table
 
 __all__ = ["PerfRecordImporter", "PerfScriptImporter", "parse_perf_script_text"]
 
@@ -142,7 +142,7 @@ def match_symbol(raw: str) -> str:
 
 def profile_of_script(data: bytes, path: Path, tool: str) -> Profile:
     ids, stacks, counts, periods, events, commands = parse_perf_script_text(data, path)
-    table = stack_table(ids, stacks, counts, periods=periods)
+    table = stack_table(ids, *flatten(stacks), counts, periods=periods)
     header: dict[str, Any] = {
         "type": "time",
         "units": {"time": "samples"},
