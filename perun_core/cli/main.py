@@ -22,6 +22,9 @@ LAZY_COMMANDS: dict[str, str] = {
     "postprocessby": "perun_core.cli.run_cmds:postprocessby",
     "check": "perun_core.cli.check_cmds:check",
     "install-hook": "perun_core.cli.check_cmds:install_hook",
+    "import": "perun_core.cli.import_cmds:import_group",
+    "diff": "perun_core.cli.diff_cmds:diff",
+    "showdiff": "perun_core.cli.diff_cmds:diff",
 }
 
 

@@ -23,6 +23,7 @@ from __future__ import annotations
 import json
 import math
 import zlib
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 from xml.sax.saxutils import escape, quoteattr
@@ -239,12 +240,14 @@ def _block_colour(theme: Theme, name: str) -> RGB:
 
 # -- icicle (terminal) -----------------------------------------------------------------------
 
-def render_icicle(graph: FlameGraph, options: RenderOptions) -> str:
+def render_icicle(graph: FlameGraph, options: RenderOptions, *,
+                  colour_of: Callable[[Frame], RGB] | None = None) -> str:
     """The tree as text, root on top, each frame as wide as its share of the width.
 
     Children sit under their parent from the left, widest first; frames
     narrower than a column are left out.  Levels that do not fit in the
-    height are cut, with a note saying how many.
+    height are cut, with a note saying how many.  ``colour_of`` overrides
+    the colour of each frame (the difference flame graph colours by change).
     """
     width = options.width
     theme = options.theme
@@ -272,7 +275,7 @@ def render_icicle(graph: FlameGraph, options: RenderOptions) -> str:
         column = 0
         previous: RGB | None = None
         for first, last, frame in segments:
-            colour = _block_colour(theme, frame.name) if theme is not None else None
+            colour = None if theme is None else colour_of(frame) if colour_of else _block_colour(theme, frame.name)
             if colour is not None and colour == previous and first == column:
                 # side by side, two blocks of one colour would read as one frame
                 colour = _shade(colour)
@@ -445,8 +448,13 @@ def frame_width(graph: FlameGraph, frame: Frame, width: int = SVG_WIDTH) -> floa
     return graph.share(frame) * (width - 2 * _PAD)
 
 
-def render_svg(graph: FlameGraph, width: int = SVG_WIDTH) -> str:
-    """A standalone interactive SVG document (root at the bottom)."""
+def render_svg(graph: FlameGraph, width: int = SVG_WIDTH, *, colour_of: Callable[[Frame], RGB] | None = None,
+               tooltip_of: Callable[[Frame], str] | None = None) -> str:
+    """A standalone interactive SVG document (root at the bottom).
+
+    ``colour_of`` and ``tooltip_of`` override each frame's fill colour and
+    tooltip (the difference flame graph colours by change and tells it).
+    """
     depth = graph.root.depth() + 1
     height = _TOP + depth * _FRAME_HEIGHT + _BOTTOM
     style = _STYLE % {"font": _FONT_SIZE}
@@ -473,10 +481,11 @@ def render_svg(graph: FlameGraph, width: int = SVG_WIDTH) -> str:
         if w < MIN_FRAME_WIDTH:
             return
         y = height - _BOTTOM - (level + 1) * _FRAME_HEIGHT
-        fill = "rgb(%d,%d,%d)" % warm_colour(frame.name)
+        fill = "rgb(%d,%d,%d)" % (colour_of(frame) if colour_of else warm_colour(frame.name))
+        tip = tooltip_of(frame) if tooltip_of else _tooltip(graph, frame)
         parts.append(
             f'<g class="frame" id="f{counter}" data-depth="{level}" data-name={quoteattr(frame.name)}>'
-            f"<title>{escape(_tooltip(graph, frame))}</title>"
+            f"<title>{escape(tip)}</title>"
             f'<rect x="{x:.2f}" y="{y}" width="{w:.2f}" height="{_FRAME_HEIGHT - 1}" fill="{fill}" rx="2" ry="2"/>'
             f'<text x="{x + 3:.2f}" y="{y + _FRAME_HEIGHT - 4.5:.1f}">{escape(_svg_label(frame.name, w))}</text>'
             "</g>"
