@@ -164,7 +164,8 @@ def read_json(path: Path) -> JsonDoc:
     except UnicodeDecodeError as exc:
         raise ImportFailed(path, None, f"is not UTF-8 text ({exc.reason} at byte {exc.start})") from None
     except json.JSONDecodeError as exc:
-        what = "ends early (truncated?)" if exc.pos >= len(raw.rstrip()) else f"is not valid JSON: {exc.msg}"
+        cut = exc.pos >= len(raw.rstrip()) or not raw.rstrip().endswith((b"}", b"]"))
+        what = "ends early (truncated?)" if cut else f"is not valid JSON: {exc.msg}"
         raise ImportFailed(path, f"line {exc.lineno}", what) from None
 
 

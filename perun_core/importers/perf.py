@@ -93,6 +93,9 @@ def parse_perf_script_text(data: bytes, path: Path) -> tuple[FrameIds, list[tupl
     first_block = {}
     for block_number, k in enumerate(which):
         first_block.setdefault(k, block_number)
+    # perf script prints every frame's object unless -F left it out: then no frame has one
+    sample_body = next((body for body in stacks_text if body.strip()), b"")
+    with_objects = _FRAME.match(sample_body.split(b"\n", 1)[0].decode("utf-8", "replace")) is not None
     ids = FrameIds()
     distinct: dict[tuple[int, ...], int] = {}
     remap = []
@@ -108,7 +111,7 @@ def parse_perf_script_text(data: bytes, path: Path) -> tuple[FrameIds, list[tupl
             if match is None:
                 block = first_block[number]
                 line = data[:lines_start].count(b"\n") + _line_of(body, block, blocks, line_in_block)
-                if _SYMBOL_ONLY.match(raw) is None or raw.rstrip().endswith(("(", "+0x")) or "(" in raw:
+                if _SYMBOL_ONLY.match(raw) is None or with_objects or "(" in raw:
                     raise ImportFailed(path, f"line {line}",
                                        f"expected a stack frame 'ADDRESS SYMBOL (OBJECT)', got '{raw.strip()[:60]}'"
                                        + (" (truncated?)" if block == len(blocks) - 1 else ""))
