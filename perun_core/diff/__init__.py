@@ -190,12 +190,17 @@ def _numbers(column: list) -> tuple[Any, Any]:
 
 
 def _codes(column: list, convert: bool = False) -> tuple[list, Any]:
-    """(distinct values, int codes) of a column; non-strings made text when ``convert``."""
+    """(distinct values, int codes) of a column; values that are not strings made text when ``convert``."""
     import numpy as np
 
-    if convert and any(type(v) is not str for v in dict.fromkeys(map(type, column)).keys() if v is not type):
-        column = [v if type(v) is str else _text(v) for v in column]
-    distinct = list(dict.fromkeys(column))
+    try:
+        distinct: list | None = list(dict.fromkeys(column))
+    except TypeError:  # unhashable values (uids that are dicts)
+        distinct = None
+    if distinct is None or (convert and any(type(v) is not str for v in distinct)):
+        if convert:
+            column = [v if type(v) is str else _text(v) for v in column]
+        distinct = list(dict.fromkeys(column))
     index = dict(zip(distinct, range(len(distinct))))
     return distinct, np.fromiter(map(index.__getitem__, column), dtype=np.int64, count=len(column))
 
@@ -235,10 +240,11 @@ def _groups(profile: Profile) -> dict[tuple[str, str, str], tuple[float, int, st
         if "caller" in keys:
             uids = [u if c is MISSING else f"{_text(c)} -> {_text(u)}" for u, c in zip(uids, table.column("caller"))]
         uid_names, uid_codes = _codes(uids, convert=True)
-        kinds = [f"{_text(t)}\0{'' if s is MISSING else _text(s)}"
-                 for t, s in zip(table.column("type"), table.column("subtype"))] \
-            if "subtype" in keys else [_text(t) for t in table.column("type")]
-        kind_names, kind_codes = _codes(kinds)
+        type_names, type_codes = _codes(table.column("type") if "type" in keys else [""] * len(table), convert=True)
+        sub_names, sub_codes = _codes(table.column("subtype") if "subtype" in keys else [""] * len(table),
+                                      convert=True)
+        kind_names = [f"{t}\0{'' if s is MISSING else s}" for t in type_names for s in sub_names]
+        kind_codes = type_codes * len(sub_names) + sub_codes
         traced = np.zeros(len(table), dtype=bool)
         if "trace" in keys:
             traced = np.fromiter((t is not MISSING and bool(t) for t in table.column("trace")), dtype=bool,
