@@ -69,12 +69,14 @@ def stack_table(
     *,
     kind: str = "time",
     periods: Sequence[int] | None = None,
+    entries: list[dict[str, Any]] | None = None,
 ) -> ResourceTable:
     """Resources of the stacks in ``flat`` (frame ids, each stack innermost first) and of every function on them.
 
     ``lengths[i]`` is the number of frames of stack ``i``, ``amounts[i]``
     what it consumed; ``periods`` (optional) the sum of sampling periods.
-    Stacks must be distinct.
+    Stacks must be distinct.  ``entries``, when the caller has it, is the
+    list of trace entries of ``flat`` (saves making it from the ids).
     """
     import numpy as np
 
@@ -99,7 +101,8 @@ def stack_table(
     integral = amount.dtype.kind == "i"
     order = np.argsort(-amount, kind="stable")
     frames = ids.frames
-    entries = list(map(frames.__getitem__, flat.tolist()))
+    if entries is None:
+        entries = list(map(frames.__getitem__, flat.tolist()))
     traces = list(map(entries.__getitem__, map(slice, starts[order].tolist(), ends[order].tolist())))
     names = [entry["function"] for entry in frames]
     used = np.flatnonzero(inclusive > 0)

@@ -14,9 +14,9 @@ periods) and one ``function`` resource per function (inclusive ``amount``,
 ``exclusive``), unit ``samples``.  Samples of several events are kept
 apart (``event`` on the stack resources and in the uid of each).
 
-The file is read whole and split into samples in C; each distinct stack
-is parsed once, so a 100 MB file of mostly repeated stacks imports in
-about a second.
+The file is read whole and split into samples in C; the distinct stacks
+are parsed once, by one regular-expression scan (``benchmarks/importdiff.py``
+times a 100 MB file).
 """
 
 from __future__ import annotations
