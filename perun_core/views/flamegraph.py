@@ -119,14 +119,16 @@ def _frame_infos(profile: Profile) -> dict[str, FrameInfo]:
 
     infos: dict[str, FrameInfo] = {}
     seen: set[int] = set()
+    entries_seen: set[int] = set()  # entries shared between traces are looked at once
     for _, region in profile.regions():
         for trace in region.resources.column("trace"):
             if not isinstance(trace, list) or id(trace) in seen:
                 continue
             seen.add(id(trace))
             for entry in trace:
-                if not isinstance(entry, dict):
+                if not isinstance(entry, dict) or id(entry) in entries_seen:
                     continue
+                entries_seen.add(id(entry))
                 label = _frame(entry)
                 if label in infos:
                     continue
