@@ -14,9 +14,10 @@ process:
   its amounts changed), from loaded profiles to the rendered table;
 * ``diff_flamegraph``: the difference flame graph (terminal icicle) of two
   profiles of ``--resources`` resources with call stacks, as sampling and
-  memory profiles are: every resource carries one of 20,000 distinct stacks
-  (4 to 40 frames deep, 3,000 functions); the target has 10 % of its
-  amounts doubled.  ``diff_flamegraph_svg`` renders the same as SVG.
+  memory profiles are: every resource carries one of up to 20,000 distinct
+  stacks (4 to 40 frames deep, random walks down a call tree of 3,000
+  functions, see :func:`stack_profile`); the target has 10 % of its amounts
+  doubled.  ``diff_flamegraph_svg`` renders the same as SVG.
 
 Targets (the issue's): each under 2 s.  Every timing is the median (with
 min and max) of ``--repeat`` runs, in seconds.  One JSON object goes to
@@ -136,7 +137,12 @@ def flat_profile(resources: int, seed: int) -> Any:
 
 
 def stack_profile(resources: int, seed: int) -> Any:
-    """``resources`` samples, each with one of 20,000 distinct stacks (shared trace lists, as collectors make them)."""
+    """``resources`` samples, each on one of up to 20,000 distinct stacks (shared trace lists, as collectors make them).
+
+    The stacks are random walks of 4 to 40 calls down a random call tree of
+    3,000 functions in which most functions call one or two others, as in
+    real programs (stacks share their outer frames).
+    """
     import numpy as np
 
     from perun_core.profile.model import Profile, Snapshot
@@ -145,7 +151,18 @@ def stack_profile(resources: int, seed: int) -> Any:
     rng = random.Random(seed)
     names = function_names(3000, rng)
     frames = [{"function": name, "object": "/usr/bin/app"} for name in names]
-    traces = [[rng.choice(frames) for _ in range(rng.randint(4, 40))] for _ in range(20000)]
+    children: dict[tuple[int, ...], list[int]] = {}
+    found: dict[tuple[int, ...], list] = {}
+    for _ in range(20000):
+        path: tuple[int, ...] = (0,)
+        for _ in range(rng.randint(4, 40) - 1):
+            known = children.get(path)
+            if known is None:
+                width = 1 if rng.random() < 0.6 else 2 if rng.random() < 0.6 else rng.randint(3, 6)
+                known = children[path] = [rng.randrange(len(frames)) for _ in range(width)]
+            path += (rng.choice(known),)
+        found.setdefault(path, [frames[i] for i in reversed(path)])
+    traces = list(found.values())
     picks = np.random.default_rng(seed).integers(0, len(traces), resources).tolist()
     column = [traces[i] for i in picks]
     uids = [trace[0]["function"] for trace in column]

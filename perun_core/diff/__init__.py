@@ -27,7 +27,9 @@ resources compare in well under a second.
 
 from __future__ import annotations
 
+import operator
 from dataclasses import dataclass, field
+from itertools import repeat
 from typing import TYPE_CHECKING, Any
 
 from ..errors import IncomparableProfiles
@@ -247,7 +249,7 @@ def _groups(profile: Profile) -> dict[tuple[str, str, str], tuple[float, int, st
         kind_codes = type_codes * len(sub_names) + sub_codes
         traced = np.zeros(len(table), dtype=bool)
         if "trace" in keys:
-            traced = np.fromiter((t is not MISSING and bool(t) for t in table.column("trace")), dtype=bool,
+            traced = np.fromiter(map(operator.is_not, table.column("trace"), repeat(MISSING)), dtype=bool,
                                  count=len(table))
         width = len(uid_names)
         combined = kind_codes[numeric] * width + uid_codes[numeric]

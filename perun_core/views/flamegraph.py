@@ -121,7 +121,8 @@ def _frame_infos(profile: Profile) -> dict[str, FrameInfo]:
     seen: set[int] = set()
     entries_seen: set[int] = set()  # entries shared between traces are looked at once
     for _, region in profile.regions():
-        for trace in region.resources.column("trace"):
+        column = region.resources.column("trace")
+        for trace in dict(zip(map(id, column), column)).values():  # each shared trace once
             if not isinstance(trace, list) or id(trace) in seen:
                 continue
             seen.add(id(trace))
