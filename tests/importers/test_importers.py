@@ -312,3 +312,18 @@ def test_cli_import_and_its_one_line_errors(perun_repo, tmp_path):
     assert done.returncode == 2 and "bad" in done.stderr
     done = _cli("import", "hyperfine", str(FIXTURES / "hyperfine.json"), "-m", "nosuchrev", cwd=perun_repo)
     assert done.returncode == 1 and done.stderr.startswith("error:") and "Traceback" not in done.stderr
+
+
+def test_perf_script_keeps_the_samples_of_two_events_apart(tmp_path):
+    text = (FIXTURES / "perf.script").read_text()
+    blocks = text.strip("\n").split("\n\n")
+    mixed = "\n\n".join(b.replace("task-clock:", "page-faults:", 1) if i % 2 else b for i, b in enumerate(blocks))
+    path = tmp_path / "two.script"
+    path.write_text(mixed + "\n")
+    profile = api.read_imported("perf-script", [path])
+    assert profile.header["tool"]["events"] == ["page-faults", "task-clock"]
+    roots = {}
+    for r in rows(profile, "samples"):
+        root = r["trace"][-1]["function"]
+        roots[root] = roots.get(root, 0) + r["amount"]
+    assert roots == {"[task-clock]": 46, "[page-faults]": 46}
