@@ -27,6 +27,7 @@ differently from the default message.
     |   +-- OriginMismatch(path, origin, target)
     |   +-- UnsupportedProfile(view, profile_type, supported)   a view cannot show it
     |   +-- EmptyProfile(view)       nothing to show: no resources at all
+    |   +-- ImportFailed(path, where, reason)   an imported file is malformed or truncated
     +-- UnitError
     |   +-- UnknownUnit(kind, name, known)
     |   +-- InvalidParameter(unit, name, value, expected)
@@ -446,3 +447,22 @@ class EnvironmentFailure(PerunError):
             path = f"{path} -> {exc.filename2}"
         reason = exc.strerror or str(exc) or type(exc).__name__
         return cls(path, reason, exc.errno)
+
+
+class ImportFailed(ProfileError):
+    """A file given to an importer is not what the importer reads, or is cut short.
+
+    ``where`` is ``line N`` for text formats or ``key 'a.b[3]'`` for JSON.
+    """
+
+    def __init__(self, path: Path | str, where: str | None, reason: str) -> None:
+        if where and where.startswith("line "):
+            text = f"{path}:{where[5:]}: {reason}"
+        elif where:
+            text = f"{path}: {where}: {reason}"
+        else:
+            text = f"{path}: {reason}"
+        super().__init__(text)
+        self.path = Path(path)
+        self.where = where
+        self.reason = reason

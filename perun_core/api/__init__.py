@@ -50,6 +50,8 @@ _export("files", "atomic_write atomic_write_text ensure_writable_target write_us
 _export("text", "escape_controls escape_lines has_controls")
 _export("demo", "demo_dir build_demo")
 _export("formats", "LAYOUT_CHOICES ConvertResult convert profile_bytes unused_config_keys")
+_export("importing", "ImporterInfo ImportedProfile importer_kinds read_imported import_profiles")
+_export("diff", "DIFF_VIEWS compare_profiles diff_profiles render_diff diff_formats")
 
 __all__ = sorted(_EXPORTS)
 

@@ -25,6 +25,9 @@ LAZY_COMMANDS: dict[str, str] = {
     "check": "perun_core.cli.check_cmds:check",
     "install-hook": "perun_core.cli.check_cmds:install_hook",
     "convert": "perun_core.cli.format_cmds:convert",
+    "import": "perun_core.cli.import_cmds:import_group",
+    "diff": "perun_core.cli.diff_cmds:diff",
+    "showdiff": "perun_core.cli.diff_cmds:diff",
 }
 
 

@@ -140,6 +140,14 @@ def to_flame_graph_format(profile: Profile | dict, *, of: str = "amount") -> lis
         amounts = table.column(of)
         subtypes = table.column("subtype")
         stacks: dict[int, str | None] = {}
+        labels: dict[int, str] = {}  # by id of a trace entry: collectors share entries between traces
+
+        def label(entry: Any) -> str:
+            text = labels.get(id(entry))
+            if text is None:
+                text = labels[id(entry)] = _frame(entry)
+            return text
+
         for trace, amount, subtype in zip(traces, amounts, subtypes):
             if not _is_number(amount) or amount <= 0 or subtype == "free":
                 continue
@@ -148,7 +156,7 @@ def to_flame_graph_format(profile: Profile | dict, *, of: str = "amount") -> lis
             if stack is MISSING:
                 stack = None
                 if isinstance(trace, list) and trace:
-                    stack = ";".join(_frame(entry) for entry in reversed(trace))
+                    stack = ";".join(map(label, reversed(trace)))
                 stacks[ident] = stack
             if stack is None:
                 continue

@@ -23,6 +23,7 @@ from __future__ import annotations
 import json
 import math
 import zlib
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 from xml.sax.saxutils import escape, quoteattr
@@ -118,14 +119,17 @@ def _frame_infos(profile: Profile) -> dict[str, FrameInfo]:
 
     infos: dict[str, FrameInfo] = {}
     seen: set[int] = set()
+    entries_seen: set[int] = set()  # entries shared between traces are looked at once
     for _, region in profile.regions():
-        for trace in region.resources.column("trace"):
+        column = region.resources.column("trace")
+        for trace in dict(zip(map(id, column), column)).values():  # each shared trace once
             if not isinstance(trace, list) or id(trace) in seen:
                 continue
             seen.add(id(trace))
             for entry in trace:
-                if not isinstance(entry, dict):
+                if not isinstance(entry, dict) or id(entry) in entries_seen:
                     continue
+                entries_seen.add(id(entry))
                 label = _frame(entry)
                 if label in infos:
                     continue
@@ -299,12 +303,14 @@ def layout_flame(root: Frame, width: int, levels: int) -> FlameLayout:
 
 # -- icicle (terminal) -----------------------------------------------------------------------
 
-def render_icicle(graph: FlameGraph, options: RenderOptions) -> str:
+def render_icicle(graph: FlameGraph, options: RenderOptions, *,
+                  colour_of: Callable[[Frame], RGB] | None = None) -> str:
     """The tree as text, root on top, each frame as wide as its share of the width.
 
     Children sit under their parent from the left, widest first; frames
     narrower than a column are left out.  Levels that do not fit in the
-    height are cut, with a note saying how many.
+    height are cut, with a note saying how many.  ``colour_of`` overrides
+    the colour of each frame (the difference flame graph colours by change).
     """
     width = options.width
     theme = options.theme
@@ -317,7 +323,7 @@ def render_icicle(graph: FlameGraph, options: RenderOptions) -> str:
         previous: RGB | None = None
         for span in spans:
             first, last, frame = span.start, span.end, span.frame
-            colour = block_colour(theme, frame.name) if theme is not None else None
+            colour = None if theme is None else colour_of(frame) if colour_of else block_colour(theme, frame.name)
             if colour is not None and colour == previous and first == column:
                 # side by side, two blocks of one colour would read as one frame
                 colour = _shade(colour)
@@ -490,8 +496,13 @@ def frame_width(graph: FlameGraph, frame: Frame, width: int = SVG_WIDTH) -> floa
     return graph.share(frame) * (width - 2 * _PAD)
 
 
-def render_svg(graph: FlameGraph, width: int = SVG_WIDTH) -> str:
-    """A standalone interactive SVG document (root at the bottom)."""
+def render_svg(graph: FlameGraph, width: int = SVG_WIDTH, *, colour_of: Callable[[Frame], RGB] | None = None,
+               tooltip_of: Callable[[Frame], str] | None = None) -> str:
+    """A standalone interactive SVG document (root at the bottom).
+
+    ``colour_of`` and ``tooltip_of`` override each frame's fill colour and
+    tooltip (the difference flame graph colours by change and tells it).
+    """
     depth = graph.root.depth() + 1
     height = _TOP + depth * _FRAME_HEIGHT + _BOTTOM
     style = _STYLE % {"font": _FONT_SIZE}
@@ -518,10 +529,11 @@ def render_svg(graph: FlameGraph, width: int = SVG_WIDTH) -> str:
         if w < MIN_FRAME_WIDTH:
             return
         y = height - _BOTTOM - (level + 1) * _FRAME_HEIGHT
-        fill = "rgb(%d,%d,%d)" % warm_colour(frame.name)
+        fill = "rgb(%d,%d,%d)" % (colour_of(frame) if colour_of else warm_colour(frame.name))
+        tip = tooltip_of(frame) if tooltip_of else _tooltip(graph, frame)
         parts.append(
             f'<g class="frame" id="f{counter}" data-depth="{level}" data-name={quoteattr(frame.name)}>'
-            f"<title>{escape(_tooltip(graph, frame))}</title>"
+            f"<title>{escape(tip)}</title>"
             f'<rect x="{x:.2f}" y="{y}" width="{w:.2f}" height="{_FRAME_HEIGHT - 1}" fill="{fill}" rx="2" ry="2"/>'
             f'<text x="{x + 3:.2f}" y="{y + _FRAME_HEIGHT - 4.5:.1f}">{escape(_svg_label(frame.name, w))}</text>'
             "</g>"

@@ -1,1 +1,1 @@
-"""Full screens of perun-tui: main (history and profiles), plot, run, job matrix, checks."""
+"""Full screens of perun-tui, one module each: main (history and profiles), plot, run, job matrix, checks, diff."""

@@ -112,6 +112,8 @@ class CheckScreen(Screen[bool]):
                 id="check.filter"),
         Binding("enter", "open", "Compare", show=False, tooltip="Check: plot the baseline and the target of "
                 "the finding side by side", id="check.open"),
+        Binding("d", "diff", "Difference", show=False, tooltip="Check: what changed between the finding's baseline "
+                "and target profiles (table, difference flame graph, bars)", id="check.diff"),
         Binding("escape", "stop", "Cancel", key_display="esc",
                 tooltip="Check: stop the running check; otherwise back to the history",
                 id="check.stop"),
@@ -343,7 +345,7 @@ class CheckScreen(Screen[bool]):
             return self.running and self.what != "profiles"
         if action == "close":
             return not (self.running and self.what != "profiles")
-        if action == "open":
+        if action in ("open", "diff"):
             return bool(self.rows)
         return True
 
@@ -360,6 +362,18 @@ class CheckScreen(Screen[bool]):
             return
         _, pair, finding = current
         self.app.push_screen(CompareScreen(pair, finding))
+
+    def action_diff(self) -> None:
+        current = self.current
+        if current is None:
+            return
+        from ..screens.diff import DiffScreen
+
+        _, pair, _ = current
+        core = self.app.core
+        self.app.push_screen(DiffScreen(lambda: (core.load_ref(pair.baseline), core.load_ref(pair.target)),
+                                        f"{pair.baseline.name} → {pair.target.name}",
+                                        (pair.baseline.name, pair.target.name)))
 
     def action_stop(self) -> None:
         if self.running and self.stream is not None and not self.cancelling:

@@ -53,6 +53,11 @@ class ProfilesTable(DataTable):
                 id="profiles.delete"),
         Binding("delete", "remove", "Remove", show=False, tooltip="Unlink a registered or delete a pending profile",
                 id="profiles.remove"),
+        Binding("m", "mark", "Mark", show=False, tooltip="Mark the profile for a difference (d); again to unmark",
+                id="profiles.mark"),
+        Binding("d", "diff", "Difference", show=False,
+                tooltip="What changed between the two marked profiles (or the marked one and this one)",
+                id="profiles.diff"),
     ]
 
     def __init__(self, *, id: str | None = None) -> None:
@@ -61,6 +66,8 @@ class ProfilesTable(DataTable):
         self.minor: str | None = None
         self._binding_state: tuple[bool, bool, bool] | None = None
         self._shown: tuple | None = None  # what the rows were built from: infos and styles
+        #: profiles marked for a difference, (info, commit), across commits; the first is the baseline
+        self.marked: list[tuple[ProfileInfo, str | None]] = []
 
     def on_mount(self) -> None:
         for label, key in _COLUMNS:
@@ -211,6 +218,33 @@ class ProfilesTable(DataTable):
 
     def action_remove(self) -> None:
         self._ask("remove")
+
+    def action_mark(self) -> None:
+        info = self.current
+        if info is None:
+            return
+        here = [(i, m) for i, m in self.marked if i.source == info.source and i.registered == info.registered]
+        if here:
+            self.marked.remove(here[0])
+            self.notify(f"unmarked {info.tag}")
+            return
+        self.marked = [*self.marked[-1:], (info, self.minor if info.registered else None)]
+        self.notify(f"marked {info.tag} {info.source}" + (" · press d for the difference" if len(self.marked) == 2
+                                                          else " · mark another, or press d on one"))
+
+    def action_diff(self) -> None:
+        from ..screens.diff import DiffScreen
+
+        pair = list(self.marked)
+        if len(pair) == 1 and self.current is not None:
+            pair.append((self.current, self.minor if self.current.registered else None))
+        if len(pair) != 2:
+            self.notify("mark two profiles with m, then press d", severity="warning")
+            return
+        core = self.app.core  # type: ignore[attr-defined]
+        (base, base_minor), (target, target_minor) = pair
+        self.app.push_screen(DiffScreen(lambda: (core.load(base, base_minor), core.load(target, target_minor)),
+                                        f"{base.tag} → {target.tag}"))
 
 
 class ProfilesPane(Vertical):

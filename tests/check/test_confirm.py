@@ -6,7 +6,7 @@ import json
 
 from conftest import run_cli
 from gitrepo import make_repo
-from runhelpers import C_PROGRAM, MAKEFILE, leftover_worktrees, make_c_project, needs_cc, run_env  # noqa: F401
+from runhelpers import C_PROGRAM, MAKEFILE, documented, leftover_worktrees, make_c_project, needs_cc, run_env  # noqa: F401
 
 from perun_core import api
 from perun_core.api import check as api_check
@@ -53,7 +53,7 @@ def test_a_change_the_interleaved_runs_do_not_repeat_is_listed_as_not_confirmed(
     for profile in written.profiles:
         if profile.origin == shas[1]:
             # as if the machine had been three times slower (CPU time too) when v2 was measured
-            data = json.loads(profile.path.read_text())
+            data = documented(profile.path)
             for resource in data["global"]["resources"]:
                 if resource["type"] == "time":
                     resource["amount"] *= 3

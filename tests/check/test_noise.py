@@ -10,7 +10,7 @@ import subprocess
 import pytest
 
 from conftest import run_cli
-from runhelpers import C_PROGRAM, build_c, needs_cc, run_env  # noqa: F401 - run_env: autouse
+from runhelpers import C_PROGRAM, build_c, documented, needs_cc, run_env  # noqa: F401 - run_env: autouse
 
 from perun_core.api import run as api_run
 from perun_core.check import get_method
@@ -154,7 +154,7 @@ def test_a_loaded_run_gives_no_wall_time_degradation_and_still_finds_a_cpu_slow_
     workload = "15000000"
     quiet = collect_time(root, "same", workload, loaded=False)
     loaded = collect_time(root, "same", workload, loaded=True)
-    header = json.loads(loaded.read_text())["header"]
+    header = documented(loaded)["header"]
     assert {"load_before", "load_after", "perun", "cores"} <= set(header["machine"])
     result = run_cli("check", "profiles", str(quiet), str(loaded), "--format", "json", cwd=root)
     assert result.returncode in (0, 3), result.stderr

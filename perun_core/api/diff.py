@@ -1,0 +1,73 @@
+"""Comparing two profiles: ``perun-core diff BASELINE TARGET [VIEW]``.
+
+Profiles are looked up as ``check profiles`` looks them up (``i@i`` and
+``i@p`` tags, names of registered or pending profiles, file paths; spec
+§3.2.16); plain files work outside a perun repository.  The comparison
+itself is :func:`perun_core.diff.compare` and its views
+:mod:`perun_core.diff.render`.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:  # pragma: no cover
+    from ..diff import Comparison
+    from ..profile.model import Profile
+    from ..storage.repository import PerunRepository
+
+__all__ = ["DIFF_VIEWS", "compare_profiles", "diff_formats", "diff_profiles", "render_diff"]
+
+DIFF_VIEWS = ("short", "flamegraph", "bars", "report")
+
+
+def compare_profiles(baseline: Profile, target: Profile, *, baseline_name: str = "baseline",
+                     target_name: str = "target", functions: bool = True) -> Comparison:
+    """The :class:`~perun_core.diff.Comparison` of two loaded profiles."""
+    from ..diff import compare
+
+    return compare(baseline, target, baseline_name=baseline_name, target_name=target_name, functions=functions)
+
+
+def diff_profiles(
+    baseline: str,
+    target: str,
+    *,
+    minor: str | None = None,
+    baseline_minor: str | None = None,
+    target_minor: str | None = None,
+    repo: PerunRepository | None = None,
+    cwd: Path | str | None = None,
+) -> Comparison:
+    """Look both profiles up and compare them.
+
+    ``minor`` is the commit whose ``i@i`` tags and registered names both
+    specs refer to (default HEAD); ``baseline_minor`` / ``target_minor``
+    set it for one side (profiles of two commits).  Raises
+    ProfileNotFound, InvalidProfile, IncomparableProfiles.
+    """
+    from .repository import load_profile
+
+    loaded = []
+    for spec, at in ((baseline, baseline_minor or minor), (target, target_minor or minor)):
+        loaded.append(load_profile(spec, minor=at, repo=repo, cwd=cwd))
+    names = [spec if item.kind == "file" else item.source for spec, item in zip((baseline, target), loaded)]
+    return compare_profiles(loaded[0].profile, loaded[1].profile, baseline_name=names[0], target_name=names[1])
+
+
+def render_diff(comparison: Comparison, view: str = "short", *, fmt: str | None = None, width: int = 100,
+                height: int = 30, color: bool = False, limit: int | None = None, pixels: int | None = None) -> str:
+    """``view`` of ``comparison`` as text (terminal text, SVG, folded pair or HTML by ``fmt``)."""
+    from ..diff.render import render
+
+    return render(comparison, view, fmt=fmt, width=width, height=height, color=color, limit=limit, pixels=pixels)
+
+
+def diff_formats(view: str) -> tuple[str, ...]:
+    from ..diff.render import FORMATS
+
+    return FORMATS.get(view, ())
+
+

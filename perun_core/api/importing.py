@@ -1,0 +1,140 @@
+"""Importing what other tools measured: ``perun-core import KIND FILE...``.
+
+:func:`import_profiles` reads the files with the importer of ``KIND`` (see
+:mod:`perun_core.importers`), makes the commit the profile's origin, adds
+``cmd`` and ``workload`` to its header, and stores it as a pending profile
+(or registers it at the commit).  Nothing is written when a file is bad.
+"""
+
+from __future__ import annotations
+
+import time
+from dataclasses import dataclass
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from ..errors import ImportFailed, UsageError
+
+if TYPE_CHECKING:  # pragma: no cover
+    from ..profile.model import Profile
+    from ..storage.repository import PerunRepository
+
+__all__ = ["ImportedProfile", "ImporterInfo", "import_profiles", "importer_kinds", "read_imported"]
+
+
+@dataclass(frozen=True, slots=True)
+class ImporterInfo:
+    """One importer: its KIND, one-line summary, full description and declared options."""
+
+    name: str
+    summary: str
+    description: str
+    params: tuple[Any, ...]
+
+
+@dataclass(frozen=True, slots=True)
+class ImportedProfile:
+    """What an import stored: where, at which commit, and what the profile holds."""
+
+    kind: str
+    files: tuple[str, ...]
+    origin: str
+    type: str
+    resources: int
+    units: dict[str, str]
+    #: the pending profile's path (None once registered)
+    path: Path | None
+    registered: bool
+    checksum: str | None
+    name: str
+
+
+def importer_kinds() -> list[ImporterInfo]:
+    """Every importer (built-in and registered), by name."""
+    from ..importers import importers
+
+    found = []
+    for name in importers.names():
+        unit = importers.get(name)
+        found.append(ImporterInfo(name, str(getattr(unit, "summary", "")), str(getattr(unit, "description", "")),
+                                  tuple(getattr(unit, "params", ()))))
+    return found
+
+
+def read_imported(kind: str, files: list[Path | str], options: dict[str, Any] | None = None) -> Profile:
+    """The profile the importer of ``kind`` makes of ``files`` (nothing stored, no origin).
+
+    Raises UnknownUnit (no such kind), InvalidParameter (a bad option),
+    ImportFailed (a missing, malformed or truncated file).
+    """
+    from ..importers import importers
+    from ..params import convert_params
+
+    if not files:
+        raise UsageError("import needs at least one file")
+    importer = importers.get(kind)
+    values = convert_params(kind, getattr(importer, "params", ()), options or {})
+    paths = [Path(f).expanduser() for f in files]
+    for path in paths:
+        if not path.exists():
+            raise ImportFailed(path, None, "does not exist")
+        if path.is_dir():
+            raise ImportFailed(path, None, "is a directory, expected a file")
+    return importer.load(paths, values)
+
+
+def import_profiles(
+    kind: str,
+    files: list[Path | str],
+    *,
+    minor: str | None = None,
+    cmd: str | None = None,
+    workload: str | None = None,
+    register: bool = False,
+    options: dict[str, Any] | None = None,
+    repo: PerunRepository | None = None,
+    cwd: Path | str | None = None,
+) -> ImportedProfile:
+    """Import ``files`` as one profile of commit ``minor`` (default HEAD), pending or registered.
+
+    ``cmd`` defaults to what the file records (hyperfine's command, the
+    program of a callgrind run) or the importer's kind; ``workload`` to
+    empty.  The importer's own metadata stays in the header under ``tool``.
+    """
+    from ..runner.naming import TEMPLATE_KEY, render_name, write_new_profile
+    from .repository import _using
+
+    with _using(repo, cwd) as r:
+        origin = r.resolve_minor(minor)  # a bad revision fails before any file is read
+        profile = read_imported(kind, files, options)
+        header = dict(profile.header)
+        header["cmd"] = cmd if cmd is not None else _recorded_command(header, kind)
+        header.setdefault("params", "")
+        header["workload"] = workload or ""
+        profile.header = header
+        profile.collector_info = {"name": kind, "params": dict(options or {}), "imported": True}
+        profile.origin = origin
+        names = tuple(str(f) for f in files)
+        now = time.time()
+        template = str(r.config.get_or(TEMPLATE_KEY, "%collector%-%cmd%-%args%-%workload%-%date%"))
+        name = render_name(profile, template, when=now)
+        r.jobs_dir.mkdir(parents=True, exist_ok=True)
+        path = write_new_profile(profile, r.jobs_dir, name)
+        checksum = None
+        if register:
+            checksum = r.register(origin, profile, path.name, now).checksum
+            path.unlink(missing_ok=True)
+        return ImportedProfile(kind, names, origin, profile.type, profile.resource_count(), profile.units,
+                               None if register else path, register, checksum, path.name)
+
+
+def _recorded_command(header: dict[str, Any], kind: str) -> str:
+    tool = header.get("tool") or {}
+    files = tool.get("files") if isinstance(tool, dict) else None
+    if isinstance(files, list) and files and isinstance(files[0], dict) and files[0].get("cmd"):
+        return str(files[0]["cmd"]).strip()  # callgrind records the program
+    if isinstance(tool, dict) and tool.get("executable"):
+        return str(tool["executable"])  # google benchmark
+    if isinstance(tool, dict) and tool.get("commands"):
+        return str(tool["commands"][0])  # perf script: the sampled program
+    return kind

@@ -1,0 +1,71 @@
+"""``perun-core diff BASELINE TARGET [VIEW]`` (alias ``showdiff``): what changed between two profiles."""
+
+from __future__ import annotations
+
+import shutil
+import sys
+
+import click
+
+from .run_cmds import CONTEXT
+
+VIEWS = ("short", "flamegraph", "bars", "report")
+#: file suffix -> (view it implies, format)
+SUFFIXES = {".svg": "svg", ".folded": "folded", ".collapsed": "folded", ".html": "html", ".txt": None}
+
+
+@click.command("diff", context_settings=CONTEXT)
+@click.argument("baseline")
+@click.argument("target")
+@click.argument("view", required=False, default="short", type=click.Choice(VIEWS))
+@click.option("-m", "--minor", metavar="REV", help="Commit whose tags (0@i) and registered names both refer to.")
+@click.option("--baseline-minor", metavar="REV", help="Commit of the baseline's tag or name (overrides -m).")
+@click.option("--target-minor", metavar="REV", help="Commit of the target's tag or name (overrides -m).")
+@click.option("--format", "fmt", type=click.Choice(("text", "icicle", "svg", "folded", "html")),
+              help="Output format: flamegraph has icicle (default), svg and folded (the folded pair); report is html.")
+@click.option("-f", "--filename", metavar="FILE", type=click.Path(dir_okay=False),
+              help="Write to FILE (its suffix picks the format: .svg, .folded, .html, .txt).")
+@click.option("-n", "--limit", type=click.IntRange(min=0), help="Rows to show (0: all) [default: 30; bars 15].")
+@click.option("--width", type=click.IntRange(min=20), help="Columns (default: the terminal's); SVG: pixels.")
+@click.option("--height", type=click.IntRange(min=5), help="Rows of the icicle (default: the terminal's).")
+def diff(baseline: str, target: str, view: str, minor: str | None, baseline_minor: str | None,
+         target_minor: str | None, fmt: str | None, filename: str | None, limit: int | None, width: int | None,
+         height: int | None) -> None:
+    """What changed between two profiles.
+
+    \b
+    VIEW is one of
+      short       a table per uid and subtype: baseline, target, change, by impact; then the functions
+      flamegraph  the difference flame graph (width from the target, red grew, blue shrank)
+      bars        baseline and target side by side per uid
+      report      one self-contained HTML file with all of them
+    Profiles are tags (0@i, 1@p), names or files, as for 'check profiles'.
+    """
+    from pathlib import Path
+
+    from perun_core import api
+    from perun_core.errors import UsageError
+
+    if filename and fmt is None:
+        fmt = SUFFIXES.get(Path(filename).suffix.lower())
+    if fmt in ("text", None):
+        fmt = None
+    allowed = api.diff_formats(view)
+    if fmt is not None and fmt not in allowed:
+        raise UsageError(f"the {view} view has no format '{fmt}'; expected one of {', '.join(allowed)}")
+    if view == "report" and not filename and sys.stdout.isatty():
+        raise UsageError("the report is an HTML file: give it a name with -f FILE.html")
+    comparison = api.diff_profiles(baseline, target, minor=minor, baseline_minor=baseline_minor,
+                                   target_minor=target_minor)
+    size = shutil.get_terminal_size((100, 30))
+    color = filename is None and sys.stdout.isatty() and "NO_COLOR" not in __import__("os").environ
+    pixels = width if fmt == "svg" else None
+    text = api.render_diff(comparison, view, fmt=fmt, width=width or size.columns, height=height or size.lines,
+                           color=color, limit=limit, pixels=pixels)
+    if filename:
+        from perun_core.cli.view_cmds import write_output
+
+        write_output(filename, text.encode("utf-8"))
+        click.echo(f"wrote {filename}")
+    else:
+        click.echo(text)

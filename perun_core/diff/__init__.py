@@ -1,0 +1,474 @@
+"""Comparing two profiles: what changed, per resource and per function.
+
+:func:`compare` gives a :class:`Comparison`:
+
+* ``changes``: one :class:`Change` per uid and subtype (and caller, for
+  call-edge resources) found in either profile: the baseline and target
+  value, their absolute and relative difference, and an ``impact`` (the
+  absolute change as a share of the baseline total of its type and
+  subtype) by which the list is sorted, largest first.  The value of a
+  group is the *sum* of its resources when they carry call stacks (samples,
+  allocations: each is a part of the whole) and their *mean* otherwise
+  (repeated measurements of one thing: runs, rounds, repetitions).
+* ``functions`` (profiles with call stacks or caller edges):
+  one :class:`FunctionChange` per function with its exclusive and
+  inclusive cost and calls in both, functions that appear or disappear
+  included, ranked by ``contribution``: the change of its exclusive cost as
+  a share of the whole program's change.  Exclusive costs add up to the
+  program's total, so the first functions of the ranking account for most
+  of the change.
+
+Values of a type are never mixed across units: when the two profiles give
+one type different units, time units are converted to the baseline's, and
+anything else is refused (:class:`~perun_core.errors.IncomparableProfiles`).
+Everything is computed with numpy over columns, so profiles of a million
+resources compare in well under a second.
+"""
+
+from __future__ import annotations
+
+import operator
+from dataclasses import dataclass, field
+from itertools import repeat
+from typing import TYPE_CHECKING, Any
+
+from ..errors import IncomparableProfiles
+
+if TYPE_CHECKING:  # pragma: no cover
+    from ..profile.model import Profile
+
+__all__ = ["Change", "Comparison", "FunctionChange", "compare", "function_costs", "FunctionCosts"]
+
+#: Seconds per unit of the time units profiles use.
+TIME_UNITS = {"ns": 1e-9, "us": 1e-6, "µs": 1e-6, "ms": 1e-3, "s": 1.0}
+
+
+@dataclass(frozen=True, slots=True)
+class Change:
+    """One uid (and subtype) in the baseline and the target."""
+
+    uid: str
+    subtype: str
+    type: str
+    unit: str
+    baseline: float | None
+    target: float | None
+    #: "sum" or "mean" of the group's resources
+    statistic: str
+    baseline_count: int
+    target_count: int
+    impact: float
+
+    @property
+    def absolute(self) -> float:
+        return (self.target or 0.0) - (self.baseline or 0.0)
+
+    @property
+    def relative(self) -> float | None:
+        """(target - baseline) / baseline; None when there is no (or a zero) baseline."""
+        if not self.baseline:
+            return None
+        return self.absolute / abs(self.baseline)
+
+    @property
+    def status(self) -> str:
+        """``new`` (only in the target), ``gone`` (only in the baseline), ``same`` or ``changed``."""
+        if self.baseline is None:
+            return "new"
+        if self.target is None:
+            return "gone"
+        return "same" if self.absolute == 0 else "changed"
+
+
+@dataclass(frozen=True, slots=True)
+class FunctionChange:
+    """One function's costs in the baseline and the target (0 where it does not occur)."""
+
+    function: str
+    object: str
+    baseline_exclusive: float
+    target_exclusive: float
+    baseline_inclusive: float
+    target_inclusive: float
+    baseline_calls: int | None
+    target_calls: int | None
+    in_baseline: bool
+    in_target: bool
+    #: exclusive change / the whole program's change (signed; the ranking's key is its size)
+    contribution: float
+
+    @property
+    def exclusive_change(self) -> float:
+        return self.target_exclusive - self.baseline_exclusive
+
+    @property
+    def inclusive_change(self) -> float:
+        return self.target_inclusive - self.baseline_inclusive
+
+    @property
+    def relative_exclusive(self) -> float | None:
+        return self.exclusive_change / self.baseline_exclusive if self.baseline_exclusive else None
+
+    @property
+    def relative_inclusive(self) -> float | None:
+        return self.inclusive_change / self.baseline_inclusive if self.baseline_inclusive else None
+
+    @property
+    def status(self) -> str:
+        if not self.in_baseline:
+            return "new"
+        if not self.in_target:
+            return "gone"
+        return "same" if self.exclusive_change == 0 and self.inclusive_change == 0 else "changed"
+
+
+@dataclass(frozen=True, slots=True)
+class FunctionCosts:
+    """Per-function costs of one profile: name -> (exclusive, inclusive, calls or None, object)."""
+
+    type: str
+    unit: str
+    costs: dict[str, tuple[float, float, int | None, str]]
+    total: float
+    #: where they came from: "function rows", "cprofile rows", "call rows" or "stacks"
+    source: str
+
+
+@dataclass(frozen=True)
+class Comparison:
+    """The difference of two profiles; see the module docstring."""
+
+    baseline_name: str
+    target_name: str
+    type: str
+    changes: tuple[Change, ...]
+    functions: tuple[FunctionChange, ...] | None = None
+    function_unit: str = ""
+    #: the whole program's exclusive cost in both (functions only)
+    baseline_total: float = 0.0
+    target_total: float = 0.0
+    #: units converted to the baseline's: {type: (target unit, baseline unit)}
+    converted: dict[str, tuple[str, str]] = field(default_factory=dict)
+    baseline: Profile | None = field(default=None, repr=False, compare=False)
+    target: Profile | None = field(default=None, repr=False, compare=False)
+
+    @property
+    def has_stacks(self) -> bool:
+        """Whether both profiles carry call stacks (a difference flame graph can be drawn)."""
+        return self.baseline is not None and self.target is not None and _has_traces(self.baseline) \
+            and _has_traces(self.target)
+
+    @property
+    def total_change(self) -> float:
+        return self.target_total - self.baseline_total
+
+    def top_functions(self, count: int = 10) -> list[FunctionChange]:
+        return list((self.functions or ())[:count])
+
+
+# -- reading columns -----------------------------------------------------------------------
+
+def _text(value: Any) -> str:
+    if type(value) is str:
+        return value
+    if isinstance(value, dict):
+        name = value.get("function", value.get("func", value.get("name", "")))
+        where = value.get("source", value.get("file"))
+        line = value.get("line")
+        return f"{name}" + (f" ({where}" + (f":{line}" if line is not None else "") + ")" if where else "")
+    return "" if value is None else str(value)
+
+
+def _numbers(column: list) -> tuple[Any, Any]:
+    """(float array, mask of the numeric cells) of a column."""
+    import numpy as np
+
+    try:
+        values = np.array(column, dtype=np.float64)
+        return values, np.isfinite(values)
+    except (TypeError, ValueError):
+        values = np.array([v if type(v) in (int, float) else np.nan for v in column], dtype=np.float64)
+        return values, np.isfinite(values)
+
+
+def _codes(column: list, convert: bool = False) -> tuple[list, Any]:
+    """(distinct values, int codes) of a column; values that are not strings made text when ``convert``."""
+    import numpy as np
+
+    try:
+        distinct: list | None = list(dict.fromkeys(column))
+    except TypeError:  # unhashable values (uids that are dicts)
+        distinct = None
+    if distinct is None or (convert and any(type(v) is not str for v in distinct)):
+        if convert:
+            column = [v if type(v) is str else _text(v) for v in column]
+        distinct = list(dict.fromkeys(column))
+    index = dict(zip(distinct, range(len(distinct))))
+    return distinct, np.fromiter(map(index.__getitem__, column), dtype=np.int64, count=len(column))
+
+
+def _unit_of(profile: Profile, kind: str, subtype: str) -> str:
+    units = profile.units
+    return str(units.get(f"{kind}({subtype})", units.get(kind, "")))
+
+
+def _has_traces(profile: Profile) -> bool:
+    from ..profile.resources import MISSING
+
+    for _, region in profile.regions():
+        table = region.resources
+        if len(table) and "trace" in table.columns()[0]:
+            if any(t is not MISSING and t for t in table.column("trace")):
+                return True
+    return False
+
+
+def _groups(profile: Profile) -> dict[tuple[str, str, str], tuple[float, int, str, bool]]:
+    """(type, subtype, uid) -> (sum, count, unit, carries stacks) of the numeric ``amount`` of every resource."""
+    import numpy as np
+
+    from ..profile.resources import MISSING
+
+    out: dict[tuple[str, str, str], list] = {}
+    for _, region in profile.regions():
+        table = region.resources
+        if not len(table):
+            continue
+        keys = table.columns()[0]
+        if "amount" not in keys or "uid" not in keys:
+            continue
+        amounts, numeric = _numbers(table.column("amount"))
+        uids = table.column("uid")
+        if "caller" in keys:
+            uids = [u if c is MISSING else f"{_text(c)} -> {_text(u)}" for u, c in zip(uids, table.column("caller"))]
+        uid_names, uid_codes = _codes(uids, convert=True)
+        type_names, type_codes = _codes(table.column("type") if "type" in keys else [""] * len(table), convert=True)
+        sub_names, sub_codes = _codes(table.column("subtype") if "subtype" in keys else [""] * len(table),
+                                      convert=True)
+        kind_names = [f"{t}\0{'' if s is MISSING else s}" for t in type_names for s in sub_names]
+        kind_codes = type_codes * len(sub_names) + sub_codes
+        traced = np.zeros(len(table), dtype=bool)
+        if "trace" in keys:
+            traced = np.fromiter(map(operator.is_not, table.column("trace"), repeat(MISSING)), dtype=bool,
+                                 count=len(table))
+        width = len(uid_names)
+        combined = kind_codes[numeric] * width + uid_codes[numeric]
+        group_names, group_codes = np.unique(combined, return_inverse=True)
+        sums = np.bincount(group_codes, weights=amounts[numeric])
+        counts = np.bincount(group_codes)
+        stacks = np.bincount(group_codes, weights=traced[numeric].astype(np.float64)) > 0
+        for code, total, count, has_stack in zip(group_names.tolist(), sums.tolist(), counts.tolist(),
+                                                 stacks.tolist()):
+            kind, _, subtype = kind_names[code // width].partition("\0")
+            key = (kind, subtype, uid_names[code % width])
+            entry = out.get(key)
+            if entry is None:
+                out[key] = [total, count, _unit_of(profile, kind, subtype), has_stack]
+            else:
+                entry[0] += total
+                entry[1] += count
+                entry[3] = entry[3] or has_stack
+    return {key: tuple(value) for key, value in out.items()}  # type: ignore[misc]
+
+
+def _scale(baseline_unit: str, target_unit: str, kind: str, names: tuple[str, str]) -> float:
+    if baseline_unit == target_unit:
+        return 1.0
+    if baseline_unit in TIME_UNITS and target_unit in TIME_UNITS:
+        return TIME_UNITS[target_unit] / TIME_UNITS[baseline_unit]
+    raise IncomparableProfiles(names[0], names[1], f"'{kind}' is in {baseline_unit or 'no unit'} in the baseline "
+                                                   f"and in {target_unit or 'no unit'} in the target")
+
+
+# -- per-function costs ----------------------------------------------------------------------
+
+def function_costs(profile: Profile) -> FunctionCosts | None:
+    """Exclusive and inclusive cost and calls per function, or None for profiles without stacks or calls.
+
+    From the ``function`` resources of sampling and callgrind profiles,
+    the ``exclusive``/``inclusive`` resources of cProfile runs, the
+    per-call resources of tracers (``exclusive`` and ``caller``), or else
+    from the call stacks (``trace``) of the resources.
+    """
+    import numpy as np
+
+    from ..profile.resources import MISSING
+
+    rows: dict[str, list] = {}
+    source = ""
+    kind = unit = ""
+    stacks: list[tuple[Any, float]] = []
+    for _, region in profile.regions():
+        table = region.resources
+        if not len(table):
+            continue
+        keys = table.columns()[0]
+        if "uid" not in keys or "amount" not in keys:
+            continue
+        subtypes = table.column("subtype") if "subtype" in keys else [MISSING] * len(table)
+        types = table.column("type") if "type" in keys else [MISSING] * len(table)
+        amounts = table.column("amount")
+        exclusive = table.column("exclusive") if "exclusive" in keys else None
+        calls = table.column("calls") if "calls" in keys else None
+        objects = table.column("object") if "object" in keys else None
+        uids = table.column("uid")
+        has_function_rows = "function" in dict.fromkeys(subtypes) and exclusive is not None
+        cprofile = {"exclusive", "inclusive"} <= set(dict.fromkeys(subtypes))
+        if has_function_rows or cprofile:
+            source = "function rows" if has_function_rows else "cprofile rows"
+            for i, (subtype, uid, amount) in enumerate(zip(subtypes, uids, amounts)):
+                if type(amount) not in (int, float):
+                    continue
+                name = _text(uid)
+                if has_function_rows and subtype == "function":
+                    own = exclusive[i] if type(exclusive[i]) in (int, float) else 0
+                    entry = rows.setdefault(name, [0.0, 0.0, None, ""])
+                    entry[0] += own
+                    entry[1] += amount
+                elif cprofile and subtype in ("exclusive", "inclusive"):
+                    entry = rows.setdefault(name, [0.0, 0.0, None, ""])
+                    entry[0 if subtype == "exclusive" else 1] += amount
+                else:
+                    continue
+                kind = kind or _text(types[i])
+                unit = unit or _unit_of(profile, kind, _text(subtype))
+                if calls is not None and type(calls[i]) is int and (has_function_rows or subtype == "exclusive"):
+                    entry[2] = (entry[2] or 0) + calls[i]
+                if objects is not None and objects[i] is not MISSING and not entry[3]:
+                    entry[3] = _text(objects[i])
+            continue
+        if exclusive is not None and "caller" in keys:
+            source = "call rows"
+            for i, (uid, amount, own) in enumerate(zip(uids, amounts, exclusive)):
+                if type(amount) not in (int, float) or type(own) not in (int, float):
+                    continue
+                name = _text(uid)
+                entry = rows.setdefault(name, [0.0, 0.0, 0, ""])
+                entry[0] += own
+                entry[1] += amount
+                entry[2] += 1
+                kind = kind or _text(types[i])
+                unit = unit or _unit_of(profile, kind, _text(subtypes[i]))
+            continue
+        if "trace" in keys:
+            of = "exclusive" if exclusive is not None else "amount"
+            values, numeric = _numbers(table.column(of))
+            traces = table.column("trace")
+            codes: dict[int, int] = {}
+            unique: list[Any] = []
+            which = np.full(len(table), -1, dtype=np.int64)
+            for i, trace in enumerate(traces):
+                if not numeric[i] or trace is MISSING or not trace or values[i] <= 0 or subtypes[i] == "free":
+                    continue
+                number = codes.get(id(trace))
+                if number is None:
+                    number = codes[id(trace)] = len(unique)
+                    unique.append(trace)
+                which[i] = number
+                if not kind:
+                    kind = _text(types[i])
+                    unit = _unit_of(profile, kind, _text(subtypes[i]))
+            keep = which >= 0
+            per_trace = np.bincount(which[keep], weights=values[keep], minlength=len(unique)).tolist()
+            stacks += list(zip(unique, per_trace))
+    if not rows and stacks:
+        source = "stacks"
+        for trace, amount in stacks:
+            names = [_text(entry.get("function", entry.get("func", entry.get("name", "?"))))
+                     if isinstance(entry, dict) else str(entry) for entry in trace]
+            leaf = rows.setdefault(names[0], [0.0, 0.0, None, ""])
+            leaf[0] += amount
+            for name in dict.fromkeys(names):
+                rows.setdefault(name, [0.0, 0.0, None, ""])[1] += amount
+            first = trace[0]
+            if isinstance(first, dict) and not leaf[3] and first.get("object"):
+                leaf[3] = str(first["object"])
+    if not rows:
+        return None
+    costs = {name: (e[0], e[1], e[2], e[3]) for name, e in rows.items()}
+    return FunctionCosts(kind, unit, costs, float(sum(e[0] for e in costs.values())), source)
+
+
+def _compare_functions(base: FunctionCosts, target: FunctionCosts, names: tuple[str, str]
+                       ) -> tuple[list[FunctionChange], float, float]:
+    if base.type != target.type:
+        raise IncomparableProfiles(names[0], names[1], f"their functions cost {base.type or 'no type'} "
+                                                       f"({base.unit or 'no unit'}) and {target.type or 'no type'} "
+                                                       f"({target.unit or 'no unit'})")
+    scale = _scale(base.unit, target.unit, base.type or target.type, names)
+    total_change = target.total * scale - base.total
+    found = []
+    for name in dict.fromkeys([*base.costs, *target.costs]):
+        b = base.costs.get(name)
+        t = target.costs.get(name)
+        t_excl = t[0] * scale if t else 0.0
+        t_incl = t[1] * scale if t else 0.0
+        b_excl = b[0] if b else 0.0
+        change = t_excl - b_excl
+        contribution = change / total_change if total_change else (0.0 if change == 0 else float("inf"))
+        found.append(FunctionChange(name, (t or b)[3] if (t or b) else "", b_excl, t_excl, b[1] if b else 0.0, t_incl,
+                                    b[2] if b else None, t[2] if t else None, b is not None, t is not None,
+                                    contribution))
+    # by the size of the exclusive change, then of the inclusive change, then by name
+    found.sort(key=lambda f: (-abs(f.exclusive_change), -abs(f.inclusive_change), f.function))
+    return found, base.total, target.total * scale
+
+
+# -- the comparison ---------------------------------------------------------------------------
+
+def compare(baseline: Profile, target: Profile, *, baseline_name: str = "baseline", target_name: str = "target",
+            functions: bool = True) -> Comparison:
+    """Compare ``target`` with ``baseline``; see the module docstring.
+
+    Raises :class:`IncomparableProfiles` when a type is in units that
+    cannot be converted into each other.
+    """
+    names = (baseline_name, target_name)
+    base_groups = _groups(baseline)
+    target_groups = _groups(target)
+    base_units: dict[str, str] = {}
+    target_units: dict[str, str] = {}
+    for (kind, subtype, _), (_, _, unit, _) in base_groups.items():
+        base_units.setdefault(f"{kind}({subtype})", unit)
+    for (kind, subtype, _), (_, _, unit, _) in target_groups.items():
+        target_units.setdefault(f"{kind}({subtype})", unit)
+    scales = {key: _scale(base_units[key], unit, key, names) for key, unit in target_units.items() if key in base_units}
+    converted = {key: (target_units[key], base_units[key]) for key, s in scales.items() if s != 1.0}
+
+    def value(entry: tuple[float, int, str, bool] | None, stat: str, scale: float = 1.0) -> float | None:
+        if entry is None:
+            return None
+        total, count = entry[0], entry[1]
+        return (total if stat == "sum" else total / count) * scale
+
+    totals: dict[tuple[str, str], float] = {}
+    changes_raw = []
+    for key in dict.fromkeys([*base_groups, *target_groups]):
+        kind, subtype, uid = key
+        b = base_groups.get(key)
+        t = target_groups.get(key)
+        stat = "sum" if (b and b[3]) or (t and t[3]) else "mean"
+        scale = scales.get(f"{kind}({subtype})", 1.0)
+        bv, tv = value(b, stat), value(t, stat, scale)
+        unit = b[2] if b else t[2]  # type: ignore[index]
+        changes_raw.append((kind, subtype, uid, unit, bv, tv, stat, b[1] if b else 0, t[1] if t else 0))
+        group = (kind, subtype)
+        totals[group] = totals.get(group, 0.0) + abs(bv if bv is not None else (tv or 0.0))
+    changes = []
+    for kind, subtype, uid, unit, bv, tv, stat, bn, tn in changes_raw:
+        whole = totals.get((kind, subtype)) or 1.0
+        impact = abs((tv or 0.0) - (bv or 0.0)) / whole
+        changes.append(Change(uid, subtype, kind, unit, bv, tv, stat, bn, tn, impact))
+    changes.sort(key=lambda c: (-c.impact, c.type, c.subtype, c.uid))
+    result_functions = None
+    function_unit = ""
+    base_total = target_total = 0.0
+    if functions:
+        base_costs = function_costs(baseline)
+        target_costs = function_costs(target)
+        if base_costs is not None and target_costs is not None:
+            listed, base_total, target_total = _compare_functions(base_costs, target_costs, names)
+            result_functions = tuple(listed)
+            function_unit = base_costs.unit
+    return Comparison(baseline_name, target_name, baseline.type or target.type, tuple(changes), result_functions,
+                      function_unit, base_total, target_total, converted, baseline, target)

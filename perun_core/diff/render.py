@@ -1,0 +1,360 @@
+"""The views of a :class:`~perun_core.diff.Comparison`: short table, difference flame graph, bars, HTML report.
+
+* ``short``: one row per uid and subtype (baseline, target, absolute and
+  relative change, unit), by impact; increases red, decreases green; then
+  the functions, by the size of their exclusive change, with their share
+  of the whole program's change.
+* ``flamegraph``: the difference flame graph.  Frames are as wide as in the
+  target's flame graph and coloured by how their own (exclusive) amount
+  changed: red grew, blue shrank, the deeper the more (relative to the
+  largest change); frames new in the target are the deepest red.  Output
+  as a terminal icicle, an interactive SVG (the tooltip gives both amounts
+  and the change) or the *folded pair* (``stack BASELINE TARGET`` lines, as
+  Brendan Gregg's difffolded.pl writes them).  The layout is the flame
+  graph view's own (:mod:`perun_core.views.flamegraph`).
+* ``bars``: baseline and target side by side per uid, one block per type,
+  subtype and unit (units are never drawn on one scale).
+* ``report``: one self-contained HTML file (no script or style from the
+  network) with the table, the functions, the difference flame graph and
+  the bars.
+"""
+
+from __future__ import annotations
+
+import html
+from dataclasses import dataclass
+from typing import Any
+
+from ..errors import UnsupportedProfile
+from ..views.style import DEFAULT_THEME, RGB, fit, format_number, pad, paint
+from . import Change, Comparison
+
+__all__ = ["DiffFlame", "VIEWS", "build_flame", "folded_pair", "render", "render_bars", "render_report",
+           "render_short"]
+
+VIEWS = ("short", "flamegraph", "bars", "report")
+FORMATS = {"short": ("text",), "flamegraph": ("icicle", "svg", "folded"), "bars": ("text",), "report": ("html",)}
+UP: RGB = (215, 48, 39)
+DOWN: RGB = (26, 152, 80)
+
+
+def _signed(value: float) -> str:
+    text = format_number(round(value, 6) if isinstance(value, float) else value)
+    return text if text.startswith("-") else "+" + text
+
+
+def _percent(fraction: float) -> str:
+    text = f"{100 * fraction:+.1f}%"
+    return "0.0%" if text in ("+0.0%", "-0.0%") else text
+
+
+def _relative(change: Change) -> str:
+    if change.status == "new":
+        return "new"
+    if change.status == "gone":
+        return "gone"
+    rel = change.relative
+    return "n/a" if rel is None else _percent(rel)
+
+
+def _number(value: float | None) -> str:
+    if value is None:
+        return "-"
+    return format_number(round(value, 6) if isinstance(value, float) else value)
+
+
+def _tint(text: str, delta: float, color: bool) -> str:
+    if not color or delta == 0:
+        return text
+    return paint(text, colour=UP if delta > 0 else DOWN)
+
+
+def render_short(comparison: Comparison, *, width: int = 100, color: bool = False, limit: int = 30) -> str:
+    """The table per uid and subtype, then the functions (see the module docstring)."""
+    rows = list(comparison.changes)
+    shown = rows if limit <= 0 else rows[:limit]
+    out = [f"{comparison.baseline_name} -> {comparison.target_name} ({comparison.type or 'no type'} profiles)"]
+    if comparison.converted:
+        out.append("converted: " + ", ".join(f"{key} from {a} to {b}" for key, (a, b) in comparison.converted.items()))
+    numbers = [(_number(c.baseline), _number(c.target), _signed(c.absolute), _relative(c)) for c in shown]
+    cols = [max([len(h)] + [len(n[i]) for n in numbers]) for i, h in enumerate(("baseline", "target", "change", "rel"))]
+    unit_width = max([4] + [len(c.unit) for c in shown])
+    sub_width = min(max([7] + [len(c.subtype) for c in shown]), 16)
+    fixed = sum(cols) + unit_width + sub_width + 2 * 6
+    uid_width = max(min(max([3] + [len(c.uid) for c in shown]), width - fixed), 12)
+    head = "  ".join([pad("uid", uid_width), pad("subtype", sub_width), *(pad(h, w, right=True) for h, w in
+                                                                      zip(("baseline", "target", "change", "rel"),
+                                                                          cols)), "unit"])
+    out.append(paint(head, bold=True) if color else head)
+    for change, (b, t, a, r) in zip(shown, numbers):
+        line = "  ".join([pad(fit(change.uid, uid_width), uid_width), pad(fit(change.subtype, sub_width), sub_width),
+                          pad(b, cols[0], right=True), pad(t, cols[1], right=True),
+                          _tint(pad(a, cols[2], right=True), change.absolute, color),
+                          _tint(pad(r, cols[3], right=True), change.absolute, color), change.unit])
+        out.append(line.rstrip())
+    if len(rows) > len(shown):
+        out.append(f"... {len(rows) - len(shown)} more (--limit 0 shows all)")
+    new = sum(1 for c in rows if c.status == "new")
+    gone = sum(1 for c in rows if c.status == "gone")
+    changed = sum(1 for c in rows if c.status == "changed")
+    out.append(f"{len(rows)} uids: {changed} changed, {new} new, {gone} gone")
+    if comparison.functions:
+        out.append("")
+        out.extend(_function_lines(comparison, width=width, color=color, limit=limit))
+    return "\n".join(out)
+
+
+def _function_lines(comparison: Comparison, *, width: int, color: bool, limit: int) -> list[str]:
+    functions = list(comparison.functions or ())
+    shown = functions if limit <= 0 else functions[:limit]
+    unit = comparison.function_unit
+    total = comparison.total_change
+    out = [f"functions by exclusive change ({unit or 'no unit'}; program total "
+           f"{_number(comparison.baseline_total)} -> {_number(comparison.target_total)}, {_signed(total)})"]
+    titles = ("excl base", "excl target", "change", "share", "incl base", "incl target", "calls")
+    numbers = []
+    for f in shown:
+        calls = "-" if f.baseline_calls is None and f.target_calls is None else \
+            f"{_number(f.baseline_calls)}->{_number(f.target_calls)}"
+        share = "new" if f.status == "new" else "gone" if f.status == "gone" else ""
+        share = (_percent(f.contribution) if total else "-") + (f" {share}" if share else "")
+        numbers.append((_number(f.baseline_exclusive), _number(f.target_exclusive), _signed(f.exclusive_change),
+                        share, _number(f.baseline_inclusive), _number(f.target_inclusive), calls))
+    cols = [max([len(h)] + [len(n[i]) for n in numbers]) for i, h in enumerate(titles)]
+    name_width = max(min(max([8] + [len(f.function) for f in shown]), width - sum(cols) - 2 * len(cols)), 12)
+    head = "  ".join([pad("function", name_width), *(pad(h, w, right=True) for h, w in zip(titles, cols))])
+    out.append(paint(head, bold=True) if color else head)
+    for f, values in zip(shown, numbers):
+        cells = [pad(v, w, right=True) for v, w in zip(values, cols)]
+        cells[2] = _tint(cells[2], f.exclusive_change, color)
+        cells[3] = _tint(cells[3], f.exclusive_change, color)
+        out.append("  ".join([pad(fit(f.function, name_width), name_width), *cells]).rstrip())
+    if len(functions) > len(shown):
+        out.append(f"... {len(functions) - len(shown)} more functions")
+    return out
+
+
+# -- difference flame graph -----------------------------------------------------------------------
+
+@dataclass
+class DiffFlame:
+    """The target's flame graph with, per frame, its baseline amounts."""
+
+    graph: Any             # perun_core.views.flamegraph.FlameGraph of the target
+    baseline: Any          # ... of the baseline
+    base_total: dict[int, float]   # id(frame) -> the same call path's total in the baseline
+    base_self: dict[int, float]
+    largest: float         # the largest |self change| of a frame
+    only_in_baseline: int  # call paths of the baseline missing from the target
+
+    def change(self, frame: Any) -> float:
+        return frame.self_amount - self.base_self.get(id(frame), 0.0)
+
+    def colour(self, frame: Any) -> RGB:
+        if id(frame) not in self.base_total:
+            return (190, 0, 0)
+        delta = self.change(frame)
+        if delta == 0 or not self.largest:
+            return (235, 235, 235)
+        strength = min(abs(delta) / self.largest, 1.0)
+        fade = int(225 * (1 - strength))
+        return (255, 30 + fade, 30 + fade) if delta > 0 else (30 + fade, 30 + fade, 255)
+
+    def tooltip(self, frame: Any) -> str:
+        unit = f" {self.graph.unit}" if self.graph.unit else ""
+        if id(frame) not in self.base_total:
+            return f"{frame.name}: new, {format_number(frame.total)}{unit}"
+        before = self.base_total[id(frame)]
+        rel = f", {100 * (frame.total - before) / before:+.1f}%" if before else ""
+        return (f"{frame.name}: {format_number(before)} -> {format_number(frame.total)}{unit}{rel} "
+                f"(own {_signed(self.change(frame))})")
+
+
+def build_flame(comparison: Comparison, *, of: str | None = None) -> DiffFlame:
+    """The difference flame graph of a comparison of two profiles with call stacks."""
+    from ..views.flamegraph import build
+
+    if comparison.baseline is None or comparison.target is None or not comparison.has_stacks:
+        raise UnsupportedProfile("diff flamegraph", comparison.type, ("time", "memory", "mixed"),
+                                 reason="both profiles need resources with call stacks ('trace')")
+    target = build(comparison.target, of=of, title=None)
+    baseline = build(comparison.baseline, of=of or target.of, title=None)
+    if target.unit != baseline.unit:
+        from ..errors import IncomparableProfiles
+
+        raise IncomparableProfiles(comparison.baseline_name, comparison.target_name,
+                                   f"their stacks add up {baseline.unit or 'no unit'} and {target.unit or 'no unit'}")
+    base_total: dict[int, float] = {}
+    base_self: dict[int, float] = {}
+    largest = 0.0
+    stack = [(target.root, baseline.root)]
+    while stack:
+        mine, theirs = stack.pop()
+        base_total[id(mine)] = theirs.total
+        base_self[id(mine)] = theirs.self_amount
+        largest = max(largest, abs(mine.self_amount - theirs.self_amount))
+        for label, child in mine.children.items():
+            other = theirs.children.get(label)
+            if other is None:
+                largest = max(largest, abs(child.self_amount))
+                continue
+            stack.append((child, other))
+    targets = {line.rpartition(" ")[0] for line in target.folded}
+    gone = sum(1 for line in baseline.folded if line.rpartition(" ")[0] not in targets)
+    target.title = (f"Difference flame graph: {comparison.baseline_name} -> {comparison.target_name}"
+                    + (f" [{target.unit}]" if target.unit else "") + "; red grew, blue shrank")
+    return DiffFlame(target, baseline, base_total, base_self, largest, gone)
+
+
+def folded_pair(flame: DiffFlame) -> str:
+    """``stack BASELINE TARGET`` lines of every stack in either profile, sorted."""
+    pairs: dict[str, list[str]] = {}
+    for line in flame.baseline.folded:
+        stack, _, value = line.rpartition(" ")
+        pairs.setdefault(stack, ["0", "0"])[0] = value
+    for line in flame.graph.folded:
+        stack, _, value = line.rpartition(" ")
+        pairs.setdefault(stack, ["0", "0"])[1] = value
+    return "\n".join(f"{stack} {b} {t}" for stack, (b, t) in sorted(pairs.items()))
+
+
+def render_flame(flame: DiffFlame, fmt: str, *, width: int = 100, height: int = 30, color: bool = False,
+                 pixels: int | None = None) -> str:
+    from ..views.base import RenderOptions
+    from ..views.flamegraph import SVG_WIDTH, render_icicle, render_svg
+
+    if fmt == "folded":
+        return folded_pair(flame)
+    if fmt == "svg":
+        return render_svg(flame.graph, pixels or SVG_WIDTH, colour_of=flame.colour, tooltip_of=flame.tooltip)
+    theme = DEFAULT_THEME if color else None
+    text = render_icicle(flame.graph, RenderOptions("icicle", width, height, theme), colour_of=flame.colour)
+    if flame.only_in_baseline:
+        text += f"\n({flame.only_in_baseline} stacks only in the baseline are not drawn; see --format folded)"
+    return text
+
+
+# -- bars ------------------------------------------------------------------------------------------
+
+def _unit_blocks(comparison: Comparison, limit: int) -> list[tuple[str, list[Change]]]:
+    blocks: dict[str, list[Change]] = {}
+    for change in comparison.changes:
+        key = f"{change.type}({change.subtype})" + (f" [{change.unit}]" if change.unit else "")
+        items = blocks.setdefault(key, [])
+        if limit <= 0 or len(items) < limit:
+            items.append(change)
+    return list(blocks.items())
+
+
+def render_bars(comparison: Comparison, *, width: int = 100, color: bool = False, limit: int = 15) -> str:
+    """Baseline and target bars per uid, one block per type, subtype and unit."""
+    out = [f"{comparison.baseline_name} (upper bar) -> {comparison.target_name} (lower bar)"]
+    for title, changes in _unit_blocks(comparison, limit):
+        out.append("")
+        out.append(paint(title, bold=True) if color else title)
+        largest = max([abs(c.baseline or 0) for c in changes] + [abs(c.target or 0) for c in changes] + [0])
+        label_width = min(max([4] + [len(c.uid) for c in changes]), max(width // 3, 10))
+        value_width = 12
+        span = max(width - label_width - value_width - 3, 5)
+        for change in changes:
+            for which, value in (("b", change.baseline), ("t", change.target)):
+                length = 0 if not largest or value is None else round(abs(value) / largest * span)
+                bar = ("█" if which == "t" else "▒") * length
+                if color and bar:
+                    bar = paint(bar, colour=(153, 153, 153) if which == "b" else
+                                (UP if change.absolute > 0 else DOWN if change.absolute < 0 else (86, 180, 233)))
+                name = pad(fit(change.uid, label_width), label_width) if which == "b" else " " * label_width
+                out.append(f"{name} {pad(_number(value), value_width, right=True)} {bar}".rstrip())
+    return "\n".join(out)
+
+
+def _bars_svg(comparison: Comparison, limit: int = 15) -> str:
+    parts = []
+    for title, changes in _unit_blocks(comparison, limit):
+        largest = max([abs(c.baseline or 0) for c in changes] + [abs(c.target or 0) for c in changes] + [0]) or 1
+        height = 24 + 30 * len(changes)
+        rows = [f'<svg class="bars" width="900" height="{height}" xmlns="http://www.w3.org/2000/svg">',
+                f'<text x="0" y="14" font-weight="bold">{html.escape(title)}</text>']
+        for i, change in enumerate(changes):
+            y = 24 + 30 * i
+            rows.append(f'<text x="0" y="{y + 18}">{html.escape(change.uid[:40])}</text>')
+            for j, (value, fill) in enumerate(((change.baseline, "#999999"),
+                                               (change.target, "#d73027" if change.absolute > 0 else "#1a9850"))):
+                w = 0 if value is None else abs(value) / largest * 560
+                rows.append(f'<rect x="300" y="{y + 2 + 13 * j}" width="{w:.1f}" height="12" fill="{fill}">'
+                            f'<title>{"baseline" if j == 0 else "target"}: {_number(value)}</title></rect>')
+        rows.append("</svg>")
+        parts.append("\n".join(rows))
+    return "\n".join(parts)
+
+
+# -- HTML report ------------------------------------------------------------------------------------
+
+_CSS = """
+body { font-family: sans-serif; margin: 1.5em; color: #222; }
+table { border-collapse: collapse; margin: 1em 0; font-size: 13px; }
+th, td { padding: 2px 8px; border-bottom: 1px solid #ddd; text-align: right; }
+th:first-child, td:first-child { text-align: left; }
+td.up { color: #b2182b; } td.down { color: #1a7840; }
+h1 { font-size: 20px; } h2 { font-size: 16px; margin-top: 1.5em; }
+.note { color: #666; font-size: 12px; }
+"""
+
+
+def render_report(comparison: Comparison, *, limit: int = 200) -> str:
+    """One self-contained HTML page: table, functions, difference flame graph, bars."""
+    esc = html.escape
+    title = f"{comparison.baseline_name} -> {comparison.target_name}"
+    out = ["<!DOCTYPE html>", '<html lang="en"><head><meta charset="utf-8">',
+           f"<title>Difference: {esc(title)}</title>", f"<style>{_CSS}</style></head><body>",
+           f"<h1>Difference: {esc(title)}</h1>",
+           f'<p class="note">{len(comparison.changes)} uids compared; rows by impact (change as a share of the '
+           f'baseline total of their type and subtype).</p>', '<h2>Changes</h2>', '<table id="changes">',
+           "<tr><th>uid</th><th>subtype</th><th>baseline</th><th>target</th><th>change</th><th>relative</th>"
+           "<th>unit</th></tr>"]
+    for change in comparison.changes[:limit]:
+        css = "up" if change.absolute > 0 else "down" if change.absolute < 0 else ""
+        out.append(f"<tr><td>{esc(change.uid)}</td><td>{esc(change.subtype)}</td><td>{_number(change.baseline)}</td>"
+                   f"<td>{_number(change.target)}</td><td class=\"{css}\">{_signed(change.absolute)}</td>"
+                   f"<td class=\"{css}\">{_relative(change)}</td><td>{esc(change.unit)}</td></tr>")
+    out.append("</table>")
+    if comparison.functions:
+        out += [f"<h2>Functions</h2><p class=\"note\">Exclusive cost in {esc(comparison.function_unit or 'no unit')}; "
+                f"program total {_number(comparison.baseline_total)} -> {_number(comparison.target_total)}.</p>",
+                '<table id="functions"><tr><th>function</th><th>exclusive baseline</th><th>exclusive target</th>'
+                "<th>change</th><th>share of the change</th><th>inclusive baseline</th><th>inclusive target</th></tr>"]
+        total = comparison.total_change
+        for f in comparison.functions[:limit]:
+            css = "up" if f.exclusive_change > 0 else "down" if f.exclusive_change < 0 else ""
+            share = _percent(f.contribution) if total else "-"
+            out.append(f"<tr><td>{esc(f.function)}</td><td>{_number(f.baseline_exclusive)}</td>"
+                       f"<td>{_number(f.target_exclusive)}</td><td class=\"{css}\">{_signed(f.exclusive_change)}</td>"
+                       f"<td>{share} {f.status if f.status in ('new', 'gone') else ''}</td>"
+                       f"<td>{_number(f.baseline_inclusive)}</td><td>{_number(f.target_inclusive)}</td></tr>")
+        out.append("</table>")
+    if comparison.has_stacks:
+        svg = render_flame(build_flame(comparison), "svg")
+        svg = svg.split("?>", 1)[1] if svg.startswith("<?xml") else svg
+        out += ["<h2>Difference flame graph</h2>",
+                '<p class="note">Width from the target; red grew, blue shrank. Click a frame to zoom.</p>', svg]
+    out += ["<h2>Baseline and target</h2>", _bars_svg(comparison), "</body></html>"]
+    return "\n".join(out)
+
+
+def render(comparison: Comparison, view: str = "short", *, fmt: str | None = None, width: int = 100,
+           height: int = 30, color: bool = False, limit: int | None = None, pixels: int | None = None) -> str:
+    """Render ``view`` of ``comparison`` (see the module docstring)."""
+    from ..errors import UsageError
+
+    if view not in VIEWS:
+        raise UsageError(f"unknown difference view '{view}'; expected one of {', '.join(VIEWS)}")
+    if fmt is not None and fmt not in FORMATS[view]:
+        raise UsageError(f"the {view} view has no format '{fmt}'; expected one of {', '.join(FORMATS[view])}")
+    if view == "short":
+        return render_short(comparison, width=width, color=color, limit=30 if limit is None else limit)
+    if view == "bars":
+        return render_bars(comparison, width=width, color=color, limit=15 if limit is None else limit)
+    if view == "report":
+        return render_report(comparison, limit=200 if limit is None else limit)
+    return render_flame(build_flame(comparison), fmt or "icicle", width=width, height=height, color=color,
+                        pixels=pixels)

@@ -1,0 +1,184 @@
+"""What the importers share: reading files, JSON with key paths in errors, and profiles of call stacks.
+
+:func:`stack_table` turns call stacks (frame ids, innermost first) with
+their amounts into the resources the perf collector makes, so flame graphs,
+checks and the difference views treat imported stacks like collected ones::
+
+    {"type": "time", "subtype": "samples", "uid": "leaf", "amount": 12, "trace": [frame, ...]}
+    {"type": "time", "subtype": "function", "uid": "leaf", "object": "/bin/app", "amount": 40,
+     "exclusive": 12}
+
+It is vectorized with numpy: the inclusive amount of a function counts each
+stack once however often the function occurs on it (recursion), found as
+the unique (stack, function) pairs.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from itertools import chain
+from pathlib import Path
+from typing import Any
+
+from ..errors import ImportFailed
+from ..profile.resources import MISSING, ResourceTable
+
+__all__ = ["FrameIds", "JsonDoc", "flatten", "read_bytes", "read_json", "stack_table"]
+
+
+def read_bytes(path: Path) -> bytes:
+    try:
+        return path.read_bytes()
+    except IsADirectoryError:
+        raise ImportFailed(path, None, "is a directory, expected a file") from None
+    except OSError as exc:
+        raise ImportFailed(path, None, f"cannot be read: {exc.strerror or exc}") from None
+
+
+class FrameIds(dict):
+    """Frame ids by key (function, object), made on first lookup; ``frames`` holds the trace entries."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.frames: list[dict[str, Any]] = []
+
+    def __missing__(self, key: tuple[str, str] | str) -> int:
+        number = self[key] = len(self.frames)
+        function, obj = (key, "") if type(key) is str else key
+        entry: dict[str, Any] = {"function": function}
+        if obj:
+            entry["object"] = obj
+        self.frames.append(entry)
+        return number
+
+
+def flatten(stacks: Sequence[Sequence[int]]) -> tuple[Any, Any]:
+    """Stacks of frame ids as one flat numpy array and the length of each stack."""
+    import numpy as np
+
+    lengths = np.fromiter(map(len, stacks), dtype=np.int64, count=len(stacks))
+    flat = np.fromiter(chain.from_iterable(stacks), dtype=np.int64, count=int(lengths.sum()))
+    return flat, lengths
+
+
+def stack_table(
+    ids: FrameIds,
+    flat: Any,
+    lengths: Any,
+    amounts: Sequence[int | float],
+    *,
+    kind: str = "time",
+    periods: Sequence[int] | None = None,
+    entries: list[dict[str, Any]] | None = None,
+) -> ResourceTable:
+    """Resources of the stacks in ``flat`` (frame ids, each stack innermost first) and of every function on them.
+
+    ``lengths[i]`` is the number of frames of stack ``i``, ``amounts[i]``
+    what it consumed; ``periods`` (optional) the sum of sampling periods.
+    Stacks must be distinct.  ``entries``, when the caller has it, is the
+    list of trace entries of ``flat`` (saves making it from the ids).
+    """
+    import numpy as np
+
+    count = len(lengths)
+    amount = np.asarray(amounts)
+    if amount.dtype.kind not in "if":
+        amount = amount.astype(np.float64)
+    functions = max(len(ids.frames), 1)
+    owner = np.repeat(np.arange(count, dtype=np.int64), lengths)
+    # unique (stack, function) pairs: the keys ascend from stack to stack, so a stable sort (timsort)
+    # only has to sort within stacks; much faster than np.unique on millions of keys
+    keys = np.sort(owner * functions + flat, kind="stable")
+    repeated = keys[1:][keys[1:] == keys[:-1]]  # a function met again on one stack (recursion)
+    weights = amount.astype(np.float64)
+    inclusive = np.bincount(flat, weights=weights[owner], minlength=functions)
+    if len(repeated):
+        inclusive -= np.bincount(repeated % functions, weights=weights[repeated // functions], minlength=functions)
+    ends = np.cumsum(lengths)
+    starts = ends - lengths
+    leaves = flat[starts] if count else np.zeros(0, dtype=np.int64)
+    exclusive = np.bincount(leaves, weights=weights, minlength=functions)
+    integral = amount.dtype.kind == "i"
+    order = np.argsort(-amount, kind="stable")
+    frames = ids.frames
+    if entries is None:
+        entries = list(map(frames.__getitem__, flat.tolist()))
+    traces = list(map(entries.__getitem__, map(slice, starts[order].tolist(), ends[order].tolist())))
+    names = [entry["function"] for entry in frames]
+    used = np.flatnonzero(inclusive > 0)
+    used = used[np.lexsort((used, -inclusive[used]))]
+    m = len(used)
+    uid = list(map(names.__getitem__, leaves[order].tolist())) + [names[i] for i in used.tolist()]
+    as_numbers = (lambda a: np.rint(a).astype(np.int64).tolist()) if integral else (lambda a: a.tolist())
+    keys_ = ["type", "subtype", "uid", "amount", "trace", "object", "exclusive"]
+    columns: list[list] = [
+        [kind] * (count + m),
+        ["samples"] * count + ["function"] * m,
+        uid,
+        amount[order].tolist() + as_numbers(inclusive[used]),
+        traces + [MISSING] * m,
+        [MISSING] * count + [frames[i].get("object", "") for i in used.tolist()],
+        [MISSING] * count + as_numbers(exclusive[used]),
+    ]
+    if periods is not None:
+        keys_.append("period")
+        columns.append(np.asarray(periods, dtype=np.int64)[order].tolist() + [MISSING] * m)
+    return ResourceTable.from_columns(count + m, keys_, columns, sparse=True)
+
+
+class JsonDoc:
+    """A parsed JSON file whose accessors raise ImportFailed naming the file and the key path."""
+
+    def __init__(self, path: Path, data: Any) -> None:
+        self.path = path
+        self.data = data
+
+    def fail(self, key: str, reason: str) -> ImportFailed:
+        return ImportFailed(self.path, f"key '{key}'" if key else None, reason)
+
+    def get(self, container: Any, key: str | int, where: str, kind: type | tuple[type, ...],
+            *, optional: bool = False, default: Any = None) -> Any:
+        place = f"{where}[{key}]" if isinstance(key, int) else (f"{where}.{key}" if where else key)
+        if isinstance(key, int):
+            value = container[key] if -len(container) <= key < len(container) else None
+        else:
+            if not isinstance(container, dict):
+                raise self.fail(where, "expected an object")
+            if key not in container:
+                if optional:
+                    return default
+                raise self.fail(place, "is missing")
+            value = container[key]
+        if value is None and optional:
+            return default
+        kinds = kind if isinstance(kind, tuple) else (kind,)
+        if not isinstance(value, kinds) or (isinstance(value, bool) and bool not in kinds):
+            raise self.fail(place, f"expected {_names(kinds)}, got {_kind(value)}")
+        return value
+
+
+def read_json(path: Path) -> JsonDoc:
+    """The JSON of ``path``; a one-line ImportFailed with the line of a syntax error or truncation."""
+    import json
+
+    raw = read_bytes(path)
+    try:
+        return JsonDoc(path, json.loads(raw))
+    except UnicodeDecodeError as exc:
+        raise ImportFailed(path, None, f"is not UTF-8 text ({exc.reason} at byte {exc.start})") from None
+    except json.JSONDecodeError as exc:
+        cut = exc.pos >= len(raw.rstrip()) or not raw.rstrip().endswith((b"}", b"]"))
+        what = "ends early (truncated?)" if cut else f"is not valid JSON: {exc.msg}"
+        raise ImportFailed(path, f"line {exc.lineno}", what) from None
+
+
+def _names(kinds: tuple[type, ...]) -> str:
+    names = {dict: "an object", list: "a list", str: "a string", int: "a number", float: "a number",
+             bool: "a boolean"}
+    return " or ".join(dict.fromkeys(names.get(k, k.__name__) for k in kinds))
+
+
+def _kind(value: Any) -> str:
+    if value is None:
+        return "null"
+    return _names((type(value),))

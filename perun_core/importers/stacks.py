@@ -1,0 +1,247 @@
+"""Call stacks written by other profilers: Brendan Gregg's folded format and speedscope files.
+
+``folded`` reads ``root;caller;leaf VALUE`` lines (``stackcollapse-*.pl``,
+``perf script | stackcollapse-perf.pl``, py-spy ``--format raw``, perun's own
+folded output): one stack resource per distinct stack (lines of the same
+stack are added up) and one function resource per function, as the perf
+collector makes them.  Frames of the form ``function()~source~line``
+(perun's folded output) get their source and line back.  Values are
+samples unless ``--unit`` says otherwise (``--type memory --unit B`` for
+allocation stacks).
+
+``speedscope`` reads speedscope.app files (``sampled`` and ``evented``
+profiles): samples with their weights, or the time between open and close
+events, per stack.  The unit is the file's (``nanoseconds`` becomes ``ns``,
+``bytes`` becomes ``B`` and a memory profile); a file of several profiles
+(threads) puts each profile's name as the root frame of its stacks.
+
+Both are vectorized (numpy over one flat array of frame ids); ``benchmarks/importdiff.py`` times a
+million-line folded file.
+"""
+
+from __future__ import annotations
+
+from itertools import repeat
+from operator import itemgetter
+from pathlib import Path
+from typing import Any
+
+from ..errors import ImportFailed
+from ..params import Param
+from ..profile.model import Profile, Snapshot
+from ..profile.resources import ResourceTable
+from .common import FrameIds, flatten, read_bytes, read_json, stack_table
+
+__all__ = ["FoldedImporter", "SpeedscopeImporter", "parse_folded"]
+
+_SPEEDSCOPE_UNITS = {"nanoseconds": "ns", "microseconds": "us", "milliseconds": "ms", "seconds": "s",
+                     "bytes": "B", "none": "samples"}
+
+
+def _split_label(ids: FrameIds) -> None:
+    """``function()~source~line`` frames (perun's folded output) back into their parts."""
+    for entry in ids.frames:
+        name = entry["function"]
+        if "()" not in name:
+            continue
+        function, sep, rest = name.partition("()")
+        if rest and not rest.startswith("~"):
+            continue
+        entry["function"] = function
+        parts = rest[1:].split("~") if rest else []
+        if parts and parts[0]:
+            entry["source"] = parts[0]
+        if len(parts) > 1 and parts[1].isdigit():
+            entry["line"] = int(parts[1])
+
+
+def parse_folded(data: bytes, path: Path, totals: list) -> None:
+    """Append the stacks (texts) and values (a numpy array) of one folded file to ``totals``."""
+    import numpy as np
+
+    try:
+        text = data.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        raise ImportFailed(path, None, f"is not UTF-8 text ({exc.reason} at byte {exc.start})") from None
+    lines = text.splitlines()
+    if any(not line.strip() for line in lines[-1:]) or "" in lines:
+        lines = [line for line in lines if line.strip()]
+    parts = list(map(str.rpartition, lines, repeat(" ")))
+    values = list(map(itemgetter(2), parts))
+    stacks = list(map(itemgetter(0), parts))
+    try:
+        amounts = np.array(values, dtype=np.int64)
+    except (ValueError, OverflowError):
+        try:
+            amounts = np.array(values, dtype=np.float64)
+        except ValueError:
+            amounts = None
+    if amounts is None or "" in dict.fromkeys(stacks) or (amounts.dtype.kind == "f" and not np.isfinite(amounts).all()):
+        for number, (stack, sep, value) in enumerate(parts, start=1):
+            if not sep or not stack.strip():
+                raise ImportFailed(path, f"line {number}", f"expected 'frame;frame;... VALUE', got "
+                                                           f"'{lines[number - 1][:60]}'"
+                                   + (" (truncated?)" if number == len(parts) else ""))
+            try:
+                ok = bool(np.isfinite(float(value)))
+            except ValueError:
+                ok = False
+            if not ok:
+                raise ImportFailed(path, f"line {number}", f"expected a number after the stack, got '{value[:30]}'"
+                                   + (" (truncated?)" if number == len(parts) else ""))
+    assert amounts is not None
+    if amounts.size and amounts.min() < 0:
+        number = int(np.argmax(amounts < 0)) + 1
+        raise ImportFailed(path, f"line {number}", "a negative value")
+    totals.append((stacks, amounts))
+
+
+class FoldedImporter:
+    name = "folded"
+    kind = "importer"
+    summary = "Folded stacks ('root;caller;leaf VALUE' lines, Brendan Gregg's format) as a profile with stacks."
+    description = __doc__ or ""
+    params = (
+        Param("type", "choice", "time", "Profile type of the values.", choices=("time", "memory"),
+              flags=("--type",)),
+        Param("unit", "str", "samples", "Unit of the values (samples, ns, ms, B, ...).", flags=("--unit",),
+              metavar="UNIT"),
+    )
+
+    def load(self, files: list[Path], options: dict[str, Any]) -> Profile:
+        import numpy as np
+
+        totals: list = []
+        for path in files:
+            parse_folded(read_bytes(path), path, totals)
+        texts = [text for stacks, _ in totals for text in stacks] if len(totals) > 1 else totals[0][0]
+        values = np.concatenate([a for _, a in totals])
+        if not texts:
+            raise ImportFailed(files[0], None, "holds no stacks")
+        integral = values.dtype.kind == "i"
+        unique = list(dict.fromkeys(texts))
+        if len(unique) < len(texts):  # lines of the same stack are added up
+            index = dict(zip(unique, range(len(unique))))
+            which = np.fromiter(map(index.__getitem__, texts), dtype=np.int64, count=len(texts))
+            summed = np.bincount(which, weights=values.astype(np.float64), minlength=len(unique))
+            values = np.rint(summed).astype(np.int64) if integral else summed
+        # every frame of every stack, root first, in one split; then reversed as a whole, which puts
+        # the stacks in reverse order with their frames innermost first
+        lengths = np.fromiter(map(str.count, unique, repeat(";")), dtype=np.int64, count=len(unique)) + 1
+        ids = FrameIds()
+        names = ";".join(unique).split(";")
+        names.reverse()
+        numbers = list(map(ids.__getitem__, names))  # the dict's own int objects: nothing allocated per frame
+        del names
+        flat = np.array(numbers, dtype=np.int64)
+        entries = list(map(ids.frames.__getitem__, numbers))
+        del numbers
+        lengths = lengths[::-1].copy()
+        amounts = values[::-1].copy()
+        _split_label(ids)
+        kind = options.get("type") or "time"
+        unit = options.get("unit") or "samples"
+        table = stack_table(ids, flat, lengths, amounts, kind=kind, entries=entries)
+        header = {"type": kind, "units": {kind: unit},
+                  "tool": {"name": "folded", "files": [p.name for p in files], "lines": len(texts)}}
+        return Profile(header=header, global_region=Snapshot(table, [], {}))
+
+
+class SpeedscopeImporter:
+    name = "speedscope"
+    kind = "importer"
+    summary = "speedscope.app JSON files (sampled and evented profiles) as a profile with stacks."
+    description = __doc__ or ""
+    params: tuple[Param, ...] = ()
+
+    def load(self, files: list[Path], options: dict[str, Any]) -> Profile:
+        import numpy as np
+
+        ids = FrameIds()
+        stacks: dict[tuple[int, ...], float] = {}
+        units = set()
+        names = []
+        for path in files:
+            doc = read_json(path)
+            root = doc.get({"": doc.data}, "", "", dict)
+            frames = doc.get(doc.get(root, "shared", "", dict), "frames", "shared", list)
+            labels = []
+            for i, _ in enumerate(frames):
+                frame = doc.get(frames, i, "shared.frames", dict)
+                name = doc.get(frame, "name", f"shared.frames[{i}]", str)
+                key: Any = name
+                if isinstance(frame.get("file"), str):
+                    key = (name, "")  # a frame with a source is made below with its file and line
+                labels.append((name, frame.get("file"), frame.get("line")))
+            frame_ids = []
+            for name, source, line in labels:
+                number = ids[(name, "") if source is None else (f"{name}\x00{source}\x00{line}", "")]
+                entry = ids.frames[number]
+                if source is not None:
+                    entry["function"] = name
+                    entry["source"] = str(source)
+                    if isinstance(line, int):
+                        entry["line"] = line
+                frame_ids.append(number)
+            profiles = doc.get(root, "profiles", "", list)
+            for p, _ in enumerate(profiles):
+                where = f"profiles[{p}]"
+                profile = doc.get(profiles, p, "profiles", dict)
+                kind = doc.get(profile, "type", where, str)
+                units.add(doc.get(profile, "unit", where, str, optional=True, default="none"))
+                label = doc.get(profile, "name", where, str, optional=True, default=f"profile {p}")
+                names.append(label)
+                prefix = (ids[(f"[{label}]", "")],) if len(profiles) > 1 else ()
+                if kind == "sampled":
+                    samples = doc.get(profile, "samples", where, list)
+                    weights = doc.get(profile, "weights", where, list, optional=True, default=[1] * len(samples))
+                    if len(weights) != len(samples):
+                        raise doc.fail(f"{where}.weights", f"has {len(weights)} items for {len(samples)} samples")
+                    for s, sample in enumerate(samples):
+                        sample = doc.get(samples, s, f"{where}.samples", list)
+                        weight = doc.get(weights, s, f"{where}.weights", (int, float))
+                        stack = tuple(self._frame(doc, frame_ids, f, f"{where}.samples[{s}]") for f in reversed(sample))
+                        stack += prefix
+                        if stack:
+                            stacks[stack] = stacks.get(stack, 0) + weight
+                elif kind == "evented":
+                    events = doc.get(profile, "events", where, list)
+                    open_frames: list[int] = []
+                    last = doc.get(profile, "startValue", where, (int, float), optional=True, default=None)
+                    for e, _ in enumerate(events):
+                        event = doc.get(events, e, f"{where}.events", dict)
+                        at = doc.get(event, "at", f"{where}.events[{e}]", (int, float))
+                        what = doc.get(event, "type", f"{where}.events[{e}]", str)
+                        frame = self._frame(doc, frame_ids, event.get("frame"), f"{where}.events[{e}].frame")
+                        if open_frames and last is not None and at > last:
+                            stack = tuple(reversed(open_frames)) + prefix
+                            stacks[stack] = stacks.get(stack, 0) + (at - last)
+                        last = at
+                        if what == "O":
+                            open_frames.append(frame)
+                        elif what == "C":
+                            if not open_frames or open_frames[-1] != frame:
+                                raise doc.fail(f"{where}.events[{e}]", "closes a frame that is not the innermost open one")
+                            open_frames.pop()
+                        else:
+                            raise doc.fail(f"{where}.events[{e}].type", f"expected 'O' or 'C', got '{what}'")
+                    if open_frames:
+                        raise doc.fail(f"{where}.events", f"ends with {len(open_frames)} frames still open (truncated?)")
+                else:
+                    raise doc.fail(f"{where}.type", f"expected 'sampled' or 'evented', got '{kind}'")
+        if len(units) > 1:
+            raise ImportFailed(files[0], None, f"mixes units ({', '.join(sorted(units))}); import them separately")
+        unit = _SPEEDSCOPE_UNITS.get(next(iter(units), "none"), "samples")
+        kind = "memory" if unit == "B" else "time"
+        values = list(stacks.values())
+        amounts = np.array(values, dtype=np.int64 if all(isinstance(v, int) for v in values) else np.float64)
+        table = stack_table(ids, *flatten(list(stacks)), amounts, kind=kind) if stacks else ResourceTable([])
+        header = {"type": kind, "units": {kind: unit},
+                  "tool": {"name": "speedscope", "files": [p.name for p in files], "profiles": names}}
+        return Profile(header=header, global_region=Snapshot(table, [], {}))
+
+    @staticmethod
+    def _frame(doc: Any, frame_ids: list[int], index: Any, where: str) -> int:
+        if not isinstance(index, int) or isinstance(index, bool) or not 0 <= index < len(frame_ids):
+            raise doc.fail(where, f"expected a frame number below {len(frame_ids)}, got {index!r}")
+        return frame_ids[index]

@@ -1,0 +1,214 @@
+"""The comparison and its views on profiles with known differences (real perf and callgrind files).
+
+``busy_slow`` (tests/fixtures/import/src) makes ``other()`` do three times
+its work and leaves the rest alone, so ``other`` must lead every ranking.
+Golden files: tests/diff/golden; regenerate by hand after a deliberate
+change of the output and review the difference.
+"""
+
+from __future__ import annotations
+
+import html.parser
+import subprocess
+import sys
+import xml.etree.ElementTree as ET
+from pathlib import Path
+
+import pytest
+
+from perun_core import api
+from perun_core.diff import compare, function_costs
+from perun_core.errors import IncomparableProfiles, UnsupportedProfile
+from perun_core.profile.model import Profile, Snapshot
+from perun_core.profile.resources import ResourceTable
+
+HERE = Path(__file__).resolve().parent
+FIXTURES = HERE.parent / "fixtures" / "import"
+GOLDEN = HERE / "golden"
+
+
+def _perf_pair():
+    a = api.read_imported("perf-script", [FIXTURES / "perf.script"])
+    b = api.read_imported("perf-script", [FIXTURES / "perf_slow.script"])
+    return api.compare_profiles(a, b, baseline_name="perf.script", target_name="perf_slow.script")
+
+
+def _callgrind_pair():
+    a = api.read_imported("callgrind", [FIXTURES / "callgrind.out"])
+    b = api.read_imported("callgrind", [FIXTURES / "callgrind_slow.out"])
+    return api.compare_profiles(a, b, baseline_name="callgrind.out", target_name="callgrind_slow.out")
+
+
+def _flat(unit: str, values: dict[tuple[str, str], list[float]]) -> Profile:
+    rows = [{"type": "time", "subtype": sub, "uid": uid, "amount": v} for (uid, sub), vs in values.items() for v in vs]
+    return Profile(header={"type": "time", "units": {"time": unit}}, global_region=Snapshot(ResourceTable(rows), [], {}))
+
+
+# -- the engine --------------------------------------------------------------------------------------
+
+def test_changes_per_uid_and_subtype_by_impact():
+    base = _flat("s", {("a", "wall"): [1.0, 3.0], ("b", "wall"): [10.0], ("gone", "wall"): [1.0]})
+    target = _flat("s", {("a", "wall"): [4.0, 4.0], ("b", "wall"): [10.0], ("new", "wall"): [2.0]})
+    result = compare(base, target)
+    by_uid = {c.uid: c for c in result.changes}
+    assert (by_uid["a"].baseline, by_uid["a"].target, by_uid["a"].absolute) == (2.0, 4.0, 2.0)  # means of runs
+    assert by_uid["a"].relative == 1.0 and by_uid["a"].statistic == "mean"
+    assert by_uid["new"].status == "new" and by_uid["new"].relative is None
+    assert by_uid["gone"].status == "gone" and by_uid["b"].status == "same"
+    assert [c.uid for c in result.changes] == ["a", "new", "gone", "b"]
+    assert result.functions is None  # no stacks, no caller edges
+
+
+def test_time_units_are_converted_never_mixed():
+    base = _flat("s", {("a", "wall"): [1.0]})
+    target = _flat("ms", {("a", "wall"): [1500.0]})
+    change = compare(base, target).changes[0]
+    assert (change.baseline, change.target, change.unit) == (1.0, 1.5, "s")
+    with pytest.raises(IncomparableProfiles, match="'time\\(wall\\)' is in s in the baseline and in B"):
+        compare(base, _flat("B", {("a", "wall"): [1.0]}))
+    perf = api.read_imported("perf-script", [FIXTURES / "perf.script"])
+    callgrind = api.read_imported("callgrind", [FIXTURES / "callgrind.out"])
+    with pytest.raises(IncomparableProfiles, match="their functions cost time \\(samples\\) and instructions \\(Ir\\)"):
+        compare(perf, callgrind)
+
+
+def test_functions_of_sampled_stacks_rank_the_slowed_function_first():
+    result = _perf_pair()
+    first = result.functions[0]
+    assert first.function == "other"
+    assert (first.baseline_exclusive, first.target_exclusive) == (35, 67)
+    assert (result.baseline_total, result.target_total) == (92, 130)
+    assert first.contribution == pytest.approx(32 / 38)
+    gone = {f.function for f in result.functions if f.status == "gone"}
+    assert "irqentry_exit_to_user_mode" in gone and all(f.target_inclusive == 0 for f in result.functions
+                                                         if f.function in gone)
+
+
+def test_functions_of_callgrind_edges_exact_instruction_counts():
+    result = _callgrind_pair()
+    first = result.functions[0]
+    assert first.function == "other" and first.exclusive_change == 64_000_040
+    assert (first.baseline_calls, first.target_calls) == (20, 20)
+    assert first.contribution == pytest.approx(64_000_040 / 64_000_224)
+    assert result.function_unit == "Ir"
+    assert any(f.status == "new" for f in result.functions)
+
+
+def test_function_costs_from_traces_only():
+    trace_a = [{"function": "leaf"}, {"function": "main"}]
+    trace_b = [{"function": "main"}]
+    rows = [{"type": "memory", "subtype": "malloc", "uid": "leaf", "amount": 10, "trace": trace_a},
+            {"type": "memory", "subtype": "malloc", "uid": "leaf", "amount": 5, "trace": trace_a},
+            {"type": "memory", "subtype": "malloc", "uid": "main", "amount": 1, "trace": trace_b}]
+    profile = Profile(header={"type": "memory", "units": {"memory": "B"}},
+                      global_region=Snapshot(ResourceTable(rows), [], {}))
+    costs = function_costs(profile)
+    assert costs.source == "stacks" and costs.unit == "B"
+    assert costs.costs["leaf"][:2] == (15, 15) and costs.costs["main"][:2] == (1, 16)
+
+
+# -- the views ---------------------------------------------------------------------------------------
+
+def test_short_table_golden():
+    assert api.render_diff(_perf_pair(), "short", width=100, limit=0) + "\n" == \
+        (GOLDEN / "short_perf.txt").read_text()
+    assert api.render_diff(_callgrind_pair(), "short", width=100, limit=12) + "\n" == \
+        (GOLDEN / "short_callgrind.txt").read_text()
+
+
+def test_short_table_colours_increases_red():
+    text = api.render_diff(_perf_pair(), "short", width=100, color=True)
+    assert "\x1b[38;2;215;48;39m" in text and "\x1b[38;2;26;152;80m" in text  # red up, green down
+
+
+def test_folded_pair_golden():
+    assert api.render_diff(_perf_pair(), "flamegraph", fmt="folded") + "\n" == (GOLDEN / "pair_perf.folded").read_text()
+
+
+def test_difference_svg_structure():
+    svg = api.render_diff(_perf_pair(), "flamegraph", fmt="svg", pixels=1000)
+    root = ET.fromstring(svg.split("?>", 1)[1])
+    ns = {"s": "http://www.w3.org/2000/svg"}
+    assert root.get("width") == "1000"
+    frames = root.findall(".//s:g[@class='frame']", ns)
+    by_name = {g.get("data-name"): g for g in frames}
+    assert set(by_name) == {"all", "__libc_start_call_main()", "main()", "leaf()", "other()"}
+    other = by_name["other()"]
+    assert other.find("s:title", ns).text.startswith("other(): 36 -> 67 samples, +86.1% (own +32)")
+    assert other.find("s:rect", ns).get("fill") == "rgb(255,30,30)"  # the largest growth: deepest red
+    assert by_name["main()"].find("s:rect", ns).get("fill") == "rgb(235,235,235)"  # own amount unchanged
+    # widths come from the target: other() has 67 of 130 samples
+    width = float(other.find("s:rect", ns).get("width"))
+    assert width == pytest.approx(67 / 130 * (1000 - 20), abs=0.01)
+
+
+def test_difference_icicle_in_the_terminal():
+    text = api.render_diff(_perf_pair(), "flamegraph", width=80, height=10)
+    lines = text.splitlines()
+    assert lines[0].startswith("Difference flame graph: perf.script -> perf_slow.script [samples]")
+    assert "[other()" in text and "stacks only in the baseline are not drawn" in lines[-1]
+
+
+def test_flamegraph_needs_stacks():
+    base = _flat("s", {("a", "wall"): [1.0]})
+    with pytest.raises(UnsupportedProfile):
+        api.render_diff(compare(base, base), "flamegraph")
+
+
+def test_bars_one_block_per_unit():
+    text = api.render_diff(_perf_pair(), "bars", width=80, limit=3)
+    assert text.splitlines()[0] == "perf.script (upper bar) -> perf_slow.script (lower bar)"
+    assert "time(samples) [samples]" in text and "time(function) [samples]" in text
+    other = text.splitlines()[text.splitlines().index("time(samples) [samples]") + 1]
+    assert other.startswith("other") and " 35 " in other
+
+
+class _Html(html.parser.HTMLParser):
+    def __init__(self) -> None:
+        super().__init__()
+        self.tags: list[str] = []
+        self.urls: list[str] = []
+
+    def handle_starttag(self, tag, attrs):
+        self.tags.append(tag)
+        for name, value in attrs:
+            if name in ("src", "href") and value:
+                self.urls.append(value)
+
+
+def test_report_is_one_self_contained_html_file():
+    page = api.render_diff(_perf_pair(), "report")
+    parser = _Html()
+    parser.feed(page)
+    assert parser.urls == []  # nothing loaded from anywhere
+    assert "link" not in parser.tags and parser.tags.count("table") == 2
+    assert page.count('class="frame"') == 5 and '<table id="changes">' in page and '<table id="functions">' in page
+    assert "http://" not in page.replace('xmlns="http://www.w3.org/2000/svg"', "")
+
+
+# -- the command line --------------------------------------------------------------------------------
+
+def _cli(*args: str, cwd: Path) -> subprocess.CompletedProcess:
+    return subprocess.run([sys.executable, "-m", "perun_core.cli.main", *args], cwd=cwd, capture_output=True,
+                          text=True, timeout=120)
+
+
+def test_cli_diff_of_two_files_and_the_showdiff_alias(tmp_path):
+    base = tmp_path / "base.perf"
+    target = tmp_path / "target.perf"
+    from perun_core.profile.codec import store_profile_at
+
+    store_profile_at(api.read_imported("perf-script", [FIXTURES / "perf.script"]), base)
+    store_profile_at(api.read_imported("perf-script", [FIXTURES / "perf_slow.script"]), target)
+    done = _cli("diff", str(base), str(target), cwd=tmp_path)
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.splitlines()[2].split()[:3] == ["other", "samples", "35"]
+    done = _cli("showdiff", str(base), str(target), "flamegraph", "-f", str(tmp_path / "d.folded"), cwd=tmp_path)
+    assert done.returncode == 0, done.stderr
+    assert (tmp_path / "d.folded").read_text() + "\n" == (GOLDEN / "pair_perf.folded").read_text()
+    done = _cli("diff", str(base), str(target), "report", "-f", str(tmp_path / "r.html"), cwd=tmp_path)
+    assert done.returncode == 0 and (tmp_path / "r.html").read_text().startswith("<!DOCTYPE html>")
+    done = _cli("diff", str(base), str(tmp_path / "nope.perf"), cwd=tmp_path)
+    assert done.returncode == 1 and done.stderr.startswith("error: profile") and "Traceback" not in done.stderr
+    done = _cli("diff", str(base), str(target), "bars", "--format", "svg", cwd=tmp_path)
+    assert done.returncode == 2 and "has no format 'svg'" in done.stderr

@@ -1,0 +1,60 @@
+"""Pilot tests of the difference screen: from two marked profiles and from a check finding."""
+
+from __future__ import annotations
+
+from textual.widgets import DataTable, Static
+
+from perun_tui.app import PerunApp
+from perun_tui.screens.diff import DiffScreen
+from perun_tui.widgets.check import CheckScreen
+
+from .helpers import rendered_text, select_profile, settle, wait_until
+
+
+def _table_text(screen: DiffScreen) -> str:
+    return "" if screen.result is None else screen.result.table
+
+
+async def test_two_marked_profiles_across_commits_open_the_difference(demo_repo):
+    app = PerunApp(demo_repo)
+    async with app.run_test(size=(100, 30)) as pilot:
+        await settle(pilot)
+        table = await select_profile(pilot, "0@i", commit=0)
+        first = table.current
+        await pilot.press("m")
+        table = await select_profile(pilot, "0@i", commit=5)
+        await pilot.press("d")  # one marked and the cursor on another: their difference
+        await settle(pilot)
+        screen = app.screen
+        assert isinstance(screen, DiffScreen)
+        await wait_until(pilot, lambda: "->" in _table_text(screen), timeout=30)
+        text = _table_text(screen)
+        assert first.source in text and "baseline" in text and "rel" in text
+        await pilot.press("b")
+        await pilot.pause()
+        assert screen.query_one("TabbedContent").active == "diff-bars"
+        assert "upper bar" in rendered_text(screen.query_one("#diff-bars-text", Static))
+        await pilot.press("escape")
+        await pilot.pause()
+        assert not isinstance(app.screen, DiffScreen)
+
+
+async def test_d_on_a_finding_opens_the_difference_of_its_baseline_and_target(demo_repo):
+    app = PerunApp(demo_repo)
+    async with app.run_test(size=(100, 30)) as pilot:
+        await settle(pilot)
+        await pilot.press("c")
+        screen = app.screen
+        assert isinstance(screen, CheckScreen)
+        await pilot.press("a")
+        await wait_until(pilot, lambda: not screen.running, timeout=60)
+        await settle(pilot)
+        findings = screen.query_one("#check-findings", DataTable)
+        assert findings.row_count > 0
+        _, pair, _ = screen.current
+        await pilot.press("d")
+        await settle(pilot)
+        diff = app.screen
+        assert isinstance(diff, DiffScreen)
+        await wait_until(pilot, lambda: "->" in _table_text(diff), timeout=30)
+        assert f"{pair.baseline.name} -> {pair.target.name}" in _table_text(diff)
