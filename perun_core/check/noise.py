@@ -44,9 +44,11 @@ MACHINE_FIELDS = ("hostname", "cpu", "cores", "memory", "arch", "os")
 #: (on the log scale), in the same direction.
 BACKED_SHARE = 0.5
 #: One side has "far more" involuntary switches per run when it has this many times the other's ...
-SWITCH_RATIO = 4.0
-#: ... and at least this many more per run.
-SWITCH_EXCESS = 10.0
+SWITCH_RATIO = 3.0
+#: ... and at least this many more per run.  A run on a quiet core is hardly ever preempted, so a
+#: few preemptions per run already mean that other work shared the cores (a short program under
+#: four busy processes on two cores is preempted two or three times per run).
+SWITCH_EXCESS = 2.0
 #: Runs whose wall times vary more than this (coefficient of variation) are noisy.
 NOISY_CV = 0.10
 ADVICE = ("measurements vary a lot or the machine was busy: repeat more (-r), use --clock cpu for pytrace, "
@@ -115,6 +117,18 @@ def _cpu(columns: Mapping[str, Mapping[int, float]]) -> float | None:
     return _median(runs)
 
 
+def one_sided(baseline: ProfileData, target: ProfileData, uid: str) -> bool:
+    """Whether only one side was measured under contention (busy by load, or far more preemptions)."""
+    if (busy(_machine(baseline)) is None) != (busy(_machine(target)) is None):
+        return True
+    base_sw = _median(_run_columns(baseline, uid).get("switches", {}).values())
+    new_sw = _median(_run_columns(target, uid).get("switches", {}).values())
+    if base_sw is None or new_sw is None:
+        return False
+    high, low = max(base_sw, new_sw), min(base_sw, new_sw)
+    return high >= SWITCH_RATIO * low and high - low >= SWITCH_EXCESS
+
+
 def contention(baseline: ProfileData, target: ProfileData, uid: str) -> str | None:
     """Words for the sign of a busy machine between the two profiles of ``uid``, or None."""
     parts = []
@@ -155,14 +169,22 @@ def _tempered(baseline: ProfileData, target: ProfileData, finding: Finding) -> F
     wall = math.log(wall_t / wall_b)
     floor = 1e-6
     cpu = math.log(max(cpu_t, floor) / max(cpu_b, floor))
-    if wall != 0 and cpu / wall >= BACKED_SHARE:
-        return finding  # CPU time moved along: the program itself does more (or less) work
     why = contention(baseline, target, uid)
     if why is None:
         return finding  # a quiet machine: waiting longer (sleep, I/O) is a real change
     maybe = PerformanceChange.MAYBE_DEGRADATION if result.is_degradation else PerformanceChange.MAYBE_OPTIMIZATION
-    cpu_text = "CPU time unchanged" if abs(cpu) < math.log(1.05) else f"CPU time {math.expm1(cpu) * 100:+.0f} %"
-    reason = f"wall time only; {cpu_text}; {why}"
+    if wall != 0 and cpu / wall >= BACKED_SHARE:
+        if not one_sided(baseline, target, uid):
+            return finding  # both sides equally disturbed: CPU time moved along, the program does more work
+        # CPU time moved along, but only one side was measured under contention: a busy sibling core (a
+        # hyperthread of the same physical core, as on most virtual machines) slows the very
+        # instructions, so CPU time cannot vouch for the wall time here; the [user] and [sys]
+        # findings keep their own verdicts, and --confirm re-measures both sides alike.
+        reason = (f"wall and CPU time {math.expm1(cpu) * 100:+.0f} % both measured under contention ({why}); "
+                  "confirm with --confirm or compare instruction counts")
+    else:
+        cpu_text = "CPU time unchanged" if abs(cpu) < math.log(1.05) else f"CPU time {math.expm1(cpu) * 100:+.0f} %"
+        reason = f"wall time only; {cpu_text}; {why}"
     return replace(finding, result=maybe, reason=reason,
                    details={**finding.details, "first_result": result.value})
 

@@ -6,7 +6,7 @@ from textual.widgets import DataTable, Static
 
 from perun_tui.app import PerunApp
 from perun_tui.screens.diff import DiffScreen
-from perun_tui.widgets.check import CheckScreen
+from perun_tui.screens.check import CheckScreen
 
 from .helpers import rendered_text, select_profile, settle, wait_until
 
