@@ -32,6 +32,8 @@ _export("repository", """SORT_KEYS open_repository InitResult init ConfigValue c
 _export("run", "UnitInfo units stream collect run_job run_matrix PostprocessResult postprocess")
 _export("check", """FAIL_ON HISTORY_WINDOW PairReport VersionReport CheckReport check_head check_all
         check_profiles stored_check install_hook uninstall_hook""")
+_export("fuzz", """FUZZ_PARAMS DELTA_PARAMS FuzzForm RuleInfo fuzz_form fuzz_rules FuzzSettings FuzzResult Finding FuzzStarted
+        FuzzProgress InputKept FuzzFinished ProfilesCollected run_fuzzing slowdown_plot DeltaStep DeltaResult deltadebug""")
 
 __all__ = sorted(_EXPORTS)
 

@@ -22,6 +22,7 @@ LAZY_COMMANDS: dict[str, str] = {
     "postprocessby": "perun_core.cli.run_cmds:postprocessby",
     "check": "perun_core.cli.check_cmds:check",
     "install-hook": "perun_core.cli.check_cmds:install_hook",
+    "fuzz": "perun_core.cli.fuzz_cmds:fuzz", "deltadebugging": "perun_core.cli.fuzz_cmds:deltadebugging",
 }
 
 

@@ -154,6 +154,21 @@ class DuplicateLine(_Rule):
         return b"\n".join(lines)
 
 
+class CopyLines(_Rule):
+    name = "copy-lines"
+    summary = "Copy a run of consecutive lines (up to half of them) to a random place between lines."
+
+    def mutate(self, data, rng, params):
+        lines = _lines(data)
+        if len(lines) < 2:
+            return None
+        count = rng.randint(1, max(1, len(lines) // 2))
+        start = rng.randrange(len(lines) - count + 1)
+        at = rng.randint(0, len(lines))
+        lines[at:at] = lines[start:start + count]
+        return b"\n".join(lines)
+
+
 class SwapLines(_Rule):
     name = "swap-lines"
     summary = "Swap two lines."
@@ -295,7 +310,7 @@ class DuplicateBlock(_Rule):
 
 _BUILTINS = {
     cls.name: f"{__name__}:{cls.__name__}"
-    for cls in (DoubleLine, RepeatWord, SortLine, PrependWhitespace, RemoveLine, DuplicateLine, SwapLines,
+    for cls in (DoubleLine, RepeatWord, SortLine, PrependWhitespace, RemoveLine, DuplicateLine, CopyLines, SwapLines,
                 RemoveChar, DuplicateChar, InsertSeparator, GrowNumber, AppendSelf,
                 FlipBit, RandomByte, InsertBytes, DeleteBlock, DuplicateBlock)
 }

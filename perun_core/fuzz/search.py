@@ -12,12 +12,17 @@
    the rules drawn by weight.  A candidate is kept when its time beats its
    parent's by more than the noise (``threshold``: three times the relative
    spread of the seed runs, at least 5 %); a borderline one is measured again
-   and judged by the lower of its two times.  A rule that produced a kept
-   input gains weight, one that did not slowly loses it.  When no candidate
+   and judged by the lower of its two times.  A candidate not slow enough to
+   keep but not faster than its parent either becomes a walker: later
+   candidates mutate it further and are judged against the same parent, so
+   gains too small to measure one by one add up.  Rules are drawn with
+   weights proportional to their (smoothed) rate of kept inputs.  When no candidate
    is kept for a while, the mutation stack doubles (up to 64) to get across
    plateaus where small changes are lost in the noise.
 3. A run killed at the hang timeout is a finding of its own (a hang); it
-   never becomes a parent.  A run that fails (exits non-zero) is dropped.
+   never becomes a parent, and its parent is not chosen again while there
+   are others (so one near-hang input does not flood the output with
+   hangs).  A run that fails (exits non-zero) is dropped.
 4. With gcov available and ``--source-path``/``--gcno-path`` naming a
    program built with ``--coverage``, a candidate is only kept when its
    executed-line count also grew by ``coverage_increase`` over its parent's
@@ -63,6 +68,8 @@ MIN_GAIN = 0.05
 DEFAULT_SIZE_FACTOR = 32
 DEFAULT_MIN_LIMIT = 64 * 1024
 MAX_STACK = 64
+#: most mutations a walker (a candidate neither kept nor faster) accumulates
+MAX_WALK = 256
 
 
 # -- settings --------------------------------------------------------------------------------
@@ -319,8 +326,10 @@ class _Search:
         self.emit = on_event
         self.cancel = cancel
         self.rng = random.Random(settings.seed)
-        self.weights = {r.name: 1.0 for r in rules}
+        self.tries = {r.name: 0 for r in rules}
         self.successes = {r.name: 0 for r in rules}
+        #: candidates that were not slower enough to keep but not faster either: mutated further
+        self.walkers: list[tuple[Finding, bytes, list[str]]] = []
         self.findings: list[Finding] = []
         self.pool: list[Finding] = []
         self.seen: set[bytes] = set()
@@ -335,6 +344,9 @@ class _Search:
         self.gain = MIN_GAIN
         self.best = 1.0
         self.counter = 0
+        #: parents a candidate of which hung: not chosen again while others are left
+        self.hung_parents: set[str] = set()
+        self.repeated_hangs = 0
 
     def elapsed(self) -> float:
         return time.monotonic() - self.start
@@ -397,20 +409,34 @@ class _Search:
 
     # -- one round -------------------------------------------------------------------------
     def _parent(self) -> Finding:
-        ranked = sorted(self.pool, key=lambda f: f.slowdown, reverse=True)
+        usable = [f for f in self.pool if f.id not in self.hung_parents] or self.pool
+        ranked = sorted(usable, key=lambda f: f.slowdown, reverse=True)
         if self.rng.random() < 0.5:
             return ranked[0]
         return self.rng.choice(ranked[:8])
 
+    def weight(self, name: str) -> float:
+        """How likely a rule is drawn: its (smoothed) rate of kept inputs."""
+        return (self.successes[name] + 1) / (self.tries[name] + 20)
+
+    @property
+    def weights(self) -> dict[str, float]:
+        top = max(self.weight(n) for n in self.tries)
+        return {n: self.weight(n) / top for n in self.tries}
+
     def _candidate(self) -> tuple[Finding, bytes, list[str]] | None:
-        parent = self._parent()
+        if self.walkers and self.rng.random() < 0.5:
+            parent, data, used = self.walkers.pop(self.rng.randrange(len(self.walkers)))
+            used = list(used)
+        else:
+            parent = self._parent()
+            data = parent.data
+            used = []
         limit = self.limits[parent.seed]
-        data = parent.data
-        used: list[str] = []
-        names = list(self.weights)
-        weights = [self.weights[n] for n in names]
+        names = list(self.tries)
+        weights = [self.weight(n) for n in names]
         by_name = {r.name: r for r in self.rules}
-        depth = self.rng.randint(1, self.stack)
+        depth = len(used) + self.rng.randint(1, self.stack)
         attempts = 0
         while len(used) < depth and attempts < depth * 3:
             attempts += 1
@@ -480,6 +506,10 @@ class _Search:
 
     def _judge(self, parent: Finding, data: bytes, used: list[str], outcome: Measurement) -> bool:
         if outcome.hang:
+            if parent.id in self.hung_parents:
+                self.repeated_hangs += 1  # one hang per parent is a finding; more would flood the output
+                return False
+            self.hung_parents.add(parent.id)
             self._keep(parent, data, used, outcome, hang=True)
             return True
         if outcome.exit_status != 0:
@@ -490,6 +520,10 @@ class _Search:
         limit = self.threshold(parent)
         if value <= limit:
             self._punish(used)
+            if value >= parent.value and len(used) < MAX_WALK:
+                # no loss: walk on from here, so gains too small to measure one by one can add up
+                self.walkers.append((parent, data, used))
+                del self.walkers[:-2 * self.executor.jobs]
             return False
         if self.executor.coverage is not None and parent.coverage is not None and outcome.coverage is not None:
             if outcome.coverage < parent.coverage * self.s.coverage_increase:
@@ -512,12 +546,12 @@ class _Search:
         return True
 
     def _punish(self, used: list[str]) -> None:
-        for name in used:
-            self.weights[name] = max(0.1, self.weights[name] * 0.995)
+        for name in set(used):
+            self.tries[name] += 1
 
     def _keep(self, parent: Finding, data: bytes, used: list[str], outcome: Measurement, *, hang: bool) -> None:
         for name in set(used):
-            self.weights[name] = min(50.0, self.weights[name] * 1.5)
+            self.tries[name] += 1
             self.successes[name] += 1
         self.counter += 1
         fid = f"{'hang' if hang else 'w'}{self.counter}"
