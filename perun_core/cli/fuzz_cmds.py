@@ -79,7 +79,9 @@ def _fuzz_callback(ctx: click.Context, **values: Any) -> None:
         time_text = "hang" if finding.hang else f"{finding.value:.4f} s"
         click.echo(f"  {finding.slowdown:8.1f}x  {time_text:>10}  {finding.size:>8} B  {out / finding.file}")
     if not no_plot and len(result.timeline) > 1:
-        click.echo(api.slowdown_plot(result, width=min(100, click.get_terminal_size()[0]), height=15))
+        import shutil
+
+        click.echo(api.slowdown_plot(result, width=min(100, shutil.get_terminal_size((80, 24)).columns), height=15))
     for note in result.notes:
         click.echo(f"note: {note}")
     if result.matrix_workloads:

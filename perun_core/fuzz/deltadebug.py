@@ -4,10 +4,13 @@ Zeller's ddmin runs twice: first over the input's lines, then over the
 characters of what is left.  A smaller candidate replaces the current input
 when it is still slow enough, which ``keep`` defines:
 
-* ``density`` (default): its time above the program's start-up time (the
-  time of a run on an empty input) per byte is at least the original's,
-  i.e. the candidate is at least as slow relative to its size;
-* ``time``: its time is at least the original's.
+* ``time`` (default): its time is at least the original's, so the result
+  keeps the slow-down; right for inputs with a small slow core (a regex
+  near miss, a crafted key) among harmless content;
+* ``density``: its time above the program's start-up time (the time of a
+  run on an empty input) per byte is at least the original's, i.e. it is at
+  least as slow relative to its size; for costs that grow with the whole
+  input (a quadratic loop), where any smaller input is faster.
 
 Both allow a ``tolerance`` (default three times the relative spread of the
 original's runs, at least 5 %), and a candidate must also stay clearly above
@@ -173,7 +176,7 @@ class _Shrinker:
 
 
 def deltadebug(cmd: str, input_path: str | Path, output_dir: str | Path, *, args: str | None = None,
-               timeout: float = 300.0, stdin: bool = False, metric: str = "cpu", keep: str = "density",
+               timeout: float = 300.0, stdin: bool = False, metric: str = "cpu", keep: str = "time",
                tolerance: float | None = None, cwd: Path | str | None = None,
                on_event: Callable[[Any], None] | None = None, cancel: threading.Event | None = None) -> DeltaResult:
     """Shrink ``input_path`` for ``cmd`` (ddmin over lines, then characters); write the result to ``output_dir``.

@@ -78,8 +78,8 @@ DELTA_PARAMS: tuple[Param, ...] = (
           flags=("--stdin",)),
     Param("metric", "choice", "cpu", "What slower means: CPU time (user+sys) or wall time of the run.",
           flags=("--metric",), choices=("cpu", "wall")),
-    Param("keep", "choice", "density", "Keep a smaller input when its time per byte (density) or its time "
-          "(time) is at least the original's.", flags=("--keep",), choices=("density", "time")),
+    Param("keep", "choice", "time", "Keep a smaller input when its time (time) or its time above start-up "
+          "per byte (density) is at least the original's.", flags=("--keep",), choices=("time", "density")),
     Param("tolerance", "float", None, "Allowed loss against the original (default: three times the noise).",
           flags=("--tolerance",), minimum=0.0, maximum=0.9),
 )

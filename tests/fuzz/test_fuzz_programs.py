@@ -78,7 +78,7 @@ def test_delta_debugging_shrinks_a_slow_input_and_keeps_its_slowdown(tmp_path):
     shrunk = (tmp_path / "dd" / "found.min.txt").read_bytes()
     assert len(shrunk) == result.size < len(slow) + 2 < result.original_size / 10
     assert steps and steps[0].phase == "lines" and [s.size for s in steps] == sorted((s.size for s in steps), reverse=True)
-    # still as slow: the time above start-up per byte did not drop, and most of the time is still there
-    assert result.value >= 0.6 * result.original_value
+    # still as slow (within the tolerance the noise allows)
+    assert result.value >= (1 - result.tolerance) * result.original_value * 0.9
     report = json.loads((tmp_path / "dd" / "deltadebugging.json").read_text())
     assert report["size"] == len(shrunk) and len(report["steps"]) == len(steps)
