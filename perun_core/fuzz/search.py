@@ -560,9 +560,11 @@ class _Search:
         file = f"{folder}/{fid}{suffix}"
         target = self.s.output_dir / file
         target.parent.mkdir(parents=True, exist_ok=True)
-        from ..storage.atomic import atomic_write
-
-        atomic_write(target, data)
+        # renamed into place (never seen half-written) but not fsynced: a kept input costs no disk flush
+        # in the middle of the search; results.json, written at the end, is fsynced
+        partial = target.with_name(f".{target.name}.part")
+        partial.write_bytes(data)
+        os.replace(partial, target)
         baseline = self.baselines[parent.seed]
         value = self.s.hang_timeout if hang else outcome.value(self.s.metric)
         finding = Finding(fid, file, len(data), outcome.cpu, outcome.wall, value, value / baseline, parent.seed,
