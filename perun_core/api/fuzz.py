@@ -173,7 +173,10 @@ def _add_to_matrix(result: FuzzResult, best: list[Finding], repo: Any) -> None:
     from ..config import Config
 
     config = Config.load(repo.local_config_path, kind="local")
-    existing = list(config.get("workloads") or [])
+    try:
+        existing = list(config.get("workloads") or [])
+    except KeyError:
+        existing = []
     root = Path(repo.root) if hasattr(repo, "root") else None
     added = []
     for finding in best:
