@@ -51,7 +51,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from ..errors import FuzzError, Interrupted, PerunError
+from ..errors import FuzzError, Interrupted
 from ..params import convert_params
 from .measure import Coverage, Executor, Measurement, available_cores
 from .options import FUZZ_PARAMS
@@ -613,17 +613,11 @@ def fuzz(settings: FuzzSettings, *, cwd: Path | str | None = None, on_event: Cal
     with Executor(argv, cwd=where, jobs=jobs, hang_timeout=settings.hang_timeout, stdin=settings.stdin,
                   input_name=name, cancelled=cancel, coverage=coverage) as executor:
         search = _Search(settings, argv, seeds, rules, executor, coverage_note, emit, cancel)
-        try:
-            seed_findings = search.calibrate()
-        except Interrupted:
-            raise
+        seed_findings = search.calibrate()  # cancelling here raises Interrupted: there is nothing to write yet
         settings.output_dir.mkdir(parents=True, exist_ok=True)
         emit(FuzzStarted(tuple(str(p) for p, _ in seeds), tuple(f.value for f in seed_findings), search.noise,
                          search.gain, executor.jobs, tuple(r.name for r in rules), coverage_note))
-        try:
-            stopped = search.run()
-        except PerunError:
-            raise
+        stopped = search.run()
         elapsed = search.elapsed()
         search.timeline.append((elapsed, search.best))
         search._progress()
