@@ -493,6 +493,7 @@ class PerunApp(App[None]):
         from .widgets.matrix import EntryList, MatrixScreen
         from .widgets.plot import ChartView, FlameView, HeapView, PlotScreen
         from .widgets.postprocess import PostprocessScreen
+        from .screens.fuzz import FuzzScreen
         from .widgets.run import RunScreen
 
         focus = [Binding("tab", "focus_next", "Next pane"), Binding("shift+tab", "focus_previous", "Previous pane"),
@@ -507,6 +508,7 @@ class PerunApp(App[None]):
             ("flame graph", FlameView.BINDINGS),
             ("heap map", HeapView.BINDINGS),
             ("run", RunScreen.BINDINGS),
+            ("fuzz (palette: fuzz: start)", FuzzScreen.BINDINGS),
             ("job matrix", [*MatrixScreen.BINDINGS, *EntryList.BINDINGS,
                             Binding("tab", "", "Matrix: next field; on the tab bar left/right switch tabs")]),
             ("postprocess", PostprocessScreen.BINDINGS),

@@ -104,7 +104,7 @@ def test_fuzzing_from_the_command_line_writes_every_output(tmp_path, seed, progr
 def test_deltadebugging_from_the_command_line(tmp_path):
     script = write_program(tmp_path, "regex.py", REGEX)
     (tmp_path / "slow.txt").write_text("\n".join(["java.lang.Object"] * 10 + ["javalan " * 5 + ",javalan g.String"]))
-    done = perun("deltadebugging", str(script), "slow.txt", "-o", "dd", "-t", "30", cwd=tmp_path)
+    done = perun("deltadebugging", str(script), "slow.txt", "-o", "dd", "-t", "10", cwd=tmp_path)
     assert done.returncode == 0, done.stderr
     assert "lines:" in done.stderr and "smallest slow input" in done.stdout
     assert len((tmp_path / "dd" / "slow.min.txt").read_bytes()) < 60
