@@ -43,6 +43,7 @@ differently from the default message.
     |   +-- IncomparableProfiles(baseline, target, reason)   e.g. of different types
     |   +-- NothingInCommon(baseline, target)   no location (uid) in both profiles
     |   +-- HookError(path, reason)   the git hook cannot be installed
+    +-- FuzzError                    fuzzing or delta debugging cannot start (seeds, program, budgets)
     +-- Interrupted                  Ctrl-C or a cancelled run; exit_code 130
     +-- ExternalToolError(tool, how_to_get)   a profiler or compiler is missing
     |   +-- ToolNotPermitted(tool, reason, how_to_allow)   present, but the kernel or permissions forbid it
@@ -395,6 +396,10 @@ class HookError(CheckError):
         super().__init__(f"cannot install the hook {path}: {reason}")
         self.path = Path(path)
         self.reason = reason
+
+
+class FuzzError(PerunError):
+    """Fuzzing or delta debugging cannot start: a bad seed, program, output directory or budget."""
 
 
 class Interrupted(PerunError):

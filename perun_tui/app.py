@@ -60,6 +60,7 @@ class PerunApp(App[None]):
         The profiled program, its spawn helper and the run's worktree are
         gone when the terminal is given back (killed within a second).
         """
+        from .screens.fuzz import FuzzScreen
         from .screens.run import RunScreen
 
         runs = [screen for screen in self.screen_stack if isinstance(screen, RunScreen) and screen.running]
@@ -94,6 +95,7 @@ class PerunApp(App[None]):
         from .screens.plot import PlotScreen
         from .widgets.plot import ChartView, FlameView, HeapView
         from .modals.postprocess import PostprocessScreen
+        from .screens.fuzz import FuzzScreen
         from .screens.run import RunScreen
 
         focus = [Binding("tab", "focus_next", "Next pane"), Binding("shift+tab", "focus_previous", "Previous pane"),
@@ -108,6 +110,7 @@ class PerunApp(App[None]):
             ("flame graph", FlameView.BINDINGS),
             ("heap map", HeapView.BINDINGS),
             ("run", RunScreen.BINDINGS),
+            ("fuzz (palette: fuzz: start)", FuzzScreen.BINDINGS),
             ("job matrix", [*MatrixScreen.BINDINGS, *EntryList.BINDINGS,
                             Binding("tab", "", "Matrix: next field; on the tab bar left/right switch tabs")]),
             ("postprocess", PostprocessScreen.BINDINGS),

@@ -28,6 +28,7 @@ LAZY_COMMANDS: dict[str, str] = {
     "import": "perun_core.cli.import_cmds:import_group",
     "diff": "perun_core.cli.diff_cmds:diff",
     "showdiff": "perun_core.cli.diff_cmds:diff",
+    "fuzz": "perun_core.cli.fuzz_cmds:fuzz", "deltadebugging": "perun_core.cli.fuzz_cmds:deltadebugging",
 }
 
 

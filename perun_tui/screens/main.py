@@ -333,6 +333,16 @@ class MainScreen(Screen[None]):
 
         self.app.push_screen(MatrixScreen())
 
+    def action_fuzz(self) -> None:
+        from .fuzz import FuzzScreen
+
+        def closed(link: ProfileLink | None) -> None:
+            self.load_status()
+            if link is not None:
+                self.show_profile(link)
+
+        self.app.push_screen(FuzzScreen(), closed)
+
     def action_check(self, what: str | None = None) -> None:
         """Open the degradation pane for the selected commit (and start ``what``: head, all, profiles)."""
         current = self.history.current
@@ -410,6 +420,8 @@ class MainScreen(Screen[None]):
         yield PaletteCommand("run: matrix for marked commits", "Run the job matrix for the commits marked with space",
                              functools.partial(self.action_run, "marked"))
         yield PaletteCommand("matrix: edit", "Edit the job matrix of .perun/local.yml", self.action_edit_matrix)
+        yield PaletteCommand("fuzz: start", "Find inputs that make a program slow (performance fuzzing)",
+                             self.action_fuzz)
         yield PaletteCommand("check: head", "Check the selected commit's profiles against their baselines",
                              functools.partial(self.action_check, "head"))
         yield PaletteCommand("check: all", "Check every commit with profiles, from the selected one back",

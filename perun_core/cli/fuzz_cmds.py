@@ -1,0 +1,137 @@
+"""``fuzz`` and ``deltadebugging``: options generated from their Param declarations.
+
+Only click is imported at start-up; the API comes in when a command runs.
+Progress goes to standard error, the summary to standard output.  Ctrl-C
+during fuzzing stops the search and still writes the results so far.
+"""
+
+from __future__ import annotations
+
+import signal
+import threading
+import time
+from typing import Any
+
+import click
+
+from .run_cmds import _option
+
+CONTEXT = {"help_option_names": ["-h", "--help"], "max_content_width": 100}
+
+
+def _params(which: str) -> list[click.Parameter]:
+    from perun_core.fuzz.options import DELTA_PARAMS, FUZZ_PARAMS
+
+    return [_option(p) for p in (FUZZ_PARAMS if which == "fuzz" else DELTA_PARAMS)]
+
+
+def _err(text: str) -> None:
+    click.echo(text, err=True)
+
+
+class _Printer:
+    """Renders fuzz events as lines on standard error."""
+
+    def __init__(self, quiet: bool) -> None:
+        self.quiet = quiet
+        self.last = 0.0
+
+    def __call__(self, event: Any) -> None:
+        kind = type(event).__name__
+        if kind == "FuzzStarted":
+            baselines = ", ".join(f"{b:.4f} s" for b in event.baselines)
+            _err(f"fuzzing with {event.jobs} parallel run{'s' * (event.jobs != 1)}; seed baseline {baselines}; "
+                 f"noise {100 * event.noise:.1f} %, keeping inputs {100 * event.threshold:.0f} % slower than "
+                 f"their parent; coverage pre-filter {event.coverage}")
+        elif kind == "InputKept" and not self.quiet:
+            f = event.finding
+            what = "hang" if f.hang else f"{f.value:.4f} s"
+            _err(f"kept {f.id}: {f.size} B, {what}, {f.slowdown:.1f}x ({', '.join(f.rules)})")
+        elif kind == "FuzzProgress" and not self.quiet and time.monotonic() - self.last >= 5:
+            self.last = time.monotonic()
+            _err(f"{event.executions} runs ({event.executions_per_second:.0f}/s), {event.kept} kept, "
+                 f"{event.hangs} hangs, best {event.best_slowdown:.1f}x after {event.elapsed:.0f} s")
+        elif kind == "ProfilesCollected":
+            for path in event.paths:
+                _err(f"profile of a best input: {path}")
+            if event.registered:
+                _err(f"registered at {', '.join(m[:7] for m in event.registered)}")
+
+
+def _fuzz_callback(ctx: click.Context, **values: Any) -> None:
+    from perun_core import api
+
+    quiet = bool(values.pop("quiet", False))
+    no_plot = bool(values.pop("no_plotting", False))
+    cancel = threading.Event()
+    previous = None
+    if threading.current_thread() is threading.main_thread():
+        previous = signal.signal(signal.SIGINT, lambda *_: cancel.set())
+    try:
+        result = api.run_fuzzing(values, on_event=_Printer(quiet), cancel=cancel)
+    finally:
+        if previous is not None:
+            signal.signal(signal.SIGINT, previous)
+    out = result.settings.output_dir
+    click.echo(f"{result.executions} runs in {result.elapsed:.1f} s ({result.stopped}): {len(result.findings)} "
+               f"inputs kept, best slow-down {result.best_slowdown:.1f}x")
+    for finding in result.best[:5]:
+        time_text = "hang" if finding.hang else f"{finding.value:.4f} s"
+        click.echo(f"  {finding.slowdown:8.1f}x  {time_text:>10}  {finding.size:>8} B  {out / finding.file}")
+    if not no_plot and len(result.timeline) > 1:
+        import shutil
+
+        click.echo(api.slowdown_plot(result, width=min(100, shutil.get_terminal_size((80, 24)).columns), height=15))
+    for note in result.notes:
+        click.echo(f"note: {note}")
+    if result.matrix_workloads:
+        click.echo(f"added to the job matrix's workloads: {', '.join(result.matrix_workloads)}")
+    click.echo(f"results: {out / 'results.json'}, {out / 'results.md'}, {out / 'slowdown.svg'}")
+
+
+fuzz = click.Command(
+    "fuzz",
+    params=[*_params("fuzz"),
+            click.Option(["quiet", "-q", "--quiet"], is_flag=True, help="Report only the start and the end."),
+            click.Option(["no_plotting", "-np", "--no-plotting"], is_flag=True,
+                         help="Do not draw the slow-down plot in the terminal.")],
+    callback=click.pass_context(_fuzz_callback),
+    help="Find inputs that make a program slow (performance fuzzing).\n\n"
+         "Mutates the seed inputs (-w) with rules inspired by known performance bugs, runs the program (-b) on "
+         "each candidate as a file argument (or on standard input with --stdin), keeps those measurably slower "
+         "than their parent, and writes them with results.json, results.md and slowdown.svg to -o.",
+    short_help="Find inputs that make a program slow.",
+    context_settings=CONTEXT,
+)
+
+
+def _delta_callback(cmd: str, input: str, **values: Any) -> None:
+    from perun_core import api
+
+    def show(step: Any) -> None:
+        _err(f"{step.phase}: {step.size} B, {step.value:.4f} s (after {step.tests} runs)")
+
+    cancel = threading.Event()
+    previous = None
+    if threading.current_thread() is threading.main_thread():
+        previous = signal.signal(signal.SIGINT, lambda *_: cancel.set())
+    try:
+        result = api.deltadebug(cmd, input, values, on_event=show, cancel=cancel)
+    finally:
+        if previous is not None:
+            signal.signal(signal.SIGINT, previous)
+    click.echo(f"shrunk {result.original_size} B ({result.original_value:.4f} s) to {result.size} B "
+               f"({result.value:.4f} s) in {result.tests} runs, {result.elapsed:.1f} s ({result.stopped})")
+    click.echo(f"smallest slow input: {result.output}")
+
+
+deltadebugging = click.Command(
+    "deltadebugging",
+    params=[click.Argument(["cmd"]), click.Argument(["input"]), *_params("delta")],
+    callback=_delta_callback,
+    help="Shrink a slow INPUT of CMD to the part that makes it slow.\n\n"
+         "Runs ddmin over the lines, then over the characters, keeping a smaller input while it stays at least as "
+         "slow relative to its size (--keep density) or at least as slow (--keep time).",
+    short_help="Shrink a slow input to the part that makes it slow.",
+    context_settings=CONTEXT,
+)

@@ -1,0 +1,13 @@
+"""Performance fuzzing: find the inputs that make a program slow, and shrink them to their cause.
+
+* :mod:`.rules`: the mutation rules (a registry, each rule declaring its
+  parameters with :class:`~perun_core.params.Param`),
+* :mod:`.options`: the parameters of ``fuzz`` and ``deltadebugging``,
+* :mod:`.measure`: running the program on candidate inputs (in parallel,
+  through the spawn helper) and the optional gcov pre-filter,
+* :mod:`.search`: the search itself, its events and results,
+* :mod:`.output`: ``results.json``, ``results.md`` and ``slowdown.svg``,
+* :mod:`.deltadebug`: ddmin over lines, then characters.
+
+Front ends use :mod:`perun_core.api.fuzz`.
+"""

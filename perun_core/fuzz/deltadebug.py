@@ -1,0 +1,248 @@
+"""Delta debugging: shrink a slow input to the part that makes it slow.
+
+Zeller's ddmin runs twice: first over the input's lines, then over the
+characters of what is left.  A smaller candidate replaces the current input
+when it is still slow enough, which ``keep`` defines:
+
+* ``time`` (default): its time is at least the original's, so the result
+  keeps the slow-down; right for inputs with a small slow core (a regex
+  near miss, a crafted key) among harmless content;
+* ``density``: its time above the program's start-up time (the time of a
+  run on an empty input) per byte is at least the original's, i.e. it is at
+  least as slow relative to its size; for costs that grow with the whole
+  input (a quadratic loop), where any smaller input is faster.
+
+Both allow a ``tolerance`` (default three times the relative spread of the
+original's runs, at least 5 %), and a candidate must also stay clearly above
+the start-up time (five times its spread), so an input too small to measure
+never wins by noise.  A candidate that hits the hang timeout (three times the
+original's wall time, plus a second) counts as slow.  Each accepted step is
+reported as a :class:`DeltaStep`; the time budget or ``cancel`` stop the
+search with the smallest input found so far.
+
+The output directory gets ``<name>.min<suffix>`` (the shrunk input) and
+``deltadebugging.json`` (the original, the result and every step).
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import statistics
+import threading
+import time
+from collections.abc import Callable
+from dataclasses import asdict, dataclass, field
+from pathlib import Path
+from typing import Any
+
+from ..errors import FuzzError, Interrupted
+from .measure import Executor, Measurement
+from .search import check_output_dir, prepare_program
+
+__all__ = ["DeltaResult", "DeltaStep", "deltadebug"]
+
+
+@dataclass(frozen=True, slots=True)
+class DeltaStep:
+    """The input shrank: ``phase`` lines or characters, its new size and time, tests so far."""
+
+    phase: str
+    size: int
+    value: float
+    tests: int
+    elapsed: float
+
+
+@dataclass
+class DeltaResult:
+    input: str
+    output: str
+    original_size: int
+    original_value: float
+    size: int
+    value: float
+    startup: float
+    tolerance: float
+    keep: str
+    metric: str
+    tests: int
+    elapsed: float
+    stopped: str
+    steps: list[DeltaStep] = field(default_factory=list)
+
+    @property
+    def ratio(self) -> float:
+        """How many times smaller the input got."""
+        return self.original_size / max(self.size, 1)
+
+
+class _Shrinker:
+    def __init__(self, executor: Executor, metric: str, keep: str, original: bytes, value: float, startup: float,
+                 startup_spread: float, tolerance: float, timeout: float, cancel: threading.Event,
+                 emit: Callable[[Any], None]) -> None:
+        self.executor = executor
+        self.metric = metric
+        self.keep = keep
+        self.value = value
+        self.size = len(original)
+        self.startup = startup
+        self.floor = startup + 5 * startup_spread
+        self.tolerance = tolerance
+        self.timeout = timeout
+        self.cancel = cancel
+        self.emit = emit
+        self.start = time.monotonic()
+        self.tests = 0
+        self.cache: dict[bytes, bool] = {}
+        self.values: dict[bytes, float] = {}
+        self.steps: list[DeltaStep] = []
+        self.stopped = "done"
+        self.current = original
+
+    def out_of_time(self) -> bool:
+        if self.cancel.is_set():
+            self.stopped = "cancelled"
+            return True
+        if time.monotonic() - self.start >= self.timeout:
+            self.stopped = "time budget"
+            return True
+        return False
+
+    def _slow_enough(self, data: bytes, outcome: Measurement) -> bool:
+        if outcome.hang:
+            return True
+        if outcome.exit_status != 0:
+            return False
+        value = outcome.value(self.metric)
+        if value <= self.floor:
+            return False
+        if self.keep == "time":
+            return value >= self.value * (1 - self.tolerance)
+        needed = (self.value - self.startup) * len(data) / self.size
+        return value - self.startup >= needed * (1 - self.tolerance)
+
+    def test(self, data: bytes) -> bool:
+        key = hashlib.blake2b(data, digest_size=16).digest()
+        if key in self.cache:
+            return self.cache[key]
+        self.tests += 1
+        outcome = self.executor.measure(data)
+        verdict = self._slow_enough(data, outcome)
+        if verdict and not outcome.hang:
+            # a second opinion before giving up bytes for good: the lower time decides
+            again = self.executor.measure(data)
+            if again.value(self.metric) < outcome.value(self.metric):
+                outcome = again
+            verdict = self._slow_enough(data, outcome)
+        self.cache[key] = verdict
+        self.values[key] = outcome.value(self.metric)
+        return verdict
+
+    def ddmin(self, items: list[bytes], joiner: bytes, phase: str) -> list[bytes]:
+        granularity = 2
+        while len(items) >= 2 and not self.out_of_time():
+            chunk = max(1, len(items) // granularity)
+            parts = [items[i:i + chunk] for i in range(0, len(items), chunk)]
+            reduced = False
+            for i in range(len(parts)):
+                if self.out_of_time():
+                    return items
+                subset = parts[i]
+                complement = [x for j, part in enumerate(parts) if j != i for x in part]
+                for candidate, next_granularity in ((subset, 2), (complement, max(granularity - 1, 2))):
+                    if len(parts) == 2 and candidate is complement:
+                        continue  # with two parts the complement of one is the other, tested already
+                    if self.test(joiner.join(candidate)):
+                        items = candidate
+                        granularity = next_granularity
+                        reduced = True
+                        self._step(phase, joiner.join(items))
+                        break
+                if reduced:
+                    break
+            if not reduced:
+                if granularity >= len(items):
+                    break
+                granularity = min(len(items), granularity * 2)
+        return items
+
+    def _step(self, phase: str, data: bytes) -> None:
+        self.current = data
+        key = hashlib.blake2b(data, digest_size=16).digest()
+        step = DeltaStep(phase, len(data), self.values.get(key, 0.0), self.tests, round(time.monotonic() - self.start, 4))
+        self.steps.append(step)
+        self.emit(step)
+
+
+def deltadebug(cmd: str, input_path: str | Path, output_dir: str | Path, *, args: str | None = None,
+               timeout: float = 300.0, stdin: bool = False, metric: str = "cpu", keep: str = "time",
+               tolerance: float | None = None, cwd: Path | str | None = None,
+               on_event: Callable[[Any], None] | None = None, cancel: threading.Event | None = None) -> DeltaResult:
+    """Shrink ``input_path`` for ``cmd`` (ddmin over lines, then characters); write the result to ``output_dir``.
+
+    Raises :class:`FuzzError` for a missing or empty input, an output
+    directory that exists and is not empty, a program that cannot be found
+    or fails on the input.
+    """
+    where = Path(cwd) if cwd is not None else Path.cwd()
+    source = where / Path(input_path).expanduser()
+    out = (where / Path(output_dir).expanduser()).resolve()
+    if keep not in ("density", "time"):
+        raise FuzzError(f"deltadebugging: --keep {keep!r} is not known; expected density or time")
+    if not source.is_file():
+        raise FuzzError(f"input {source} does not exist; expected the slow input to shrink")
+    original = source.read_bytes()
+    if not original:
+        raise FuzzError(f"input {source} is empty; there is nothing to shrink")
+    check_output_dir(out)
+    argv = prepare_program(cmd, args, where)
+    emit = on_event or (lambda event: None)
+    cancel = cancel or threading.Event()
+    started = time.monotonic()
+    # a first run without a limit learns how long the original takes
+    with Executor(argv, cwd=where, jobs=1, hang_timeout=max(timeout, 1.0), stdin=stdin, input_name=source.name,
+                  cancelled=cancel) as probe:
+        first = probe.measure(original)
+    if first.exit_status != 0 or first.hang:
+        raise FuzzError(f"the program fails on {source}: it exited with status {first.exit_status}"
+                        if not first.hang else f"the program did not finish on {source} within {timeout:g} s (-t)")
+    hang_timeout = 3 * first.wall + 1.0
+    with Executor(argv, cwd=where, jobs=1, hang_timeout=hang_timeout, stdin=stdin, input_name=source.name,
+                  cancelled=cancel) as executor:
+        runs = [first.value(metric)] + [executor.measure(original).value(metric) for _ in range(2)]
+        value = statistics.median(runs)
+        spread = (max(runs) - min(runs)) / max(value, 1e-9)
+        empty = [executor.measure(b"") for _ in range(3)]
+        startups = [m.value(metric) for m in empty if m.exit_status == 0 and not m.hang] or [0.0]
+        startup = min(statistics.median(startups), value * 0.99)
+        startup_spread = (max(startups) - min(startups)) if len(startups) > 1 else 0.0
+        chosen = tolerance if tolerance is not None else min(0.5, max(0.05, 3 * spread))
+        shrinker = _Shrinker(executor, metric, keep, original, value, startup, startup_spread, chosen, timeout,
+                             cancel, emit)
+        try:
+            lines = shrinker.ddmin(original.split(b"\n"), b"\n", "lines")
+            current = b"\n".join(lines)
+            if not shrinker.out_of_time():
+                chars = shrinker.ddmin([current[i:i + 1] for i in range(len(current))], b"", "characters")
+                current = b"".join(chars)
+        except Interrupted:
+            shrinker.stopped = "cancelled"
+            current = shrinker.current
+        if shrinker.steps:
+            current_key = hashlib.blake2b(current, digest_size=16).digest()
+            final_value = shrinker.values.get(current_key, value)
+        else:
+            final_value = value
+    target = out / f"{source.stem}.min{source.suffix}"
+    out.mkdir(parents=True, exist_ok=True)
+    from ..atomic import atomic_write, atomic_write_text
+
+    atomic_write(target, current)
+    result = DeltaResult(str(source), str(target), len(original), value, len(current), final_value, startup, chosen,
+                         keep, metric, shrinker.tests, time.monotonic() - started, shrinker.stopped, shrinker.steps)
+    summary = {k: v for k, v in asdict(result).items() if k != "steps"}
+    summary["steps"] = [asdict(s) for s in result.steps]
+    summary["command"] = argv
+    atomic_write_text(out / "deltadebugging.json", json.dumps(summary, indent=2) + "\n")
+    return result

@@ -1,0 +1,163 @@
+"""Running the fuzzed program on candidate inputs, cheaply and in parallel.
+
+Every worker owns one input file (in a private temporary directory) and one
+:class:`~perun_core.runner.process.RepeatedRuns`: the command line never
+changes, only the file's content does, so a single spawn helper per worker
+makes all of that worker's runs (a fraction of a millisecond each instead of
+a ``subprocess.Popen``) and the wall and CPU times come from the run's own
+``wait4`` rusage.  With ``stdin`` the command is wrapped in ``sh -c`` which
+redirects the file to the program's standard input.
+
+:class:`Coverage` is the optional gcov pre-filter: for a program built with
+``--coverage`` it removes the ``.gcda`` files before a run and sums the
+executed-line counts ``gcov`` reports after it.
+"""
+
+from __future__ import annotations
+
+import os
+import queue
+import re
+import shutil
+import subprocess
+import tempfile
+import threading
+from collections.abc import Sequence
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass
+from pathlib import Path
+
+from ..runner.helper import spawn_helper
+from ..runner.process import RepeatedRuns
+
+__all__ = ["Coverage", "Executor", "Measurement", "available_cores"]
+
+
+def available_cores() -> int:
+    try:
+        return max(1, len(os.sched_getaffinity(0)))
+    except (AttributeError, OSError):
+        return max(1, os.cpu_count() or 1)
+
+
+@dataclass(frozen=True, slots=True)
+class Measurement:
+    """One run: CPU (user+sys) and wall seconds, how it ended."""
+
+    cpu: float
+    wall: float
+    exit_status: int
+    hang: bool
+    stderr_tail: str = ""
+    coverage: int | None = None
+
+    def value(self, metric: str) -> float:
+        return self.cpu if metric == "cpu" else self.wall
+
+
+class _Slot:
+    def __init__(self, directory: Path, name: str, argv: list[str], stdin: bool, cwd: Path, helper: Path | None,
+                 timeout: float, cancelled: threading.Event | None) -> None:
+        directory.mkdir()
+        self.path = directory / name
+        self.path.write_bytes(b"")
+        if stdin:
+            command = ["/bin/sh", "-c", 'f=$1; shift; exec "$@" < "$f"', "sh", str(self.path), *argv]
+        else:
+            command = [*argv, str(self.path)]
+        self.runs = RepeatedRuns(command, cwd=cwd, helper=helper, timeout=timeout, cancelled=cancelled, tail_lines=5)
+
+
+class Executor:
+    """``jobs`` workers running ``argv`` (plus the input) in ``cwd``; use as a context manager."""
+
+    def __init__(self, argv: Sequence[str], *, cwd: Path, jobs: int, hang_timeout: float, stdin: bool = False,
+                 input_name: str = "input", cancelled: threading.Event | None = None,
+                 coverage: Coverage | None = None) -> None:
+        self.jobs = 1 if coverage is not None else jobs
+        self.coverage = coverage
+        self._tmp = Path(tempfile.mkdtemp(prefix="perun-fuzz-"))
+        helper = spawn_helper()
+        self._slots: queue.SimpleQueue[_Slot] = queue.SimpleQueue()
+        self._all = [_Slot(self._tmp / f"w{i}", input_name, list(argv), stdin, cwd, helper, hang_timeout, cancelled)
+                     for i in range(self.jobs)]
+        for slot in self._all:
+            self._slots.put(slot)
+        self._pool = ThreadPoolExecutor(self.jobs, thread_name_prefix="perun-fuzz") if self.jobs > 1 else None
+        self.executions = 0
+        self._lock = threading.Lock()
+
+    def __enter__(self) -> Executor:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+    def measure(self, data: bytes) -> Measurement:
+        """Run the program once on ``data``.  OSError when it cannot be started, Interrupted when cancelled."""
+        slot = self._slots.get()
+        try:
+            slot.path.write_bytes(data)
+            if self.coverage is not None:
+                self.coverage.reset()
+            outcome = slot.runs.run()
+            covered = self.coverage.total() if self.coverage is not None else None
+        finally:
+            self._slots.put(slot)
+        with self._lock:
+            self.executions += 1
+        return Measurement(outcome.user_seconds + outcome.sys_seconds, outcome.wall_ns / 1e9, outcome.exit_status,
+                           outcome.timed_out, outcome.stderr_tail, covered)
+
+    def measure_all(self, inputs: Sequence[bytes]) -> list[Measurement]:
+        """Measure every input, ``jobs`` at a time; results in the order of ``inputs``."""
+        if self._pool is None or len(inputs) < 2:
+            return [self.measure(data) for data in inputs]
+        return list(self._pool.map(self.measure, inputs))
+
+    def close(self) -> None:
+        if self._pool is not None:
+            self._pool.shutdown(wait=True)
+        for slot in self._all:
+            slot.runs.close()
+        shutil.rmtree(self._tmp, ignore_errors=True)
+
+
+_GCOV_LINE = re.compile(rb"^\s*(\d+)\*?:\s*\d+:", re.MULTILINE)
+
+
+class Coverage:
+    """Executed-line counts of a gcov-instrumented program (see :meth:`usable`)."""
+
+    def __init__(self, source_path: Path, gcno_path: Path, gcov: str) -> None:
+        self.source_path = source_path
+        self.gcno_path = gcno_path
+        self.gcov = gcov
+
+    @classmethod
+    def usable(cls, source_path: str | None, gcno_path: str | None) -> tuple[Coverage | None, str]:
+        """A Coverage, or None and why the pre-filter is skipped."""
+        if not source_path or not gcno_path:
+            return None, "no --source-path and --gcno-path given"
+        gcov = shutil.which("gcov")
+        if gcov is None:
+            return None, "gcov is not installed"
+        source, gcno = Path(source_path).expanduser(), Path(gcno_path).expanduser()
+        if not source.is_dir():
+            return None, f"source path {source} is not a directory"
+        if not gcno.is_dir() or not any(gcno.glob("*.gcno")):
+            return None, f"no .gcno files in {gcno} (build the program with --coverage)"
+        return cls(source.resolve(), gcno.resolve(), gcov), ""
+
+    def reset(self) -> None:
+        for stale in self.gcno_path.glob("*.gcda"):
+            stale.unlink(missing_ok=True)
+
+    def total(self) -> int:
+        """Sum of the execution counts of every line, from the .gcda files the last run left."""
+        data = sorted(str(p) for p in self.gcno_path.glob("*.gcda"))
+        if not data:
+            return 0
+        done = subprocess.run([self.gcov, "-t", "-o", str(self.gcno_path), *data], cwd=self.source_path,
+                              stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, check=False)
+        return sum(int(m.group(1)) for m in _GCOV_LINE.finditer(done.stdout))

@@ -1,0 +1,371 @@
+"""Mutation rules of the performance fuzzer, one registry of them.
+
+A rule has a ``name``, a one-line ``summary``, ``params`` (a sequence of
+:class:`~perun_core.params.Param`, its only declaration), ``kind`` ("text"
+or "bytes": the inputs it is meant for) and ``mutate(data, rng, params)``
+returning the mutated bytes, or None when it does not apply to ``data``
+(a line rule on an empty input, say).  Rules work on bytes; text rules see
+lines split at ``\\n`` and words split at runs of whitespace, so they never
+have to decode an input.
+
+The text rules follow the paper's rules inspired by known performance
+issues (double a line, repeat a word on a line, sort the words or numbers of
+a line, prepend whitespace) plus the usual text edits; the byte rules are a
+few of the classic binary ones.  Other rules are plain objects of the same
+shape, added with :func:`register_rule`.
+"""
+
+from __future__ import annotations
+
+import random
+import re
+from collections.abc import Sequence
+from typing import Any
+
+from ..errors import UnitError
+from ..params import Param, convert_params
+from ..registry import Registry
+
+__all__ = ["RULE_KINDS", "RuleChoice", "parse_rule_specs", "register_rule", "rules"]
+
+RULE_KINDS = ("text", "bytes")
+
+_WORD = re.compile(rb"\S+")
+_NUMBER = re.compile(rb"-?\d+")
+_SEPARATORS = (b",", b";", b":", b".", b" ", b"\t", b"/", b"|", b"-", b"\n")
+
+
+def _lines(data: bytes) -> list[bytes]:
+    return data.split(b"\n")
+
+
+def _pick_line(data: bytes, rng: random.Random) -> tuple[list[bytes], int] | None:
+    lines = _lines(data)
+    candidates = [i for i, line in enumerate(lines) if line]
+    if not candidates:
+        return None
+    return lines, rng.choice(candidates)
+
+
+class _Rule:
+    name = ""
+    summary = ""
+    kind = "text"
+    params: tuple[Param, ...] = ()
+
+    def mutate(self, data: bytes, rng: random.Random, params: dict[str, Any]) -> bytes | None:  # pragma: no cover
+        raise NotImplementedError
+
+
+# -- the paper's rules -----------------------------------------------------------------------
+
+class DoubleLine(_Rule):
+    name = "double-line"
+    summary = "Double the size of a line (its content twice); long lines slow down editors and parsers."
+
+    def mutate(self, data, rng, params):
+        picked = _pick_line(data, rng)
+        if picked is None:
+            return None
+        lines, i = picked
+        lines[i] = lines[i] * 2
+        return b"\n".join(lines)
+
+
+class RepeatWord(_Rule):
+    name = "repeat-word"
+    summary = "Repeat a random word of a line several times (hash tables, counters)."
+    params = (Param("times", "int", 8, "Most copies added at once.", minimum=1, maximum=10_000),)
+
+    def mutate(self, data, rng, params):
+        picked = _pick_line(data, rng)
+        if picked is None:
+            return None
+        lines, i = picked
+        words = list(_WORD.finditer(lines[i]))
+        if not words:
+            return None
+        word = rng.choice(words)
+        copies = b" ".join([word.group()] * rng.randint(1, params["times"]))
+        line = lines[i]
+        lines[i] = line[:word.end()] + b" " + copies + line[word.end():]
+        return b"\n".join(lines)
+
+
+class SortLine(_Rule):
+    name = "sort-line"
+    summary = "Sort the words (numbers by value) of a line; algorithms expecting random order suffer."
+    params = (Param("reverse", "bool", None, "Sort descending (default: a random direction)."),)
+
+    def mutate(self, data, rng, params):
+        picked = _pick_line(data, rng)
+        if picked is None:
+            return None
+        lines, i = picked
+        words = lines[i].split()
+        if len(words) < 2:
+            return None
+        reverse = params["reverse"] if params["reverse"] is not None else rng.random() < 0.5
+        if all(_NUMBER.fullmatch(w) for w in words):
+            words.sort(key=int, reverse=reverse)
+        else:
+            words.sort(reverse=reverse)
+        lines[i] = b" ".join(words)
+        return b"\n".join(lines)
+
+
+class PrependWhitespace(_Rule):
+    name = "prepend-whitespace"
+    summary = "Prepend whitespace to a line (the regex that froze a well-known Q&A site)."
+    params = (Param("count", "int", 16, "Most whitespace characters added at once.", minimum=1, maximum=1_000_000),)
+
+    def mutate(self, data, rng, params):
+        lines = _lines(data)
+        i = rng.randrange(len(lines))
+        lines[i] = rng.choice((b" ", b"\t")) * rng.randint(1, params["count"]) + lines[i]
+        return b"\n".join(lines)
+
+
+# -- the usual text edits --------------------------------------------------------------------
+
+class RemoveLine(_Rule):
+    name = "remove-line"
+    summary = "Remove a line."
+
+    def mutate(self, data, rng, params):
+        lines = _lines(data)
+        if len(lines) < 2:
+            return None
+        del lines[rng.randrange(len(lines))]
+        return b"\n".join(lines)
+
+
+class DuplicateLine(_Rule):
+    name = "duplicate-line"
+    summary = "Insert copies of a line right after it."
+    params = (Param("times", "int", 4, "Most copies added at once.", minimum=1, maximum=100_000),)
+
+    def mutate(self, data, rng, params):
+        picked = _pick_line(data, rng)
+        if picked is None:
+            return None
+        lines, i = picked
+        lines[i + 1:i + 1] = [lines[i]] * rng.randint(1, params["times"])
+        return b"\n".join(lines)
+
+
+class CopyLines(_Rule):
+    name = "copy-lines"
+    summary = "Copy a run of consecutive lines (up to half of them) to a random place between lines."
+
+    def mutate(self, data, rng, params):
+        lines = _lines(data)
+        if len(lines) < 2:
+            return None
+        count = rng.randint(1, max(1, len(lines) // 2))
+        start = rng.randrange(len(lines) - count + 1)
+        at = rng.randint(0, len(lines))
+        lines[at:at] = lines[start:start + count]
+        return b"\n".join(lines)
+
+
+class SwapLines(_Rule):
+    name = "swap-lines"
+    summary = "Swap two lines."
+
+    def mutate(self, data, rng, params):
+        lines = _lines(data)
+        if len(lines) < 2:
+            return None
+        a, b = rng.sample(range(len(lines)), 2)
+        lines[a], lines[b] = lines[b], lines[a]
+        return b"\n".join(lines)
+
+
+class RemoveChar(_Rule):
+    name = "remove-char"
+    summary = "Remove a character."
+
+    def mutate(self, data, rng, params):
+        if not data:
+            return None
+        i = rng.randrange(len(data))
+        return data[:i] + data[i + 1:]
+
+
+class DuplicateChar(_Rule):
+    name = "duplicate-char"
+    summary = "Repeat a character in place."
+    params = (Param("times", "int", 8, "Most copies added at once.", minimum=1, maximum=1_000_000),)
+
+    def mutate(self, data, rng, params):
+        if not data:
+            return None
+        i = rng.randrange(len(data))
+        return data[:i] + data[i:i + 1] * rng.randint(1, params["times"]) + data[i:]
+
+
+class InsertSeparator(_Rule):
+    name = "insert-separator"
+    summary = "Insert a separator (comma, semicolon, colon, dot, space, tab, slash, bar, dash, newline)."
+
+    def mutate(self, data, rng, params):
+        i = rng.randint(0, len(data))
+        return data[:i] + rng.choice(_SEPARATORS) + data[i:]
+
+
+class GrowNumber(_Rule):
+    name = "grow-number"
+    summary = "Multiply a number in the input (sizes, counts, repetitions)."
+    params = (Param("factor", "int", 10, "Most the number is multiplied by.", minimum=2, maximum=1_000_000),)
+
+    def mutate(self, data, rng, params):
+        numbers = list(_NUMBER.finditer(data))
+        if not numbers:
+            return None
+        found = rng.choice(numbers)
+        value = int(found.group()) or 1
+        grown = str(value * rng.randint(2, params["factor"])).encode()
+        return data[:found.start()] + grown + data[found.end():]
+
+
+class AppendSelf(_Rule):
+    name = "append-self"
+    summary = "Append to a line a piece of its own content."
+
+    def mutate(self, data, rng, params):
+        picked = _pick_line(data, rng)
+        if picked is None:
+            return None
+        lines, i = picked
+        line = lines[i]
+        start = rng.randrange(len(line))
+        lines[i] = line + line[start:rng.randint(start + 1, len(line))]
+        return b"\n".join(lines)
+
+
+# -- bytes -----------------------------------------------------------------------------------
+
+class FlipBit(_Rule):
+    name = "flip-bit"
+    summary = "Flip one bit."
+    kind = "bytes"
+
+    def mutate(self, data, rng, params):
+        if not data:
+            return None
+        i = rng.randrange(len(data))
+        return data[:i] + bytes([data[i] ^ (1 << rng.randrange(8))]) + data[i + 1:]
+
+
+class RandomByte(_Rule):
+    name = "random-byte"
+    summary = "Overwrite a byte with a random or boundary value (0, 0x7f, 0x80, 0xff)."
+    kind = "bytes"
+
+    def mutate(self, data, rng, params):
+        if not data:
+            return None
+        i = rng.randrange(len(data))
+        value = rng.choice((0, 0x7F, 0x80, 0xFF, rng.randrange(256)))
+        return data[:i] + bytes([value]) + data[i + 1:]
+
+
+class InsertBytes(_Rule):
+    name = "insert-bytes"
+    summary = "Insert random bytes."
+    kind = "bytes"
+    params = (Param("count", "int", 16, "Most bytes inserted at once.", minimum=1, maximum=1_000_000),)
+
+    def mutate(self, data, rng, params):
+        i = rng.randint(0, len(data))
+        return data[:i] + rng.randbytes(rng.randint(1, params["count"])) + data[i:]
+
+
+class DeleteBlock(_Rule):
+    name = "delete-block"
+    summary = "Delete a block of bytes."
+    kind = "bytes"
+
+    def mutate(self, data, rng, params):
+        if len(data) < 2:
+            return None
+        start = rng.randrange(len(data))
+        end = rng.randint(start + 1, min(len(data), start + max(1, len(data) // 4)))
+        return data[:start] + data[end:]
+
+
+class DuplicateBlock(_Rule):
+    name = "duplicate-block"
+    summary = "Copy a block of bytes next to itself."
+    kind = "bytes"
+
+    def mutate(self, data, rng, params):
+        if not data:
+            return None
+        start = rng.randrange(len(data))
+        end = rng.randint(start + 1, min(len(data), start + max(1, len(data) // 2)))
+        return data[:end] + data[start:end] + data[end:]
+
+
+_BUILTINS = {
+    cls.name: f"{__name__}:{cls.__name__}"
+    for cls in (DoubleLine, RepeatWord, SortLine, PrependWhitespace, RemoveLine, DuplicateLine, CopyLines, SwapLines,
+                RemoveChar, DuplicateChar, InsertSeparator, GrowNumber, AppendSelf,
+                FlipBit, RandomByte, InsertBytes, DeleteBlock, DuplicateBlock)
+}
+
+#: every mutation rule by name
+rules = Registry("fuzz rule", "mutate", frozenset(), _BUILTINS)
+
+
+def register_rule(rule: Any, *, replace: bool = False) -> Any:
+    """Add a third-party rule (it needs ``name``, ``kind``, ``params`` and ``mutate``)."""
+    if getattr(rule, "kind", None) not in RULE_KINDS:
+        raise UnitError(f"cannot register fuzz rule {getattr(rule, 'name', rule)!r}: its kind must be text or bytes")
+    return rules.register(rule, replace=replace)
+
+
+class RuleChoice:
+    """A rule with its converted parameters, ready to mutate."""
+
+    __slots__ = ("name", "rule", "params")
+
+    def __init__(self, rule: Any, params: dict[str, Any]) -> None:
+        self.rule = rule
+        self.name: str = rule.name
+        self.params = params
+
+    def apply(self, data: bytes, rng: random.Random) -> bytes | None:
+        return self.rule.mutate(data, rng, self.params)
+
+
+def parse_rule_specs(specs: Sequence[str] | None, binary: bool) -> list[RuleChoice]:
+    """The rules ``specs`` name (``name`` or ``name:key=value:key=value``), or the defaults.
+
+    Without specs, text inputs get every text rule and binary inputs every
+    byte rule.  Unknown rules (:class:`~perun_core.errors.UnknownUnit`) and
+    bad parameters (:class:`~perun_core.errors.InvalidParameter`) raise.
+    """
+    chosen: list[RuleChoice] = []
+    if not specs:
+        wanted = "bytes" if binary else "text"
+        for name in rules.names():
+            rule = rules.get(name)
+            if getattr(rule, "kind", "text") == wanted:
+                chosen.append(RuleChoice(rule, convert_params(f"fuzz rule {name}", rule.params, None)))
+        return chosen
+    for spec in specs:
+        name, *pairs = str(spec).strip().split(":")
+        rule = rules.get(name.strip())
+        given: dict[str, str] = {}
+        for pair in pairs:
+            key, sep, value = pair.partition("=")
+            if not sep:
+                known = ", ".join(p.name for p in rule.params) or "(none)"
+                from ..errors import InvalidParameter
+
+                raise InvalidParameter(f"fuzz rule {rule.name}", pair, spec, f"key=value; {rule.name} has: {known}")
+            given[key.strip()] = value.strip()
+        chosen.append(RuleChoice(rule, convert_params(f"fuzz rule {rule.name}", rule.params, given)))
+    return chosen

@@ -1,0 +1,631 @@
+"""The search for slow inputs.
+
+1. Everything the user gave is checked before the program runs: the
+   settings (through :data:`~perun_core.fuzz.options.FUZZ_PARAMS`), the seed
+   corpus, the program, the output directory.  Then every seed is run
+   ``calibration`` times: its median sets its baseline, the spread of the
+   runs the noise.  A program failing on a seed, or a seed run longer than
+   the hang timeout or the time budget, stops everything with one error.
+2. Rounds of ``jobs`` candidates, measured in parallel: each candidate is a
+   parent from the pool (the best input half of the time, otherwise one of
+   the eight best: "restart from the best") with a stack of mutations applied,
+   the rules drawn by weight.  A candidate is kept when its time beats its
+   parent's by more than the noise (``threshold``: three times the relative
+   spread of the seed runs, at least 5 %); a borderline one is measured again
+   and judged by the lower of its two times.  A candidate not slow enough to
+   keep but not faster than its parent either becomes a walker: later
+   candidates mutate it further and are judged against the same parent, so
+   gains too small to measure one by one add up.  Rules are drawn with
+   weights proportional to their (smoothed) rate of kept inputs.  When no candidate
+   is kept for a while, the mutation stack doubles (up to 64) to get across
+   plateaus where small changes are lost in the noise.
+3. A run killed at the hang timeout is a finding of its own (a hang); it
+   never becomes a parent, and its parent is not chosen again while there
+   are others (so one near-hang input does not flood the output with
+   hangs).  A run that fails (exits non-zero) is dropped.
+4. With gcov available and ``--source-path``/``--gcno-path`` naming a
+   program built with ``--coverage``, a candidate is only kept when its
+   executed-line count also grew by ``coverage_increase`` over its parent's
+   (and runs are measured one at a time, as the counts share files).
+   Otherwise the pre-filter is skipped and ``results.json`` says why.
+
+Progress goes to ``on_event`` as the dataclasses below; ``cancel`` stops the
+search between rounds (the running candidates are killed) and the results
+so far are written as usual.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import math
+import os
+import random
+import re
+import shlex
+import shutil
+import statistics
+import threading
+import time
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from ..errors import FuzzError, Interrupted
+from ..params import convert_params
+from .measure import Coverage, Executor, Measurement, available_cores
+from .options import FUZZ_PARAMS
+from .rules import RuleChoice, parse_rule_specs
+
+__all__ = [
+    "Finding", "FuzzFinished", "FuzzProgress", "FuzzResult", "FuzzSettings", "FuzzStarted", "InputKept",
+    "fuzz", "prepare_program", "read_seeds", "settings_from",
+]
+
+#: smallest relative gain a kept input needs, whatever the noise
+MIN_GAIN = 0.05
+#: default input-size limit: this many times the largest seed, but at least DEFAULT_MIN_LIMIT bytes
+DEFAULT_SIZE_FACTOR = 32
+DEFAULT_MIN_LIMIT = 64 * 1024
+MAX_STACK = 64
+#: most mutations a walker (a candidate neither kept nor faster) accumulates
+MAX_WALK = 256
+
+
+# -- settings --------------------------------------------------------------------------------
+
+@dataclass(frozen=True)
+class FuzzSettings:
+    """Converted values of :data:`FUZZ_PARAMS` (see there for each one)."""
+
+    cmd: str
+    seeds: tuple[str, ...]
+    output_dir: Path
+    args: str | None = None
+    timeout: float = 1800.0
+    hang_timeout: float = 10.0
+    max_size: int | None = None
+    max_increase: int | None = None
+    max_ratio: float | None = None
+    workloads_filter: str | None = None
+    rules: tuple[str, ...] = ()
+    seed: int | None = None
+    stdin: bool = False
+    metric: str = "cpu"
+    jobs: int | None = None
+    exec_limit: int | None = None
+    stop_at: float | None = None
+    calibration: int = 5
+    source_path: str | None = None
+    gcno_path: str | None = None
+    coverage_increase: float = 1.05
+    skip_coverage: bool = False
+    collector: str = "time"
+    postprocessors: tuple[str, ...] = ()
+    minor: str | None = None
+    profiles: int = 3
+    register: bool = False
+    add_to_matrix: bool = False
+
+
+def settings_from(values: Mapping[str, Any], cwd: Path | str | None = None) -> FuzzSettings:
+    """Check and convert ``values`` (names or flags of :data:`FUZZ_PARAMS`) into settings.
+
+    Raises InvalidParameter for a bad value and :class:`FuzzError` for a
+    missing command, seed or output directory, or for more than one of the
+    size limits.
+    """
+    given = {k: v for k, v in values.items() if v is not None and v != () and v != []}
+    converted = convert_params("fuzz", FUZZ_PARAMS, given)
+    for name, flag in (("cmd", "-b/--cmd"), ("seeds", "-w/--input-sample"), ("output_dir", "-o/--output-dir")):
+        if not converted[name]:
+            raise FuzzError(f"fuzz: {flag} is required")
+    limits = [flag for name, flag in (("max_size", "-N"), ("max_increase", "-mi"), ("max_ratio", "-mp"))
+              if converted[name] is not None]
+    if len(limits) > 1:
+        raise FuzzError(f"fuzz: {' and '.join(limits)} cannot be combined; choose one size limit")
+    if converted["workloads_filter"]:
+        try:
+            re.compile(converted["workloads_filter"])
+        except re.error as exc:
+            raise FuzzError(f"fuzz: -wf {converted['workloads_filter']!r} is not a valid regular expression: {exc}") \
+                from None
+    base = Path(cwd) if cwd is not None else Path.cwd()
+    converted["output_dir"] = (base / Path(converted["output_dir"]).expanduser()).resolve()
+    converted["seeds"] = tuple(str(base / Path(s).expanduser()) for s in converted["seeds"])
+    converted["rules"] = tuple(converted["rules"] or ())
+    converted["postprocessors"] = tuple(converted["postprocessors"] or ())
+    return FuzzSettings(**converted)
+
+
+def read_seeds(paths: Sequence[str], pattern: str | None) -> list[tuple[Path, bytes]]:
+    """The seed files (directories walked, names filtered by ``pattern``) and their content."""
+    found: list[tuple[Path, bytes]] = []
+    matcher = re.compile(pattern) if pattern else None
+    for given in paths:
+        path = Path(given)
+        if path.is_dir():
+            files = sorted(p for p in path.rglob("*") if p.is_file() and (matcher is None or matcher.search(p.name)))
+            if not files:
+                what = f" matching -wf {pattern!r}" if pattern else ""
+                raise FuzzError(f"seed directory {path} has no files{what}; expected seed inputs in it")
+        elif path.is_file():
+            files = [path]
+        else:
+            raise FuzzError(f"seed {path} does not exist; expected a file or a directory of seed inputs")
+        for file in files:
+            try:
+                found.append((file, file.read_bytes()))
+            except OSError as exc:
+                raise FuzzError(f"cannot read seed {file}: {exc.strerror or exc}") from None
+    if not found:
+        raise FuzzError("the seed corpus is empty; give seed inputs with -w")
+    if all(not data for _, data in found):
+        raise FuzzError(f"every seed is empty ({', '.join(str(p) for p, _ in found)}); mutations need some content")
+    return found
+
+
+def prepare_program(cmd: str, args: str | None, cwd: Path) -> list[str]:
+    """``cmd`` and ``args`` as an argument list; FuzzError when the program cannot be found."""
+    try:
+        argv = shlex.split(cmd) + (shlex.split(args) if args else [])
+    except ValueError as exc:
+        raise FuzzError(f"cannot split the command {cmd!r}: {exc}") from None
+    if not argv:
+        raise FuzzError("the command is empty; expected a program to fuzz with -b")
+    program = argv[0]
+    if os.sep in program:
+        path = Path(cwd, program)
+        if not path.is_file() or not os.access(path, os.X_OK):
+            raise FuzzError(f"command {program} is not an executable file (looked in {cwd})")
+    elif shutil.which(program) is None:
+        raise FuzzError(f"command {program} not found on PATH")
+    return argv
+
+
+def check_output_dir(path: Path) -> None:
+    if path.exists() and (not path.is_dir() or any(path.iterdir())):
+        what = "is not a directory" if not path.is_dir() else "exists and is not empty"
+        raise FuzzError(f"output directory {path} {what}; expected a new or empty directory")
+
+
+# -- results and events ------------------------------------------------------------------------
+
+@dataclass
+class Finding:
+    """A seed or a kept input.  ``file`` is relative to the output directory ("" for seeds)."""
+
+    id: str
+    file: str
+    size: int
+    cpu: float
+    wall: float
+    value: float
+    slowdown: float
+    seed: str
+    parent: str | None
+    rules: list[str]
+    depth: int
+    found_at: float
+    execution: int
+    hang: bool = False
+    coverage: int | None = None
+    data: bytes = field(default=b"", repr=False, compare=False)
+
+    def as_json(self) -> dict[str, Any]:
+        return {"id": self.id, "file": self.file, "size": self.size, "cpu": self.cpu, "wall": self.wall,
+                "slowdown": self.slowdown, "seed": self.seed, "parent": self.parent, "rules": self.rules,
+                "mutations": self.depth, "found_at": self.found_at, "execution": self.execution,
+                "hang": self.hang, "coverage": self.coverage}
+
+
+@dataclass(frozen=True, slots=True)
+class FuzzStarted:
+    seeds: tuple[str, ...]
+    baselines: tuple[float, ...]
+    noise: float
+    threshold: float
+    jobs: int
+    rules: tuple[str, ...]
+    coverage: str
+
+
+@dataclass(frozen=True, slots=True)
+class FuzzProgress:
+    executions: int
+    kept: int
+    hangs: int
+    failures: int
+    best_slowdown: float
+    elapsed: float
+    executions_per_second: float
+
+
+@dataclass(frozen=True, slots=True)
+class InputKept:
+    finding: Finding
+    best_slowdown: float
+
+
+@dataclass(frozen=True, slots=True)
+class FuzzFinished:
+    stopped: str
+    executions: int
+    kept: int
+    hangs: int
+    best_slowdown: float
+    elapsed: float
+
+
+@dataclass
+class FuzzResult:
+    """What a fuzzing found; written to the output directory by :mod:`.output`."""
+
+    settings: FuzzSettings
+    argv: list[str]
+    seeds: list[Finding]
+    findings: list[Finding]
+    timeline: list[tuple[float, float]]
+    executions: int
+    failures: int
+    elapsed: float
+    stopped: str
+    noise: float
+    threshold: float
+    jobs: int
+    rule_weights: dict[str, float]
+    rule_successes: dict[str, int]
+    coverage: str
+    profiles: list[str] = field(default_factory=list)
+    registered: list[str] = field(default_factory=list)
+    matrix_workloads: list[str] = field(default_factory=list)
+    notes: list[str] = field(default_factory=list)
+
+    @property
+    def best(self) -> list[Finding]:
+        """Kept inputs, slowest first (hangs first of all)."""
+        return sorted(self.findings, key=lambda f: (f.hang, f.slowdown), reverse=True)
+
+    @property
+    def best_slowdown(self) -> float:
+        return max((f.slowdown for f in self.findings), default=1.0)
+
+
+# -- the search --------------------------------------------------------------------------------
+
+def _robust_spread(values: Sequence[float]) -> tuple[float, float]:
+    median = statistics.median(values)
+    mad = statistics.median(abs(v - median) for v in values)
+    return median, 1.4826 * mad
+
+
+def _digest(data: bytes) -> bytes:
+    return hashlib.blake2b(data, digest_size=16).digest()
+
+
+def _is_binary(data: bytes) -> bool:
+    if b"\0" in data:
+        return True
+    try:
+        data.decode("utf-8")
+    except UnicodeDecodeError:
+        return True
+    return False
+
+
+class _Search:
+    def __init__(self, settings: FuzzSettings, argv: list[str], seeds: list[tuple[Path, bytes]],
+                 rules: list[RuleChoice], executor: Executor, coverage_note: str,
+                 on_event: Callable[[Any], None], cancel: threading.Event) -> None:
+        self.s = settings
+        self.argv = argv
+        self.seed_files = seeds
+        self.rules = rules
+        self.executor = executor
+        self.coverage_note = coverage_note
+        self.emit = on_event
+        self.cancel = cancel
+        self.rng = random.Random(settings.seed)
+        self.tries = {r.name: 0 for r in rules}
+        self.successes = {r.name: 0 for r in rules}
+        #: candidates that were not slower enough to keep but not faster either: mutated further
+        self.walkers: list[tuple[Finding, bytes, list[str]]] = []
+        self.findings: list[Finding] = []
+        self.pool: list[Finding] = []
+        self.seen: set[bytes] = set()
+        self.baselines: dict[str, float] = {}
+        self.limits: dict[str, int] = {}
+        self.timeline: list[tuple[float, float]] = []
+        self.failures = 0
+        self.start = time.monotonic()
+        self.stack = 1
+        self.fruitless = 0
+        self.noise = 0.0
+        self.gain = MIN_GAIN
+        self.best = 1.0
+        self.counter = 0
+        #: parents a candidate of which hung: not chosen again while others are left
+        self.hung_parents: set[str] = set()
+        self.repeated_hangs = 0
+
+    def elapsed(self) -> float:
+        return time.monotonic() - self.start
+
+    # -- calibration ---------------------------------------------------------------------
+    def calibrate(self) -> list[Finding]:
+        seeds: list[Finding] = []
+        spreads = []
+        largest = max(len(data) for _, data in self.seed_files)
+        for index, (path, data) in enumerate(self.seed_files):
+            name = path.name
+            runs: list[Measurement] = []
+            for _ in range(self.s.calibration):
+                started = time.monotonic()
+                try:
+                    runs.append(self.executor.measure(data))
+                except OSError as exc:
+                    raise FuzzError(f"cannot run {self.argv[0]}: {exc.strerror or exc}") from None
+                took = time.monotonic() - started
+                last = runs[-1]
+                if last.hang:
+                    raise FuzzError(f"the hang timeout {self.s.hang_timeout:g} s (-ht) is too short: the program did "
+                                    f"not finish on seed {path} within it", hint="raise -ht")
+                if last.exit_status != 0:
+                    from ..runner.process import describe_status
+
+                    tail = last.stderr_tail.strip().splitlines()[-1:] or [""]
+                    detail = f": {tail[0]}" if tail[0] else ""
+                    raise FuzzError(f"the program fails on seed {path}: it {describe_status(last.exit_status)}"
+                                    f"{detail}", hint="the seeds must be inputs the program accepts")
+                if took > self.s.timeout:
+                    raise FuzzError(f"the time budget {self.s.timeout:g} s (-t) is too short: one run on seed {path} "
+                                    f"took {took:.3g} s", hint="raise -t")
+            values = [m.value(self.s.metric) for m in runs]
+            median, spread = _robust_spread(values)
+            median = max(median, 1e-6)
+            spreads.append(spread / median)
+            sid = f"seed{index + 1}" if len(self.seed_files) > 1 else "seed"
+            self.baselines[sid] = median
+            if self.s.max_size is not None:
+                limit = self.s.max_size
+            elif self.s.max_increase is not None:
+                limit = len(data) + self.s.max_increase
+            elif self.s.max_ratio is not None:
+                limit = math.floor(len(data) * self.s.max_ratio)
+            else:
+                limit = max(DEFAULT_MIN_LIMIT, DEFAULT_SIZE_FACTOR * largest)
+            self.limits[sid] = max(limit, 1)
+            coverage = runs[-1].coverage
+            finding = Finding(sid, str(path), len(data), statistics.median(m.cpu for m in runs),
+                              statistics.median(m.wall for m in runs), median, 1.0, sid, None, [], 0, 0.0, 0,
+                              coverage=coverage, data=data)
+            seeds.append(finding)
+            self.seen.add(_digest(data))
+        self.noise = min(0.5, max(spreads))
+        self.gain = max(MIN_GAIN, 3 * self.noise)
+        self.pool = [s for s in seeds if s.size > 0] or seeds
+        self.timeline.append((self.elapsed(), 1.0))
+        return seeds
+
+    # -- one round -------------------------------------------------------------------------
+    def _parent(self) -> Finding:
+        usable = [f for f in self.pool if f.id not in self.hung_parents] or self.pool
+        ranked = sorted(usable, key=lambda f: f.slowdown, reverse=True)
+        if self.rng.random() < 0.5:
+            return ranked[0]
+        return self.rng.choice(ranked[:8])
+
+    def weight(self, name: str) -> float:
+        """How likely a rule is drawn: its (smoothed) rate of kept inputs."""
+        return (self.successes[name] + 1) / (self.tries[name] + 20)
+
+    @property
+    def weights(self) -> dict[str, float]:
+        top = max(self.weight(n) for n in self.tries)
+        return {n: self.weight(n) / top for n in self.tries}
+
+    def _candidate(self) -> tuple[Finding, bytes, list[str]] | None:
+        if self.walkers and self.rng.random() < 0.5:
+            parent, data, used = self.walkers.pop(self.rng.randrange(len(self.walkers)))
+            used = list(used)
+        else:
+            parent = self._parent()
+            data = parent.data
+            used = []
+        limit = self.limits[parent.seed]
+        names = list(self.tries)
+        weights = [self.weight(n) for n in names]
+        by_name = {r.name: r for r in self.rules}
+        depth = len(used) + self.rng.randint(1, self.stack)
+        attempts = 0
+        while len(used) < depth and attempts < depth * 3:
+            attempts += 1
+            rule = by_name[self.rng.choices(names, weights)[0]]
+            mutated = rule.apply(data, self.rng)
+            if mutated is None or mutated == data or len(mutated) > limit:
+                continue
+            data = mutated
+            used.append(rule.name)
+        if not used:
+            return None
+        digest = _digest(data)
+        if digest in self.seen:
+            return None
+        self.seen.add(digest)
+        return parent, data, used
+
+    def _stop_reason(self) -> str | None:
+        if self.cancel.is_set():
+            return "cancelled"
+        if self.elapsed() >= self.s.timeout:
+            return "time budget"
+        if self.s.exec_limit is not None and self.executor.executions >= self.s.exec_limit:
+            return "execution limit"
+        if self.s.stop_at is not None and self.best >= self.s.stop_at:
+            return "slowdown reached"
+        return None
+
+    def run(self) -> str:
+        last_progress = 0.0
+        while (reason := self._stop_reason()) is None:
+            batch = []
+            tries = 0
+            while len(batch) < self.executor.jobs and tries < self.executor.jobs * 20:
+                tries += 1
+                made = self._candidate()
+                if made is not None:
+                    batch.append(made)
+            if not batch:
+                self.stack = min(MAX_STACK, self.stack * 2)
+                if self.stack == MAX_STACK and tries >= self.executor.jobs * 20:
+                    return "nothing new to try"
+                continue
+            try:
+                measured = self.executor.measure_all([data for _, data, _ in batch])
+            except Interrupted:
+                return "cancelled"
+            kept_any = False
+            for (parent, data, used), outcome in zip(batch, measured):
+                kept_any |= self._judge(parent, data, used, outcome)
+            if kept_any:
+                self.fruitless = 0
+                self.stack = max(1, self.stack // 2)
+            else:
+                self.fruitless += len(batch)
+                if self.fruitless >= 8 * self.executor.jobs:
+                    self.stack = min(MAX_STACK, self.stack * 2)
+                    self.fruitless = 0
+            now = self.elapsed()
+            if now - last_progress >= 0.2 or kept_any:
+                last_progress = now
+                self._progress()
+        return reason
+
+    def threshold(self, parent: Finding) -> float:
+        return parent.value * (1 + self.gain)
+
+    def _judge(self, parent: Finding, data: bytes, used: list[str], outcome: Measurement) -> bool:
+        if outcome.hang:
+            if parent.id in self.hung_parents:
+                self.repeated_hangs += 1  # one hang per parent is a finding; more would flood the output
+                return False
+            self.hung_parents.add(parent.id)
+            self._keep(parent, data, used, outcome, hang=True)
+            return True
+        if outcome.exit_status != 0:
+            self.failures += 1
+            self._punish(used)
+            return False
+        value = outcome.value(self.s.metric)
+        limit = self.threshold(parent)
+        if value <= limit:
+            self._punish(used)
+            if value >= parent.value and len(used) < MAX_WALK:
+                # no loss: walk on from here, so gains too small to measure one by one can add up
+                self.walkers.append((parent, data, used))
+                del self.walkers[:-2 * self.executor.jobs]
+            return False
+        if self.executor.coverage is not None and parent.coverage is not None and outcome.coverage is not None:
+            if outcome.coverage < parent.coverage * self.s.coverage_increase:
+                self._punish(used)
+                return False
+        if value < 2 * limit:
+            try:
+                again = self.executor.measure(data)
+            except Interrupted:
+                return False
+            if again.exit_status != 0 or again.hang:
+                return False
+            if again.value(self.s.metric) < value:
+                outcome = again
+                value = again.value(self.s.metric)
+            if value <= limit:
+                self._punish(used)
+                return False
+        self._keep(parent, data, used, outcome, hang=False)
+        return True
+
+    def _punish(self, used: list[str]) -> None:
+        for name in set(used):
+            self.tries[name] += 1
+
+    def _keep(self, parent: Finding, data: bytes, used: list[str], outcome: Measurement, *, hang: bool) -> None:
+        for name in set(used):
+            self.tries[name] += 1
+            self.successes[name] += 1
+        self.counter += 1
+        fid = f"{'hang' if hang else 'w'}{self.counter}"
+        folder = "hangs" if hang else "inputs"
+        suffix = Path(self.seed_files[0][0]).suffix
+        file = f"{folder}/{fid}{suffix}"
+        target = self.s.output_dir / file
+        target.parent.mkdir(parents=True, exist_ok=True)
+        # renamed into place (never seen half-written) but not fsynced: a kept input costs no disk flush
+        # in the middle of the search; results.json, written at the end, is fsynced
+        partial = target.with_name(f".{target.name}.part")
+        partial.write_bytes(data)
+        os.replace(partial, target)
+        baseline = self.baselines[parent.seed]
+        value = self.s.hang_timeout if hang else outcome.value(self.s.metric)
+        finding = Finding(fid, file, len(data), outcome.cpu, outcome.wall, value, value / baseline, parent.seed,
+                          parent.id, list(used), parent.depth + len(used), round(self.elapsed(), 4),
+                          self.executor.executions, hang, outcome.coverage, data)
+        self.findings.append(finding)
+        if not hang:
+            self.pool.append(finding)
+        if finding.slowdown > self.best:
+            self.best = finding.slowdown
+            self.timeline.append((finding.found_at, self.best))
+        self.emit(InputKept(finding, self.best))
+
+    def _progress(self) -> None:
+        elapsed = self.elapsed()
+        self.emit(FuzzProgress(self.executor.executions, len(self.findings), sum(f.hang for f in self.findings),
+                               self.failures, self.best, elapsed,
+                               self.executor.executions / elapsed if elapsed > 0 else 0.0))
+
+
+def fuzz(settings: FuzzSettings, *, cwd: Path | str | None = None, on_event: Callable[[Any], None] | None = None,
+         cancel: threading.Event | None = None) -> FuzzResult:
+    """Search for inputs that make ``settings.cmd`` slow; write them and the results to the output directory.
+
+    Raises :class:`FuzzError` (bad seeds, program, output directory, a
+    program failing on a seed, budgets too short), UnknownUnit /
+    InvalidParameter for bad rules, all before the output directory is made.
+    """
+    from .output import write_results
+
+    emit = on_event or (lambda event: None)
+    cancel = cancel or threading.Event()
+    where = Path(cwd) if cwd is not None else Path.cwd()
+    check_output_dir(settings.output_dir)
+    seeds = read_seeds(settings.seeds, settings.workloads_filter)
+    argv = prepare_program(settings.cmd, settings.args, where)
+    binary = any(_is_binary(data) for _, data in seeds)
+    rules = parse_rule_specs(settings.rules, binary)
+    if not rules:
+        raise FuzzError("no mutation rule is left to use; name some with -r")
+    coverage, note = (None, "skipped (--skip-coverage-testing)") if settings.skip_coverage else \
+        Coverage.usable(settings.source_path, settings.gcno_path)
+    coverage_note = "used" if coverage is not None else f"skipped: {note}"
+    jobs = settings.jobs or available_cores()
+    name = "input" + seeds[0][0].suffix
+    with Executor(argv, cwd=where, jobs=jobs, hang_timeout=settings.hang_timeout, stdin=settings.stdin,
+                  input_name=name, cancelled=cancel, coverage=coverage) as executor:
+        search = _Search(settings, argv, seeds, rules, executor, coverage_note, emit, cancel)
+        seed_findings = search.calibrate()  # cancelling here raises Interrupted: there is nothing to write yet
+        settings.output_dir.mkdir(parents=True, exist_ok=True)
+        emit(FuzzStarted(tuple(str(p) for p, _ in seeds), tuple(f.value for f in seed_findings), search.noise,
+                         search.gain, executor.jobs, tuple(r.name for r in rules), coverage_note))
+        stopped = search.run()
+        elapsed = search.elapsed()
+        search.timeline.append((elapsed, search.best))
+        search._progress()
+        result = FuzzResult(settings, argv, seed_findings, search.findings, search.timeline, executor.executions,
+                            search.failures, elapsed, stopped, search.noise, search.gain, executor.jobs,
+                            {k: round(v, 4) for k, v in search.weights.items()}, dict(search.successes),
+                            coverage_note)
+    write_results(result)
+    emit(FuzzFinished(stopped, result.executions, len(result.findings), sum(f.hang for f in result.findings),
+                      result.best_slowdown, elapsed))
+    return result

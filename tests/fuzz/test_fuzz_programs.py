@@ -1,0 +1,84 @@
+"""The fuzzer on real programs with known performance bugs, and delta debugging on what it finds.
+
+Each search stops as soon as the required slow-down is reached (an event
+handler sets the cancel event); the 60-second budget is only the upper
+bound.  Slow-downs compare CPU time (user + system of the run), which a busy
+machine disturbs far less than wall time.  Seeds of the random choices are
+fixed.
+"""
+
+from __future__ import annotations
+
+import json
+import threading
+
+import pytest
+
+from perun_core import api
+
+from .programs import HASH, REGEX, SORT, hash_seed, sort_seed, write_program
+
+
+def fuzz_until(tmp_path, program: str, seed_text: str, target: float, **extra):
+    script = write_program(tmp_path, "program.py", program)
+    seed = tmp_path / "seed.txt"
+    seed.write_text(seed_text)
+    cancel = threading.Event()
+    events = []
+
+    def on_event(event):
+        events.append(event)
+        if isinstance(event, api.InputKept) and event.finding.slowdown >= target:
+            cancel.set()
+
+    values = {"cmd": str(script), "seeds": [str(seed)], "output_dir": str(tmp_path / "out"), "timeout": 60,
+              "hang_timeout": 10, "seed": 7, "profiles": 0, **extra}
+    result = api.run_fuzzing(values, on_event=on_event, cancel=cancel, cwd=tmp_path)
+    return result, events
+
+
+def test_the_regex_of_java_class_names_is_found_50_times_slower(tmp_path):
+    result, events = fuzz_until(tmp_path, REGEX, "java.lang.String", 50, hang_timeout=3)
+    assert result.best_slowdown >= 50, result.timeline
+    best = result.best[0]
+    assert best.rules and (tmp_path / "out" / best.file).read_bytes() == best.data
+    assert isinstance(events[0], api.FuzzStarted) and isinstance(events[-1], api.FuzzFinished)
+    saved = json.loads((tmp_path / "out" / "results.json").read_text())
+    assert saved["best_slowdown"] == pytest.approx(result.best_slowdown)
+    assert saved["findings"][0]["rules"] == best.rules
+    table = (tmp_path / "out" / "results.md").read_text()
+    assert "| Input | Size [B] |" in table and best.id in table
+    assert (tmp_path / "out" / "slowdown.svg").read_text().startswith("<svg")
+
+
+def test_a_hash_table_with_a_weak_hash_is_found_5_times_slower(tmp_path):
+    result, _ = fuzz_until(tmp_path, HASH, hash_seed(), 5)
+    assert result.best_slowdown >= 5, result.timeline
+
+
+def test_a_quadratic_sort_is_found_5_times_slower(tmp_path):
+    result, _ = fuzz_until(tmp_path, SORT, sort_seed(), 5)
+    assert result.best_slowdown >= 5, result.timeline
+    # every kept input beat its parent, so slow-downs only grow along a lineage
+    by_id = {f.id: f for f in [*result.seeds, *result.findings]}
+    for finding in result.findings:
+        if not finding.hang:
+            assert finding.slowdown > by_id[finding.parent].slowdown
+
+
+def test_delta_debugging_shrinks_a_slow_input_and_keeps_its_slowdown(tmp_path):
+    script = write_program(tmp_path, "regex.py", REGEX)
+    slow = "javalan " * 5 + ",javalan g.String"
+    lines = [f"java.lang.Object{i}" for i in range(20)] + [slow] + [f"org.example.Name{i}" for i in range(20)]
+    found = tmp_path / "found.txt"
+    found.write_text("\n".join(lines) + "\n")
+    steps = []
+    result = api.deltadebug(str(script), found, {"output_dir": str(tmp_path / "dd"), "timeout": 45},
+                            on_event=steps.append, cwd=tmp_path)
+    shrunk = (tmp_path / "dd" / "found.min.txt").read_bytes()
+    assert len(shrunk) == result.size < len(slow) + 2 < result.original_size / 10
+    assert steps and steps[0].phase == "lines" and [s.size for s in steps] == sorted((s.size for s in steps), reverse=True)
+    # still as slow (within the tolerance the noise allows)
+    assert result.value >= (1 - result.tolerance) * result.original_value * 0.9
+    report = json.loads((tmp_path / "dd" / "deltadebugging.json").read_text())
+    assert report["size"] == len(shrunk) and len(report["steps"]) == len(steps)
