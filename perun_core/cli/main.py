@@ -22,6 +22,10 @@ LAZY_COMMANDS: dict[str, str] = {
     "postprocessby": "perun_core.cli.run_cmds:postprocessby",
     "check": "perun_core.cli.check_cmds:check",
     "install-hook": "perun_core.cli.check_cmds:install_hook",
+    "push": "perun_core.cli.remote_cmds:push",
+    "fetch": "perun_core.cli.remote_cmds:fetch",
+    "pull": "perun_core.cli.remote_cmds:pull",
+    "bisect": "perun_core.cli.bisect_cmds:bisect",
 }
 
 
@@ -237,8 +241,12 @@ def status(state: State, short: bool, sort_by: str | None) -> None:
     from perun_core import api
     from perun_core.cli.render import render_status
 
+    import itertools
+
+    from perun_core.cli.remote_cmds import status_lines
+
     report = api.status(sort_by=sort_by)
-    _page(state, "status", render_status(report, short=short, color=_color()))
+    _page(state, "status", itertools.chain(render_status(report, short=short, color=_color()), status_lines()))
     if report.damaged:
         # The listing is still useful, but a damaged store must not pass silently.
         for problem in report.damaged:
