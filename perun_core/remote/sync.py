@@ -422,8 +422,13 @@ def _send(client: Any, path: str, remote: Remote, head: bytes | None, commit: by
 
         return count, counted()
 
-    with _talking(remote):
-        result = client.send_pack(path, update_refs, generate_pack_data)
+    from dulwich.file import FileLocked
+
+    try:
+        with _talking(remote):
+            result = client.send_pack(path, update_refs, generate_pack_data)
+    except FileLocked:
+        return "another push was updating the remote's ref"
     if raced:
         return raced[0]
     status = getattr(result, "ref_status", None) or {}
