@@ -20,7 +20,7 @@ from typing import Any
 import click
 
 CONTEXT = {"help_option_names": ["-h", "--help"], "max_content_width": 100}
-FORMATS = ("tree", "json", "junit")
+FORMATS = ("tree", "json", "junit", "markdown")
 FAIL_ON = ("degradation", "maybe", "never")
 DEGRADED_EXIT = 3
 
@@ -84,7 +84,8 @@ def _output_options(function: Callable[..., Any]) -> Callable[..., Any]:
                      help="Apply this method instead of the configured strategy (repeatable): full or short "
                           "name, e.g. sart (the default), bmoe, aat, fast, lreg, preg, int, loc, eto, rst, cpd."),
         click.option("-f", "--format", "output_format", type=click.Choice(FORMATS), default="tree", show_default=True,
-                     help="tree: the history with findings; json: one record per finding; junit: XML for CI."),
+                     help="tree: the history with findings; json: one record per finding; junit: XML for CI; "
+                          "markdown: a table for pull-request comments and $GITHUB_STEP_SUMMARY."),
         click.option("--fail-on", type=click.Choice(FAIL_ON), default="degradation", show_default=True,
                      help="Which findings make the exit status 3: certain degradations, also uncertain ones, or none."),
         click.option("-o", "--output", type=click.Path(dir_okay=False), help="Write the report to this file."),
@@ -140,6 +141,8 @@ def _emit_report(report: Any, output_format: str, fail_on: str, output: str | No
         text = json.dumps(out.json_records(report), indent=2, allow_nan=False) + "\n"
     elif output_format == "junit":
         text = out.junit_xml(report, fail_on)
+    elif output_format == "markdown":
+        text = out.markdown(report, fail_on)
     else:
         color = _color() and not output
         text = "".join(_paint(line, color) + "\n" for line in out.tree_lines(report, verbose=verbose))
