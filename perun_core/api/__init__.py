@@ -32,6 +32,8 @@ _export("repository", """SORT_KEYS open_repository InitResult init ConfigValue c
 _export("run", "UnitInfo units stream collect run_job run_matrix PostprocessResult postprocess")
 _export("check", """FAIL_ON HISTORY_WINDOW PairReport VersionReport CheckReport check_head check_all
         check_profiles stored_check install_hook uninstall_hook""")
+_export("bisect", """BisectResult BisectStep BisectStarted BisectCollecting BisectRunEvent BisectTested BisectFinished
+        bisect bisect_jobs""")
 _export("remote", "PushResult FetchResult PullResult RemoteState push fetch pull remote_status")
 
 __all__ = sorted(_EXPORTS)
