@@ -3,7 +3,7 @@
 What travels is described in :mod:`perun_core.remote.layout`.  Git objects
 never enter the user's repository: they live in a private bare repository,
 ``.perun/remote``, which also keeps, per remote, the commit last seen there
-(``refs/remotes/<key>/profiles``) so ``status`` can count local-only and
+(``refs/heads/<key>`` there) so ``status`` can count local-only and
 remote-only profiles without contacting anyone.  The user's working tree,
 index and branches are never touched; the user's git configuration is only
 read, to turn a remote's name into its URL.  Credentials are whatever the
@@ -190,7 +190,8 @@ class _Private:
         self.git.close()
 
     def tracking_ref(self, remote: Remote) -> bytes:
-        return f"refs/remotes/{remote.key}/profiles".encode()
+        # under refs/heads: dulwich tells a remote what we have from these, so fetches are incremental
+        return f"refs/heads/{remote.key}".encode()
 
     def tracked(self, remote: Remote) -> bytes | None:
         try:
@@ -569,7 +570,7 @@ def remote_states(repo: Any) -> list[RemoteState]:
         for key, details in sorted(info.items()):
             remote = Remote(str(details.get("name", key)), str(details.get("url", "")))
             try:
-                commit = git.refs[f"refs/remotes/{key}/profiles".encode()]
+                commit = git.refs[f"refs/heads/{key}".encode()]
                 tree = git.object_store[commit].tree
                 theirs = set()
                 objects_tree = git.object_store[tree][b"objects"][1]
