@@ -433,7 +433,24 @@ class MainScreen(Screen[None]):
                              lambda: self.action_focus_pane("history"))
         yield PaletteCommand("pane: focus profiles", "Move the focus to the profiles",
                              lambda: self.action_focus_pane("profiles"))
+        yield PaletteCommand("bisect: start", "Find the first degraded commit between the two marked commits "
+                             "(or the marked one and the one under the cursor)", self.action_bisect)
         yield PaletteCommand("help: keys", "List every key", self.app.action_help)
+
+    def action_bisect(self) -> None:
+        """Bisect between the two marked commits, or the marked one and the cursor's."""
+        marked = list(self.history.marked)
+        current = self.history.current
+        if len(marked) == 1 and current is not None and current.version.checksum != marked[0]:
+            marked.append(current.version.checksum)
+        if len(marked) != 2:
+            self.app.notify("mark two commits with space (a good and a bad one), or one and put the cursor on "
+                            "the other", severity="warning")
+            return
+        from .screens.bisect import BisectScreen
+
+        self.history.clear_marks()
+        self.app.push_screen(BisectScreen(marked[0], marked[1]), lambda _result: self.action_reload())
 
 
 class PerunApp(App[None]):

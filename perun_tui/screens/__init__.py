@@ -1,0 +1,1 @@
+"""Full screens of perun-tui (one module per screen)."""
