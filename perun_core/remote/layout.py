@@ -60,9 +60,14 @@ def changes_key(minor: str) -> bytes:
     return CHANGES + f"{minor[:2]}/{minor[2:]}.json".encode()
 
 
+def is_sha(name: str) -> bool:
+    """Whether ``name`` is a full SHA-1 in lowercase hex (the only names that may become paths)."""
+    return len(name) == 40 and set(name) <= _HEX
+
+
 def name_of(key: bytes, prefix: bytes) -> str:
     """The sha a tree path names (``objects/ab/cdef`` -> ``abcdef``)."""
-    rest = key[len(prefix):].decode()
+    rest = key[len(prefix):].decode("utf-8", "replace")
     if rest.endswith(".json"):
         rest = rest[:-5]
     return rest.replace("/", "")

@@ -488,9 +488,13 @@ def _import(repo: Any, private: _Private, flat: layout.Flat, remote: Remote, emi
     from ..storage.changes import changes_path
 
     inventory = layout.local_inventory(repo.perun_dir)
-    objects = {layout.name_of(k, layout.OBJECTS): v for k, v in flat.items() if k.startswith(layout.OBJECTS)}
-    indexes = {layout.name_of(k, layout.INDEXES): (k, v) for k, v in flat.items() if k.startswith(layout.INDEXES)}
-    changes = {layout.name_of(k, layout.CHANGES): v for k, v in flat.items() if k.startswith(layout.CHANGES)}
+    # names become paths here: anything but a full lowercase sha (a crafted '..') is ignored
+    objects = {n: v for k, v in flat.items() if k.startswith(layout.OBJECTS)
+               and layout.is_sha(n := layout.name_of(k, layout.OBJECTS))}
+    indexes = {n: (k, v) for k, v in flat.items() if k.startswith(layout.INDEXES)
+               and layout.is_sha(n := layout.name_of(k, layout.INDEXES))}
+    changes = {n: v for k, v in flat.items() if k.startswith(layout.CHANGES)
+               and layout.is_sha(n := layout.name_of(k, layout.CHANGES))}
     missing = sorted(sha for sha in objects if sha not in inventory.objects)
     meter = _Meter(emit, "importing", len(missing) + len(indexes) + len(changes))
     stored = 0
