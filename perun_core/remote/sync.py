@@ -32,7 +32,7 @@ from pathlib import Path
 from typing import Any
 
 from ..errors import CorruptObject, Interrupted, PerunError, RemoteError
-from ..storage.atomic import atomic_write, file_lock
+from ..storage.atomic import atomic_write, file_lock, sync_directories
 from . import layout
 from .events import PushRetried, RemoteContacted, TransferProgress, TransferStarted
 
@@ -180,7 +180,7 @@ class _Private:
             Repo.init_bare(str(self.path))
         self.git = Repo(str(self.path))
         # profile objects are zlib streams already: compressing them again gains nothing
-        self.git.object_store.pack_compression_level = 1
+        self.git.object_store.pack_compression_level = 0
 
     @property
     def store(self) -> Any:
@@ -498,14 +498,20 @@ def _import(repo: Any, private: _Private, flat: layout.Flat, remote: Remote, emi
     missing = sorted(sha for sha in objects if sha not in inventory.objects)
     meter = _Meter(emit, "importing", len(missing) + len(indexes) + len(changes))
     stored = 0
-    for sha in missing:  # objects first: an index must never name an object that is not here
-        _stop_if(cancel)
-        data = private.store[objects[sha]].data
-        _verify_object(data, sha, remote)
-        if not dry_run:
-            atomic_write(repo.objects.path_of(sha), data)
-        stored += 1
-        meter.tick()
+    written: set[Path] = set()
+    try:
+        for sha in missing:  # objects first: an index must never name an object that is not here
+            _stop_if(cancel)
+            data = private.store[objects[sha]].data
+            _verify_object(data, sha, remote)
+            if not dry_run:
+                path = repo.objects.path_of(sha)
+                atomic_write(path, data, sync_dir=False)
+                written.add(path.parent)
+            stored += 1
+            meter.tick()
+    finally:
+        sync_directories(written)  # one fsync per directory, before any index names these objects
     here = set(inventory.objects) | set(missing)
     entries = 0
     for minor, (key, blob_id) in sorted(indexes.items()):

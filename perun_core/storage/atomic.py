@@ -33,14 +33,16 @@ def _fsync_dir(directory: Path) -> None:
 
 
 def atomic_write(path: Path | str, data: bytes | Iterable[bytes], *, exclusive: bool = False,
-                 mode: int | None = None) -> None:
+                 mode: int | None = None, sync_dir: bool = True) -> None:
     """Write ``data`` (bytes, or an iterable of byte chunks) to ``path`` through a temporary file, fsync and rename.
 
     With ``exclusive`` the call fails with FileExistsError instead of
     replacing an existing file (used for names that must never overwrite).
     Nothing is left behind when producing the chunks raises.  The file gets
     permissions ``mode`` when given (the umask does not apply), else 0600
-    as the temporary file has.
+    as the temporary file has.  ``sync_dir=False`` leaves the fsync of the
+    directory to the caller (:func:`sync_directories`), for many files
+    written in a row that must all be durable before something refers to them.
     """
     path = Path(path)
     path.parent.mkdir(parents=True, exist_ok=True)
@@ -66,7 +68,14 @@ def atomic_write(path: Path | str, data: bytes | Iterable[bytes], *, exclusive: 
         with contextlib.suppress(FileNotFoundError):
             os.unlink(tmp_name)
         raise
-    _fsync_dir(path.parent)
+    if sync_dir:
+        _fsync_dir(path.parent)
+
+
+def sync_directories(directories: Iterable[Path | str]) -> None:
+    """fsync each directory once: makes the renames of ``atomic_write(..., sync_dir=False)`` durable."""
+    for directory in set(map(Path, directories)):
+        _fsync_dir(directory)
 
 
 def atomic_write_text(path: Path | str, text: str, *, exclusive: bool = False) -> None:
