@@ -31,7 +31,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from ..errors import CorruptObject, Interrupted, PerunError, RemoteError
+from ..errors import CorruptObject, Interrupted, PerunError, RemoteError, StorageError
 from ..storage.atomic import atomic_write, file_lock, sync_directories
 from . import layout
 from .events import PushRetried, RemoteContacted, TransferProgress, TransferStarted
@@ -175,10 +175,16 @@ class _Private:
 
         self.perun_dir = Path(repo.perun_dir)
         self.path = self.perun_dir / PRIVATE_DIR
-        if not (self.path / "objects").is_dir():
-            self.path.mkdir(parents=True, exist_ok=True)
-            Repo.init_bare(str(self.path))
-        self.git = Repo(str(self.path))
+        from dulwich.errors import NotGitRepository
+
+        try:
+            if not (self.path / "objects").is_dir():
+                self.path.mkdir(parents=True, exist_ok=True)
+                Repo.init_bare(str(self.path))
+            self.git = Repo(str(self.path))
+        except (OSError, NotGitRepository) as exc:
+            raise StorageError(f"cannot open perun's git store {self.path}: {exc}",
+                               hint=f"it only holds copies: delete {self.path} and transfer again") from None
         # profile objects are zlib streams already: compressing them again gains nothing
         self.git.object_store.pack_compression_level = 0
 
@@ -577,18 +583,21 @@ def remote_states(repo: Any) -> list[RemoteState]:
             info = json.loads((path / TRACKING_FILE).read_bytes())
         mine = _local_object_names(repo)
         states = []
-        for key, details in sorted(info.items()):
+        for key, details in sorted(info.items() if isinstance(info, dict) else ()):
+            if not isinstance(details, dict):
+                continue
             remote = Remote(str(details.get("name", key)), str(details.get("url", "")))
             try:
                 commit = git.refs[f"refs/heads/{key}".encode()]
                 tree = git.object_store[commit].tree
-                theirs = set()
-                objects_tree = git.object_store[tree][b"objects"][1]
-                for fan in git.object_store[objects_tree].iteritems():
+                root = git.object_store[tree]
+            except KeyError:
+                continue  # the private store lost it: the next transfer brings it back
+            theirs = set()
+            if b"objects" in root:  # a store holding only indexes and findings has no objects tree
+                for fan in git.object_store[root[b"objects"][1]].iteritems():
                     prefix = fan.path.decode()
                     theirs.update(prefix + leaf.path.decode() for leaf in git.object_store[fan.sha].iteritems())
-            except KeyError:
-                continue
             states.append(RemoteState(remote, commit.decode(), float(details.get("seen", 0.0)),
                                       len(mine - theirs), len(theirs - mine)))
         return states
