@@ -81,7 +81,7 @@ def _fsync_dir(directory: Path) -> None:
 
 
 def atomic_write(path: Path | str, data: bytes | Iterable[bytes], *, exclusive: bool = False,
-                 mode: int | None = None, create_parent: bool = True) -> None:
+                 mode: int | None = None, create_parent: bool = True, sync_dir: bool = True) -> None:
     """Write ``data`` (bytes, or an iterable of byte chunks) to ``path`` through a temporary file, fsync and rename.
 
     With ``exclusive`` the call fails with FileExistsError instead of
@@ -90,7 +90,9 @@ def atomic_write(path: Path | str, data: bytes | Iterable[bytes], *, exclusive: 
     permissions ``mode`` when given (the umask does not apply), else those
     a plain ``open()`` would give it (0666 less the umask).  A missing
     directory is created unless ``create_parent`` is false (files the user
-    names: a typo in a directory must not create it).
+    names: a typo in a directory must not create it).  ``sync_dir=False`` leaves the fsync of the
+    directory to the caller (:func:`sync_directories`), for many files
+    written in a row that must all be durable before something refers to them.
     """
     path = Path(path)
     if mode is None:
@@ -118,7 +120,14 @@ def atomic_write(path: Path | str, data: bytes | Iterable[bytes], *, exclusive: 
         with contextlib.suppress(FileNotFoundError):
             os.unlink(tmp_name)
         raise
-    _fsync_dir(path.parent)
+    if sync_dir:
+        _fsync_dir(path.parent)
+
+
+def sync_directories(directories: Iterable[Path | str]) -> None:
+    """fsync each directory once: makes the renames of ``atomic_write(..., sync_dir=False)`` durable."""
+    for directory in set(map(Path, directories)):
+        _fsync_dir(directory)
 
 
 def atomic_write_text(path: Path | str, text: str, *, exclusive: bool = False) -> None:

@@ -44,6 +44,8 @@ differently from the default message.
     |   +-- NothingInCommon(baseline, target)   no location (uid) in both profiles
     |   +-- HookError(path, reason)   the git hook cannot be installed
     +-- FuzzError                    fuzzing or delta debugging cannot start (seeds, program, budgets)
+    +-- RemoteError(remote, reason)  a git remote cannot be read or written
+    |   +-- RemoteFormatTooNew(remote, version, newest)   its perun refs were written by a newer perun
     +-- Interrupted                  Ctrl-C or a cancelled run; exit_code 130
     +-- ExternalToolError(tool, how_to_get)   a profiler or compiler is missing
     |   +-- ToolNotPermitted(tool, reason, how_to_allow)   present, but the kernel or permissions forbid it
@@ -400,6 +402,26 @@ class HookError(CheckError):
 
 class FuzzError(PerunError):
     """Fuzzing or delta debugging cannot start: a bad seed, program, output directory or budget."""
+
+
+class RemoteError(PerunError):
+    """Pushing to or fetching from a git remote failed; ``remote`` is its name or URL."""
+
+    def __init__(self, remote: str, reason: str, hint: str | None = None) -> None:
+        super().__init__(f"remote '{remote}': {reason}", hint=hint)
+        self.remote = remote
+        self.reason = reason
+
+
+class RemoteFormatTooNew(RemoteError):
+    """The remote's perun refs carry a format version this perun does not know."""
+
+    def __init__(self, remote: str, version: int, newest: int) -> None:
+        super().__init__(remote, f"its perun profiles were written in format version {version}, newer than this "
+                                 f"perun understands (newest known: {newest}); nothing was changed",
+                         hint="upgrade perun on this machine to share profiles with this remote")
+        self.version = version
+        self.newest = newest
 
 
 class Interrupted(PerunError):

@@ -60,7 +60,6 @@ class PerunApp(App[None]):
         The profiled program, its spawn helper and the run's worktree are
         gone when the terminal is given back (killed within a second).
         """
-        from .screens.fuzz import FuzzScreen
         from .screens.run import RunScreen
 
         runs = [screen for screen in self.screen_stack if isinstance(screen, RunScreen) and screen.running]

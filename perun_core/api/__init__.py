@@ -54,6 +54,9 @@ _export("importing", "ImporterInfo ImportedProfile importer_kinds read_imported 
 _export("diff", "DIFF_VIEWS compare_profiles diff_profiles render_diff diff_formats")
 _export("fuzz", """FUZZ_PARAMS DELTA_PARAMS FuzzForm RuleInfo fuzz_form fuzz_rules FuzzSettings FuzzResult Finding FuzzStarted
         FuzzProgress InputKept FuzzFinished ProfilesCollected run_fuzzing slowdown_plot DeltaStep DeltaResult deltadebug""")
+_export("bisect", """BisectResult BisectStep BisectStarted BisectCollecting BisectRunEvent BisectTested BisectFinished
+        bisect bisect_jobs""")
+_export("remote", "PushResult FetchResult PullResult RemoteState push fetch pull remote_status")
 
 __all__ = sorted(_EXPORTS)
 

@@ -79,8 +79,15 @@ def stream(function: Callable[..., Any], /, *args: Any, **kwargs: Any) -> EventS
     return EventStream(function, *args, **kwargs)
 
 
-def _options(minor_versions: Sequence[str], crawl_parents: bool, force_dirty: bool, output_template: str | None) -> RunOptions:
-    return RunOptions(tuple(minor_versions), crawl_parents, force_dirty, output_template)
+def _options(minor_versions: Sequence[str], crawl_parents: bool, force_dirty: bool, output_template: str | None,
+             shard: str | tuple[int, int] | None = None) -> RunOptions:
+    from ..runner.run import parse_shard
+
+    if shard is None:
+        split = None
+    else:
+        split = parse_shard(shard if isinstance(shard, str) else f"{shard[0]}/{shard[1]}")
+    return RunOptions(tuple(minor_versions), crawl_parents, force_dirty, output_template, split)
 
 
 def _finish(result: RunResult, raise_on_failure: bool) -> RunResult:
@@ -110,6 +117,7 @@ def collect(
     crawl_parents: bool = False,
     force_dirty: bool = False,
     output_template: str | None = None,
+    shard: str | tuple[int, int] | None = None,
     raise_on_failure: bool = True,
     on_event: Callable[[Any], None] | None = None,
     cancel: threading.Event | None = None,
@@ -125,7 +133,7 @@ def collect(
     """
     config = unit_config("collector", collector, params)
     return _execute(repo, cwd, lambda r: expand(cmds, args, workloads, [config]),
-                    _options(minor_versions, crawl_parents, force_dirty, output_template),
+                    _options(minor_versions, crawl_parents, force_dirty, output_template, shard),
                     raise_on_failure, on_event, cancel)
 
 
@@ -140,6 +148,7 @@ def run_job(
     crawl_parents: bool = False,
     force_dirty: bool = False,
     output_template: str | None = None,
+    shard: str | tuple[int, int] | None = None,
     raise_on_failure: bool = True,
     on_event: Callable[[Any], None] | None = None,
     cancel: threading.Event | None = None,
@@ -153,7 +162,7 @@ def run_job(
     collector_configs = unit_configs("collector", collectors)
     postprocessor_configs = unit_configs("postprocessor", postprocessors)
     return _execute(repo, cwd, lambda r: expand(cmds, args, workloads, collector_configs, postprocessor_configs),
-                    _options(minor_versions, crawl_parents, force_dirty, output_template),
+                    _options(minor_versions, crawl_parents, force_dirty, output_template, shard),
                     raise_on_failure, on_event, cancel)
 
 
@@ -163,15 +172,21 @@ def run_matrix(
     crawl_parents: bool = False,
     force_dirty: bool = False,
     output_template: str | None = None,
+    shard: str | tuple[int, int] | None = None,
     raise_on_failure: bool = True,
     on_event: Callable[[Any], None] | None = None,
     cancel: threading.Event | None = None,
     repo: PerunRepository | None = None,
     cwd: Path | str | None = None,
 ) -> RunResult:
-    """Run the job matrix of the configuration (spec §3.2.12, §7.3)."""
+    """Run the job matrix of the configuration (spec §3.2.12, §7.3).
+
+    ``shard`` ("K/N" or (K, N)) runs only the K-th of N deterministic,
+    contiguous slices of commits x jobs, for N CI jobs sharing one run; the
+    N slices together are the whole run.
+    """
     return _execute(repo, cwd, lambda r: matrix_from_config(r.config, r.local_config_path),
-                    _options(minor_versions, crawl_parents, force_dirty, output_template),
+                    _options(minor_versions, crawl_parents, force_dirty, output_template, shard),
                     raise_on_failure, on_event, cancel)
 
 

@@ -1,4 +1,4 @@
-"""Check reports as the history tree of spec chapter 8, as JSON records and as JUnit XML.
+"""Check reports as the history tree of spec chapter 8, as JSON records, as JUnit XML and as Markdown.
 
 The tree is produced as lines of ``(text, style)`` segments; front ends
 paint the styles (``degradation``, ``optimization``, ``maybe``, ``muted``,
@@ -18,7 +18,7 @@ from .results import Finding, PerformanceChange
 if TYPE_CHECKING:  # pragma: no cover
     from .report import CheckReport, PairReport, VersionReport
 
-__all__ = ["JSON_KEYS", "format_value", "json_records", "junit_xml", "note_lines", "summary", "tree_lines"]
+__all__ = ["JSON_KEYS", "format_value", "json_records", "junit_xml", "markdown", "note_lines", "summary", "tree_lines"]
 
 Segment = tuple[str, str]
 Line = list[Segment]
@@ -204,3 +204,81 @@ def junit_xml(report: CheckReport, fail_on: str = "degradation") -> str:
         root.set(key, str(value))
     ET.indent(root)
     return '<?xml version="1.0" encoding="UTF-8"?>\n' + ET.tostring(root, encoding="unicode") + "\n"
+
+
+def _cell(text: Any) -> str:
+    """Text safe inside a Markdown table cell: pipes escaped, newlines and backticks tamed."""
+    return str(text).replace("\\", "\\\\").replace("|", "\\|").replace("\n", " ").replace("`", "'")
+
+
+def _code(text: Any) -> str:
+    return f"`{_cell(text)}`"
+
+
+def _change(finding: Finding) -> str:
+    parts = []
+    if finding.delta_rel is not None and isinstance(finding.delta_rel, (int, float)) and math.isfinite(finding.delta_rel):
+        parts.append(f"{finding.delta_rel:+.3g} %")
+    if finding.delta_abs is not None and isinstance(finding.delta_abs, (int, float)) and math.isfinite(finding.delta_abs):
+        parts.append(f"({finding.delta_abs:+.4g})")
+    return " ".join(parts) or "-"
+
+
+def _confidence(finding: Finding) -> str:
+    if not finding.confidence_type or finding.confidence_type == "no":
+        return "-"
+    return f"{finding.confidence_type} {finding.confidence_rate:.2f}"
+
+
+def markdown(report: CheckReport, fail_on: str = "degradation") -> str:
+    """The report as GitHub-flavoured Markdown, for pull-request comments and ``$GITHUB_STEP_SUMMARY``.
+
+    A heading with the verdict, a table of the changes (degradations first,
+    then optimizations, uncertain ones marked) with baseline -> target,
+    from / to, change and confidence, then the unchanged and other locations
+    collapsed in ``<details>`` blocks, and the errors.
+    """
+    changes: list[tuple[Any, Finding]] = []
+    quiet: list[tuple[Any, Finding]] = []
+    other: list[tuple[Any, Finding]] = []
+    for _version, pair, finding in report.findings():
+        if finding.result.is_change:
+            changes.append((pair, finding))
+        elif finding.result is PerformanceChange.NO_CHANGE:
+            quiet.append((pair, finding))
+        else:
+            other.append((pair, finding))
+    changes.sort(key=lambda item: (not item[1].result.is_degradation, item[1].result.is_maybe))
+    failed = report.failed(fail_on)
+    verdict = "degradation found" if failed else "no degradation"
+    lines = [f"### perun check: {verdict}", ""]
+    lines.append("".join(text for text, _style in summary(report)) + ".")
+    lines.append("")
+    if changes:
+        lines += ["| | Result | Location | Baseline → Target | From | To | Change | Confidence | Method |",
+                  "|---|---|---|---|---|---|---|---|---|"]
+        for pair, finding in changes:
+            result = finding.result
+            lines.append(
+                f"| {_cell(result.glyph)} | **{result.value}** | {_code(finding.location)} | "
+                f"{_code(pair.baseline.name)} → {_code(pair.target.name)} | {_cell(format_value(finding.from_))} | "
+                f"{_cell(format_value(finding.to))} | {_cell(_change(finding))} | {_cell(_confidence(finding))} | "
+                f"{_cell(finding.method)} |")
+        lines.append("")
+    for title, items in ((f"{len(quiet)} location{'s' if len(quiet) != 1 else ''} without change", quiet),
+                         (f"{len(other)} other finding{'s' if len(other) != 1 else ''}", other)):
+        if not items:
+            continue
+        lines += ["<details>", f"<summary>{title}</summary>", "",
+                  "| Result | Location | Baseline → Target | Detail | Method |", "|---|---|---|---|---|"]
+        for pair, finding in items:
+            lines.append(f"| {finding.result.value} | {_code(finding.location)} | {_code(pair.baseline.name)} → "
+                         f"{_code(pair.target.name)} | {_cell(_detail(finding))} | {_cell(finding.method)} |")
+        lines += ["", "</details>", ""]
+    unpaired = [ref for version in report.versions for ref in version.unpaired]
+    if unpaired:
+        lines.append(f"{len(unpaired)} profile{'s' if len(unpaired) != 1 else ''} had no baseline to compare with.")
+        lines.append("")
+    for error in report.errors:
+        lines.append(f"> **error:** {_cell(error)}")
+    return "\n".join(lines).rstrip("\n") + "\n"

@@ -23,7 +23,7 @@ from perun_core.cli.terminal import paint_segments, use_colour
 from .params import click_params, given
 
 CONTEXT = {"help_option_names": ["-h", "--help"], "max_content_width": 100}
-FORMATS = ("tree", "json", "junit")
+FORMATS = ("tree", "json", "junit", "markdown")
 FAIL_ON = ("degradation", "maybe", "never")
 DEGRADED_EXIT = 3
 
@@ -118,6 +118,8 @@ def _emit_report(report: Any, output_format: str, fail_on: str, output: str | No
         text = json.dumps(out.json_records(report), indent=2, allow_nan=False) + "\n"
     elif output_format == "junit":
         text = out.junit_xml(report, fail_on)
+    elif output_format == "markdown":
+        text = out.markdown(report, fail_on)
     else:
         color = use_colour() and not output
         text = "".join(paint_segments(line, color) + "\n" for line in out.tree_lines(report, verbose=verbose))

@@ -29,6 +29,10 @@ LAZY_COMMANDS: dict[str, str] = {
     "diff": "perun_core.cli.diff_cmds:diff",
     "showdiff": "perun_core.cli.diff_cmds:diff",
     "fuzz": "perun_core.cli.fuzz_cmds:fuzz", "deltadebugging": "perun_core.cli.fuzz_cmds:deltadebugging",
+    "push": "perun_core.cli.remote_cmds:push",
+    "fetch": "perun_core.cli.remote_cmds:fetch",
+    "pull": "perun_core.cli.remote_cmds:pull",
+    "bisect": "perun_core.cli.bisect_cmds:bisect",
 }
 
 
@@ -264,8 +268,12 @@ def status(state: State, short: bool, sort_by: str | None) -> None:
     from perun_core import api
     from perun_core.cli.render import render_status
 
+    import itertools
+
+    from perun_core.cli.remote_cmds import status_lines
+
     report = api.status(sort_by=sort_by)
-    _page(state, "status", render_status(report, short=short, color=use_colour()))
+    _page(state, "status", itertools.chain(render_status(report, short=short, color=use_colour()), status_lines()))
     if report.damaged:
         # The listing is still useful, but a damaged store must not pass silently.
         for problem in report.damaged:

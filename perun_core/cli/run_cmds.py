@@ -84,7 +84,7 @@ def _collect_callback(name: str) -> Any:
 
         if check:
             _report_requirements(ctx, name)
-        for key in ("output_filename_template", "minor_version", "crawl_parents", "force_dirty"):
+        for key in ("output_filename_template", "minor_version", "crawl_parents", "force_dirty", "shard"):
             values.pop(key, None)
 
         from perun_core.api import run as api_run
@@ -171,6 +171,8 @@ def _version_params(*crawl_flags: str) -> list[click.Option]:
                           "each in a temporary worktree."),
         click.Option(["force_dirty", "-f", "--force-dirty"], is_flag=True,
                      help="Profile the working tree even if it has uncommitted changes."),
+        click.Option(["shard", "--shard"], metavar="K/N",
+                     help="Run only the K-th of N deterministic slices of commits x jobs (for N CI jobs)."),
     ]
 
 
@@ -191,6 +193,7 @@ def _run_options(ctx: click.Context) -> dict[str, Any]:
         "crawl_parents": bool(group.get("crawl_parents") or mine.get("crawl_parents")),
         "force_dirty": bool(group.get("force_dirty") or mine.get("force_dirty")),
         "output_template": mine.get("output_filename_template") or group.get("output_filename_template"),
+        "shard": mine.get("shard") or group.get("shard"),
     }
 
 

@@ -74,7 +74,7 @@ from ..events import (
 from .jobs import Job, UnitConfig
 
 __all__ = ["RunOptions", "RunResult", "WrittenProfile", "apply_postprocessor", "collect_job", "execute",
-           "plan_versions", "postprocess_job"]
+           "parse_shard", "plan_versions", "postprocess_job", "shard_plan"]
 
 EventCallback = Callable[[Any], None]
 
@@ -92,6 +92,46 @@ class RunOptions:
     crawl_parents: bool = False
     force_dirty: bool = False
     output_template: str | None = None
+    #: (K, N): run only the K-th of N deterministic slices of commits x jobs (see :func:`shard_plan`)
+    shard: tuple[int, int] | None = None
+
+
+def parse_shard(text: str) -> tuple[int, int]:
+    """``"K/N"`` as (K, N) with 1 <= K <= N; UsageError otherwise."""
+    import re
+
+    match = re.fullmatch(r"\s*(\d+)\s*/\s*(\d+)\s*", str(text))
+    if not match:
+        raise UsageError(f"--shard '{text}': expected K/N, e.g. 2/4 for the second of four slices")
+    k, n = int(match.group(1)), int(match.group(2))
+    if n < 1 or not 1 <= k <= n:
+        raise UsageError(f"--shard '{text}': K must be between 1 and N (N at least 1)")
+    return k, n
+
+
+def shard_plan(versions: Sequence[str], jobs: Sequence[Job], shard: tuple[int, int] | None) -> list[tuple[str, list[Job]]]:
+    """The (commit, jobs) of one shard, in run order.
+
+    All pairs commit x job are listed commit by commit, in history order and
+    matrix order, and cut into N contiguous slices whose sizes differ by at
+    most one; shard K runs the K-th.  Contiguous slices keep each commit on
+    as few shards as possible, so its build (``execute.pre_run``) runs on few
+    machines.  The same commits and matrix give every CI job the same split,
+    and the N slices together are exactly the whole run.
+    """
+    if shard is None:
+        return [(version, list(jobs)) for version in versions]
+    k, n = shard
+    total = len(versions) * len(jobs)
+    start, end = (k - 1) * total // n, k * total // n
+    plan: list[tuple[str, list[Job]]] = []
+    for position in range(start, end):
+        version, job = versions[position // len(jobs)], jobs[position % len(jobs)]
+        if plan and plan[-1][0] == version:
+            plan[-1][1].append(job)
+        else:
+            plan.append((version, [job]))
+    return plan
 
 
 @dataclass(frozen=True, slots=True)
@@ -201,7 +241,11 @@ def execute(
     if in_place and not options.force_dirty and repo.vcs.is_dirty():
         raise DirtyWorkingTree(repo.vcs.root)
 
-    run = _Run(repo, list(jobs), versions, in_place, commands, template, register, emit, cancel)
+    plan = shard_plan(versions, list(jobs), options.shard)
+    run = _Run(repo, list(jobs), [version for version, _ in plan], in_place, commands, template, register, emit,
+               cancel)
+    run.plan = dict(plan)
+    run.total = sum(len(selected) for _, selected in plan)
     run.generators = generators
     return run.go()
 
@@ -228,6 +272,8 @@ class _Run:
         self.failures: list[CollectionError] = []
         #: workload generators by id (see :mod:`perun_core.runner.generators`)
         self.generators: dict[str, Any] = {}
+        #: the jobs to run per commit, when a shard runs only some of them
+        self.plan: dict[str, list[Job]] = {}
 
     def go(self) -> RunResult:
         started = time.monotonic()
@@ -259,7 +305,7 @@ class _Run:
             self.emit(VersionStarted(version, index, len(self.versions), workdir, not self.in_place))
             for text, argv in self.commands:
                 self._pre_run(text, argv, workdir)
-            for job in self.jobs:
+            for job in self.plan.get(version, self.jobs):
                 self._job(job, version, workdir)
             self.emit(VersionFinished(version, index, len(self.versions)))
 

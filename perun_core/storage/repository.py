@@ -246,6 +246,27 @@ class PerunRepository:
                 write_index(self.index_path(minor), kept, backup_dir=self.backup_dir)
         return removed
 
+    def merge_entries(self, minor: str, entries: list[IndexEntry]) -> int:
+        """Append those of ``entries`` that ``minor``'s index lacks (same object and name); how many were added.
+
+        Used when profiles arrive from a remote: the objects must be stored first.
+        """
+        with self._index_lock(minor):
+            current = self._entries_with_metadata(self.read_index(minor))
+            have = {(e.checksum, e.path) for e in current}
+            added = []
+            for entry in entries:
+                if (entry.checksum, entry.path) not in have:
+                    have.add((entry.checksum, entry.path))
+                    added.append(entry)
+            if added:
+                write_index(self.index_path(minor), current + added)
+        return len(added)
+
+    def entries_with_metadata(self, minor: str) -> list[IndexEntry]:
+        """``minor``'s index entries, version-1 ones completed from their objects."""
+        return self._entries_with_metadata(self.read_index(minor))
+
     def _entries_with_metadata(self, entries: list[IndexEntry]) -> list[IndexEntry]:
         # Version-1 indexes carry no metadata: the step to version 2 fills it from the objects.
         if all(entry.has_metadata for entry in entries):

@@ -333,6 +333,21 @@ class MainScreen(Screen[None]):
 
         self.app.push_screen(MatrixScreen())
 
+    def action_bisect(self) -> None:
+        """Bisect between the two marked commits, or the marked one and the cursor's."""
+        marked = list(self.history.marked)
+        current = self.history.current
+        if len(marked) == 1 and current is not None and current.version.checksum != marked[0]:
+            marked.append(current.version.checksum)
+        if len(marked) != 2:
+            self.app.notify("mark two commits with space (a good and a bad one), or one and put the cursor on "
+                            "the other", severity="warning")
+            return
+        from .bisect import BisectScreen
+
+        self.history.clear_marks()
+        self.app.push_screen(BisectScreen(marked[0], marked[1]), lambda _result: self.action_reload())
+
     def action_fuzz(self) -> None:
         from .fuzz import FuzzScreen
 
@@ -422,6 +437,8 @@ class MainScreen(Screen[None]):
         yield PaletteCommand("matrix: edit", "Edit the job matrix of .perun/local.yml", self.action_edit_matrix)
         yield PaletteCommand("fuzz: start", "Find inputs that make a program slow (performance fuzzing)",
                              self.action_fuzz)
+        yield PaletteCommand("bisect: start", "Find the first degraded commit between the two marked commits "
+                             "(or the marked one and the one under the cursor)", self.action_bisect)
         yield PaletteCommand("check: head", "Check the selected commit's profiles against their baselines",
                              functools.partial(self.action_check, "head"))
         yield PaletteCommand("check: all", "Check every commit with profiles, from the selected one back",

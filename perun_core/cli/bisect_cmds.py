@@ -1,0 +1,89 @@
+"""``perun-core bisect GOOD [BAD]``: a thin front end over :func:`perun_core.api.bisect`.
+
+Imported by ``perun-core --help``: only click and the standard library at module level.
+Progress goes to stderr, the report to stdout; exit status 0 when the bisect ran to its end.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import click
+
+CONTEXT = {"help_option_names": ["-h", "--help"], "max_content_width": 100}
+
+
+def _progress(verbose: int) -> Any:
+    from perun_core import api as api_bisect
+    from perun_core.cli.run_render import PlainRenderer
+
+    plain = PlainRenderer(verbose, write=lambda text: click.echo(text, err=True)) if verbose else None
+
+    def on_event(event: Any) -> None:
+        if isinstance(event, api_bisect.BisectStarted):
+            click.echo(f"bisecting {event.commits} commits from {event.good[:7]} to {event.bad[:7]} "
+                       f"with {event.jobs} job{'s' if event.jobs != 1 else ''}", err=True)
+        elif isinstance(event, api_bisect.BisectCollecting):
+            click.echo(f"  collecting at {event.commit[:7]} (temporary worktree)", err=True)
+        elif isinstance(event, api_bisect.BisectRunEvent) and plain is not None:
+            plain(event.event)
+        elif isinstance(event, api_bisect.BisectTested):
+            step = event.step
+            how = "stored profiles" if step.reused else "collected"
+            detail = f": {step.reason}" if step.reason else f" ({how})"
+            click.echo(f"  {step.commit[:7]} is {step.verdict}{detail}; {event.remaining} left to test", err=True)
+
+    return on_event
+
+
+def _finding_line(finding: Any) -> str:
+    from perun_core.check.output import format_value
+
+    change = f" ({finding.delta_rel:+.3g} %)" if isinstance(finding.delta_rel, (int, float)) else ""
+    return (f"{finding.result.value} at {finding.location}: {format_value(finding.from_)} -> "
+            f"{format_value(finding.to)}{change} [{finding.method}]")
+
+
+@click.command("bisect", context_settings=CONTEXT)
+@click.argument("good")
+@click.argument("bad", required=False, default="HEAD")
+@click.option("-j", "--job", "jobs", multiple=True, metavar="JOB",
+              help="A job of the matrix, by number (from 1) or a part of its label (repeatable; default: all).")
+@click.option("--register", is_flag=True, help="Keep the collected profiles, registered at their commits.")
+@click.option("-M", "--method", "methods", multiple=True, metavar="METHOD",
+              help="Check with this method instead of the configured strategy (repeatable).")
+@click.option("--fail-on", type=click.Choice(["degradation", "maybe"]), default="degradation", show_default=True,
+              help="Which findings make a commit bad: certain degradations, or also uncertain ones.")
+@click.pass_context
+def bisect(ctx: click.Context, good: str, bad: str, jobs: tuple[str, ...], register: bool,
+           methods: tuple[str, ...], fail_on: str) -> None:
+    """Find the first commit from GOOD to BAD (default HEAD) where a job's profile degrades.
+
+    Each tested commit is checked against GOOD with the configured strategy.
+    Profiles stored at a commit are reused; missing ones are collected with
+    the job matrix in a temporary worktree of that commit (execute.pre_run
+    builds it there).  Commits that cannot be built or profiled are skipped.
+    """
+    from perun_core import api
+
+    verbose = int(getattr(ctx.find_root().obj, "verbose", 0) or 0)
+    result = api.bisect(good, bad, jobs=list(jobs), methods=list(methods) or None, register=register,
+                        fail_on=fail_on, on_event=_progress(verbose))
+    tested = len(result.steps) + 1  # GOOD is profiled too
+    if result.culprit is None:
+        click.echo(f"{result.bad[:7]} is not degraded against {result.good[:7]}: nothing to bisect")
+    else:
+        click.echo(f"first degraded commit: {result.culprit}")
+        for finding in result.findings:
+            click.echo(f"  against {result.good[:7]}: {_finding_line(finding)}")
+        changes = [f for f in result.parent_findings if f.result.is_change]
+        for finding in changes:
+            click.echo(f"  against its parent: {_finding_line(finding)}")
+        if result.candidates:
+            names = ", ".join(c[:7] for c in result.candidates)
+            click.echo(f"  (or one of the skipped commits just before it: {names})")
+    for commit, reason in result.skipped:
+        click.echo(f"skipped {commit[:7]}: {reason}")
+    click.echo(f"tested {tested} of {result.commits} commits, {result.collections} collection"
+               f"{'s' if result.collections != 1 else ''} run"
+               + (f", {result.registered} profiles registered" if result.registered else ""))

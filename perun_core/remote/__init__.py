@@ -1,0 +1,1 @@
+"""Sharing profiles through git remotes: push, fetch, pull (see :mod:`.sync` and :mod:`.layout`)."""

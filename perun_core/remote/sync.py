@@ -1,0 +1,605 @@
+"""push, fetch, pull and status against git remotes, through dulwich.
+
+What travels is described in :mod:`perun_core.remote.layout`.  Git objects
+never enter the user's repository: they live in a private bare repository,
+``.perun/remote``, which also keeps, per remote, the commit last seen there
+(``refs/heads/<key>`` there) so ``status`` can count local-only and
+remote-only profiles without contacting anyone.  The user's working tree,
+index and branches are never touched; the user's git configuration is only
+read, to turn a remote's name into its URL.  Credentials are whatever the
+transport already uses (ssh keys and agents, the URL); perun stores none.
+
+Crash safety: on a remote, a push becomes visible only when its ref moves
+(after the whole pack arrived; an interrupted transfer leaves the ref where
+it was).  Locally, profiles arrive object first, index last, each file
+written atomically, so an interrupted pull never leaves an index that names
+a missing object; the tracking state moves only after a transfer completed.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import hashlib
+import json
+import random
+import re
+import threading
+import time
+import zlib
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from ..errors import CorruptObject, Interrupted, PerunError, RemoteError, StorageError
+from ..atomic import atomic_write, file_lock, sync_directories
+from . import layout
+from .events import PushRetried, RemoteContacted, TransferProgress, TransferStarted
+
+__all__ = ["FetchResult", "PullResult", "PushResult", "Remote", "RemoteState", "fetch", "pull", "push",
+           "remote_states", "resolve_remote"]
+
+PRIVATE_DIR = "remote"
+TRACKING_FILE = "tracking.json"
+MAX_ATTEMPTS = 60
+_IDENTITY = b"perun <perun@localhost>"
+_ZERO = b"0" * 40
+
+EventCallback = Callable[[Any], None]
+
+
+@dataclass(frozen=True, slots=True)
+class Remote:
+    """A remote by the name the user gave (or its URL) and the URL dulwich opens."""
+
+    name: str
+    url: str
+
+    @property
+    def key(self) -> str:
+        """Where its tracking state is kept: the remote's name, or a digest of a bare URL."""
+        if re.fullmatch(r"[A-Za-z0-9][A-Za-z0-9._-]*", self.name) and self.name != self.url:
+            return self.name
+        return "url-" + hashlib.sha1(self.url.encode()).hexdigest()[:12]
+
+
+@dataclass(frozen=True, slots=True)
+class PushResult:
+    remote: Remote
+    commit: str | None
+    profiles: int          # profile objects sent
+    indexes: int           # commits whose index was new or changed on the remote
+    changes: int           # change records sent
+    attempts: int = 1
+    dry_run: bool = False
+
+    @property
+    def up_to_date(self) -> bool:
+        return not (self.profiles or self.indexes or self.changes)
+
+
+@dataclass(frozen=True, slots=True)
+class FetchResult:
+    remote: Remote
+    commit: str | None     # None: the remote holds no perun profiles
+    remote_only: int       # profiles there and not here
+    received: bool         # objects were transferred
+
+
+@dataclass(frozen=True, slots=True)
+class PullResult:
+    remote: Remote
+    commit: str | None
+    profiles: int          # profile objects stored here
+    entries: int           # index entries added here
+    changes: int           # change records taken
+    dry_run: bool = False
+
+
+@dataclass(frozen=True, slots=True)
+class RemoteState:
+    """What the last fetch or push saw of one remote; counts are of profile objects."""
+
+    remote: Remote
+    commit: str
+    seen: float
+    local_only: int
+    remote_only: int
+
+
+# -- the remote and its transport ----------------------------------------------------------
+
+def resolve_remote(repo: Any, remote: str | None) -> Remote:
+    """A remote by its name in the git configuration (default ``origin``), or a URL or path."""
+    name = remote or "origin"
+    try:
+        config = repo.vcs.repo.get_config()
+        url = config.get((b"remote", name.encode()), b"url").decode()
+        if "://" not in url and not _scp_like(url):
+            path = Path(url).expanduser()
+            url = str(path if path.is_absolute() else (Path(repo.vcs_root) / path).resolve())
+        return Remote(name, url)
+    except KeyError:
+        pass
+    if remote is None:
+        raise RemoteError("origin", "the git repository has no remote named 'origin'",
+                          hint="name a remote or give a URL or path: perun-core push URL")
+    if "://" in remote or _scp_like(remote):
+        return Remote(remote, remote)
+    path = Path(remote).expanduser()
+    if not path.exists():
+        raise RemoteError(remote, "is neither a remote of the git repository nor an existing path or URL")
+    return Remote(remote, str(path.resolve()))
+
+
+def _scp_like(text: str) -> bool:
+    return bool(re.match(r"^[^/:]+@[^/:]+:", text))
+
+
+def _client(remote: Remote) -> tuple[Any, str]:
+    from dulwich.client import get_transport_and_path
+
+    try:
+        return get_transport_and_path(remote.url)
+    except Exception as exc:  # noqa: BLE001 - dulwich raises several kinds for a bad URL
+        raise RemoteError(remote.name, f"cannot open '{remote.url}': {exc}") from None
+
+
+@contextlib.contextmanager
+def _talking(remote: Remote) -> Iterator[None]:
+    """Transport failures (network, protocol, a path that is no repository) as one RemoteError."""
+    from dulwich.errors import GitProtocolError, HangupException, NotGitRepository
+
+    try:
+        yield
+    except PerunError:
+        raise
+    except (NotGitRepository, FileNotFoundError):
+        raise RemoteError(remote.name, f"'{remote.url}' is not a git repository") from None
+    except HangupException as exc:
+        raise RemoteError(remote.name, f"the remote hung up ({exc})",
+                          hint="check the URL and that you may read (and push to) it") from None
+    except GitProtocolError as exc:
+        raise RemoteError(remote.name, f"git protocol error: {exc}") from None
+    except OSError as exc:
+        raise RemoteError(remote.name, f"cannot reach '{remote.url}': {exc.strerror or exc}") from None
+
+
+# -- the private store ---------------------------------------------------------------------------
+
+class _Private:
+    """The bare repository under ``.perun/remote`` holding the git objects of every remote."""
+
+    def __init__(self, repo: Any) -> None:
+        from dulwich.repo import Repo
+
+        self.perun_dir = Path(repo.perun_dir)
+        self.path = self.perun_dir / PRIVATE_DIR
+        from dulwich.errors import NotGitRepository
+
+        try:
+            if not (self.path / "objects").is_dir():
+                self.path.mkdir(parents=True, exist_ok=True)
+                Repo.init_bare(str(self.path))
+            self.git = Repo(str(self.path))
+        except (OSError, NotGitRepository) as exc:
+            raise StorageError(f"cannot open perun's git store {self.path}: {exc}",
+                               hint=f"it only holds copies: delete {self.path} and transfer again") from None
+        # profile objects are zlib streams already: compressing them again gains nothing
+        self.git.object_store.pack_compression_level = 0
+
+    @property
+    def store(self) -> Any:
+        return self.git.object_store
+
+    def close(self) -> None:
+        self.git.close()
+
+    def tracking_ref(self, remote: Remote) -> bytes:
+        # under refs/heads: dulwich tells a remote what we have from these, so fetches are incremental
+        return f"refs/heads/{remote.key}".encode()
+
+    def tracked(self, remote: Remote) -> bytes | None:
+        try:
+            return self.git.refs[self.tracking_ref(remote)]
+        except KeyError:
+            return None
+
+    def track(self, remote: Remote, commit: bytes) -> None:
+        self.git.refs[self.tracking_ref(remote)] = commit
+        info = self.tracking_info()
+        info[remote.key] = {"name": remote.name, "url": remote.url, "seen": time.time()}
+        atomic_write(self.path / TRACKING_FILE, json.dumps(info, indent=1, sort_keys=True).encode())
+
+    def tracking_info(self) -> dict[str, Any]:
+        try:
+            doc = json.loads((self.path / TRACKING_FILE).read_bytes())
+            return doc if isinstance(doc, dict) else {}
+        except (OSError, ValueError):
+            return {}
+
+
+@contextlib.contextmanager
+def _session(repo: Any) -> Iterator[_Private]:
+    # one transfer at a time per .perun: two would race on the tracking refs, not on the remote
+    with file_lock(Path(repo.perun_dir) / "locks" / "remote.lock", timeout=3600.0):
+        private = _Private(repo)
+        try:
+            yield private
+        finally:
+            private.close()
+
+
+def _stop_if(cancel: threading.Event | None) -> None:
+    if cancel is not None and cancel.is_set():
+        raise Interrupted("transfer cancelled")
+
+
+class _Meter:
+    """Emits TransferProgress at most ~50 times per phase."""
+
+    def __init__(self, emit: EventCallback, phase: str, total: int) -> None:
+        self.emit, self.phase, self.total = emit, phase, total
+        self.done = 0
+        self.step = max(1, total // 50)
+        emit(TransferStarted(phase, total))
+
+    def tick(self, count: int = 1) -> None:
+        before = self.done
+        self.done += count
+        if self.done // self.step != before // self.step or self.done >= self.total:
+            self.emit(TransferProgress(self.phase, min(self.done, self.total), self.total))
+
+
+def _remote_head(client: Any, path: str, remote: Remote) -> bytes | None:
+    with _talking(remote):
+        refs = client.get_refs(path)
+    refs = getattr(refs, "refs", refs)
+    return refs.get(layout.REF)
+
+
+def _receive(private: _Private, client: Any, path: str, remote: Remote, head: bytes | None,
+             emit: EventCallback) -> bool:
+    """Bring the remote's commit ``head`` into the private store; whether anything was transferred."""
+    if head is None or head in private.store:
+        return False
+    emit(TransferStarted("receiving", 0))
+
+    def wants(refs: Any, depth: Any = None) -> list[bytes]:
+        return [head] if head not in private.store else []
+
+    def progress(message: bytes) -> None:
+        text = message.decode("utf-8", "replace").strip()
+        match = re.search(r"(\d+)/(\d+)", text)
+        if match:
+            emit(TransferProgress("receiving", int(match.group(1)), int(match.group(2))))
+
+    with _talking(remote):
+        client.fetch(path, private.git, determine_wants=wants, progress=progress)
+    if head not in private.store:
+        raise RemoteError(remote.name, f"{layout.REF.decode()} {head.decode()[:12]} was announced but not sent")
+    return True
+
+
+def _flat_of(private: _Private, commit: bytes | None, remote: Remote) -> layout.Flat:
+    if commit is None:
+        return {}
+    return layout.read_flat(private.store, layout.check_format(private.store, commit, remote.name))
+
+
+# -- push ------------------------------------------------------------------------------------------------
+
+@dataclass(slots=True)
+class _Plan:
+    flat: layout.Flat
+    blobs: list[Any] = field(default_factory=list)
+    profiles: int = 0
+    indexes: int = 0
+    changes: int = 0
+
+
+def _plan_push(repo: Any, private: _Private, remote_flat: layout.Flat, remote: Remote,
+               emit: EventCallback, cancel: threading.Event | None, *, make: bool) -> _Plan:
+    """The merged tree of the remote's profiles and ours; with ``make`` the new blobs too."""
+    from dulwich.objects import Blob
+
+    inventory = layout.local_inventory(repo.perun_dir)
+    plan = _Plan(dict(remote_flat))
+    plan.flat[layout.FORMAT_FILE] = remote_flat.get(layout.FORMAT_FILE) or _blob(plan, layout.format_document(), True)
+    new_objects = [sha for sha in inventory.objects if layout.object_key(sha) not in remote_flat]
+    meter = _Meter(emit, "preparing", len(new_objects) + len(inventory.indexes) + len(inventory.changes))
+    for sha in sorted(new_objects):
+        _stop_if(cancel)
+        if make:
+            blob = Blob.from_string(inventory.objects[sha].read_bytes())
+            plan.blobs.append(blob)
+            plan.flat[layout.object_key(sha)] = blob.id
+        else:
+            plan.flat[layout.object_key(sha)] = _ZERO
+        plan.profiles += 1
+        meter.tick()
+    present = {layout.name_of(k, layout.OBJECTS) for k in plan.flat if k.startswith(layout.OBJECTS)}
+    for minor, path in sorted(inventory.indexes.items()):
+        _stop_if(cancel)
+        key = layout.index_key(minor)
+        mine = [e for e in repo.entries_with_metadata(minor) if e.checksum in present]
+        theirs: list[Any] = []
+        if key in remote_flat:
+            theirs = layout.decode_remote_index(private.store[remote_flat[key]].data, key, remote.name)
+        merged = layout.union_sorted(theirs, mine)
+        meter.tick()
+        if not merged:
+            continue
+        data = layout.encode_index(merged)
+        blob_id = Blob.from_string(data).id
+        if remote_flat.get(key) != blob_id:
+            plan.flat[key] = _blob(plan, data, make)
+            plan.indexes += 1
+    for minor, path in sorted(inventory.changes.items()):
+        key = layout.changes_key(minor)
+        mine_bytes = path.read_bytes()
+        theirs_bytes = private.store[remote_flat[key]].data if key in remote_flat else None
+        chosen = mine_bytes if theirs_bytes is None else layout.newer_changes(mine_bytes, theirs_bytes)
+        meter.tick()
+        if chosen is not theirs_bytes and chosen != theirs_bytes:
+            plan.flat[key] = _blob(plan, chosen, make)
+            plan.changes += 1
+    return plan
+
+
+def _blob(plan: _Plan, data: bytes, make: bool) -> bytes:
+    from dulwich.objects import Blob
+
+    blob = Blob.from_string(data)
+    if make:
+        plan.blobs.append(blob)
+    return blob.id
+
+
+def push(repo: Any, remote_name: str | None = None, *, dry_run: bool = False,
+         on_event: EventCallback | None = None, cancel: threading.Event | None = None) -> PushResult:
+    """Send every profile, index entry and change record the remote lacks; see the module docstring.
+
+    A push that another one beat to the remote fetches that one, merges and
+    tries again (never forcing).  Raises RemoteError, RemoteFormatTooNew,
+    Interrupted.
+    """
+    from dulwich.objects import Commit
+
+    emit = on_event or (lambda event: None)
+    remote = resolve_remote(repo, remote_name)
+    client, path = _client(remote)
+    with _session(repo) as private:
+        for attempt in range(1, MAX_ATTEMPTS + 1):
+            _stop_if(cancel)
+            head = _remote_head(client, path, remote)
+            emit(RemoteContacted(remote.name, remote.url, head is not None))
+            _receive(private, client, path, remote, head, emit)
+            remote_flat = _flat_of(private, head, remote)
+            plan = _plan_push(repo, private, remote_flat, remote, emit, cancel, make=not dry_run)
+            if not (plan.profiles or plan.indexes or plan.changes):
+                if not dry_run and head is not None:
+                    private.track(remote, head)
+                return PushResult(remote, head.decode() if head else None, 0, 0, 0, attempt, dry_run)
+            if dry_run:
+                return PushResult(remote, head.decode() if head else None, plan.profiles, plan.indexes,
+                                  plan.changes, attempt, True)
+            tree_id, trees = layout.build_tree(plan.flat)
+            commit = Commit()
+            commit.tree = tree_id
+            commit.parents = [head] if head is not None else []
+            commit.author = commit.committer = _IDENTITY
+            commit.author_time = commit.commit_time = int(time.time())
+            commit.author_timezone = commit.commit_timezone = 0
+            commit.message = (f"perun: {plan.profiles} profiles, {plan.indexes} indexes, "
+                              f"{plan.changes} change records\n").encode()
+            new = [o for o in (*plan.blobs, *trees) if o.id not in private.store] + [commit]
+            private.store.add_objects([(o, None) for o in new])
+            outcome = _send(client, path, remote, head, commit.id, private, emit, cancel)
+            if outcome is None:
+                private.track(remote, commit.id)
+                return PushResult(remote, commit.id.decode(), plan.profiles, plan.indexes, plan.changes, attempt)
+            emit(PushRetried(attempt, outcome))
+            time.sleep(random.uniform(0.01, 0.05) * min(attempt, 10))
+    raise RemoteError(remote.name, f"gave up after {MAX_ATTEMPTS} attempts: other pushes kept landing first",
+                      hint="try again")
+
+
+def _send(client: Any, path: str, remote: Remote, head: bytes | None, commit: bytes, private: _Private,
+          emit: EventCallback, cancel: threading.Event | None) -> str | None:
+    """Move the remote's ref from ``head`` to ``commit``; None on success, else why it has to be retried."""
+    raced: list[str] = []
+
+    def update_refs(refs: dict[bytes, bytes]) -> dict[bytes, bytes]:
+        current = refs.get(layout.REF)
+        if current != head:
+            raced.append(f"the remote moved to {current.decode()[:12] if current else 'nothing'}")
+            return {}
+        return {layout.REF: commit}
+
+    def generate_pack_data(have: Any, want: Any, ofs_delta: bool = True, progress: Any = None, **_: Any) -> Any:
+        count, objects = private.store.generate_pack_data(have, want, ofs_delta=ofs_delta, progress=progress)
+        meter = _Meter(emit, "sending", count)
+
+        def counted() -> Iterator[Any]:
+            for item in objects:
+                _stop_if(cancel)
+                yield item
+                meter.tick()
+
+        return count, counted()
+
+    from dulwich.file import FileLocked
+
+    try:
+        with _talking(remote):
+            result = client.send_pack(path, update_refs, generate_pack_data)
+    except FileLocked:
+        return "another push was updating the remote's ref"
+    if raced:
+        return raced[0]
+    status = getattr(result, "ref_status", None) or {}
+    problem = status.get(layout.REF)
+    if problem:
+        return str(problem)
+    return None
+
+
+# -- fetch and pull -----------------------------------------------------------------------------------
+
+def _local_object_names(repo: Any) -> set[str]:
+    return set(layout.local_inventory(repo.perun_dir).objects)
+
+
+def fetch(repo: Any, remote_name: str | None = None, *, on_event: EventCallback | None = None,
+          cancel: threading.Event | None = None) -> FetchResult:
+    """Bring the remote's profiles into the private store and remember what it holds (nothing is merged)."""
+    emit = on_event or (lambda event: None)
+    remote = resolve_remote(repo, remote_name)
+    client, path = _client(remote)
+    with _session(repo) as private:
+        head = _remote_head(client, path, remote)
+        emit(RemoteContacted(remote.name, remote.url, head is not None))
+        if head is None:
+            return FetchResult(remote, None, 0, False)
+        received = _receive(private, client, path, remote, head, emit)
+        flat = _flat_of(private, head, remote)
+        _stop_if(cancel)
+        private.track(remote, head)
+        theirs = {layout.name_of(k, layout.OBJECTS) for k in flat if k.startswith(layout.OBJECTS)}
+        return FetchResult(remote, head.decode(), len(theirs - _local_object_names(repo)), received)
+
+
+def pull(repo: Any, remote_name: str | None = None, *, dry_run: bool = False,
+         on_event: EventCallback | None = None, cancel: threading.Event | None = None) -> PullResult:
+    """Fetch, then take every profile, index entry and newer change record the remote has."""
+    emit = on_event or (lambda event: None)
+    remote = resolve_remote(repo, remote_name)
+    client, path = _client(remote)
+    with _session(repo) as private:
+        head = _remote_head(client, path, remote)
+        emit(RemoteContacted(remote.name, remote.url, head is not None))
+        if head is None:
+            return PullResult(remote, None, 0, 0, 0, dry_run)
+        _receive(private, client, path, remote, head, emit)
+        flat = _flat_of(private, head, remote)
+        if not dry_run:
+            private.track(remote, head)
+        counts = _import(repo, private, flat, remote, emit, cancel, dry_run)
+        return PullResult(remote, head.decode(), *counts, dry_run=dry_run)
+
+
+def _import(repo: Any, private: _Private, flat: layout.Flat, remote: Remote, emit: EventCallback,
+            cancel: threading.Event | None, dry_run: bool) -> tuple[int, int, int]:
+    from ..storage.changes import changes_path
+
+    inventory = layout.local_inventory(repo.perun_dir)
+    # names become paths here: anything but a full lowercase sha (a crafted '..') is ignored
+    objects = {n: v for k, v in flat.items() if k.startswith(layout.OBJECTS)
+               and layout.is_sha(n := layout.name_of(k, layout.OBJECTS))}
+    indexes = {n: (k, v) for k, v in flat.items() if k.startswith(layout.INDEXES)
+               and layout.is_sha(n := layout.name_of(k, layout.INDEXES))}
+    changes = {n: v for k, v in flat.items() if k.startswith(layout.CHANGES)
+               and layout.is_sha(n := layout.name_of(k, layout.CHANGES))}
+    missing = sorted(sha for sha in objects if sha not in inventory.objects)
+    meter = _Meter(emit, "importing", len(missing) + len(indexes) + len(changes))
+    stored = 0
+    written: set[Path] = set()
+    try:
+        for sha in missing:  # objects first: an index must never name an object that is not here
+            _stop_if(cancel)
+            data = private.store[objects[sha]].data
+            _verify_object(data, sha, remote)
+            if not dry_run:
+                path = repo.objects.path_of(sha)
+                atomic_write(path, data, sync_dir=False)
+                written.add(path.parent)
+            stored += 1
+            meter.tick()
+    finally:
+        sync_directories(written)  # one fsync per directory, before any index names these objects
+    here = set(inventory.objects) | set(missing)
+    entries = 0
+    for minor, (key, blob_id) in sorted(indexes.items()):
+        _stop_if(cancel)
+        theirs = [e for e in layout.decode_remote_index(private.store[blob_id].data, key, remote.name)
+                  if e.checksum in here]
+        if dry_run:
+            entries += len(layout.missing_entries(repo.read_index(minor), theirs))
+        else:
+            entries += repo.merge_entries(minor, theirs)
+        meter.tick()
+    taken = 0
+    for minor, blob_id in sorted(changes.items()):
+        theirs_bytes = private.store[blob_id].data
+        path = changes_path(repo, minor)
+        try:
+            mine = path.read_bytes()
+        except FileNotFoundError:
+            mine = None
+        meter.tick()
+        if mine is not None and layout.newer_changes(mine, theirs_bytes) is mine:
+            continue
+        if mine == theirs_bytes:
+            continue
+        try:
+            doc = json.loads(theirs_bytes)
+        except ValueError:
+            continue  # a damaged record never replaces a readable one
+        if not isinstance(doc, dict) or not isinstance(doc.get("marks"), str):
+            continue
+        if not dry_run:
+            atomic_write(path, theirs_bytes)
+        taken += 1
+    return stored, entries, taken
+
+
+def _verify_object(data: bytes, sha: str, remote: Remote) -> None:
+    try:
+        raw = zlib.decompress(data)
+    except zlib.error as exc:
+        raise CorruptObject(sha, f"{remote.name}:{layout.object_key(sha).decode()}", f"does not decompress ({exc})") from None
+    if hashlib.sha1(raw).hexdigest() != sha:
+        raise CorruptObject(sha, f"{remote.name}:{layout.object_key(sha).decode()}",
+                            "content does not hash to its name") from None
+
+
+# -- status --------------------------------------------------------------------------------------------
+
+def remote_states(repo: Any) -> list[RemoteState]:
+    """Per remote fetched from or pushed to: profiles only here and only there, as of that transfer.
+
+    Contacts no remote and takes no lock; empty when nothing was ever transferred.
+    """
+    from dulwich.repo import Repo
+
+    path = Path(repo.perun_dir) / PRIVATE_DIR
+    if not (path / "objects").is_dir():
+        return []
+    git = Repo(str(path))
+    try:
+        info: dict[str, Any] = {}
+        with contextlib.suppress(OSError, ValueError):
+            info = json.loads((path / TRACKING_FILE).read_bytes())
+        mine = _local_object_names(repo)
+        states = []
+        for key, details in sorted(info.items() if isinstance(info, dict) else ()):
+            if not isinstance(details, dict):
+                continue
+            remote = Remote(str(details.get("name", key)), str(details.get("url", "")))
+            try:
+                commit = git.refs[f"refs/heads/{key}".encode()]
+                tree = git.object_store[commit].tree
+                root = git.object_store[tree]
+            except KeyError:
+                continue  # the private store lost it: the next transfer brings it back
+            theirs = set()
+            if b"objects" in root:  # a store holding only indexes and findings has no objects tree
+                for fan in git.object_store[root[b"objects"][1]].iteritems():
+                    prefix = fan.path.decode()
+                    theirs.update(prefix + leaf.path.decode() for leaf in git.object_store[fan.sha].iteritems())
+            states.append(RemoteState(remote, commit.decode(), float(details.get("seen", 0.0)),
+                                      len(mine - theirs), len(theirs - mine)))
+        return states
+    finally:
+        git.close()
