@@ -41,7 +41,7 @@ _export("run", """UnitInfo units stream collect run_job run_matrix PostprocessRe
         Job RunResult WrittenProfile""")
 _export("catalog", "unit_names get_unit unit_params unit_requirements")
 _export("check", """FAIL_ON HISTORY_WINDOW PairReport VersionReport CheckReport check_head check_all
-        check_profiles stored_check matrix_commands install_hook uninstall_hook tree_lines json_records junit_xml""")
+        check_profiles stored_check matrix_commands install_hook uninstall_hook tree_lines json_records junit_xml markdown format_value""")
 _export("check", "MethodInfo check_method check_methods")
 _export("views", """Shown show view view_names build_view render_view one_plot only_types profile_json write_output
         Theme DEFAULT_THEME FlameLayout Span layout_flame block_colour HeapLayout layout_heap allocations_in
@@ -54,9 +54,10 @@ _export("importing", "ImporterInfo ImportedProfile importer_kinds read_imported 
 _export("diff", "DIFF_VIEWS compare_profiles diff_profiles render_diff diff_formats")
 _export("fuzz", """FUZZ_PARAMS DELTA_PARAMS FuzzForm RuleInfo fuzz_form fuzz_rules FuzzSettings FuzzResult Finding FuzzStarted
         FuzzProgress InputKept FuzzFinished ProfilesCollected run_fuzzing slowdown_plot DeltaStep DeltaResult deltadebug""")
-_export("bisect", """BisectResult BisectStep BisectStarted BisectCollecting BisectRunEvent BisectTested BisectFinished
+_export("bisecting", """BisectResult BisectStep BisectStarted BisectCollecting BisectRunEvent BisectTested BisectFinished
         bisect bisect_jobs""")
-_export("remote", "PushResult FetchResult PullResult RemoteState push fetch pull remote_status")
+_export("remote", """PushResult FetchResult PullResult RemoteState push fetch pull remote_status PushRetried RemoteContacted
+        TransferProgress TransferStarted""")
 
 __all__ = sorted(_EXPORTS)
 

@@ -27,7 +27,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from ..check.output import json_records, junit_xml, tree_lines
+from ..check.output import format_value, json_records, junit_xml, markdown, tree_lines
 from ..check.report import FAIL_ON, CheckReport, PairReport, VersionReport
 from ..check.session import HISTORY_WINDOW, Collect
 from ..errors import NotPerunRepository
@@ -53,7 +53,9 @@ __all__ = [
     "check_profiles",
     "install_hook",
     "json_records",
+    "format_value",
     "junit_xml",
+    "markdown",
     "stored_check",
     "tree_lines",
     "uninstall_hook",

@@ -48,7 +48,7 @@ def diff_profiles(
     set it for one side (profiles of two commits).  Raises
     ProfileNotFound, InvalidProfile, IncomparableProfiles.
     """
-    from .repository import load_profile
+    from .profiles import load_profile
 
     loaded = []
     for spec, at in ((baseline, baseline_minor or minor), (target, target_minor or minor)):

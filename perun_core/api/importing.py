@@ -102,7 +102,7 @@ def import_profiles(
     empty.  The importer's own metadata stays in the header under ``tool``.
     """
     from ..runner.naming import TEMPLATE_KEY, render_name, write_new_profile
-    from .repository import _using
+    from ._repo import using as _using
 
     with _using(repo, cwd) as r:
         origin = r.resolve_minor(minor)  # a bad revision fails before any file is read

@@ -23,7 +23,7 @@ from typing import Any
 from ..remote.events import PushRetried, RemoteContacted, TransferProgress, TransferStarted
 from ..remote.sync import FetchResult, PullResult, PushResult, RemoteState
 from ..storage.repository import PerunRepository
-from .repository import _using
+from ._repo import using as _using
 
 __all__ = ["FetchResult", "PullResult", "PushResult", "PushRetried", "RemoteContacted", "RemoteState",
            "TransferProgress", "TransferStarted", "fetch", "pull", "push", "remote_status"]

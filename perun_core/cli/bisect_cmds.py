@@ -37,7 +37,7 @@ def _progress(verbose: int) -> Any:
 
 
 def _finding_line(finding: Any) -> str:
-    from perun_core.check.output import format_value
+    from perun_core.api.check import format_value
 
     change = f" ({finding.delta_rel:+.3g} %)" if isinstance(finding.delta_rel, (int, float)) else ""
     return (f"{finding.result.value} at {finding.location}: {format_value(finding.from_)} -> "

@@ -58,14 +58,14 @@ def diff(baseline: str, target: str, view: str, minor: str | None, baseline_mino
     comparison = api.diff_profiles(baseline, target, minor=minor, baseline_minor=baseline_minor,
                                    target_minor=target_minor)
     size = shutil.get_terminal_size((100, 30))
-    color = filename is None and sys.stdout.isatty() and "NO_COLOR" not in __import__("os").environ
+    from perun_core.cli.terminal import use_colour
+
+    color = filename is None and use_colour()
     pixels = width if fmt == "svg" else None
     text = api.render_diff(comparison, view, fmt=fmt, width=width or size.columns, height=height or size.lines,
                            color=color, limit=limit, pixels=pixels)
     if filename:
-        from perun_core.cli.view_cmds import write_output
-
-        write_output(filename, text.encode("utf-8"))
+        api.write_output(filename, text.encode("utf-8"))
         click.echo(f"wrote {filename}")
     else:
         click.echo(text)

@@ -14,15 +14,33 @@ from typing import Any
 
 import click
 
-from .run_cmds import _option
+from .params import click_param
 
 CONTEXT = {"help_option_names": ["-h", "--help"], "max_content_width": 100}
 
 
 def _params(which: str) -> list[click.Parameter]:
-    from perun_core.fuzz.options import DELTA_PARAMS, FUZZ_PARAMS
+    from perun_core.api import DELTA_PARAMS, FUZZ_PARAMS
 
-    return [_option(p) for p in (FUZZ_PARAMS if which == "fuzz" else DELTA_PARAMS)]
+    return [click_param(p) for p in (FUZZ_PARAMS if which == "fuzz" else DELTA_PARAMS)]
+
+
+class _LazyParamsCommand(click.Command):
+    """A command whose declared options are built when it is run or its help is shown, not when listed.
+
+    ``perun-core --help`` lists every command; building the fuzz options
+    would load the fuzzing engine for that listing.
+    """
+
+    def __init__(self, *args: Any, make_params: Any, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        self._make_params = make_params
+
+    def get_params(self, ctx: click.Context) -> list[click.Parameter]:
+        if self._make_params is not None:
+            self.params = [*self._make_params(), *self.params]
+            self._make_params = None
+        return super().get_params(ctx)
 
 
 def _err(text: str) -> None:
@@ -89,10 +107,10 @@ def _fuzz_callback(ctx: click.Context, **values: Any) -> None:
     click.echo(f"results: {out / 'results.json'}, {out / 'results.md'}, {out / 'slowdown.svg'}")
 
 
-fuzz = click.Command(
+fuzz = _LazyParamsCommand(
     "fuzz",
-    params=[*_params("fuzz"),
-            click.Option(["quiet", "-q", "--quiet"], is_flag=True, help="Report only the start and the end."),
+    make_params=lambda: _params("fuzz"),
+    params=[click.Option(["quiet", "-q", "--quiet"], is_flag=True, help="Report only the start and the end."),
             click.Option(["no_plotting", "-np", "--no-plotting"], is_flag=True,
                          help="Do not draw the slow-down plot in the terminal.")],
     callback=click.pass_context(_fuzz_callback),
@@ -125,9 +143,10 @@ def _delta_callback(cmd: str, input: str, **values: Any) -> None:
     click.echo(f"smallest slow input: {result.output}")
 
 
-deltadebugging = click.Command(
+deltadebugging = _LazyParamsCommand(
     "deltadebugging",
-    params=[click.Argument(["cmd"]), click.Argument(["input"]), *_params("delta")],
+    make_params=lambda: [click.Argument(["cmd"]), click.Argument(["input"]), *_params("delta")],
+    params=[],
     callback=_delta_callback,
     help="Shrink a slow INPUT of CMD to the part that makes it slow.\n\n"
          "Runs ddmin over the lines, then over the characters, keeping a smaller input while it stays at least as "

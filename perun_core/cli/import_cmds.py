@@ -6,7 +6,8 @@ from typing import Any
 
 import click
 
-from .run_cmds import CONTEXT, _given, _option
+from .params import click_param, given
+from .run_cmds import CONTEXT
 
 
 class ImporterGroup(click.Group):
@@ -34,7 +35,7 @@ class ImporterGroup(click.Group):
             click.Option(["--register"], is_flag=True, help="Register the profile at the commit instead of "
                                                             "keeping it pending."),
         ]
-        return click.Command(name, params=[*common, *(_option(p) for p in info.params)], callback=_callback(name),
+        return click.Command(name, params=[*common, *(click_param(p) for p in info.params)], callback=_callback(name),
                              help=f"{info.summary}\n\n{info.description}".replace("``", "'"),
                              short_help=info.summary, context_settings=CONTEXT)
 
@@ -53,7 +54,7 @@ def _callback(kind: str) -> Any:
         from perun_core import api
 
         result = api.import_profiles(kind, list(files), minor=minor, cmd=cmd, workload=workload, register=register,
-                                     options=_given(values))
+                                     options=given(values))
         units = ", ".join(f"{k}: {v}" for k, v in result.units.items())
         where = f"registered at {result.origin[:7]} ({result.checksum[:7] if result.checksum else ''})" \
             if result.registered else f"pending as {result.path}"

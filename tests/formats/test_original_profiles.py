@@ -133,7 +133,7 @@ def test_regressogram_without_bin_edges_gets_equal_width_buckets():
 
 
 def test_interval_models_and_old_range_names_plot():
-    from perun_core.profile.convert import plot_data_from_coefficients_of
+    from perun_core.analysis.curves import plot_data_from_coefficients_of
 
     for name in ("complexity-regression-analysis-interval.perf", "synthetic-interval-keys-header-params.perf"):
         models = load_profile_from_file(PROFILES / name).global_region.models

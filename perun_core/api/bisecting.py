@@ -17,7 +17,7 @@ from ..check.bisect import (BisectCollecting, BisectFinished, BisectResult, Bise
                             BisectStep, BisectTested)
 from ..errors import UsageError
 from ..storage.repository import PerunRepository
-from .repository import _using
+from ._repo import using as _using
 
 __all__ = ["BisectCollecting", "BisectFinished", "BisectResult", "BisectRunEvent", "BisectStarted", "BisectStep",
            "BisectTested", "bisect", "bisect_jobs"]
@@ -78,7 +78,8 @@ def bisect(
     """
     from ..check.bisect import bisect as run_bisect
     from ..runner.jobs import matrix_from_config
-    from .check import FAIL_ON, _strategy
+    from ..check.report import FAIL_ON
+    from ..check.session import _strategy
 
     if fail_on not in FAIL_ON:
         raise UsageError(f"fail_on '{fail_on}': expected one of {', '.join(FAIL_ON)}")
