@@ -118,13 +118,17 @@ def _cpu(columns: Mapping[str, Mapping[int, float]]) -> float | None:
 
 
 def one_sided(baseline: ProfileData, target: ProfileData, uid: str) -> bool:
-    """Whether only one side was measured under contention (busy by load, or far more preemptions)."""
-    if (busy(_machine(baseline)) is None) != (busy(_machine(target)) is None):
-        return True
+    """Whether only one side was measured under contention: far more preemptions per run on one side.
+
+    The preemptions of the runs themselves decide; the load average is a
+    one-minute mean that lags behind (it stays high after other work ended
+    and rises only slowly when it starts), so it decides only for profiles
+    that recorded no preemptions.
+    """
     base_sw = _median(_run_columns(baseline, uid).get("switches", {}).values())
     new_sw = _median(_run_columns(target, uid).get("switches", {}).values())
     if base_sw is None or new_sw is None:
-        return False
+        return (busy(_machine(baseline)) is None) != (busy(_machine(target)) is None)
     high, low = max(base_sw, new_sw), min(base_sw, new_sw)
     return high >= SWITCH_RATIO * low and high - low >= SWITCH_EXCESS
 
