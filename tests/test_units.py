@@ -123,7 +123,7 @@ class Recorder:
     def collect(self, ctx, kwargs):
         self.calls.append(("collect", dict(kwargs)))
         kwargs["profile"] = {"header": {"type": "time", "units": {"time": "s"}},
-                             "snapshots": [{"time": "0", "resources": [{"amount": kwargs["prepared"], "type": "time"}]}]}
+                             "snapshots": [{"time": "0", "resources": [{"amount": kwargs["prepared"], "type": "time", "uid": "mycmd"}]}]}
         return (0, "", kwargs)  # a plain triple is fine too
 
     def after(self, ctx, kwargs):
@@ -154,7 +154,7 @@ def test_phases_run_in_order_and_thread_kwargs(perun_repo, recorder):
     assert (header["cmd"], header["params"], header["workload"]) == ("mycmd", "-x 1", "input")
     assert set(header["machine"]) == {"hostname", "cpu", "cores", "memory", "os", "arch", "python"}
     assert header["machine"]["cores"] >= 1 and len(json.dumps(header["machine"])) < 1024
-    assert saved["snapshots"][0]["resources"] == [{"amount": 30, "type": "time"}]
+    assert saved["snapshots"][0]["resources"] == [{"amount": 30, "type": "time", "uid": "mycmd"}]
 
 
 @pytest.mark.parametrize("phase", ["before", "after"])

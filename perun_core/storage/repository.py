@@ -199,6 +199,9 @@ class PerunRepository:
 
     def register(self, minor: str, profile: Profile, source: str, created: float) -> IndexEntry:
         """Store ``profile`` as an object and append it to ``minor``'s index."""
+        from ..profile.validate import validate_profile
+
+        validate_profile(profile, path=source)
         checksum = self.objects.write_profile(profile)
         meta = meta_of(profile)
         entry = IndexEntry(
