@@ -31,8 +31,10 @@ searched row by row for the culprit.
 
 from __future__ import annotations
 
+import json
 import math
 import re
+from itertools import chain
 from pathlib import Path
 from typing import Any
 
@@ -155,30 +157,28 @@ def _check_region(region: Snapshot, where: str, memory: bool, path: Path | str |
             _text(key, f"{base}[0]", path)
         label = f"{base}[{{}}].{key}"
         if isinstance(column, PackedColumn):
-            _check_packed(column, key, label, path)
+            _check_packed(column, key, label, path, memory)
         elif key == "amount":
             _check_amounts(column, label, path)
-        elif key == "uid":
-            _check_values(column, label, path, **_rule("uid"))
-        elif key in ("type", "subtype"):
-            _check_values(column, label, path, allowed=(str,), what="a string")
-        elif memory and key == "address":
-            _check_values(column, label, path, allowed=(int,), what="a non-negative integer", nonnegative=True)
-        elif memory and key == "trace":
-            _check_values(column, label, path, allowed=(list,), what="a list of objects", items=dict)
         else:
-            _check_values(column, label, path, allowed=None, what="")
+            _check_values(column, label, path, **_rule(key, memory))
 
 
-def _check_packed(column: PackedColumn, key: str, label: str, path: Path | str | None) -> None:
+def _check_packed(column: PackedColumn, key: str, label: str, path: Path | str | None, memory: bool) -> None:
     """A column as the store decoded it: numbers are checked packed, codes through their distinct values."""
     absent = set(column.absent_rows())
     if key in ("amount", "uid") and absent:
         raise InvalidProfile(path, label.format(min(absent)), "is missing; every resource needs an amount and a uid")
     if column.kind in ("int", "f64"):
-        if key in ("uid", "type", "subtype"):
-            raise InvalidProfile(path, label.format(0), f"expected {_rule(key)['what']}, got a number")
+        rule = _rule(key, memory)
         numbers = column.numbers()
+        allowed = rule["allowed"]
+        if allowed is not None and (int if column.kind == "int" else float) not in allowed:
+            row = next(i for i in range(len(numbers)) if i not in absent)
+            raise InvalidProfile(path, label.format(row), f"expected {rule['what']}, got a number")
+        if rule.get("nonnegative") and len(numbers) and min(numbers) < 0:
+            row = next(i for i, v in enumerate(numbers) if v < 0 and i not in absent)
+            raise InvalidProfile(path, label.format(row), f"{numbers[row]} is negative; expected {rule['what']}")
         if column.kind == "f64" and not all(map(math.isfinite, numbers)):
             bad = [i for i, v in enumerate(numbers) if not math.isfinite(v) and i not in absent]
             if bad:
@@ -192,7 +192,7 @@ def _check_packed(column: PackedColumn, key: str, label: str, path: Path | str |
         raise InvalidProfile(path, label.format(0), "refers to a value the column does not hold")
     distinct = [values[c] for c in used]
     try:
-        _check_values(distinct, "\0{}", path, **_rule(key))
+        _check_values(distinct, "\0{}", path, **_rule(key, memory))
     except InvalidProfile as exc:
         position = int(str(exc.key).split("\0", 1)[1].split(".", 1)[0].split("[", 1)[0]) if exc.key else 0
         rest = str(exc.key)[len(f"\0{position}"):] if exc.key else ""
@@ -201,13 +201,17 @@ def _check_packed(column: PackedColumn, key: str, label: str, path: Path | str |
         raise InvalidProfile(path, label.format(row) + rest, exc.reason) from None
 
 
-def _rule(key: str) -> dict[str, Any]:
+def _rule(key: str, memory: bool = False) -> dict[str, Any]:
     if key == "amount":
         return {"allowed": _NUMBER_TYPES, "what": "a finite number", "required": True}
     if key == "uid":
         return {"allowed": (str, dict), "what": "a string or an object", "nonempty": True, "required": True}
     if key in ("type", "subtype"):
         return {"allowed": (str,), "what": "a string"}
+    if memory and key == "address":
+        return {"allowed": (int,), "what": "a non-negative integer", "nonnegative": True}
+    if memory and key == "trace":
+        return {"allowed": (list,), "what": "a list of objects", "items": dict}
     return {"allowed": None, "what": ""}
 
 
@@ -261,19 +265,75 @@ def _check_values(column: list, label: str, path: Path | str | None, *, allowed:
         row, value = next((i, v) for i, v in enumerate(column) if type(v) is int and v < 0)
         raise InvalidProfile(path, label.format(row), f"{value} is negative; expected {what}")
     if dict in kinds or list in kinds:
-        seen: set[int] = set()
-        for row, value in enumerate(column):
-            if type(value) not in (dict, list) or id(value) in seen:
+        nested = [v for v in column if type(v) in (dict, list)] if mixed or kinds - {dict, list} else column
+        if items is not None and not _all_items_are(nested, items):
+            row = next(i for i, v in enumerate(column) if type(v) is list and not all(type(x) is items for x in v))
+            raise InvalidProfile(path, label.format(row), f"expected {what}")
+        if _nested_values_ok(nested):
+            return
+        for row, value in enumerate(column):  # find and name the culprit
+            if type(value) not in (dict, list):
                 continue
-            seen.add(id(value))
             try:
-                if items is not None and not all(type(item) is items for item in value):
-                    raise InvalidProfile(path, "", f"expected {what}")
                 _walk(value, "", path, depth=1)
             except InvalidProfile as exc:
                 sub = exc.key or ""
                 key = label.format(row) + (sub if not sub or sub.startswith("[") else f".{sub}")
                 raise InvalidProfile(path, key, exc.reason) from None
+
+
+def _all_items_are(lists: list, kind: type) -> bool:
+    if set(map(type, lists)) != {list}:
+        return False
+    return set(map(type, chain.from_iterable(lists))) <= {kind}
+
+
+_SCALARS = frozenset({str, int, float, bool, type(None)})
+
+
+def _nested_values_ok(values: list) -> bool:
+    """Whether every value nested in ``values`` (dicts and lists) is sound; checked in C.
+
+    One JSON encoding refuses non-JSON values, NaN, Infinity and lone
+    surrogates; then the levels are walked breadth-first (keys must be
+    strings, at most :data:`MAX_DEPTH` levels).  False means "search row by
+    row": :func:`_walk` then names the culprit.
+    """
+    try:
+        json.dumps(values, ensure_ascii=False, allow_nan=False, check_circular=False).encode("utf-8")
+    except (TypeError, ValueError, UnicodeEncodeError, RecursionError):
+        return False
+    level = 1
+    kinds = set(map(type, values))
+    while values:
+        if level >= MAX_DEPTH:
+            return False
+        if kinds == {dict}:
+            dicts, lists = values, []
+        elif kinds <= {list, tuple}:
+            dicts, lists = [], values
+        else:
+            dicts = [v for v in values if type(v) is dict]
+            lists = [v for v in values if type(v) is not dict]
+        if dicts and set(map(type, chain.from_iterable(dicts))) != {str}:
+            return False
+        children = list(chain(chain.from_iterable(map(dict.values, dicts)), chain.from_iterable(lists)))
+        kinds = set(map(type, children))
+        containers = kinds & {dict, list, tuple}
+        if not containers:
+            return True
+        values = children if kinds == containers else [c for c in children if type(c) in containers]
+        kinds = containers
+        level += 1
+    return True
+
+
+def _all_encode(strings: list) -> bool:
+    try:
+        "\n".join(strings).encode("utf-8")
+    except UnicodeEncodeError:
+        return False
+    return True
 
 
 def _encodes(text: str) -> bool:
@@ -286,9 +346,11 @@ def _encodes(text: str) -> bool:
 
 def _walk(value: Any, where: str, path: Path | str | None, depth: int = 0) -> None:
     """Refuse non-JSON values, non-finite floats, lone surrogates and nesting beyond MAX_DEPTH under ``value``."""
-    stack = [(value, where, depth)]
+    # Depth errors name the key just under ``where`` (a section's member) or the value itself, not a path of [0]s.
+    stack = [(value, where, depth, where)]
     while stack:
-        node, at, level = stack.pop()
+        node, at, level, anchor = stack.pop()
+        below = at if where and level <= depth + 1 else anchor
         kind = type(node)
         if kind is str:
             if not node.isascii() and not _encodes(node):
@@ -298,18 +360,18 @@ def _walk(value: Any, where: str, path: Path | str | None, depth: int = 0) -> No
                 raise InvalidProfile(path, at or None, f"{node!r} is not a finite number (NaN and Infinity are refused)")
         elif kind is dict:
             if level >= MAX_DEPTH:
-                raise InvalidProfile(path, at or None, f"nests deeper than {MAX_DEPTH} levels")
+                raise InvalidProfile(path, anchor or None, f"nests deeper than {MAX_DEPTH} levels")
             for key, item in node.items():
                 if type(key) is not str:
                     raise InvalidProfile(path, at or None, f"has a key {key!r} that is not a string")
                 if not key.isascii() and not _encodes(key):
                     raise InvalidProfile(path, at or None, "has a key with a lone surrogate, which is not valid Unicode text")
-                stack.append((item, f"{at}.{key}" if at else key, level + 1))
+                stack.append((item, f"{at}.{key}" if at else key, level + 1, below))
         elif kind is list or kind is tuple:  # a tuple is written as a list
             if level >= MAX_DEPTH:
-                raise InvalidProfile(path, at or None, f"nests deeper than {MAX_DEPTH} levels")
+                raise InvalidProfile(path, anchor or None, f"nests deeper than {MAX_DEPTH} levels")
             for i, item in enumerate(node):
-                stack.append((item, f"{at}[{i}]", level + 1))
+                stack.append((item, f"{at}[{i}]", level + 1, below))
         elif node is None or kind is int or kind is bool:
             pass
         elif isinstance(node, (str, int, float)):
