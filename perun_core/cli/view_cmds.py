@@ -17,6 +17,8 @@ from typing import Any
 
 import click
 
+from ..params import MAX_HEIGHT, MAX_PIXELS, MAX_WIDTH
+
 CONTEXT = {"help_option_names": ["-h", "--help"], "max_content_width": 100}
 
 
@@ -41,7 +43,7 @@ def _click_param(param: Any) -> click.Parameter:
     if param.kind == "choice":
         kind = click.Choice(param.choices)
     elif param.kind == "int":
-        kind = click.IntRange(min=param.minimum)
+        kind = click.IntRange(min=param.minimum, max=param.maximum)
     elif param.kind == "multi" and param.choices:
         kind = click.Choice(param.choices)
     else:
@@ -59,9 +61,10 @@ def _common_params(view: Any) -> list[click.Parameter]:
         click.Option(["-f", "--filename", "filename"], type=click.Path(dir_okay=False), metavar="FILE",
                      help="Write the output to FILE instead (.txt: plain text, .html: with colour"
                           + (f"; {', '.join(own)}: the format they name" if own else "") + ")."),
-        click.Option(["--width", "width"], type=click.IntRange(min=20), metavar="COLUMNS",
+        click.Option(["--width", "width"], type=click.IntRange(min=20, max=MAX_PIXELS if view.pixel_formats else MAX_WIDTH),
+                     metavar="COLUMNS",
                      help=f"Width of the output in columns (default: the terminal's){pictures}."),
-        click.Option(["--height", "height"], type=click.IntRange(min=5), metavar="ROWS",
+        click.Option(["--height", "height"], type=click.IntRange(min=5, max=MAX_HEIGHT), metavar="ROWS",
                      help="Height of a plot or map (default: the terminal's)."),
     ]
     if len(view.formats) > 1:

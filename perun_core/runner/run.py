@@ -202,6 +202,7 @@ def execute(
 
     run = _Run(repo, list(jobs), versions, in_place, commands, template, register, emit, cancel)
     run.generators = generators
+    run.default_timeout = float(repo.config.get_or("execute.timeout", 0) or 0) or None
     return run.go()
 
 
@@ -227,6 +228,8 @@ class _Run:
         self.failures: list[CollectionError] = []
         #: workload generators by id (see :mod:`perun_core.runner.generators`)
         self.generators: dict[str, Any] = {}
+        #: ``execute.timeout``: the timeout of collectors whose job sets none
+        self.default_timeout: float | None = None
 
     def go(self) -> RunResult:
         started = time.monotonic()
@@ -289,7 +292,7 @@ class _Run:
             raise Interrupted("cancelled")
         self.emit(JobStarted(number, self.total, version, job))
         started = time.monotonic()
-        ctx = UnitContext(workdir, self.emit, self.cancel, number, job.label)
+        ctx = UnitContext(workdir, self.emit, self.cancel, number, job.label, self.default_timeout)
         generator = self.generators.get(job.workload)
         try:
             if generator is not None:
@@ -373,6 +376,9 @@ def collect_job(job: Job, ctx: Any, origin: str, *, postprocess: bool = True) ->
     kwargs: dict[str, Any] = {
         **job.collector.params, "cmd": job.cmd, "args": job.args, "workload": job.workload, "argv": job.argv(),
     }
+    default_timeout = getattr(ctx, "default_timeout", None)
+    if default_timeout and "timeout" in kwargs and kwargs["timeout"] is None:
+        kwargs["timeout"] = default_timeout  # execute.timeout: no collect runs for ever unless asked to
     kwargs = _phases(
         collector, "collect", ctx, kwargs,
         lambda phase, message: CollectionError(job.label, f"collector '{collector.name}' failed in {phase}(): {message}"),

@@ -210,7 +210,7 @@ VIEW = View(
         Param("filters", "Keep rows whose KEY shows VALUE (repeatable).", kind="multi",
               flags=("-F", "--filter"), metavar="KEY=VALUE"),
         Param("limit", "Show at most this many rows.", kind="int", flags=("-n", "--limit"), minimum=1,
-              metavar="N"),
+              maximum=10_000_000, metavar="N"),
     ),
     build=build,
     render_result=render,
