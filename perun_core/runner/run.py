@@ -323,15 +323,15 @@ class _Run:
         now = time.time()
         name = render_name(profile, self.template, counter=self.counter, when=now)
         self.counter += 1
-        path = write_new_profile(profile, self.repo.jobs_dir, name)
-        self.emit(ProfileWritten(number, path, version))
         if not self.register:
+            path = write_new_profile(profile, self.repo.jobs_dir, name)
+            self.emit(ProfileWritten(number, path, version))
             return WrittenProfile(path, version, job)
-        entry = self.repo.register(version, profile, path.name, now)
-        with contextlib.suppress(FileNotFoundError):
-            path.unlink()
-        self.emit(ProfileRegistered(number, path.name, version, entry.checksum))
-        return WrittenProfile(path, version, job, True, entry.checksum)
+        # Registered straight away, never written as pending first: a kill at any moment leaves the
+        # profile either registered or not collected, never both registered and pending.
+        entry = self.repo.register(version, profile, name, now)
+        self.emit(ProfileRegistered(number, entry.path, version, entry.checksum))
+        return WrittenProfile(self.repo.jobs_dir / entry.path, version, job, True, entry.checksum)
 
 
 def _phases(unit: Any, main: str, ctx: Any, kwargs: dict[str, Any],
