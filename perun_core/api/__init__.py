@@ -34,6 +34,7 @@ _export("check", """FAIL_ON HISTORY_WINDOW PairReport VersionReport CheckReport 
         check_profiles stored_check install_hook uninstall_hook""")
 
 _export("files", "ensure_writable_target write_user_file")
+_export("fsck", "STALE_AFTER FsckProblem FsckReport fsck")
 _export("text", "escape_controls has_controls")
 
 __all__ = sorted(_EXPORTS)

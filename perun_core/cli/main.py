@@ -24,6 +24,7 @@ LAZY_COMMANDS: dict[str, str] = {
     "postprocessby": "perun_core.cli.run_cmds:postprocessby",
     "check": "perun_core.cli.check_cmds:check",
     "install-hook": "perun_core.cli.check_cmds:install_hook",
+    "fsck": "perun_core.cli.fsck_cmd:fsck",
 }
 
 
@@ -252,6 +253,7 @@ def status(state: State, short: bool, sort_by: str | None) -> None:
         # The listing is still useful, but a damaged store must not pass silently.
         for problem in report.damaged:
             click.echo(f"error: {problem}", err=True)
+        click.echo("hint: run 'perun-core fsck' to check the store ('fsck --repair' rebuilds damaged indexes)", err=True)
         sys.exit(1)
 
 

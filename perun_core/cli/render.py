@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import sys
 from collections.abc import Iterator
 
 from perun_core.views.status_format import GraphDrawer, format_time, shortlog_header, shortlog_segments, stats_text, status_rows
@@ -110,6 +111,10 @@ def render_log(revision: str | None, *, short: bool, graph: bool, limit: int | N
             if limit is not None and count >= limit:
                 break
             version = entry.version
+            if entry.error:
+                from perun_core.api import escape_controls
+
+                sys.stderr.write(f"warning: {escape_controls(entry.error)}; run 'perun-core fsck --repair'\n")
             before, prefix, connectors = drawer.row(version.checksum, version.parents) if drawer else ([], "", [])
             for connector in before:
                 yield paint(connector, "graph", color)
