@@ -88,7 +88,6 @@ def fsck(
 ) -> FsckReport:
     """Check the store; see the module docstring.  Raises only when the store cannot be listed at all."""
     from ..storage.index import MAGIC, decode_index, write_index
-    from ..storage.objects import parse_object  # noqa: F401 - imported for its module's side effects on errors
 
     with _using(repo, cwd) as r:
         report = FsckReport(repaired=repair)
