@@ -409,7 +409,8 @@ def main(argv: list[str] | None = None) -> None:
         if isinstance(exc, PerunError):
             click.echo(f"error: {escape_controls(exc.message)}", err=True)
             if exc.hint:
-                click.echo(f"hint: {escape_controls(exc.hint)}", err=True)
+                # a hint may span lines (the tail of a program's output): each line is escaped, not the breaks
+                click.echo("hint: " + "\n".join(escape_controls(line) for line in exc.hint.split("\n")), err=True)
             sys.exit(exc.exit_code)
         click.echo(f"error: internal error: {type(exc).__name__}: {escape_controls(str(exc))}", err=True)
         if not verbose:
