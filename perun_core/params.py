@@ -24,7 +24,16 @@ from typing import Any
 
 from .errors import ConfigError, InvalidParameter
 
-__all__ = ["KINDS", "Param", "convert_params", "find_param", "load_params_document"]
+__all__ = ["KINDS", "MAX_HEIGHT", "MAX_PIXELS", "MAX_REPEAT", "MAX_TIMEOUT", "MAX_WIDTH", "Param", "convert_params", "find_param",
+           "load_params_document"]
+
+#: Bounds shared by units: the most repetitions of a profiled program, the longest timeout (a week), in seconds.
+MAX_REPEAT = 1_000_000
+MAX_TIMEOUT = 7 * 24 * 3600.0
+#: Largest output of a view: columns, rows, and pixels of a picture (a plot of 10^8 columns never ends).
+MAX_WIDTH = 1000
+MAX_HEIGHT = 1000
+MAX_PIXELS = 8000
 
 #: The parameter kinds a unit may declare.
 KINDS = ("int", "float", "bool", "str", "choice", "list")
@@ -210,7 +219,7 @@ class Param:
 
 def _bounds(minimum: float | None, maximum: float | None) -> str:
     def show(x: float) -> str:
-        return f"{x:g}"
+        return str(int(x)) if float(x).is_integer() else f"{x:g}"  # 1000000, not 1e+06
 
     if minimum is not None and maximum is not None:
         return f" from {show(minimum)} to {show(maximum)}"

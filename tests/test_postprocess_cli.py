@@ -109,8 +109,8 @@ BAD_INPUT = {
     "nan amounts": (
         lambda: [{"uid": "f", "structure-unit-size": s, "amount": math.nan if s == 3 else 1.0} for s in range(1, 9)],
         ["moving_average"],
-        "error: postprocessor 'moving_average' failed: 'amount' is NaN or infinite in 1 resource; models cannot "
-        "take such values (fix or remove those resources first)"),
+        # refused when the profile is read, naming the resource, before any postprocessor sees it
+        "error: bad.perf: key 'global.resources[2].amount' nan is not a finite number"),
     "negative amounts": (
         lambda: [{"uid": "f", "structure-unit-size": s, "amount": -1.0 * s} for s in range(1, 9)],
         ["regression_analysis", "-r", "power", "-r", "exponential"],

@@ -253,7 +253,7 @@ def test_the_column_reader_gives_what_json_loads_gives(small_blocks, tmp_path, l
             "collector_info": {"name": "c", "params": {"x": [1, {"y": None}]}}, "postprocessors": [],
             "snapshots": [{"time": "1", "resources": tricky_rows(200), "models": [{"model": "m", "x": [1.5] * 50}]},
                           {"time": "2", "resources": []}, {"time": "3"},
-                          {"resources": [{"amount": 1}, {"other": 2}], "time": "4"}],
+                          {"resources": [{"amount": 1, "uid": "a"}, {"other": 2, "uid": "b", "amount": 0}], "time": "4"}],
             "global": {"timestamp": 5, "resources": tricky_rows(30)}, "extra": {"k": "v"}}
     if layout == "compact":
         text = json.dumps(data, separators=(",", ":"), ensure_ascii=False)
@@ -268,7 +268,7 @@ def test_the_column_reader_gives_what_json_loads_gives(small_blocks, tmp_path, l
     expected = Profile.from_dict(json.loads(text))
     assert got.to_dict() == expected.to_dict() and got.origin == "ab" * 20
     assert got.snapshots[0].resources.sparse and not got.snapshots[1].resources
-    assert got.snapshots[3].resources.rows() == [{"amount": 1}, {"other": 2}]
+    assert got.snapshots[3].resources.rows() == [{"amount": 1, "uid": "a"}, {"other": 2, "uid": "b", "amount": 0}]
     assert load_profile_from_file(path) == expected
 
 
@@ -299,11 +299,11 @@ def test_whatever_the_column_reader_does_not_expect_is_parsed_and_reported_as_us
 
 def test_byte_order_marks_and_other_encodings_are_left_to_the_ordinary_parser(small_blocks, tmp_path):
     path = tmp_path / "bom.perf"
-    path.write_bytes(b"\xef\xbb\xbf" + b'{"header": {"type": "t"}}')
+    path.write_bytes(b"\xef\xbb\xbf" + b'{"header": {"type": "time"}, "global": {"resources": []}}')
     assert reader.load_columnwise(path) is None
-    path.write_bytes('{"header": {"type": "t"}}'.encode("utf-16"))
+    path.write_bytes('{"header": {"type": "time"}, "global": {"resources": []}}'.encode("utf-16"))
     assert reader.load_columnwise(path) is None
-    assert load_profile_from_file(path).type == "t"  # json itself detects UTF-16
+    assert load_profile_from_file(path).type == "time"  # json itself detects UTF-16
 
 
 def test_nan_literals_are_read_like_json_loads_reads_them(small_blocks, tmp_path):

@@ -300,7 +300,7 @@ def test_output_profile_template_tags(monkeypatch):
 
 
 def test_generated_names_never_overwrite(tmp_path, perun_repo):
-    profile = Profile.from_dict({"header": {"type": "time"}})
+    profile = Profile.from_dict({"header": {"type": "time"}, "global": {"resources": []}})
     paths = [write_new_profile(profile, tmp_path, "same.perf") for _ in range(3)]
     assert [p.name for p in paths] == ["same.perf", "same-1.perf", "same-2.perf"]
     root, _ = perun_repo

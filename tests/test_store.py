@@ -50,13 +50,13 @@ def test_flipped_byte_is_detected(tmp_path):
 
 
 def test_documented_json_objects_of_the_original_tool_stay_readable(tmp_path):
-    content = b'{"header": {"type": "time"}, "snapshots": [{"resources": [{"amount": 1}]}]}'
+    content = b'{"header": {"type": "time"}, "snapshots": [{"resources": [{"amount": 1, "uid": "f"}]}]}'
     raw = b"profile time %d\0" % len(content) + content
     sha = hashlib.sha1(raw).hexdigest()
     (tmp_path / sha[:2]).mkdir()
     (tmp_path / sha[:2] / sha[2:]).write_bytes(zlib.compress(raw))
     profile = ObjectStore(tmp_path).read_profile(sha)
-    assert profile.snapshots[0].resources.rows() == [{"amount": 1}]
+    assert profile.snapshots[0].resources.rows() == [{"amount": 1, "uid": "f"}]
 
 
 def entry(n: int, **meta) -> IndexEntry:

@@ -61,7 +61,7 @@ def test_convert_params_fills_defaults_and_accepts_cli_spellings():
         convert_params("time", declared, {"repetitions": 3})
     with pytest.raises(InvalidParameter, match="already given"):
         convert_params("time", declared, {"warmup": 1, "warm_up_repetition": 2})
-    with pytest.raises(InvalidParameter, match=r"'repeat' = 0: expected an integer of at least 1"):
+    with pytest.raises(InvalidParameter, match=r"'repeat' = 0: expected an integer from 1 to 1000000"):
         convert_params("time", declared, {"repeat": 0})
 
 
@@ -123,7 +123,7 @@ class Recorder:
     def collect(self, ctx, kwargs):
         self.calls.append(("collect", dict(kwargs)))
         kwargs["profile"] = {"header": {"type": "time", "units": {"time": "s"}},
-                             "snapshots": [{"time": "0", "resources": [{"amount": kwargs["prepared"], "type": "time"}]}]}
+                             "snapshots": [{"time": "0", "resources": [{"amount": kwargs["prepared"], "type": "time", "uid": "mycmd"}]}]}
         return (0, "", kwargs)  # a plain triple is fine too
 
     def after(self, ctx, kwargs):
@@ -155,7 +155,7 @@ def test_phases_run_in_order_and_thread_kwargs(perun_repo, recorder):
     assert set(header["machine"]) == {"hostname", "cpu", "cores", "memory", "os", "arch", "python", "perun",
                                       "load_before", "load_after"}
     assert header["machine"]["cores"] >= 1 and len(json.dumps(header["machine"])) < 1024
-    assert saved["snapshots"][0]["resources"] == [{"amount": 30, "type": "time"}]
+    assert saved["snapshots"][0]["resources"] == [{"amount": 30, "type": "time", "uid": "mycmd"}]
 
 
 @pytest.mark.parametrize("phase", ["before", "after"])

@@ -58,6 +58,7 @@ _export("bisecting", """BisectResult BisectStep BisectStarted BisectCollecting B
         bisect bisect_jobs""")
 _export("remote", """PushResult FetchResult PullResult RemoteState push fetch pull remote_status PushRetried RemoteContacted
         TransferProgress TransferStarted""")
+_export("fsck", "STALE_AFTER FsckProblem FsckReport fsck")
 
 __all__ = sorted(_EXPORTS)
 

@@ -25,6 +25,7 @@ from ..errors import (
     OriginMismatch,
     PerunError,
     ProfileNotFound,
+    StorageError,
     UsageError,
 )
 from ..storage.lookup import FoundProfile, find_profile, sort_key_of
@@ -250,7 +251,16 @@ def status(
             raise ConfigError(r.local_config_path, "format.sort_profiles_by", f"'{tag_key}' is not one of {', '.join(SORT_KEYS)}")
         head_sha = r.vcs.head()
         head = r.vcs.minor_info(head_sha)
-        registered = r.registered_infos(head_sha, tag_key)
+        problems: list[PerunError] = []
+        if not r.objects_dir.is_dir():
+            # Not "no tracked profiles": the store lost its objects (and indexes) and must say so.
+            problems.append(StorageError(f"{r.objects_dir} is missing: the registered profiles cannot be listed",
+                                         hint="run 'perun-core fsck' to check the store"))
+        try:
+            registered = r.registered_infos(head_sha, tag_key)
+        except StorageError as exc:  # a damaged index: the pending profiles are still worth listing
+            registered = []
+            problems.append(exc)
         pending = r.pending_infos(tag_key)
         damaged = _mark_damaged(r, registered)
         if damaged:
@@ -260,7 +270,7 @@ def status(
             registered = sorted(registered, key=lambda i: _order(i, sort_by))
             pending = sorted(pending, key=lambda i: _order(i, sort_by))
         return StatusReport(head, r.vcs.major_version(), r.vcs.is_dirty(), registered, pending, status_format,
-                            sort_by or tag_key, list(damaged.values()), _check_findings(r, head_sha))
+                            sort_by or tag_key, [*problems, *damaged.values()], _check_findings(r, head_sha))
 
 
 def _check_findings(repo: PerunRepository, minor: str) -> list[dict[str, Any]] | None:
@@ -309,6 +319,8 @@ class LogEntry:
     profiles: list[ProfileInfo] = field(default_factory=list)
     #: degradation results recorded by checks: ("-" degradation / "+" optimization) per finding
     changes: str = ""
+    #: why this version's profiles could not be listed (a damaged index), None when they could
+    error: str | None = None
 
 
 def log(
@@ -334,7 +346,11 @@ def log(
             if not has_index(version.checksum):
                 yield LogEntry(version, ProfileCounts(), [], changes)
                 continue
-            infos = r.registered_infos(version.checksum, sort_key)
+            try:
+                infos = r.registered_infos(version.checksum, sort_key)
+            except StorageError as exc:  # one damaged index must not hide the rest of the history
+                yield LogEntry(version, ProfileCounts(), [], changes, str(exc))
+                continue
             yield LogEntry(version, _count(infos), infos if with_profiles else [], changes)
 
 

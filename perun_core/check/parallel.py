@@ -48,6 +48,27 @@ def _send(fd: int, payload: Any) -> None:
         view = view[written:]
 
 
+def _tell(fd: int, payload: Any) -> bool:
+    """Send ``payload`` to the worker; False when it is gone (it ended after a failure: the pipe is broken).
+
+    The worker exits as soon as it has reported a failure, so a "stop" may find
+    no reader; that must never surface as a BrokenPipeError of its own.
+    """
+    try:
+        _send(fd, payload)
+    except (BrokenPipeError, ConnectionResetError):
+        return False
+    return True
+
+
+def _ask(fd: int) -> Any:
+    """The worker's next message, or ("failed", None) when it ended without one."""
+    try:
+        return _receive(fd)
+    except (EOFError, OSError, pickle.UnpicklingError):
+        return ("failed", None, None)
+
+
 def _read_exactly(fd: int, size: int) -> bytes:
     chunks = []
     while size:
@@ -76,11 +97,15 @@ def _worker(load: Callable[[], ProfileData], strategy: Strategy, names: tuple[st
     try:
         data = load()
         samples = data.samples()
-        _send(to_parent, ("data", data.light_profile(), samples))
+        if not _tell(to_parent, ("data", data.light_profile(), samples)):
+            return
     except BaseException:  # noqa: BLE001 - the parent redoes the work and reports the error itself
-        _send(to_parent, ("failed", None, None))
+        _tell(to_parent, ("failed", None, None))
         return
-    message = _receive(from_parent)
+    try:
+        message = _receive(from_parent)
+    except (EOFError, OSError):
+        return  # the parent stopped (its own profile was invalid)
     if message[0] != "work":
         return
     _kind, target_light, target_samples, locations = message
@@ -89,9 +114,9 @@ def _worker(load: Callable[[], ProfileData], strategy: Strategy, names: tuple[st
         target = ProfileData.prepared(target_light, target_samples)
         outcome = check_pair(data.subset(wanted), target.subset(wanted), strategy,
                              baseline_name=names[0], target_name=names[1])
-        _send(to_parent, ("done", outcome))
+        _tell(to_parent, ("done", outcome))
     except BaseException:  # noqa: BLE001
-        _send(to_parent, ("failed", None))
+        _tell(to_parent, ("failed", None))
 
 
 def check_files(load_baseline: Callable[[], ProfileData], load_target: Callable[[], ProfileData],
@@ -118,9 +143,9 @@ def check_files(load_baseline: Callable[[], ProfileData], load_target: Callable[
         # grouped now, not after the worker reports: whichever process finishes loading first
         # should not then wait for the other to do work it could have done already
         target.samples()
-        kind, light, samples = _receive(up_read)
+        kind, light, samples = _ask(up_read)
         if kind != "data":
-            _send(down_write, ("stop",))
+            _tell(down_write, ("stop",))
             baseline = load_baseline()
             return baseline, target, check_pair(baseline, target, strategy, baseline_name=names[0],
                                                 target_name=names[1])
@@ -132,17 +157,19 @@ def check_files(load_baseline: Callable[[], ProfileData], load_target: Callable[
             return baseline, target, check_pair(baseline, target, strategy, baseline_name=names[0],
                                                 target_name=names[1])
         if baseline.type != target.type or not _splittable(strategy, target.profile):
-            _send(down_write, ("stop",))
+            _tell(down_write, ("stop",))
             return baseline, target, check_pair(baseline, target, strategy, baseline_name=names[0],
                                                 target_name=names[1])
         order = list(dict.fromkeys([*baseline.samples(), *target.samples()]))
         mine, theirs = set(order[: len(order) // 2]), order[len(order) // 2:]
         theirs_set = set(theirs)
         shipped = {k: v for k, v in target.samples().items() if k in theirs_set}
-        _send(down_write, ("work", target.light_profile(), shipped, theirs))
+        if not _tell(down_write, ("work", target.light_profile(), shipped, theirs)):
+            return baseline, target, check_pair(baseline, target, strategy, baseline_name=names[0],
+                                                target_name=names[1])
         own = check_pair(baseline.subset(mine), target.subset(mine), strategy, baseline_name=names[0],
                          target_name=names[1])
-        reply = _receive(up_read)
+        reply = _ask(up_read)
         if reply[0] != "done":
             return baseline, target, check_pair(baseline, target, strategy, baseline_name=names[0],
                                                 target_name=names[1])

@@ -33,6 +33,7 @@ LAZY_COMMANDS: dict[str, str] = {
     "fetch": "perun_core.cli.remote_cmds:fetch",
     "pull": "perun_core.cli.remote_cmds:pull",
     "bisect": "perun_core.cli.bisect_cmds:bisect",
+    "fsck": "perun_core.cli.fsck_cmd:fsck",
 }
 
 
@@ -278,6 +279,7 @@ def status(state: State, short: bool, sort_by: str | None) -> None:
         # The listing is still useful, but a damaged store must not pass silently.
         for problem in report.damaged:
             click.echo(f"error: {problem}", err=True)
+        click.echo("hint: run 'perun-core fsck' to check the store ('fsck --repair' rebuilds damaged indexes)", err=True)
         sys.exit(1)
 
 

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import sys
 from collections.abc import Iterator
 
 from perun_core.cli.terminal import paint
@@ -90,6 +91,10 @@ def render_log(revision: str | None, *, short: bool, graph: bool, limit: int | N
             if limit is not None and count >= limit:
                 break
             version = entry.version
+            if entry.error:
+                from perun_core.api import escape_controls
+
+                sys.stderr.write(f"warning: {escape_controls(entry.error)}; run 'perun-core fsck --repair'\n")
             before, prefix, connectors = drawer.row(version.checksum, version.parents) if drawer else ([], "", [])
             for connector in before:
                 yield paint(connector, "graph", color)

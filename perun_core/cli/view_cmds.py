@@ -19,6 +19,8 @@ import click
 
 from perun_core.cli.terminal import use_colour
 
+from perun_core.params import MAX_HEIGHT, MAX_PIXELS, MAX_WIDTH
+
 from .params import click_params
 
 CONTEXT = {"help_option_names": ["-h", "--help"], "max_content_width": 100}
@@ -39,9 +41,10 @@ def _common_params(view: Any) -> list[click.Parameter]:
         click.Option(["-f", "--filename", "filename"], type=click.Path(dir_okay=False), metavar="FILE",
                      help="Write the output to FILE instead (.txt: plain text, .html: with colour"
                           + (f"; {', '.join(own)}: the format they name" if own else "") + ")."),
-        click.Option(["--width", "width"], type=click.IntRange(min=20), metavar="COLUMNS",
+        click.Option(["--width", "width"], type=click.IntRange(min=20, max=MAX_PIXELS if view.pixel_formats else MAX_WIDTH),
+                     metavar="COLUMNS",
                      help=f"Width of the output in columns (default: the terminal's){pictures}."),
-        click.Option(["--height", "height"], type=click.IntRange(min=5), metavar="ROWS",
+        click.Option(["--height", "height"], type=click.IntRange(min=5, max=MAX_HEIGHT), metavar="ROWS",
                      help="Height of a plot or map (default: the terminal's)."),
     ]
     if len(view.formats) > 1:

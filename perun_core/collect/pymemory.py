@@ -120,7 +120,7 @@ class PyMemoryCollector:
         Param("frames", "int", 16, "Frames kept per allocation trace.", flags=("--frames",), minimum=1,
               maximum=256, metavar="N"),
         Param("limit", "int", 1000, "Largest allocation traces kept per snapshot.", flags=("--limit",),
-              minimum=1, metavar="N"),
+              minimum=1, maximum=1_000_000, metavar="N"),
         *common_params(),
     )
 

@@ -50,7 +50,7 @@ from typing import Any
 from ..errors import CollectionError, UsageError
 from ..runner.process import describe_status, run_process
 from ..units import UnitContext
-from ..params import Param
+from ..params import MAX_TIMEOUT, Param
 
 __all__ = ["BOOTSTRAP", "MODULE_HINT", "PythonRun", "PythonTarget", "common_params", "hang_report",
            "python_requirements", "resolve_target", "run_python"]
@@ -72,7 +72,7 @@ def common_params() -> tuple[Param, ...]:
         Param("python", "str", None, "Interpreter to run the program with (default: python3 on PATH).",
               flags=("--python",), metavar="PATH"),
         Param("timeout", "float", None, "Kill the program (and fail the job) after this many seconds.",
-              flags=("-t", "--timeout"), minimum=0.001, metavar="SECONDS"),
+              flags=("-t", "--timeout"), minimum=0.001, maximum=MAX_TIMEOUT, metavar="SECONDS"),
         Param("keep_failed", "bool", False,
               "Keep the results of a program that raised or exited non-zero instead of failing the job.",
               flags=("--keep-failed",)),

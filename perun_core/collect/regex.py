@@ -51,7 +51,7 @@ from ..profile.model import Profile, Snapshot
 from ..profile.resources import ResourceTable
 from ..runner.process import describe_status, run_process
 from ..units import PhaseResult, UnitContext
-from ..params import Param
+from ..params import MAX_REPEAT, MAX_TIMEOUT, Param
 
 __all__ = ["PatternsParam", "RegexCollector", "parse_number"]
 
@@ -179,9 +179,10 @@ class RegexCollector:
               flags=("--units",), metavar="UNITS"),
         Param("uid", "str", None, "uid for patterns that do not set one (default: the command).",
               flags=("--uid",), metavar="UID"),
-        Param("repeat", "int", 1, "Runs of the command.", flags=("-r", "--repeat"), minimum=1, metavar="N"),
+        Param("repeat", "int", 1, "Runs of the command.", flags=("-r", "--repeat"), minimum=1, maximum=MAX_REPEAT,
+              metavar="N"),
         Param("timeout", "float", None, "Fail a run (and the job) that takes longer than this many seconds.",
-              flags=("-t", "--timeout"), minimum=0.001, metavar="SECONDS"),
+              flags=("-t", "--timeout"), minimum=0.001, maximum=MAX_TIMEOUT, metavar="SECONDS"),
         Param("keep_failed", "bool", False, "Record runs that exit non-zero instead of failing the job.",
               flags=("--keep-failed",)),
         Param("allow_unmatched", "bool", False, "Do not fail the job when a pattern never matches.",

@@ -46,7 +46,7 @@ from ..profile.resources import ResourceTable
 from ..runner.helper import spawn_helper
 from ..runner.process import ProcessOutcome, RepeatedRuns, describe_status
 from ..units import PhaseResult, UnitContext
-from ..params import Param
+from ..params import MAX_REPEAT, MAX_TIMEOUT, Param
 
 __all__ = ["TimeCollector"]
 
@@ -64,10 +64,10 @@ class TimeCollector:
     default_units = {"time": "s", "memory": "B"}
     params = (
         Param("warmup", "int", 0, "Unmeasured runs before the measured ones.",
-              flags=("-w", "--warm-up-repetition"), minimum=0, metavar="N"),
-        Param("repeat", "int", 1, "Measured runs.", flags=("-r", "--repeat"), minimum=1, metavar="N"),
+              flags=("-w", "--warm-up-repetition"), minimum=0, maximum=MAX_REPEAT, metavar="N"),
+        Param("repeat", "int", 1, "Measured runs.", flags=("-r", "--repeat"), minimum=1, maximum=MAX_REPEAT, metavar="N"),
         Param("timeout", "float", None, "Fail a run (and the job) that takes longer than this many seconds.",
-              flags=("-t", "--timeout"), minimum=0.001, metavar="SECONDS"),
+              flags=("-t", "--timeout"), minimum=0.001, maximum=MAX_TIMEOUT, metavar="SECONDS"),
         Param("keep_failed", "bool", False, "Record runs that exit non-zero instead of failing the job.",
               flags=("--keep-failed",)),
     )

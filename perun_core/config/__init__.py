@@ -86,6 +86,8 @@ DEFAULTS: dict[str, Any] = {
     },
     "execute": {
         "pre_run": [],
+        # seconds a profiled program of collect/run may take when its collector's own --timeout is not given; 0: none
+        "timeout": 3600,
     },
 }
 
@@ -210,6 +212,13 @@ def _check_non_negative(value: Any) -> None:
         raise _Invalid(f"expected a non-negative number, got {_describe(value)}")
 
 
+def _check_timeout(value: Any) -> None:
+    from ..params import MAX_TIMEOUT
+
+    if isinstance(value, bool) or not isinstance(value, (int, float)) or not 0 <= value <= MAX_TIMEOUT:
+        raise _Invalid(f"expected seconds from 0 (no timeout) to {MAX_TIMEOUT:g}, got {_describe(value)}")
+
+
 def _check_mapping_list(value: Any) -> None:
     if not isinstance(value, list):
         raise _Invalid(f"expected a list of mappings, got {_describe(value)}")
@@ -328,6 +337,7 @@ _LEAVES: dict[str, Callable[[Any], None]] = {
     "format.*": _check_str,
     "profiles.register_after_run": _check_bool,
     "execute.pre_run": _check_str_list,
+    "execute.timeout": _check_timeout,
     "execute.*": _check_str_list,
     "cmds": _check_str_list,
     "args": _check_str_list,

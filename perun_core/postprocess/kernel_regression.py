@@ -53,7 +53,7 @@ class KernelRegression:
         Param("bandwidth", "str", "scott", "A positive number, or a rule: scott, silverman, cv.",
               flags=("-bw", "--bandwidth"), metavar="NUMBER|RULE", aliases=("bandwidth_method",),
               check=check_bandwidth),
-        Param("points", "int", 101, "Grid points the curve is stored at.", flags=("-p", "--points"), minimum=2),
+        Param("points", "int", 101, "Grid points the curve is stored at.", flags=("-p", "--points"), minimum=2, maximum=100_000),
         *KEY_PARAMS,
     )
 

@@ -36,7 +36,7 @@ class MovingAverage:
         Param("moving_method", "choice", "sma", "sma: mean, ema: exponential average, smm: median.",
               flags=("-m", "--moving-method"), choices=("sma", "ema", "smm")),
         Param("window_width", "int", None, "Points in the window (default: the square root of the uid's points).",
-              flags=("-ww", "--window-width"), minimum=1),
+              flags=("-ww", "--window-width"), minimum=1, maximum=1_000_000),
         Param("center", "bool", True, "Centre the window on each point (sma and smm; ema always trails).",
               flags=("--center",)),
         *KEY_PARAMS,

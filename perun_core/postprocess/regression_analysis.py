@@ -65,7 +65,7 @@ class RegressionAnalysis:
               flags=("-r", "--regression_models", "--regression-models"), metavar="MODEL", aliases=("models",),
               check=check_models),
         Param("steps", "int", 3, "Parts of the iterative, initial_guess and interval methods; the depth of "
-              "bisection.", flags=("-s", "--steps"), minimum=1),
+              "bisection.", flags=("-s", "--steps"), minimum=1, maximum=64),
         *KEY_PARAMS,
     )
 

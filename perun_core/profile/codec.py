@@ -38,6 +38,7 @@ from ..storage.versions import Versioned
 from . import fastjson
 from .model import Profile, Snapshot
 from .resources import MISSING, PackedColumn, ResourceTable
+from .validate import MAX_DEPTH, validate_profile
 
 COLUMNAR_VERSION = 2
 _TAG = "perun-columnar"
@@ -85,6 +86,8 @@ def from_json_bytes(data: bytes | str, *, path: Path | str | None = None) -> Pro
         raise InvalidProfile(path, None, f"is not UTF-8 text ({exc.reason} at byte {exc.start})") from None
     except json.JSONDecodeError as exc:
         raise InvalidProfile(path, None, f"malformed JSON: {exc.msg} (line {exc.lineno}, column {exc.colno})") from None
+    except RecursionError:
+        raise InvalidProfile(path, None, f"nests deeper than {MAX_DEPTH} levels") from None
     return Profile.from_dict(parsed, path=path)
 
 
@@ -102,7 +105,7 @@ def load_profile_from_file(path: Path | str) -> Profile:
         if path.stat().st_size >= MINIMUM_SIZE and not _is_columnar_file(path):
             found = load_columnwise(path)
             if found is not None:
-                return found
+                return validate_profile(found, path=path)
     except OSError:
         pass  # reported below
     try:
@@ -115,14 +118,14 @@ def load_profile_from_file(path: Path | str) -> Profile:
         raise InvalidProfile(path, None, f"cannot be read: {exc.strerror}") from None
     encoding = json.detect_encoding(data)
     if encoding == "utf-8" and not data.startswith(codecs.BOM_UTF8):
-        return from_json_bytes(data, path=path)
+        return validate_profile(from_json_bytes(data, path=path), path=path)
     # Decode first and let the bytes go: a big profile is then held once, not twice, while parsing.
     try:
         text = data.decode(encoding, "surrogatepass")
     except UnicodeDecodeError as exc:
         raise InvalidProfile(path, None, f"is not UTF-8 text ({exc.reason} at byte {exc.start})") from None
     del data
-    return from_json_bytes(text, path=path)
+    return validate_profile(from_json_bytes(text, path=path), path=path)
 
 
 def _is_columnar_file(path: Path) -> bool:
@@ -264,6 +267,8 @@ def decode_content(content: bytes, *, path: Path | str | None = None) -> Profile
         doc = fastjson.loads(content)
     except (UnicodeDecodeError, json.JSONDecodeError) as exc:
         raise InvalidProfile(path, None, f"stored content is not JSON: {exc}") from None
+    except RecursionError:
+        raise InvalidProfile(path, None, f"nests deeper than {MAX_DEPTH} levels") from None
     return Profile.from_dict(doc, path=path)
 
 
@@ -274,7 +279,7 @@ def decode_document(doc: dict, *, path: Path | str | None = None) -> Profile:
     try:
         snapshots = [_decode_region(r) for r in doc["snapshots"]]
         global_region = _decode_region(doc["global"]) if doc.get("global") is not None else None
-        return Profile(
+        profile = Profile(
             header=doc["header"],
             collector_info=doc["collector_info"],
             postprocessors=doc["postprocessors"],
@@ -286,6 +291,7 @@ def decode_document(doc: dict, *, path: Path | str | None = None) -> Profile:
         )
     except (KeyError, TypeError, ValueError, IndexError, binascii.Error) as exc:
         raise InvalidProfile(path, None, f"damaged columnar encoding ({type(exc).__name__}: {exc})") from None
+    return profile
 
 
 def _encode_packed(column: PackedColumn) -> dict:

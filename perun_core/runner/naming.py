@@ -119,7 +119,9 @@ def write_new_profile(profile: Profile, directory: Path, name: str, *, layout: s
     extension.  Returns the path written.
     """
     from ..profile.codec import store_profile_at
+    from ..profile.validate import validate_profile
 
+    validate_profile(profile, path=name)
     stem, extension = (name[: -len(_EXTENSION)], _EXTENSION) if name.endswith(_EXTENSION) else (name, "")
     attempt = 0
     while True:

@@ -247,6 +247,7 @@ def execute(
     run.plan = dict(plan)
     run.total = sum(len(selected) for _, selected in plan)
     run.generators = generators
+    run.default_timeout = float(repo.config.get_or("execute.timeout", 0) or 0) or None
     return run.go()
 
 
@@ -274,6 +275,8 @@ class _Run:
         self.generators: dict[str, Any] = {}
         #: the jobs to run per commit, when a shard runs only some of them
         self.plan: dict[str, list[Job]] = {}
+        #: ``execute.timeout``: the timeout of collectors whose job sets none
+        self.default_timeout: float | None = None
 
     def go(self) -> RunResult:
         started = time.monotonic()
@@ -336,7 +339,7 @@ class _Run:
             raise Interrupted("cancelled")
         self.emit(JobStarted(number, self.total, version, job))
         started = time.monotonic()
-        ctx = UnitContext(workdir, self.emit, self.cancel, number, job.label)
+        ctx = UnitContext(workdir, self.emit, self.cancel, number, job.label, self.default_timeout)
         generator = self.generators.get(job.workload)
         try:
             if generator is not None:
@@ -367,8 +370,6 @@ class _Run:
         now = time.time()
         name = render_name(profile, self.template, counter=self.counter, when=now)
         self.counter += 1
-        path = write_new_profile(profile, self.repo.jobs_dir, name)
-        self.emit(ProfileWritten(number, path, version))
         if profile.header.get("type") == "time":
             from ..check.noise import profile_advice
 
@@ -376,12 +377,14 @@ class _Run:
             if advice is not None:
                 self.emit(MeasurementAdvice(number, advice))
         if not self.register:
+            path = write_new_profile(profile, self.repo.jobs_dir, name)
+            self.emit(ProfileWritten(number, path, version))
             return WrittenProfile(path, version, job)
-        entry = self.repo.register(version, profile, path.name, now)
-        with contextlib.suppress(FileNotFoundError):
-            path.unlink()
-        self.emit(ProfileRegistered(number, path.name, version, entry.checksum))
-        return WrittenProfile(path, version, job, True, entry.checksum)
+        # Registered straight away, never written as pending first: a kill at any moment leaves the
+        # profile either registered or not collected, never both registered and pending.
+        entry = self.repo.register(version, profile, name, now)
+        self.emit(ProfileRegistered(number, entry.path, version, entry.checksum))
+        return WrittenProfile(self.repo.jobs_dir / entry.path, version, job, True, entry.checksum)
 
 
 def _phases(unit: Any, main: str, ctx: Any, kwargs: dict[str, Any],
@@ -427,6 +430,9 @@ def collect_job(job: Job, ctx: Any, origin: str, *, postprocess: bool = True) ->
         **job.collector.params, "cmd": job.cmd, "args": job.args, "workload": job.workload, "argv": job.argv(),
     }
     load_before = load_average()
+    default_timeout = getattr(ctx, "default_timeout", None)
+    if default_timeout and "timeout" in kwargs and kwargs["timeout"] is None:
+        kwargs["timeout"] = default_timeout  # execute.timeout: no collect runs for ever unless asked to
     kwargs = _phases(
         collector, "collect", ctx, kwargs,
         lambda phase, message: CollectionError(job.label, f"collector '{collector.name}' failed in {phase}(): {message}"),

@@ -19,6 +19,7 @@ from ..errors import CorruptObject, InvalidProfile
 from ..atomic import atomic_write
 from ..profile.codec import decode_content, iter_columnar
 from ..profile.model import Profile
+from ..profile.validate import validate_profile
 
 _SIGNATURE = b"profile"
 # Large objects are compressed faster at a small cost in size, and in
@@ -177,6 +178,6 @@ class ObjectStore:
         path = self.path_of(sha)
         _, content = self.read_raw(sha)
         try:
-            return decode_content(content, path=path)
+            return validate_profile(decode_content(content, path=path), path=path)
         except InvalidProfile as exc:
             raise CorruptObject(sha, path, exc.reason) from None

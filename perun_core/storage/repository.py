@@ -215,22 +215,38 @@ class PerunRepository:
         return file_lock(self.perun_dir / "locks" / f"{minor}.lock")
 
     def register(self, minor: str, profile: Profile, source: str, created: float) -> IndexEntry:
-        """Store ``profile`` as an object and append it to ``minor``'s index."""
+        """Store ``profile`` as an object and append it to ``minor``'s index; idempotent.
+
+        The same object at the same commit is registered once: when
+        ``minor``'s index already holds its checksum, that entry is returned
+        and nothing is written (two concurrent ``add`` of one file, an
+        ``add --keep-profile`` repeated, a run resumed after a kill).  A
+        ``source`` name another profile of the index already has gets
+        ``-1``, ``-2``, ... before its extension, so registered names stay
+        unique even for runs that finish in the same second.  Both are
+        decided under the index lock.
+        """
+        from ..profile.validate import validate_profile
+
+        validate_profile(profile, path=source)
         checksum = self.objects.write_profile(profile)
         meta = meta_of(profile)
-        entry = IndexEntry(
-            created,
-            checksum,
-            source,
-            meta["type"],
-            meta["cmd"],
-            meta["args"],
-            meta["workload"],
-            meta["collector"],
-            tuple(meta["postprocessors"]),
-        )
         with self._index_lock(minor):
             entries = self._entries_with_metadata(self.read_index(minor))
+            for existing in entries:
+                if existing.checksum == checksum:
+                    return existing
+            entry = IndexEntry(
+                created,
+                checksum,
+                _free_name(source, {e.path for e in entries}),
+                meta["type"],
+                meta["cmd"],
+                meta["args"],
+                meta["workload"],
+                meta["collector"],
+                tuple(meta["postprocessors"]),
+            )
             entries.append(entry)
             write_index(self.index_path(minor), entries, backup_dir=self.backup_dir)
         return entry
@@ -372,6 +388,20 @@ class PerunRepository:
 
     def _store_pending_cache(self, entries: dict[str, Any]) -> None:
         _store_checked_json(self.cache_dir / "pending-meta.json", _PENDING_CACHE_VERSION, entries)
+
+
+def _free_name(name: str, taken: set[str]) -> str:
+    """``name``, or ``stem-N.ext`` with the smallest N that is not in ``taken``."""
+    if name not in taken:
+        return name
+    stem, dot, extension = name.rpartition(".")
+    if not dot or not stem:
+        stem, extension = name, ""
+    suffix = f".{extension}" if extension else ""
+    number = 1
+    while f"{stem}-{number}{suffix}" in taken:
+        number += 1
+    return f"{stem}-{number}{suffix}"
 
 
 def _load_checked_json(path: Path, version: int) -> dict[str, Any]:

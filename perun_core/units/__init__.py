@@ -119,6 +119,8 @@ class UnitContext:
     job: int | None = None
     #: the job as text (collector and command line), for error messages
     label: str = ""
+    #: seconds a collector with a ``timeout`` parameter gets when the job does not set one (``execute.timeout``)
+    default_timeout: float | None = None
 
     def check_cancelled(self) -> None:
         if self.cancelled.is_set():

@@ -29,6 +29,8 @@ AGGREGATIONS = ("sum", "count", "mean", "median", "min", "max")
 MIN_WIDTH = 20
 MIN_HEIGHT = 5
 MIN_PIXELS = 200
+#: Largest sizes: bounded work and memory whatever the command line asks.
+from ..params import MAX_HEIGHT, MAX_PIXELS, MAX_WIDTH  # noqa: E402
 
 #: File suffixes every view writes: its terminal text, plain (.txt) or with colour as a web page (.html).
 PLAIN_SUFFIXES = (".txt",)
@@ -159,16 +161,18 @@ class View:
         ``pixel_formats``); the others ignore it.
         """
         chosen = self.format_for(fmt)
-        if type(width) is not int or width < MIN_WIDTH:
-            raise InvalidParameter(self.name, "width", width, f"an integer of at least {MIN_WIDTH}")
-        if type(height) is not int or height < MIN_HEIGHT:
-            raise InvalidParameter(self.name, "height", height, f"an integer of at least {MIN_HEIGHT}")
+        if chosen in self.pixel_formats and type(width) is int and width > MAX_WIDTH:
+            width = MAX_WIDTH  # a picture's width is in pixels (checked below); columns do not matter to it
+        if type(width) is not int or not MIN_WIDTH <= width <= MAX_WIDTH:
+            raise InvalidParameter(self.name, "width", width, f"an integer from {MIN_WIDTH} to {MAX_WIDTH}")
+        if type(height) is not int or not MIN_HEIGHT <= height <= MAX_HEIGHT:
+            raise InvalidParameter(self.name, "height", height, f"an integer from {MIN_HEIGHT} to {MAX_HEIGHT}")
         if chosen not in self.textual:
             theme = None
         if chosen in self.pixel_formats:
             pixels = self.pixel_formats[chosen] if pixels is None else pixels
-            if type(pixels) is not int or pixels < MIN_PIXELS:
-                raise InvalidParameter(self.name, "width", pixels, f"a width of at least {MIN_PIXELS} pixels")
+            if type(pixels) is not int or not MIN_PIXELS <= pixels <= MAX_PIXELS:
+                raise InvalidParameter(self.name, "width", pixels, f"a width from {MIN_PIXELS} to {MAX_PIXELS} pixels")
         else:
             pixels = None
         return self.render_result(result, RenderOptions(chosen, width, height, theme, pixels))

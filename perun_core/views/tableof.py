@@ -212,7 +212,7 @@ VIEW = View(
         Param("filters", help="Keep rows whose KEY shows VALUE (repeatable).", kind="list",
               flags=("-F", "--filter"), metavar="KEY=VALUE"),
         Param("limit", help="Show at most this many rows.", kind="int", flags=("-n", "--limit"), minimum=1,
-              metavar="N"),
+              maximum=10_000_000, metavar="N"),
     ),
     build=build,
     render_result=render,

@@ -150,3 +150,35 @@ def test_one_process_and_two_agree(files):
     one = api_check.check_profiles(str(base), str(new), cwd=where)
     two = api_check.check_profiles(str(base), str(new), cwd=where, workers=2)
     assert [f for _v, _p, f in one.findings()] == [f for _v, _p, f in two.findings()]
+
+
+@pytest.mark.parametrize("which", ["baseline", "target", "both"])
+def test_an_invalid_profile_is_one_clean_error_never_a_broken_pipe(files, which):
+    """The forked worker exits right after its baseline fails to load; the parent must not trip over the pipe."""
+    where, base, new = files
+    bad = json.loads(base.read_text())
+    bad["snapshots"][0]["resources"][0]["amount"] = "NaN-ish"
+    for path in {"baseline": [base], "target": [new], "both": [base, new]}[which]:
+        path.write_text(json.dumps(bad))
+    for _ in range(5):
+        result = run_cli("check", "profiles", "BASELINE.perf", "TARGET.perf", cwd=where)
+        assert result.returncode == 1, result.stderr
+        assert result.stderr.startswith("error: ") and result.stderr.count("error:") == 1, result.stderr
+        assert "BrokenPipe" not in result.stderr and "internal error" not in result.stderr
+        assert "Traceback" not in result.stderr
+
+
+def test_the_parent_survives_a_worker_that_is_already_gone():
+    """A worker that failed and exited before the parent says "stop": a deterministic version of the race."""
+    import os
+
+    from perun_core.check import parallel
+
+    read, write = os.pipe()
+    os.close(read)  # no reader any more, as when the worker has exited
+    assert parallel._tell(write, ("stop",)) is False
+    os.close(write)
+    read, write = os.pipe()
+    os.close(write)  # the worker ended without a word
+    assert parallel._ask(read)[0] == "failed"
+    os.close(read)

@@ -202,7 +202,7 @@ def test_svg_width_is_the_asked_pixels():
     assert ET.fromstring(FLAME.render(graph(), fmt="svg")).get("width") == str(SVG_WIDTH)
     # the text formats do not care
     assert FLAME.render(graph(), width=40, height=20, pixels=800) == FLAME.render(graph(), width=40, height=20)
-    with pytest.raises(InvalidParameter, match="at least 200 pixels"):
+    with pytest.raises(InvalidParameter, match="from 200 to 8000 pixels"):
         FLAME.render(graph(), fmt="svg", pixels=120)
 
 

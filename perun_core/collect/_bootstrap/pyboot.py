@@ -646,6 +646,21 @@ def arm_hang_report(config):
         return None
     handle = open(os.path.join(config["out"], HANG_REPORT), "w")
     faulthandler.dump_traceback_later(delay, exit=False, file=handle)
+    ends = time.time() + delay
+
+    # faulthandler's watchdog is a thread: a child forked while it runs has its lock but not the thread,
+    # and then waits for it for ever when it exits.  So the watchdog stops for the moment of every fork
+    # and goes on in the parent with the time it had left; the child has none.
+    def pause():
+        faulthandler.cancel_dump_traceback_later()
+
+    def resume():
+        left = ends - time.time()
+        if left > 0 and not handle.closed:
+            faulthandler.dump_traceback_later(left, exit=False, file=handle)
+
+    if hasattr(os, "register_at_fork"):
+        os.register_at_fork(before=pause, after_in_parent=resume)
     return handle
 
 

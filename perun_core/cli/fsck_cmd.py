@@ -1,0 +1,38 @@
+"""``perun-core fsck [--repair]``: check the store, remove files of killed writers, rebuild damaged indexes."""
+
+from __future__ import annotations
+
+import click
+
+CONTEXT = {"help_option_names": ["-h", "--help"], "max_content_width": 100}
+
+
+@click.command(context_settings=CONTEXT)
+@click.option("--repair", is_flag=True,
+              help="Rebuild damaged indexes from the objects that can still be read and drop index entries "
+                   "whose objects are missing or damaged (objects themselves are never deleted).")
+@click.option("--stale-after", type=click.FloatRange(min=0, max=30 * 24 * 3600), default=3600, show_default=True,
+              metavar="SECONDS", help="Remove writers' temporary files at least this old (younger ones may "
+                                      "belong to a writer still running).")
+def fsck(repair: bool, stale_after: float) -> None:
+    """Check every object and index of .perun; exit 1 while damage remains."""
+    import sys
+
+    from perun_core import api
+    from perun_core.api import escape_controls
+
+    report = api.fsck(repair=repair, stale_after=stale_after)
+    for problem in report.problems:
+        label = "repaired" if problem.repaired else "damaged"
+        click.echo(f"{label}: {escape_controls(str(problem))}")
+    for path in report.removed:
+        click.echo(f"removed stale temporary file {escape_controls(path)}")
+    click.echo(f"checked {report.objects} object{'s' if report.objects != 1 else ''}, {report.indexes} "
+               f"index{'es' if report.indexes != 1 else ''} ({report.entries} entries), {report.pending} pending "
+               f"profile{'s' if report.pending != 1 else ''}: "
+               + ("no damage" if not report.problems else f"{len(report.problems)} problem{'s' if len(report.problems) != 1 else ''}"))
+    if not report.ok:
+        remaining = [p for p in report.problems if not p.repaired]
+        click.echo(f"error: {len(remaining)} problem{'s' if len(remaining) != 1 else ''} in the store"
+                   + ("" if repair else "; run 'perun-core fsck --repair' to rebuild what can be rebuilt"), err=True)
+        sys.exit(1)

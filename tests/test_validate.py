@@ -1,0 +1,174 @@
+"""The one profile validation: every reader, writer and register refuses what commands could not handle."""
+
+from __future__ import annotations
+
+import copy
+import json
+import math
+
+import pytest
+
+from perun_core.errors import CorruptObject, InvalidProfile
+from perun_core.profile.codec import decode_content, encode_columnar, load_profile_from_file
+from perun_core.profile.model import Profile
+from perun_core.profile.validate import MAX_DEPTH, validate_profile
+from perun_core.runner.naming import write_new_profile
+from perun_core.storage.objects import ObjectStore
+
+
+def good() -> dict:
+    return {
+        "header": {"type": "time", "units": {"time": "s"}, "cmd": "ls", "args": "-l", "workload": "w"},
+        "collector_info": {"name": "time", "params": {}},
+        "postprocessors": [],
+        "global": {"time": 1.5, "resources": [
+            {"amount": 0.5, "uid": "main", "type": "time", "subtype": "real"},
+            {"amount": 2, "uid": "f", "type": "time"},
+        ], "models": []},
+    }
+
+
+def memory() -> dict:
+    return {"header": {"type": "memory", "units": {"memory": "B"}}, "snapshots": [{"time": "0.1", "resources": [
+        {"amount": 4, "uid": {"function": "main", "line": 3}, "type": "memory", "subtype": "malloc",
+         "address": 1024, "trace": [{"function": "main", "line": 3}]}]}]}
+
+
+def deep(levels: int) -> object:
+    value: object = 1
+    for _ in range(levels):
+        value = [value]
+    return value
+
+
+def edit(base, path, value):
+    data = copy.deepcopy(base())
+    node = data
+    for step in path[:-1]:
+        node = node[step]
+    if value is KeyError:
+        del node[path[-1]]
+    else:
+        node[path[-1]] = value
+    return data
+
+
+R = ("global", "resources")
+#: name -> (profile, key named, words in the reason)
+BAD = {
+    "string amount": (edit(good, (*R, 1, "amount"), "2"), "global.resources[1].amount", "expected a finite number, got a string"),
+    "list amount": (edit(good, (*R, 1, "amount"), [2]), "global.resources[1].amount", "got a list"),
+    "null amount": (edit(good, (*R, 0, "amount"), None), "global.resources[0].amount", "got null"),
+    "bool amount": (edit(good, (*R, 0, "amount"), True), "global.resources[0].amount", "got a boolean"),
+    "nan amount": (edit(good, (*R, 1, "amount"), math.nan), "global.resources[1].amount", "nan is not a finite number"),
+    "inf amount": (edit(good, (*R, 1, "amount"), math.inf), "global.resources[1].amount", "inf is not a finite number"),
+    "no amount": (edit(good, (*R, 1, "amount"), KeyError), "global.resources[1].amount", "is missing"),
+    "no uid": (edit(good, (*R, 1, "uid"), KeyError), "global.resources[1].uid", "is missing"),
+    "numeric uid": (edit(good, (*R, 1, "uid"), 7), "global.resources[1].uid", "expected a string or an object, got a number"),
+    "empty uid": (edit(good, (*R, 0, "uid"), ""), "global.resources[0].uid", "is empty"),
+    "surrogate uid": (edit(good, (*R, 1, "uid"), "f\udc80"), "global.resources[1].uid", "lone surrogate"),
+    "surrogate in header": (edit(good, ("header", "cmd"), "l\ud800s"), "header.cmd", "lone surrogate"),
+    "numeric type": (edit(good, (*R, 1, "type"), 3), "global.resources[1].type", "expected a string"),
+    "banana type": (edit(good, ("header", "type"), "banana"), "header.type", "'banana' is not a profile type"),
+    "no type": (edit(good, ("header", "type"), KeyError), "header.type", "is missing"),
+    "no regions": (edit(good, ("global",), KeyError), "global", "no resource region"),
+    "nan in a model": (edit(good, ("global", "models"), [{"model": "linear", "r_square": math.nan}]),
+                       "global.models[0].r_square", "not a finite number"),
+    "inf in params": (edit(good, ("collector_info", "params"), {"x": -math.inf}), "collector_info.params.x", "not a finite"),
+    "deep header": (edit(good, ("header", "extra"), deep(MAX_DEPTH + 5)), "header.extra", f"deeper than {MAX_DEPTH}"),
+    "deep resource": (edit(good, (*R, 0, "note"), deep(MAX_DEPTH + 5)), "global.resources[0].note", "deeper than"),
+    "nan nested in a resource": (edit(good, (*R, 1, "extra"), {"a": [1, math.nan]}), "global.resources[1].extra.a[1]", "nan"),
+    "unnamed postprocessor": (edit(good, ("postprocessors",), [{"params": {}}]), "postprocessors[0].name", "expected a string"),
+    "units not strings": (edit(good, ("header", "units"), {"time": 1}), "header.units.time", "expected a string"),
+    "negative address": (edit(memory, ("snapshots", 0, "resources", 0, "address"), -5),
+                         "snapshots[0].resources[0].address", "negative"),
+    "string address": (edit(memory, ("snapshots", 0, "resources", 0, "address"), "0x10"),
+                       "snapshots[0].resources[0].address", "non-negative integer"),
+    "trace not a list": (edit(memory, ("snapshots", 0, "resources", 0, "trace"), "main"),
+                         "snapshots[0].resources[0].trace", "a list of objects"),
+    "trace of strings": (edit(memory, ("snapshots", 0, "resources", 0, "trace"), ["main"]),
+                         "snapshots[0].resources[0].trace", "a list of objects"),
+    "snapshot time a list": (edit(memory, ("snapshots", 0, "time"), [1]), "snapshots[0].time", "a number or a string"),
+}
+
+
+@pytest.mark.parametrize("case", list(BAD))
+def test_defects_are_refused_naming_the_key(case):
+    data, key, words = BAD[case]
+    with pytest.raises(InvalidProfile) as caught:
+        validate_profile(Profile.from_dict(data), path="p.perf")
+    assert caught.value.key == key
+    assert words in caught.value.reason
+
+
+@pytest.mark.parametrize("case", list(BAD))
+def test_the_store_encoding_refuses_the_same(case):
+    data, key, words = BAD[case]
+    try:
+        content = encode_columnar(Profile.from_dict(data))
+    except InvalidProfile:
+        return  # the model itself refuses it before any encoding
+    except ValueError:
+        return  # NaN outside resources cannot even be encoded: nothing to decode
+    with pytest.raises(InvalidProfile) as caught:
+        validate_profile(decode_content(content), path="o")
+    assert caught.value.key == key and words in caught.value.reason
+
+
+@pytest.mark.parametrize("base", [good, memory])
+def test_valid_profiles_pass_in_every_layout(base, tmp_path):
+    profile = Profile.from_dict(base())
+    assert validate_profile(profile) is profile
+    validate_profile(decode_content(encode_columnar(profile)))
+    written = write_new_profile(profile, tmp_path, "ok.perf")
+    assert load_profile_from_file(written) == profile
+
+
+def test_custom_types_are_known_when_every_resource_has_them():
+    data = edit(good, ("header", "type"), "throughput")
+    for row in data["global"]["resources"]:
+        row["type"] = "throughput"
+    validate_profile(Profile.from_dict(data))
+
+
+def test_files_and_writers_refuse_before_anything_is_written(tmp_path):
+    data, _, _ = BAD["numeric uid"]
+    path = tmp_path / "bad.perf"
+    path.write_text(json.dumps(data))
+    with pytest.raises(InvalidProfile, match=r"bad.perf: key 'global.resources\[1\].uid'"):
+        load_profile_from_file(path)
+    with pytest.raises(InvalidProfile):
+        write_new_profile(Profile.from_dict(data), tmp_path, "out.perf")
+    assert not (tmp_path / "out.perf").exists()
+    assert [p.name for p in tmp_path.iterdir()] == ["bad.perf"]
+
+
+def test_deep_json_is_a_clean_error(tmp_path):
+    path = tmp_path / "deep.perf"
+    path.write_text('{"header": {"type": "time"}, "global": {"resources": [], "x": ' + "[" * 200000 + "]" * 200000 + "}}")
+    with pytest.raises(InvalidProfile, match="nests deeper|malformed JSON"):
+        load_profile_from_file(path)
+
+
+def test_a_stored_object_that_fails_validation_is_reported_corrupt(tmp_path):
+    import hashlib
+    import zlib
+
+    content = json.dumps(BAD["nan amount"][0]).encode()
+    raw = b"profile time %d\0" % len(content) + content
+    sha = hashlib.sha1(raw).hexdigest()
+    (tmp_path / sha[:2]).mkdir()
+    (tmp_path / sha[:2] / sha[2:]).write_bytes(zlib.compress(raw))
+    with pytest.raises(CorruptObject, match="not a finite number"):
+        ObjectStore(tmp_path).read_profile(sha)
+
+
+def test_a_million_packed_resources_validate_quickly():
+    import time
+
+    n = 1_000_000
+    rows = [{"amount": i * 0.5, "uid": f"f{i % 100}", "type": "time"} for i in range(n)]
+    profile = decode_content(encode_columnar(Profile.from_dict({"header": {"type": "time"}, "global": {"resources": rows}})))
+    started = time.process_time()
+    validate_profile(profile)
+    assert time.process_time() - started < 2.0  # about 0.05 s; the bound only catches a row-by-row regression
