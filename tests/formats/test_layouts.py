@@ -72,8 +72,28 @@ def test_documented_to_compact_and_back_keeps_every_value(document):
     assert same(json.loads(documented), canonical(document))
 
 
+# what the profile validation lets into a file: every resource with a finite amount and a uid
+text = st.text(st.characters(blacklist_categories=("Cs",)), min_size=1, max_size=8)
+valid_resource = st.fixed_dictionaries(
+    {"amount": st.one_of(st.integers(-(2**60), 2**60), st.floats(allow_nan=False, allow_infinity=False)), "uid": text},
+    optional={"type": st.sampled_from(["time", "memory"]), "structure-unit-size": st.integers(0, 10**6),
+              "x y": st.one_of(st.integers(), text)})
+valid_region = st.fixed_dictionaries({"time": st.one_of(st.integers(0, 10**6), text),
+                                      "resources": st.lists(valid_resource, max_size=25),
+                                      "models": st.lists(st.dictionaries(keys, values, max_size=3), max_size=2)})
+valid_documents = st.fixed_dictionaries(
+    {"header": st.fixed_dictionaries({"type": st.sampled_from(["time", "memory", "mixed"]), "cmd": st.text(max_size=5),
+                                      "units": st.dictionaries(keys, st.text(max_size=3), max_size=2)}),
+     "collector_info": st.fixed_dictionaries({"name": st.text(max_size=5),
+                                              "params": st.dictionaries(keys, values, max_size=3)}),
+     "postprocessors": st.lists(st.fixed_dictionaries({"name": st.text(max_size=5)}), max_size=2),
+     "global": valid_region,
+     "snapshots": st.lists(valid_region, max_size=3)},
+    optional={"origin": st.text("0123456789abcdef", min_size=40, max_size=40)})
+
+
 @settings(max_examples=40, deadline=None)
-@given(documents)
+@given(valid_documents)
 def test_files_round_trip_through_both_layouts(tmp_path_factory, document):
     directory = tmp_path_factory.mktemp("rt")
     profile = Profile.from_dict(json.loads(json.dumps(document)))
