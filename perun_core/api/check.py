@@ -151,6 +151,11 @@ class CheckReport:
     def pairs(self) -> int:
         return sum(len(v.pairs) for v in self.versions)
 
+    @property
+    def pending_pairs(self) -> int:
+        """Pairs in which the baseline or the target is a pending profile."""
+        return sum(1 for v in self.versions for p in v.pairs if p.baseline.pending or p.target.pending)
+
     def failed(self, fail_on: str = "degradation") -> bool:
         """Whether a finding crosses ``fail_on``: degradation (certain ones), maybe (also Maybe), never."""
         if fail_on not in FAIL_ON:
@@ -311,7 +316,7 @@ def _collect_missing(repo: PerunRepository, pairing: Pairing, versions: Sequence
 def _check_version(repo: PerunRepository, minor: str, pairing: Pairing, cache: ProfileCache, strategy: Strategy,
                    emit: Callable[[Any], None], cancel: threading.Event | None) -> VersionReport:
     from ..check.engine import check_pair
-    from ..check.pairing import ref_of_info
+    from ..check.pairing import profile_key, ref_of_info
 
     infos = pairing.infos(minor)
     pairs: list[PairReport] = []
@@ -321,7 +326,7 @@ def _check_version(repo: PerunRepository, minor: str, pairing: Pairing, cache: P
         _stop_if(cancel)
         found = pairing.baseline_of(minor, info)
         target_ref = ref_of_info(info, minor)
-        if found is None or not info.checksum or not found[1].checksum:
+        if found is None or profile_key(info) is None or profile_key(found[1]) is None:
             unpaired.append(target_ref)
             continue
         base_minor, base_info = found
@@ -329,8 +334,8 @@ def _check_version(repo: PerunRepository, minor: str, pairing: Pairing, cache: P
         history = None
         if needs_history:
             chain = pairing.chain(base_minor, base_info, HISTORY_WINDOW - 2)
-            history = [cache.get(i.checksum) for _m, i in chain if i.checksum] + [cache.get(base_info.checksum)]
-        outcome = check_pair(cache.get(base_info.checksum), cache.get(info.checksum), strategy,
+            history = [cache.get_info(i) for _m, i in chain if profile_key(i)] + [cache.get_info(base_info)]
+        outcome = check_pair(cache.get_info(base_info), cache.get_info(info), strategy,
                              baseline_name=base_ref.name, target_name=target_ref.name, history=history)
         pair = PairReport(base_ref, target_ref, tuple(outcome.methods), tuple(outcome.findings), tuple(outcome.errors))
         pairs.append(pair)
@@ -403,12 +408,17 @@ def check_head(
     methods: Sequence[str | Mapping[str, Any]] | None = None,
     compute_missing: bool = False,
     store: bool = True,
+    include_pending: bool = True,
     on_event: Callable[[Any], None] | None = None,
     cancel: threading.Event | None = None,
     repo: PerunRepository | None = None,
     cwd: Path | str | None = None,
 ) -> CheckReport:
-    """Check every registered profile of ``revision`` (default HEAD) against its baseline (spec §3.2.14).
+    """Check every profile of ``revision`` (default HEAD) against its baseline (spec §3.2.14).
+
+    Registered profiles and the pending ones made at ``revision`` are
+    checked; ``include_pending=False`` keeps to registered ones (see
+    :mod:`perun_core.check.pairing` for how pending profiles pair).
 
     ``methods`` overrides the configured strategy; ``compute_missing`` runs
     the job matrix first for the version and its first parent when they lack
@@ -421,7 +431,7 @@ def check_head(
     emit = _emitter(on_event)
     with _using(repo, cwd) as r:
         target = r.resolve_minor(revision)
-        pairing = Pairing(r, sort_key=sort_key_of(r))
+        pairing = Pairing(r, sort_key=sort_key_of(r), include_pending=include_pending)
 
         def collect_for() -> list[str]:
             return [target, *pairing.parents(target)[:1]]
@@ -436,12 +446,13 @@ def check_all(
     methods: Sequence[str | Mapping[str, Any]] | None = None,
     compute_missing: bool = False,
     store: bool = True,
+    include_pending: bool = True,
     on_event: Callable[[Any], None] | None = None,
     cancel: threading.Event | None = None,
     repo: PerunRepository | None = None,
     cwd: Path | str | None = None,
 ) -> CheckReport:
-    """Check every version from ``revision`` (default HEAD) back that has registered profiles (spec §3.2.15).
+    """Check every version from ``revision`` (default HEAD) back that has profiles (spec §3.2.15).
 
     Versions come newest first, as ``log`` lists them.  See :func:`check_head`.
     """
@@ -453,11 +464,12 @@ def check_all(
         start = r.resolve_minor(revision)
         history = list(r.vcs.walk_minor_versions(start))
         parents = {v.checksum: tuple(v.parents) for v in history}
-        pairing = Pairing(r, parents, sort_key=sort_key_of(r))
+        pairing = Pairing(r, parents, sort_key=sort_key_of(r), include_pending=include_pending)
         all_versions = [v.checksum for v in history]
 
         def targets() -> list[str]:
-            return [minor for minor in all_versions if r.has_index(minor)]
+            pending = pairing.versions_with_pending()
+            return [minor for minor in all_versions if minor in pending or r.has_index(minor)]
 
         return _run_versions("all", r, targets, pairing, methods, compute_missing, store, emit, cancel,
                              lambda: all_versions)

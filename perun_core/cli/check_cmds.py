@@ -81,6 +81,9 @@ def _output_options(function: Callable[..., Any]) -> Callable[..., Any]:
 
 
 def _compute_option(function: Callable[..., Any]) -> Callable[..., Any]:
+    function = click.option("--no-pending", "no_pending", is_flag=True,
+                            help="Check registered profiles only; by default the pending profiles made at a "
+                                 "version (by run or collect) count for it, marked as pending.")(function)
     return click.option("-c", "--compute-missing", "compute_here", is_flag=True,
                         help="Collect missing profiles with the job matrix before checking.")(function)
 
@@ -157,10 +160,12 @@ def _finish(report: Any, fail_on: str) -> None:
 @_compute_option
 @_output_options
 @click.pass_context
-def check_head(ctx: click.Context, revision: str | None, compute_here: bool, methods: tuple[str, ...],
-               output_format: str, fail_on: str, output: str | None, verbose: int) -> None:
+def check_head(ctx: click.Context, revision: str | None, compute_here: bool, no_pending: bool,
+               methods: tuple[str, ...], output_format: str, fail_on: str, output: str | None,
+               verbose: int) -> None:
     """Check the profiles of HASH (default HEAD) against their nearest predecessors."""
-    _check_history(ctx, "check_head", revision, compute_here, methods, output_format, fail_on, output, verbose)
+    _check_history(ctx, "check_head", revision, compute_here, methods, output_format, fail_on, output, verbose,
+                   include_pending=not no_pending)
 
 
 @check.command("all", context_settings=CONTEXT)
@@ -168,10 +173,12 @@ def check_head(ctx: click.Context, revision: str | None, compute_here: bool, met
 @_compute_option
 @_output_options
 @click.pass_context
-def check_all(ctx: click.Context, revision: str | None, compute_here: bool, methods: tuple[str, ...],
-              output_format: str, fail_on: str, output: str | None, verbose: int) -> None:
+def check_all(ctx: click.Context, revision: str | None, compute_here: bool, no_pending: bool,
+              methods: tuple[str, ...], output_format: str, fail_on: str, output: str | None,
+              verbose: int) -> None:
     """Check every version from HASH (default HEAD) back that has profiles."""
-    _check_history(ctx, "check_all", revision, compute_here, methods, output_format, fail_on, output, verbose)
+    _check_history(ctx, "check_all", revision, compute_here, methods, output_format, fail_on, output, verbose,
+                   include_pending=not no_pending)
 
 
 def _refuse_unwritable(output: str | None) -> None:
@@ -184,7 +191,7 @@ def _refuse_unwritable(output: str | None) -> None:
 
 def _check_history(ctx: click.Context, function: str, revision: str | None, compute_here: bool,
                    methods: tuple[str, ...], output_format: str, fail_on: str, output: str | None,
-                   verbose: int) -> None:
+                   verbose: int, *, include_pending: bool = True) -> None:
     """Run api_check.check_head or check_all and report: the shared body of both commands."""
     from perun_core.api import check as api_check
 
@@ -192,7 +199,7 @@ def _check_history(ctx: click.Context, function: str, revision: str | None, comp
     _refuse_unwritable(output)
     compute = compute_here or bool(ctx.meta.get("check.compute_missing"))
     report = getattr(api_check, function)(revision, methods=list(methods) or None, compute_missing=compute,
-                                          on_event=_collection_printer(verbose))
+                                          include_pending=include_pending, on_event=_collection_printer(verbose))
     _emit_report(report, output_format, fail_on, output, verbose)
     _finish(report, fail_on)
 
