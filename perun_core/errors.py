@@ -200,9 +200,20 @@ class ProfileNotFound(ProfileError):
 
 
 class TagOutOfRange(ProfileError):
-    def __init__(self, tag: str, count: int, kind: str) -> None:
+    """A ``N@i`` / ``N@p`` tag past the last profile; ``where`` says which list (``at de579c5`` for an index)."""
+
+    def __init__(self, tag: str, count: int, kind: str, where: str = "") -> None:
+        suffix = tag[tag.index("@"):] if "@" in tag else ""
+        place = f" {where}" if where else ""
+        if kind == "pending":
+            listed = "no profile is pending" if count == 0 else \
+                f"{count} profile{' is' if count == 1 else 's are'} pending"
+        else:
+            listed = f"no profile is {kind}{place}" if count == 0 else \
+                f"{count} profile{' is' if count == 1 else 's are'} {kind}{place}"
+        tags = "" if count == 0 else f" (tag 0{suffix})" if count == 1 else f" (tags 0{suffix} to {count - 1}{suffix})"
         super().__init__(
-            f"tag '{tag}' is out of range: there {'is' if count == 1 else 'are'} {count} {kind} profile{'' if count == 1 else 's'}",
+            f"tag '{tag}' is out of range: {listed}{tags}",
             hint="run 'perun-core status' to list profiles and their tags",
         )
         self.tag = tag

@@ -39,7 +39,7 @@ class ProfileRef:
     ``kind`` is ``index`` (registered at ``minor``), ``pending`` (in
     ``.perun/jobs``, made at ``minor``) or ``file``; ``name`` is how reports
     name it: the path given for files, ``<sha7>:<source>`` for registered
-    profiles and ``<sha7>:<source> (pending)`` for pending ones.
+    profiles and ``<sha7>:<source> (pending)`` for pending ones of a version.
     """
 
     source: str
@@ -55,8 +55,8 @@ class ProfileRef:
     def name(self) -> str:
         if self.kind == "index" and self.minor:
             return f"{self.minor[:7]}:{self.source}"
-        if self.kind == "pending":
-            return f"{self.minor[:7]}:{self.source} (pending)" if self.minor else f"{self.source} (pending)"
+        if self.kind == "pending" and self.minor:
+            return f"{self.minor[:7]}:{self.source} (pending)"
         return self.source
 
     @property
