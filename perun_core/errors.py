@@ -238,20 +238,26 @@ class UnsupportedProfile(ProfileError):
 
     ``profile_type`` is the profile's type; ``supported`` the types the view
     accepts; ``reason`` says what is missing when the type itself is fine
-    (e.g. a memory profile whose resources carry no call traces).
+    (e.g. a memory profile whose resources carry no call traces);
+    ``fitting``, when given, names the views that can show the profile.
     """
 
-    def __init__(self, view: str, profile_type: str, supported: Sequence[str], reason: str = "") -> None:
+    def __init__(self, view: str, profile_type: str, supported: Sequence[str], reason: str = "",
+                 fitting: Sequence[str] | None = None) -> None:
         kinds = ", ".join(supported) or "any"
         if reason:
             message = f"view '{view}' cannot show this {profile_type or 'untyped'} profile: {reason}"
         else:
             message = f"view '{view}' cannot show a {profile_type or 'untyped'} profile; it supports: {kinds}"
+        if fitting is not None:
+            message += (f"; views that can show it: {', '.join(fitting)}" if fitting
+                        else "; no view can show it")
         super().__init__(message)
         self.view = view
         self.profile_type = profile_type
         self.supported = list(supported)
         self.reason = reason
+        self.fitting = list(fitting or ())
 
 
 class EmptyProfile(ProfileError):

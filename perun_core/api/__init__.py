@@ -36,6 +36,7 @@ _export("check", """FAIL_ON HISTORY_WINDOW PairReport VersionReport CheckReport 
 _export("files", "ensure_writable_target write_user_file")
 _export("text", "escape_controls escape_lines has_controls")
 _export("check", "MethodInfo check_method check_methods")
+_export("views", "ViewFit view_fits fitting_views")
 
 __all__ = sorted(_EXPORTS)
 

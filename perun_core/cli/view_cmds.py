@@ -106,6 +106,14 @@ def show_view(name: str, values: dict[str, Any], *, filename: str | None, width:
     chosen = view.format_for(fmt, filename)
     spec, minor = click.get_current_context().meta["profile_spec"]
     loaded = api.load_profile(spec, minor=minor)
+    fits = {fit.name: fit for fit in api.view_fits(loaded.profile)}
+    # an empty profile gets the view's own message (it says what the view needs)
+    if name in fits and not fits[name].fits and loaded.profile.resource_count():
+        from perun_core.errors import UnsupportedProfile
+
+        wrong_type = bool(view.profile_types) and loaded.profile.type not in view.profile_types
+        raise UnsupportedProfile(name, loaded.profile.type, view.profile_types, "" if wrong_type else fits[name].reason,
+                                 fitting=[other for other, fit in fits.items() if fit.fits])
     given = {key: value for key, value in values.items() if value is not None and value != ()}
     result = view.run(loaded.profile, given)
     to_html = bool(filename) and filename.lower().endswith(HTML_SUFFIXES)

@@ -27,6 +27,7 @@ from .base import (
     with_notes,
     with_unit,
 )
+from .fits import needs_amount
 from .style import format_number
 
 if TYPE_CHECKING:  # pragma: no cover
@@ -113,6 +114,7 @@ VIEW = View(
         Y_LABEL,
         TITLE,
     ),
+    fits=needs_amount,
     build=build,
     render_result=render_figure,
 )
