@@ -50,7 +50,7 @@ def test_init_run_matrix_check_head_finds_the_slow_down_without_add(tmp_path):
     root = tmp_path / "project"
     v1, v2 = make_project(root)
     assert cli("init", cwd=root).returncode == 0
-    for key, value in {"cmds": f"[{sys.executable} app.py]", "workloads": "['40000']",
+    for key, value in {"cmds": f"[{sys.executable} app.py]", "workloads": "['150000']",
                        "collectors": "[{name: pytrace, params: {functions: ['crunch'], clock: cpu}}]"}.items():
         done = cli("config", "set", key, value, cwd=root)
         assert done.returncode == 0, done.stderr
