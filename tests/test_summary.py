@@ -37,3 +37,9 @@ def test_the_tui_details_use_the_core_summary():
     from perun_tui import stats
 
     assert stats.summarize is api.summary and stats.ProfileSummary is api.ProfileSummary
+
+
+def test_summary_stays_the_function_after_its_module_is_imported():
+    import perun_core.api.statistics  # noqa: F401 - a module named like the function would shadow it
+
+    assert callable(api.summary)

@@ -37,7 +37,7 @@ _export("files", "ensure_writable_target write_user_file")
 _export("text", "escape_controls escape_lines has_controls")
 _export("check", "MethodInfo check_method check_methods")
 _export("views", "ViewFit view_fits fitting_views")
-_export("summary", "FieldStats ModelRow ProfileSummary summary short_number")
+_export("statistics", "FieldStats ModelRow ProfileSummary summary short_number")
 
 __all__ = sorted(_EXPORTS)
 
