@@ -45,7 +45,7 @@ from pathlib import Path
 from typing import Any
 
 from . import _AUTHORS, GitCommit, build_in_place, write_history
-from ..errors import ExternalToolError
+from ..errors import ExternalToolError, Interrupted
 
 __all__ = ["COLLECTED_DEMO_VERSION", "DEMO_COMMITS", "HOW_TO_GET_TOOLS", "build_collected_demo",
            "check_demo_tools"]
@@ -378,23 +378,26 @@ def _build(root: Path, progress: Callable[[str], None], cancel: threading.Event 
     _configure(root)
     with api.open_repository(root) as repo:
         # the traced builds run beside the timed ones: each phase waits on compilers and its own
-        # worktrees much of the time, so on two cores both together take little longer than the first
+        # worktrees much of the time, so on two cores both together take little longer than the first.
+        # Should the traced phase fail beside the other, it is run again alone before giving up.
         outcome: dict[str, Any] = {}
-
-        def trace_phase() -> None:
-            try:
-                outcome["traced"] = api_run.run_job(
-                    [_BENCH], workloads=[_SIZES["id"]], collectors=[("trace", _TRACE_PARAMS)],
-                    postprocessors=[("filter", _FILTER), ("filter", _FILTER_WALKS), ("regression_analysis", _MODELS)],
-                    minor_versions=[shas[i] for i in _TRACED],
-                    on_event=_reporter(progress, "trace profiles with regression models"), cancel=stop, repo=repo)
-            except BaseException as exc:  # noqa: BLE001 - handed to the building thread below
-                outcome["error"] = exc
-                stop.set()
-
         stop = threading.Event()
+
+        def trace_phase(cancelled: threading.Event | None) -> Any:
+            return api_run.run_job(
+                [_BENCH], workloads=[_SIZES["id"]], collectors=[("trace", _TRACE_PARAMS)],
+                postprocessors=[("filter", _FILTER), ("filter", _FILTER_WALKS), ("regression_analysis", _MODELS)],
+                minor_versions=[shas[i] for i in _TRACED],
+                on_event=_reporter(progress, "trace profiles with regression models"), cancel=cancelled, repo=repo)
+
+        def beside() -> None:
+            try:
+                outcome["traced"] = trace_phase(stop)
+            except BaseException as exc:  # noqa: BLE001 - looked at by the building thread below
+                outcome["error"] = exc
+
         watcher = _forward_cancel(cancel, stop)
-        tracer = threading.Thread(target=trace_phase, name="demo-trace", daemon=True)
+        tracer = threading.Thread(target=beside, name="demo-trace", daemon=True)
         tracer.start()
         try:
             timed = api_run.run_matrix(minor_versions=shas, on_event=_reporter(progress, "time profiles"),
@@ -405,9 +408,12 @@ def _build(root: Path, progress: Callable[[str], None], cancel: threading.Event 
         finally:
             tracer.join()
             watcher.set()
-        if "error" in outcome:
+        if "traced" in outcome:
+            traced = outcome["traced"]
+        elif isinstance(outcome.get("error"), Interrupted) and cancel is not None and cancel.is_set():
             raise outcome["error"]
-        traced = outcome["traced"]
+        else:
+            traced = trace_phase(cancel)
         progress("collecting a memory profile and two pending profiles of HEAD")
         # one worktree for the three: only the memory profile is registered, the others stay pending
         last = api_run.run_job([_BENCH], workloads=[_MEMORY_SIZE],

@@ -71,6 +71,8 @@ def test_init_run_matrix_check_head_finds_the_slow_down_without_add(tmp_path):
     assert slow and slow[0]["result"] == "Degradation", records
     assert all(r["target"].startswith(v2[:7]) and r["target"].endswith("(pending)") for r in records)
     assert all(r["baseline"].startswith(v1[:7]) for r in records)
+    every = cli("check", "all", cwd=root)
+    assert every.returncode == 3 and "crunch" in every.stdout, every.stdout + every.stderr
 
 
 def test_registered_baseline_is_preferred_and_no_pending_keeps_to_registered(tmp_path):
