@@ -204,9 +204,20 @@ class ProfileNotFound(ProfileError):
 
 
 class TagOutOfRange(ProfileError):
-    def __init__(self, tag: str, count: int, kind: str) -> None:
+    """A ``N@i`` / ``N@p`` tag past the last profile; ``where`` says which list (``at de579c5`` for an index)."""
+
+    def __init__(self, tag: str, count: int, kind: str, where: str = "") -> None:
+        suffix = tag[tag.index("@"):] if "@" in tag else ""
+        place = f" {where}" if where else ""
+        if kind == "pending":
+            listed = "no profile is pending" if count == 0 else \
+                f"{count} profile{' is' if count == 1 else 's are'} pending"
+        else:
+            listed = f"no profile is {kind}{place}" if count == 0 else \
+                f"{count} profile{' is' if count == 1 else 's are'} {kind}{place}"
+        tags = "" if count == 0 else f" (tag 0{suffix})" if count == 1 else f" (tags 0{suffix} to {count - 1}{suffix})"
         super().__init__(
-            f"tag '{tag}' is out of range: there {'is' if count == 1 else 'are'} {count} {kind} profile{'' if count == 1 else 's'}",
+            f"tag '{tag}' is out of range: {listed}{tags}",
             hint="run 'perun-core status' to list profiles and their tags",
         )
         self.tag = tag
@@ -231,20 +242,26 @@ class UnsupportedProfile(ProfileError):
 
     ``profile_type`` is the profile's type; ``supported`` the types the view
     accepts; ``reason`` says what is missing when the type itself is fine
-    (e.g. a memory profile whose resources carry no call traces).
+    (e.g. a memory profile whose resources carry no call traces);
+    ``fitting``, when given, names the views that can show the profile.
     """
 
-    def __init__(self, view: str, profile_type: str, supported: Sequence[str], reason: str = "") -> None:
+    def __init__(self, view: str, profile_type: str, supported: Sequence[str], reason: str = "",
+                 fitting: Sequence[str] | None = None) -> None:
         kinds = ", ".join(supported) or "any"
         if reason:
             message = f"view '{view}' cannot show this {profile_type or 'untyped'} profile: {reason}"
         else:
             message = f"view '{view}' cannot show a {profile_type or 'untyped'} profile; it supports: {kinds}"
+        if fitting is not None:
+            message += (f"; views that can show it: {', '.join(fitting)}" if fitting
+                        else "; no view can show it")
         super().__init__(message)
         self.view = view
         self.profile_type = profile_type
         self.supported = list(supported)
         self.reason = reason
+        self.fitting = list(fitting or ())
 
 
 class EmptyProfile(ProfileError):

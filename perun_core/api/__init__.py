@@ -35,7 +35,7 @@ _export("repository", """SORT_KEYS InitResult init AddedProfile add RemovedProfi
         ProfileCounts LogEntry log log_format ProfileInfo""")
 _export("config", """ConfigValue config_get config_set config_reset EditRequest config_edit_request
         validate_config_file parse_config_value editor_command""")
-_export("profiles", "LoadedProfile load_profile summary ProfileSummary FieldStats ModelRow format_number")
+_export("profiles", "LoadedProfile load_profile")
 _export("matrix", "MATRIX_KEYS read_matrix check_local_config validate_matrix save_matrix")
 _export("run", """UnitInfo units stream collect run_job run_matrix PostprocessResult postprocess EventStream
         Job RunResult WrittenProfile""")
@@ -59,6 +59,8 @@ _export("bisecting", """BisectResult BisectStep BisectStarted BisectCollecting B
 _export("remote", """PushResult FetchResult PullResult RemoteState push fetch pull remote_status PushRetried RemoteContacted
         TransferProgress TransferStarted""")
 _export("fsck", "STALE_AFTER FsckProblem FsckReport fsck")
+_export("views", "ViewFit view_fits fitting_views")
+_export("statistics", "FieldStats ModelRow ProfileSummary summary short_number format_number MEASURED_KEYS")
 
 __all__ = sorted(_EXPORTS)
 

@@ -90,12 +90,17 @@ def check_head(
     store: bool = True,
     confirm: bool | None = False,
     confirm_runs: int = 7,
+    include_pending: bool = True,
     on_event: Callable[[Any], None] | None = None,
     cancel: threading.Event | None = None,
     repo: PerunRepository | None = None,
     cwd: Path | str | None = None,
 ) -> CheckReport:
-    """Check every registered profile of ``revision`` (default HEAD) against its baseline (spec §3.2.14).
+    """Check every profile of ``revision`` (default HEAD) against its baseline (spec §3.2.14).
+
+    Registered profiles and the pending ones made at ``revision`` are
+    checked; ``include_pending=False`` keeps to registered ones (see
+    :mod:`perun_core.check.pairing` for how pending profiles pair).
 
     ``methods`` overrides the configured strategy; ``compute_missing`` runs
     the job matrix first for the version and its first parent when they lack
@@ -113,7 +118,7 @@ def check_head(
     emit = emitter(on_event)
     with _using(repo, cwd) as r:
         target = r.resolve_minor(revision)
-        pairing = Pairing(r, sort_key=sort_key_of(r))
+        pairing = Pairing(r, sort_key=sort_key_of(r), include_pending=include_pending)
 
         def collect_for() -> list[str]:
             return [target, *pairing.parents(target)[:1]]
@@ -130,12 +135,13 @@ def check_all(
     store: bool = True,
     confirm: bool | None = False,
     confirm_runs: int = 7,
+    include_pending: bool = True,
     on_event: Callable[[Any], None] | None = None,
     cancel: threading.Event | None = None,
     repo: PerunRepository | None = None,
     cwd: Path | str | None = None,
 ) -> CheckReport:
-    """Check every version from ``revision`` (default HEAD) back that has registered profiles (spec §3.2.15).
+    """Check every version from ``revision`` (default HEAD) back that has profiles (spec §3.2.15).
 
     Versions come newest first, as ``log`` lists them.  See :func:`check_head`.
     """
@@ -148,11 +154,12 @@ def check_all(
         start = r.resolve_minor(revision)
         history = list(r.vcs.walk_minor_versions(start))
         parents = {v.checksum: tuple(v.parents) for v in history}
-        pairing = Pairing(r, parents, sort_key=sort_key_of(r))
+        pairing = Pairing(r, parents, sort_key=sort_key_of(r), include_pending=include_pending)
         all_versions = [v.checksum for v in history]
 
         def targets() -> list[str]:
-            return [minor for minor in all_versions if r.has_index(minor)]
+            pending = pairing.versions_with_pending()
+            return [minor for minor in all_versions if minor in pending or r.has_index(minor)]
 
         return run_versions("all", r, targets, pairing, methods, compute_missing, store, emit, cancel,
                             lambda: all_versions, _collector(r), confirm, confirm_runs_checked(confirm_runs))

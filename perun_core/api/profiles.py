@@ -15,12 +15,11 @@ from ..errors import NotPerunRepository
 from ..storage.lookup import TAG, find_profile
 from ..storage.repository import PerunRepository
 
-from ..profile.summary import FieldStats, ModelRow, ProfileSummary, format_number
 
 if TYPE_CHECKING:
     from ..profile.model import Profile
 
-__all__ = ["FieldStats", "LoadedProfile", "ModelRow", "ProfileSummary", "format_number", "load_profile", "summary"]
+__all__ = ["LoadedProfile", "load_profile"]
 
 @dataclass(slots=True)
 class LoadedProfile:
@@ -60,10 +59,3 @@ def _load_in(repo: PerunRepository, spec: str, minor: str | None) -> LoadedProfi
     target = repo.resolve_minor(minor) if needs_index else None
     item = find_profile(repo, spec, target)
     return LoadedProfile(item.load(repo), item.source, item.kind, item.minor)
-
-
-def summary(profile: Profile) -> ProfileSummary:
-    """Statistics of every numeric resource field of ``profile`` and a row per model (numpy: call off the UI thread)."""
-    from ..profile.summary import summarize
-
-    return summarize(profile)

@@ -22,12 +22,14 @@ from ..views.heapmap import HEAT_GLYPHS, HeapLayout, allocations_in, heat_glyph,
 from ..views.style import DEFAULT_THEME, Theme
 
 if TYPE_CHECKING:  # pragma: no cover
+    from ..profile.model import Profile
     from ..storage.repository import PerunRepository
     from ..views.base import Figure, View
 
 __all__ = ["DEFAULT_THEME", "HEAT_GLYPHS", "HTML_SUFFIXES", "PLAIN_SUFFIXES", "FlameLayout", "HeapLayout", "Shown", "Span", "Theme",
            "allocations_in", "block_colour", "build_view", "heat_glyph", "layout_flame", "layout_heap", "one_plot",
-           "only_types", "profile_json", "render_view", "show", "site_glyph", "view", "view_names", "write_output"]
+           "only_types", "profile_json", "render_view", "show", "site_glyph", "view", "view_names", "write_output",
+           "ViewFit", "view_fits", "fitting_views"]
 
 
 def view(name: str) -> View:
@@ -117,6 +119,16 @@ def show(
     declared = view(name)
     chosen = declared.format_for(fmt, filename)
     loaded = load_profile(spec, minor=minor, repo=repo, cwd=cwd)
+    fits = {fit.name: fit for fit in view_fits(loaded.profile)}
+    # a view that cannot show the profile says why and names those that can (an empty profile gets the
+    # view's own message, which says what the view needs)
+    if name in fits and not fits[name].fits and loaded.profile.resource_count():
+        from ..errors import UnsupportedProfile
+
+        wrong_type = bool(declared.profile_types) and loaded.profile.type not in declared.profile_types
+        raise UnsupportedProfile(name, loaded.profile.type, declared.profile_types,
+                                 "" if wrong_type else fits[name].reason,
+                                 fitting=[other for other, fit in fits.items() if fit.fits])
     given = {key: value for key, value in (params or {}).items() if value is not None and value != ()}
     model = declared.run(loaded.profile, given)
     to_html = bool(filename) and str(filename).lower().endswith(HTML_SUFFIXES)
@@ -159,3 +171,49 @@ def _plain_page(ansi_text: str, title: str) -> str:
 
 def _escape_html(text: str) -> str:
     return text.replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;")
+
+
+@dataclass(frozen=True, slots=True)
+class ViewFit:
+    """One registered view and whether it can show a profile; ``reason`` says why not ("" when it can)."""
+
+    name: str
+    summary: str
+    fits: bool
+    reason: str = ""
+
+
+def view_fits(
+    profile: Profile | dict | str,
+    *,
+    minor: str | None = None,
+    repo: PerunRepository | None = None,
+    cwd: Path | str | None = None,
+) -> list[ViewFit]:
+    """Every registered view, in the order ``show`` lists them, with whether it fits ``profile``.
+
+    ``profile`` is a loaded profile (or its JSON dict) or a spec that
+    :func:`perun_core.api.load_profile` looks up (``0@i``, a name, a path).
+    """
+    from ..profile.query import as_profile
+    from ..views import get_view, view_names
+    from ..views.fits import traits_of
+
+    if isinstance(profile, str):
+        from .repository import load_profile
+
+        loaded = load_profile(profile, minor=minor, repo=repo, cwd=cwd).profile
+    else:
+        loaded = as_profile(profile)
+    traits = traits_of(loaded)
+    out = []
+    for name in view_names():
+        view = get_view(name)
+        reason = view.fit(loaded, traits)
+        out.append(ViewFit(name, view.summary, reason is None, reason or ""))
+    return out
+
+
+def fitting_views(profile: Profile | dict) -> list[str]:
+    """The names of the views that can show ``profile``."""
+    return [fit.name for fit in view_fits(profile) if fit.fits]

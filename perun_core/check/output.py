@@ -77,8 +77,15 @@ def _pair_lines(pair: PairReport, bar: str, verbose: int, show_baseline: bool) -
     if show_baseline:
         base = pair.baseline
         where = f"{base.minor[:7]}" if base.minor else base.name
-        yield [(bar, "graph"), ("   ", ""), ("| * ", "graph"), (where, "checksum"), (f": {base.desc or base.source}", "")]
-    yield [(bar, "graph"), ("   ", ""), (f"> {pair.target.config}", "muted")]
+        line: Line = [(bar, "graph"), ("   ", ""), ("| * ", "graph"), (where, "checksum"),
+                      (f": {base.desc or base.source}", "")]
+        if base.pending:
+            line.append((f" (baseline is the pending profile {base.source})", "maybe"))
+        yield line
+    target = [(bar, "graph"), ("   ", ""), (f"> {pair.target.config}", "muted")]
+    if pair.target.pending:
+        target.append((f" (pending profile {pair.target.source})", "maybe"))
+    yield target
     by_method: dict[str, list[Finding]] = {}
     for finding in pair.findings:
         by_method.setdefault(finding.method, []).append(finding)
@@ -125,6 +132,10 @@ def summary(report: CheckReport) -> Line:
     if report.collected:
         parts.append((f" (profiles collected for {len(report.collected)} version"
                       f"{'s' if len(report.collected) != 1 else ''})", "muted"))
+    pending = report.pending_pairs
+    if pending:
+        parts.append((f"; {pending} pair{'s' if pending != 1 else ''} used pending profiles, which 'add' registers",
+                      "muted"))
     return parts
 
 

@@ -6,6 +6,15 @@ the *nearest* predecessor version that has one: the parents are searched
 breadth first, first parents before second ones, so a merge finds its
 baseline on whichever side is closer.  Versions without an index are walked
 through, not stopped at.
+
+Pending profiles take part too (``include_pending``, the default): a profile
+that ``run`` or ``collect`` left in ``.perun/jobs`` belongs to the version
+its ``origin`` names, so ``init``, ``run matrix`` on two commits and ``check
+head`` find a change without a manual ``add``.  They are marked ``pending``
+in every report.  Within one version a registered profile of a
+configuration is preferred to a pending one as the baseline, since the user
+chose it; among pending profiles of one configuration only the newest one
+counts (an earlier run of the same job is superseded, not compared twice).
 """
 
 from __future__ import annotations
@@ -27,9 +36,10 @@ __all__ = ["Pairing", "ProfileCache", "ProfileRef"]
 class ProfileRef:
     """A checked profile as reports show it.
 
-    ``kind`` is ``index`` (registered at ``minor``), ``pending`` or
-    ``file``; ``name`` is how reports name it: the path given for files,
-    ``<sha7>:<source>`` for registered profiles.
+    ``kind`` is ``index`` (registered at ``minor``), ``pending`` (in
+    ``.perun/jobs``, made at ``minor``) or ``file``; ``name`` is how reports
+    name it: the path given for files, ``<sha7>:<source>`` for registered
+    profiles and ``<sha7>:<source> (pending)`` for pending ones of a version.
     """
 
     source: str
@@ -45,7 +55,13 @@ class ProfileRef:
     def name(self) -> str:
         if self.kind == "index" and self.minor:
             return f"{self.minor[:7]}:{self.source}"
+        if self.kind == "pending" and self.minor:
+            return f"{self.minor[:7]}:{self.source} (pending)"
         return self.source
+
+    @property
+    def pending(self) -> bool:
+        return self.kind == "pending"
 
     def to_record(self) -> dict[str, str | None]:
         return {"source": self.source, "kind": self.kind, "minor": self.minor, "checksum": self.checksum,
@@ -59,7 +75,21 @@ class ProfileRef:
 
 
 def ref_of_info(info: ProfileInfo, minor: str, desc: str = "") -> ProfileRef:
-    return ProfileRef(info.source, "index", minor, info.checksum, info.type, describe_config(info), desc)
+    kind = "index" if info.registered else "pending"
+    return ProfileRef(info.source, kind, minor, info.checksum, info.type, describe_config(info), desc)
+
+
+def profile_key(info: ProfileInfo) -> str | None:
+    """What identifies the content of ``info`` for the cache: its checksum, or a pending file's path and stamp."""
+    if info.checksum:
+        return info.checksum
+    if info.path is None:
+        return None
+    try:
+        stat = info.path.stat()
+    except OSError:
+        return None
+    return f"pending:{info.path}:{stat.st_size}:{stat.st_mtime_ns}"
 
 
 class ProfileCache:
@@ -70,12 +100,27 @@ class ProfileCache:
         self.capacity = capacity
         self._items: OrderedDict[str, ProfileData] = OrderedDict()
 
+    def get_info(self, info: ProfileInfo, label: str = "") -> ProfileData:
+        """The profile of a registered or a pending ``info``."""
+        key = profile_key(info)
+        if info.checksum or key is None or info.path is None:
+            return self.get(info.checksum or "", label)
+        found = self._items.get(key)
+        if found is not None:
+            self._items.move_to_end(key)
+            return found
+        from ..profile.codec import load_profile_from_file
+
+        return self._keep(key, ProfileData(load_profile_from_file(info.path), label=label), label)
+
     def get(self, checksum: str, label: str = "") -> ProfileData:
         found = self._items.get(checksum)
         if found is not None:
             self._items.move_to_end(checksum)
             return found
-        full = ProfileData(self.repo.objects.read_profile(checksum), label=label)
+        return self._keep(checksum, ProfileData(self.repo.objects.read_profile(checksum), label=label), label)
+
+    def _keep(self, checksum: str, full: ProfileData, label: str) -> ProfileData:
         # keep the measurements and models, not the (possibly huge) resources
         data = ProfileData.prepared(full.light_profile(), full.samples(), label=label)
         self._items[checksum] = data
@@ -92,8 +137,10 @@ class Pairing:
     """
 
     def __init__(self, repo: PerunRepository, parents: dict[str, tuple[str, ...]] | None = None,
-                 sort_key: str = "time") -> None:
+                 sort_key: str = "time", include_pending: bool = True) -> None:
         self.repo = repo
+        self.include_pending = include_pending
+        self._pending: dict[str, list[ProfileInfo]] | None = None
         self._parents = dict(parents or {})
         self._infos: dict[str, list[ProfileInfo]] = {}
         self._sort_key = sort_key
@@ -117,16 +164,41 @@ class Pairing:
             return ""
 
     def infos(self, minor: str) -> list[ProfileInfo]:
-        """Registered profiles of ``minor`` ([] without an index)."""
+        """Registered profiles of ``minor`` ([] without an index), then its pending ones (see the module)."""
         found = self._infos.get(minor)
         if found is None:
             found = self.repo.registered_infos(minor, self._sort_key) if self.repo.has_index(minor) else []
+            found = found + self.pending_of(minor)
             self._infos[minor] = found
         return found
+
+    def pending_of(self, minor: str) -> list[ProfileInfo]:
+        """The newest valid pending profile of each configuration whose origin is ``minor``."""
+        if not self.include_pending:
+            return []
+        if self._pending is None:
+            newest: dict[tuple[str, tuple], ProfileInfo] = {}
+            for info in self.repo.pending_infos(self._sort_key):
+                if info.error is not None or not info.origin or info.path is None:
+                    continue
+                key = (info.origin, config_key(info))
+                if key not in newest or info.time > newest[key].time:
+                    newest[key] = info
+            grouped: dict[str, list[ProfileInfo]] = {}
+            for (origin, _config), info in newest.items():
+                grouped.setdefault(origin, []).append(info)
+            self._pending = {origin: sorted(infos, key=lambda i: int(i.tag.split("@")[0])) for origin, infos in grouped.items()}
+        return list(self._pending.get(minor, ()))
+
+    def versions_with_pending(self) -> set[str]:
+        """Versions that pending profiles name as their origin."""
+        self.pending_of("")
+        return set(self._pending or ())
 
     def forget(self, minor: str) -> None:
         """Drop what is cached about ``minor`` (profiles were just registered there)."""
         self._infos.pop(minor, None)
+        self._pending = None
         self._baselines.clear()
 
     def baseline_of(self, minor: str, info: ProfileInfo) -> tuple[str, ProfileInfo] | None:
@@ -147,7 +219,8 @@ class Pairing:
             candidate = queue.popleft()
             hits = matching(candidate)
             if hits:
-                return candidate, max(hits, key=lambda i: i.time)
+                registered = [i for i in hits if i.registered]
+                return candidate, max(registered or hits, key=lambda i: i.time)
             for parent in self.parents(candidate):
                 if parent not in seen:
                     seen.add(parent)

@@ -113,6 +113,11 @@ class CheckReport:
         return sum(len(v.pairs) for v in self.versions)
 
     @property
+    def pending_pairs(self) -> int:
+        """Pairs in which the baseline or the target is a pending profile."""
+        return sum(1 for v in self.versions for p in v.pairs if p.baseline.pending or p.target.pending)
+
+    @property
     def notes(self) -> list[str]:
         """The distinct warnings and advice of all pairs, each once, in order."""
         return list(dict.fromkeys(note for version in self.versions for pair in version.pairs for note in pair.notes))

@@ -141,7 +141,7 @@ def _collect_missing(repo: PerunRepository, pairing: Pairing, versions: Sequence
 def _check_version(repo: PerunRepository, minor: str, pairing: Pairing, cache: ProfileCache, strategy: Strategy,
                    emit: Callable[[Any], None], cancel: threading.Event | None) -> VersionReport:
     from .engine import check_pair
-    from .pairing import ref_of_info
+    from .pairing import profile_key, ref_of_info
 
     infos = pairing.infos(minor)
     pairs: list[PairReport] = []
@@ -151,7 +151,7 @@ def _check_version(repo: PerunRepository, minor: str, pairing: Pairing, cache: P
         _stop_if(cancel)
         found = pairing.baseline_of(minor, info)
         target_ref = ref_of_info(info, minor)
-        if found is None or not info.checksum or not found[1].checksum:
+        if found is None or profile_key(info) is None or profile_key(found[1]) is None:
             unpaired.append(target_ref)
             continue
         base_minor, base_info = found
@@ -159,8 +159,8 @@ def _check_version(repo: PerunRepository, minor: str, pairing: Pairing, cache: P
         history = None
         if needs_history:
             chain = pairing.chain(base_minor, base_info, HISTORY_WINDOW - 2)
-            history = [cache.get(i.checksum) for _m, i in chain if i.checksum] + [cache.get(base_info.checksum)]
-        outcome = check_pair(cache.get(base_info.checksum), cache.get(info.checksum), strategy,
+            history = [cache.get_info(i) for _m, i in chain if profile_key(i)] + [cache.get_info(base_info)]
+        outcome = check_pair(cache.get_info(base_info), cache.get_info(info), strategy,
                              baseline_name=base_ref.name, target_name=target_ref.name, history=history)
         pair = PairReport(base_ref, target_ref, tuple(outcome.methods), tuple(outcome.findings), tuple(outcome.errors),
                           tuple(outcome.notes))

@@ -61,6 +61,9 @@ def _compute_option(function: Callable[..., Any]) -> Callable[..., Any]:
     function = click.option("--confirm", is_flag=True,
                             help="Re-run the jobs of time-based changes, baseline and target alternately, and "
                                  "report only what those runs confirm.")(function)
+    function = click.option("--no-pending", "no_pending", is_flag=True,
+                            help="Check registered profiles only; by default the pending profiles made at a "
+                                 "version (by run or collect) count for it, marked as pending.")(function)
     return click.option("-c", "--compute-missing", "compute_here", is_flag=True,
                         help="Collect missing profiles with the job matrix before checking.")(function)
 
@@ -151,10 +154,11 @@ def _finish(report: Any, fail_on: str) -> None:
 @_output_options
 @click.pass_context
 def check_head(ctx: click.Context, revision: str | None, compute_here: bool, confirm: bool, confirm_runs: int,
-               methods: tuple[str, ...], output_format: str, fail_on: str, output: str | None, verbose: int) -> None:
+               no_pending: bool, methods: tuple[str, ...], output_format: str, fail_on: str, output: str | None,
+               verbose: int) -> None:
     """Check the profiles of HASH (default HEAD) against their nearest predecessors."""
     _check_history(ctx, "check_head", revision, compute_here, methods, output_format, fail_on, output, verbose,
-                   confirm, confirm_runs)
+                   confirm, confirm_runs, include_pending=not no_pending)
 
 
 @check.command("all", context_settings=CONTEXT)
@@ -163,10 +167,11 @@ def check_head(ctx: click.Context, revision: str | None, compute_here: bool, con
 @_output_options
 @click.pass_context
 def check_all(ctx: click.Context, revision: str | None, compute_here: bool, confirm: bool, confirm_runs: int,
-              methods: tuple[str, ...], output_format: str, fail_on: str, output: str | None, verbose: int) -> None:
+              no_pending: bool, methods: tuple[str, ...], output_format: str, fail_on: str, output: str | None,
+              verbose: int) -> None:
     """Check every version from HASH (default HEAD) back that has profiles."""
     _check_history(ctx, "check_all", revision, compute_here, methods, output_format, fail_on, output, verbose,
-                   confirm, confirm_runs)
+                   confirm, confirm_runs, include_pending=not no_pending)
 
 
 def _refuse_unwritable(output: str | None) -> None:
@@ -179,7 +184,8 @@ def _refuse_unwritable(output: str | None) -> None:
 
 def _check_history(ctx: click.Context, function: str, revision: str | None, compute_here: bool,
                    methods: tuple[str, ...], output_format: str, fail_on: str, output: str | None,
-                   verbose: int, confirm: bool = False, confirm_runs: int = 7) -> None:
+                   verbose: int, confirm: bool = False, confirm_runs: int = 7, *,
+                   include_pending: bool = True) -> None:
     """Run api_check.check_head or check_all and report: the shared body of both commands."""
     from perun_core.api import check as api_check
 
@@ -188,7 +194,7 @@ def _check_history(ctx: click.Context, function: str, revision: str | None, comp
     compute = compute_here or bool(ctx.meta.get("check.compute_missing"))
     report = getattr(api_check, function)(revision, methods=list(methods) or None, compute_missing=compute,
                                           confirm=confirm, confirm_runs=confirm_runs,
-                                          on_event=_collection_printer(verbose))
+                                          include_pending=include_pending, on_event=_collection_printer(verbose))
     _emit_report(report, output_format, fail_on, output, verbose)
     _finish(report, fail_on)
 

@@ -47,7 +47,7 @@ from pathlib import Path
 from typing import Any
 
 from . import _AUTHORS, GitCommit, build_in_place, write_history
-from ..errors import ExternalToolError
+from ..errors import ExternalToolError, Interrupted
 
 __all__ = ["COLLECTED_DEMO_VERSION", "DEMO_COMMITS", "HOW_TO_GET_TOOLS", "build_collected_demo",
            "check_demo_tools"]
@@ -371,14 +371,43 @@ def _build(root: Path, progress: Callable[[str], None], cancel: threading.Event 
     api.init(root)
     _configure(root)
     with api.open_repository(root) as repo:
-        timed = api_run.run_matrix(minor_versions=shas, on_event=_reporter(progress, "time profiles"),
-                                   cancel=cancel, repo=repo)
-        traced = api_run.run_job([_BENCH], workloads=[_SIZES["id"]], collectors=[("trace", _TRACE_PARAMS)],
-                                 postprocessors=[("filter", _FILTER), ("filter", _FILTER_WALKS),
-                                                 ("regression_analysis", _MODELS)],
-                                 minor_versions=[shas[i] for i in _TRACED],
-                                 on_event=_reporter(progress, "trace profiles with regression models"),
-                                 cancel=cancel, repo=repo)
+        # the traced builds run beside the timed ones: each phase waits on compilers and its own
+        # worktrees much of the time, so on two cores both together take little longer than the first.
+        # Should the traced phase fail beside the other, it is run again alone before giving up.
+        outcome: dict[str, Any] = {}
+        stop = threading.Event()
+
+        def trace_phase(cancelled: threading.Event | None) -> Any:
+            return api_run.run_job(
+                [_BENCH], workloads=[_SIZES["id"]], collectors=[("trace", _TRACE_PARAMS)],
+                postprocessors=[("filter", _FILTER), ("filter", _FILTER_WALKS), ("regression_analysis", _MODELS)],
+                minor_versions=[shas[i] for i in _TRACED],
+                on_event=_reporter(progress, "trace profiles with regression models"), cancel=cancelled, repo=repo)
+
+        def beside() -> None:
+            try:
+                outcome["traced"] = trace_phase(stop)
+            except BaseException as exc:  # noqa: BLE001 - looked at by the building thread below
+                outcome["error"] = exc
+
+        watcher = _forward_cancel(cancel, stop)
+        tracer = threading.Thread(target=beside, name="demo-trace", daemon=True)
+        tracer.start()
+        try:
+            timed = api_run.run_matrix(minor_versions=shas, on_event=_reporter(progress, "time profiles"),
+                                       cancel=stop, repo=repo)
+        except BaseException:
+            stop.set()
+            raise
+        finally:
+            tracer.join()
+            watcher.set()
+        if "traced" in outcome:
+            traced = outcome["traced"]
+        elif isinstance(outcome.get("error"), Interrupted) and cancel is not None and cancel.is_set():
+            raise outcome["error"]
+        else:
+            traced = trace_phase(cancel)
         progress("collecting a memory profile and two pending profiles of HEAD")
         # one worktree for the three: only the memory profile is registered, the others stay pending
         last = api_run.run_job([_BENCH], workloads=[_MEMORY_SIZE],
@@ -390,6 +419,22 @@ def _build(root: Path, progress: Callable[[str], None], cancel: threading.Event 
         _register([*timed.profiles, *traced.profiles, *memory], repo)
         progress("checking the history for performance changes")
         api_check.check_all(confirm=True, cancel=cancel, repo=repo)
+
+
+def _forward_cancel(cancel: threading.Event | None, stop: threading.Event) -> threading.Event:
+    """Set ``stop`` when ``cancel`` is set, until the returned event is set (a watcher thread)."""
+    done = threading.Event()
+    if cancel is None:
+        return done
+
+    def watch() -> None:
+        while not done.is_set():
+            if cancel.wait(0.1):
+                stop.set()
+                return
+
+    threading.Thread(target=watch, name="demo-cancel", daemon=True).start()
+    return done
 
 
 def build_collected_demo(path: Path | str, *, progress: Callable[[str], None] | None = None,

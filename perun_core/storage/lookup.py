@@ -71,7 +71,7 @@ def find_profile(
             assert minor is not None
             infos = repo.registered_infos(minor, sort_key_of(repo))
             if number >= len(infos):
-                raise TagOutOfRange(spec, len(infos), f"registered at {minor[:7]}:")
+                raise TagOutOfRange(spec, len(infos), "registered", f"at {minor[:7]}")
         else:
             infos = repo.pending_infos(sort_key_of(repo))
             if number >= len(infos):

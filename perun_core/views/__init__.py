@@ -15,6 +15,8 @@ name           result                                              formats
 ``heapmap``    :class:`~.heapmap.HeapMapResult`                    text
 =============  ==================================================  ===========================
 
+Each view declares which profiles it can show (``fits``, see
+:mod:`perun_core.views.fits`); :func:`perun_core.api.view_fits` asks them all.
 ``raw`` is not here: it is the profile's JSON, printed by the CLI itself.
 The views live in :data:`views`, a :class:`~perun_core.registry.Registry`
 that imports each built-in view the first time it is named.  Other packages

@@ -3,7 +3,11 @@
 Each bar shows ``func`` (sum, count, mean, median, min, max) of the ``of``
 values of the resources sharing one ``per`` value (``snapshots``, the
 region number, by default).  With ``by`` every bar is split by that key's
-values, stacked on top of each other or grouped side by side.  Values of
+values, stacked on top of each other or grouped side by side.  Different
+subtypes (a time profile's real, user and sys seconds) are never added up by
+default: without ``--per`` and ``--by`` a profile with several subtypes gets
+a bar per subtype (one snapshot) or the subtypes side by side in every
+snapshot.  Values of
 different units are never added up: see ``--type``.
 """
 
@@ -27,6 +31,7 @@ from .base import (
     with_notes,
     with_unit,
 )
+from .fits import needs_amount
 from .style import format_number
 
 if TYPE_CHECKING:  # pragma: no cover
@@ -69,11 +74,32 @@ def value_label(func: str, of: str, unit: str) -> str:
     return label if func == "count" else with_unit(label, unit)
 
 
-def build(profile: Profile, *, func: str, of: str, per: str, by: str | None, stacked: bool, type: str | None,
+def _per_subtype(profile: Profile, per: str, stacked: bool) -> tuple[str, str | None, bool]:
+    """``(per, by, stacked)`` that keep the subtypes of ``profile`` apart when it has several.
+
+    One snapshot: a bar per subtype; several: the subtypes side by side in
+    every snapshot (stacked, their sum would again be the bar's height).
+    """
+    from ..profile.query import unique_resource_values_of
+
+    subtypes = [v for v in unique_resource_values_of(profile, "subtype") if v is not None]
+    if len(subtypes) < 2:
+        return per, None, stacked
+    if len(list(profile.regions())) <= 1:
+        return "subtype", None, stacked
+    return per, "subtype", False
+
+
+def build(profile: Profile, *, func: str, of: str, per: str | None, by: str | None, stacked: bool, type: str | None,
           x_label: str | None, y_label: str | None, title: str | None) -> Figure:
     """The bars of ``func(of)`` per ``per`` value (split by ``by``) as a one-plot :class:`Figure`."""
     checked_keys("bars", profile, func, of, per=per, by=by)
     shown = select_type("bars", profile, of, type, counting=func == "count")
+    if per is None:
+        per = "snapshots"
+        if by is None and func != "count":
+            # real, user and sys seconds (or any subtypes) are different measurements: never one summed bar
+            per, by, stacked = _per_subtype(shown.profile, per, stacked)
     per_values, by_values, matrix = aggregated("bars", shown.profile, func, of, per, by)
     if not per_values:
         raise EmptyProfile("bars", f"resources with both '{of}' and '{per}'")
@@ -103,8 +129,9 @@ VIEW = View(
     params=(
         FUNC,
         OF,
-        Param("per", help="Resource key whose values are the bars (X axis).", flags=("-p", "--per"),
-              default="snapshots", metavar="KEY"),
+        Param("per", help="Resource key whose values are the bars (X axis) [default: snapshots; with several "
+                          "subtypes and no --by, subtype (one snapshot) or snapshots with --by subtype].",
+              flags=("-p", "--per"), metavar="KEY"),
         BY,
         Param("stacked", help="Stack the --by groups (default) or stand them side by side.", kind="bool",
               flags=("-s", "--stacked"), off=("-g", "--grouped"), default=True),
@@ -113,6 +140,7 @@ VIEW = View(
         Y_LABEL,
         TITLE,
     ),
+    fits=needs_amount,
     build=build,
     render_result=render_figure,
 )

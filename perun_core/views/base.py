@@ -83,6 +83,19 @@ class View:
     #: whether a profile without resources may be shown (the view checks itself)
     allows_empty: bool = False
     description: str = ""
+    #: which profiles the view can show: a function of :class:`~.fits.ProfileTraits` giving None when it
+    #: fits, else the reason it does not (see :mod:`perun_core.views.fits`); None accepts every profile
+    fits: Callable[[Any], str | None] | None = None
+
+    def fit(self, profile: Profile, traits: Any = None) -> str | None:
+        """None when the view can show ``profile``, else why not (a clause: "it has no ...")."""
+        from .fits import traits_of
+
+        if self.profile_types and profile.type not in self.profile_types:
+            return f"it is a {profile.type or 'untyped'} profile, not {' or '.join(self.profile_types)}"
+        if self.fits is None:
+            return None
+        return self.fits(traits if traits is not None else traits_of(profile))
 
     def param(self, name: str) -> Param:
         for param in self.params:

@@ -1,8 +1,11 @@
 """Flame graphs: inclusive consumption by call trace (spec §6.1.2).
 
 Any profile whose resources carry a call trace can be shown: memory, trace
-and sampling (perf) profiles.  Every frame is as wide as the total of --of
-of everything called through it; deallocations and amounts that are not
+and sampling (perf) profiles; so can profiles that record caller edges
+instead (pytrace in both modes, callgrind), whose stacks are rebuilt from
+the edges, each function's callees split in the proportions of its
+callers.  Every frame is as wide as the total of --of of everything called
+through it; deallocations and amounts that are not
 positive do not count.  Trace profiles add up ``exclusive`` by default
 (their ``amount`` is inclusive and would count nested calls twice), the
 others ``amount``.
@@ -30,6 +33,7 @@ from xml.sax.saxutils import escape, quoteattr
 
 from ..errors import EmptyProfile, UnsupportedProfile
 from .base import Param, RenderOptions, View, amount_unit, not_numeric, require_key, resource_keys
+from .fits import needs_calls
 from .style import RGB, Theme, fit, format_number, pad, paint
 
 if TYPE_CHECKING:  # pragma: no cover
@@ -183,18 +187,19 @@ def build(profile: Profile, *, of: str | None, title: str | None) -> FlameGraph:
     inclusive amount.
     """
     from ..profile.convert import to_flame_graph_format
+    from .callgraph import caller_stacks
 
+    keys = resource_keys(profile, snapshots=False)
+    from_edges = "trace" not in keys and "caller" in keys
     if of is None:
-        of = default_of(profile)
+        of = "amount" if from_edges else default_of(profile)
     require_key("flamegraph", "of", profile, of, numeric=True, snapshots=False)
-    folded = to_flame_graph_format(profile, of=of)
+    folded = caller_stacks(profile, of) if from_edges else to_flame_graph_format(profile, of=of)
     if not folded:
-        keys = resource_keys(profile, snapshots=False)
-        if "trace" not in keys:
+        if "trace" not in keys and "caller" not in keys:
             raise UnsupportedProfile(
                 "flamegraph", profile.type, TRACE_TYPES,
-                reason="its resources carry no call traces ('trace'); flame graphs need memory, trace or "
-                       "sampling profiles with traces",
+                reason="its resources carry no call stacks ('trace') or caller edges ('caller')",
             )
         if of not in resource_keys(profile, numeric=True, snapshots=False):
             raise not_numeric("flamegraph", "of", profile, of)
@@ -212,7 +217,7 @@ def build(profile: Profile, *, of: str | None, title: str | None) -> FlameGraph:
                 child = node.children[label] = Frame(label, _display_name(label, infos.get(label)))
             child.total += amount
             node = child
-    unit = amount_unit(profile, of, having="trace")
+    unit = amount_unit(profile, of, having="caller" if from_edges else "trace")
     return FlameGraph(
         root=root,
         of=of,
@@ -620,9 +625,9 @@ VIEW = View(
                     "resource has it (trace profiles), else amount].", flags=("-o", "--of"), metavar="KEY"),
         Param("title", help="Title of the graph.", flags=("-gt", "--graph-title"), metavar="TEXT"),
     ),
+    fits=needs_calls,
     build=build,
     render_result=render,
-    profile_types=TRACE_TYPES,
     formats=("icicle", "svg", "folded", "speedscope"),
     textual=("icicle",),
     extensions={".svg": "svg", ".folded": "folded", ".collapsed": "folded", ".json": "speedscope",

@@ -17,6 +17,7 @@ from typing import TYPE_CHECKING
 from ..errors import EmptyProfile
 from .bars import FUNC, OF, TITLE, X_LABEL, Y_LABEL, aggregated, checked_keys, value_label
 from .base import TYPE, Figure, Param, Plot, Series, View, render_figure, select_type, with_notes
+from .fits import needs_amount
 from .style import format_number
 
 if TYPE_CHECKING:  # pragma: no cover
@@ -79,6 +80,7 @@ VIEW = View(
         Y_LABEL,
         TITLE,
     ),
+    fits=needs_amount,
     build=build,
     render_result=render_figure,
 )

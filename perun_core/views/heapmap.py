@@ -17,6 +17,7 @@ from typing import TYPE_CHECKING
 
 from ..errors import EmptyProfile, InvalidParameter
 from .base import Param, RenderOptions, View
+from .fits import needs_addresses
 from .style import fit, format_number, paint
 
 if TYPE_CHECKING:  # pragma: no cover
@@ -353,6 +354,7 @@ VIEW = View(
         Param("snapshot", help="Show only this snapshot (numbered from 0).", kind="int", flags=("-s", "--snapshot"),
               minimum=0, metavar="N"),
     ),
+    fits=needs_addresses,
     build=build,
     render_result=render,
     profile_types=("memory",),

@@ -20,7 +20,7 @@ import threading
 from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
-from .style import DEFAULT_THEME, RGB, Theme, fit, strip_ansi
+from .style import DEFAULT_THEME, RGB, Theme, fit, fit_middle, strip_ansi
 
 if TYPE_CHECKING:  # pragma: no cover
     import numpy
@@ -180,8 +180,9 @@ def _figure(width: int, height: int, theme: Theme | None, title: str, xlabel: st
     plt = _plotext()
     plt.clear_figure()
     # plotext leaves out a title that does not fit centred over the canvas (right of the y ticks),
-    # and an x label that would touch the y label on the bottom line: cut them instead
-    title = fit(title, max(width - 16, 10))
+    # and an x label that would touch the y label on the bottom line: shorten them instead (a title
+    # in the middle, since its end tells plots apart: the uid, the subtype, a note)
+    title = fit_middle(title, max(width - 16, 10))
     xlabel, ylabel = fit(xlabel, width // 3), fit(ylabel, width // 3)
     # plotext clips to the real terminal unless told not to; we draw at the asked size
     plt.limit_size(False, False)

@@ -29,6 +29,7 @@ from .base import (
     with_unit,
 )
 from .bars import TITLE, X_LABEL, Y_LABEL
+from .fits import SIZE_KEY, needs_amount
 
 if TYPE_CHECKING:  # pragma: no cover
     from ..profile.model import Profile
@@ -98,13 +99,25 @@ def build(profile: Profile, *, of: str, per: str, uid: str | None, models: tuple
     from ..analysis import plot_points
     from ..analysis.points import read_points
 
+    import numpy as np
+
     require_key("scatter", "of", profile, of, numeric=True, snapshots=False)
-    require_key("scatter", "per", profile, per, numeric=True, snapshots=False)
+    # without input sizes the points stand in run order: the collector's 'order' or the order of the resources
+    by_order = per == SIZE_KEY and SIZE_KEY not in resource_keys(profile, numeric=True, snapshots=False)
+    per_name = "run order" if by_order else per
+    if by_order and "order" in resource_keys(profile, numeric=True, snapshots=False):
+        per, by_order = "order", False
+        x_label = "run order" if x_label is None else x_label
+    if not by_order:
+        require_key("scatter", "per", profile, per, numeric=True, snapshots=False)
     shown = select_type("scatter", profile, of, type)
     profile = shown.profile
     # a uid measuring several things (real/user/sys seconds) gets a plot per thing, as regression models them
-    found = read_points(profile, per, of, split_kinds=True)
+    found = read_points(profile, of if by_order else per, of, split_kinds=True)
     points = {u: xy for u, xy in found.by_uid.items() if len(xy[0])}
+    if by_order:
+        points = {u: (np.arange(1, len(y) + 1, dtype=np.float64), y) for u, (_x, y) in points.items()}
+        x_label = "run order" if x_label is None else x_label
     if not points:
         numeric = resource_keys(profile, numeric=True, snapshots=False)
         for param, key in (("of", of), ("per", per)):
@@ -127,7 +140,7 @@ def build(profile: Profile, *, of: str, per: str, uid: str | None, models: tuple
             curves.append(Series(curve_label(model), cx, cy))
         plots.append(Plot(
             kind="scatter",
-            title=with_notes(f"{of} per {per}; uid: {key}", shown.note()) if title is None else title,
+            title=with_notes(f"{of} per {per_name}; uid: {key}", shown.note()) if title is None else title,
             xlabel=xlabel,
             ylabel=ylabel,
             series=[Series(str(key), x, y)],
@@ -142,7 +155,7 @@ VIEW = View(
     description=__doc__ or "",
     params=(
         Param("of", help="Resource key on the Y axis.", flags=("-o", "--of"), default="amount", metavar="KEY"),
-        Param("per", help="Resource key on the X axis.", flags=("-p", "--per"), default="structure-unit-size",
+        Param("per", help="Resource key on the X axis; without input sizes (the default key) the run order.", flags=("-p", "--per"), default="structure-unit-size",
               metavar="KEY"),
         Param("uid", help="Plot only this uid.", flags=("-u", "--uid"), metavar="UID"),
         Param("models", help="Draw only models of this kind (repeatable).", kind="list", flags=("--model",),
@@ -152,6 +165,7 @@ VIEW = View(
         Y_LABEL,
         TITLE,
     ),
+    fits=needs_amount,
     build=build,
     render_result=render_figure,
 )

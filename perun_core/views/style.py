@@ -112,6 +112,49 @@ def fit(text: str, width: int) -> str:
     return "".join(out) + "…"
 
 
+def fit_middle(text: str, width: int) -> str:
+    """``text`` shortened to at most ``width`` columns by an ellipsis in the middle.
+
+    Titles end in what tells plots apart (``uid: ./app [real]``, a subtype,
+    a note such as ``(time only)``), so the end is kept: half of the room,
+    or more to keep a ``[subtype]`` and what follows it whole; the head is
+    cut at a space when one is near.
+    """
+    if width <= 0:
+        return ""
+    if text_width(text) <= width:
+        return text
+    if width < 8:
+        return fit(text, width)
+    tail_room = (width - 1) // 2
+    # a subtype in brackets and the notes after it are kept whole when they take at most two thirds
+    bracket = text.rfind(" [")
+    if bracket > 0 and tail_room < text_width(text[bracket:]) <= (width - 1) * 2 // 3:
+        tail_room = text_width(text[bracket:])
+    head_room = width - 1 - tail_room
+    tail: list[str] = []
+    used = 0
+    for char in reversed(text):
+        w = char_width(char)
+        if used + w > tail_room:
+            break
+        tail.append(char)
+        used += w
+    head: list[str] = []
+    used = 0
+    for char in text:
+        w = char_width(char)
+        if used + w > head_room:
+            break
+        head.append(char)
+        used += w
+    start = "".join(head)
+    cut = start.rfind(" ")
+    if cut >= head_room * 2 // 3:
+        start = start[:cut + 1]
+    return start + "…" + "".join(reversed(tail))
+
+
 def pad(text: str, width: int, *, right: bool = False) -> str:
     """``text`` padded with spaces to ``width`` columns (aligned right if asked)."""
     gap = " " * max(width - text_width(text), 0)

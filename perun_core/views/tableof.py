@@ -17,6 +17,7 @@ from typing import TYPE_CHECKING, Any
 from ..errors import EmptyProfile, InvalidParameter
 from ..safetext import escape_controls, json_text_safe
 from .base import Param, RenderOptions, View, check_key, resource_keys
+from .fits import needs_resources
 from .style import fit, format_number, pad, paint, text_width
 
 if TYPE_CHECKING:  # pragma: no cover
@@ -214,6 +215,7 @@ VIEW = View(
         Param("limit", help="Show at most this many rows.", kind="int", flags=("-n", "--limit"), minimum=1,
               maximum=10_000_000, metavar="N"),
     ),
+    fits=needs_resources,
     build=build,
     render_result=render,
     formats=("table", "csv", "json", "markdown"),

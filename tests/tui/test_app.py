@@ -170,7 +170,8 @@ async def test_details_show_header_collector_statistics_and_models(demo_repo):
         assert "postprocessor  regression_analysis (method: full, models: [constant," in meta
         stats = screen.query_one("#details-stats", DataTable)
         fields = [str(stats.get_row_at(i)[0]) for i in range(stats.row_count)]
-        assert fields == ["amount", "structure-unit-size"]
+        # measured amounts per type and subtype with their unit (api.summary)
+        assert fields == ["amount · mixed time delta [us]", "structure-unit-size"]
         assert [str(c) for c in stats.get_row_at(1)[1:]] == ["60", "0", "76", "152"]
         models = screen.query_one("#details-models", DataTable)
         assert models.row_count == 6  # constant and linear for three functions

@@ -163,10 +163,11 @@ def test_registered_and_pending_profiles(perun_repo):
      "error: bars: parameter 'of' = 'amout': expected a numeric resource key: amount, order"),
     (("time.perf", "scatter", "-p", "order", "-o", "uid"),
      "error: scatter: parameter 'of' = 'uid': expected a numeric resource key: amount, order"),
-    (("time.perf", "heapmap"), "error: view 'heapmap' cannot show a time profile; it supports: memory"),
-    (("complexity.perf", "flamegraph"), "error: view 'flamegraph' cannot show this mixed profile: its resources carry "
-                                        "no call traces ('trace'); flame graphs need memory, trace or sampling "
-                                        "profiles with traces"),
+    (("time.perf", "heapmap"), "error: view 'heapmap' cannot show a time profile; it supports: memory; "
+     "views that can show it: tableof, bars, flow, scatter"),
+    (("complexity.perf", "flamegraph"), "error: view 'flamegraph' cannot show this mixed profile: it has no call "
+                                        "stacks ('trace') or caller edges ('caller'); views that can show it: "
+                                        "tableof, bars, flow, scatter"),
     (("empty.perf", "bars"), "error: view 'bars': the profile has no resources to show; it needs at least one"),
     (("empty.perf", "tableof"), "error: view 'tableof': the profile has no resources to show; it needs at least one"),
     (("memory.perf", "heapmap", "-s", "7"),

@@ -66,10 +66,24 @@ def test_empty_figures_still_render():
     assert render_scatter([Series("none", [], [])], width=30, height=8, theme=None).count("\n") == 7
 
 
-def test_long_titles_are_cut_rather_than_dropped():
+def test_long_titles_are_shortened_in_the_middle_rather_than_dropped():
     text = render_scatter([Series("p", [1, 2], [1, 2])], width=40, height=10, theme=None, title="x" * 100)
-    assert "xxxxxxxx" in text.splitlines()[0]
-    assert text.splitlines()[0].rstrip().endswith("…")
+    assert "xxxxxxxx…xxxxxxxx" in text.splitlines()[0]
+    # the end of a title tells plots apart (uid, subtype, notes): it is kept
+    title = "amount per structure-unit-size; uid: ./app [real] (time only)"
+    first = render_scatter([Series("p", [1, 2], [1, 2])], width=50, height=10, theme=None, title=title).splitlines()[0]
+    assert "…" in first and first.rstrip().endswith("[real] (time only)") and first.strip().startswith("amount per")
+
+
+def test_zero_is_drawn_as_an_empty_column():
+    from perun_core.views.plotting import render_bars
+
+    text = render_bars(["zero", "three"], [Series("v", [0, 1], [0.0, 3.0])], width=30, height=10, theme=None)
+    rows = [line for line in text.splitlines() if "┤" in line or "│" in line][1:-1]
+    axis = text.splitlines()[-1]
+    zero_column = axis.index("zero") + 1
+    assert rows and all(row[zero_column] == " " for row in rows if len(row) > zero_column)
+    assert any(row[axis.index("three") + 1] != " " for row in rows)
 
 
 def test_thin_points_keeps_one_real_point_per_occupied_cell():

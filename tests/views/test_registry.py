@@ -72,7 +72,7 @@ def test_bind_checks_and_converts_values():
     ("heapmap", time_profile, "view 'heapmap' cannot show a time profile; it supports: memory"),
     ("heapmap", complexity_profile, "view 'heapmap' cannot show a mixed profile; it supports: memory"),
     ("flamegraph", time_profile, "view 'flamegraph' cannot show this time profile: its resources carry no call "
-                                 "traces ('trace')"),
+                                 "stacks ('trace') or caller edges ('caller')"),
     ("flamegraph", complexity_profile, "view 'flamegraph' cannot show this mixed profile"),
 ])
 def test_views_refuse_profiles_they_cannot_show(name, profile, message):
@@ -94,7 +94,8 @@ def test_empty_profiles_are_refused(name):
     ("bars", {"per": "kind"}, "bars: parameter 'per' = 'kind': expected a resource key: amount, type, subtype, uid, "
                               "order, snapshots"),
     ("flow", {"by": "nope"}, "flow: parameter 'by' = 'nope'"),
-    ("scatter", {}, "scatter: parameter 'per' = 'structure-unit-size': expected a numeric resource key: amount, order"),
+    # without --per a profile lacking sizes plots against the run order (test_fits.py); a named key must exist
+    ("scatter", {"per": "size"}, "scatter: parameter 'per' = 'size': expected a numeric resource key: amount, order"),
     ("scatter", {"per": "order", "uid": "ls"}, "scatter: parameter 'uid' = 'ls': expected a uid with points: ./app"),
     ("tableof", {"keys": ("cmd",)}, "tableof: parameter 'key' = 'cmd': expected a resource key"),
     ("tableof", {"sort_by": "uid:line"}, "tableof: parameter 'sort_by' = 'uid:line': expected one of the columns"),

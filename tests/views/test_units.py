@@ -39,9 +39,14 @@ def test_amount_unit_says_when_units_are_mixed():
 
 
 def test_time_profiles_show_their_times_by_default():
+    # real, user and sys seconds are not added up: a bar per subtype
     bars = plot("bars", time_profile())
-    assert bars.series[0].y.tolist() == [pytest.approx(SECONDS)]
-    assert bars.ylabel == "sum(amount) [s]" and bars.title == "sum of amount per snapshots (time only)"
+    assert bars.categories == ["real", "sys", "user"]
+    assert sum(bars.series[0].y.tolist()) == pytest.approx(SECONDS)
+    assert bars.ylabel == "sum(amount) [s]" and bars.title == "sum of amount per subtype (time only)"
+    # asked for explicitly, one bar per snapshot still adds them
+    every = plot("bars", time_profile(), {"per": "snapshots"})
+    assert every.series[0].y.tolist() == [pytest.approx(SECONDS)]
     by_subtype = plot("bars", time_profile(), {"per": "subtype"})
     assert by_subtype.categories == ["real", "sys", "user"]
     flow = plot("flow", time_profile(), {"through": "order", "by": "subtype"})
@@ -125,3 +130,12 @@ def test_scatter_plots_each_measured_quantity_of_a_uid_with_its_own_models():
     assert len(get_view("scatter").run(modelled, {"uid": "./quad [user]"}).plots) == 1
     memory = get_view("scatter").run(modelled, {"type": "memory"})
     assert [len(p.curves) for p in memory.plots] == [2]
+
+
+def test_several_snapshots_keep_the_subtypes_side_by_side_by_default():
+    from .profiles import memory_profile
+
+    bars = plot("bars", memory_profile())
+    assert bars.xlabel == "snapshots" and not bars.stacked
+    assert sorted(s.name for s in bars.series) == sorted({r["subtype"] for snap in memory_profile()["snapshots"]
+                                                          for r in snap["resources"]})

@@ -1,0 +1,94 @@
+"""``make demo`` is quiet: one line per phase, the installer's output only when installing fails.
+
+The Makefile's install recipe runs here with a stand-in ``python3`` whose
+venv "pip" prints pages of warnings (as setuptools does) and succeeds or
+fails on request, so no network or real install is needed.
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parent.parent
+needs_make = pytest.mark.skipif(not shutil.which("make"), reason="needs make")
+
+FAKE_PYTHON = """#!/bin/sh
+# a stand-in for 'python3 -m venv DIR': makes DIR/bin/python, a noisy pip
+if [ "$1" = "-m" ] && [ "$2" = "venv" ]; then
+    mkdir -p "$3/bin"
+    cat > "$3/bin/python" <<'EOS'
+#!/bin/sh
+i=0
+while [ $i -lt 60 ]; do echo "SetuptoolsDeprecationWarning: line $i" >&2; i=$((i+1)); done
+case "$*" in *"-e "*) exit $PIP_EXIT ;; esac
+exit 0
+EOS
+    chmod +x "$3/bin/python"
+    exit 0
+fi
+exit 1
+"""
+
+
+def run_make(tmp_path: Path, pip_exit: int) -> subprocess.CompletedProcess:
+    work = tmp_path / "clone"
+    work.mkdir()
+    shutil.copy(ROOT / "Makefile", work / "Makefile")
+    (work / "pyproject.toml").write_text("[project]\nname = 'x'\n")
+    fake = tmp_path / "python3"
+    fake.write_text(FAKE_PYTHON)
+    fake.chmod(0o755)
+    env = {**os.environ, "PIP_EXIT": str(pip_exit)}
+    return subprocess.run(["make", "--no-print-directory", f"PYTHON={fake}", ".venv/.installed"], cwd=work, env=env,
+                          capture_output=True, text=True, timeout=60)
+
+
+@needs_make
+def test_installing_is_one_line_and_the_noise_goes_to_a_log(tmp_path):
+    done = run_make(tmp_path, 0)
+    assert done.returncode == 0, done.stdout + done.stderr
+    assert done.stdout.splitlines() == ["perun: installing perun and its dependencies into .venv"]
+    assert done.stderr == ""
+    log = (tmp_path / "clone" / ".venv" / "install.log").read_text()
+    assert log.count("SetuptoolsDeprecationWarning") == 120
+
+
+@needs_make
+def test_a_failed_install_shows_its_output(tmp_path):
+    failed = run_make(tmp_path, 1)
+    assert failed.returncode != 0
+    assert failed.stdout.splitlines()[0] == "perun: installing perun and its dependencies into .venv"
+    assert failed.stdout.count("SetuptoolsDeprecationWarning") == 120
+    assert "perun: installing failed; the output above is kept in .venv/install.log" in failed.stderr
+    assert not (tmp_path / "clone" / ".venv" / ".installed").exists()
+
+
+def test_the_demo_builder_prints_one_line_and_reuses_a_build(tmp_path):
+    target = tmp_path / "demo"
+    (target / ".perun").mkdir(parents=True)
+    from perun_core.demo.collected import COLLECTED_DEMO_VERSION
+
+    (target / ".perun" / "demo.json").write_text(f'{{"kind": "collected", "version": {COLLECTED_DEMO_VERSION}}}\n')
+    reused = subprocess.run([sys.executable, "-m", "perun_core.cli.demo", str(target)], capture_output=True,
+                            text=True, timeout=60)
+    assert reused.returncode == 0, reused.stderr
+    assert reused.stdout == f"perun: reusing the demo repository in {target}\n" and reused.stderr == ""
+
+
+def test_the_demo_builder_refuses_a_directory_holding_something_else(tmp_path):
+    target = tmp_path / "busy"
+    target.mkdir()
+    (target / "notes.txt").write_text("mine\n")
+    failed = subprocess.run([sys.executable, "-m", "perun_core.cli.demo", str(target)], capture_output=True,
+                            text=True, timeout=60)
+    assert failed.returncode == 1
+    assert failed.stdout.splitlines() == [f"perun: building the demo repository in {target} (once, about 10 to 30 s)"]
+    lines = failed.stderr.splitlines()
+    assert len(lines) == 1 and lines[0].startswith("error: building the demo failed: ")
+    assert (target / "notes.txt").read_text() == "mine\n"
