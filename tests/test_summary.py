@@ -33,10 +33,12 @@ def test_models_are_listed_with_their_coefficients():
     assert units == {"us"}
 
 
-def test_the_tui_details_use_the_core_summary():
-    from perun_tui import stats
+def test_the_tui_details_use_the_core_summary(monkeypatch):
+    from perun_tui.core import Core
 
-    assert stats.summarize is api.summary and stats.ProfileSummary is api.ProfileSummary
+    computed = object()
+    monkeypatch.setattr(api, "summary", lambda profile: computed)
+    assert Core.summary(None, object()) is computed
 
 
 def test_summary_stays_the_function_after_its_module_is_imported():

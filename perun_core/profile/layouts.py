@@ -227,6 +227,11 @@ def _model(record: dict) -> dict:
             record[ours] = record[theirs]
     if kind == "kernel_regression" and "bucket_stats" not in record and "kernel_stats" in record:
         record["bucket_stats"] = record["kernel_stats"]
+    if isinstance(record.get("bucket_stats"), list):
+        # the original's moving average writes NaN where its window is not full yet: no value there,
+        # which our profiles (finite numbers only) say with null
+        record["bucket_stats"] = [None if isinstance(v, float) and not math.isfinite(v) else v
+                                  for v in record["bucket_stats"]]
     if kind == "regressogram" and "bin_values" not in record and isinstance(record.get("bucket_stats"), list):
         values = record["bucket_stats"]
         start, end = record.get("x_interval_start"), record.get("x_interval_end")

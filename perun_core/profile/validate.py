@@ -99,9 +99,11 @@ def validate_profile(profile: Profile, *, path: Path | str | None = None) -> Pro
     if not profile.snapshots and profile.global_region is None:
         raise InvalidProfile(path, "global", "is missing, and there are no snapshots: the profile has no resource region")
     memory = kind == "memory"
+    # the original tool's bounds collector records symbolic bounds ('1 + max(0, n)'), no measured amount
+    symbolic = isinstance(profile.collector_info, dict) and profile.collector_info.get("name") in SYMBOLIC_COLLECTORS
     for number, region in profile.regions():
         where = f"snapshots[{number}]" if number < len(profile.snapshots) else "global"
-        _check_region(region, where, memory, path)
+        _check_region(region, where, memory, path, symbolic=symbolic)
     return profile
 
 
@@ -125,7 +127,12 @@ def _only_resource_type(profile: Profile) -> str | None:
     return next(iter(found)) if len(found) == 1 and isinstance(next(iter(found)), str) else None
 
 
-def _check_region(region: Snapshot, where: str, memory: bool, path: Path | str | None) -> None:
+#: collectors whose resources describe rather than measure: they need a uid, not an amount
+SYMBOLIC_COLLECTORS = frozenset({"bounds"})
+
+
+def _check_region(region: Snapshot, where: str, memory: bool, path: Path | str | None, *,
+                  symbolic: bool = False) -> None:
     if not isinstance(region.meta, dict):
         raise InvalidProfile(path, where, f"expected an object, got {_kind(region.meta)}")
     for key, value in region.meta.items():
@@ -147,7 +154,7 @@ def _check_region(region: Snapshot, where: str, memory: bool, path: Path | str |
     keys, columns = held if held is not None else table.columns()
     present = dict(zip(keys, columns))
     base = f"{where}.resources"
-    for required in ("amount", "uid"):
+    for required in ("uid",) if symbolic else ("amount", "uid"):
         if required not in present:
             raise InvalidProfile(path, f"{base}[0].{required}", "is missing; every resource needs an amount and a uid")
     for key, column in present.items():
