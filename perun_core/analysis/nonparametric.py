@@ -732,13 +732,14 @@ def evaluate_nonparametric(model: dict, xs: Any) -> numpy.ndarray:
     if kind == "regressogram":
         edges = _numbers(model, "bin_edges")
         values = _numbers(model, "bin_values")
-        if len(edges) != len(values) + 1 or not (np.diff(edges) > 0).all():
+        if len(edges) != len(values) + 1 or not (edges[1:] > edges[:-1]).all():
             raise InvalidProfile(None, "model.bin_edges", "expected increasing edges, one more than bin_values")
         out = values[_bin_index(edges, x)]
     elif kind in ("moving_average", "kernel_regression"):
         curve_x = _numbers(model, "x")
         curve_y = _numbers(model, "y")
-        if len(curve_x) != len(curve_y) or (len(curve_x) > 1 and not (np.diff(curve_x) >= 0).all()):
+        # compared, not subtracted: differences of extreme values would overflow
+        if len(curve_x) != len(curve_y) or (len(curve_x) > 1 and not (curve_x[1:] >= curve_x[:-1]).all()):
             raise InvalidProfile(None, "model.x", "expected sorted x of the same length as y")
         out = np.interp(x, curve_x, curve_y)
     else:

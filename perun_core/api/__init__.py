@@ -48,7 +48,7 @@ _export("views", """Shown show view view_names build_view render_view one_plot o
         site_glyph heat_glyph HEAT_GLYPHS HTML_SUFFIXES PLAIN_SUFFIXES""")
 _export("files", "atomic_write atomic_write_text ensure_writable_target write_user_file")
 _export("text", "escape_controls escape_lines has_controls")
-_export("demo", "demo_dir build_demo")
+_export("demo", "demo_dir build_demo demo_is_built")
 _export("formats", "LAYOUT_CHOICES ConvertResult convert profile_bytes unused_config_keys")
 _export("importing", "ImporterInfo ImportedProfile importer_kinds read_imported import_profiles")
 _export("diff", "DIFF_VIEWS compare_profiles diff_profiles render_diff diff_formats")
@@ -58,7 +58,7 @@ _export("bisecting", """BisectResult BisectStep BisectStarted BisectCollecting B
         bisect bisect_jobs""")
 _export("remote", """PushResult FetchResult PullResult RemoteState push fetch pull remote_status PushRetried RemoteContacted
         TransferProgress TransferStarted""")
-_export("fsck", "STALE_AFTER FsckProblem FsckReport fsck")
+_export("repair", "STALE_AFTER FsckProblem FsckReport fsck")
 _export("views", "ViewFit view_fits fitting_views")
 _export("statistics", "FieldStats ModelRow ProfileSummary summary short_number format_number MEASURED_KEYS")
 

@@ -12,7 +12,7 @@ import threading
 from collections.abc import Callable
 from pathlib import Path
 
-__all__ = ["build_demo", "demo_dir"]
+__all__ = ["build_demo", "demo_is_built", "demo_dir"]
 
 
 def demo_dir() -> Path:
@@ -30,6 +30,14 @@ def demo_dir() -> Path:
         return candidate
     except OSError:
         return Path(tempfile.gettempdir()) / f"perun-{name}-{os.getuid()}"
+
+
+def demo_is_built(path: Path | str) -> bool:
+    """Whether ``path`` holds a demo of the current version (``build_demo`` would reuse it)."""
+    from ..demo import _marker_of
+    from ..demo.collected import COLLECTED_DEMO_VERSION
+
+    return _marker_of(Path(path)) == {"kind": "collected", "version": COLLECTED_DEMO_VERSION}
 
 
 def build_demo(path: Path | str | None = None, *, progress: Callable[[str], None] | None = None,

@@ -200,7 +200,7 @@ def view_fits(
     from ..views.fits import traits_of
 
     if isinstance(profile, str):
-        from .repository import load_profile
+        from .profiles import load_profile
 
         loaded = load_profile(profile, minor=minor, repo=repo, cwd=cwd).profile
     else:

@@ -15,8 +15,7 @@ from pathlib import Path
 
 
 def main(argv: list[str] | None = None) -> int:
-    from perun_core.demo import _marker_of
-    from perun_core.demo.collected import COLLECTED_DEMO_VERSION, build_collected_demo
+    from perun_core import api
     from perun_core.errors import Interrupted, PerunError
 
     parser = argparse.ArgumentParser(prog="python -m perun_core.cli.demo",
@@ -25,7 +24,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("-v", "--verbose", action="store_true", help="print every step of the build")
     args = parser.parse_args(argv)
     where = Path(args.path)
-    reused = _marker_of(where) == {"kind": "collected", "version": COLLECTED_DEMO_VERSION}
+    reused = api.demo_is_built(where)
     if reused:
         print(f"perun: reusing the demo repository in {where}", flush=True)
     else:
@@ -37,7 +36,7 @@ def main(argv: list[str] | None = None) -> int:
             print(f"  {step}", file=sys.stderr, flush=True)
 
     try:
-        build_collected_demo(where, progress=progress)
+        api.build_demo(where, progress=progress)
     except (Interrupted, KeyboardInterrupt):
         print("error: building the demo was interrupted; nothing was left behind", file=sys.stderr)
         return 130

@@ -87,7 +87,7 @@ class FuzzScreen(Screen[ProfileLink | None]):
         for label, key in (("input", "id"), ("size", "size"), ("time", "time"), ("slow-down", "slowdown"),
                            ("rules", "rules"), ("profile", "profile")):
             table.add_column(label, key=key)
-        await self.query_one(ParamForm).show_unit(api.fuzz_form(), self.values)
+        await self.query_one(ParamForm).show_params(api.fuzz_form(), self.values)
 
     # -- starting and stopping --------------------------------------------------------------
     def action_start(self) -> None:

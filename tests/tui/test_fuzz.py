@@ -32,7 +32,7 @@ async def test_fuzzing_from_the_palette_shows_progress_and_esc_cancels(demo_repo
         form = screen.query_one(ParamForm)
         await wait_until(pilot, lambda: bool(screen.query("#field-cmd")))
         # the form is the fuzz declaration: one field per parameter, the same names
-        assert {p.name for p in form.unit.params} == {p.name for p in api.FUZZ_PARAMS}
+        assert {p.name for p in form.owner.params} == {p.name for p in api.FUZZ_PARAMS}
         for name, value in (("cmd", str(program)), ("seeds", str(tmp_path / "seed.txt")), ("output_dir", str(out)),
                             ("seed", "5"), ("profiles", "0")):
             screen.query_one(f"#field-{name}", Input).value = value
