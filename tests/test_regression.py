@@ -486,4 +486,6 @@ def test_a_big_profile_is_fitted_quickly():
     models, skipped = regression_analysis(Snapshot(table))
     elapsed = time.process_time() - started
     assert len(models) == 10 * len(MODELS) and skipped == []
-    assert elapsed < 2.0  # generous: shared CI machines; the benchmark checks the real target
+    # generous (a sibling hyperthread's load slows even CPU time; the robust weights add about 0.3 s per
+    # million points): a gross slow-down fails here, benchmarks/postprocess.py measures the real target
+    assert elapsed < 4.0

@@ -49,6 +49,10 @@ SWITCH_RATIO = 3.0
 #: few preemptions per run already mean that other work shared the cores (a short program under
 #: four busy processes on two cores is preempted two or three times per run).
 SWITCH_EXCESS = 2.0
+#: A run waiting for a CPU is preempted again every few milliseconds (a scheduler time slice); one
+#: that sleeps or waits for I/O gives the CPU up itself and is preempted rarely.  Extra off-CPU time
+#: with at least this many preemptions per second of it is taken as waiting for a CPU.
+PREEMPTIONS_PER_WAITED_SECOND = 100.0
 #: Runs whose wall times vary more than this (coefficient of variation) are noisy.
 NOISY_CV = 0.10
 ADVICE = ("measurements vary a lot or the machine was busy: repeat more (-r), use --clock cpu for pytrace, "
@@ -141,13 +145,51 @@ def contention(baseline: ProfileData, target: ProfileData, uid: str) -> str | No
         load = busy(machine)
         if load is not None:
             parts.append(f"load {load:.1f} on {machine.get('cores')} cores ({name})")
-    base_sw = _median(_run_columns(baseline, uid).get("switches", {}).values())
-    new_sw = _median(_run_columns(target, uid).get("switches", {}).values())
+    base_cols, new_cols = _run_columns(baseline, uid), _run_columns(target, uid)
+    base_sw = _median(base_cols.get("switches", {}).values())
+    new_sw = _median(new_cols.get("switches", {}).values())
     if base_sw is not None and new_sw is not None:
         high, low = max(base_sw, new_sw), min(base_sw, new_sw)
         if high >= SWITCH_RATIO * low and high - low >= SWITCH_EXCESS:
             parts.append(f"{new_sw:.0f} preemptions per run vs {base_sw:.0f}")
+        else:
+            waited = _preempted_wait(base_cols, new_cols, base_sw, new_sw)
+            if waited is not None:
+                parts.append(waited)
     return "; ".join(parts) or None
+
+
+def _off_cpu(columns: Mapping[str, Mapping[int, float]]) -> float | None:
+    """Median time a run spent off the CPU: its wall time less its user and system time."""
+    real, user, system = columns.get("real", {}), columns.get("user", {}), columns.get("sys", {})
+    return _median(real[k] - user.get(k, 0.0) - system.get(k, 0.0) for k in real if k in user)
+
+
+def _preempted_wait(base_cols: Mapping[str, Mapping[int, float]], new_cols: Mapping[str, Mapping[int, float]],
+                    base_sw: float, new_sw: float) -> str | None:
+    """Words for a slower side whose extra wall time was spent off the CPU while it was being preempted.
+
+    When other work loads the machine on both sides, neither side has far
+    more preemptions than the other, yet the slower side may have waited
+    for a CPU much longer.  A program that sleeps or does I/O waits off the
+    CPU too, but it gives the CPU up itself (voluntary switches): only runs
+    preempted again and again (:data:`SWITCH_EXCESS` times or more, and
+    :data:`PREEMPTIONS_PER_WAITED_SECOND` per second of the extra wait) count.
+    """
+    base_wait, new_wait = _off_cpu(base_cols), _off_cpu(new_cols)
+    base_wall, new_wall = _median(base_cols.get("real", {}).values()), _median(new_cols.get("real", {}).values())
+    if None in (base_wait, new_wait, base_wall, new_wall):
+        return None
+    slower_wait, faster_wait, slower_sw = ((new_wait, base_wait, new_sw) if new_wall >= base_wall
+                                           else (base_wait, new_wait, base_sw))
+    change = abs(new_wall - base_wall)
+    if change <= 0 or slower_sw < SWITCH_EXCESS:
+        return None
+    extra = slower_wait - faster_wait
+    if extra < 0.5 * change or slower_sw / extra < PREEMPTIONS_PER_WAITED_SECOND:
+        return None
+    return (f"the slower runs waited {(slower_wait - faster_wait) * 1e3:.1f} ms longer off the CPU, "
+            f"preempted {slower_sw:.0f} times per run")
 
 
 def temper(baseline: ProfileData, target: ProfileData, findings: Iterable[Finding]) -> list[Finding]:

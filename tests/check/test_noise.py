@@ -195,3 +195,17 @@ def test_collect_prints_one_line_of_advice_when_the_runs_vary_a_lot(perun_repo):
     advice = [line for line in (result.stdout + result.stderr).splitlines() if "advice:" in line]
     assert len(advice) == 1, result.stdout + result.stderr
     assert "vary by" in advice[0] and "-r N" in advice[0] and "callgrind" in advice[0]
+
+
+def test_waiting_for_a_cpu_on_a_machine_busy_on_both_sides_is_a_maybe():
+    # other work loaded both measurements alike (as many preemptions a side), but the slower runs spent
+    # their extra time off the CPU while preempted again and again: they waited for a CPU
+    base = time_profile(spread(0.015), spread(0.008), switches=3)
+    new = time_profile(spread(0.040), spread(0.008), switches=3)
+    found, _notes = findings(base, new)
+    assert found["./app [real]"].result.value == "MaybeDegradation"
+    assert "off the CPU" in found["./app [real]"].reason
+    # a longer extra wait with few preemptions is sleeping or I/O: a real change
+    slow, _ = findings(time_profile(spread(0.015), spread(0.008), switches=2),
+                       time_profile(spread(0.065), spread(0.008), switches=2))
+    assert slow["./app [real]"].result.value == "Degradation"
