@@ -64,13 +64,39 @@ def _detail(finding: Finding) -> str:
     return text
 
 
+def _explanation(finding: Finding) -> Any:
+    """The explanation ``check --explain`` attached (see :mod:`perun_core.check.explain`), or None."""
+    found = finding.details.get("explanation") if finding.details else None
+    return found if found is not None and hasattr(found, "functions") else None
+
+
+def _explanation_text(finding: Finding) -> str:
+    """The explanation in one paragraph: the headline and the top functions."""
+    explanation = _explanation(finding)
+    if explanation is None:
+        return ""
+    if explanation.message:
+        return explanation.headline()
+    return explanation.headline() + " " + "; ".join(f.text(explanation.unit) for f in explanation.functions)
+
+
 def _finding_lines(finding: Finding, bar: str) -> list[Line]:
     result = finding.result
     head = f"{result.glyph} {result.value:<{_RESULT_WIDTH}}"
-    return [
+    lines = [
         [(bar, "graph"), ("   ", ""), (head, result.style), (f" at {finding.location}", "")],
         [(bar, "graph"), ("       ", ""), (_detail(finding), "muted" if not result.is_change else "")],
     ]
+    explanation = _explanation(finding)
+    if explanation is not None:
+        lines.append([(bar, "graph"), ("       ", ""), (explanation.headline(),
+                                                         "notice" if explanation.message else "heading")])
+        for rank, function in enumerate(explanation.functions, 1):
+            lines.append([(bar, "graph"), ("         ", ""), (f"{rank}. ", "muted"),
+                          (function.text(explanation.unit), result.style if rank == 1 else "")])
+        for path in explanation.written:
+            lines.append([(bar, "graph"), ("         ", ""), (f"wrote {path}", "muted")])
+    return lines
 
 
 def _pair_lines(pair: PairReport, bar: str, verbose: int, show_baseline: bool) -> Iterator[Line]:
@@ -159,6 +185,10 @@ def json_records(report: CheckReport) -> list[dict[str, Any]]:
             **{key: record[key] for key in JSON_KEYS[3:-1]},
             "reason": finding.reason,
         })
+        explanation = _explanation(finding)
+        if explanation is not None:
+            records[-1]["explained_by"] = [f.to_record() for f in explanation.functions]
+            records[-1]["explanation"] = {k: v for k, v in explanation.to_record().items() if k != "functions"}
     return records
 
 
@@ -184,6 +214,8 @@ def junit_xml(report: CheckReport, fail_on: str = "degradation") -> str:
                 case = ET.SubElement(suite, "testcase", classname=f"perun.check.{finding.method}",
                                      name=finding.location)
                 detail = f"{finding.result.value} at {finding.location}: {_detail(finding)}"
+                if _explanation(finding) is not None:
+                    detail += f"; {_explanation_text(finding)}"
                 if fails(finding.result):
                     counts["failures"] += 1
                     failure = ET.SubElement(case, "failure", type=finding.result.value, message=detail)
@@ -230,6 +262,30 @@ def _confidence(finding: Finding) -> str:
     return f"{finding.confidence_type} {finding.confidence_rate:.2f}"
 
 
+def _markdown_explanations(changes: list[tuple[Any, Finding]]) -> list[str]:
+    """A "Why?" block per explained job: the functions adding up to most of its change."""
+    lines: list[str] = []
+    seen: set[int] = set()
+    for pair, finding in changes:
+        explanation = _explanation(finding)
+        if explanation is None or id(explanation) in seen:
+            continue
+        seen.add(id(explanation))
+        lines.append(f"**{_cell(finding.location)}** ({_code(pair.baseline.name)} → {_code(pair.target.name)}) "
+                     f"{_cell(explanation.headline())}")
+        lines.append("")
+        if explanation.functions:
+            lines += ["| # | Function | Where | Baseline | Target | Change | Share of the change |",
+                      "|---|---|---|---|---|---|---|"]
+            for rank, f in enumerate(explanation.functions, 1):
+                rel = f"{100 * f.relative:+.0f} %" if f.relative is not None else f.status
+                lines.append(f"| {rank} | {_code(f.function)} | {_code(f.where) if f.where else '-'} | "
+                             f"{format_value(f.baseline)} | {format_value(f.target)} | {_cell(rel)} | "
+                             f"{100 * f.share:.0f} % |")
+            lines.append("")
+    return lines
+
+
 def markdown(report: CheckReport, fail_on: str = "degradation") -> str:
     """The report as GitHub-flavoured Markdown, for pull-request comments and ``$GITHUB_STEP_SUMMARY``.
 
@@ -265,6 +321,7 @@ def markdown(report: CheckReport, fail_on: str = "degradation") -> str:
                 f"{_cell(format_value(finding.to))} | {_cell(_change(finding))} | {_cell(_confidence(finding))} | "
                 f"{_cell(finding.method)} |")
         lines.append("")
+        lines += _markdown_explanations(changes)
     for title, items in ((f"{len(quiet)} location{'s' if len(quiet) != 1 else ''} without change", quiet),
                          (f"{len(other)} other finding{'s' if len(other) != 1 else ''}", other)):
         if not items:
