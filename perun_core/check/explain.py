@@ -48,6 +48,9 @@ __all__ = ["ExplainFinished", "ExplainStarted", "ExplainedFunction", "Explanatio
 TOP = 5
 #: Fewer perf samples than this on a side cannot localize anything.
 MIN_SAMPLES = 50
+#: Functions after the first are listed when they carry at least this share of the change.
+MIN_SHARE = 0.01
+_BLOCKS = ("<genexpr>", "<listcomp>", "<dictcomp>", "<setcomp>", "<lambda>")
 CALL_LEVEL = ("callgrind", "pytrace", "perf")
 _PYTHON = re.compile(r"^python(\d+(\.\d+)?)?$")
 _LOCATION = re.compile(r"^(?P<file>.+?):(?P<line>\d+)\((?P<name>.*)\)$")
@@ -87,6 +90,13 @@ class ExplainedFunction:
     @property
     def relative(self) -> float | None:
         return self.change / self.baseline if self.baseline else None
+
+    def is_block(self) -> bool:
+        """A comprehension, generator expression or lambda (a code block inside a function)."""
+        return self.function in _BLOCKS and self.line is not None
+
+    def name_is_code(self) -> bool:
+        return not self.function.startswith("<") or self.function == "<module>"
 
     @property
     def where(self) -> str:
@@ -143,7 +153,8 @@ class Explanation:
     def to_record(self) -> dict[str, Any]:
         return {"collector": self.collector, "unit": self.unit, "baseline_total": self.baseline_total,
                 "target_total": self.target_total, "message": self.message or None,
-                "functions": [f.to_record() for f in self.functions], "written": list(self.written)}
+                "functions": [f.to_record() for f in self.functions], "written": list(self.written),
+                "reused": list(self.reused)}
 
 
 def _number(value: float) -> str:
@@ -203,22 +214,32 @@ def choose_collector(argv: Sequence[str], workdir: Path) -> tuple[str, dict[str,
 
 # -- profiles ---------------------------------------------------------------------------------------
 
-def _stored(repo: Any, cache: Any, minor: str, job: Job, collector: str) -> Any | None:
-    """The newest registered profile of ``collector`` for the job's command at ``minor``."""
+def _stored(repo: Any, minor: str, job: Job, collector: str) -> tuple[Any, str] | None:
+    """The newest registered (else pending) profile of ``collector`` for the job's command at ``minor``.
+
+    Returns the profile and how it is named (``i@i`` tag or pending file name).
+    """
+    from ..profile.codec import load_profile_from_file
     from ..storage.lookup import sort_key_of
 
-    found = None
-    for info in repo.registered_infos(minor, sort_key_of(repo)):
-        if (info.collector == collector and info.cmd == job.cmd and info.args == job.args
-                and info.workload == job.workload and info.checksum):
-            if found is None or info.time > found.time:
-                found = info
-    if found is None:
-        return None
-    with contextlib.suppress(PerunError):
-        profile = repo.objects.read_profile(found.checksum)
-        if collector != "pytrace" or (profile.collector_info or {}).get("params", {}).get("mode") in (None, "cprofile"):
-            return profile
+    def fits(info: Any) -> bool:
+        return (info.collector == collector and info.cmd == job.cmd and info.args == job.args
+                and info.workload == job.workload and not info.error)
+
+    key = sort_key_of(repo)
+    candidates = [(info, True) for info in repo.registered_infos(minor, key) if fits(info) and info.checksum]
+    candidates += [(info, False) for info in repo.pending_infos(key)
+                   if fits(info) and info.origin == minor and info.path is not None]
+    candidates.sort(key=lambda item: (item[1], item[0].time), reverse=True)
+    for info, registered in candidates:
+        try:
+            profile = (repo.objects.read_profile(info.checksum) if registered
+                       else load_profile_from_file(info.path))
+        except (PerunError, OSError, ValueError):
+            continue
+        mode = (profile.collector_info or {}).get("params", {}).get("mode")
+        if collector != "pytrace" or mode in (None, "cprofile"):
+            return profile, info.tag or info.source
     return None
 
 
@@ -271,11 +292,26 @@ def _samples(profile: Any) -> int:
     return sum(len(region.resources) for _, region in profile.regions())
 
 
+def _enclosing(anonymous: ExplainedFunction, named: list[ExplainedFunction]) -> ExplainedFunction | None:
+    """The function whose body holds a comprehension, generator expression or lambda: the nearest one
+    defined at or above its line in the same file."""
+    best = None
+    for candidate in named:
+        if (candidate.file == anonymous.file and candidate.line is not None and anonymous.line is not None
+                and candidate.line <= anonymous.line and (best is None or candidate.line > best.line)):  # type: ignore[operator]
+            best = candidate
+    return best
+
+
 def _functions(comparison: Any, top: int) -> tuple[ExplainedFunction, ...]:
-    listed = []
+    """The functions carrying the change, largest share first.
+
+    The code blocks Python runs as functions of their own (comprehensions,
+    generator expressions, lambdas) count towards the function they are
+    written in: a list scan in ``lookup`` is ``lookup``'s change.
+    """
+    every = []
     for change in comparison.functions or ():
-        if change.exclusive_change == 0 or change.contribution <= 0:
-            continue
         file = line = None
         name = change.function
         match = _LOCATION.match(name)
@@ -283,11 +319,33 @@ def _functions(comparison: Any, top: int) -> tuple[ExplainedFunction, ...]:
             file, line, name = match["file"], int(match["line"]), match["name"]
         elif change.object:
             file = change.object
-        listed.append(ExplainedFunction(name, file, line, change.baseline_exclusive, change.target_exclusive,
-                                        change.contribution, change.status))
-        if len(listed) == top:
-            break
-    return tuple(listed)
+        every.append(ExplainedFunction(name, file, line, change.baseline_exclusive, change.target_exclusive,
+                                       change.contribution, change.status))
+    named = [f for f in every if f.name_is_code() and f.line is not None]
+    merged: dict[int, ExplainedFunction] = {}
+    for function in every:
+        owner = _enclosing(function, named) if function.is_block() else None
+        into = owner if owner is not None else function
+        # a function's own row is the starting point, whether it or one of its blocks comes first
+        merged.setdefault(id(into), into)
+        if owner is not None:
+            was = merged[id(into)]
+            merged[id(into)] = replace(was, baseline=was.baseline + function.baseline,
+                                       target=was.target + function.target, share=was.share + function.share)
+    ranked = sorted((f for f in merged.values() if f.change != 0 and f.share > 0), key=lambda f: -f.share)[:top]
+    # functions that moved less than 1 % of the change are noise next to the ones that did
+    return tuple(f for n, f in enumerate(ranked) if n == 0 or f.share >= MIN_SHARE)
+
+
+def _in_repository(path: str) -> str:
+    """A source path inside a temporary worktree as a path relative to the repository."""
+    from ..runner.worktree import WORKTREE_PREFIX
+
+    parts = Path(path).parts
+    for index, part in enumerate(parts):
+        if part.startswith(WORKTREE_PREFIX) and index + 1 < len(parts):
+            return str(Path(*parts[index + 1:]))
+    return path
 
 
 def _source_lines(profile: Any) -> dict[str, tuple[str, int | None]]:
@@ -306,7 +364,7 @@ def _source_lines(profile: Any) -> dict[str, tuple[str, int | None]]:
         for uid, source, line in zip(table.column("uid"), table.column("source"), lines):
             if source is MISSING or not isinstance(uid, str) or uid in found:
                 continue
-            found[uid] = (str(source), line if isinstance(line, int) else None)
+            found[uid] = (_in_repository(str(source)), line if isinstance(line, int) else None)
     return found
 
 
@@ -329,8 +387,9 @@ def _explain_one(repo: Any, cache: Any, base_minor: str, target_minor: str, job:
         call_job = replace(job, collector=unit_config("collector", name, params), postprocessors=())
     except PerunError as exc:
         return Explanation(collector=name, message=exc.message)
-    profiles = [_stored(repo, cache, minor, call_job, name) for minor in (base_minor, target_minor)]
-    reused = tuple(minor[:7] for minor, p in zip((base_minor, target_minor), profiles) if p is not None)
+    stored = [_stored(repo, minor, call_job, name) for minor in (base_minor, target_minor)]
+    reused = tuple(f"{minor[:7]}: {found[1]}" for minor, found in zip((base_minor, target_minor), stored) if found)
+    profiles = [found[0] if found else None for found in stored]
     missing = [minor for minor, p in zip((base_minor, target_minor), profiles) if p is None]
     written: list[str] = []
     if missing:

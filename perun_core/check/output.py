@@ -80,7 +80,7 @@ def _explanation_text(finding: Finding) -> str:
     return explanation.headline() + " " + "; ".join(f.text(explanation.unit) for f in explanation.functions)
 
 
-def _finding_lines(finding: Finding, bar: str) -> list[Line]:
+def _finding_lines(finding: Finding, bar: str, shown: set[int] | None = None) -> list[Line]:
     result = finding.result
     head = f"{result.glyph} {result.value:<{_RESULT_WIDTH}}"
     lines = [
@@ -89,12 +89,19 @@ def _finding_lines(finding: Finding, bar: str) -> list[Line]:
     ]
     explanation = _explanation(finding)
     if explanation is not None:
+        if shown is not None and id(explanation) in shown:
+            lines.append([(bar, "graph"), ("       ", ""), ("explained as above", "muted")])
+            return lines
+        if shown is not None:
+            shown.add(id(explanation))
         lines.append([(bar, "graph"), ("       ", ""), (explanation.headline(),
                                                          "notice" if explanation.message else "heading")])
         for rank, function in enumerate(explanation.functions, 1):
             lines.append([(bar, "graph"), ("         ", ""), (f"{rank}. ", "muted"),
                           (function.text(explanation.unit), result.style if rank == 1 else "")])
-        for path in explanation.written:
+        if explanation.reused:
+            lines.append([(bar, "graph"), ("         ", ""), ("reused " + ", ".join(explanation.reused), "muted")])
+        for path in explanation.written if shown is None or id(explanation) not in shown else ():
             lines.append([(bar, "graph"), ("         ", ""), (f"wrote {path}", "muted")])
     return lines
 
@@ -106,6 +113,7 @@ def _pair_lines(pair: PairReport, bar: str, verbose: int, show_baseline: bool) -
         yield [(bar, "graph"), ("   ", ""), ("| * ", "graph"), (where, "checksum"), (f": {base.desc or base.source}", "")]
     yield [(bar, "graph"), ("   ", ""), (f"> {pair.target.config}", "muted")]
     by_method: dict[str, list[Finding]] = {}
+    explained: set[int] = set()
     for finding in pair.findings:
         by_method.setdefault(finding.method, []).append(finding)
     for method in pair.methods or tuple(by_method):
@@ -113,7 +121,7 @@ def _pair_lines(pair: PairReport, bar: str, verbose: int, show_baseline: bool) -
         findings = by_method.get(method, [])
         shown = [f for f in findings if verbose or f.result is not PerformanceChange.NO_CHANGE]
         for finding in shown:
-            yield from _finding_lines(finding, bar)
+            yield from _finding_lines(finding, bar, explained)
         quiet = len(findings) - len(shown)
         if quiet:
             yield [(bar, "graph"), ("   ", ""), (f"= no change at {quiet} location{'s' if quiet != 1 else ''}", "muted")]

@@ -100,8 +100,24 @@ def test_a_python_function_switched_to_a_list_scan_is_named_first(tmp_path, run_
     assert tree.returncode == 3
     assert "explained by (pytrace" in tree.stdout
     assert "1. lookup (prog.py:7)" in tree.stdout and "% of the change" in tree.stdout
+    assert "reused " in tree.stdout  # the pending call-level profiles of the first explanation
     pending = [p.name for p in (root / ".perun" / "jobs").iterdir()]
-    assert sum("pytrace" in name for name in pending) >= 2, pending
+    assert sum("pytrace" in name for name in pending) == 2, pending
+
+
+def test_two_slower_functions_are_both_named_before_any_other(tmp_path, run_env):
+    root = tmp_path / "two"
+    both = PY_SLOW.replace("    return sum(v % 7 for v in values)",
+                           "    return sum(len([w for w in values if w == v]) % 7 for v in values)")
+    make_repo(root, [{"files": {"prog.py": PY_PROGRAM}, "message": "v1"},
+                     {"files": {"prog.py": both}, "message": "v2: two list scans"}])
+    _configure(root, "python3 prog.py", "3000")
+    result = run_cli("check", "--compute-missing", "head", "--explain", "--format", "json", cwd=root)
+    assert result.returncode == 3, result.stdout + result.stderr
+    record = next(r for r in json.loads(result.stdout) if r["result"] == "Degradation")
+    named = [f["function"] for f in record["explained_by"]]
+    assert set(named[:2]) == {"lookup", "checksum"}, record["explained_by"]
+    assert sum(f["share"] for f in record["explained_by"][:2]) > 0.7
 
 
 def test_markdown_and_junit_carry_the_explanation(tmp_path, run_env):
