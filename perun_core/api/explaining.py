@@ -24,6 +24,7 @@ def explain(
     *,
     explain_dir: Path | str | None = None,
     register: bool = False,
+    collector: str | None = None,
     on_event: Callable[[Any], None] | None = None,
     cancel: threading.Event | None = None,
     repo: PerunRepository | None = None,
@@ -38,13 +39,16 @@ def explain(
     kept as pending, or registered with ``register``.  ``explain_dir``
     receives the difference flame graph (or bars) and the per-function
     listing of each explained job.  A finding that cannot be explained gets
-    an explanation whose ``message`` says why.  Raises Interrupted.
+    an explanation whose ``message`` says why.  ``collector`` (callgrind,
+    perf, pytrace) overrides the choice.  Raises UsageError (unknown
+    ``collector``), Interrupted.
     """
     from ..check.explain import explain_report
 
     directory = Path(explain_dir).expanduser() if explain_dir is not None else None
     with _using(repo, cwd) as r:
-        return explain_report(r, report, directory=directory, register=register, emit=on_event, cancel=cancel)
+        return explain_report(r, report, directory=directory, register=register, collector=collector,
+                              emit=on_event, cancel=cancel)
 
 
 def explanation_of(finding: Any) -> Explanation | None:

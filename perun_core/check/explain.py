@@ -196,20 +196,38 @@ def _perf_allowed() -> tuple[bool, str]:
     return allowed, detail
 
 
-def choose_collector(argv: Sequence[str], workdir: Path) -> tuple[str, dict[str, Any]] | str:
-    """``(collector, params)`` for the program, or a one-line message saying what to install."""
-    if is_python(argv, workdir):
-        return "pytrace", {"mode": "cprofile"}
-    if shutil.which("valgrind") is not None:
-        return "callgrind", {}
-    allowed, detail = _perf_allowed()
-    if allowed:
-        return "perf", {}
+def _no_native_collector(detail: str) -> str:
     from ..collect.callgrind import HOW_TO_GET_VALGRIND
     from ..collect.perf import HOW_TO_ALLOW
 
     perf = "install perf (linux-perf)" if shutil.which("perf") is None else f"{detail}; {HOW_TO_ALLOW}"
     return f"no call-level collector for a native program: {HOW_TO_GET_VALGRIND}, or {perf}"
+
+
+def choose_collector(argv: Sequence[str], workdir: Path, wanted: str | None = None
+                     ) -> tuple[str, dict[str, Any]] | str:
+    """``(collector, params)`` for the program, or a one-line message saying what to install.
+
+    ``wanted`` (callgrind, perf or pytrace) forces a collector; a message
+    says why it cannot be used here.
+    """
+    if wanted == "pytrace" or (wanted is None and is_python(argv, workdir)):
+        return "pytrace", {"mode": "cprofile"}
+    if wanted in (None, "callgrind") and shutil.which("valgrind") is not None:
+        return "callgrind", {}
+    if wanted == "callgrind":
+        from ..collect.callgrind import HOW_TO_GET_VALGRIND
+
+        return f"callgrind needs valgrind: {HOW_TO_GET_VALGRIND}"
+    allowed, detail = _perf_allowed()
+    if allowed:
+        return "perf", {"mode": "record"}
+    if wanted == "perf":
+        from ..collect.perf import HOW_TO_ALLOW
+
+        return ("perf is not installed: install linux-perf" if shutil.which("perf") is None
+                else f"perf may not profile here ({detail}): {HOW_TO_ALLOW}")
+    return _no_native_collector(detail)
 
 
 # -- profiles ---------------------------------------------------------------------------------------
@@ -286,10 +304,16 @@ def _keep(repo: Any, profile: Any, minor: str, register: bool, counter: int) -> 
 
 
 def _samples(profile: Any) -> int:
-    info = profile.header.get("samples")
-    if isinstance(info, int):
-        return info
-    return sum(len(region.resources) for _, region in profile.regions())
+    """The stack samples of a perf profile."""
+    total = 0
+    for _, region in profile.regions():
+        table = region.resources
+        if not len(table) or "subtype" not in table.columns()[0]:
+            continue
+        for subtype, amount in zip(table.column("subtype"), table.column("amount")):
+            if subtype == "samples" and isinstance(amount, (int, float)):
+                total += int(amount)
+    return total
 
 
 def _enclosing(anonymous: ExplainedFunction, named: list[ExplainedFunction]) -> ExplainedFunction | None:
@@ -317,8 +341,8 @@ def _functions(comparison: Any, top: int) -> tuple[ExplainedFunction, ...]:
         match = _LOCATION.match(name)
         if match:
             file, line, name = match["file"], int(match["line"]), match["name"]
-        elif change.object:
-            file = change.object
+        elif change.object and change.object != "???":
+            file = _in_repository(change.object)
         every.append(ExplainedFunction(name, file, line, change.baseline_exclusive, change.target_exclusive,
                                        change.contribution, change.status))
     named = [f for f in every if f.name_is_code() and f.line is not None]
@@ -368,8 +392,8 @@ def _source_lines(profile: Any) -> dict[str, tuple[str, int | None]]:
     return found
 
 
-def _explain_one(repo: Any, cache: Any, base_minor: str, target_minor: str, job: Job, *, directory: Path | None,
-                 register: bool, cancel: threading.Event, counter: list[int]) -> Explanation:
+def _explain_one(repo: Any, base_minor: str, target_minor: str, job: Job, *, directory: Path | None,
+                 register: bool, cancel: threading.Event, counter: list[int], wanted: str | None) -> Explanation:
     from ..diff import compare
     from ..runner.jobs import unit_config
     from ..runner.worktree import temporary_worktree
@@ -379,7 +403,7 @@ def _explain_one(repo: Any, cache: Any, base_minor: str, target_minor: str, job:
     except PerunError as exc:
         return Explanation(message=exc.message)
     with temporary_worktree(repo.vcs, target_minor) as probe:
-        chosen = choose_collector(argv, probe)
+        chosen = choose_collector(argv, probe, wanted)
     if isinstance(chosen, str):
         return Explanation(message=chosen)
     name, params = chosen
@@ -419,9 +443,11 @@ def explain_profiles(name: str, base: Any, target: Any, base_name: str, target_n
     if name == "perf":
         fewest = min(_samples(base), _samples(target))
         if fewest < MIN_SAMPLES:
+            how = ("explain with callgrind (--explain-with callgrind), which counts every instruction"
+                   if shutil.which("valgrind") else "install valgrind to count its instructions with callgrind")
             return Explanation(collector=name, written=written,
-                               message=f"the program is too short to sample ({fewest} perf samples); "
-                                       "install valgrind to count its instructions with callgrind")
+                               message=f"the program is too short to sample ({fewest} perf samples, "
+                                       f"{MIN_SAMPLES} needed); {how}")
     try:
         comparison = compare(base, target, baseline_name=base_name[:7], target_name=target_name[:7])
     except PerunError as exc:
@@ -484,12 +510,16 @@ def _direct(repo: Any, pair: PairReport, directory: Path | None) -> Explanation 
 
 
 def explain_report(repo: Any, report: CheckReport, *, directory: Path | None = None, register: bool = False,
-                   emit: Callable[[Any], None] | None = None,
+                   collector: str | None = None, emit: Callable[[Any], None] | None = None,
                    cancel: threading.Event | None = None) -> CheckReport:
     """``report`` with an :class:`Explanation` in the details of every certain time change between commits."""
     from .confirm import _job_for
     from .pairing import ProfileCache
 
+    if collector is not None and collector not in CALL_LEVEL:
+        from ..errors import UsageError
+
+        raise UsageError(f"--explain-with '{collector}': expected one of {', '.join(CALL_LEVEL)}")
     emit = emit or (lambda event: None)
     cancel = cancel or threading.Event()
     cache = ProfileCache(repo)
@@ -524,8 +554,8 @@ def explain_report(repo: Any, report: CheckReport, *, directory: Path | None = N
         job = jobs[number]
         if cancel.is_set():
             raise Interrupted("cancelled")
-        explanation = _explain_one(repo, cache, base_minor, target_minor, job, directory=directory,
-                                   register=register, cancel=cancel, counter=counter)
+        explanation = _explain_one(repo, base_minor, target_minor, job, directory=directory,
+                                   register=register, cancel=cancel, counter=counter, wanted=collector)
         for place in places:
             done[place] = explanation
     if work:

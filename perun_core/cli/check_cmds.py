@@ -56,6 +56,9 @@ def _output_options(function: Callable[..., Any]) -> Callable[..., Any]:
 
 
 def _explain_options(function: Callable[..., Any]) -> Callable[..., Any]:
+    function = click.option("--explain-with", "explain_with", type=click.Choice(("callgrind", "perf", "pytrace")),
+                            help="With --explain (implied): use this collector instead of the best available "
+                                 "one (cProfile for Python, callgrind, then perf).")(function)
     function = click.option("--register", "explain_register", is_flag=True,
                             help="Register the call-level profiles --explain collects (default: keep them "
                                  "pending).")(function)
@@ -68,12 +71,14 @@ def _explain_options(function: Callable[..., Any]) -> Callable[..., Any]:
                              "functions that account for the change.")(function)
 
 
-def _explain(report: Any, explain: bool, explain_dir: str | None, register: bool, verbose: int) -> Any:
-    if not (explain or explain_dir or register):
+def _explain(report: Any, explain: bool, explain_dir: str | None, register: bool, explain_with: str | None,
+             verbose: int) -> Any:
+    if not (explain or explain_dir or register or explain_with):
         return report
     from perun_core import api
 
-    return api.explain(report, explain_dir=explain_dir, register=register, on_event=_collection_printer(verbose))
+    return api.explain(report, explain_dir=explain_dir, register=register, collector=explain_with,
+                       on_event=_collection_printer(verbose))
 
 
 def _compute_option(function: Callable[..., Any]) -> Callable[..., Any]:
@@ -179,11 +184,11 @@ def _finish(report: Any, fail_on: str) -> None:
 @_output_options
 @click.pass_context
 def check_head(ctx: click.Context, revision: str | None, compute_here: bool, confirm: bool, confirm_runs: int,
-               explain: bool, explain_dir: str | None, explain_register: bool,
+               explain: bool, explain_dir: str | None, explain_register: bool, explain_with: str | None,
                methods: tuple[str, ...], output_format: str, fail_on: str, output: str | None, verbose: int) -> None:
     """Check the profiles of HASH (default HEAD) against their nearest predecessors."""
     _check_history(ctx, "check_head", revision, compute_here, methods, output_format, fail_on, output, verbose,
-                   confirm, confirm_runs, (explain, explain_dir, explain_register))
+                   confirm, confirm_runs, (explain, explain_dir, explain_register, explain_with))
 
 
 @check.command("all", context_settings=CONTEXT)
@@ -193,11 +198,11 @@ def check_head(ctx: click.Context, revision: str | None, compute_here: bool, con
 @_output_options
 @click.pass_context
 def check_all(ctx: click.Context, revision: str | None, compute_here: bool, confirm: bool, confirm_runs: int,
-               explain: bool, explain_dir: str | None, explain_register: bool,
+               explain: bool, explain_dir: str | None, explain_register: bool, explain_with: str | None,
               methods: tuple[str, ...], output_format: str, fail_on: str, output: str | None, verbose: int) -> None:
     """Check every version from HASH (default HEAD) back that has profiles."""
     _check_history(ctx, "check_all", revision, compute_here, methods, output_format, fail_on, output, verbose,
-                   confirm, confirm_runs, (explain, explain_dir, explain_register))
+                   confirm, confirm_runs, (explain, explain_dir, explain_register, explain_with))
 
 
 def _refuse_unwritable(output: str | None) -> None:
@@ -211,7 +216,7 @@ def _refuse_unwritable(output: str | None) -> None:
 def _check_history(ctx: click.Context, function: str, revision: str | None, compute_here: bool,
                    methods: tuple[str, ...], output_format: str, fail_on: str, output: str | None,
                    verbose: int, confirm: bool = False, confirm_runs: int = 7,
-                   explaining: tuple[bool, str | None, bool] = (False, None, False)) -> None:
+                   explaining: tuple[bool, str | None, bool, str | None] = (False, None, False, None)) -> None:
     """Run api_check.check_head or check_all and report: the shared body of both commands."""
     from perun_core.api import check as api_check
 
@@ -234,7 +239,7 @@ def _check_history(ctx: click.Context, function: str, revision: str | None, comp
 @_output_options
 @click.pass_context
 def check_profiles(ctx: click.Context, baseline: str, target: str, minor: str | None, explain: bool,
-                   explain_dir: str | None, explain_register: bool, methods: tuple[str, ...],
+                   explain_dir: str | None, explain_register: bool, explain_with: str | None, methods: tuple[str, ...],
                    output_format: str, fail_on: str, output: str | None, verbose: int) -> None:
     """Check TARGET against BASELINE: i@i / i@p tags, names, or profile files anywhere."""
     from perun_core.api import check as api_check
@@ -243,7 +248,7 @@ def check_profiles(ctx: click.Context, baseline: str, target: str, minor: str | 
     _refuse_unwritable(output)
     # the command line runs no other threads, so the work may be shared with a forked process
     report = api_check.check_profiles(baseline, target, minor=minor, methods=list(methods) or None, workers=2)
-    report = _explain(report, explain, explain_dir, explain_register, verbose)
+    report = _explain(report, explain, explain_dir, explain_register, explain_with, verbose)
     _emit_report(report, output_format, fail_on, output, verbose)
     _finish(report, fail_on)
 
