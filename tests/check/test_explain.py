@@ -40,14 +40,15 @@ main()
 PY_SLOW = PY_PROGRAM.replace("        total += table[k]", "        pairs = list(table.items())\n"
                              "        total += next(v for key, v in pairs if key == k)")
 
-# A C program with five functions; v2 makes `middle` three times slower.
+# A C program with five functions; v2 makes `middle` three times slower (it does most of the work, so that
+# the whole program is clearly slower even on a busy machine).
 C_PROGRAM = r'''
 #include <stdio.h>
 #include <stdlib.h>
 static volatile long sink;
 __attribute__((noinline)) static void alpha(long n) { for (long i = 0; i < n; i++) sink += i; }
 __attribute__((noinline)) static void beta(long n) { for (long i = 0; i < n; i++) sink ^= i; }
-__attribute__((noinline)) static void middle(long n) { for (long i = 0; i < REPEAT * n; i++) sink += i & 3; }
+__attribute__((noinline)) static void middle(long n) { for (long i = 0; i < REPEAT * 4 * n; i++) sink += i & 3; }
 __attribute__((noinline)) static void gamma_(long n) { for (long i = 0; i < n; i++) sink -= i; }
 __attribute__((noinline)) static void delta(long n) { for (long i = 0; i < n; i++) sink |= i; }
 int main(int argc, char **argv) {
@@ -183,3 +184,20 @@ def test_a_c_function_made_three_times_slower_is_named_first_with_callgrind(tmp_
     assert 2.5 < first["target"] / first["baseline"] < 3.5
     assert first["file"] and first["file"].endswith("app.c")
     assert leftover_worktrees(run_env) == []
+    # perf on a run this short: explained, or one line saying it is too short to sample and what to use
+    from perun_core.collect.perf import perf_permission
+
+    if shutil.which("perf") and perf_permission()[0]:
+        perf = run_cli("check", "head", "--explain-with", "perf", "--format", "json", cwd=root)
+        assert perf.returncode == 3, perf.stderr
+        record = next(r for r in json.loads(perf.stdout) if r["result"] == "Degradation")
+        message = record["explanation"]["message"]
+        if message:
+            assert message.startswith("the program is too short to sample (") and "callgrind" in message, message
+        else:
+            assert record["explained_by"][0]["function"] == "middle", record["explained_by"]
+
+
+def test_an_unknown_explaining_collector_is_a_command_line_error(tmp_path):
+    result = run_cli("check", "head", "--explain-with", "gprof", cwd=tmp_path)
+    assert result.returncode == 2 and "--explain-with" in result.stderr
