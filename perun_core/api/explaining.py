@@ -6,6 +6,7 @@ dataclasses; nothing is printed.
 
 from __future__ import annotations
 
+import contextlib
 import threading
 from collections.abc import Callable
 from pathlib import Path
@@ -13,8 +14,8 @@ from typing import Any
 
 from ..check.explain import ExplainedFunction, Explanation, ExplainFinished, ExplainStarted
 from ..check.report import CheckReport
+from ..errors import NotPerunRepository
 from ..storage.repository import PerunRepository
-from ._repo import using as _using
 
 __all__ = ["ExplainFinished", "ExplainStarted", "ExplainedFunction", "Explanation", "explain", "explanation_of"]
 
@@ -46,9 +47,19 @@ def explain(
     from ..check.explain import explain_report
 
     directory = Path(explain_dir).expanduser() if explain_dir is not None else None
-    with _using(repo, cwd) as r:
-        return explain_report(r, report, directory=directory, register=register, collector=collector,
+    opened: PerunRepository | None = repo
+    own = False
+    if opened is None:
+        # profile files checked outside a repository can still be explained when they are call-level
+        with contextlib.suppress(NotPerunRepository):
+            opened = PerunRepository.discover(cwd)
+            own = True
+    try:
+        return explain_report(opened, report, directory=directory, register=register, collector=collector,
                               emit=on_event, cancel=cancel)
+    finally:
+        if own and opened is not None:
+            opened.close()
 
 
 def explanation_of(finding: Any) -> Explanation | None:

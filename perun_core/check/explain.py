@@ -164,10 +164,9 @@ def _number(value: float) -> str:
 
 
 def needs_explanation(pair: PairReport, finding: Finding) -> bool:
-    """Certain time changes between two commits."""
+    """Certain time changes."""
     result = finding.result
-    return (pair.target.type == "time" and result.is_change and not result.is_maybe
-            and pair.baseline.minor is not None and pair.target.minor is not None)
+    return pair.target.type == "time" and result.is_change and not result.is_maybe
 
 
 # -- choosing a collector -----------------------------------------------------------------------
@@ -492,17 +491,26 @@ def _write_views(comparison: Any, directory: Path, label: str, base_minor: str, 
     return written
 
 
+def _read(repo: Any, ref: Any) -> Any:
+    """The profile a report's reference names: registered, pending or a file.  Raises PerunError, OSError."""
+    from ..profile.codec import load_profile_from_file
+
+    if ref.checksum and repo is not None:
+        return repo.objects.read_profile(ref.checksum)
+    if ref.kind == "pending" and repo is not None:
+        return load_profile_from_file(repo.jobs_dir / Path(ref.source).name)
+    return load_profile_from_file(Path(ref.name).expanduser())
+
+
 def _direct(repo: Any, pair: PairReport, directory: Path | None) -> Explanation | None:
-    """A pair of registered call-level profiles explains itself: their comparison, or None for other pairs."""
-    if not (pair.baseline.checksum and pair.target.checksum):
-        return None
+    """A pair of call-level profiles explains itself: their comparison, or None for other pairs."""
     try:
-        target = repo.objects.read_profile(pair.target.checksum)
+        target = _read(repo, pair.target)
         name = (target.collector_info or {}).get("name")
         if name not in CALL_LEVEL:
             return None
-        base = repo.objects.read_profile(pair.baseline.checksum)
-    except PerunError:
+        base = _read(repo, pair.baseline)
+    except (PerunError, OSError, ValueError):
         return None
     return explain_profiles(str(name), base, target, pair.baseline.minor or pair.baseline.name,
                             pair.target.minor or pair.target.name, str(target.header.get("cmd") or pair.target.name),
@@ -512,7 +520,11 @@ def _direct(repo: Any, pair: PairReport, directory: Path | None) -> Explanation 
 def explain_report(repo: Any, report: CheckReport, *, directory: Path | None = None, register: bool = False,
                    collector: str | None = None, emit: Callable[[Any], None] | None = None,
                    cancel: threading.Event | None = None) -> CheckReport:
-    """``report`` with an :class:`Explanation` in the details of every certain time change between commits."""
+    """``report`` with an :class:`Explanation` in the details of every certain time change.
+
+    ``repo`` may be None (profile files outside a repository): then only
+    pairs of call-level profiles are explained.
+    """
     from .confirm import _job_for
     from .pairing import ProfileCache
 
@@ -532,6 +544,10 @@ def explain_report(repo: Any, report: CheckReport, *, directory: Path | None = N
             if not wanted:
                 continue
             direct = _direct(repo, pair, directory)
+            if direct is None and (repo is None or pair.baseline.minor is None or pair.target.minor is None):
+                direct = Explanation(message="these profiles are not registered at two commits, so there is no "
+                                             "program to profile again; check two call-level profiles (callgrind, "
+                                             "perf, pytrace) of the program instead")
             if direct is not None:
                 for i in wanted:
                     done[(v, p, i)] = direct

@@ -134,6 +134,21 @@ def test_markdown_and_junit_carry_the_explanation(tmp_path, run_env):
     assert not [p for p in (root / ".perun" / "jobs").iterdir() if "pytrace" in p.name]
 
 
+def test_time_profile_files_outside_a_repository_say_why_they_are_not_explained(tmp_path):
+    from perun_core.check.explain import explain_report
+    from perun_core.check.pairing import ProfileRef
+    from perun_core.check.report import CheckReport, PairReport, VersionReport
+    from perun_core.check.results import Finding, PerformanceChange
+
+    refs = [ProfileRef(str(tmp_path / name), "file", None, None, "time", "time ./app") for name in ("a.perf", "b.perf")]
+    finding = Finding(PerformanceChange.DEGRADATION, "time", "./app [real]", 1.0, 2.0)
+    report = CheckReport("profiles", (VersionReport(None, None, (PairReport(*refs, ("sart",), (finding,)),)),))
+    explained = explain_report(None, report)
+    explanation = next(explained.findings())[2].details["explanation"]
+    assert not explanation.functions
+    assert explanation.message.startswith("these profiles are not registered at two commits")
+
+
 def test_a_program_that_does_not_build_is_not_explained_in_one_line(tmp_path, run_env):
     root = tmp_path / "broken"
     make_repo(root, [{"files": {"prog.py": PY_PROGRAM, "build.sh": ("exec", "#!/bin/sh\nexit 0\n")}},
