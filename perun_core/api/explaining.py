@@ -12,12 +12,12 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from ..check.explain import ExplainedFunction, Explanation, ExplainFinished, ExplainStarted
+from ..check.explain import ExplainCollecting, ExplainedFunction, Explanation, ExplainFinished, ExplainStarted
 from ..check.report import CheckReport
 from ..errors import NotPerunRepository
 from ..storage.repository import PerunRepository
 
-__all__ = ["ExplainFinished", "ExplainStarted", "ExplainedFunction", "Explanation", "explain", "explanation_of"]
+__all__ = ["ExplainCollecting", "ExplainFinished", "ExplainStarted", "ExplainedFunction", "Explanation", "explain", "explanation_of"]
 
 
 def explain(

@@ -41,7 +41,7 @@ if TYPE_CHECKING:  # pragma: no cover
     from .report import CheckReport, PairReport
     from .results import Finding
 
-__all__ = ["ExplainFinished", "ExplainStarted", "ExplainedFunction", "Explanation", "explain_report",
+__all__ = ["ExplainCollecting", "ExplainFinished", "ExplainStarted", "ExplainedFunction", "Explanation", "explain_report",
            "needs_explanation"]
 
 #: Functions listed per explanation.
@@ -62,6 +62,15 @@ class ExplainStarted:
 
     jobs: int
     pairs: int
+
+
+@dataclass(frozen=True, slots=True)
+class ExplainCollecting:
+    """``collector`` profiles of ``command`` are collected at ``commits`` (the others are reused)."""
+
+    command: str
+    collector: str
+    commits: tuple[str, ...]
 
 
 @dataclass(frozen=True, slots=True)
@@ -392,7 +401,8 @@ def _source_lines(profile: Any) -> dict[str, tuple[str, int | None]]:
 
 
 def _explain_one(repo: Any, base_minor: str, target_minor: str, job: Job, *, directory: Path | None,
-                 register: bool, cancel: threading.Event, counter: list[int], wanted: str | None) -> Explanation:
+                 register: bool, cancel: threading.Event, counter: list[int], wanted: str | None,
+                 emit: Callable[[Any], None]) -> Explanation:
     from ..diff import compare
     from ..runner.jobs import unit_config
     from ..runner.worktree import temporary_worktree
@@ -416,6 +426,7 @@ def _explain_one(repo: Any, base_minor: str, target_minor: str, job: Job, *, dir
     missing = [minor for minor, p in zip((base_minor, target_minor), profiles) if p is None]
     written: list[str] = []
     if missing:
+        emit(ExplainCollecting(job.command_line, name, tuple(minor[:7] for minor in missing)))
         try:
             collected = _collect_sides(repo, call_job, missing, cancel)
         except _BuildFailed as exc:
@@ -571,7 +582,8 @@ def explain_report(repo: Any, report: CheckReport, *, directory: Path | None = N
         if cancel.is_set():
             raise Interrupted("cancelled")
         explanation = _explain_one(repo, base_minor, target_minor, job, directory=directory,
-                                   register=register, cancel=cancel, counter=counter, wanted=collector)
+                                   register=register, cancel=cancel, counter=counter, wanted=collector,
+                                   emit=emit)
         for place in places:
             done[place] = explanation
     if work:

@@ -121,6 +121,8 @@ def _collection_printer(verbose: int) -> Callable[[Any], None]:
         elif name == "ExplainStarted":
             click.echo(f"Explaining: call-level profiles for {event.jobs} job{'s' if event.jobs != 1 else ''} "
                        f"of {event.pairs} pair{'s' if event.pairs != 1 else ''} of commits", err=True)
+        elif name == "ExplainCollecting":
+            click.echo(f"  {event.collector}: {event.command} at {', '.join(event.commits)}", err=True)
         elif name == "ExplainFinished":
             click.echo(f"Explained {event.explained}"
                        + (f", could not explain {event.unexplained}" if event.unexplained else ""), err=True)

@@ -94,7 +94,7 @@ def test_a_python_function_switched_to_a_list_scan_is_named_first(tmp_path, run_
         assert record["explanation"]["collector"] == "pytrace"
     written = sorted(p.name for p in (tmp_path / "why").iterdir())
     assert any(name.endswith(".html") for name in written) and any(name.endswith(".txt") for name in written)
-    assert "Explaining" in result.stderr
+    assert "Explaining" in result.stderr and "  pytrace: python3 prog.py 3000 at " in result.stderr
     assert leftover_worktrees(run_env) == []
     # the tree names it too, with its share; the call-level profiles stay pending
     tree = run_cli("check", "head", "--explain", cwd=root, env={"NO_COLOR": "1"})
