@@ -91,6 +91,9 @@ class ExplainedFunction:
     #: change of exclusive cost / the whole program's change
     share: float
     status: str
+    #: for sample counts (perf): the two-sided p-value of "the function's time did not change"; None for exact
+    #: counts (callgrind) and single timings (cProfile)
+    p_value: float | None = None
 
     @property
     def change(self) -> float:
@@ -116,7 +119,7 @@ class ExplainedFunction:
     def to_record(self) -> dict[str, Any]:
         return {"function": self.function, "file": self.file, "line": self.line, "baseline": self.baseline,
                 "target": self.target, "change": self.change, "relative": self.relative, "share": self.share,
-                "status": self.status}
+                "status": self.status, "p_value": self.p_value}
 
     def text(self, unit: str) -> str:
         """``name (file:line): +42 % own cost, 87 % of the change``."""
@@ -130,6 +133,8 @@ class ExplainedFunction:
             parts.append(f"{_number(self.baseline)} -> {_number(self.target)} {unit}".rstrip()
                          + (f" ({100 * rel:+.0f} %)" if rel is not None else ""))
         parts.append(f"{100 * self.share:.0f} % of the change")
+        if self.p_value is not None:
+            parts.append(f"p = {self.p_value:.2g}" if self.p_value >= 1e-4 else "p < 0.0001")
         return ": ".join(parts[:1]) + ": " + ", ".join(parts[1:])
 
 
@@ -324,6 +329,22 @@ def _samples(profile: Any) -> int:
     return total
 
 
+def sample_p_value(baseline: float, target: float) -> float:
+    """Two-sided p-value that two sample counts of equally long sampling come from one rate.
+
+    Samples taken at a fixed frequency are Poisson counts of the time spent;
+    given their sum, the target's count is binomial with p = 1/2 when the
+    time did not change (normal approximation, continuity-corrected).
+    """
+    import math
+
+    total = baseline + target
+    if total <= 0:
+        return 1.0
+    z = max(abs(target - baseline) - 1.0, 0.0) / math.sqrt(total)
+    return math.erfc(z / math.sqrt(2.0))
+
+
 def _enclosing(anonymous: ExplainedFunction, named: list[ExplainedFunction]) -> ExplainedFunction | None:
     """The function whose body holds a comprehension, generator expression or lambda: the nearest one
     defined at or above its line in the same file."""
@@ -365,6 +386,8 @@ def _functions(comparison: Any, top: int) -> tuple[ExplainedFunction, ...]:
             merged[id(into)] = replace(was, baseline=was.baseline + function.baseline,
                                        target=was.target + function.target, share=was.share + function.share)
     ranked = sorted((f for f in merged.values() if f.change != 0 and f.share > 0), key=lambda f: -f.share)[:top]
+    if comparison.function_unit == "samples":
+        ranked = [replace(f, p_value=sample_p_value(f.baseline, f.target)) for f in ranked]
     # functions that moved less than 1 % of the change are noise next to the ones that did
     return tuple(f for n, f in enumerate(ranked) if n == 0 or f.share >= MIN_SHARE)
 

@@ -287,6 +287,8 @@ def _markdown_explanations(changes: list[tuple[Any, Finding]]) -> list[str]:
                       "|---|---|---|---|---|---|---|"]
             for rank, f in enumerate(explanation.functions, 1):
                 rel = f"{100 * f.relative:+.0f} %" if f.relative is not None else f.status
+                if f.p_value is not None:
+                    rel += f" (p = {f.p_value:.2g})"
                 lines.append(f"| {rank} | {_code(f.function)} | {_code(f.where) if f.where else '-'} | "
                              f"{format_value(f.baseline)} | {format_value(f.target)} | {_cell(rel)} | "
                              f"{100 * f.share:.0f} % |")

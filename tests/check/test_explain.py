@@ -210,9 +210,18 @@ def test_a_c_function_made_three_times_slower_is_named_first_with_callgrind(tmp_
         if message:
             assert message.startswith("the program is too short to sample (") and "callgrind" in message, message
         else:
-            assert record["explained_by"][0]["function"] == "middle", record["explained_by"]
+            top = record["explained_by"][0]
+            assert top["function"] == "middle" and top["p_value"] is not None, record["explained_by"]
 
 
 def test_an_unknown_explaining_collector_is_a_command_line_error(tmp_path):
     result = run_cli("check", "head", "--explain-with", "gprof", cwd=tmp_path)
     assert result.returncode == 2 and "--explain-with" in result.stderr
+
+
+def test_sample_counts_get_a_p_value_that_separates_noise_from_change():
+    from perun_core.check.explain import sample_p_value
+
+    assert sample_p_value(28, 145) < 1e-6
+    assert sample_p_value(22, 24) > 0.5
+    assert sample_p_value(0, 0) == 1.0
