@@ -131,7 +131,7 @@ class ExplainedFunction:
         else:
             rel = self.relative
             parts.append(f"{_number(self.baseline)} -> {_number(self.target)} {unit}".rstrip()
-                         + (f" ({100 * rel:+.0f} %)" if rel is not None else ""))
+                         + (f" ({relative_text(rel)})" if rel is not None else ""))
         parts.append(f"{100 * self.share:.0f} % of the change")
         if self.p_value is not None:
             parts.append(f"p = {self.p_value:.2g}" if self.p_value >= 1e-4 else "p < 0.0001")
@@ -160,7 +160,7 @@ class Explanation:
         if self.message:
             return f"not explained: {self.message}"
         change = self.target_total - self.baseline_total
-        rel = f" ({100 * change / self.baseline_total:+.1f} %)" if self.baseline_total else ""
+        rel = f" ({relative_text(change / self.baseline_total)})" if self.baseline_total else ""
         return (f"explained by ({self.collector}, {_number(self.baseline_total)} -> {_number(self.target_total)} "
                 f"{self.unit}{rel}):").replace(" )", ")")
 
@@ -169,6 +169,15 @@ class Explanation:
                 "target_total": self.target_total, "message": self.message or None,
                 "functions": [f.to_record() for f in self.functions], "written": list(self.written),
                 "reused": list(self.reused)}
+
+
+def relative_text(relative: float | None) -> str:
+    """``+42 %``, or ``x391`` for changes beyond ten times."""
+    if relative is None:
+        return ""
+    if relative >= 9:
+        return f"x{1 + relative:.3g}"
+    return f"{100 * relative:+.0f} %"
 
 
 def _number(value: float) -> str:

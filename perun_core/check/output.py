@@ -272,6 +272,8 @@ def _confidence(finding: Finding) -> str:
 
 def _markdown_explanations(changes: list[tuple[Any, Finding]]) -> list[str]:
     """A "Why?" block per explained job: the functions adding up to most of its change."""
+    from .explain import relative_text
+
     lines: list[str] = []
     seen: set[int] = set()
     for pair, finding in changes:
@@ -286,7 +288,7 @@ def _markdown_explanations(changes: list[tuple[Any, Finding]]) -> list[str]:
             lines += ["| # | Function | Where | Baseline | Target | Change | Share of the change |",
                       "|---|---|---|---|---|---|---|"]
             for rank, f in enumerate(explanation.functions, 1):
-                rel = f"{100 * f.relative:+.0f} %" if f.relative is not None else f.status
+                rel = relative_text(f.relative) if f.relative is not None else f.status
                 if f.p_value is not None:
                     rel += f" (p = {f.p_value:.2g})"
                 lines.append(f"| {rank} | {_code(f.function)} | {_code(f.where) if f.where else '-'} | "
