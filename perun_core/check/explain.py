@@ -443,8 +443,11 @@ def _explain_one(repo: Any, base_minor: str, target_minor: str, job: Job, *, dir
         argv = job.argv()
     except PerunError as exc:
         return Explanation(message=exc.message)
-    with temporary_worktree(repo.vcs, target_minor) as probe:
-        chosen = choose_collector(argv, probe, wanted)
+    if wanted is not None or (argv and (_PYTHON.match(Path(argv[0]).name) or argv[0].endswith(".py"))):
+        chosen = choose_collector(argv, Path(repo.root), wanted)
+    else:  # a script's first line says whether it is Python: look at the target commit's file
+        with temporary_worktree(repo.vcs, target_minor) as probe:
+            chosen = choose_collector(argv, probe, wanted)
     if isinstance(chosen, str):
         return Explanation(message=chosen)
     name, params = chosen
