@@ -64,13 +64,46 @@ def _detail(finding: Finding) -> str:
     return text
 
 
-def _finding_lines(finding: Finding, bar: str) -> list[Line]:
+def _explanation(finding: Finding) -> Any:
+    """The explanation ``check --explain`` attached (see :mod:`perun_core.check.explain`), or None."""
+    found = finding.details.get("explanation") if finding.details else None
+    return found if found is not None and hasattr(found, "functions") else None
+
+
+def _explanation_text(finding: Finding) -> str:
+    """The explanation in one paragraph: the headline and the top functions."""
+    explanation = _explanation(finding)
+    if explanation is None:
+        return ""
+    if explanation.message:
+        return explanation.headline()
+    return explanation.headline() + " " + "; ".join(f.text(explanation.unit) for f in explanation.functions)
+
+
+def _finding_lines(finding: Finding, bar: str, shown: set[int] | None = None) -> list[Line]:
     result = finding.result
     head = f"{result.glyph} {result.value:<{_RESULT_WIDTH}}"
-    return [
+    lines = [
         [(bar, "graph"), ("   ", ""), (head, result.style), (f" at {finding.location}", "")],
         [(bar, "graph"), ("       ", ""), (_detail(finding), "muted" if not result.is_change else "")],
     ]
+    explanation = _explanation(finding)
+    if explanation is not None:
+        if shown is not None and id(explanation) in shown:
+            lines.append([(bar, "graph"), ("       ", ""), ("explained as above", "muted")])
+            return lines
+        if shown is not None:
+            shown.add(id(explanation))
+        lines.append([(bar, "graph"), ("       ", ""), (explanation.headline(),
+                                                         "notice" if explanation.message else "heading")])
+        for rank, function in enumerate(explanation.functions, 1):
+            lines.append([(bar, "graph"), ("         ", ""), (f"{rank}. ", "muted"),
+                          (function.text(explanation.unit), result.style if rank == 1 else "")])
+        if explanation.reused:
+            lines.append([(bar, "graph"), ("         ", ""), ("reused " + ", ".join(explanation.reused), "muted")])
+        for path in explanation.written if shown is None or id(explanation) not in shown else ():
+            lines.append([(bar, "graph"), ("         ", ""), (f"wrote {path}", "muted")])
+    return lines
 
 
 def _pair_lines(pair: PairReport, bar: str, verbose: int, show_baseline: bool) -> Iterator[Line]:
@@ -87,6 +120,7 @@ def _pair_lines(pair: PairReport, bar: str, verbose: int, show_baseline: bool) -
         target.append((f" (pending profile {pair.target.source})", "maybe"))
     yield target
     by_method: dict[str, list[Finding]] = {}
+    explained: set[int] = set()
     for finding in pair.findings:
         by_method.setdefault(finding.method, []).append(finding)
     for method in pair.methods or tuple(by_method):
@@ -94,7 +128,7 @@ def _pair_lines(pair: PairReport, bar: str, verbose: int, show_baseline: bool) -
         findings = by_method.get(method, [])
         shown = [f for f in findings if verbose or f.result is not PerformanceChange.NO_CHANGE]
         for finding in shown:
-            yield from _finding_lines(finding, bar)
+            yield from _finding_lines(finding, bar, explained)
         quiet = len(findings) - len(shown)
         if quiet:
             yield [(bar, "graph"), ("   ", ""), (f"= no change at {quiet} location{'s' if quiet != 1 else ''}", "muted")]
@@ -170,6 +204,10 @@ def json_records(report: CheckReport) -> list[dict[str, Any]]:
             **{key: record[key] for key in JSON_KEYS[3:-1]},
             "reason": finding.reason,
         })
+        explanation = _explanation(finding)
+        if explanation is not None:
+            records[-1]["explained_by"] = [f.to_record() for f in explanation.functions]
+            records[-1]["explanation"] = {k: v for k, v in explanation.to_record().items() if k != "functions"}
     return records
 
 
@@ -195,6 +233,8 @@ def junit_xml(report: CheckReport, fail_on: str = "degradation") -> str:
                 case = ET.SubElement(suite, "testcase", classname=f"perun.check.{finding.method}",
                                      name=finding.location)
                 detail = f"{finding.result.value} at {finding.location}: {_detail(finding)}"
+                if _explanation(finding) is not None:
+                    detail += f"; {_explanation_text(finding)}"
                 if fails(finding.result):
                     counts["failures"] += 1
                     failure = ET.SubElement(case, "failure", type=finding.result.value, message=detail)
@@ -241,6 +281,34 @@ def _confidence(finding: Finding) -> str:
     return f"{finding.confidence_type} {finding.confidence_rate:.2f}"
 
 
+def _markdown_explanations(changes: list[tuple[Any, Finding]]) -> list[str]:
+    """A "Why?" block per explained job: the functions adding up to most of its change."""
+    from .explain import relative_text
+
+    lines: list[str] = []
+    seen: set[int] = set()
+    for pair, finding in changes:
+        explanation = _explanation(finding)
+        if explanation is None or id(explanation) in seen:
+            continue
+        seen.add(id(explanation))
+        lines.append(f"**{_cell(finding.location)}** ({_code(pair.baseline.name)} → {_code(pair.target.name)}) "
+                     f"{_cell(explanation.headline())}")
+        lines.append("")
+        if explanation.functions:
+            lines += ["| # | Function | Where | Baseline | Target | Change | Share of the change |",
+                      "|---|---|---|---|---|---|---|"]
+            for rank, f in enumerate(explanation.functions, 1):
+                rel = relative_text(f.relative) if f.relative is not None else f.status
+                if f.p_value is not None:
+                    rel += f" (p = {f.p_value:.2g})"
+                lines.append(f"| {rank} | {_code(f.function)} | {_code(f.where) if f.where else '-'} | "
+                             f"{format_value(f.baseline)} | {format_value(f.target)} | {_cell(rel)} | "
+                             f"{100 * f.share:.0f} % |")
+            lines.append("")
+    return lines
+
+
 def markdown(report: CheckReport, fail_on: str = "degradation") -> str:
     """The report as GitHub-flavoured Markdown, for pull-request comments and ``$GITHUB_STEP_SUMMARY``.
 
@@ -276,6 +344,7 @@ def markdown(report: CheckReport, fail_on: str = "degradation") -> str:
                 f"{_cell(format_value(finding.to))} | {_cell(_change(finding))} | {_cell(_confidence(finding))} | "
                 f"{_cell(finding.method)} |")
         lines.append("")
+        lines += _markdown_explanations(changes)
     for title, items in ((f"{len(quiet)} location{'s' if len(quiet) != 1 else ''} without change", quiet),
                          (f"{len(other)} other finding{'s' if len(other) != 1 else ''}", other)):
         if not items:

@@ -55,6 +55,32 @@ def _output_options(function: Callable[..., Any]) -> Callable[..., Any]:
     return function
 
 
+def _explain_options(function: Callable[..., Any]) -> Callable[..., Any]:
+    function = click.option("--explain-with", "explain_with", type=click.Choice(("callgrind", "perf", "pytrace")),
+                            help="With --explain (implied): use this collector instead of the best available "
+                                 "one (cProfile for Python, callgrind, then perf).")(function)
+    function = click.option("--register", "explain_register", is_flag=True,
+                            help="Register the call-level profiles --explain collects (default: keep them "
+                                 "pending).")(function)
+    function = click.option("--explain-dir", "explain_dir", type=click.Path(file_okay=False), metavar="DIR",
+                            help="With --explain (implied): write the difference flame graph and the per-function "
+                                 "listing of each explained job to DIR.")(function)
+    return click.option("--explain", is_flag=True,
+                        help="For every time degradation or optimization between commits, collect call-level "
+                             "profiles of both commits (callgrind, perf, or cProfile for Python) and list the "
+                             "functions that account for the change.")(function)
+
+
+def _explain(report: Any, explain: bool, explain_dir: str | None, register: bool, explain_with: str | None,
+             verbose: int) -> Any:
+    if not (explain or explain_dir or register or explain_with):
+        return report
+    from perun_core import api
+
+    return api.explain(report, explain_dir=explain_dir, register=register, collector=explain_with,
+                       on_event=_collection_printer(verbose))
+
+
 def _compute_option(function: Callable[..., Any]) -> Callable[..., Any]:
     function = click.option("--confirm-runs", type=click.IntRange(2, 1000), default=7, show_default=True,
                             metavar="N", help="Interleaved runs a side for --confirm.")(function)
@@ -95,6 +121,14 @@ def _collection_printer(verbose: int) -> Callable[[Any], None]:
             click.echo(f"Confirming {event.findings} change{'s' if event.findings != 1 else ''} by interleaved "
                        f"runs ({event.runs} a side, {event.pairs} pair{'s' if event.pairs != 1 else ''} of commits)",
                        err=True)
+        elif name == "ExplainStarted":
+            click.echo(f"Explaining: call-level profiles for {event.jobs} job{'s' if event.jobs != 1 else ''} "
+                       f"of {event.pairs} pair{'s' if event.pairs != 1 else ''} of commits", err=True)
+        elif name == "ExplainCollecting":
+            click.echo(f"  {event.collector}: {event.command} at {', '.join(event.commits)}", err=True)
+        elif name == "ExplainFinished":
+            click.echo(f"Explained {event.explained}"
+                       + (f", could not explain {event.unexplained}" if event.unexplained else ""), err=True)
         elif name == "ConfirmationFinished":
             click.echo(f"Confirmed {event.confirmed}, not confirmed {event.not_confirmed}"
                        + (f", could not check {event.unchecked}" if event.unchecked else ""), err=True)
@@ -151,27 +185,33 @@ def _finish(report: Any, fail_on: str) -> None:
 @check.command("head", context_settings=CONTEXT)
 @click.argument("revision", required=False, metavar="[HASH]")
 @_compute_option
+@_explain_options
 @_output_options
 @click.pass_context
 def check_head(ctx: click.Context, revision: str | None, compute_here: bool, confirm: bool, confirm_runs: int,
-               no_pending: bool, methods: tuple[str, ...], output_format: str, fail_on: str, output: str | None,
-               verbose: int) -> None:
+               no_pending: bool, explain: bool, explain_dir: str | None, explain_register: bool,
+               explain_with: str | None, methods: tuple[str, ...], output_format: str, fail_on: str,
+               output: str | None, verbose: int) -> None:
     """Check the profiles of HASH (default HEAD) against their nearest predecessors."""
     _check_history(ctx, "check_head", revision, compute_here, methods, output_format, fail_on, output, verbose,
-                   confirm, confirm_runs, include_pending=not no_pending)
+                   confirm, confirm_runs, (explain, explain_dir, explain_register, explain_with),
+                   include_pending=not no_pending)
 
 
 @check.command("all", context_settings=CONTEXT)
 @click.argument("revision", required=False, metavar="[HASH]")
 @_compute_option
+@_explain_options
 @_output_options
 @click.pass_context
 def check_all(ctx: click.Context, revision: str | None, compute_here: bool, confirm: bool, confirm_runs: int,
-              no_pending: bool, methods: tuple[str, ...], output_format: str, fail_on: str, output: str | None,
-              verbose: int) -> None:
+              no_pending: bool, explain: bool, explain_dir: str | None, explain_register: bool,
+              explain_with: str | None, methods: tuple[str, ...], output_format: str, fail_on: str,
+              output: str | None, verbose: int) -> None:
     """Check every version from HASH (default HEAD) back that has profiles."""
     _check_history(ctx, "check_all", revision, compute_here, methods, output_format, fail_on, output, verbose,
-                   confirm, confirm_runs, include_pending=not no_pending)
+                   confirm, confirm_runs, (explain, explain_dir, explain_register, explain_with),
+                   include_pending=not no_pending)
 
 
 def _refuse_unwritable(output: str | None) -> None:
@@ -184,7 +224,8 @@ def _refuse_unwritable(output: str | None) -> None:
 
 def _check_history(ctx: click.Context, function: str, revision: str | None, compute_here: bool,
                    methods: tuple[str, ...], output_format: str, fail_on: str, output: str | None,
-                   verbose: int, confirm: bool = False, confirm_runs: int = 7, *,
+                   verbose: int, confirm: bool = False, confirm_runs: int = 7,
+                   explaining: tuple[bool, str | None, bool, str | None] = (False, None, False, None), *,
                    include_pending: bool = True) -> None:
     """Run api_check.check_head or check_all and report: the shared body of both commands."""
     from perun_core.api import check as api_check
@@ -195,6 +236,7 @@ def _check_history(ctx: click.Context, function: str, revision: str | None, comp
     report = getattr(api_check, function)(revision, methods=list(methods) or None, compute_missing=compute,
                                           confirm=confirm, confirm_runs=confirm_runs,
                                           include_pending=include_pending, on_event=_collection_printer(verbose))
+    report = _explain(report, *explaining, verbose)
     _emit_report(report, output_format, fail_on, output, verbose)
     _finish(report, fail_on)
 
@@ -203,9 +245,11 @@ def _check_history(ctx: click.Context, function: str, revision: str | None, comp
 @click.argument("baseline")
 @click.argument("target")
 @click.option("-m", "--minor", help="Look tags and names up in this minor version's index (default HEAD).")
+@_explain_options
 @_output_options
 @click.pass_context
-def check_profiles(ctx: click.Context, baseline: str, target: str, minor: str | None, methods: tuple[str, ...],
+def check_profiles(ctx: click.Context, baseline: str, target: str, minor: str | None, explain: bool,
+                   explain_dir: str | None, explain_register: bool, explain_with: str | None, methods: tuple[str, ...],
                    output_format: str, fail_on: str, output: str | None, verbose: int) -> None:
     """Check TARGET against BASELINE: i@i / i@p tags, names, or profile files anywhere."""
     from perun_core.api import check as api_check
@@ -214,6 +258,7 @@ def check_profiles(ctx: click.Context, baseline: str, target: str, minor: str | 
     _refuse_unwritable(output)
     # the command line runs no other threads, so the work may be shared with a forked process
     report = api_check.check_profiles(baseline, target, minor=minor, methods=list(methods) or None, workers=2)
+    report = _explain(report, explain, explain_dir, explain_register, explain_with, verbose)
     _emit_report(report, output_format, fail_on, output, verbose)
     _finish(report, fail_on)
 

@@ -114,6 +114,8 @@ class CheckScreen(Screen[bool]):
                 "the finding side by side", id="check.open"),
         Binding("d", "diff", "Difference", show=False, tooltip="Check: what changed between the finding's baseline "
                 "and target profiles (table, difference flame graph, bars)", id="check.diff"),
+        Binding("x", "explain", "Why?", show=False, tooltip="Check: collect call-level profiles of the finding's "
+                "commits and list the functions responsible for the change", id="check.explain"),
         Binding("escape", "stop", "Cancel", key_display="esc",
                 tooltip="Check: stop the running check; otherwise back to the history",
                 id="check.stop"),
@@ -374,6 +376,21 @@ class CheckScreen(Screen[bool]):
         self.app.push_screen(DiffScreen(lambda: (core.load_ref(pair.baseline), core.load_ref(pair.target)),
                                         f"{pair.baseline.name} → {pair.target.name}",
                                         (pair.baseline.name, pair.target.name)))
+
+    def action_explain(self) -> None:
+        current = self.current
+        if current is None:
+            return
+        from dataclasses import replace
+
+        from perun_core.api import CheckReport
+
+        from ..modals.explain import ExplainScreen
+
+        version, pair, finding = current
+        one = replace(version, pairs=(replace(pair, findings=(finding,)),))
+        self.app.push_screen(ExplainScreen(CheckReport("explain", (one,)), f"{finding.location} "
+                                                                         f"({pair.baseline.name} → {pair.target.name})"))
 
     def action_stop(self) -> None:
         if self.running and self.stream is not None and not self.cancelling:

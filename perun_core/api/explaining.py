@@ -1,0 +1,68 @@
+"""Explaining the time changes of a check report: which functions made a job slower or faster.
+
+See :mod:`perun_core.check.explain`.  Plain functions returning
+dataclasses; nothing is printed.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import threading
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+from ..check.explain import ExplainCollecting, ExplainedFunction, Explanation, ExplainFinished, ExplainStarted
+from ..check.report import CheckReport
+from ..errors import NotPerunRepository
+from ..storage.repository import PerunRepository
+
+__all__ = ["ExplainCollecting", "ExplainFinished", "ExplainStarted", "ExplainedFunction", "Explanation", "explain", "explanation_of"]
+
+
+def explain(
+    report: CheckReport,
+    *,
+    explain_dir: Path | str | None = None,
+    register: bool = False,
+    collector: str | None = None,
+    on_event: Callable[[Any], None] | None = None,
+    cancel: threading.Event | None = None,
+    repo: PerunRepository | None = None,
+    cwd: Path | str | None = None,
+) -> CheckReport:
+    """``report`` with an :class:`Explanation` on every certain time change between two commits.
+
+    Call-level profiles of the baseline and target commits (registered ones
+    reused, missing ones collected in temporary worktrees with the best
+    collector for the program) are compared per function; the functions
+    adding up to most of the change come first.  Collected profiles are
+    kept as pending, or registered with ``register``.  ``explain_dir``
+    receives the difference flame graph (or bars) and the per-function
+    listing of each explained job.  A finding that cannot be explained gets
+    an explanation whose ``message`` says why.  ``collector`` (callgrind,
+    perf, pytrace) overrides the choice.  Raises UsageError (unknown
+    ``collector``), Interrupted.
+    """
+    from ..check.explain import explain_report
+
+    directory = Path(explain_dir).expanduser() if explain_dir is not None else None
+    opened: PerunRepository | None = repo
+    own = False
+    if opened is None:
+        # profile files checked outside a repository can still be explained when they are call-level
+        with contextlib.suppress(NotPerunRepository):
+            opened = PerunRepository.discover(cwd)
+            own = True
+    try:
+        return explain_report(opened, report, directory=directory, register=register, collector=collector,
+                              emit=on_event, cancel=cancel)
+    finally:
+        if own and opened is not None:
+            opened.close()
+
+
+def explanation_of(finding: Any) -> Explanation | None:
+    """The explanation :func:`explain` attached to a finding, if any."""
+    found = getattr(finding, "details", {}).get("explanation")
+    return found if isinstance(found, Explanation) else None
