@@ -34,7 +34,7 @@ from pathlib import Path
 
 from ..errors import CorruptIndex, CorruptObject, PerunError, StorageError
 from ..storage.repository import PerunRepository
-from .repository import _using
+from ._repo import using as _using
 
 __all__ = ["STALE_AFTER", "FsckProblem", "FsckReport", "fsck"]
 

@@ -103,7 +103,7 @@ def summary(
         resource_table
 
     if isinstance(profile, str):
-        from .repository import load_profile
+        from .profiles import load_profile
 
         loaded = load_profile(profile, minor=minor, repo=repo, cwd=cwd).profile
     else:
