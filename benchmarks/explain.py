@@ -33,25 +33,11 @@ sys.path.insert(0, str(ROOT / "tests"))
 sys.path.insert(0, str(ROOT / "benchmarks"))
 
 from run import isolated_env  # noqa: E402
+from runhelpers import FIVE_FUNCTIONS_C  # noqa: E402
 
 PERUN = str(Path(sys.executable).parent / "perun-core")
 
-PROGRAM = r'''
-#include <stdio.h>
-#include <stdlib.h>
-static volatile long sink;
-__attribute__((noinline)) static void alpha(long n) { for (long i = 0; i < n; i++) sink += i; }
-__attribute__((noinline)) static void beta(long n) { for (long i = 0; i < n; i++) sink ^= i; }
-__attribute__((noinline)) static void middle(long n) { for (long i = 0; i < REPEAT * 4 * n; i++) sink += i & 3; }
-__attribute__((noinline)) static void gamma_(long n) { for (long i = 0; i < n; i++) sink -= i; }
-__attribute__((noinline)) static void delta(long n) { for (long i = 0; i < n; i++) sink |= i; }
-int main(int argc, char **argv) {
-    long n = argc > 1 ? atol(argv[1]) : 1000;
-    alpha(n); beta(n); middle(n); gamma_(n); delta(n);
-    printf("%ld\n", sink);
-    return 0;
-}
-'''
+PROGRAM = FIVE_FUNCTIONS_C
 MAKEFILE = "app: app.c\n\tcc -O1 -g -fno-omit-frame-pointer -o app app.c\n"
 
 

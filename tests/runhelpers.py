@@ -101,3 +101,24 @@ def documented(path) -> dict:
     from perun_core.profile.codec import load_profile_from_file
 
     return load_profile_from_file(path).to_dict()
+
+
+# A C program with five functions; REPEAT scales `middle` (it does most of the work, so that a
+# slower `middle` makes the whole program clearly slower even on a busy machine).  Used by the explain
+# tests and benchmarks/explain.py.
+FIVE_FUNCTIONS_C = r'''
+#include <stdio.h>
+#include <stdlib.h>
+static volatile long sink;
+__attribute__((noinline)) static void alpha(long n) { for (long i = 0; i < n; i++) sink += i; }
+__attribute__((noinline)) static void beta(long n) { for (long i = 0; i < n; i++) sink ^= i; }
+__attribute__((noinline)) static void middle(long n) { for (long i = 0; i < REPEAT * 4 * n; i++) sink += i & 3; }
+__attribute__((noinline)) static void gamma_(long n) { for (long i = 0; i < n; i++) sink -= i; }
+__attribute__((noinline)) static void delta(long n) { for (long i = 0; i < n; i++) sink |= i; }
+int main(int argc, char **argv) {
+    long n = argc > 1 ? atol(argv[1]) : 1000;
+    alpha(n); beta(n); middle(n); gamma_(n); delta(n);
+    printf("%ld\n", sink);
+    return 0;
+}
+'''

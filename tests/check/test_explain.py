@@ -9,7 +9,7 @@ import shutil
 import pytest
 from conftest import run_cli
 from gitrepo import make_repo
-from runhelpers import leftover_worktrees, needs_cc, run_env  # noqa: F401
+from runhelpers import FIVE_FUNCTIONS_C, leftover_worktrees, needs_cc, run_env  # noqa: F401
 
 from perun_core import api
 
@@ -40,24 +40,8 @@ main()
 PY_SLOW = PY_PROGRAM.replace("        total += table[k]", "        pairs = list(table.items())\n"
                              "        total += next(v for key, v in pairs if key == k)")
 
-# A C program with five functions; v2 makes `middle` three times slower (it does most of the work, so that
-# the whole program is clearly slower even on a busy machine).
-C_PROGRAM = r'''
-#include <stdio.h>
-#include <stdlib.h>
-static volatile long sink;
-__attribute__((noinline)) static void alpha(long n) { for (long i = 0; i < n; i++) sink += i; }
-__attribute__((noinline)) static void beta(long n) { for (long i = 0; i < n; i++) sink ^= i; }
-__attribute__((noinline)) static void middle(long n) { for (long i = 0; i < REPEAT * 4 * n; i++) sink += i & 3; }
-__attribute__((noinline)) static void gamma_(long n) { for (long i = 0; i < n; i++) sink -= i; }
-__attribute__((noinline)) static void delta(long n) { for (long i = 0; i < n; i++) sink |= i; }
-int main(int argc, char **argv) {
-    long n = argc > 1 ? atol(argv[1]) : 1000;
-    alpha(n); beta(n); middle(n); gamma_(n); delta(n);
-    printf("%ld\n", sink);
-    return 0;
-}
-'''
+# the C program with five functions; v2 makes `middle` three times slower
+C_PROGRAM = FIVE_FUNCTIONS_C
 MAKEFILE = "app: app.c\n\tcc -O1 -g -o app app.c\n"
 
 
