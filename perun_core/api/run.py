@@ -81,13 +81,14 @@ def stream(function: Callable[..., Any], /, *args: Any, **kwargs: Any) -> EventS
 
 def _options(minor_versions: Sequence[str], crawl_parents: bool, force_dirty: bool, output_template: str | None,
              shard: str | tuple[int, int] | None = None) -> RunOptions:
+    from ..check.noise import profile_advice
     from ..runner.run import parse_shard
 
     if shard is None:
         split = None
     else:
         split = parse_shard(shard if isinstance(shard, str) else f"{shard[0]}/{shard[1]}")
-    return RunOptions(tuple(minor_versions), crawl_parents, force_dirty, output_template, split)
+    return RunOptions(tuple(minor_versions), crawl_parents, force_dirty, output_template, split, profile_advice)
 
 
 def _finish(result: RunResult, raise_on_failure: bool) -> RunResult:
