@@ -20,34 +20,42 @@ is cheap.
 
 from __future__ import annotations
 
-from ..params import unit_params
-from .file import Config, reset
-from .schema import (
-    CONFIG_VERSION,
-    DEFAULTS,
-    DEGRADATION_APPLY_CHOICES,
-    GATHERED_KEYS,
-    KNOWN_KEYS,
-    LOCAL_ONLY_KEYS,
-    ORIGINAL_SORT_KEYS,
-    ORIGINAL_TOOL_KEYS,
-    PAGING_CHOICES,
-    SORT_PROFILES_BY_CHOICES,
-    VCS_TYPES,
-    Kind,
-    check_known_key,
-    default,
-    is_known_key,
-    shared_config_dir,
-    sort_key,
-    split_key,
-    unused_keys,
-    validate,
-    validate_data,
-)
-from .stack import ConfigStack
-from .values import parse_cli_value
-from .yamltext import dump_yaml
+from typing import Any
+
+#: Where each public name lives; a module is imported on first use of one of its names, so a
+#: caller that only reads configurations never loads the editing or command-line value code.
+_WHERE: dict[str, str] = {
+    **dict.fromkeys(("Config", "reset"), "file"),
+    "ConfigStack": "stack",
+    "parse_cli_value": "values",
+    "dump_yaml": "yamltext",
+    **dict.fromkeys((
+        "CONFIG_VERSION", "DEFAULTS", "DEGRADATION_APPLY_CHOICES", "GATHERED_KEYS", "KNOWN_KEYS", "LOCAL_ONLY_KEYS",
+        "ORIGINAL_SORT_KEYS", "ORIGINAL_TOOL_KEYS", "PAGING_CHOICES", "SORT_PROFILES_BY_CHOICES", "VCS_TYPES",
+        "Kind", "check_known_key", "default", "is_known_key", "shared_config_dir", "sort_key", "split_key",
+        "unused_keys", "validate", "validate_data",
+    ), "schema"),
+}
+
+
+def __getattr__(name: str) -> Any:
+    if name == "unit_params":
+        from ..params import unit_params
+
+        return unit_params
+    module = _WHERE.get(name)
+    if module is None:
+        raise AttributeError(f"module 'perun_core.config' has no attribute {name!r}")
+    import importlib
+
+    value = getattr(importlib.import_module(f"{__name__}.{module}"), name)
+    globals()[name] = value
+    return value
+
+
+def __dir__() -> list[str]:
+    return sorted({*globals(), *__all__})
+
 
 __all__ = [
     "CONFIG_VERSION",

@@ -9,7 +9,6 @@ from typing import Any
 
 from ..atomic import atomic_write_text
 from ..errors import ConfigError
-from .edits import _edit_set, _edit_unset, _NoEdit
 from .schema import _MISSING, Kind, _describe, _lookup, split_key, validate, validate_data
 from .yamltext import _check_version_of, _parse_text, _yaml, dump_yaml
 
@@ -130,6 +129,8 @@ class Config:
                 raise ConfigError(self.path, key, f"'{prefix}' holds {_describe(child)}, not a section")
             node = child
         node[parts[-1]] = copy.deepcopy(value)
+        from .edits import _edit_set  # only a change needs the editing code
+
         self._apply(intended, lambda text: _edit_set(text, parts, value))
 
     def unset(self, key: str) -> None:
@@ -150,6 +151,8 @@ class Config:
                 break
             del chain[depth - 1][parts[depth - 1]]
             removed = depth
+        from .edits import _edit_unset
+
         self._apply(intended, lambda text: _edit_unset(text, parts[:removed]))
 
     def replace(self, data: Mapping[str, Any], text: str | None = None) -> None:
@@ -165,6 +168,8 @@ class Config:
 
     def _apply(self, intended: dict[str, Any], edit: Callable[[str], str]) -> None:
         new_text: str | None = None
+        from .edits import _NoEdit
+
         if self._text is not None and self._text_matches():
             try:
                 candidate = edit(self._text)

@@ -15,7 +15,6 @@ from pathlib import Path
 from typing import Any, Literal
 
 from ..errors import ConfigError
-from ..params import MAX_TIMEOUT
 
 Kind = Literal["local", "shared"]
 
@@ -179,6 +178,8 @@ def _check_non_negative(value: Any) -> None:
 
 
 def _check_timeout(value: Any) -> None:
+    from ..params import MAX_TIMEOUT  # here: reading a configuration need not load the Param machinery
+
     if isinstance(value, bool) or not isinstance(value, (int, float)) or not 0 <= value <= MAX_TIMEOUT:
         raise _Invalid(f"expected seconds from 0 (no timeout) to {MAX_TIMEOUT:g}, got {_describe(value)}")
 

@@ -10,7 +10,6 @@ from pathlib import Path
 from typing import Any
 
 from ..errors import ConfigError, UnsupportedFormatVersion
-from ..params import format_yaml_error
 from .schema import CONFIG_VERSION, _describe
 
 
@@ -67,6 +66,8 @@ def _parse_text(text: str, path: Path | str | None) -> dict[str, Any]:
     try:
         data = yaml.safe_load(text)
     except yaml.YAMLError as exc:
+        from ..params import format_yaml_error  # the Param machinery only for a broken file
+
         raise ConfigError(path, None, format_yaml_error(exc)) from None
     if data is None:
         return {}
