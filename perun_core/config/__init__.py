@@ -20,7 +20,20 @@ is cheap.
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:  # pragma: no cover - for type checkers and editors; at run time __getattr__ loads them
+    from ..params import unit_params
+    from .file import Config, reset
+    from .schema import (
+        CONFIG_VERSION, DEFAULTS, DEGRADATION_APPLY_CHOICES, GATHERED_KEYS, KNOWN_KEYS, LOCAL_ONLY_KEYS,
+        ORIGINAL_SORT_KEYS, ORIGINAL_TOOL_KEYS, PAGING_CHOICES, SORT_PROFILES_BY_CHOICES, VCS_TYPES, Kind,
+        check_known_key, default, is_known_key, shared_config_dir, sort_key, split_key, unused_keys, validate,
+        validate_data,
+    )
+    from .stack import ConfigStack
+    from .values import parse_cli_value
+    from .yamltext import dump_yaml
 
 #: Where each public name lives; a module is imported on first use of one of its names, so a
 #: caller that only reads configurations never loads the editing or command-line value code.

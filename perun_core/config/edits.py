@@ -12,7 +12,6 @@ from typing import Any
 from .yamltext import _flow_yaml, _yaml, dump_yaml
 
 
-
 class _NoEdit(Exception):
     """The text cannot be edited in place; dump the whole mapping instead."""
 

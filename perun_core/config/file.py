@@ -15,7 +15,6 @@ from .yamltext import _check_version_of, _parse_text, _yaml, dump_yaml
 __all__ = ["Config", "reset"]
 
 
-
 class Config:
     """One configuration file: its path, kind (local/shared) and parsed mapping.
 

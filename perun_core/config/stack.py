@@ -13,7 +13,6 @@ from .schema import _MISSING, DEFAULTS, _lookup, split_key
 __all__ = ["ConfigStack"]
 
 
-
 class ConfigStack:
     """Local (optional) over shared over :data:`DEFAULTS`."""
 

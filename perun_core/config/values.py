@@ -9,7 +9,6 @@ from .yamltext import _yaml
 __all__ = ["parse_cli_value"]
 
 
-
 _NULL_SPELLINGS = frozenset({"null", "Null", "NULL", "~"})
 
 

@@ -13,7 +13,6 @@ from ..errors import ConfigError, UnsupportedFormatVersion
 from .schema import CONFIG_VERSION, _describe
 
 
-
 def _yaml():  # noqa: ANN202 - the yaml module
     import yaml
 
