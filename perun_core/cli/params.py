@@ -64,10 +64,19 @@ class DeclaredCommand(click.Command):
         self._declared: Callable[[], Iterable[Any]] | None = declared
         self._leading = list(leading)
 
+    @property
+    def loaded(self) -> bool:
+        return self._declared is None
+
+    def load(self) -> None:
+        """Build the options from the declarations, once; a subclass reads more of its declaration here."""
+        if self._declared is None:
+            return
+        declared, self._declared = self._declared, None
+        self.params = [*self._leading, *click_params(declared()), *self.params]
+
     def get_params(self, ctx: click.Context) -> list[click.Parameter]:
-        if self._declared is not None:
-            self.params = [*self._leading, *click_params(self._declared()), *self.params]
-            self._declared = None
+        self.load()
         return super().get_params(ctx)
 
 
