@@ -33,7 +33,7 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
 from perun_core import api  # noqa: E402
-from perun_core.demo.collected import build_collected_demo  # noqa: E402
+from perun_core.api._demo.collected import build_collected_demo  # noqa: E402
 
 SLOW = "Drop the tail pointer"
 FAST = "Keep a tail pointer again"

@@ -25,7 +25,7 @@ from typing import Any
 from .errors import ConfigError, InvalidParameter
 
 __all__ = ["KINDS", "MAX_HEIGHT", "MAX_PIXELS", "MAX_REPEAT", "MAX_TIMEOUT", "MAX_WIDTH", "Param", "convert_params", "find_param",
-           "load_params_document"]
+           "load_params_document", "unit_params", "format_yaml_error"]
 
 #: Bounds shared by units: the most repetitions of a profiled program, the longest timeout (a week), in seconds.
 MAX_REPEAT = 1_000_000
@@ -287,8 +287,6 @@ def load_params_document(source: str, *, what: str = "parameters") -> dict[str, 
     """
     import yaml
 
-    from .config import _format_yaml_error, unit_params
-
     path = Path(source).expanduser() if source and "\n" not in source else None
     origin: str | None = None
     text = source
@@ -302,7 +300,7 @@ def load_params_document(source: str, *, what: str = "parameters") -> dict[str, 
         data = yaml.safe_load(text)
     except yaml.YAMLError as exc:
         where = origin or f"{what} {_short(source)!r}"
-        raise ConfigError(where, None, _format_yaml_error(exc)) from None
+        raise ConfigError(where, None, format_yaml_error(exc)) from None
     if data is None:
         return {}
     if isinstance(data, list) and all(isinstance(item, Mapping) for item in data):
@@ -311,6 +309,36 @@ def load_params_document(source: str, *, what: str = "parameters") -> dict[str, 
         where = origin or f"{what} {_short(source)!r}"
         raise ConfigError(where, None, f"expected a mapping of parameters (e.g. 'repeat: 3'), got {type(data).__name__}")
     return {str(k): v for k, v in data.items()}
+
+
+def unit_params(entry: Mapping[str, Any]) -> dict[str, Any]:
+    """The ``params`` of a collectors/postprocessors entry as one mapping.
+
+    ``params`` may be a mapping or, the form the original documentation shows, a list of one-key
+    mappings, merged in order.
+    """
+    params = entry.get("params")
+    if params is None:
+        return {}
+    if isinstance(params, Mapping):
+        return dict(params)
+    merged: dict[str, Any] = {}
+    for item in params:
+        merged.update(item)
+    return merged
+
+
+def format_yaml_error(exc: Exception) -> str:
+    """One line saying where a YAML text is broken and how (a PyYAML error made readable)."""
+    mark = getattr(exc, "problem_mark", None) or getattr(exc, "context_mark", None)
+    problem = getattr(exc, "problem", None) or getattr(exc, "context", None) or str(exc)
+    context = getattr(exc, "context", None)
+    if context and context != problem:
+        problem = f"{problem} ({context})"
+    problem = " ".join(str(problem).split())
+    if mark is not None:
+        return f"invalid YAML at line {mark.line + 1}, column {mark.column + 1}: {problem}"
+    return f"invalid YAML: {problem}"
 
 
 def _short(text: str) -> str:

@@ -73,6 +73,16 @@ class ProfileAction(Message):
 
 
 @dataclass
+class DiffRequested(Message):
+    """The profiles pane asks the screen to open the difference of two profiles (each at its commit)."""
+
+    base: ProfileInfo
+    base_minor: str | None
+    target: ProfileInfo
+    target_minor: str | None
+
+
+@dataclass
 class ProfileLoaded(Message):
     """A profile and its summary, loaded for the details screen."""
 

@@ -142,7 +142,7 @@ def main() -> int:
         os.environ["PERUN_CONFIG_DIR"] = str(Path(scratch) / "perun-config")
         import shutil
 
-        from perun_core.demo.collected import build_collected_demo
+        from perun_core.api._demo.collected import build_collected_demo
 
         template = build_collected_demo(Path(scratch) / "template", progress=lambda step: print(step, file=sys.stderr))
         saved = []

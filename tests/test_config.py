@@ -11,6 +11,7 @@ import pytest
 import yaml
 
 from perun_core import config as cfg
+from perun_core.config import edits as config_edits
 from perun_core.config import (
     DEFAULTS,
     Config,
@@ -438,7 +439,7 @@ def test_falls_back_to_full_dump_when_text_cannot_be_edited(tmp_path):
 
 def test_edit_is_verified_and_falls_back(tmp_path, monkeypatch):
     # Make the in-place editor produce garbage: the result must still be right.
-    monkeypatch.setattr(cfg, "_edit_set", lambda text, parts, value: text + "general: [broken\n")
+    monkeypatch.setattr(config_edits, "_edit_set", lambda text, parts, value: text + "general: [broken\n")
     conf = load_commented(tmp_path)
     conf.set("general.editor", "nano")
     conf.save()
@@ -448,7 +449,7 @@ def test_edit_is_verified_and_falls_back(tmp_path, monkeypatch):
 
 
 def test_edit_producing_other_data_falls_back(tmp_path, monkeypatch):
-    monkeypatch.setattr(cfg, "_edit_set", lambda text, parts, value: text.replace("./tool", "./evil"))
+    monkeypatch.setattr(config_edits, "_edit_set", lambda text, parts, value: text.replace("./tool", "./evil"))
     conf = load_commented(tmp_path)
     conf.set("general.editor", "nano")
     assert yaml.safe_load(conf.text)["cmds"] == ["./app", "./tool"]

@@ -7,7 +7,7 @@ import statistics
 import pytest
 
 from perun_core import api
-from perun_core.demo import build_demo_repository
+from perun_core.api._demo.synthetic import build_demo_repository
 from perun_core.errors import UsageError
 
 

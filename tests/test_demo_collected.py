@@ -10,8 +10,8 @@ import pytest
 
 from perun_core import api
 from perun_core.api import check as api_check
-from perun_core.demo import write_history
-from perun_core.demo.collected import DEMO_COMMITS, _history, build_collected_demo
+from perun_core.api._demo.gitwrite import write_history
+from perun_core.api._demo.collected import DEMO_COMMITS, _history, build_collected_demo
 from perun_core.errors import ExternalToolError, Interrupted, UsageError
 from perun_core.views import get_view
 

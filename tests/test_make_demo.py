@@ -72,7 +72,7 @@ def test_a_failed_install_shows_its_output(tmp_path):
 def test_the_demo_builder_prints_one_line_and_reuses_a_build(tmp_path):
     target = tmp_path / "demo"
     (target / ".perun").mkdir(parents=True)
-    from perun_core.demo.collected import COLLECTED_DEMO_VERSION
+    from perun_core.api._demo.collected import COLLECTED_DEMO_VERSION
 
     (target / ".perun" / "demo.json").write_text(f'{{"kind": "collected", "version": {COLLECTED_DEMO_VERSION}}}\n')
     reused = subprocess.run([sys.executable, "-m", "perun_core.cli.demo", str(target)], capture_output=True,

@@ -25,7 +25,7 @@ import threading
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, TypedDict, Unpack
 
 from ..check.output import format_value, json_records, junit_xml, markdown, tree_lines
 from ..check.report import FAIL_ON, CheckReport, PairReport, VersionReport
@@ -82,20 +82,38 @@ def _collector(repo: PerunRepository) -> Collect:
 
 # -- the porcelain ---------------------------------------------------------------------
 
-def check_head(
-    revision: str | None = None,
-    *,
-    methods: Sequence[str | Mapping[str, Any]] | None = None,
-    compute_missing: bool = False,
-    store: bool = True,
-    confirm: bool | None = False,
-    confirm_runs: int = 7,
-    include_pending: bool = True,
-    on_event: Callable[[Any], None] | None = None,
-    cancel: threading.Event | None = None,
-    repo: PerunRepository | None = None,
-    cwd: Path | str | None = None,
-) -> CheckReport:
+class _CheckKeywords(TypedDict, total=False):
+    """The keywords :func:`check_head` and :func:`check_all` take (their defaults: :class:`_CheckCall`)."""
+
+    methods: Sequence[str | Mapping[str, Any]] | None
+    compute_missing: bool
+    store: bool
+    confirm: bool | None
+    confirm_runs: int
+    include_pending: bool
+    on_event: Callable[[Any], None] | None
+    cancel: threading.Event | None
+    repo: PerunRepository | None
+    cwd: Path | str | None
+
+
+@dataclass(frozen=True, slots=True)
+class _CheckCall:
+    """One call of check_head or check_all: its keywords, with their defaults (unknown ones are a TypeError)."""
+
+    methods: Sequence[str | Mapping[str, Any]] | None = None
+    compute_missing: bool = False
+    store: bool = True
+    confirm: bool | None = False
+    confirm_runs: int = 7
+    include_pending: bool = True
+    on_event: Callable[[Any], None] | None = None
+    cancel: threading.Event | None = None
+    repo: PerunRepository | None = None
+    cwd: Path | str | None = None
+
+
+def check_head(revision: str | None = None, **keywords: Unpack[_CheckKeywords]) -> CheckReport:
     """Check every profile of ``revision`` (default HEAD) against its baseline (spec §3.2.14).
 
     Registered profiles and the pending ones made at ``revision`` are
@@ -104,65 +122,63 @@ def check_head(
 
     ``methods`` overrides the configured strategy; ``compute_missing`` runs
     the job matrix first for the version and its first parent when they lack
-    profiles of it.  ``confirm`` re-runs the jobs of time-based changes
-    interleaved, ``confirm_runs`` runs a side, and keeps only what they
-    repeat (see :mod:`perun_core.check.confirm`); ``confirm=None`` does so
-    when the job matrix has time jobs (as the TUI does).  Raises InvalidRevision,
-    ConfigError (bad strategy), UnknownUnit (unknown method),
+    profiles of it; ``store=False`` keeps the results out of the repository.
+    ``confirm`` re-runs the jobs of time-based changes interleaved,
+    ``confirm_runs`` runs a side (default 7), and keeps only what they repeat
+    (see :mod:`perun_core.check.confirm`); ``confirm=None`` does so when the
+    job matrix has time jobs (as the TUI does).  ``on_event``, ``cancel``,
+    ``repo`` and ``cwd`` as everywhere in the porcelain.  Raises
+    InvalidRevision, ConfigError (bad strategy), UnknownUnit (unknown method),
     IncomparableProfiles, UsageError (bad ``confirm_runs``), Interrupted.
     """
-    from ..check.pairing import Pairing
-    from ..check.session import confirm_runs_checked, emitter, run_versions
-    from ..storage.lookup import sort_key_of
-
-    emit = emitter(on_event)
-    with _using(repo, cwd) as r:
-        target = r.resolve_minor(revision)
-        pairing = Pairing(r, sort_key=sort_key_of(r), include_pending=include_pending)
-
-        def collect_for() -> list[str]:
-            return [target, *pairing.parents(target)[:1]]
-
-        return run_versions("head", r, lambda: [target], pairing, methods, compute_missing, store, emit, cancel,
-                            collect_for, _collector(r), confirm, confirm_runs_checked(confirm_runs))
+    return _check("head", revision, _CheckCall(**keywords))
 
 
-def check_all(
-    revision: str | None = None,
-    *,
-    methods: Sequence[str | Mapping[str, Any]] | None = None,
-    compute_missing: bool = False,
-    store: bool = True,
-    confirm: bool | None = False,
-    confirm_runs: int = 7,
-    include_pending: bool = True,
-    on_event: Callable[[Any], None] | None = None,
-    cancel: threading.Event | None = None,
-    repo: PerunRepository | None = None,
-    cwd: Path | str | None = None,
-) -> CheckReport:
+def check_all(revision: str | None = None, **keywords: Unpack[_CheckKeywords]) -> CheckReport:
     """Check every version from ``revision`` (default HEAD) back that has profiles (spec §3.2.15).
 
-    Versions come newest first, as ``log`` lists them.  See :func:`check_head`.
+    Versions come newest first, as ``log`` lists them.  The keywords are those of :func:`check_head`.
+    """
+    return _check("all", revision, _CheckCall(**keywords))
+
+
+def _check(kind: str, revision: str | None, call: _CheckCall) -> CheckReport:
+    """The set-up both share: open the repository, resolve ``revision``, pair, hand over to the session.
+
+    ``kind`` "head" checks ``revision`` alone (collecting for it and its first parent); "all" checks
+    every version of its history that has profiles (collecting for all of them).
     """
     from ..check.pairing import Pairing
     from ..check.session import confirm_runs_checked, emitter, run_versions
     from ..storage.lookup import sort_key_of
 
-    emit = emitter(on_event)
-    with _using(repo, cwd) as r:
+    emit = emitter(call.on_event)
+    with _using(call.repo, call.cwd) as r:
         start = r.resolve_minor(revision)
-        history = list(r.vcs.walk_minor_versions(start))
-        parents = {v.checksum: tuple(v.parents) for v in history}
-        pairing = Pairing(r, parents, sort_key=sort_key_of(r), include_pending=include_pending)
-        all_versions = [v.checksum for v in history]
+        if kind == "head":
+            pairing = Pairing(r, sort_key=sort_key_of(r), include_pending=call.include_pending)
 
-        def targets() -> list[str]:
-            pending = pairing.versions_with_pending()
-            return [minor for minor in all_versions if minor in pending or r.has_index(minor)]
+            def targets() -> list[str]:
+                return [start]
 
-        return run_versions("all", r, targets, pairing, methods, compute_missing, store, emit, cancel,
-                            lambda: all_versions, _collector(r), confirm, confirm_runs_checked(confirm_runs))
+            def collect_for() -> list[str]:
+                return [start, *pairing.parents(start)[:1]]
+        else:
+            history = list(r.vcs.walk_minor_versions(start))
+            parents = {v.checksum: tuple(v.parents) for v in history}
+            pairing = Pairing(r, parents, sort_key=sort_key_of(r), include_pending=call.include_pending)
+            all_versions = [v.checksum for v in history]
+
+            def targets() -> list[str]:
+                pending = pairing.versions_with_pending()
+                return [minor for minor in all_versions if minor in pending or r.has_index(minor)]
+
+            def collect_for() -> list[str]:
+                return all_versions
+
+        return run_versions(kind, r, targets, pairing, call.methods, call.compute_missing, call.store, emit,
+                            call.cancel, collect_for, _collector(r), call.confirm,
+                            confirm_runs_checked(call.confirm_runs))
 
 
 def check_profiles(

@@ -20,7 +20,7 @@ def demo_dir() -> Path:
 
     The name carries the demo's version, so a newer demo is built afresh.
     """
-    from ..demo.collected import COLLECTED_DEMO_VERSION
+    from ._demo.collected import COLLECTED_DEMO_VERSION
 
     name = f"demo-collected-{COLLECTED_DEMO_VERSION}"
     cache = os.environ.get("XDG_CACHE_HOME") or str(Path.home() / ".cache")
@@ -34,10 +34,10 @@ def demo_dir() -> Path:
 
 def demo_is_built(path: Path | str) -> bool:
     """Whether ``path`` holds a demo of the current version (``build_demo`` would reuse it)."""
-    from ..demo import _marker_of
-    from ..demo.collected import COLLECTED_DEMO_VERSION
+    from ._demo.staging import marker_of
+    from ._demo.collected import COLLECTED_DEMO_VERSION
 
-    return _marker_of(Path(path)) == {"kind": "collected", "version": COLLECTED_DEMO_VERSION}
+    return marker_of(Path(path)) == {"kind": "collected", "version": COLLECTED_DEMO_VERSION}
 
 
 def build_demo(path: Path | str | None = None, *, progress: Callable[[str], None] | None = None,
@@ -48,6 +48,6 @@ def build_demo(path: Path | str | None = None, *, progress: Callable[[str], None
     something else), ExternalToolError (cc, make or binutils missing),
     Interrupted.
     """
-    from ..demo.collected import build_collected_demo
+    from ._demo.collected import build_collected_demo
 
     return build_collected_demo(path if path is not None else demo_dir(), progress=progress, cancel=cancel)

@@ -22,7 +22,7 @@ import threading
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, TypedDict, Unpack
 
 from ._repo import using as _using
 from ..errors import JobsFailed, PerunError
@@ -81,13 +81,14 @@ def stream(function: Callable[..., Any], /, *args: Any, **kwargs: Any) -> EventS
 
 def _options(minor_versions: Sequence[str], crawl_parents: bool, force_dirty: bool, output_template: str | None,
              shard: str | tuple[int, int] | None = None) -> RunOptions:
+    from ..check.noise import profile_advice
     from ..runner.run import parse_shard
 
     if shard is None:
         split = None
     else:
         split = parse_shard(shard if isinstance(shard, str) else f"{shard[0]}/{shard[1]}")
-    return RunOptions(tuple(minor_versions), crawl_parents, force_dirty, output_template, split)
+    return RunOptions(tuple(minor_versions), crawl_parents, force_dirty, output_template, split, profile_advice)
 
 
 def _finish(result: RunResult, raise_on_failure: bool) -> RunResult:
@@ -98,12 +99,44 @@ def _finish(result: RunResult, raise_on_failure: bool) -> RunResult:
     return result
 
 
-def _execute(repo: PerunRepository | None, cwd: Path | str | None, make_jobs: Callable[[PerunRepository], list[Job]],
-             options: RunOptions, raise_on_failure: bool, on_event: Callable[[Any], None] | None,
-             cancel: threading.Event | None) -> RunResult:
-    with _using(repo, cwd) as r:
-        result = execute(r, make_jobs(r), options, on_event=on_event, cancel=cancel)
-    return _finish(result, raise_on_failure)
+class _RunKeywords(TypedDict, total=False):
+    """The keywords :func:`collect`, :func:`run_job` and :func:`run_matrix` take (defaults: :class:`_RunCall`)."""
+
+    minor_versions: Sequence[str]
+    crawl_parents: bool
+    force_dirty: bool
+    output_template: str | None
+    shard: str | tuple[int, int] | None
+    raise_on_failure: bool
+    on_event: Callable[[Any], None] | None
+    cancel: threading.Event | None
+    repo: PerunRepository | None
+    cwd: Path | str | None
+
+
+@dataclass(frozen=True, slots=True)
+class _RunCall:
+    """One call of collect, run_job or run_matrix: its keywords with their defaults (unknown ones: TypeError)."""
+
+    minor_versions: Sequence[str] = ()
+    crawl_parents: bool = False
+    force_dirty: bool = False
+    output_template: str | None = None
+    shard: str | tuple[int, int] | None = None
+    raise_on_failure: bool = True
+    on_event: Callable[[Any], None] | None = None
+    cancel: threading.Event | None = None
+    repo: PerunRepository | None = None
+    cwd: Path | str | None = None
+
+
+def _execute(make_jobs: Callable[[PerunRepository], list[Job]], keywords: _RunKeywords) -> RunResult:
+    """The set-up the three share: check the keywords, open the repository, make the jobs, run them."""
+    call = _RunCall(**keywords)
+    options = _options(call.minor_versions, call.crawl_parents, call.force_dirty, call.output_template, call.shard)
+    with _using(call.repo, call.cwd) as r:
+        result = execute(r, make_jobs(r), options, on_event=call.on_event, cancel=call.cancel)
+    return _finish(result, call.raise_on_failure)
 
 
 def collect(
@@ -112,29 +145,18 @@ def collect(
     args: Sequence[str] = (),
     workloads: Sequence[str] = (),
     params: Mapping[str, Any] | None = None,
-    *,
-    minor_versions: Sequence[str] = (),
-    crawl_parents: bool = False,
-    force_dirty: bool = False,
-    output_template: str | None = None,
-    shard: str | tuple[int, int] | None = None,
-    raise_on_failure: bool = True,
-    on_event: Callable[[Any], None] | None = None,
-    cancel: threading.Event | None = None,
-    repo: PerunRepository | None = None,
-    cwd: Path | str | None = None,
+    **keywords: Unpack[_RunKeywords],
 ) -> RunResult:
     """Collect profiles of ``cmds x args x workloads`` with one collector (spec §3.3.1).
 
     ``params`` are the collector's parameters (YAML-like values, converted
-    and checked against its declaration).  No postprocessing.  Raises
-    UnknownUnit, InvalidParameter, InvalidRevision, DirtyWorkingTree,
-    PreRunFailed, CollectionError / JobsFailed, Interrupted.
+    and checked against its declaration).  No postprocessing.  The keywords
+    are those of :func:`run_matrix`.  Raises UnknownUnit, InvalidParameter,
+    InvalidRevision, DirtyWorkingTree, PreRunFailed, CollectionError /
+    JobsFailed, Interrupted.
     """
     config = unit_config("collector", collector, params)
-    return _execute(repo, cwd, lambda r: expand(cmds, args, workloads, [config]),
-                    _options(minor_versions, crawl_parents, force_dirty, output_template, shard),
-                    raise_on_failure, on_event, cancel)
+    return _execute(lambda r: expand(cmds, args, workloads, [config]), keywords)
 
 
 def run_job(
@@ -143,51 +165,32 @@ def run_job(
     workloads: Sequence[str] = (),
     collectors: Sequence[UnitEntry] = (),
     postprocessors: Sequence[UnitEntry] = (),
-    *,
-    minor_versions: Sequence[str] = (),
-    crawl_parents: bool = False,
-    force_dirty: bool = False,
-    output_template: str | None = None,
-    shard: str | tuple[int, int] | None = None,
-    raise_on_failure: bool = True,
-    on_event: Callable[[Any], None] | None = None,
-    cancel: threading.Event | None = None,
-    repo: PerunRepository | None = None,
-    cwd: Path | str | None = None,
+    **keywords: Unpack[_RunKeywords],
 ) -> RunResult:
     """Run one batch of jobs given explicitly (spec §3.2.11).
 
     Units are names, ``(name, params)`` pairs or ``{name, params}`` mappings.
+    The keywords are those of :func:`run_matrix`.
     """
     collector_configs = unit_configs("collector", collectors)
     postprocessor_configs = unit_configs("postprocessor", postprocessors)
-    return _execute(repo, cwd, lambda r: expand(cmds, args, workloads, collector_configs, postprocessor_configs),
-                    _options(minor_versions, crawl_parents, force_dirty, output_template, shard),
-                    raise_on_failure, on_event, cancel)
+    return _execute(lambda r: expand(cmds, args, workloads, collector_configs, postprocessor_configs), keywords)
 
 
-def run_matrix(
-    *,
-    minor_versions: Sequence[str] = (),
-    crawl_parents: bool = False,
-    force_dirty: bool = False,
-    output_template: str | None = None,
-    shard: str | tuple[int, int] | None = None,
-    raise_on_failure: bool = True,
-    on_event: Callable[[Any], None] | None = None,
-    cancel: threading.Event | None = None,
-    repo: PerunRepository | None = None,
-    cwd: Path | str | None = None,
-) -> RunResult:
+def run_matrix(**keywords: Unpack[_RunKeywords]) -> RunResult:
     """Run the job matrix of the configuration (spec §3.2.12, §7.3).
 
-    ``shard`` ("K/N" or (K, N)) runs only the K-th of N deterministic,
-    contiguous slices of commits x jobs, for N CI jobs sharing one run; the
-    N slices together are the whole run.
+    ``minor_versions`` (default HEAD, or the working tree) and
+    ``crawl_parents`` choose the commits; ``force_dirty`` runs in a dirty
+    working tree; ``output_template`` names the profiles (default
+    ``format.output_profile_template``).  ``shard`` ("K/N" or (K, N)) runs
+    only the K-th of N deterministic, contiguous slices of commits x jobs,
+    for N CI jobs sharing one run; the N slices together are the whole run.
+    ``raise_on_failure=False`` returns the failures in the result instead of
+    raising them.  ``on_event``, ``cancel``, ``repo`` and ``cwd`` as
+    everywhere in the porcelain.
     """
-    return _execute(repo, cwd, lambda r: matrix_from_config(r.config, r.local_config_path),
-                    _options(minor_versions, crawl_parents, force_dirty, output_template, shard),
-                    raise_on_failure, on_event, cancel)
+    return _execute(lambda r: matrix_from_config(r.config, r.local_config_path), keywords)
 
 
 @dataclass(frozen=True, slots=True)

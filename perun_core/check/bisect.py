@@ -162,6 +162,7 @@ class _Bisector:
         if sha in self.profiles:
             return self.profiles[sha], True
         from ..runner.run import RunOptions, execute
+        from .noise import profile_advice
 
         stored = self.stored(sha)
         result = {key: self.repo.objects.read_profile(checksum) for key, checksum in stored.items()}
@@ -172,7 +173,7 @@ class _Bisector:
             self.collections += 1
             self.emit(BisectCollecting(sha, len(missing)))
             try:
-                run = execute(self.repo, missing, RunOptions(minor_versions=(sha,)),
+                run = execute(self.repo, missing, RunOptions(minor_versions=(sha,), advise=profile_advice),
                               on_event=lambda event: self.emit(BisectRunEvent(event)), cancel=self.cancel)
             except PreRunFailed as exc:
                 raise _Skip(exc.message) from None

@@ -14,33 +14,21 @@ from typing import Any
 
 import click
 
-from .params import click_param
+from .params import DeclaredCommand
 
 CONTEXT = {"help_option_names": ["-h", "--help"], "max_content_width": 100}
 
 
-def _params(which: str) -> list[click.Parameter]:
-    from perun_core.api import DELTA_PARAMS, FUZZ_PARAMS
+def _fuzz_params() -> Any:
+    from perun_core.api import FUZZ_PARAMS
 
-    return [click_param(p) for p in (FUZZ_PARAMS if which == "fuzz" else DELTA_PARAMS)]
+    return FUZZ_PARAMS
 
 
-class _LazyParamsCommand(click.Command):
-    """A command whose declared options are built when it is run or its help is shown, not when listed.
+def _delta_params() -> Any:
+    from perun_core.api import DELTA_PARAMS
 
-    ``perun-core --help`` lists every command; building the fuzz options
-    would load the fuzzing engine for that listing.
-    """
-
-    def __init__(self, *args: Any, make_params: Any, **kwargs: Any) -> None:
-        super().__init__(*args, **kwargs)
-        self._make_params = make_params
-
-    def get_params(self, ctx: click.Context) -> list[click.Parameter]:
-        if self._make_params is not None:
-            self.params = [*self._make_params(), *self.params]
-            self._make_params = None
-        return super().get_params(ctx)
+    return DELTA_PARAMS
 
 
 def _err(text: str) -> None:
@@ -107,9 +95,9 @@ def _fuzz_callback(ctx: click.Context, **values: Any) -> None:
     click.echo(f"results: {out / 'results.json'}, {out / 'results.md'}, {out / 'slowdown.svg'}")
 
 
-fuzz = _LazyParamsCommand(
+fuzz = DeclaredCommand(
     "fuzz",
-    make_params=lambda: _params("fuzz"),
+    declared=_fuzz_params,
     params=[click.Option(["quiet", "-q", "--quiet"], is_flag=True, help="Report only the start and the end."),
             click.Option(["no_plotting", "-np", "--no-plotting"], is_flag=True,
                          help="Do not draw the slow-down plot in the terminal.")],
@@ -143,9 +131,10 @@ def _delta_callback(cmd: str, input: str, **values: Any) -> None:
     click.echo(f"smallest slow input: {result.output}")
 
 
-deltadebugging = _LazyParamsCommand(
+deltadebugging = DeclaredCommand(
     "deltadebugging",
-    make_params=lambda: [click.Argument(["cmd"]), click.Argument(["input"]), *_params("delta")],
+    declared=_delta_params,
+    leading=[click.Argument(["cmd"]), click.Argument(["input"])],
     params=[],
     callback=_delta_callback,
     help="Shrink a slow INPUT of CMD to the part that makes it slow.\n\n"

@@ -10,12 +10,12 @@ names the parameter in its error.  Only click is imported.
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from typing import Any
 
 import click
 
-__all__ = ["click_param", "click_params", "given"]
+__all__ = ["DeclaredCommand", "click_param", "click_params", "given"]
 
 _TYPES = {"int": click.INT, "float": click.FLOAT, "str": click.STRING}
 
@@ -47,6 +47,37 @@ def click_param(param: Any) -> click.Parameter:
 
 def click_params(params: Iterable[Any]) -> list[click.Parameter]:
     return [click_param(param) for param in params]
+
+
+class DeclaredCommand(click.Command):
+    """A command whose options come from declarations read when it runs or shows its help, not when listed.
+
+    ``declared()`` returns the :class:`~perun_core.params.Param` declarations; their click
+    parameters go after ``leading`` (arguments that come first) and before the command's own
+    ``params``.  ``perun-core --help`` lists every command by name and short help only, so the
+    module holding the declarations (the fuzzing engine, say) is not imported for that listing.
+    """
+
+    def __init__(self, name: str, *, declared: Callable[[], Iterable[Any]], leading: Iterable[click.Parameter] = (),
+                 **kwargs: Any) -> None:
+        super().__init__(name, **kwargs)
+        self._declared: Callable[[], Iterable[Any]] | None = declared
+        self._leading = list(leading)
+
+    @property
+    def loaded(self) -> bool:
+        return self._declared is None
+
+    def load(self) -> None:
+        """Build the options from the declarations, once; a subclass reads more of its declaration here."""
+        if self._declared is None:
+            return
+        declared, self._declared = self._declared, None
+        self.params = [*self._leading, *click_params(declared()), *self.params]
+
+    def get_params(self, ctx: click.Context) -> list[click.Parameter]:
+        self.load()
+        return super().get_params(ctx)
 
 
 def given(values: Mapping[str, Any]) -> dict[str, Any]:

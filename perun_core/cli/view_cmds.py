@@ -21,7 +21,7 @@ from perun_core.cli.terminal import use_colour
 
 from perun_core.params import MAX_HEIGHT, MAX_PIXELS, MAX_WIDTH
 
-from .params import click_params
+from .params import DeclaredCommand
 
 CONTEXT = {"help_option_names": ["-h", "--help"], "max_content_width": 100}
 
@@ -60,32 +60,27 @@ def _help_text(description: str) -> str:
     return "\n\n".join("\b\n" + p if p.lstrip().startswith("* ") else p for p in paragraphs)
 
 
-class ViewCommand(click.Command):
+class ViewCommand(DeclaredCommand):
     """A command for one view; its parameters and help are read from the view on first use."""
 
     def __init__(self, name: str) -> None:
-        super().__init__(name, callback=self._invoke, context_settings=CONTEXT)
-        self._loaded = False
+        super().__init__(name, declared=lambda: _view(name).params, callback=self._invoke, context_settings=CONTEXT)
 
-    def _load(self) -> None:
-        if self._loaded:
+    def load(self) -> None:
+        if self.loaded:
             return
         view = _view(self.name or "")
-        self.params = [*click_params(view.params), *_common_params(view)]
+        super().load()
+        self.params = [*self.params, *_common_params(view)]
         self.short_help = view.summary
         self.help = _help_text(view.description) or view.summary
-        self._loaded = True
-
-    def get_params(self, ctx: click.Context) -> list[click.Parameter]:
-        self._load()
-        return super().get_params(ctx)
 
     def get_short_help_str(self, limit: int = 45) -> str:
-        self._load()
+        self.load()
         return super().get_short_help_str(limit)
 
     def format_help(self, ctx: click.Context, formatter: click.HelpFormatter) -> None:
-        self._load()
+        self.load()
         super().format_help(ctx, formatter)
 
     def _invoke(self, filename: str | None, width: int | None, height: int | None, fmt: str | None = None,

@@ -34,7 +34,7 @@ from collections.abc import Callable, Iterator
 from typing import Any
 
 from ..errors import InvalidProfile
-from ..storage.versions import Versioned
+from ..versions import Versioned
 from . import fastjson
 from .model import Profile, Snapshot
 from .resources import MISSING, PackedColumn, ResourceTable

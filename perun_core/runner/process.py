@@ -251,55 +251,19 @@ def run_process(
         pipes[process.stderr.fileno()] = "stderr"
     output = _Output(pipes, on_line, tail_lines)
     waiter: _Waiter | None = None
-    reaped = False
-    timed_out = False
-    exited_at: int | None = None
+    watch = _Watch()
     try:
         waiter = _Waiter(process.pid)
         for fd in pipes:
             selector.register(fd, selectors.EVENT_READ)
         selector.register(waiter.fd, selectors.EVENT_READ)
-        deadline = time.monotonic() + timeout if timeout else None
-        drain_until: float | None = None
-        while True:
-            now = time.monotonic()
-            waits = [max(0.0, limit - now) for limit in (deadline, drain_until) if limit is not None]
-            if cancelled is not None:
-                waits.append(_CANCEL_POLL)
-            for key, _ in selector.select(min(waits) if waits else None):
-                if key.fd == waiter.fd:
-                    exited_at = time.monotonic_ns()
-                    selector.unregister(waiter.fd)
-                    if kill_leftovers and waiter.zombie_guarded:
-                        _signal_group(process.pid, signal.SIGKILL)
-                    deadline = None
-                    drain_until = time.monotonic() + _DRAIN_GRACE
-                elif not output.consume(key.fd):
-                    selector.unregister(key.fd)
-            if drain_until is not None and (not selector.get_map() or time.monotonic() >= drain_until):
-                break
-            if cancelled is not None and cancelled.is_set():
-                raise Interrupted("cancelled")
-            if deadline is not None and time.monotonic() >= deadline:
-                timed_out = True
-                _signal_group(process.pid, signal.SIGKILL)
-                deadline = None
+        _watch(process.pid, selector, waiter, output, watch, timeout, cancelled, kill_leftovers)
         status, usage = waiter.reap()
-        reaped = True
+        watch.reaped = True
         process.returncode = os.waitstatus_to_exitcode(status)
     finally:
-        if not reaped:
-            with signals_deferred():
-                _signal_group(process.pid, signal.SIGTERM)
-                if waiter is None:
-                    _signal_group(process.pid, signal.SIGKILL)
-                    process.wait()
-                else:
-                    if exited_at is None:
-                        select.select([waiter.fd], [], [], _TERM_GRACE)
-                    _signal_group(process.pid, signal.SIGKILL)
-                    status, _ = waiter.reap()
-                    process.returncode = os.waitstatus_to_exitcode(status)
+        if not watch.reaped:
+            _stop(process, waiter, watch.exited_at)
         selector.close()
         if waiter is not None:
             waiter.close()
@@ -307,18 +271,75 @@ def run_process(
             if stream is not None:
                 stream.close()
     output.flush()
-    assert exited_at is not None
+    assert watch.exited_at is not None
     return ProcessOutcome(
         exit_status=process.returncode,
-        wall_ns=exited_at - start,
+        wall_ns=watch.exited_at - start,
         user_seconds=usage.ru_utime,
         sys_seconds=usage.ru_stime,
         max_rss_bytes=usage.ru_maxrss * 1024,
-        timed_out=timed_out,
+        timed_out=watch.timed_out,
         stdout_tail=output.tail("stdout"),
         stderr_tail=output.tail("stderr"),
         involuntary_switches=getattr(usage, "ru_nivcsw", None),
     )
+
+
+@dataclass(slots=True)
+class _Watch:
+    """What :func:`_watch` saw of one process: when it exited, whether it timed out, whether it was reaped."""
+
+    exited_at: int | None = None
+    timed_out: bool = False
+    reaped: bool = False
+
+
+def _watch(pid: int, selector: selectors.BaseSelector, waiter: _Waiter, output: _Output, watch: _Watch,
+           timeout: float | None, cancelled: threading.Event | None, kill_leftovers: bool) -> None:
+    """Pass output on until the process exited and its pipes are drained (or a grace period passed).
+
+    Kills the process group at ``timeout``; raises Interrupted when ``cancelled`` is set.
+    """
+    deadline = time.monotonic() + timeout if timeout else None
+    drain_until: float | None = None
+    while True:
+        now = time.monotonic()
+        waits = [max(0.0, limit - now) for limit in (deadline, drain_until) if limit is not None]
+        if cancelled is not None:
+            waits.append(_CANCEL_POLL)
+        for key, _ in selector.select(min(waits) if waits else None):
+            if key.fd == waiter.fd:
+                watch.exited_at = time.monotonic_ns()
+                selector.unregister(waiter.fd)
+                if kill_leftovers and waiter.zombie_guarded:
+                    _signal_group(pid, signal.SIGKILL)
+                deadline = None
+                drain_until = time.monotonic() + _DRAIN_GRACE
+            elif not output.consume(key.fd):
+                selector.unregister(key.fd)
+        if drain_until is not None and (not selector.get_map() or time.monotonic() >= drain_until):
+            return
+        if cancelled is not None and cancelled.is_set():
+            raise Interrupted("cancelled")
+        if deadline is not None and time.monotonic() >= deadline:
+            watch.timed_out = True
+            _signal_group(pid, signal.SIGKILL)
+            deadline = None
+
+
+def _stop(process: subprocess.Popen, waiter: _Waiter | None, exited_at: int | None) -> None:
+    """Terminate (then kill) the process group of a run that did not end normally, and reap it."""
+    with signals_deferred():
+        _signal_group(process.pid, signal.SIGTERM)
+        if waiter is None:
+            _signal_group(process.pid, signal.SIGKILL)
+            process.wait()
+            return
+        if exited_at is None:
+            select.select([waiter.fd], [], [], _TERM_GRACE)
+        _signal_group(process.pid, signal.SIGKILL)
+        status, _ = waiter.reap()
+        process.returncode = os.waitstatus_to_exitcode(status)
 
 
 class RepeatedRuns:

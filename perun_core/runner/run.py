@@ -94,6 +94,10 @@ class RunOptions:
     output_template: str | None = None
     #: (K, N): run only the K-th of N deterministic slices of commits x jobs (see :func:`shard_plan`)
     shard: tuple[int, int] | None = None
+    #: One line of advice for a noisy time profile, or None; emitted as MeasurementAdvice.  The
+    #: runner does not judge measurements itself: its callers pass the check engine's judgement
+    #: (:func:`perun_core.check.noise.profile_advice`), keeping runner below check.
+    advise: Callable[[Profile], str | None] | None = None
 
 
 def parse_shard(text: str) -> tuple[int, int]:
@@ -244,6 +248,7 @@ def execute(
     plan = shard_plan(versions, list(jobs), options.shard)
     run = _Run(repo, list(jobs), [version for version, _ in plan], in_place, commands, template, register, emit,
                cancel)
+    run.advise = options.advise
     run.plan = dict(plan)
     run.total = sum(len(selected) for _, selected in plan)
     run.generators = generators
@@ -277,6 +282,8 @@ class _Run:
         self.plan: dict[str, list[Job]] = {}
         #: ``execute.timeout``: the timeout of collectors whose job sets none
         self.default_timeout: float | None = None
+        #: :attr:`RunOptions.advise`
+        self.advise: Callable[[Profile], str | None] | None = None
 
     def go(self) -> RunResult:
         started = time.monotonic()
@@ -370,10 +377,8 @@ class _Run:
         now = time.time()
         name = render_name(profile, self.template, counter=self.counter, when=now)
         self.counter += 1
-        if profile.header.get("type") == "time":
-            from ..check.noise import profile_advice
-
-            advice = profile_advice(profile)
+        if self.advise is not None and profile.header.get("type") == "time":
+            advice = self.advise(profile)
             if advice is not None:
                 self.emit(MeasurementAdvice(number, advice))
         if not self.register:

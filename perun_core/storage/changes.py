@@ -17,7 +17,7 @@ Version 2 adds every checked pair of profiles with its findings::
 
 Readers accept both and refuse newer versions (a version-1 record is
 brought to version 2 by the step ``update_to_2`` of :data:`CHANGES`, the
-mechanism of :mod:`perun_core.storage.versions`); writers write version 2.
+mechanism of :mod:`perun_core.versions`); writers write version 2.
 """
 
 from __future__ import annotations
@@ -30,7 +30,7 @@ from typing import TYPE_CHECKING, Any
 
 from ..errors import StorageError, UnsupportedFormatVersion
 from ..atomic import atomic_write
-from .versions import Versioned
+from ..versions import Versioned
 
 if TYPE_CHECKING:
     from .repository import PerunRepository

@@ -37,7 +37,7 @@ from typing import Any
 
 from ..errors import CorruptIndex, UnsupportedFormatVersion
 from ..atomic import atomic_write
-from .versions import Versioned
+from ..versions import Versioned
 
 MAGIC = b"pidx"
 INDEX_VERSION = 2

@@ -36,6 +36,7 @@ from perun_core.errors import PerunError
 from ..commands import PaletteCommand, ScreenCommands
 from ..messages import (
     CommitHighlighted,
+    DiffRequested,
     EntryRefreshed,
     HistoryChunk,
     HistoryDone,
@@ -253,6 +254,14 @@ class MainScreen(Screen[None]):
             question = (f"Delete the pending profile {info.tag}?\n\n{info.source}\n\n"
                         "The file is removed from .perun/jobs; this cannot be undone.")
             self._confirm("Delete pending profile", question, "Delete", "delete", info, minor)
+
+    def on_diff_requested(self, message: DiffRequested) -> None:
+        from .diff import DiffScreen
+
+        core = self.app.core  # type: ignore[attr-defined]
+        base, base_minor, target, target_minor = message.base, message.base_minor, message.target, message.target_minor
+        self.app.push_screen(DiffScreen(lambda: (core.load(base, base_minor), core.load(target, target_minor)),
+                                        f"{base.tag} → {target.tag}"))
 
     def _confirm(self, title: str, question: str, verb: str, action: str, info: ProfileInfo,
                  minor: str | None) -> None:

@@ -13,7 +13,7 @@ from perun_core.api import LogEntry
 from perun_core.api import ProfileInfo
 
 from ..formatting import local_time
-from ..messages import ProfileAction
+from ..messages import DiffRequested, ProfileAction
 
 _COLUMNS = (
     ("tag", "tag"),
@@ -233,18 +233,14 @@ class ProfilesTable(DataTable):
                                                           else " · mark another, or press d on one"))
 
     def action_diff(self) -> None:
-        from ..screens.diff import DiffScreen
-
         pair = list(self.marked)
         if len(pair) == 1 and self.current is not None:
             pair.append((self.current, self.minor if self.current.registered else None))
         if len(pair) != 2:
             self.notify("mark two profiles with m, then press d", severity="warning")
             return
-        core = self.app.core  # type: ignore[attr-defined]
         (base, base_minor), (target, target_minor) = pair
-        self.app.push_screen(DiffScreen(lambda: (core.load(base, base_minor), core.load(target, target_minor)),
-                                        f"{base.tag} → {target.tag}"))
+        self.post_message(DiffRequested(base, base_minor, target, target_minor))
 
 
 class ProfilesPane(Vertical):

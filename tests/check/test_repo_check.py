@@ -120,7 +120,7 @@ def test_old_change_records_stay_readable(history):
 
 
 def test_demo_history_shows_its_known_changes(tmp_path):
-    from perun_core.demo import build_demo_repository
+    from perun_core.api._demo.synthetic import build_demo_repository
 
     root = build_demo_repository(tmp_path / "demo")
     report = api_check.check_all(cwd=root, store=False)

@@ -128,7 +128,7 @@ def test_one_upgrade_mechanism_serves_profiles_indexes_and_change_records():
     import perun_core.profile.codec  # noqa: F401
     import perun_core.storage.changes  # noqa: F401
     import perun_core.storage.index  # noqa: F401
-    from perun_core.storage.versions import registered_formats
+    from perun_core.versions import registered_formats
 
     formats = registered_formats()
     for name in ("columnar profile layout", "index", "change record"):

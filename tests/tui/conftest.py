@@ -14,7 +14,7 @@ from pathlib import Path
 
 import pytest
 
-from perun_core.demo import build_demo_repository
+from perun_core.api._demo.synthetic import build_demo_repository
 
 
 @pytest.fixture(scope="session")

@@ -46,8 +46,9 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
-from . import _AUTHORS, GitCommit, build_in_place, write_history
-from ..errors import ExternalToolError, Interrupted
+from ...errors import ExternalToolError, Interrupted
+from .gitwrite import AUTHORS, GitCommit, write_history
+from .staging import build_in_place
 
 __all__ = ["COLLECTED_DEMO_VERSION", "DEMO_COMMITS", "HOW_TO_GET_TOOLS", "build_collected_demo",
            "check_demo_tools"]
@@ -301,7 +302,7 @@ def _history() -> list[GitCommit]:
         tree = replace(tree, **step.change)
         when += step.hours * 3600
         message = step.subject + "\n" + (f"\n{step.body}" if step.body else "")
-        commits.append(GitCommit(_files(tree), message, _AUTHORS[step.author], when,
+        commits.append(GitCommit(_files(tree), message, AUTHORS[step.author], when,
                                  [index - 1] if index else []))
     return commits
 
@@ -310,7 +311,7 @@ def _history() -> list[GitCommit]:
 
 def check_demo_tools() -> None:
     """Raise :class:`ExternalToolError` naming the first missing tool the demo needs (cc, make, binutils)."""
-    from ..native import compiler
+    from ...native import compiler
 
     found = {"cc": compiler(), "make": shutil.which("make"), "nm": shutil.which("nm"),
              "addr2line": shutil.which("addr2line")}
@@ -321,8 +322,8 @@ def check_demo_tools() -> None:
 
 def _configure(root: Path) -> None:
     """Append the demo's job matrix, and generator, with comments, to ``local.yml``."""
-    from .. import api
-    from ..config import dump_yaml
+    from ... import api
+    from ...config import dump_yaml
 
     sections = (
         ("Build before every run, then time the benchmark on a list of 15000 keys\n"
@@ -344,7 +345,7 @@ def _configure(root: Path) -> None:
 
 def _reporter(progress: Callable[[str], None], what: str) -> Callable[[Any], None]:
     """A run's event callback that reports each commit the run starts on."""
-    from ..events import VersionStarted
+    from ...events import VersionStarted
 
     def on_event(event: Any) -> None:
         if isinstance(event, VersionStarted):
@@ -354,16 +355,16 @@ def _reporter(progress: Callable[[str], None], what: str) -> Callable[[Any], Non
 
 
 def _register(written: list[Any], repo: Any) -> None:
-    from .. import api
+    from ... import api
 
     for profile in written:
         api.add([str(profile.path)], minor=profile.origin, repo=repo)
 
 
 def _build(root: Path, progress: Callable[[str], None], cancel: threading.Event | None) -> None:
-    from .. import api
-    from ..api import check as api_check
-    from ..api import run as api_run
+    from ... import api
+    from .. import check as api_check
+    from .. import run as api_run
 
     check_demo_tools()
     shas = write_history(root, _history(), {"main": len(_PLAN) - 1}, progress)

@@ -26,7 +26,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from ..errors import PerunError, UnsupportedFormatVersion
+from .errors import PerunError, UnsupportedFormatVersion
 
 __all__ = ["Versioned", "registered_formats"]
 
