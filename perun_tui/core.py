@@ -97,6 +97,10 @@ class Core:
         """What view ``view`` builds from ``profile`` (a Figure, FlameGraph or HeapMapResult)."""
         return api.build_view(profile, view, params)
 
+    def view_fits(self, profile: Any) -> list[api.ViewFit]:
+        """Every view with whether it can show ``profile`` and, when not, why (a sentence part)."""
+        return api.view_fits(profile)
+
     def only_types(self, profile: Any, types: list[str]) -> Any:
         """``profile`` with only the resources of these types (a new profile; the given one is unchanged)."""
         return api.only_types(profile, types)

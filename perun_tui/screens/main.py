@@ -402,6 +402,7 @@ class MainScreen(Screen[None]):
         self.app.push_screen(PlotScreen(info, self.profiles.minor, view))
 
     def palette_commands(self) -> Iterator[PaletteCommand]:
+        from ..widgets.plot import VIEW_PHRASES
         from ..widgets.plot import VIEWS as PLOT_VIEWS
 
         table = self.profiles
@@ -426,7 +427,7 @@ class MainScreen(Screen[None]):
         yield PaletteCommand("profile: delete pending", "Delete the selected pending profile",
                              table.action_delete)
         for view, _key, label in PLOT_VIEWS:
-            yield PaletteCommand(f"plot: {label}", f"Plot the selected profile as a {label}",
+            yield PaletteCommand(f"plot: {label}", f"Plot the selected profile as {VIEW_PHRASES[view]}",
                                  functools.partial(self.open_plot, view))
         yield PaletteCommand("run: matrix for HEAD", "Run the job matrix for HEAD",
                              functools.partial(self.action_run, "head"))
