@@ -47,6 +47,7 @@ from ..messages import (
 from ..modals.details import ProfileDetailsScreen
 from ..modals.dialogs import ConfirmScreen
 from ..widgets.commit import CommitPane
+from ..widgets.firstuse import FirstUse
 from ..widgets.history import HistoryPane, HistoryView
 from ..widgets.profiles import ProfilesPane, ProfilesTable
 
@@ -180,6 +181,7 @@ class MainScreen(Screen[None]):
         self.query_one(HistoryPane).border_subtitle = f"{count} commit{'s' * (count != 1)}"
         if not view.entries:
             self._show_selection()
+        self._show_first_use()
 
     def on_status_loaded(self, message: StatusLoaded) -> None:
         self.report = message.report
@@ -211,9 +213,29 @@ class MainScreen(Screen[None]):
         pending = list(self.report.pending) if self.report else []
         self.query_one(ProfilesPane).show(entry, registered, pending)
         self.query_one(CommitPane).show(entry, is_head=self._is_head(minor))
+        self._show_first_use()
         if self._want_profile and self.profiles.select_source(self._want_profile):
             self._want_profile = None
             self.profiles.focus()
+
+    @property
+    def empty(self) -> bool:
+        """True once the history and the status are read and no commit has a profile and none is pending."""
+        view = self.history
+        if self.report is None or view.walking:
+            return False
+        return not (self.report.pending or self.report.registered or any(e.counts.total for e in view.entries))
+
+    def _show_first_use(self) -> None:
+        """On a repository without profiles, the profiles pane says how to collect the first ones."""
+        pane = self.query_one(ProfilesPane)
+        shown = pane.query(FirstUse)
+        empty = self.empty
+        pane.table.display = not empty
+        if empty and not shown:
+            pane.mount(FirstUse(id="first-use"), before=pane.table)
+        elif not empty and shown:
+            shown.remove()
 
     def show_profile(self, link: ProfileLink) -> None:
         """Select ``link``'s commit and then, once it is listed, its profile."""
