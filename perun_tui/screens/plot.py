@@ -77,22 +77,27 @@ def profile_key(info: ProfileInfo) -> str:
     return info.checksum or f"{info.path or info.source}@{info.time}"
 
 
+#: the view keys show in the footer as one item
+VIEW_KEYS = Binding.Group("View", compact=True)
+
+
 class PlotScreen(Screen[None]):
     """Plots of one profile; ``s``, ``b``, ``l``, ``f``, ``m`` switch views, escape goes back."""
 
     TITLE = "perun · plot"
+    HELP_NAME = "plot"
 
     COMMANDS = {ScreenCommands}
     BINDINGS = [
         Binding("escape", "close", "Back", key_display="esc", tooltip="Back to the profiles", id="plot.close"),
-        Binding("s", "view('scatter')", "Scatter", show=False, tooltip="Scatter of amount per size with models",
+        Binding("s", "view('scatter')", "Scatter", group=VIEW_KEYS, tooltip="Scatter of amount per size with models",
                 id="plot.scatter"),
-        Binding("b", "view('bars')", "Bars", show=False, tooltip="Bars of an aggregation", id="plot.bars"),
-        Binding("w", "view('flow')", "Flow", show=False, tooltip="Flow: lines through the snapshots or runs",
+        Binding("b", "view('bars')", "Bars", group=VIEW_KEYS, tooltip="Bars of an aggregation", id="plot.bars"),
+        Binding("w", "view('flow')", "Flow", group=VIEW_KEYS, tooltip="Flow: lines through the snapshots or runs",
                 id="plot.flow"),
-        Binding("f", "view('flamegraph')", "Flame graph", show=False, tooltip="Flame graph (icicle) of the traces",
+        Binding("f", "view('flamegraph')", "Flame graph", group=VIEW_KEYS, tooltip="Flame graph (icicle) of the traces",
                 id="plot.flamegraph"),
-        Binding("m", "view('heapmap')", "Heap map", show=False, tooltip="Heap map of a memory profile",
+        Binding("m", "view('heapmap')", "Heap map", group=VIEW_KEYS, tooltip="Heap map of a memory profile",
                 id="plot.heapmap"),
     ]
 
