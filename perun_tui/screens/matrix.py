@@ -66,7 +66,7 @@ TEXT_KEYS = (
 
 
 #: the footer shows both tab keys as one item
-TAB_KEYS = Binding.Group("Tab", compact=True)
+TAB_KEYS = Binding.Group("Tab")
 #: the tabs in the order the tab bar shows them
 TABS = ("tab-commands", "tab-collectors", "tab-postprocessors", "tab-preview")
 

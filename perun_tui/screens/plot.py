@@ -78,7 +78,7 @@ def profile_key(info: ProfileInfo) -> str:
 
 
 #: the view keys show in the footer as one item
-VIEW_KEYS = Binding.Group("View", compact=True)
+VIEW_KEYS = Binding.Group("View")
 
 
 class PlotScreen(Screen[None]):

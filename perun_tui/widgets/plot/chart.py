@@ -11,7 +11,7 @@ from .picture import PictureWidget
 
 
 #: the footer shows both uid keys as one item
-UID_KEYS = Binding.Group("Other uid", compact=True)
+UID_KEYS = Binding.Group("Other uid")
 
 
 class ChartView(PictureWidget):

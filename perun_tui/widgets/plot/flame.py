@@ -17,7 +17,7 @@ from .picture import PictureWidget, style_colour
 
 
 #: the footer shows the four moves as one item
-MOVE_KEYS = Binding.Group("Move", compact=True)
+MOVE_KEYS = Binding.Group("Move")
 
 
 class FlameView(PictureWidget):

@@ -19,7 +19,7 @@ from .picture import PictureWidget, style_colour
 
 
 #: the footer shows both snapshot keys as one item
-SNAPSHOT_KEYS = Binding.Group("Snapshot", compact=True)
+SNAPSHOT_KEYS = Binding.Group("Snapshot")
 
 
 class HeapView(PictureWidget):
