@@ -25,7 +25,7 @@ from collections.abc import Iterator
 from typing import Any
 
 from rich.text import Text
-from textual import work
+from textual import events, work
 from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.containers import Vertical
@@ -129,10 +129,22 @@ class PlotScreen(Screen[None]):
         pane = self.query_one("#plot-pane")
         where = f" at {self.minor[:7]}" if self.info.registered and self.minor else " (pending)"
         pane.border_title = f"Plot · {self.info.tag} {self.info.type}{where}"
-        pane.border_subtitle = " ".join(p for p in (self.info.cmd, self.info.args, self.info.workload) if p)
+        self._subtitle()
         self._show_views()
         self.app.theme_changed_signal.subscribe(self, self._theme_changed)
         self.load()
+
+    def on_resize(self, event: events.Resize) -> None:
+        self._subtitle()
+
+    def _subtitle(self) -> None:
+        """The command line the profile measured: as text, not markup, shortened in the middle to fit."""
+        from perun_core.api import fit_middle
+        from textual.content import Content
+
+        line = " ".join(p for p in (self.info.cmd, self.info.args, self.info.workload) if p)
+        room = max(self.app.size.width - 8, 10)
+        self.query_one("#plot-pane").border_subtitle = Content(fit_middle(line, room))
 
     def _theme_changed(self, _theme: Any) -> None:
         widget = self.current_widget

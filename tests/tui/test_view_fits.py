@@ -88,3 +88,18 @@ async def test_palette_texts_read_as_sentences(demo_repo):
         assert helps["plot: scatter"] == "Plot the selected profile as a scatter plot"
         assert helps["plot: flame graph"] == "Plot the selected profile as a flame graph"
         assert not any(" as a bars" in text or " as a flow" in text for text in helps.values())
+
+
+async def test_the_plot_subtitle_is_text_shortened_in_the_middle(demo_repo):
+    app = PerunApp(demo_repo)
+    async with app.run_test(size=(40, 16)) as pilot:
+        await settle(pilot)
+        await select_profile(pilot, "0@i")
+        from dataclasses import replace
+
+        info = replace(app.query_one("ProfilesTable").current, args="--mode [fast] " * 6)
+        app.push_screen(PlotScreen(info, None))
+        await settle(pilot)
+        subtitle = str(app.screen.query_one("#plot-pane").border_subtitle)
+        assert "…" in subtitle and len(subtitle.replace("\\[", "[")) <= 40
+        assert subtitle.replace("\\[", "[").endswith(" ".join(p for p in (info.args, info.workload) if p)[-8:])
