@@ -37,7 +37,16 @@ class PaletteCommand:
 
 
 class ScreenCommands(Provider):
-    """Commands of the current screen."""
+    """Commands of the current screen.
+
+    A screen with an async ``palette_prepare()`` gets to find out first what
+    its commands need (which views fit the selected profile, say).
+    """
+
+    async def startup(self) -> None:
+        prepare = getattr(self.screen, "palette_prepare", None)
+        if callable(prepare):
+            await prepare()
 
     def _commands(self) -> list[PaletteCommand]:
         commands = getattr(self.screen, "palette_commands", None)

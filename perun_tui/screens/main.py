@@ -18,6 +18,7 @@ postprocess form (``o``, :mod:`perun_tui.modals.postprocess`).
 
 from __future__ import annotations
 
+import asyncio
 import functools
 import threading
 from collections.abc import Iterator
@@ -84,6 +85,8 @@ class MainScreen(Screen[None]):
         self._want_profile: str | None = None  # a profile to select once it is listed (after a run)
         #: set once the first chunk of a walk is on screen; the walk waits for it before going on
         self._first_chunk_shown = threading.Event()
+        #: profile key -> {view: why it cannot show the profile}, found when the palette opens
+        self._unfit: dict[str, dict[str, str]] = {}
 
     def compose(self) -> ComposeResult:
         yield Header(icon="≡")
@@ -423,11 +426,30 @@ class MainScreen(Screen[None]):
 
         self.app.push_screen(PlotScreen(info, self.profiles.minor, view))
 
+    async def palette_prepare(self) -> None:
+        """Find out which views fit the selected profile, so that the palette greys out the others."""
+        from .plot import profile_key
+
+        info, minor = self.profiles.current, self.profiles.minor
+        if info is None or profile_key(info) in self._unfit:
+            return
+        core = self.app.core
+
+        def unfit() -> dict[str, str]:
+            try:
+                return {fit.name: fit.reason for fit in core.view_fits(core.load(info, minor).profile) if not fit.fits}
+            except PerunError:
+                return {}  # the plot screen says what is wrong with the profile
+
+        self._unfit[profile_key(info)] = await asyncio.to_thread(unfit)
+
     def palette_commands(self) -> Iterator[PaletteCommand]:
         from ..widgets.plot import VIEW_PHRASES
         from ..widgets.plot import VIEWS as PLOT_VIEWS
+        from .plot import profile_key
 
         table = self.profiles
+        unfit = self._unfit.get(profile_key(table.current), {}) if table.current is not None else {}
         history = self.history
         yield PaletteCommand("history: jump to HEAD", "Put the history cursor on HEAD", self.action_jump_head)
         yield PaletteCommand("history: search", "Find a commit by sha, author or message", self.action_search)
@@ -450,7 +472,7 @@ class MainScreen(Screen[None]):
                              table.action_delete)
         for view, _key, label in PLOT_VIEWS:
             yield PaletteCommand(f"plot: {label}", f"Plot the selected profile as {VIEW_PHRASES[view]}",
-                                 functools.partial(self.open_plot, view))
+                                 functools.partial(self.open_plot, view), unavailable=unfit.get(view, ""))
         yield PaletteCommand("run: matrix for HEAD", "Run the job matrix for HEAD",
                              functools.partial(self.action_run, "head"))
         yield PaletteCommand("run: matrix for selected commit", "Run the job matrix for the commit under the cursor",

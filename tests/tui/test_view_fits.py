@@ -103,3 +103,21 @@ async def test_the_plot_subtitle_is_text_shortened_in_the_middle(demo_repo):
         subtitle = str(app.screen.query_one("#plot-pane").border_subtitle)
         assert "…" in subtitle and len(subtitle.replace("\\[", "[")) <= 40
         assert subtitle.replace("\\[", "[").endswith(" ".join(p for p in (info.args, info.workload) if p)[-8:])
+
+
+async def test_the_main_screens_palette_greys_out_the_views_the_selected_profile_cannot_take(demo_repo):
+    from textual.command import CommandPalette
+
+    app = PerunApp(demo_repo)
+    async with app.run_test(size=(80, 24)) as pilot:
+        await settle(pilot)
+        await select_profile(pilot, "0@i")  # a time profile
+        await pilot.press("ctrl+p")
+        await settle(pilot)
+        assert isinstance(app.screen, CommandPalette)
+        await pilot.press("escape")
+        await settle(pilot)
+        commands = {command.name: command for command in main_screen(app).palette_commands()}
+        assert "time profile" in commands["plot: heap map"].unavailable
+        assert "call stacks" in commands["plot: flame graph"].unavailable
+        assert not commands["plot: bars"].unavailable and not commands["plot: scatter"].unavailable
