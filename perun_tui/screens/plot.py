@@ -36,7 +36,7 @@ from textual.worker import Worker
 from perun_core.api import ProfileInfo
 from perun_core.errors import PerunError
 
-from ..commands import PaletteCommand, ScreenCommands
+from ..commands import UNAVAILABLE_STYLE, PaletteCommand, ScreenCommands
 from ..messages import PlotModelBuilt, PlotProfileLoaded, PlotStatus
 from ..widgets.plot import VIEW_LABELS, VIEW_PHRASES, VIEWS, ChartView, FlameView, HeapView, PictureWidget
 
@@ -257,7 +257,7 @@ class PlotScreen(Screen[None]):
         for view, key, label in VIEWS:
             if view in self.unfit:
                 # greyed out: the key still answers, with the reason
-                line.append(f" {key} {label} ", style="dim strike")
+                line.append(f" {key} {label} ", style=UNAVAILABLE_STYLE)
             else:
                 style = "reverse bold" if view == self.view else ""
                 line.append(f" {key} ", style=style or "bold")

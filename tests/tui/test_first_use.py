@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-from perun_core import api
 from perun_tui.app import PerunApp
 from perun_tui.widgets.firstuse import FirstUse
 from perun_tui.widgets.profiles import ProfilesTable
@@ -24,9 +23,7 @@ async def test_an_empty_repository_says_how_to_collect_the_first_profiles(perun_
         assert "e edit the job matrix" in text and "R run the matrix for HEAD" in text
 
 
-async def test_the_steps_go_once_a_profile_exists(perun_repo, tmp_path):
-    import json
-
+async def test_the_steps_go_once_a_profile_exists(perun_repo):
     from conftest import time_profile, write_pending
 
     root, shas = perun_repo
@@ -34,7 +31,7 @@ async def test_the_steps_go_once_a_profile_exists(perun_repo, tmp_path):
     async with app.run_test(size=(80, 24)) as pilot:
         await settle(pilot)
         assert main_screen(app).query(FirstUse)
-        write_pending(root, "ls-time.perf", json.dumps(time_profile(shas[-1])))
+        write_pending(root, "ls-time.perf", time_profile(shas[-1]))
         await pilot.press("r")  # reload
         await settle(pilot)
         screen = main_screen(app)
@@ -47,4 +44,3 @@ async def test_the_demo_is_not_empty(demo_repo):
     async with app.run_test(size=(80, 24)) as pilot:
         await settle(pilot)
         assert not main_screen(app).empty and not app.query(FirstUse)
-        assert api  # the API builds the repositories of these tests
