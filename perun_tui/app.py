@@ -82,9 +82,12 @@ class PerunApp(App[None]):
                         severity="error", timeout=10, markup=False)
 
     def action_help(self) -> None:
+        from .modals.keys import screen_key_groups
+
         if isinstance(self.screen, HelpScreen):
             return
-        self.push_screen(HelpScreen(self.help_groups()))
+        here = [*screen_key_groups(self.screen), ("everywhere", list(self.BINDINGS))]
+        self.push_screen(HelpScreen(self.help_groups(), current=here))
 
     def help_groups(self) -> list[tuple[str, list[BindingType]]]:
         # the screens behind keys load when first opened: a quicker first frame

@@ -97,6 +97,15 @@ class Core:
         """What view ``view`` builds from ``profile`` (a Figure, FlameGraph or HeapMapResult)."""
         return api.build_view(profile, view, params)
 
+    def view_fits(self, profile: Any) -> list[api.ViewFit]:
+        """Every view with whether it can show ``profile`` and, when not, why (a sentence part)."""
+        return api.view_fits(profile)
+
+    @staticmethod
+    def share_y_scale(*figures: Any) -> list[Any]:
+        """The figures with one y scale per plot position (charts compared side by side)."""
+        return api.share_y_scale(*figures)
+
     def only_types(self, profile: Any, types: list[str]) -> Any:
         """``profile`` with only the resources of these types (a new profile; the given one is unchanged)."""
         return api.only_types(profile, types)

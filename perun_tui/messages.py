@@ -98,6 +98,8 @@ class PlotProfileLoaded(Message):
 
     loaded: LoadedProfile | None
     error: str = ""
+    #: the views that can show it and why the others cannot (``api.ViewFit``)
+    fits: list[Any] = field(default_factory=list)
 
 
 @dataclass

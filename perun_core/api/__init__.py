@@ -60,7 +60,8 @@ _export("explaining", "Explanation ExplainedFunction ExplainStarted ExplainColle
 _export("remote", """PushResult FetchResult PullResult RemoteState push fetch pull remote_status PushRetried RemoteContacted
         TransferProgress TransferStarted""")
 _export("repair", "STALE_AFTER FsckProblem FsckReport fsck")
-_export("views", "ViewFit view_fits fitting_views")
+_export("views", "ViewFit view_fits fitting_views share_y_scale y_extent")
+_export("text", "fit_middle")
 _export("statistics", "FieldStats ModelRow ProfileSummary summary short_number format_number MEASURED_KEYS")
 
 __all__ = sorted(_EXPORTS)

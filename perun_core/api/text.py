@@ -3,5 +3,6 @@
 from __future__ import annotations
 
 from ..safetext import escape_controls, escape_lines, has_controls
+from ..views.style import fit_middle
 
-__all__ = ["escape_controls", "escape_lines", "has_controls"]
+__all__ = ["escape_controls", "escape_lines", "fit_middle", "has_controls"]

@@ -26,7 +26,7 @@ if TYPE_CHECKING:  # pragma: no cover
     from ..storage.repository import PerunRepository
     from ..views.base import Figure, View
 
-__all__ = ["DEFAULT_THEME", "HEAT_GLYPHS", "HTML_SUFFIXES", "PLAIN_SUFFIXES", "FlameLayout", "HeapLayout", "Shown", "Span", "Theme",
+__all__ = ["share_y_scale", "y_extent", "DEFAULT_THEME", "HEAT_GLYPHS", "HTML_SUFFIXES", "PLAIN_SUFFIXES", "FlameLayout", "HeapLayout", "Shown", "Span", "Theme",
            "allocations_in", "block_colour", "build_view", "heat_glyph", "layout_flame", "layout_heap", "one_plot",
            "only_types", "profile_json", "render_view", "show", "site_glyph", "view", "view_names", "write_output",
            "ViewFit", "view_fits", "fitting_views"]
@@ -66,6 +66,56 @@ def one_plot(figure: Figure, index: int) -> Figure:
     from ..views.base import Figure
 
     return Figure([figure.plots[index]])
+
+
+def y_extent(plot: Any) -> tuple[float, float] | None:
+    """The (low, high) a plot's y axis needs for its data (bars: from 0, stacks summed); None when it has none."""
+    import numpy as np
+
+    if plot.kind == "bars":
+        if not plot.series:
+            return None
+        matrix = np.nan_to_num(np.array([np.asarray(s.y, dtype=np.float64).reshape(-1) for s in plot.series]))
+        if not matrix.size:
+            return None
+        if plot.stacked:
+            high, low = float(matrix.clip(min=0).sum(axis=0).max()), float(matrix.clip(max=0).sum(axis=0).min())
+        else:
+            high, low = float(matrix.max()), float(matrix.min())
+        return min(low, 0.0), max(high, 0.0)
+    values = [np.asarray(s.y, dtype=np.float64).reshape(-1) for s in [*plot.series, *plot.curves]]
+    finite = np.concatenate([v[np.isfinite(v)] for v in values]) if values else np.array([])
+    if not finite.size:
+        return None
+    return float(finite.min()), float(finite.max())
+
+
+def share_y_scale(*figures: Figure) -> list[Figure]:
+    """The figures with one y scale for the plots at the same position, so that charts drawn side by side compare.
+
+    Plot ``i`` of every figure gets the y range that holds the data of all
+    of them (when they are of the same kind); the figures given are not
+    changed.
+    """
+    from dataclasses import replace
+
+    from ..views.base import Figure
+
+    count = max((len(figure.plots) for figure in figures), default=0)
+    limits: list[tuple[float, float] | None] = []
+    for index in range(count):
+        plots = [figure.plots[index] for figure in figures if index < len(figure.plots)]
+        extents = [extent for extent in map(y_extent, plots) if extent is not None]
+        if not extents or len({plot.kind for plot in plots}) != 1:
+            limits.append(None)
+            continue
+        low, high = min(e[0] for e in extents), max(e[1] for e in extents)
+        if low == high:
+            margin = abs(low) * 0.05 or 0.5
+            low, high = low - margin, high + margin
+        limits.append((low, high))
+    return [Figure([replace(plot, ylim=limits[index]) if limits[index] else plot
+                    for index, plot in enumerate(figure.plots)]) for figure in figures]
 
 
 def only_types(profile: Any, types: list[str]) -> Any:

@@ -222,6 +222,8 @@ class Plot:
     curves: list[Series] = field(default_factory=list)
     categories: list[str] = field(default_factory=list)
     stacked: bool = False
+    #: the y axis's (low, high) when set (plots compared side by side share it), else from the data
+    ylim: tuple[float, float] | None = None
 
 
 @dataclass(slots=True)
@@ -244,6 +246,7 @@ def render_figure(figure: Figure, options: RenderOptions) -> str:
             "title": plot.title,
             "xlabel": plot.xlabel,
             "ylabel": plot.ylabel,
+            "ylim": plot.ylim,
         }
         if plot.kind == "scatter":
             parts.append(plotting.render_scatter(plot.series, plot.curves, **common))

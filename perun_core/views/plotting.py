@@ -227,18 +227,20 @@ def render_scatter(
     title: str = "",
     xlabel: str = "",
     ylabel: str = "",
+    ylim: tuple[float, float] | None = None,
 ) -> str:
     """Point clouds (``series``) and model curves (``curves``) as one plot.
 
     Each series and curve has ``name``, ``x`` and ``y`` (numbers; NaN and
     infinities are skipped).  Point clouds are thinned to what the plot can
-    show; the axes cover every point and curve.  Series take the theme's
-    colours in order, curves the colours after them.
+    show; the axes cover every point and curve, the y axis ``ylim`` when
+    given (plots to compare share it).  Series take the theme's colours in
+    order, curves the colours after them.
     """
     clouds = [(s.name, *_finite(_as_array(s.x), _as_array(s.y))) for s in series]
     lines = [(c.name, *_finite(_as_array(c.x), _as_array(c.y))) for c in curves]
     xlim = _limits([x for _, x, _ in clouds + lines])
-    ylim = _limits([y for _, _, y in clouds + lines])
+    ylim = ylim or _limits([y for _, _, y in clouds + lines])
     with _LOCK:
         plt = _figure(width, height, theme, title, xlabel, ylabel)
         plt.xlim(*xlim)
@@ -271,12 +273,17 @@ def render_bars(
     title: str = "",
     xlabel: str = "",
     ylabel: str = "",
+    ylim: tuple[float, float] | None = None,
 ) -> str:
     """Bars: one position per category, one bar (or stack part) per group.
 
     Each group's ``y`` holds one value per category (NaN counts as 0).
     With several groups they are stacked or stand side by side; without
-    colour each group gets its own fill character.
+    colour each group gets its own fill character.  The y axis spans
+    ``ylim`` when given (plots to compare share it), else the values and 0.
+    A zero (or float noise around it) is drawn as no bar at all: plotext
+    would blank a row of the stack part above it; a small value that is
+    not zero keeps its one row, so it stays told apart from nothing.
     """
     import numpy as np
 
@@ -290,37 +297,81 @@ def render_bars(
     else:
         markers = [_PLAIN_BAR_MARKERS[i % len(_PLAIN_BAR_MARKERS)] for i in range(count)]
         colours = ["default"] * count
+    rows = height - 3 - bool(title) - bool(xlabel or ylabel)
+    # plotext draws the legend over the top rows of the plot: keep the bars below it
+    limits = _bar_limits(values, stacked=stacked, rows=rows, reserved=count if count > 1 else 0, span=ylim)
+    if limits is not None:
+        values = _without_noise(values, (limits[1] - limits[0]) * 1e-12)
     with _LOCK:
         plt = _figure(width, height, theme, title, xlabel, ylabel)
-        if labels and count > 1:
-            # plotext draws the legend over the top rows of the plot: keep the bars below it
-            rows = height - 3 - bool(title) - bool(xlabel or ylabel)
-            limits = _bar_limits(values, stacked=stacked, rows=rows, reserved=count)
-            if limits is not None:
-                plt.ylim(*limits)
+        if labels and count and limits is not None and (count > 1 or ylim is not None):
+            plt.ylim(*limits)
         if not labels or not count:
             pass
         elif count == 1:
             # one group needs no legend: the axis label says what the bars are
             plt.bar(labels, values[0], marker=markers[0], color=colours[0])
         elif stacked:
-            plt.stacked_bar(labels, values, marker=markers, color=colours, labels=names)
+            _stacked_bars(plt, labels, values, markers, colours, names)
         else:
             plt.multiple_bar(labels, values, marker=markers, color=colours, labels=names)
         return _finish(plt, theme)
 
 
-def _bar_limits(values: Sequence[Sequence[float]], *, stacked: bool, rows: int, reserved: int,
-                ) -> tuple[float, float] | None:
-    """Y limits leaving the top ``reserved`` of ``rows`` plot rows free of bars; None when they do not fit."""
+def _without_noise(values: list[list[float]], least: float) -> list[list[float]]:
+    """``values`` with those smaller than ``least`` (rounding noise of a sum of zeros) set to exactly 0."""
+    return [[0.0 if abs(v) < least else v for v in row] for row in values]
+
+
+def _stacked_bars(plt: Any, labels: list[str], values: list[list[float]], markers: list[str], colours: list[Any],
+                  names: list[str]) -> None:
+    """Stacked bars, each part a bar from 0 to the running total, drawn from the top part down.
+
+    plotext's own ``stacked_bar`` draws a part of zero as a row of blanks
+    over the part below it; here a zero part is not drawn at all.
+    """
     import numpy as np
 
-    matrix = np.array(values, dtype=np.float64)
-    if stacked:
-        high = float(matrix.clip(min=0).sum(axis=0).max())
-        low = float(matrix.clip(max=0).sum(axis=0).min())
+    positions = list(range(1, len(labels) + 1))
+    totals = np.cumsum(np.array(values, dtype=np.float64), axis=0)
+    plt.xticks(positions, labels)
+    plt.xlim(0.6, len(labels) + 0.4)  # where plotext puts the edges of bars 0.8 wide
+    for group in range(len(values) - 1, -1, -1):
+        shown = [k for k, value in enumerate(values[group]) if value != 0]
+        if not shown:
+            # nothing to draw, but the legend names the group: its bar where the parts below reach exactly as
+            # high, which they then cover whole (a bottom group of zeros has no such place and no legend entry)
+            under = [k for k in range(len(labels)) if totals[group][k] > 0]
+            if under:
+                plt.bar([positions[under[0]]], [float(totals[group][under[0]])], marker=markers[group],
+                        color=colours[group], label=names[group] or None, width=0.8, reset_ticks=False)
+            continue
+        xs = [positions[k] for k in shown]
+        # plotext scales a bar's width by the spacing of the positions given: undo it for gaps
+        spacing = (xs[-1] - xs[0]) / (len(xs) - 1) if len(xs) > 1 else 1.0
+        plt.bar(xs, [float(totals[group][k]) for k in shown], marker=markers[group], color=colours[group],
+                label=names[group] or None, width=0.8 / spacing, reset_ticks=False)
+
+
+def _bar_limits(values: Sequence[Sequence[float]], *, stacked: bool, rows: int, reserved: int,
+                span: tuple[float, float] | None = None) -> tuple[float, float] | None:
+    """Y limits leaving the top ``reserved`` of ``rows`` plot rows free of bars; None when they do not fit.
+
+    ``span`` (low, high) replaces the values' own extent (a scale shared with other plots).
+    """
+    import numpy as np
+
+    if span is not None:
+        low, high = span
+    elif not values or not len(values[0]):
+        return None
     else:
-        high, low = float(matrix.max()), float(matrix.min())
+        matrix = np.array(values, dtype=np.float64)
+        if stacked:
+            high = float(matrix.clip(min=0).sum(axis=0).max())
+            low = float(matrix.clip(max=0).sum(axis=0).min())
+        else:
+            high, low = float(matrix.max()), float(matrix.min())
     high, low = max(high, 0.0), min(low, 0.0)
     if high <= low or rows - reserved < 2:
         return None
@@ -337,8 +388,9 @@ def render_lines(
     title: str = "",
     xlabel: str = "",
     ylabel: str = "",
+    ylim: tuple[float, float] | None = None,
 ) -> str:
-    """Polylines, one per series, in the order of their x values as given.
+    """Polylines, one per series, in the order of their x values as given (the y axis ``ylim`` when given).
 
     With ``categories`` the x values are positions 0, 1, ... labelled by
     them (for x keys that are not numbers).  A single line gets no legend.
@@ -346,7 +398,7 @@ def render_lines(
     """
     lines = [(s.name, *_finite(_as_array(s.x), _as_array(s.y))) for s in series]
     xlim = _limits([x for _, x, _ in lines])
-    ylim = _limits([y for _, _, y in lines])
+    ylim = ylim or _limits([y for _, _, y in lines])
     with _LOCK:
         plt = _figure(width, height, theme, title, xlabel, ylabel)
         plt.xlim(*xlim)

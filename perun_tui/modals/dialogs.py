@@ -47,20 +47,26 @@ class ConfirmScreen(ModalScreen[bool]):
 
 
 class HelpScreen(ModalScreen[None]):
-    """Every key of the app, grouped by where it works."""
+    """The keys of the screen on view (``current``), then every other key of the app, grouped by where it works."""
 
     BINDINGS = [
         Binding("escape,f1,q", "close", "Close", id="help.close"),
     ]
 
-    def __init__(self, groups: Iterable[tuple[str, list[BindingType]]]) -> None:
+    def __init__(self, groups: Iterable[tuple[str, list[BindingType]]],
+                 current: Iterable[tuple[str, list[BindingType]]] = ()) -> None:
         super().__init__()
+        self.current = list(current)
         self.groups = list(groups)
 
     def compose(self) -> ComposeResult:
         with Vertical(id="help-dialog", classes="dialog"):
             with VerticalScroll(id="help-body"):
-                yield Static(self._table(), id="help-keys")
+                if self.current:
+                    yield Static(Text("On this screen", style="bold underline"), classes="help-heading")
+                    yield Static(self._table(self.current), id="help-current")
+                    yield Static(Text("\nElsewhere", style="bold underline"), classes="help-heading")
+                yield Static(self._table(self.groups), id="help-keys")
             yield Label("ctrl+p opens the command palette: every action is there as 'noun: verb'",
                         id="help-hint")
 
@@ -70,11 +76,11 @@ class HelpScreen(ModalScreen[None]):
         dialog.border_subtitle = "esc to close"
         self.query_one("#help-body").focus()
 
-    def rows(self) -> list[tuple[str, str, str]]:
-        """(where, keys, what) for every binding with a description, in order."""
+    def rows(self, groups: list[tuple[str, list[BindingType]]] | None = None) -> list[tuple[str, str, str]]:
+        """(where, keys, what) for every binding with a description, in order (every group by default)."""
         rows = []
         seen: set[tuple[str, str]] = set()
-        for where, bindings in self.groups:
+        for where, bindings in (self.current + self.groups) if groups is None else groups:
             for binding in bindings:
                 if not isinstance(binding, Binding) or not binding.description:
                     continue
@@ -86,13 +92,13 @@ class HelpScreen(ModalScreen[None]):
                     rows.append((where, keys, binding.tooltip or binding.description))
         return rows
 
-    def _table(self) -> Table:
+    def _table(self, groups: list[tuple[str, list[BindingType]]]) -> Table:
         table = Table(box=None, expand=True, padding=(0, 2, 0, 0), show_edge=False)
         table.add_column("where", style="bold", no_wrap=True)
         table.add_column("key", no_wrap=True)
         table.add_column("does", ratio=1)
         previous = None
-        for where, keys, what in self.rows():
+        for where, keys, what in self.rows(groups):
             if previous is not None and where != previous:
                 table.add_row("", "", "")
             table.add_row(where if where != previous else "", keys, what)

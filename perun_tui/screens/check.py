@@ -38,7 +38,7 @@ from ..commands import PaletteCommand, ScreenCommands
 from ..formatting import fit
 from ..messages import CheckDone, CheckProgress, CompareLoaded
 from ..modals.check_profiles import CheckProfilesDialog
-from ..widgets.plot import ChartView
+from ..widgets.plot import ChartView, MiddleTitle
 
 #: (name, label, predicate on a PerformanceChange) of the result filters, in the order f cycles them
 FILTERS: tuple[tuple[str, str, Callable[[Any], bool]], ...] = (
@@ -451,6 +451,24 @@ def compare_params(view: str, profile_type: str, location: str) -> dict[str, Any
     return view_params(view, profile_type)
 
 
+def relative_changes(baseline: Any, target: Any) -> str:
+    """``real +100.1% · user +99.8%``: target against baseline per bar, for bars of one group; "" otherwise."""
+    if baseline is None or target is None or not baseline.plots or not target.plots:
+        return ""
+    before, after = baseline.plots[0], target.plots[0]
+    if before.kind != "bars" or after.kind != "bars" or len(before.series) != 1 or len(after.series) != 1:
+        return ""
+    old = dict(zip(before.categories, (float(v) for v in before.series[0].y)))
+    parts = []
+    for category, value in zip(after.categories, (float(v) for v in after.series[0].y)):
+        base = old.get(category)
+        if base is None or base == 0:
+            continue
+        change = (value - base) / abs(base) * 100
+        parts.append(f"{category} {change:+.0f}%" if abs(change) >= 1000 else f"{category} {change:+.1f}%")
+    return " · ".join(parts)
+
+
 class CompareScreen(Screen[None]):
     """The baseline and the target of one finding, plotted by the same view."""
 
@@ -473,10 +491,10 @@ class CompareScreen(Screen[None]):
         with Vertical(id="compare-pane", classes="pane"):
             with Horizontal(id="compare-row"):
                 with Vertical(id="compare-baseline", classes="compare-side"):
-                    yield Static(Text("baseline", style="bold"), classes="compare-title")
+                    yield MiddleTitle("baseline", classes="compare-title")
                     yield ChartView(id="compare-baseline-chart")
                 with Vertical(id="compare-target", classes="compare-side"):
-                    yield Static(Text("target", style="bold"), classes="compare-title")
+                    yield MiddleTitle("target", classes="compare-title")
                     yield ChartView(id="compare-target-chart")
             yield Static("", id="compare-finding")
         yield Footer()
@@ -485,11 +503,10 @@ class CompareScreen(Screen[None]):
         finding = self.finding
         result = finding.result
         pane = self.query_one("#compare-pane")
-        pane.border_title = f"Compare · {finding.location}"
+        self._title_pane()
         pane.border_subtitle = f"{result.value} {_delta(finding)}"
         for side, ref in (("baseline", self.pair.baseline), ("target", self.pair.target)):
-            self.query_one(f"#compare-{side} .compare-title", Static).update(
-                Text.assemble((f"{side} ", "bold"), (ref.name, "dim"), no_wrap=True, overflow="ellipsis"))
+            self.query_one(f"#compare-{side} .compare-title", MiddleTitle).set_text(side, ref.name)
         line = Text(no_wrap=True, overflow="ellipsis")
         line.append(f"{result.glyph} {result.value}", style=_RESULT_STYLES.get(result.style, ""))
         line.append(f" · {_value(finding.from_)} → {_value(finding.to)} · {_delta(finding)}"
@@ -500,6 +517,15 @@ class CompareScreen(Screen[None]):
 
     def on_resize(self, event: events.Resize) -> None:
         self.set_class(event.size.width < STACK_BELOW, "stacked")
+        self._title_pane()
+
+    def _title_pane(self) -> None:
+        """The finding's location whole ([subtype] and all, no markup), shortened in the middle to fit."""
+        from perun_core.api import fit_middle
+        from textual.content import Content
+
+        room = max(self.app.size.width - 16, 10)
+        self.query_one("#compare-pane").border_title = Content(f"Compare · {fit_middle(self.finding.location, room)}")
 
     @work(thread=True, exclusive=True, exit_on_error=False, group="compare", description="loading two profiles")
     def load(self) -> None:
@@ -522,7 +548,8 @@ class CompareScreen(Screen[None]):
         except PerunError as error:
             self.post_message(CompareLoaded(error=error.message))
             return
-        self.post_message(CompareLoaded(*models))
+        # one y scale: the same height means the same amount on both sides
+        self.post_message(CompareLoaded(*core.share_y_scale(*models)))
 
     def on_compare_loaded(self, message: CompareLoaded) -> None:
         if message.error:
@@ -533,6 +560,10 @@ class CompareScreen(Screen[None]):
                                  ("target", self.pair.target, message.target)):
             chart = self.query_one(f"#compare-{side}-chart", ChartView)
             chart.set_model((ref.checksum or ref.name, self.view, self.finding.location), self.view, model)
+        changes = relative_changes(message.baseline, message.target)
+        if changes:
+            self.query_one("#compare-target .compare-title", MiddleTitle).set_text(
+                "target", self.pair.target.name, f"· {changes}")
 
     def on_worker_state_changed(self, event: Worker.StateChanged) -> None:
         self.app.report_failed_worker(event)

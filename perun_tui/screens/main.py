@@ -18,6 +18,7 @@ postprocess form (``o``, :mod:`perun_tui.modals.postprocess`).
 
 from __future__ import annotations
 
+import asyncio
 import functools
 import threading
 from collections.abc import Iterator
@@ -48,6 +49,7 @@ from ..messages import (
 from ..modals.details import ProfileDetailsScreen
 from ..modals.dialogs import ConfirmScreen
 from ..widgets.commit import CommitPane
+from ..widgets.firstuse import FirstUse
 from ..widgets.history import HistoryPane, HistoryView
 from ..widgets.profiles import ProfilesPane, ProfilesTable
 
@@ -84,6 +86,8 @@ class MainScreen(Screen[None]):
         self._want_profile: str | None = None  # a profile to select once it is listed (after a run)
         #: set once the first chunk of a walk is on screen; the walk waits for it before going on
         self._first_chunk_shown = threading.Event()
+        #: profile key -> {view: why it cannot show the profile}, found when the palette opens
+        self._unfit: dict[str, dict[str, str]] = {}
 
     def compose(self) -> ComposeResult:
         yield Header(icon="≡")
@@ -181,6 +185,7 @@ class MainScreen(Screen[None]):
         self.query_one(HistoryPane).border_subtitle = f"{count} commit{'s' * (count != 1)}"
         if not view.entries:
             self._show_selection()
+        self._show_first_use()
 
     def on_status_loaded(self, message: StatusLoaded) -> None:
         self.report = message.report
@@ -212,9 +217,29 @@ class MainScreen(Screen[None]):
         pending = list(self.report.pending) if self.report else []
         self.query_one(ProfilesPane).show(entry, registered, pending)
         self.query_one(CommitPane).show(entry, is_head=self._is_head(minor))
+        self._show_first_use()
         if self._want_profile and self.profiles.select_source(self._want_profile):
             self._want_profile = None
             self.profiles.focus()
+
+    @property
+    def empty(self) -> bool:
+        """True once the history and the status are read and no commit has a profile and none is pending."""
+        view = self.history
+        if self.report is None or view.walking:
+            return False
+        return not (self.report.pending or self.report.registered or any(e.counts.total for e in view.entries))
+
+    def _show_first_use(self) -> None:
+        """On a repository without profiles, the profiles pane says how to collect the first ones."""
+        pane = self.query_one(ProfilesPane)
+        shown = pane.query(FirstUse)
+        empty = self.empty
+        pane.table.display = not empty
+        if empty and not shown:
+            pane.mount(FirstUse(id="first-use"), before=pane.table)
+        elif not empty and shown:
+            shown.remove()
 
     def show_profile(self, link: ProfileLink) -> None:
         """Select ``link``'s commit and then, once it is listed, its profile."""
@@ -410,10 +435,30 @@ class MainScreen(Screen[None]):
 
         self.app.push_screen(PlotScreen(info, self.profiles.minor, view))
 
+    async def palette_prepare(self) -> None:
+        """Find out which views fit the selected profile, so that the palette greys out the others."""
+        from .plot import profile_key
+
+        info, minor = self.profiles.current, self.profiles.minor
+        if info is None or profile_key(info) in self._unfit:
+            return
+        core = self.app.core
+
+        def unfit() -> dict[str, str]:
+            try:
+                return {fit.name: fit.reason for fit in core.view_fits(core.load(info, minor).profile) if not fit.fits}
+            except PerunError:
+                return {}  # the plot screen says what is wrong with the profile
+
+        self._unfit[profile_key(info)] = await asyncio.to_thread(unfit)
+
     def palette_commands(self) -> Iterator[PaletteCommand]:
+        from ..widgets.plot import VIEW_PHRASES
         from ..widgets.plot import VIEWS as PLOT_VIEWS
+        from .plot import profile_key
 
         table = self.profiles
+        unfit = self._unfit.get(profile_key(table.current), {}) if table.current is not None else {}
         history = self.history
         yield PaletteCommand("history: jump to HEAD", "Put the history cursor on HEAD", self.action_jump_head)
         yield PaletteCommand("history: search", "Find a commit by sha, author or message", self.action_search)
@@ -435,8 +480,8 @@ class MainScreen(Screen[None]):
         yield PaletteCommand("profile: delete pending", "Delete the selected pending profile",
                              table.action_delete)
         for view, _key, label in PLOT_VIEWS:
-            yield PaletteCommand(f"plot: {label}", f"Plot the selected profile as a {label}",
-                                 functools.partial(self.open_plot, view))
+            yield PaletteCommand(f"plot: {label}", f"Plot the selected profile as {VIEW_PHRASES[view]}",
+                                 functools.partial(self.open_plot, view), unavailable=unfit.get(view, ""))
         yield PaletteCommand("run: matrix for HEAD", "Run the job matrix for HEAD",
                              functools.partial(self.action_run, "head"))
         yield PaletteCommand("run: matrix for selected commit", "Run the job matrix for the commit under the cursor",

@@ -65,10 +65,17 @@ TEXT_KEYS = (
 )
 
 
+#: the footer shows both tab keys as one item
+TAB_KEYS = Binding.Group("Tab")
+#: the tabs in the order the tab bar shows them
+TABS = ("tab-commands", "tab-collectors", "tab-postprocessors", "tab-preview")
+
+
 class MatrixScreen(Screen[None]):
     """Edit, validate, preview and save the job matrix."""
 
     TITLE = "perun · job matrix"
+    HELP_NAME = "job matrix"
 
     COMMANDS = {ScreenCommands}
     BINDINGS = [
@@ -78,6 +85,13 @@ class MatrixScreen(Screen[None]):
                 tooltip="Matrix: open local.yml in $EDITOR, then read it back and validate it", id="matrix.editor"),
         Binding("escape", "close", "Close", key_display="esc", tooltip="Matrix: close (asks when unsaved)",
                 id="matrix.close"),
+        # F keys: every field of the editor takes letters and most ctrl keys
+        Binding("f3", "switch_tab(-1)", "Previous tab", priority=True, group=TAB_KEYS,
+                tooltip="Matrix: the tab to the left (commands, collectors, postprocessors, preview)",
+                id="matrix.previous_tab"),
+        Binding("f4", "switch_tab(1)", "Next tab", priority=True, group=TAB_KEYS,
+                tooltip="Matrix: the tab to the right (commands, collectors, postprocessors, preview)",
+                id="matrix.next_tab"),
     ]
 
     def __init__(self) -> None:
@@ -328,6 +342,11 @@ class MatrixScreen(Screen[None]):
     def action_tab(self, tab: str) -> None:
         self.query_one(TabbedContent).active = tab
         self.query_one(self.FIRST_FIELD[tab]).focus()
+
+    def action_switch_tab(self, step: int) -> None:
+        """The tab ``step`` places to the right (left when negative), wrapping around."""
+        active = self.query_one(TabbedContent).active or TABS[0]
+        self.action_tab(TABS[(TABS.index(active) + step) % len(TABS)])
 
     @on(TabbedContent.TabActivated)
     def _tab_activated(self, event: TabbedContent.TabActivated) -> None:

@@ -25,7 +25,7 @@ from collections.abc import Iterator
 from typing import Any
 
 from rich.text import Text
-from textual import work
+from textual import events, work
 from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.containers import Vertical
@@ -36,9 +36,9 @@ from textual.worker import Worker
 from perun_core.api import ProfileInfo
 from perun_core.errors import PerunError
 
-from ..commands import PaletteCommand, ScreenCommands
+from ..commands import UNAVAILABLE_STYLE, PaletteCommand, ScreenCommands
 from ..messages import PlotModelBuilt, PlotProfileLoaded, PlotStatus
-from ..widgets.plot import VIEW_LABELS, VIEWS, ChartView, FlameView, HeapView, PictureWidget
+from ..widgets.plot import VIEW_LABELS, VIEW_PHRASES, VIEWS, ChartView, FlameView, HeapView, PictureWidget
 
 
 def _unprefixed(view: str, error: str) -> str:
@@ -46,9 +46,12 @@ def _unprefixed(view: str, error: str) -> str:
     return error[len(view) + 2:] if error.startswith(f"{view}: ") else error
 
 
-def default_view(profile_type: str) -> str:
-    """What a profile of this type is best shown as first."""
-    return {"mixed": "scatter", "memory": "heapmap"}.get(profile_type, "bars")
+def default_view(profile_type: str, fitting: set[str] | None = None) -> str:
+    """What a profile of this type is best shown as first (among the ``fitting`` views when known)."""
+    best = {"mixed": "scatter", "memory": "heapmap"}.get(profile_type, "bars")
+    if fitting is None or best in fitting:
+        return best
+    return next((view for view, _key, _label in VIEWS if view in fitting), best)
 
 
 def view_params(view: str, profile_type: str) -> dict[str, Any]:
@@ -74,22 +77,27 @@ def profile_key(info: ProfileInfo) -> str:
     return info.checksum or f"{info.path or info.source}@{info.time}"
 
 
+#: the view keys show in the footer as one item
+VIEW_KEYS = Binding.Group("View")
+
+
 class PlotScreen(Screen[None]):
     """Plots of one profile; ``s``, ``b``, ``l``, ``f``, ``m`` switch views, escape goes back."""
 
     TITLE = "perun · plot"
+    HELP_NAME = "plot"
 
     COMMANDS = {ScreenCommands}
     BINDINGS = [
         Binding("escape", "close", "Back", key_display="esc", tooltip="Back to the profiles", id="plot.close"),
-        Binding("s", "view('scatter')", "Scatter", show=False, tooltip="Scatter of amount per size with models",
+        Binding("s", "view('scatter')", "Scatter", group=VIEW_KEYS, tooltip="Scatter of amount per size with models",
                 id="plot.scatter"),
-        Binding("b", "view('bars')", "Bars", show=False, tooltip="Bars of an aggregation", id="plot.bars"),
-        Binding("w", "view('flow')", "Flow", show=False, tooltip="Flow: lines through the snapshots or runs",
+        Binding("b", "view('bars')", "Bars", group=VIEW_KEYS, tooltip="Bars of an aggregation", id="plot.bars"),
+        Binding("w", "view('flow')", "Flow", group=VIEW_KEYS, tooltip="Flow: lines through the snapshots or runs",
                 id="plot.flow"),
-        Binding("f", "view('flamegraph')", "Flame graph", show=False, tooltip="Flame graph (icicle) of the traces",
+        Binding("f", "view('flamegraph')", "Flame graph", group=VIEW_KEYS, tooltip="Flame graph (icicle) of the traces",
                 id="plot.flamegraph"),
-        Binding("m", "view('heapmap')", "Heap map", show=False, tooltip="Heap map of a memory profile",
+        Binding("m", "view('heapmap')", "Heap map", group=VIEW_KEYS, tooltip="Heap map of a memory profile",
                 id="plot.heapmap"),
     ]
 
@@ -102,6 +110,8 @@ class PlotScreen(Screen[None]):
         self.profile: Any = None
         self.models: dict[str, Any] = {}
         self.errors: dict[str, str] = {}
+        #: view -> why it cannot show the profile; views that can are absent (known once loaded)
+        self.unfit: dict[str, str] = {}
 
     def compose(self) -> ComposeResult:
         yield Header(icon="≡")
@@ -119,10 +129,22 @@ class PlotScreen(Screen[None]):
         pane = self.query_one("#plot-pane")
         where = f" at {self.minor[:7]}" if self.info.registered and self.minor else " (pending)"
         pane.border_title = f"Plot · {self.info.tag} {self.info.type}{where}"
-        pane.border_subtitle = " ".join(p for p in (self.info.cmd, self.info.args, self.info.workload) if p)
+        self._subtitle()
         self._show_views()
         self.app.theme_changed_signal.subscribe(self, self._theme_changed)
         self.load()
+
+    def on_resize(self, event: events.Resize) -> None:
+        self._subtitle()
+
+    def _subtitle(self) -> None:
+        """The command line the profile measured: as text, not markup, shortened in the middle to fit."""
+        from perun_core.api import fit_middle
+        from textual.content import Content
+
+        line = " ".join(p for p in (self.info.cmd, self.info.args, self.info.workload) if p)
+        room = max(self.app.size.width - 8, 10)
+        self.query_one("#plot-pane").border_subtitle = Content(fit_middle(line, room))
 
     def _theme_changed(self, _theme: Any) -> None:
         widget = self.current_widget
@@ -139,12 +161,14 @@ class PlotScreen(Screen[None]):
     # -- loading -------------------------------------------------------------------------
     @work(thread=True, exclusive=True, exit_on_error=False, group="plot-load", description="loading a profile")
     def load(self) -> None:
+        core = self.app.core
         try:
-            loaded = self.app.core.load(self.info, self.minor)
+            loaded = core.load(self.info, self.minor)
+            fits = core.view_fits(loaded.profile)
         except PerunError as error:
             self.post_message(PlotProfileLoaded(None, error.message))
             return
-        self.post_message(PlotProfileLoaded(loaded))
+        self.post_message(PlotProfileLoaded(loaded, fits=fits))
 
     def on_plot_profile_loaded(self, message: PlotProfileLoaded) -> None:
         if message.loaded is None:
@@ -152,7 +176,14 @@ class PlotScreen(Screen[None]):
             self._message(message.error)
             return
         self.profile = message.loaded.profile
-        self.action_view(self.requested or default_view(self.profile.type))
+        shown = {view for view, _key, _label in VIEWS}
+        self.unfit = {fit.name: fit.reason for fit in message.fits if fit.name in shown and not fit.fits}
+        first = default_view(self.profile.type, shown - set(self.unfit))
+        if self.requested in self.unfit:
+            # asked for from elsewhere (the main screen's palette): say why, show what fits
+            self._explain(self.requested, notify=True)
+            self.requested = None
+        self.action_view(self.requested or first)
 
     @work(thread=True, exit_on_error=False, group="plot-model", description="building a view")
     def build(self, view: str) -> None:
@@ -177,6 +208,10 @@ class PlotScreen(Screen[None]):
     # -- views ---------------------------------------------------------------------------
     def action_view(self, view: str) -> None:
         self.view = view
+        if view in self.unfit:
+            self._show_views()
+            self._explain(view, notify=True)
+            return
         self._show_views()
         if self.profile is None:
             return
@@ -199,6 +234,19 @@ class PlotScreen(Screen[None]):
         widget.focus()
         self.refresh_bindings()
 
+    def _explain(self, view: str, *, notify: bool) -> None:
+        """Why ``view`` cannot show this profile: in the pane (with the keys that do) and as a notification."""
+        reason = self.unfit[view]
+        keys = ", ".join(f"{key} {label}" for name, key, label in VIEWS if name not in self.unfit)
+        if notify:
+            self.app.notify(f"the {VIEW_LABELS[view]} cannot show {self.info.tag}: {reason}",
+                            title=VIEW_LABELS[view], severity="warning", markup=False)
+        if self.view == view:
+            self._message(f"{VIEW_LABELS[view]}: {reason}")
+            self.query_one("#plot-status", Static).update(
+                Text(f"views that fit: {keys} · esc: back" if keys else "esc: back", no_wrap=True,
+                     overflow="ellipsis"))
+
     def _message(self, text: str) -> None:
         self.query_one("#plot-message", Static).update(Text(text))
         self.query_one(ContentSwitcher).current = "plot-message"
@@ -207,11 +255,17 @@ class PlotScreen(Screen[None]):
     def _show_views(self) -> None:
         line = Text(no_wrap=True, overflow="ellipsis")
         for view, key, label in VIEWS:
-            style = "reverse bold" if view == self.view else ""
-            line.append(f" {key} ", style=style or "bold")
-            line.append(f"{label} ", style=style)
+            if view in self.unfit:
+                # greyed out: the key still answers, with the reason
+                line.append(f" {key} {label} ", style=UNAVAILABLE_STYLE)
+            else:
+                style = "reverse bold" if view == self.view else ""
+                line.append(f" {key} ", style=style or "bold")
+                line.append(f"{label} ", style=style)
             line.append(" ")
-        self.query_one("#plot-views", Static).update(line)
+        views = self.query_one("#plot-views", Static)
+        views.update(line)
+        views.tooltip = "\n".join(f"{VIEW_LABELS[view]}: {reason}" for view, reason in self.unfit.items()) or None
 
     def on_plot_status(self, message: PlotStatus) -> None:
         self.query_one("#plot-status", Static).update(Text(message.text, no_wrap=True, overflow="ellipsis"))
@@ -224,8 +278,8 @@ class PlotScreen(Screen[None]):
 
     def palette_commands(self) -> Iterator[PaletteCommand]:
         for view, _key, label in VIEWS:
-            yield PaletteCommand(f"plot: {label}", f"Show the profile as a {label}",
-                                 functools.partial(self.action_view, view))
+            yield PaletteCommand(f"plot: {label}", f"Show the profile as {VIEW_PHRASES[view]}",
+                                 functools.partial(self.action_view, view), unavailable=self.unfit.get(view, ""))
         # the commands of the view on screen
         if self.view == "scatter":
             chart = self.query_one(ChartView)

@@ -3,8 +3,8 @@
 ::
 
     ╭ Run · job matrix for HEAD 6c8442a ─────────────────────────────╮
-    │ job 2 of 6 · time: ./bench small · run 3 of 5 · 1.2 s          │  the running job
-    │ ━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━  33%  │
+    │ job 2 of 6 · 2 of 5 runs done · 1.2 s · time: ./bench small    │  the running job
+    │ ━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━  33%  │  jobs and runs done
     │  #  commit   job                         status   time  profile │  one row per job
     │ ─ output of job 2 ─────────────────────────────────────────────│
     │ (the last lines the profiled program wrote)                     │
@@ -25,6 +25,12 @@ removes its worktree and ends the worker.  Quitting during a run cancels it
 the same way and leaves once the worker ended, so no process of the run
 outlives the TUI.  Once the run ended, enter on a job's row shows its
 profile in the profiles pane.
+
+The bar counts finished jobs and, within the running job, its finished
+workloads and repetitions (the collectors report each), so it moves during a
+single long job; while nothing says how far the run is (before the plan, or a
+job that reports no repetitions) it pulses instead of sitting at 0 %.  The
+pane's subtitle shows the time since the run started.
 """
 
 from __future__ import annotations
@@ -136,6 +142,10 @@ class RunScreen(Screen[ProfileLink | None]):
         self.job_started = 0.0
         self.started = 0.0
         self.repetition = ""
+        #: measured repetitions of the running job: (done, total); warm-ups do not count
+        self.runs: tuple[int, int] | None = None
+        #: workloads of the running job: (index of the one running, total)
+        self.workload: tuple[int, int] | None = None
         self.links: dict[int, ProfileLink] = {}
         self._versions: dict[str, int] = {}
         self._tail = OutputTail()
@@ -214,7 +224,6 @@ class RunScreen(Screen[ProfileLink | None]):
         table = self.query_one("#run-jobs", DataTable)
         if isinstance(event, ev.RunPlanned):
             self.total = event.total
-            self.query_one(ProgressBar).update(total=max(event.total, 1), progress=0)
         elif isinstance(event, ev.VersionStarted):
             self._versions[event.version] = event.index
         elif isinstance(event, ev.JobStarted):
@@ -222,6 +231,7 @@ class RunScreen(Screen[ProfileLink | None]):
             self.job_label = " ".join(event.spec.label.split())  # a command line may hold newlines
             self.job_started = time.monotonic()
             self.repetition = ""
+            self.runs = self.workload = None
             table.add_row(Text(str(event.job), justify="right"), event.version[:7], Text("running", style="bold"),
                           "", Text(fit(self.job_label, 30)), "", key=str(event.job))
             table.move_cursor(row=table.row_count - 1, animate=False)
@@ -229,6 +239,9 @@ class RunScreen(Screen[ProfileLink | None]):
             self._output_job, self._output_tail, self._failure = event.job, [], ""
             self._take_output()  # lines the job wrote before this message was handled
             self._show_output()
+        elif isinstance(event, ev.WorkloadStarted) and event.job == self.job:
+            self.workload = (event.index, event.total)
+            self.runs = None
         elif isinstance(event, ev.PhaseStarted) and event.job == self.job and event.phase != "collect":
             self.repetition = event.phase + (f" {event.unit}" if event.unit else "")
         elif isinstance(event, ev.ProfileWritten) and event.job is not None:
@@ -257,7 +270,6 @@ class RunScreen(Screen[ProfileLink | None]):
 
     def _job_ended(self, job: int, status: Text, seconds: str) -> None:
         self.done += 1
-        self.query_one(ProgressBar).update(progress=self.done)
         self._cell(job, "status", status)
         self._cell(job, "time", seconds)
         self.job = None
@@ -270,9 +282,31 @@ class RunScreen(Screen[ProfileLink | None]):
             pass
 
     def on_run_repetition(self, message: RunRepetition) -> None:
-        kind = "warm-up" if message.warmup else "run"
-        self.repetition = f"{kind} {message.index} of {message.total}"
+        if message.job != self.job:
+            return
+        if message.warmup:
+            self.repetition = f"warm-up {message.index} of {message.total}"
+        else:
+            self.repetition = ""
+            self.runs = (message.index - 1, message.total)
         self._tick()
+
+    def job_fraction(self) -> float:
+        """How much of the running job is done (0 when nothing says), from its workloads and repetitions."""
+        runs = self.runs[0] / self.runs[1] if self.runs and self.runs[1] else 0.0
+        if self.workload and self.workload[1]:
+            return (self.workload[0] - 1 + runs) / self.workload[1]
+        return runs
+
+    def _update_bar(self) -> None:
+        """Jobs done plus the running job's part; pulsing while that is still nothing at all."""
+        bar = self.query_one(ProgressBar)
+        done = self.done + (self.job_fraction() if self.job is not None else 0.0)
+        if not self.total or (self.running and done == 0):
+            if bar.total is not None:
+                bar.update(total=None)
+            return
+        bar.update(total=self.total, progress=min(done, self.total))
 
     def on_run_output(self, message: RunOutput) -> None:
         """New lines: take them now, or with the next frame when the last take was within this one."""
@@ -315,8 +349,7 @@ class RunScreen(Screen[ProfileLink | None]):
         self.cancelling = False
         self.status = message.status
         bar = self.query_one(ProgressBar)
-        if bar.total is None:
-            bar.update(total=1, progress=0)
+        bar.update(total=max(self.total, 1), progress=self.done)
         seconds = time.monotonic() - self.started
         current = self.query_one("#run-current", Static)
         if message.status == "error":
@@ -351,6 +384,8 @@ class RunScreen(Screen[ProfileLink | None]):
     def _tick(self) -> None:
         if not self.running:
             return
+        self._update_bar()
+        self.query_one("#run-pane").border_subtitle = f"{_clock(time.monotonic() - self.started)} elapsed"
         current = self.query_one("#run-current", Static)
         if self.cancelling:
             doing = "quitting" if self.quitting else "cancelling"
@@ -363,8 +398,12 @@ class RunScreen(Screen[ProfileLink | None]):
             return
         elapsed = time.monotonic() - self.job_started
         parts = [f"job {self.job} of {self.total or '?'}"]
+        if self.workload and self.workload[1] > 1:
+            parts.append(f"workload {self.workload[0]} of {self.workload[1]}")
         if self.repetition:
             parts.append(self.repetition)
+        elif self.runs and self.runs[1] > 1:
+            parts.append(f"{self.runs[0]} of {self.runs[1]} runs done")
         parts += [f"{elapsed:.1f} s", self.job_label]
         current.update(Text(" · ".join(parts), no_wrap=True, overflow="ellipsis"))
 
@@ -428,6 +467,15 @@ class RunScreen(Screen[ProfileLink | None]):
             yield PaletteCommand("run: show profile", "Show the selected job's profile", self.action_open)
             yield PaletteCommand("run: close", "Back to the history", self.action_close)
         yield PaletteCommand("help: keys", "List every key", self.app.action_help)
+
+
+def _clock(seconds: float) -> str:
+    """Elapsed time as ``42 s``, ``3:07`` or ``1:02:07``."""
+    whole = int(seconds)
+    if whole < 60:
+        return f"{whole} s"
+    hours, rest = divmod(whole, 3600)
+    return f"{hours}:{rest // 60:02d}:{rest % 60:02d}" if hours else f"{rest // 60}:{rest % 60:02d}"
 
 
 def _message(error: PerunError) -> str:

@@ -186,3 +186,19 @@ def test_bars_stay_below_the_legend(stacked):
     assert sorted(names) == sorted(g.name for g in groups)
     # the highest bar still reaches up to just below the legend
     assert any(set("█▒░") & set(row) for row in text.splitlines()[2 + len(groups):4 + len(groups)])
+
+
+def test_a_zero_is_no_bar_and_leaves_the_stack_part_above_it_whole():
+    from perun_core.views.base import Series
+    from perun_core.views.plotting import render_bars
+
+    groups = [Series("low", [0, 1], [0.0, 1.0]), Series("gone", [0, 1], [0.0, 0.0]), Series("high", [0, 1], [2.0, 1.0])]
+    text = render_bars(["a", "b"], groups, stacked=True, width=40, height=16, theme=None)
+    rows = [line.split("┤" if "┤" in line else "│", 1)[1] for line in text.split("\n")[1:-2] if "┤" in line or "│" in line]
+    bottom = rows[-1]
+    left, right = bottom[: len(bottom) // 2], bottom[len(bottom) // 2:]
+    assert left.strip() and set(left.strip()) == {"░"}  # a's bottom row is its 'high' part, not a blank row
+    assert "█" in right  # b's bottom row is its 'low' part
+    assert "gone" in text  # a group of zeros keeps its legend entry
+    single = render_bars(["a", "b"], [Series("v", [0, 1], [0.0, 2.0])], width=30, height=10, theme=None)
+    assert all(not line.split("┤")[1][:12].strip() for line in single.split("\n") if "┤" in line)  # zero: empty

@@ -13,6 +13,7 @@ from __future__ import annotations
 from .chart import ChartView
 from .flame import FlameView
 from .heap import HeapView
-from .picture import VIEW_LABELS, VIEWS, PictureWidget
+from .picture import VIEW_LABELS, VIEW_PHRASES, VIEWS, PictureWidget
+from .title import MiddleTitle
 
-__all__ = ["VIEWS", "VIEW_LABELS", "ChartView", "FlameView", "HeapView", "PictureWidget"]
+__all__ = ["MiddleTitle", "VIEWS", "VIEW_LABELS", "VIEW_PHRASES", "ChartView", "FlameView", "HeapView", "PictureWidget"]

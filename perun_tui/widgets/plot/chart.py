@@ -10,14 +10,20 @@ from textual.binding import Binding
 from .picture import PictureWidget
 
 
+#: the footer shows both uid keys as one item
+UID_KEYS = Binding.Group("Other uid")
+
+
 class ChartView(PictureWidget):
     """Scatter (one uid at a time), bars and flow, drawn by the plotting adapter as ANSI text."""
 
+    HELP_NAME = "chart"
+
     BINDINGS = [
-        Binding("right", "uid(1)", "Next uid", key_display="→", tooltip="Scatter: the next uid",
-                id="plot.next_uid"),
         Binding("left", "uid(-1)", "Previous uid", key_display="←", tooltip="Scatter: the previous uid",
-                id="plot.previous_uid"),
+                id="plot.previous_uid", group=UID_KEYS),
+        Binding("right", "uid(1)", "Next uid", key_display="→", tooltip="Scatter: the next uid",
+                id="plot.next_uid", group=UID_KEYS),
     ]
 
     def __init__(self, *, id: str | None = None) -> None:

@@ -16,8 +16,14 @@ from ...formatting import fit
 from .picture import PictureWidget, style_colour
 
 
+#: the footer shows the four moves as one item
+MOVE_KEYS = Binding.Group("Move")
+
+
 class FlameView(PictureWidget):
     """An icicle of the flame graph with a frame cursor; enter zooms into a frame, escape backs out."""
+
+    HELP_NAME = "flame graph"
 
     COMPONENT_CLASSES = {"flame--header", "flame--cursor"}
     BINDINGS = [
@@ -25,13 +31,13 @@ class FlameView(PictureWidget):
                 id="plot.zoom"),
         Binding("escape", "unzoom", "Back out", key_display="esc", tooltip="Flame graph: back out of the zoom",
                 id="plot.unzoom"),
-        Binding("up", "move('up')", "Caller", show=False, tooltip="Flame graph: the calling frame",
+        Binding("up", "move('up')", "Caller", key_display="↑", group=MOVE_KEYS, tooltip="Flame graph: the calling frame",
                 id="plot.frame_up"),
-        Binding("down", "move('down')", "Callee", show=False, tooltip="Flame graph: the widest called frame",
+        Binding("down", "move('down')", "Callee", key_display="↓", group=MOVE_KEYS, tooltip="Flame graph: the widest called frame",
                 id="plot.frame_down"),
-        Binding("left", "move('left')", "Previous frame", show=False, tooltip="Flame graph: the frame to the left",
+        Binding("left", "move('left')", "Previous frame", key_display="←", group=MOVE_KEYS, tooltip="Flame graph: the frame to the left",
                 id="plot.frame_left"),
-        Binding("right", "move('right')", "Next frame", show=False, tooltip="Flame graph: the frame to the right",
+        Binding("right", "move('right')", "Next frame", key_display="→", group=MOVE_KEYS, tooltip="Flame graph: the frame to the right",
                 id="plot.frame_right"),
     ]
 

@@ -18,15 +18,21 @@ from ...formatting import fit
 from .picture import PictureWidget, style_colour
 
 
+#: the footer shows both snapshot keys as one item
+SNAPSHOT_KEYS = Binding.Group("Snapshot")
+
+
 class HeapView(PictureWidget):
     """The heap map: one snapshot's address space by allocation site, or the heat of all snapshots."""
 
+    HELP_NAME = "heap map"
+
     COMPONENT_CLASSES = {"heap--header", "heap--label", "heap--free", "heap--cursor"}
     BINDINGS = [
-        Binding("right", "snapshot(1)", "Next snapshot", key_display="→", tooltip="Heap map: the next snapshot",
-                id="plot.next_snapshot"),
         Binding("left", "snapshot(-1)", "Previous snapshot", key_display="←",
-                tooltip="Heap map: the previous snapshot", id="plot.previous_snapshot"),
+                tooltip="Heap map: the previous snapshot", id="plot.previous_snapshot", group=SNAPSHOT_KEYS),
+        Binding("right", "snapshot(1)", "Next snapshot", key_display="→", tooltip="Heap map: the next snapshot",
+                id="plot.next_snapshot", group=SNAPSHOT_KEYS),
         Binding("t", "heat", "Heat", tooltip="Heap map: switch between sites and the heat of all snapshots",
                 id="plot.heat"),
         Binding("space", "animate", "Play", show=False, tooltip="Heap map: step through the snapshots by itself",

@@ -22,6 +22,14 @@ VIEWS = (
     ("heapmap", "m", "heap map"),
 )
 VIEW_LABELS = {name: label for name, _key, label in VIEWS}
+#: how a sentence says "shown as" each view ("as bars", not "as a bars")
+VIEW_PHRASES = {
+    "scatter": "a scatter plot",
+    "bars": "bars",
+    "flow": "flow lines",
+    "flamegraph": "a flame graph",
+    "heapmap": "a heap map",
+}
 
 
 class PictureWidget(Widget, can_focus=True):

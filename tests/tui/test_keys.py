@@ -1,0 +1,122 @@
+"""Pilot tests: every screen's footer shows its important keys (seven at most); F1 lists all keys of the screen."""
+
+from __future__ import annotations
+
+from textual.widgets import Footer, TabbedContent
+from textual.widgets._footer import FooterKey, KeyGroup
+
+from perun_tui.app import PerunApp
+from perun_tui.modals.dialogs import HelpScreen
+from perun_tui.modals.keys import help_name, own_bindings, screen_key_groups
+from perun_tui.screens.matrix import MatrixScreen
+from perun_tui.screens.plot import PlotScreen
+from perun_tui.widgets.plot import FlameView
+
+from .helpers import select_profile, settle
+
+#: the demo's commit (from HEAD) with a memory profile, 1@i
+MEMORY_COMMIT = 2
+MOST = 7
+
+
+def footer_items(app) -> list[str]:
+    """What the footer shows, one entry per item (a group of keys is one), the palette key left out."""
+    items = []
+    for child in app.screen.query_one(Footer).children:
+        if isinstance(child, KeyGroup):
+            items.append(" ".join(key.key_display for key in child.query(FooterKey)))
+        elif isinstance(child, FooterKey) and not child.has_class("-command-palette"):
+            items.append(f"{child.key_display} {child.description}")
+    return items
+
+
+async def help_rows(pilot) -> list[tuple[str, str, str]]:
+    """F1 on the current screen: the rows of its own keys (then closes the help again)."""
+    app = pilot.app
+    await pilot.press("f1")
+    await pilot.pause()
+    assert isinstance(app.screen, HelpScreen)
+    rows = app.screen.rows(app.screen.current)
+    await pilot.press("escape")
+    await pilot.pause()
+    return rows
+
+
+async def test_footers_stay_short_and_show_the_key_groups(demo_repo):
+    app = PerunApp(demo_repo)
+    async with app.run_test(size=(120, 40)) as pilot:
+        await settle(pilot)
+        seen = {"main (history)": footer_items(app)}
+        await pilot.press("2")
+        await settle(pilot)
+        seen["main (profiles)"] = footer_items(app)
+        await select_profile(pilot, "1@i", commit=MEMORY_COMMIT)
+        await pilot.press("p")
+        await settle(pilot)
+        seen["plot (heap map)"] = footer_items(app)
+        await pilot.press("f")
+        await settle(pilot)
+        seen["plot (flame graph)"] = footer_items(app)
+        await pilot.press("escape", "escape")
+        await settle(pilot)
+        await pilot.press("e")
+        await settle(pilot)
+        seen["matrix"] = footer_items(app)
+        await pilot.press("escape")
+        await settle(pilot)
+        await pilot.press("c")
+        await settle(pilot)
+        seen["check"] = footer_items(app)
+    for where, items in seen.items():
+        assert 3 <= len(items) <= MOST, (where, items)
+        assert "f1 Help" in items, where
+    assert "s b w f m" in seen["plot (heap map)"] and "← →" in seen["plot (heap map)"]
+    assert "↑ ↓ ← →" in seen["plot (flame graph)"]  # the moves of the frame cursor
+    assert "f3 f4" in seen["matrix"]
+
+
+async def test_f1_lists_the_keys_of_the_screen_on_view_from_its_bindings(demo_repo):
+    app = PerunApp(demo_repo)
+    async with app.run_test(size=(80, 24)) as pilot:
+        await settle(pilot)
+        await select_profile(pilot, "1@i", commit=MEMORY_COMMIT)
+        await pilot.press("p", "f")
+        await settle(pilot)
+        assert isinstance(app.screen, PlotScreen) and isinstance(app.focused, FlameView)
+        rows = await help_rows(pilot)
+        where = {row[0] for row in rows}
+        assert {"plot", "flame graph", "heap map", "chart", "everywhere"} <= where
+        text = "\n".join(" ".join(row) for row in rows)
+        for words in ("Flame graph: the calling frame", "Flame graph: the frame to the right",
+                      "Flame graph: zoom into", "Heap map: switch between sites", "Back to the profiles", "Leave perun-tui"):
+            assert words in text, words
+        assert "Edit the job matrix" not in text  # a key of the main screen: not on this one
+        # every key the screen's widgets declare, and nothing written by hand
+        declared = {binding.tooltip or binding.description for _where, bindings in screen_key_groups(app.screen)
+                    for binding in bindings}
+        assert declared <= {row[2] for row in rows}
+        assert help_name(app.screen) == "plot" and own_bindings(FlameView)[0].id == "plot.zoom"
+
+
+async def test_the_matrix_editor_says_how_to_switch_tabs_and_f3_f4_do(demo_repo):
+    app = PerunApp(demo_repo)
+    async with app.run_test(size=(80, 24)) as pilot:
+        await settle(pilot)
+        await pilot.press("e")
+        await settle(pilot)
+        screen = app.screen
+        assert isinstance(screen, MatrixScreen)
+        tabs = screen.query_one(TabbedContent)
+        assert tabs.active == "tab-commands"
+        rows = await help_rows(pilot)
+        assert any(row[0] == "job matrix" and row[1] == "f4" and "the tab to the right" in row[2] for row in rows)
+        screen.query_one("#matrix-cmds").focus()
+        await pilot.pause()
+        await pilot.press("f4")  # even from inside a text field
+        await pilot.pause()
+        assert tabs.active == "tab-collectors"
+        await pilot.press("f3", "f3")
+        await pilot.pause()
+        assert tabs.active == "tab-preview"  # wraps around
+        await pilot.press("escape")
+        await settle(pilot)
