@@ -181,7 +181,8 @@ def test_a_c_function_made_three_times_slower_is_named_first_with_callgrind(tmp_
     assert first["function"] == "middle", records[0]["explained_by"]
     assert first["share"] > 0.9
     assert 2.5 < first["target"] / first["baseline"] < 3.5
-    assert first["file"] and first["file"].endswith("app.c")
+    # the source line of the definition from callgrind's line positions (built with -g), relative to the repository
+    assert (first["file"], first["line"]) == ("app.c", 7), first
     assert leftover_worktrees(run_env) == []
     # perf on a run this short: explained, or one line saying it is too short to sample and what to use
     from perun_core.collect.perf import perf_permission
@@ -196,6 +197,7 @@ def test_a_c_function_made_three_times_slower_is_named_first_with_callgrind(tmp_
         else:
             top = record["explained_by"][0]
             assert top["function"] == "middle" and top["p_value"] is not None, record["explained_by"]
+            assert (top["file"], top["line"]) == ("app.c", 7), top  # nm + addr2line on the perf profile's object
 
 
 def test_an_unknown_explaining_collector_is_a_command_line_error(tmp_path):
