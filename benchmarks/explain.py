@@ -33,12 +33,12 @@ sys.path.insert(0, str(ROOT / "tests"))
 sys.path.insert(0, str(ROOT / "benchmarks"))
 
 from run import isolated_env  # noqa: E402
-from runhelpers import FIVE_FUNCTIONS_C  # noqa: E402
+from runhelpers import FIVE_FUNCTIONS_C, FIVE_FUNCTIONS_MAKEFILE  # noqa: E402
 
 PERUN = str(Path(sys.executable).parent / "perun-core")
 
 PROGRAM = FIVE_FUNCTIONS_C
-MAKEFILE = "app: app.c\n\tcc -O1 -g -fno-omit-frame-pointer -o app app.c\n"
+MAKEFILE = FIVE_FUNCTIONS_MAKEFILE
 
 
 def perun(env: dict[str, str], cwd: Path, *args: str) -> subprocess.CompletedProcess:

@@ -9,7 +9,7 @@ import shutil
 import pytest
 from conftest import run_cli
 from gitrepo import make_repo
-from runhelpers import FIVE_FUNCTIONS_C, leftover_worktrees, needs_cc, run_env  # noqa: F401
+from runhelpers import FIVE_FUNCTIONS_C, FIVE_FUNCTIONS_MAKEFILE, leftover_worktrees, needs_cc, run_env  # noqa: F401
 
 from perun_core import api
 
@@ -42,7 +42,7 @@ PY_SLOW = PY_PROGRAM.replace("        total += table[k]", "        pairs = list(
 
 # the C program with five functions; v2 makes `middle` three times slower
 C_PROGRAM = FIVE_FUNCTIONS_C
-MAKEFILE = "app: app.c\n\tcc -O1 -g -o app app.c\n"
+MAKEFILE = FIVE_FUNCTIONS_MAKEFILE
 
 
 def _configure(root, cmd, workload, pre_run=None):
