@@ -57,7 +57,7 @@ _export("fuzz", """FUZZ_PARAMS DELTA_PARAMS FuzzForm RuleInfo fuzz_form fuzz_rul
 _export("bisecting", """BisectResult BisectStep BisectStarted BisectCollecting BisectRunEvent BisectTested BisectFinished
         bisect bisect_jobs""")
 _export("explaining", "Explanation ExplainedFunction ExplainStarted ExplainCollecting ExplainRound ExplainFinished explain "
-        "explanation_of")
+        "explanation_of explanation_comparison")
 _export("remote", """PushResult FetchResult PullResult RemoteState push fetch pull remote_status PushRetried RemoteContacted
         TransferProgress TransferStarted""")
 _export("repair", "STALE_AFTER FsckProblem FsckReport fsck")

@@ -18,7 +18,8 @@ from ..check.report import CheckReport
 from ..errors import NotPerunRepository
 from ..storage.repository import PerunRepository
 
-__all__ = ["ExplainCollecting", "ExplainFinished", "ExplainRound", "ExplainStarted", "ExplainedFunction", "Explanation", "explain", "explanation_of"]
+__all__ = ["ExplainCollecting", "ExplainFinished", "ExplainRound", "ExplainStarted", "ExplainedFunction", "Explanation", "explain", "explanation_comparison",
+           "explanation_of"]
 
 
 def explain(
@@ -74,3 +75,27 @@ def explanation_of(finding: Any) -> Explanation | None:
     """The explanation :func:`explain` attached to a finding, if any."""
     found = getattr(finding, "details", {}).get("explanation")
     return found if isinstance(found, Explanation) else None
+
+
+def explanation_comparison(explanation: Explanation, *, repo: PerunRepository | None = None,
+                           cwd: Path | str | None = None) -> Any:
+    """The :class:`~perun_core.diff.Comparison` of the two call-level profiles ``explanation`` compared, for the
+    difference views (flame graph where both have call stacks), or None when a profile is gone."""
+    from ..check.explain import load_explained
+    from ..diff import compare
+
+    opened: PerunRepository | None = repo
+    own = False
+    if opened is None:
+        with contextlib.suppress(NotPerunRepository):
+            opened = PerunRepository.discover(cwd)
+            own = True
+    try:
+        profiles = load_explained(opened, explanation)
+        if profiles is None:
+            return None
+        names = explanation.profiles if len(explanation.profiles) == 2 else ("baseline", "target")
+        return compare(profiles[0], profiles[1], baseline_name=names[0], target_name=names[1])
+    finally:
+        if own and opened is not None:
+            opened.close()

@@ -43,7 +43,7 @@ if TYPE_CHECKING:  # pragma: no cover
 
 __all__ = ["CALL_LEVEL", "MIN_SAMPLES", "MIN_SHARE", "TOP", "ExplainCollecting", "ExplainFinished", "ExplainRound",
            "ExplainStarted", "ExplainedFunction", "Explanation", "choose_collector", "explain_profiles",
-           "explain_report", "is_python", "needs_explanation", "relative_text", "sample_p_value",
+           "explain_report", "is_python", "load_explained", "needs_explanation", "relative_text", "sample_p_value",
            "store_explanations"]
 
 
@@ -105,7 +105,8 @@ def _explain_one(repo: Any, base_minor: str, target_minor: str, job: Job, *, dir
     stored = [stored_profile(repo, minor, call_job, name) for minor in sides]
     reused = tuple(f"{minor[:7]}: {found[1]}" for minor, found in zip(sides, stored) if found)
     profiles = [found[0] if found else None for found in stored]
-    names = [found[1] if found else "" for found in stored]
+    names = [found[2] if found else "" for found in stored]
+    sources = [found[3] if found else "" for found in stored]
     missing = [minor for minor, p in zip(sides, profiles) if p is None]
     written: list[str] = []
     if missing:
@@ -123,12 +124,12 @@ def _explain_one(repo: Any, base_minor: str, target_minor: str, job: Job, *, dir
             profiles[side] = profile
             counter[0] += 1
             with contextlib.suppress(PerunError, OSError):
-                what, names[side] = keep_profile(repo, profile, minor, register, counter[0])
+                what, names[side], sources[side] = keep_profile(repo, profile, minor, register, counter[0])
                 written.append(what)
     rounds = max(int((p.header or {}).get("rounds", 1) or 1) for p in profiles)
     return explain_profiles(name, profiles[0], profiles[1], base_minor, target_minor, job.command_line,
                             directory=directory, written=tuple(written), reused=reused, profiles=tuple(names),
-                            rounds=rounds)
+                            rounds=rounds, sources=tuple(sources))
 
 def _read(repo: Any, ref: Any) -> Any:
     """The profile a report's reference names: registered, pending or a file.  Raises PerunError, OSError."""
@@ -139,6 +140,38 @@ def _read(repo: Any, ref: Any) -> Any:
     if ref.kind == "pending" and repo is not None:
         return load_profile_from_file(repo.jobs_dir / Path(ref.source).name)
     return load_profile_from_file(Path(ref.name).expanduser())
+
+
+def _where(ref: Any) -> str:
+    """Where a report's reference is, as :attr:`Explanation.sources` says it."""
+    if ref.checksum:
+        return f"object:{ref.checksum}"
+    if ref.kind == "pending":
+        return f"pending:{Path(ref.source).name}"
+    return f"file:{Path(ref.name).expanduser().resolve()}"
+
+
+def load_explained(repo: Any, explanation: Explanation) -> tuple[Any, Any] | None:
+    """The two call-level profiles an explanation compared, or None where one is gone (or never kept)."""
+    from ..profile.codec import load_profile_from_file
+
+    if len(explanation.sources) != 2:
+        return None
+    loaded = []
+    for source in explanation.sources:
+        kind, _, value = source.partition(":")
+        try:
+            if kind == "object" and repo is not None:
+                loaded.append(repo.objects.read_profile(value))
+            elif kind == "pending" and repo is not None and value and "/" not in value:
+                loaded.append(load_profile_from_file(repo.jobs_dir / value))
+            elif kind == "file" and value:
+                loaded.append(load_profile_from_file(Path(value)))
+            else:
+                return None
+        except (PerunError, OSError, ValueError):
+            return None
+    return loaded[0], loaded[1]
 
 
 def _direct(repo: Any, pair: PairReport, directory: Path | None) -> Explanation | None:
@@ -153,7 +186,8 @@ def _direct(repo: Any, pair: PairReport, directory: Path | None) -> Explanation 
         return None
     return explain_profiles(str(name), base, target, pair.baseline.minor or pair.baseline.name,
                             pair.target.minor or pair.target.name, str(target.header.get("cmd") or pair.target.name),
-                            directory=directory, profiles=(pair.baseline.name, pair.target.name))
+                            directory=directory, profiles=(pair.baseline.name, pair.target.name),
+                            sources=(_where(pair.baseline), _where(pair.target)))
 
 
 def explain_report(repo: Any, report: CheckReport, *, directory: Path | None = None, register: bool = False,

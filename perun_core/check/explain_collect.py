@@ -120,10 +120,11 @@ def choose_collector(argv: Sequence[str], workdir: Path, wanted: str | None = No
 
 # -- profiles ---------------------------------------------------------------------------------------
 
-def stored_profile(repo: Any, minor: str, job: Job, collector: str) -> tuple[Any, str] | None:
+def stored_profile(repo: Any, minor: str, job: Job, collector: str) -> tuple[Any, str, str, str] | None:
     """The newest registered (else pending) profile of ``collector`` for the job's command at ``minor``.
 
-    Returns the profile and how it is named (``i@i`` tag or pending file name).
+    Returns the profile, its tag (``i@i``, or the pending file name), its
+    name and where it is (``object:<checksum>`` or ``pending:<file name>``).
     """
     from ..profile.codec import load_profile_from_file
     from ..storage.lookup import sort_key_of
@@ -145,7 +146,8 @@ def stored_profile(repo: Any, minor: str, job: Job, collector: str) -> tuple[Any
             continue
         mode = (profile.collector_info or {}).get("params", {}).get("mode")
         if collector != "pytrace" or mode in (None, "cprofile"):
-            return profile, info.tag or info.source
+            where = f"object:{info.checksum}" if registered else f"pending:{Path(info.path).name}"
+            return profile, info.tag or info.source, info.source, where
     return None
 
 
@@ -242,14 +244,15 @@ def _combined(identity: dict, values: list[list[Any]], runs: int, how: str) -> d
     return row
 
 
-def keep_profile(repo: Any, profile: Any, minor: str, register: bool, counter: int) -> tuple[str, str]:
-    """Write a collected profile as pending (or register it): what was written, and the profile's name."""
+def keep_profile(repo: Any, profile: Any, minor: str, register: bool, counter: int) -> tuple[str, str, str]:
+    """Write a collected profile as pending (or register it): what was written, the profile's name and where
+    it is (``object:<checksum>`` or ``pending:<file name>``)."""
     from ..runner.naming import TEMPLATE_KEY, render_name, write_new_profile
 
     now = time.time()
     name = render_name(profile, str(repo.config.get(TEMPLATE_KEY)), counter=counter, when=now)
     if register:
         entry = repo.register(minor, profile, name, now)
-        return f"registered {name} at {minor[:7]} ({entry.checksum[:7]})", name
+        return f"registered {name} at {minor[:7]} ({entry.checksum[:7]})", name, f"object:{entry.checksum}"
     path = write_new_profile(profile, repo.jobs_dir, name)
-    return str(path), Path(path).name
+    return str(path), Path(path).name, f"pending:{Path(path).name}"

@@ -141,15 +141,16 @@ def _source_lines(profile: Any) -> dict[str, tuple[str, int | None]]:
 def explain_profiles(name: str, base: Any, target: Any, base_name: str, target_name: str, label: str, *,
                      directory: Path | None = None, written: tuple[str, ...] = (),
                      reused: tuple[str, ...] = (), profiles: tuple[str, ...] = (),
-                     rounds: int = 1) -> Explanation:
+                     rounds: int = 1, sources: tuple[str, ...] = ()) -> Explanation:
     """Compare two call-level profiles of collector ``name`` per function (see the module docstring).
 
-    ``profiles`` names the two profiles and ``rounds`` says how many runs of
-    each side they merge; both are kept in the explanation.
+    ``profiles`` names the two profiles, ``sources`` says where they are
+    (see :class:`Explanation`) and ``rounds`` how many runs of each side
+    they merge; all are kept in the explanation.
     """
     from ..diff import compare
 
-    kept = {"written": written, "reused": reused, "profiles": profiles, "rounds": rounds}
+    kept = {"written": written, "reused": reused, "profiles": profiles, "rounds": rounds, "sources": sources}
 
     if name == "perf":
         fewest = min(_samples(base), _samples(target))
@@ -174,7 +175,7 @@ def explain_profiles(name: str, base: Any, target: Any, base_name: str, target_n
     if directory is not None:
         written += tuple(_write_views(comparison, directory, label, base_name, target_name))
     return Explanation(name, comparison.function_unit, comparison.baseline_total, comparison.target_total,
-                       functions, "", written, reused, profiles, rounds)
+                       functions, "", written, reused, profiles, rounds, sources)
 
 
 def _write_views(comparison: Any, directory: Path, label: str, base_minor: str, target_minor: str) -> list[str]:

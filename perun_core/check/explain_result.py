@@ -104,6 +104,9 @@ class Explanation:
     profiles: tuple[str, ...] = ()
     #: how many times each side ran, interleaved baseline and target (1 for exact counts)
     rounds: int = 1
+    #: where the two profiles are (baseline, target): ``object:<checksum>`` (registered), ``pending:<file name>``
+    #: or ``file:<path>``; front ends load them to draw the difference flame graph without collecting again
+    sources: tuple[str, ...] = ()
 
     @property
     def explained(self) -> bool:
@@ -121,7 +124,8 @@ class Explanation:
         return {"collector": self.collector, "unit": self.unit, "baseline_total": self.baseline_total,
                 "target_total": self.target_total, "message": self.message or None,
                 "functions": [f.to_record() for f in self.functions], "written": list(self.written),
-                "reused": list(self.reused), "profiles": list(self.profiles), "rounds": self.rounds}
+                "reused": list(self.reused), "profiles": list(self.profiles), "rounds": self.rounds,
+                "sources": list(self.sources)}
 
     @classmethod
     def from_record(cls, record: dict[str, Any]) -> Explanation:
@@ -133,7 +137,8 @@ class Explanation:
                    float(record.get("baseline_total") or 0.0), float(record.get("target_total") or 0.0),
                    tuple(ExplainedFunction.from_record(f) for f in record.get("functions") or ()),
                    str(record.get("message") or ""), _texts(record.get("written")), _texts(record.get("reused")),
-                   _texts(record.get("profiles")), rounds if isinstance(rounds, int) and rounds > 0 else 1)
+                   _texts(record.get("profiles")), rounds if isinstance(rounds, int) and rounds > 0 else 1,
+                   _texts(record.get("sources")))
 
 
 def _text_or_none(value: Any) -> str | None:
