@@ -169,11 +169,14 @@ native = pytest.mark.skipif(
 def test_a_c_function_made_three_times_slower_is_named_first_with_callgrind(tmp_path, run_env):
     root = tmp_path / "cproject"
     files = {"Makefile": MAKEFILE, ".gitignore": "app\n"}
-    make_repo(root, [{"files": {**files, "app.c": C_PROGRAM.replace("REPEAT", "1")}, "message": "v1"},
-                     {"files": {**files, "app.c": C_PROGRAM.replace("REPEAT", "3")}, "message": "v2: middle 3x"}])
+    v1, v2 = make_repo(root, [{"files": {**files, "app.c": C_PROGRAM.replace("REPEAT", "1")}, "message": "v1"},
+                             {"files": {**files, "app.c": C_PROGRAM.replace("REPEAT", "3")}, "message": "v2: middle 3x"}])
     _configure(root, "./app", "3000000", pre_run=["make"])
-    result = run_cli("check", "--compute-missing", "head", "--explain", "--format", "json", cwd=root)
+    result = run_cli("check", "--compute-missing", "head", "--explain", "--format", "json", "-v", cwd=root)
     assert result.returncode == 3, result.stdout + result.stderr
+    # callgrind counts exactly: one round a side, baseline first
+    rounds = [line.strip() for line in result.stderr.splitlines() if line.strip().startswith("round ")]
+    assert rounds == [f"round 1/1: {v1[:7]}", f"round 1/1: {v2[:7]}"], result.stderr
     records = [r for r in json.loads(result.stdout) if r["result"] == "Degradation"]
     assert records, result.stdout
     first = records[0]["explained_by"][0]
