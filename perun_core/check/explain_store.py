@@ -105,7 +105,9 @@ def carry_explanations(repo: PerunRepository, version: VersionReport) -> Version
             if record is not None and "explanation" not in finding.details:
                 try:
                     key = json.dumps(record, sort_keys=True)
-                    explanation = made[key] if key in made else made.setdefault(key, Explanation.from_record(record))
+                    # what that earlier run reused or wrote is history now; the profiles it compared are kept
+                    explanation = made[key] if key in made else made.setdefault(
+                        key, replace(Explanation.from_record(record), written=(), reused=()))
                 except (KeyError, TypeError, ValueError):
                     explanation = None
                 if explanation is not None:

@@ -90,6 +90,8 @@ def test_the_explanation_is_stored_with_the_findings_and_shown_later(pyproject):
     later = run_cli("check", "head", cwd=root, env={"NO_COLOR": "1"})
     assert later.returncode == 3, later.stderr
     assert "explained by (pytrace" in later.stdout and "1. lookup (prog.py:7)" in later.stdout
+    names = explanation["profiles"]
+    assert f"compared {names[0]} -> {names[1]}" in later.stdout and "wrote " not in later.stdout
     assert "Explaining" not in later.stderr
     assert any("explanation" in f for p in _record(root, v2)["pairs"] for f in p["findings"])
 
