@@ -70,13 +70,10 @@ class ExplainFinished:
     unexplained: int
 
 
-
-
 def needs_explanation(pair: PairReport, finding: Finding) -> bool:
     """Certain time changes."""
     result = finding.result
     return pair.target.type == "time" and result.is_change and not result.is_maybe
-
 
 
 def _explain_one(repo: Any, base_minor: str, target_minor: str, job: Job, *, directory: Path | None,

@@ -64,7 +64,7 @@ def is_python(argv: Sequence[str], workdir: Path) -> bool:
     """A Python interpreter, a ``.py`` script or a script whose first line names python."""
     if not argv:
         return False
-    if _PYTHON.match(Path(argv[0]).name) or argv[0].endswith(".py"):
+    if python_command(argv):
         return True
     path = Path(workdir, argv[0])
     with contextlib.suppress(OSError):
@@ -149,8 +149,6 @@ def stored_profile(repo: Any, minor: str, job: Job, collector: str) -> tuple[Any
             where = f"object:{info.checksum}" if registered else f"pending:{Path(info.path).name}"
             return profile, info.tag or info.source, info.source, where
     return None
-
-
 
 
 class BuildFailed(Exception):
