@@ -9,7 +9,8 @@ profiles are collected and checked first (``check -c head``), untimed; then
 perf (where this machine has them; perf where the kernel lets this user
 profile), each run starting without call-level profiles to reuse.  Reported
 per collector: wall seconds of ``--repeat`` runs (median, min, max), the
-function named first and its share of the change; also the machine's load
+function named first with its file, line and share of the change, and the
+interleaved rounds a side (perf runs three, callgrind one); also the machine's load
 average, since a busy machine stretches the runs.  One JSON object goes to
 stdout, progress to stderr.
 """
@@ -33,12 +34,12 @@ sys.path.insert(0, str(ROOT / "tests"))
 sys.path.insert(0, str(ROOT / "benchmarks"))
 
 from run import isolated_env  # noqa: E402
-from runhelpers import FIVE_FUNCTIONS_C  # noqa: E402
+from runhelpers import FIVE_FUNCTIONS_C, FIVE_FUNCTIONS_MAKEFILE  # noqa: E402
 
 PERUN = str(Path(sys.executable).parent / "perun-core")
 
 PROGRAM = FIVE_FUNCTIONS_C
-MAKEFILE = "app: app.c\n\tcc -O1 -g -fno-omit-frame-pointer -o app app.c\n"
+MAKEFILE = FIVE_FUNCTIONS_MAKEFILE
 
 
 def perun(env: dict[str, str], cwd: Path, *args: str) -> subprocess.CompletedProcess:
@@ -109,7 +110,8 @@ def bench(env: dict[str, str], root: Path, collector: str, repeat: int) -> dict:
         message = record["explanation"]["message"]
         if record["explained_by"]:
             top = record["explained_by"][0]
-            first = {"function": top["function"], "share": round(top["share"], 4), "file": top["file"]}
+            first = {"function": top["function"], "share": round(top["share"], 4), "file": top["file"],
+                     "line": top["line"], "rounds": record["explanation"].get("rounds")}
     return {"wall_s": {"median": round(statistics.median(walls), 3), "min": round(min(walls), 3),
                        "max": round(max(walls), 3)}, "first_function": first, "message": message}
 

@@ -105,7 +105,8 @@ def documented(path) -> dict:
 
 # A C program with five functions; REPEAT scales `middle` (it does most of the work, so that a
 # slower `middle` makes the whole program clearly slower even on a busy machine).  Used by the explain
-# tests and benchmarks/explain.py.
+# tests and benchmarks/explain.py, built by FIVE_FUNCTIONS_MAKEFILE: with debug information (-g), so that
+# explanations name each function's file and line, and frame pointers for perf's call stacks.
 FIVE_FUNCTIONS_C = r'''
 #include <stdio.h>
 #include <stdlib.h>
@@ -122,3 +123,4 @@ int main(int argc, char **argv) {
     return 0;
 }
 '''
+FIVE_FUNCTIONS_MAKEFILE = "app: app.c\n\tcc -O1 -g -fno-omit-frame-pointer -o app app.c\n"

@@ -56,7 +56,8 @@ _export("fuzz", """FUZZ_PARAMS DELTA_PARAMS FuzzForm RuleInfo fuzz_form fuzz_rul
         FuzzProgress InputKept FuzzFinished ProfilesCollected run_fuzzing slowdown_plot DeltaStep DeltaResult deltadebug""")
 _export("bisecting", """BisectResult BisectStep BisectStarted BisectCollecting BisectRunEvent BisectTested BisectFinished
         bisect bisect_jobs""")
-_export("explaining", "Explanation ExplainedFunction ExplainStarted ExplainCollecting ExplainFinished explain explanation_of")
+_export("explaining", "Explanation ExplainedFunction ExplainStarted ExplainCollecting ExplainRound ExplainFinished explain "
+        "explanation_of explanation_comparison")
 _export("remote", """PushResult FetchResult PullResult RemoteState push fetch pull remote_status PushRetried RemoteContacted
         TransferProgress TransferStarted""")
 _export("repair", "STALE_AFTER FsckProblem FsckReport fsck")

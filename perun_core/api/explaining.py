@@ -12,12 +12,14 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from ..check.explain import ExplainCollecting, ExplainedFunction, Explanation, ExplainFinished, ExplainStarted
+from ..check.explain import (ExplainCollecting, ExplainedFunction, Explanation, ExplainFinished, ExplainRound,
+                             ExplainStarted)
 from ..check.report import CheckReport
 from ..errors import NotPerunRepository
 from ..storage.repository import PerunRepository
 
-__all__ = ["ExplainCollecting", "ExplainFinished", "ExplainStarted", "ExplainedFunction", "Explanation", "explain", "explanation_of"]
+__all__ = ["ExplainCollecting", "ExplainFinished", "ExplainRound", "ExplainStarted", "ExplainedFunction", "Explanation", "explain", "explanation_comparison",
+           "explanation_of"]
 
 
 def explain(
@@ -30,6 +32,7 @@ def explain(
     cancel: threading.Event | None = None,
     repo: PerunRepository | None = None,
     cwd: Path | str | None = None,
+    store: bool = True,
 ) -> CheckReport:
     """``report`` with an :class:`Explanation` on every certain time change between two commits.
 
@@ -41,10 +44,13 @@ def explain(
     receives the difference flame graph (or bars) and the per-function
     listing of each explained job.  A finding that cannot be explained gets
     an explanation whose ``message`` says why.  ``collector`` (callgrind,
-    perf, pytrace) overrides the choice.  Raises UsageError (unknown
+    perf, pytrace) overrides the choice.  With ``store``, the explanations
+    are kept with the stored results of the check (``.perun/changes``), so
+    that later reports, the TUI and pushed findings show them; a check that
+    stored nothing (``check profiles``) stores nothing here either.  Raises UsageError (unknown
     ``collector``), Interrupted.
     """
-    from ..check.explain import explain_report
+    from ..check.explain import explain_report, store_explanations
 
     directory = Path(explain_dir).expanduser() if explain_dir is not None else None
     opened: PerunRepository | None = repo
@@ -55,8 +61,11 @@ def explain(
             opened = PerunRepository.discover(cwd)
             own = True
     try:
-        return explain_report(opened, report, directory=directory, register=register, collector=collector,
-                              emit=on_event, cancel=cancel)
+        explained = explain_report(opened, report, directory=directory, register=register, collector=collector,
+                                   emit=on_event, cancel=cancel)
+        if store:
+            store_explanations(opened, explained)
+        return explained
     finally:
         if own and opened is not None:
             opened.close()
@@ -66,3 +75,27 @@ def explanation_of(finding: Any) -> Explanation | None:
     """The explanation :func:`explain` attached to a finding, if any."""
     found = getattr(finding, "details", {}).get("explanation")
     return found if isinstance(found, Explanation) else None
+
+
+def explanation_comparison(explanation: Explanation, *, repo: PerunRepository | None = None,
+                           cwd: Path | str | None = None) -> Any:
+    """The :class:`~perun_core.diff.Comparison` of the two call-level profiles ``explanation`` compared, for the
+    difference views (flame graph where both have call stacks), or None when a profile is gone."""
+    from ..check.explain import load_explained
+    from ..diff import compare
+
+    opened: PerunRepository | None = repo
+    own = False
+    if opened is None:
+        with contextlib.suppress(NotPerunRepository):
+            opened = PerunRepository.discover(cwd)
+            own = True
+    try:
+        profiles = load_explained(opened, explanation)
+        if profiles is None:
+            return None
+        names = explanation.profiles if len(explanation.profiles) == 2 else ("baseline", "target")
+        return compare(profiles[0], profiles[1], baseline_name=names[0], target_name=names[1])
+    finally:
+        if own and opened is not None:
+            opened.close()

@@ -103,6 +103,9 @@ def _finding_lines(finding: Finding, bar: str, shown: set[int] | None = None) ->
             lines.append([(bar, "graph"), ("         ", ""), ("reused " + ", ".join(explanation.reused), "muted")])
         for path in explanation.written if shown is None or id(explanation) not in shown else ():
             lines.append([(bar, "graph"), ("         ", ""), (f"wrote {path}", "muted")])
+        if not explanation.reused and not explanation.written and len(explanation.profiles) == 2:
+            lines.append([(bar, "graph"), ("         ", ""),
+                          (f"compared {explanation.profiles[0]} -> {explanation.profiles[1]}", "muted")])
     return lines
 
 

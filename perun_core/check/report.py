@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import contextlib
 from collections.abc import Callable, Iterator
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING, Any
 
 from ..errors import UsageError
@@ -51,6 +51,9 @@ class PairReport:
             record = {"method": f.method, **f.to_record()}
             if f.reason:
                 record["reason"] = f.reason
+            explanation = f.details.get("explanation") if f.details else None
+            if explanation is not None and hasattr(explanation, "to_record"):
+                record["explanation"] = explanation.to_record()
             findings.append(record)
         record = {"baseline": self.baseline.to_record(), "target": self.target.to_record(),
                   "methods": list(self.methods), "findings": findings, "errors": list(self.errors)}
@@ -60,10 +63,25 @@ class PairReport:
 
     @classmethod
     def from_record(cls, record: dict[str, Any]) -> PairReport:
+        """Rebuild a stored pair; findings explained alike share one explanation (records before version 3
+        of the change record have none)."""
+        import json
+
+        from .explain_result import Explanation
+
         findings = []
+        explanations: dict[str, Any] = {}
         for item in record.get("findings", []):
-            with contextlib.suppress(ValueError, KeyError, TypeError):
+            count = len(findings)
+            with contextlib.suppress(ValueError, KeyError, TypeError, AttributeError):
                 findings.append(Finding.from_record(item))
+            stored = item.get("explanation") if len(findings) > count else None
+            if isinstance(stored, dict):  # a damaged explanation leaves its finding without one
+                with contextlib.suppress(ValueError, KeyError, TypeError):
+                    key = json.dumps(stored, sort_keys=True)
+                    if key not in explanations:
+                        explanations[key] = Explanation.from_record(stored)
+                    findings[-1] = replace(findings[-1], details={"explanation": explanations[key]})
         return cls(ProfileRef.from_record(record.get("baseline", {})), ProfileRef.from_record(record.get("target", {})),
                    tuple(record.get("methods", [])), tuple(findings), tuple(record.get("errors", [])),
                    tuple(str(n) for n in record.get("notes", []) if isinstance(n, str)))

@@ -179,12 +179,17 @@ def _store(repo: PerunRepository, report: VersionReport) -> None:
 
 
 def _version_done(repo: PerunRepository, version: VersionReport, pairing: Pairing, store: bool,
-                  emit: Callable[[Any], None], index: int, count: int) -> None:
+                  emit: Callable[[Any], None], index: int, count: int) -> VersionReport:
+    """Store the version's findings (keeping the explanations the previous check found for the same ones)."""
+    from .explain_store import carry_explanations
+
+    version = carry_explanations(repo, version)
     if store and (version.pairs or pairing.infos(version.minor)):
         _store(repo, version)
     degradations = sum(len(p.degradations) for p in version.pairs)
     optimizations = sum(len(p.optimizations) for p in version.pairs)
     emit(VersionFinished(version.minor, index, count, degradations, optimizations))
+    return version
 
 
 def _has_time_jobs(repo: PerunRepository) -> bool:
@@ -241,15 +246,15 @@ def run_versions(command: str, repo: PerunRepository, targets: Callable[[], list
             versions.append(version)
             errors += [e for p in version.pairs for e in p.errors]
             if not confirm:
-                _version_done(repo, version, pairing, store, emit, index, len(planned))
+                versions[-1] = _version_done(repo, version, pairing, store, emit, index, len(planned))
         if confirm is None:
             confirm = _has_time_jobs(repo)
         if confirm:
             from .confirm import confirm_versions
 
             versions = confirm_versions(repo, versions, cache, strategy, confirm_runs, emit=emit, cancel=cancel)
-            for index, version in enumerate(versions, 1):
-                _version_done(repo, version, pairing, store, emit, index, len(planned))
+            versions = [_version_done(repo, version, pairing, store, emit, index, len(planned))
+                        for index, version in enumerate(versions, 1)]
         report = CheckReport(command, tuple(versions), collected, tuple(errors))
     except Interrupted:
         _finish(emit, report, started, "interrupted")

@@ -126,6 +126,9 @@ def _collection_printer(verbose: int) -> Callable[[Any], None]:
                        f"of {event.pairs} pair{'s' if event.pairs != 1 else ''} of commits", err=True)
         elif name == "ExplainCollecting":
             click.echo(f"  {event.collector}: {event.command} at {', '.join(event.commits)}", err=True)
+        elif name == "ExplainRound":
+            if verbose:
+                click.echo(f"    round {event.round}/{event.rounds}: {event.commit}", err=True)
         elif name == "ExplainFinished":
             click.echo(f"Explained {event.explained}"
                        + (f", could not explain {event.unexplained}" if event.unexplained else ""), err=True)

@@ -12,13 +12,15 @@ The ``callgrind.out`` file of every process is parsed (name compression
 of the call on the line after) into resources::
 
     {"type": "instructions", "subtype": "function", "uid": "middle", "amount": 27038,
-     "exclusive": 7, "calls": 1, "object": "/src/app", "source": "/src/app.c"}
+     "exclusive": 7, "calls": 1, "object": "/src/app", "source": "/src/app.c", "line": 12}
     {"type": "instructions", "subtype": "call", "uid": "leaf", "caller": "middle",
      "amount": 27024, "calls": 2}
 
 * ``function``: ``amount`` is the inclusive cost (instructions of the
   function and of everything it called), ``exclusive`` its own, ``calls``
-  how often it was called;
+  how often it was called, ``source`` and ``line`` where its definition
+  starts (the first line of its own file with a cost; programs built
+  with ``-g``);
 * ``call``: one per caller -> callee edge, ``amount`` the inclusive cost of
   those calls and ``calls`` their number.
 
@@ -65,6 +67,8 @@ class CallgrindData:
     own: dict[tuple[str, str], int] = field(default_factory=dict)
     #: (object, function) -> source file
     sources: dict[tuple[str, str], str] = field(default_factory=dict)
+    #: (object, function) -> the first line of its source file with a cost (where its definition starts)
+    lines: dict[tuple[str, str], int] = field(default_factory=dict)
     #: (caller, callee) -> [calls, inclusive cost]
     edges: dict[tuple[tuple[str, str], tuple[str, str]], list[int]] = field(default_factory=dict)
 
@@ -108,8 +112,11 @@ def parse_callgrind(text: str) -> CallgrindData:
     data = CallgrindData()
     files, objects, functions = _Names(), _Names(), _Names()
     positions = 1
+    line_field: int | None = 0  # which position is the source line (None: no line positions)
+    last = [0]
     current_object = ""
     current_file = ""
+    cost_file = ""  # the file of the cost lines: the function's, or an inlined one's (fi=, fe=)
     current: tuple[str, str] | None = None
     callee_object: str | None = None
     callee: tuple[str, str] | None = None
@@ -122,6 +129,11 @@ def parse_callgrind(text: str) -> CallgrindData:
         if head.isdigit() or head in "+-*" or line.startswith("0x"):
             fields = line.split()
             cost = _first_cost(fields, positions)
+            _positions(fields, last)
+            if (pending_calls is None and current is not None and line_field is not None and last[line_field] > 0
+                    and cost_file and cost_file == data.sources.get(current)):
+                known = data.lines.get(current)
+                data.lines[current] = last[line_field] if known is None else min(known, last[line_field])
             if pending_calls is not None and current is not None and callee is not None:
                 edge = data.edges.setdefault((current, callee), [0, 0])
                 edge[0] += pending_calls
@@ -138,7 +150,10 @@ def parse_callgrind(text: str) -> CallgrindData:
             if key == "events":
                 data.events = value.split()
             elif key == "positions":
-                positions = max(len(value.split()), 1)
+                names = value.split()
+                positions = max(len(names), 1)
+                line_field = names.index("line") if "line" in names else None
+                last = [0] * positions
             elif key in ("totals", "summary") and value.split():
                 data.totals = _first_cost(value.split(), 0)
             elif key == "pid" and value.strip().isdigit():
@@ -147,11 +162,12 @@ def parse_callgrind(text: str) -> CallgrindData:
         if key == "ob":
             current_object = objects(value)
         elif key == "fl":
-            current_file = files(value)
+            current_file = cost_file = files(value)
         elif key in ("fi", "fe"):
-            files(value)  # inlined code: only defines the name
+            cost_file = files(value)  # inlined code of another file, or back to the function's
         elif key == "fn":
             current = (current_object, _function_name(functions(value)))
+            cost_file = current_file
             if current_file and current_file != "???":
                 data.sources.setdefault(current, current_file)
             callee_object = None
@@ -167,6 +183,21 @@ def parse_callgrind(text: str) -> CallgrindData:
             parts = value.split()
             pending_calls = int(parts[0]) if parts and parts[0].isdigit() else 0
     return data
+
+
+def _positions(fields: list[str], last: list[int]) -> None:
+    """Update ``last`` from the positions of a cost line: absolute, ``+N`` / ``-N`` relative, ``*`` the same."""
+    for index in range(min(len(last), len(fields))):
+        text = fields[index]
+        if text == "*":
+            continue
+        sign = {"+": 1, "-": -1}.get(text[0], 0)
+        digits = text[1:] if sign else text
+        try:
+            value = int(digits, 16) if digits[:2].lower() == "0x" else int(digits)
+        except ValueError:
+            continue
+        last[index] = last[index] + sign * value if sign else value
 
 
 def callgrind_resources(data: CallgrindData, process: int | None = None) -> list[dict]:
@@ -187,6 +218,8 @@ def callgrind_resources(data: CallgrindData, process: int | None = None) -> list
                "exclusive": data.own.get(key, 0), "calls": calls.get(key, 0), "object": key[0]}
         if key in data.sources:
             row["source"] = data.sources[key]
+            if key in data.lines:
+                row["line"] = data.lines[key]
         rows.append({**row, **extra})
     for (caller, callee), (count, cost) in sorted(data.edges.items(), key=lambda item: (-item[1][1], item[0])):
         rows.append({"type": "instructions", "subtype": "call", "uid": callee[1], "caller": caller[1],
@@ -222,7 +255,7 @@ class CallgrindCollector:
     def collect(self, ctx: UnitContext, kwargs: dict[str, Any]) -> PhaseResult:
         with tempfile.TemporaryDirectory(prefix="perun-callgrind-", ignore_cleanup_errors=True) as work:
             # --vgdb=no: valgrind's gdb server makes FIFOs in $TMPDIR that a killed (timed-out) run leaves behind
-            command = ["valgrind", "-q", "--tool=callgrind", "--vgdb=no",
+            command = ["valgrind", "-q", "--tool=callgrind", "--vgdb=no", "--dump-line=yes",
                        f"--callgrind-out-file={work}/callgrind.out.%p",
                        f"--trace-children={'yes' if kwargs['trace_children'] else 'no'}", "--", *kwargs["argv"]]
             outcome = run_program(ctx, command, kwargs, tool="valgrind")

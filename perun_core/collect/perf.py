@@ -17,7 +17,8 @@ run; ``both`` (the default) runs the program once for each.  Resources::
   drive flame graphs;
 * ``function``: one per function, ``amount`` the samples whose stack
   contains it (inclusive) and ``exclusive`` those taken in the function
-  itself;
+  itself; ``source`` and ``line`` of its definition where the object has
+  debug information (``-g``) and binutils' nm and addr2line are installed;
 * ``counter``: one per ``perf stat`` event that this machine can count
   (``unit`` when perf gives one, like ``msec`` for task-clock).  Events
   perf reports as not supported (hardware counters inside most virtual
@@ -55,6 +56,7 @@ from ..units import PhaseResult, UnitContext
 from ..params import Param
 from ..units.requirements import Requirement, tool_requirement
 from .native_run import COMMON_PARAMS, check_command, check_outcome, run_program
+from .symbols import add_function_lines
 
 __all__ = ["DEFAULT_EVENTS", "HOW_TO_GET_PERF", "PerfCollector", "base_event", "parse_perf_script",
            "parse_perf_stat", "perf_command", "perf_permission", "signal_reported", "stack_resources"]
@@ -314,7 +316,9 @@ class PerfCollector:
         with tempfile.TemporaryDirectory(prefix="perun-perf-", ignore_cleanup_errors=True) as work:
             if kwargs["mode"] in ("record", "both"):
                 stacks, status, event = self._record(ctx, kwargs, Path(work))
-                rows += stack_resources(stacks)
+                sampled = stack_resources(stacks)
+                add_function_lines(sampled)  # where the program was built with -g; else the bare names
+                rows += sampled
                 header["event"] = event
             if kwargs["mode"] in ("stat", "both"):
                 counters, unsupported, stat_status = self._stat(ctx, kwargs, Path(work))

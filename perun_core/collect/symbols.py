@@ -30,7 +30,9 @@ __all__ = [
     "ProcessMaps",
     "Region",
     "Symbolizer",
+    "add_function_lines",
     "addr2line",
+    "function_lines",
     "file_offset_to_vaddr",
     "load_segments",
     "parse_maps",
@@ -240,3 +242,55 @@ class Symbolizer:
                     ) or (Frame(f"{name}+{offset:#x}", None, 0),)
                     self._cache[(address, return_addresses)] = frames
         return {a: self._cache[(a, return_addresses)] for a in addresses}
+
+
+def function_lines(path: str, names: Iterable[str], *, timeout: float = 120) -> dict[str, tuple[str, int]]:
+    """``name -> (source file, line)`` of the functions of the object ``path`` named in ``names``.
+
+    The line is the one of the function's first instruction (where its
+    definition starts), from the symbol table (``nm``) and the line table
+    (``addr2line``) of the object.  Functions the object does not define,
+    objects without debug information and missing binutils give nothing:
+    callers fall back to the bare name.
+    """
+    wanted = set(names)
+    if not wanted or not os.path.isfile(path) or shutil.which("nm") is None or shutil.which("addr2line") is None:
+        return {}
+    try:
+        done = subprocess.run(["nm", "--defined-only", "-C", path], stdin=subprocess.DEVNULL, capture_output=True,
+                              text=True, errors="replace", timeout=timeout, check=False)
+    except (OSError, subprocess.SubprocessError):
+        return {}
+    addresses: dict[int, str] = {}
+    for line in done.stdout.splitlines():
+        parts = line.split(" ", 2)
+        if len(parts) == 3 and parts[1] in "TtWwi" and parts[2] in wanted and _is_hex(parts[0]):
+            addresses.setdefault(int(parts[0], 16), parts[2])
+    if not addresses:
+        return {}
+    try:
+        answers = addr2line(path, sorted(addresses), inlines=False, timeout=timeout)
+    except ExternalToolError:
+        return {}
+    found: dict[str, tuple[str, int]] = {}
+    for address, name in addresses.items():
+        frames = answers.get(address) or []
+        if frames and frames[0][1] and frames[0][2] > 0:
+            found.setdefault(name, (str(frames[0][1]), int(frames[0][2])))
+    return found
+
+
+def add_function_lines(rows: Iterable[dict]) -> None:
+    """Give the ``function`` rows of a native profile (``uid``, ``object``) the ``source`` and ``line`` of the
+    function's definition where the object's debug information knows them (see :func:`function_lines`)."""
+    by_object: dict[str, list[dict]] = {}
+    for row in rows:
+        if row.get("subtype") == "function" and isinstance(row.get("object"), str) and row["object"].startswith("/"):
+            by_object.setdefault(row["object"], []).append(row)
+    for path, found in by_object.items():
+        lines = function_lines(path, {str(row["uid"]) for row in found})
+        for row in found:
+            where = lines.get(str(row["uid"]))
+            if where is not None:
+                row.setdefault("source", where[0])
+                row["line"] = where[1]

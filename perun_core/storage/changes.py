@@ -15,9 +15,19 @@ Version 2 adds every checked pair of profiles with its findings::
                 "findings": [{"method", "uid", "result", "type", "from", "to", "delta_abs",
                               "delta_rel", "confidence_type", "confidence_rate", "reason"}]}]}
 
-Readers accept both and refuse newer versions (a version-1 record is
-brought to version 2 by the step ``update_to_2`` of :data:`CHANGES`, the
-mechanism of :mod:`perun_core.versions`); writers write version 2.
+Version 3 lets a finding carry the explanation ``check --explain`` found
+for it (see :mod:`perun_core.check.explain_store`)::
+
+    {"method": ..., "uid": ..., "result": "Degradation", ...,
+     "explanation": {"collector": "callgrind", "unit": "Ir", "baseline_total", "target_total",
+                     "message": null, "functions": [{"function", "file", "line", "baseline",
+                     "target", "change", "relative", "share", "status", "p_value"}],
+                     "written": [...], "reused": [...], "profiles": [baseline, target], "rounds": 1}}
+
+Readers accept all three and refuse newer versions (older records are
+brought forward by the steps ``update_to_2`` and ``update_to_3`` of
+:data:`CHANGES`, the mechanism of :mod:`perun_core.versions`);
+writers write version 3.
 """
 
 from __future__ import annotations
@@ -35,7 +45,7 @@ from ..versions import Versioned
 if TYPE_CHECKING:
     from .repository import PerunRepository
 
-CHANGES_VERSION = 2
+CHANGES_VERSION = 3
 CHANGES = Versioned("change record", newest=CHANGES_VERSION)
 
 
@@ -45,6 +55,13 @@ def update_to_2(doc: dict[str, Any]) -> dict[str, Any]:
     doc["version"] = 2
     doc.setdefault("pairs", [])
     doc.setdefault("checked", None)
+    return doc
+
+
+@CHANGES.step(3)
+def update_to_3(doc: dict[str, Any]) -> dict[str, Any]:
+    """Version 3 may keep an explanation with a finding; the findings of older records have none."""
+    doc["version"] = 3
     return doc
 
 DEGRADATION = "-"

@@ -1,37 +1,55 @@
 """The explanation of one finding: which functions made its job slower or faster (``x`` on a finding).
 
-Call-level profiles are collected in a worker through ``perun_core.api.explain``;
-its progress events are shown while it runs.
+A finding that a check explained before (its explanation is stored with
+the check) is shown at once; otherwise call-level profiles are collected
+in a worker through ``perun_core.api.explain``, with its progress shown
+while it runs.  Below the ranked functions comes the difference flame
+graph of the two call-level profiles (the diff screen's renderer, where
+both profiles carry call stacks).  ``enter`` on a function opens its
+source file at its line in the user's editor when the file is in the
+repository.
 """
 
 from __future__ import annotations
 
+import shlex
+import subprocess
 import threading
+from pathlib import Path
 from typing import Any
 
+from rich.markup import escape
 from rich.text import Text
 from textual import work
-from textual.app import ComposeResult
+from textual.app import ComposeResult, SuspendNotSupported
 from textual.binding import Binding
 from textual.containers import Vertical, VerticalScroll
 from textual.screen import ModalScreen
-from textual.widgets import Static
+from textual.widgets import OptionList, Static
+from textual.widgets.option_list import Option
 from textual.worker import Worker
 
 from perun_core.errors import Interrupted, PerunError
 
+NO_FLAME = "no call stacks in both call-level profiles: no difference flame graph"
+
 
 def explanation_text(explanation: Any) -> Text:
-    """The headline and the ranked functions of an explanation."""
+    """The headline and the notes (profiles reused, files written) of an explanation."""
     text = Text()
-    text.append(explanation.headline() + "\n", style="bold" if explanation.explained else "yellow")
-    for rank, function in enumerate(explanation.functions, 1):
-        text.append(f"{rank:>3}. ", style="dim")
-        text.append(function.text(explanation.unit) + "\n", style="bold red" if rank == 1 else "")
+    text.append(explanation.headline(), style="bold" if explanation.explained else "yellow")
     for item in explanation.reused:
-        text.append(f"     reused {item}\n", style="dim")
+        text.append(f"\n     reused {item}", style="dim")
     for path in explanation.written:
-        text.append(f"     wrote {path}\n", style="dim")
+        text.append(f"\n     wrote {path}", style="dim")
+    return text
+
+
+def function_prompt(rank: int, function: Any, unit: str) -> Text:
+    """One ranked function: ``  1. name (file:line): ...``."""
+    text = Text()
+    text.append(f"{rank:>3}. ", style="dim")
+    text.append(function.text(unit), style="bold red" if rank == 1 else "")
     return text
 
 
@@ -48,43 +66,116 @@ class ExplainScreen(ModalScreen[None]):
         self.title_text = title
         self.cancel = threading.Event()
         self.lines: list[str] = []
+        #: the explanation shown (None until it is known)
+        self.explanation: Any = None
 
     def compose(self) -> ComposeResult:
         with Vertical(id="explain-dialog", classes="dialog"):
-            with VerticalScroll(id="explain-body"):
-                yield Static("finding the call-level profiles…", id="explain-text")
+            yield Static("finding the call-level profiles…", id="explain-text")
+            yield OptionList(id="explain-functions")
+            with VerticalScroll(id="explain-flame-body"):
+                yield Static("", id="explain-flame")
 
     def on_mount(self) -> None:
         dialog = self.query_one("#explain-dialog")
-        dialog.border_title = f"Why? {self.title_text}"
-        dialog.border_subtitle = "esc to close"
-        self.explain()
+        dialog.border_title = f"Why? {escape(self.title_text)}"
+        dialog.border_subtitle = "enter opens a function's source · esc to close"
+        self.query_one("#explain-functions", OptionList).display = False
+        self.explain(max(self.app.size.width - 12, 40), max(self.app.size.height // 3, 8))
 
     def _progress(self, event: Any) -> None:
         name = type(event).__name__
         if name == "ExplainCollecting":
             self.lines.append(f"collecting {event.collector} profiles of {event.command} at "
                               f"{', '.join(event.commits)}…")
-            self.query_one("#explain-text", Static).update("\n".join(self.lines))
+        elif name == "ExplainRound":
+            line = f"  round {event.round} of {event.rounds}: {event.commit}"
+            if self.lines and self.lines[-1].startswith("  round "):
+                self.lines[-1] = line
+            else:
+                self.lines.append(line)
+        else:
+            return
+        self.query_one("#explain-text", Static).update("\n".join(self.lines))
 
     @work(thread=True, exclusive=True, exit_on_error=False, group="explain", description="explaining a finding")
-    def explain(self) -> None:
+    def explain(self, width: int, height: int) -> None:
         from perun_core import api
 
+        root = self.app.core.root
+        known = [api.explanation_of(finding) for _v, _p, finding in self.report.findings()]
+        shown = next((e for e in known if e is not None), None)
         try:
-            explained = api.explain(self.report, on_event=lambda e: self.app.call_from_thread(self._progress, e),
-                                    cancel=self.cancel, cwd=self.app.core.root)
+            if shown is None:  # not explained before: collect and compare now
+                explained = api.explain(self.report, on_event=lambda e: self.app.call_from_thread(self._progress, e),
+                                        cancel=self.cancel, cwd=root)
+                found = [api.explanation_of(finding) for _v, _p, finding in explained.findings()]
+                shown = next((e for e in found if e is not None), None)
+            flame = None
+            if shown is not None and shown.explained:
+                comparison = api.explanation_comparison(shown, cwd=root)
+                if comparison is not None and comparison.has_stacks:
+                    flame = api.render_diff(comparison, "flamegraph", width=width, height=height, color=True)
         except Interrupted:
             return
         except PerunError as error:
             self.app.call_from_thread(self.app.report_error, error)
             self.app.call_from_thread(self.dismiss, None)
             return
-        found = [api.explanation_of(finding) for _v, _p, finding in explained.findings()]
-        shown = next((e for e in found if e is not None), None)
-        text = explanation_text(shown) if shown is not None else Text(
-            "only certain time degradations and optimizations can be explained")
-        self.app.call_from_thread(self.query_one("#explain-text", Static).update, text)
+        self.app.call_from_thread(self._show, shown, flame)
+
+    def _show(self, explanation: Any, flame: str | None) -> None:
+        self.explanation = explanation
+        if explanation is None:
+            self.query_one("#explain-text", Static).update(
+                Text("only certain time degradations and optimizations can be explained"))
+            return
+        self.query_one("#explain-text", Static).update(explanation_text(explanation))
+        functions = self.query_one("#explain-functions", OptionList)
+        functions.clear_options()
+        functions.add_options([Option(function_prompt(rank, f, explanation.unit), id=str(rank - 1))
+                               for rank, f in enumerate(explanation.functions, 1)])
+        functions.display = bool(explanation.functions)
+        if explanation.functions:
+            functions.highlighted = 0
+            functions.focus()
+        if explanation.explained:
+            self.query_one("#explain-flame", Static).update(Text.from_ansi(flame) if flame is not None
+                                                            else Text(NO_FLAME, style="dim"))
+
+    def on_option_list_option_selected(self, event: OptionList.OptionSelected) -> None:
+        event.stop()
+        if self.explanation is None or event.option.id is None:
+            return
+        self.open_source(self.explanation.functions[int(event.option.id)])
+
+    def source_path(self, function: Any) -> Path | None:
+        """The function's source file when it is a file of the repository, else None."""
+        if not function.file:
+            return None
+        root = Path(self.app.core.root).resolve()
+        path = Path(function.file)
+        path = (path if path.is_absolute() else root / path).resolve()
+        return path if path.is_file() and path.is_relative_to(root) else None
+
+    def open_source(self, function: Any) -> None:
+        """Open the function's file at its line in the editor ($VISUAL, $EDITOR, ``general.editor``)."""
+        path = self.source_path(function)
+        if path is None:
+            where = function.where or "no source file is known"
+            self.app.notify(f"{function.function}: {where} is not a file of this repository", title="source",
+                            severity="warning", markup=False)
+            return
+        command = [*shlex.split(self.app.core.editor()), *([f"+{function.line}"] if function.line else []), str(path)]
+        try:
+            with self.app.suspend():
+                subprocess.run(command, check=False)
+        except SuspendNotSupported:
+            self.app.notify(f"this terminal cannot hand over to an editor; the source is {path}:{function.line or 1}",
+                            severity="warning", markup=False)
+        except OSError as error:
+            self.app.notify(f"cannot start {command[0]}: {error.strerror or error}", title="editor",
+                            severity="error", markup=False)
 
     def on_worker_state_changed(self, event: Worker.StateChanged) -> None:
         self.app.report_failed_worker(event)

@@ -9,7 +9,7 @@ import shutil
 import pytest
 from conftest import run_cli
 from gitrepo import make_repo
-from runhelpers import FIVE_FUNCTIONS_C, leftover_worktrees, needs_cc, run_env  # noqa: F401
+from runhelpers import FIVE_FUNCTIONS_C, FIVE_FUNCTIONS_MAKEFILE, leftover_worktrees, needs_cc, run_env  # noqa: F401
 
 from perun_core import api
 
@@ -42,7 +42,7 @@ PY_SLOW = PY_PROGRAM.replace("        total += table[k]", "        pairs = list(
 
 # the C program with five functions; v2 makes `middle` three times slower
 C_PROGRAM = FIVE_FUNCTIONS_C
-MAKEFILE = "app: app.c\n\tcc -O1 -g -o app app.c\n"
+MAKEFILE = FIVE_FUNCTIONS_MAKEFILE
 
 
 def _configure(root, cmd, workload, pre_run=None):
@@ -169,11 +169,14 @@ native = pytest.mark.skipif(
 def test_a_c_function_made_three_times_slower_is_named_first_with_callgrind(tmp_path, run_env):
     root = tmp_path / "cproject"
     files = {"Makefile": MAKEFILE, ".gitignore": "app\n"}
-    make_repo(root, [{"files": {**files, "app.c": C_PROGRAM.replace("REPEAT", "1")}, "message": "v1"},
-                     {"files": {**files, "app.c": C_PROGRAM.replace("REPEAT", "3")}, "message": "v2: middle 3x"}])
+    v1, v2 = make_repo(root, [{"files": {**files, "app.c": C_PROGRAM.replace("REPEAT", "1")}, "message": "v1"},
+                             {"files": {**files, "app.c": C_PROGRAM.replace("REPEAT", "3")}, "message": "v2: middle 3x"}])
     _configure(root, "./app", "3000000", pre_run=["make"])
-    result = run_cli("check", "--compute-missing", "head", "--explain", "--format", "json", cwd=root)
+    result = run_cli("check", "--compute-missing", "head", "--explain", "--format", "json", "-v", cwd=root)
     assert result.returncode == 3, result.stdout + result.stderr
+    # callgrind counts exactly: one round a side, baseline first
+    rounds = [line.strip() for line in result.stderr.splitlines() if line.strip().startswith("round ")]
+    assert rounds == [f"round 1/1: {v1[:7]}", f"round 1/1: {v2[:7]}"], result.stderr
     records = [r for r in json.loads(result.stdout) if r["result"] == "Degradation"]
     assert records, result.stdout
     first = records[0]["explained_by"][0]
@@ -181,7 +184,8 @@ def test_a_c_function_made_three_times_slower_is_named_first_with_callgrind(tmp_
     assert first["function"] == "middle", records[0]["explained_by"]
     assert first["share"] > 0.9
     assert 2.5 < first["target"] / first["baseline"] < 3.5
-    assert first["file"] and first["file"].endswith("app.c")
+    # the source line of the definition from callgrind's line positions (built with -g), relative to the repository
+    assert (first["file"], first["line"]) == ("app.c", 7), first
     assert leftover_worktrees(run_env) == []
     # perf on a run this short: explained, or one line saying it is too short to sample and what to use
     from perun_core.collect.perf import perf_permission
@@ -196,6 +200,7 @@ def test_a_c_function_made_three_times_slower_is_named_first_with_callgrind(tmp_
         else:
             top = record["explained_by"][0]
             assert top["function"] == "middle" and top["p_value"] is not None, record["explained_by"]
+            assert (top["file"], top["line"]) == ("app.c", 7), top  # nm + addr2line on the perf profile's object
 
 
 def test_an_unknown_explaining_collector_is_a_command_line_error(tmp_path):

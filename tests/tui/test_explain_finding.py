@@ -3,19 +3,22 @@
 from __future__ import annotations
 
 from gitrepo import make_repo
-from textual.widgets import DataTable, Static
+from textual.widgets import DataTable, OptionList, Static
 
 from perun_core import api
 from perun_tui.app import PerunApp
-from perun_tui.modals.explain import ExplainScreen
+from perun_tui.modals.explain import NO_FLAME, ExplainScreen
 from perun_tui.screens.check import CheckScreen
 
 from check.test_explain import PY_PROGRAM, PY_SLOW
-from .helpers import settle, wait_until
+from .helpers import Recorder, settle, wait_until
 
 
 def _text(screen: ExplainScreen) -> str:
-    return str(screen.query_one("#explain-text", Static).render())
+    """The headline and the ranked functions (one option each) of the explanation."""
+    functions = screen.query_one("#explain-functions", OptionList)
+    return "\n".join([str(screen.query_one("#explain-text", Static).render()),
+                      *(str(functions.get_option_at_index(i).prompt) for i in range(functions.option_count))])
 
 
 async def test_x_on_a_degradation_names_the_function_responsible(tmp_path):
@@ -48,3 +51,141 @@ async def test_x_on_a_degradation_names_the_function_responsible(tmp_path):
         await pilot.press("escape")
         await settle(pilot)
         assert app.screen is screen
+
+
+def _recording_editor(tmp_path, monkeypatch):
+    """$EDITOR: a script that appends its arguments (one JSON list a call) to a file."""
+    import stat
+    import sys
+
+    calls = tmp_path / "editor-calls"
+    editor = tmp_path / "record-editor"
+    editor.write_text(f"#!{sys.executable}\nimport json, sys\n"
+                      f"open({str(calls)!r}, 'a').write(json.dumps(sys.argv[1:]) + '\\n')\n")
+    editor.chmod(editor.stat().st_mode | stat.S_IXUSR)
+    monkeypatch.delenv("VISUAL", raising=False)
+    monkeypatch.setenv("EDITOR", str(editor))
+    return calls
+
+
+def _calls(path):
+    import json
+
+    return [json.loads(line) for line in path.read_text().splitlines()] if path.exists() else []
+
+
+async def _open_explanation(app, pilot):
+    await settle(pilot)
+    await pilot.press("c")
+    screen = app.screen
+    assert isinstance(screen, CheckScreen)
+    await wait_until(pilot, lambda: screen.query_one("#check-findings", DataTable).row_count > 0, timeout=30)
+    table = screen.query_one("#check-findings", DataTable)
+    row = next(r for r in range(table.row_count)
+               if screen.rows[int(table.coordinate_to_cell_key((r, 0)).row_key.value)][2].result.value
+               == "Degradation")
+    table.move_cursor(row=row)
+    await pilot.press("x")
+    await settle(pilot)
+    assert isinstance(app.screen, ExplainScreen)
+    return screen, app.screen
+
+
+async def test_enter_opens_the_function_and_a_stored_explanation_needs_no_collection(tmp_path, monkeypatch):
+    import contextlib
+
+    root = tmp_path / "pyproject"
+    make_repo(root, [{"files": {"prog.py": PY_PROGRAM}, "message": "v1: dict lookup"},
+                     {"files": {"prog.py": PY_SLOW}, "message": "v2: list scan"}])
+    api.init(root)
+    for key, value in {"cmds": ["python3 prog.py"], "workloads": ["3000"],
+                       "collectors": [{"name": "time", "params": {"warmup": 1, "repeat": 5}}]}.items():
+        api.config_set(key, value, scope="local", cwd=root)
+    api.check_head(compute_missing=True, cwd=root)
+    calls = _recording_editor(tmp_path, monkeypatch)
+    app = PerunApp(root)
+    monkeypatch.setattr(app, "suspend", contextlib.nullcontext)  # headless: nothing to hand over
+    async with app.run_test(size=(120, 40)) as pilot:
+        _screen, modal = await _open_explanation(app, pilot)
+        await wait_until(pilot, lambda: modal.explanation is not None, timeout=90)
+        assert "1. lookup (prog.py:7)" in _text(modal)
+        # cProfile's call edges are no call stacks: the flame graph says so instead of drawing nothing
+        assert NO_FLAME in str(modal.query_one("#explain-flame", Static).render())
+        await pilot.press("enter")  # the first function is highlighted
+        await settle(pilot)
+        assert _calls(calls) == [["+7", str((root / "prog.py").resolve())]]
+
+    # the explanation was stored with the check: a new session shows it without collecting anything
+    def no_collection(*args, **kwargs):
+        raise AssertionError("explained again instead of showing the stored explanation")
+
+    monkeypatch.setattr(api, "explain", no_collection)
+    app = PerunApp(root)
+    async with app.run_test(size=(120, 40)) as pilot:
+        _screen, modal = await _open_explanation(app, pilot)
+        await wait_until(pilot, lambda: modal.explanation is not None, timeout=30)
+        assert "1. lookup (prog.py:7)" in _text(modal) and modal.lines == []
+
+
+def _perf_profile(path, middle, root):
+    from perun_core.collect.perf import stack_resources
+    from perun_core.profile.codec import to_json_bytes
+    from perun_core.profile.model import Profile, Snapshot
+    from perun_core.profile.resources import ResourceTable
+
+    app = str(root / "app")
+    stacks = {(("middle", app), ("main", app)): [middle, middle * 1000],
+              (("alpha", app), ("main", app)): [100, 100000],
+              (("memcpy", "/usr/lib/libc.so.6"), ("main", app)): [middle // 5, middle * 200]}
+    rows = stack_resources(stacks)
+    for row in rows:
+        if row["subtype"] == "function" and row["uid"] in ("middle", "alpha", "main"):
+            row.update(source=str(root / "app.c"), line={"middle": 7, "alpha": 5, "main": 10}[row["uid"]])
+        if row["subtype"] == "function" and row["uid"] == "memcpy":
+            row.update(source="/usr/src/libc/memcpy.S", line=30)
+    profile = Profile(header={"type": "time", "cmd": "./app", "units": {"time": "samples"}},
+                      collector_info={"name": "perf", "params": {"mode": "record"}},
+                      global_region=Snapshot(ResourceTable(rows), [], {}))
+    path.write_bytes(to_json_bytes(profile))
+    return path
+
+
+async def test_the_difference_flame_graph_of_two_perf_profiles_and_sources_outside_the_repository(tmp_path,
+                                                                                                monkeypatch):
+    import contextlib
+
+    from perun_core.check.pairing import ProfileRef
+    from perun_core.check.report import CheckReport, PairReport, VersionReport
+    from perun_core.check.results import Finding, PerformanceChange
+
+    root = tmp_path / "cproject"
+    make_repo(root, [{"files": {"app.c": "int main(void) { return 0; }\n"}, "message": "v1"}])
+    api.init(root)
+    base = _perf_profile(tmp_path / "base.perf", 300, root)
+    target = _perf_profile(tmp_path / "target.perf", 900, root)
+    refs = [ProfileRef(str(p), "file", None, None, "time", "time ./app") for p in (base, target)]
+    finding = Finding(PerformanceChange.DEGRADATION, "time", "./app [real]", 1.0, 2.0)
+    report = CheckReport("profiles", (VersionReport(None, None, (PairReport(*refs, ("sart",), (finding,)),)),))
+    calls = _recording_editor(tmp_path, monkeypatch)
+    app = PerunApp(root)
+    monkeypatch.setattr(app, "suspend", contextlib.nullcontext)
+    recorder = Recorder()
+    async with app.run_test(size=(120, 40), message_hook=recorder) as pilot:
+        await settle(pilot)
+        modal = ExplainScreen(report, "./app [real]")
+        await app.push_screen(modal)
+        await wait_until(pilot, lambda: modal.explanation is not None, timeout=30)
+        await settle(pilot)
+        assert "1. middle (" in _text(modal) and "app.c:7)" in _text(modal)
+        flame = str(modal.query_one("#explain-flame", Static).render())
+        assert NO_FLAME not in flame and "middle" in flame and "main" in flame, flame
+        await pilot.press("enter")  # middle: app.c is in the repository
+        await settle(pilot)
+        assert _calls(calls) == [["+7", str((root / "app.c").resolve())]]
+        functions = modal.query_one("#explain-functions", OptionList)
+        memcpy = next(i for i, f in enumerate(modal.explanation.functions) if f.function == "memcpy")
+        functions.highlighted = memcpy
+        await pilot.press("enter")  # memcpy's source is not a file of this repository: a warning, no editor
+        await settle(pilot)
+        assert len(_calls(calls)) == 1
+        assert any("memcpy" in note and "not a file of this repository" in note for note in recorder.notes("warning"))

@@ -1,0 +1,205 @@
+"""Comparing two call-level profiles per function: the functions that carry a time change.
+
+:func:`explain_profiles` compares them with :func:`perun_core.diff.compare`,
+whose ranking by ``contribution`` (a function's change of exclusive cost as
+a share of the whole program's change) puts first the functions that add
+up to most of the change; code blocks Python runs as functions of their own
+count towards the function they are written in, perf sample counts get a
+p-value, and native functions get the source file and line their profile
+rows name.  ``directory`` receives the difference flame graph and listings.
+"""
+
+from __future__ import annotations
+
+import re
+import shutil
+from dataclasses import replace
+from pathlib import Path
+from typing import Any
+
+from ..errors import PerunError
+from .explain_result import ExplainedFunction, Explanation
+
+__all__ = ["MIN_SAMPLES", "MIN_SHARE", "TOP", "explain_profiles", "in_repository", "sample_p_value"]
+
+#: Functions listed per explanation.
+TOP = 5
+#: Fewer perf samples than this on a side cannot localize anything.
+MIN_SAMPLES = 50
+#: Functions after the first are listed when they carry at least this share of the change.
+MIN_SHARE = 0.01
+_LOCATION = re.compile(r"^(?P<file>.+?):(?P<line>\d+)\((?P<name>.*)\)$")
+
+
+def _samples(profile: Any) -> int:
+    """The stack samples of a perf profile."""
+    total = 0
+    for _, region in profile.regions():
+        table = region.resources
+        if not len(table) or "subtype" not in table.columns()[0]:
+            continue
+        for subtype, amount in zip(table.column("subtype"), table.column("amount")):
+            if subtype == "samples" and isinstance(amount, (int, float)):
+                total += int(amount)
+    return total
+
+
+def sample_p_value(baseline: float, target: float) -> float:
+    """Two-sided p-value that two sample counts of equally long sampling come from one rate.
+
+    Samples taken at a fixed frequency are Poisson counts of the time spent;
+    given their sum, the target's count is binomial with p = 1/2 when the
+    time did not change (normal approximation, continuity-corrected).
+    """
+    import math
+
+    total = baseline + target
+    if total <= 0:
+        return 1.0
+    z = max(abs(target - baseline) - 1.0, 0.0) / math.sqrt(total)
+    return math.erfc(z / math.sqrt(2.0))
+
+
+def _enclosing(anonymous: ExplainedFunction, named: list[ExplainedFunction]) -> ExplainedFunction | None:
+    """The function whose body holds a comprehension, generator expression or lambda: the nearest one
+    defined at or above its line in the same file."""
+    best = None
+    for candidate in named:
+        if (candidate.file == anonymous.file and candidate.line is not None and anonymous.line is not None
+                and candidate.line <= anonymous.line and (best is None or candidate.line > best.line)):  # type: ignore[operator]
+            best = candidate
+    return best
+
+
+def _functions(comparison: Any, top: int) -> tuple[ExplainedFunction, ...]:
+    """The functions carrying the change, largest share first.
+
+    The code blocks Python runs as functions of their own (comprehensions,
+    generator expressions, lambdas) count towards the function they are
+    written in: a list scan in ``lookup`` is ``lookup``'s change.
+    """
+    every = []
+    for change in comparison.functions or ():
+        file = line = None
+        name = change.function
+        match = _LOCATION.match(name)
+        if match:
+            file, line, name = match["file"], int(match["line"]), match["name"]
+        elif change.object and change.object != "???":
+            file = in_repository(change.object)
+        every.append(ExplainedFunction(name, file, line, change.baseline_exclusive, change.target_exclusive,
+                                       change.contribution, change.status))
+    named = [f for f in every if f.name_is_code() and f.line is not None]
+    merged: dict[int, ExplainedFunction] = {}
+    for function in every:
+        owner = _enclosing(function, named) if function.is_block() else None
+        into = owner if owner is not None else function
+        # a function's own row is the starting point, whether it or one of its blocks comes first
+        merged.setdefault(id(into), into)
+        if owner is not None:
+            was = merged[id(into)]
+            merged[id(into)] = replace(was, baseline=was.baseline + function.baseline,
+                                       target=was.target + function.target, share=was.share + function.share)
+    ranked = sorted((f for f in merged.values() if f.change != 0 and f.share > 0), key=lambda f: -f.share)[:top]
+    if comparison.function_unit == "samples":
+        ranked = [replace(f, p_value=sample_p_value(f.baseline, f.target)) for f in ranked]
+    # functions that moved less than 1 % of the change are noise next to the ones that did
+    return tuple(f for n, f in enumerate(ranked) if n == 0 or f.share >= MIN_SHARE)
+
+
+def in_repository(path: str) -> str:
+    """A source path inside a temporary worktree as a path relative to the repository."""
+    from ..runner.worktree import WORKTREE_PREFIX
+
+    parts = Path(path).parts
+    for index, part in enumerate(parts):
+        if part.startswith(WORKTREE_PREFIX) and index + 1 < len(parts):
+            return str(Path(*parts[index + 1:]))
+    return path
+
+
+def _source_lines(profile: Any) -> dict[str, tuple[str, int | None]]:
+    """function -> (source file, line) where the profile's function rows say so (callgrind, perf)."""
+    from ..profile.resources import MISSING
+
+    found: dict[str, tuple[str, int | None]] = {}
+    for _, region in profile.regions():
+        table = region.resources
+        if not len(table):
+            continue
+        keys = table.columns()[0]
+        if "source" not in keys or "uid" not in keys:
+            continue
+        lines = table.column("line") if "line" in keys else [MISSING] * len(table)
+        for uid, source, line in zip(table.column("uid"), table.column("source"), lines):
+            if source is MISSING or not isinstance(uid, str) or uid in found:
+                continue
+            found[uid] = (in_repository(str(source)), line if isinstance(line, int) else None)
+    return found
+
+
+def explain_profiles(name: str, base: Any, target: Any, base_name: str, target_name: str, label: str, *,
+                     directory: Path | None = None, written: tuple[str, ...] = (),
+                     reused: tuple[str, ...] = (), profiles: tuple[str, ...] = (),
+                     rounds: int = 1, sources: tuple[str, ...] = ()) -> Explanation:
+    """Compare two call-level profiles of collector ``name`` per function (see the module docstring).
+
+    ``profiles`` names the two profiles, ``sources`` says where they are
+    (see :class:`Explanation`) and ``rounds`` how many runs of each side
+    they merge; all are kept in the explanation.
+    """
+    from ..diff import compare
+
+    kept = {"written": written, "reused": reused, "profiles": profiles, "rounds": rounds, "sources": sources}
+
+    if name == "perf":
+        fewest = min(_samples(base), _samples(target))
+        if fewest < MIN_SAMPLES:
+            how = ("explain with callgrind (--explain-with callgrind), which counts every instruction"
+                   if shutil.which("valgrind") else "install valgrind to count its instructions with callgrind")
+            return Explanation(collector=name, **kept,
+                               message=f"the program is too short to sample ({fewest} perf samples, "
+                                       f"{MIN_SAMPLES} needed); {how}")
+    try:
+        comparison = compare(base, target, baseline_name=base_name[:7], target_name=target_name[:7])
+    except PerunError as exc:
+        return Explanation(collector=name, message=exc.message, **kept)
+    if not comparison.functions or comparison.total_change == 0:
+        return Explanation(collector=name, **kept,
+                           message=f"the {name} profiles show no change per function"
+                                   + (" (the program may be too short to measure)" if name == "pytrace" else ""))
+    functions = _functions(comparison, TOP)
+    where = {**_source_lines(base), **_source_lines(target)}
+    functions = tuple(replace(f, file=where[f.function][0], line=where[f.function][1] or f.line)
+                      if f.function in where else f for f in functions)
+    if directory is not None:
+        written += tuple(_write_views(comparison, directory, label, base_name, target_name))
+    return Explanation(name, comparison.function_unit, comparison.baseline_total, comparison.target_total,
+                       functions, "", written, reused, profiles, rounds, sources)
+
+
+def _write_views(comparison: Any, directory: Path, label: str, base_minor: str, target_minor: str) -> list[str]:
+    """The difference flame graph (SVG and folded) where the profiles have call stacks, the HTML report
+    of the difference (table, functions, bars and the flame graph where it can be drawn), and the
+    per-function listing as text."""
+    from ..atomic import atomic_write_text as write_text_atomic
+    from ..diff.render import build_flame, render, render_flame
+
+    directory.mkdir(parents=True, exist_ok=True)
+    stem = re.sub(r"[^A-Za-z0-9_.-]+", "_", label)[:60].strip("_") or "job"
+    stem = f"explain-{base_minor[:7]}-{target_minor[:7]}-{stem}"
+    written = []
+    if comparison.has_stacks:
+        flame = build_flame(comparison)
+        for fmt, suffix in (("svg", ".svg"), ("folded", ".folded")):
+            path = directory / f"{stem}{suffix}"
+            write_text_atomic(path, render_flame(flame, fmt))
+            written.append(str(path))
+    page = directory / f"{stem}.html"
+    write_text_atomic(page, render(comparison, "report"))
+    written.append(str(page))
+    report = directory / f"{stem}.txt"
+    write_text_atomic(report, render(comparison, "short", width=120))
+    written.append(str(report))
+    return written
+

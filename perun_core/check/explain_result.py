@@ -1,0 +1,166 @@
+"""What an explanation says: the functions carrying a time change, and how it is stored.
+
+:class:`Explanation` is what :mod:`perun_core.check.explain` attaches to a
+finding (``details["explanation"]``).  Its record (:meth:`Explanation.to_record`)
+is what the JSON output shows and what a stored check keeps next to the
+finding in ``.perun/changes`` (see :mod:`perun_core.storage.changes`);
+:meth:`Explanation.from_record` reads it back, so later reports, the TUI
+and pushed change records show it without collecting anything again.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+__all__ = ["ExplainedFunction", "Explanation", "relative_text"]
+
+_BLOCKS = ("<genexpr>", "<listcomp>", "<dictcomp>", "<setcomp>", "<lambda>")
+
+
+@dataclass(frozen=True, slots=True)
+class ExplainedFunction:
+    """One function's share of a change."""
+
+    function: str
+    file: str | None
+    line: int | None
+    baseline: float
+    target: float
+    #: change of exclusive cost / the whole program's change
+    share: float
+    status: str
+    #: for sample counts (perf): the two-sided p-value of "the function's time did not change"; None for exact
+    #: counts (callgrind) and single timings (cProfile)
+    p_value: float | None = None
+
+    @property
+    def change(self) -> float:
+        return self.target - self.baseline
+
+    @property
+    def relative(self) -> float | None:
+        return self.change / self.baseline if self.baseline else None
+
+    def is_block(self) -> bool:
+        """A comprehension, generator expression or lambda (a code block inside a function)."""
+        return self.function in _BLOCKS and self.line is not None
+
+    def name_is_code(self) -> bool:
+        return not self.function.startswith("<") or self.function == "<module>"
+
+    @property
+    def where(self) -> str:
+        if self.file and self.line:
+            return f"{self.file}:{self.line}"
+        return self.file or ""
+
+    def to_record(self) -> dict[str, Any]:
+        return {"function": self.function, "file": self.file, "line": self.line, "baseline": self.baseline,
+                "target": self.target, "change": self.change, "relative": self.relative, "share": self.share,
+                "status": self.status, "p_value": self.p_value}
+
+    @classmethod
+    def from_record(cls, record: dict[str, Any]) -> ExplainedFunction:
+        """Rebuild from :meth:`to_record`; KeyError, TypeError or ValueError for a damaged record."""
+        line = record.get("line")
+        p_value = record.get("p_value")
+        return cls(str(record["function"]), _text_or_none(record.get("file")),
+                   int(line) if isinstance(line, int) and not isinstance(line, bool) else None,
+                   float(record["baseline"]), float(record["target"]), float(record["share"]),
+                   str(record.get("status", "")), float(p_value) if isinstance(p_value, (int, float)) else None)
+
+    def text(self, unit: str) -> str:
+        """``name (file:line): +42 % own cost, 87 % of the change``."""
+        parts = [self.function + (f" ({self.where})" if self.where else "")]
+        if self.status == "new":
+            parts.append(f"new, {_number(self.target)} {unit}".rstrip())
+        elif self.status == "gone":
+            parts.append(f"gone, was {_number(self.baseline)} {unit}".rstrip())
+        else:
+            rel = self.relative
+            parts.append(f"{_number(self.baseline)} -> {_number(self.target)} {unit}".rstrip()
+                         + (f" ({relative_text(rel)})" if rel is not None else ""))
+        parts.append(f"{100 * self.share:.0f} % of the change")
+        if self.p_value is not None:
+            parts.append(f"p = {self.p_value:.2g}" if self.p_value >= 1e-4 else "p < 0.0001")
+        return ": ".join(parts[:1]) + ": " + ", ".join(parts[1:])
+
+
+@dataclass(frozen=True, slots=True)
+class Explanation:
+    """Why one job's time changed between two commits (or ``message``: why that is not known)."""
+
+    collector: str = ""
+    unit: str = ""
+    baseline_total: float = 0.0
+    target_total: float = 0.0
+    functions: tuple[ExplainedFunction, ...] = ()
+    message: str = ""
+    #: files written: the difference flame graph, the call-level profiles (pending) or tags of registered ones
+    written: tuple[str, ...] = ()
+    reused: tuple[str, ...] = field(default=())
+    #: the names of the two call-level profiles compared (baseline, target): pending file names, tags or paths
+    profiles: tuple[str, ...] = ()
+    #: how many times each side ran, interleaved baseline and target (1 for exact counts)
+    rounds: int = 1
+    #: where the two profiles are (baseline, target): ``object:<checksum>`` (registered), ``pending:<file name>``
+    #: or ``file:<path>``; front ends load them to draw the difference flame graph without collecting again
+    sources: tuple[str, ...] = ()
+
+    @property
+    def explained(self) -> bool:
+        return not self.message
+
+    def headline(self) -> str:
+        if self.message:
+            return f"not explained: {self.message}"
+        change = self.target_total - self.baseline_total
+        rel = f" ({relative_text(change / self.baseline_total)})" if self.baseline_total else ""
+        return (f"explained by ({self.collector}, {_number(self.baseline_total)} -> {_number(self.target_total)} "
+                f"{self.unit}{rel}):").replace(" )", ")")
+
+    def to_record(self) -> dict[str, Any]:
+        return {"collector": self.collector, "unit": self.unit, "baseline_total": self.baseline_total,
+                "target_total": self.target_total, "message": self.message or None,
+                "functions": [f.to_record() for f in self.functions], "written": list(self.written),
+                "reused": list(self.reused), "profiles": list(self.profiles), "rounds": self.rounds,
+                "sources": list(self.sources)}
+
+    @classmethod
+    def from_record(cls, record: dict[str, Any]) -> Explanation:
+        """Rebuild a stored explanation; KeyError, TypeError or ValueError for a damaged record."""
+        if not isinstance(record, dict):
+            raise TypeError("an explanation is a mapping")
+        rounds = record.get("rounds", 1)
+        return cls(str(record.get("collector") or ""), str(record.get("unit") or ""),
+                   float(record.get("baseline_total") or 0.0), float(record.get("target_total") or 0.0),
+                   tuple(ExplainedFunction.from_record(f) for f in record.get("functions") or ()),
+                   str(record.get("message") or ""), _texts(record.get("written")), _texts(record.get("reused")),
+                   _texts(record.get("profiles")), rounds if isinstance(rounds, int) and rounds > 0 else 1,
+                   _texts(record.get("sources")))
+
+
+def _text_or_none(value: Any) -> str | None:
+    return str(value) if value not in (None, "") else None
+
+
+def _texts(value: Any) -> tuple[str, ...]:
+    if not isinstance(value, (list, tuple)):
+        return ()
+    return tuple(str(item) for item in value)
+
+
+def relative_text(relative: float | None) -> str:
+    """``+42 %``, or ``x391`` for changes beyond ten times."""
+    if relative is None:
+        return ""
+    if relative >= 9:
+        return f"x{1 + relative:.3g}"
+    return f"{100 * relative:+.0f} %"
+
+
+def _number(value: float) -> str:
+    if value == int(value) and abs(value) < 1e15:
+        return f"{int(value):,}".replace(",", " ")
+    return f"{value:.4g}"
