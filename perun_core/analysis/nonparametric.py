@@ -31,7 +31,7 @@ with the model as it is evaluated from the record.
 
 As postprocessors, the three leave out points far off their neighbourhood
 (a call preempted by the scheduler takes 3-10x its neighbours' time; see
-:func:`perun_core.analysis.regression.outlier_weights`) before fitting, and
+:func:`perun_core.analysis.robust.outlier_weights`) before fitting, and
 record how many in ``downweighted`` (0 when none stood out).
 
 Importing this module registers the three kinds with
@@ -141,12 +141,12 @@ def _without_outliers(x: Any, y: Any) -> tuple[Any, Any, int]:
     """The points minus those far off their neighbourhood (preempted calls), and how many were left out.
 
     The same weighing as regression_analysis's (see
-    :func:`perun_core.analysis.regression.outlier_weights`): a point whose
+    :func:`perun_core.analysis.robust.outlier_weights`): a point whose
     bisquare weight is below one half is left out of the fit.
     """
     import numpy as np
 
-    from .regression import outlier_weights
+    from .robust import outlier_weights
 
     with np.errstate(all="ignore"):
         xa = np.asarray(x, dtype=np.float64).ravel()
