@@ -146,4 +146,3 @@ def regressogram(
         raise InvalidParameter("regressogram", "statistic", statistic, "mean or median")
     return analyse("regressogram", data, depending_on, of, fit_regressogram,
                     bins=bins, statistic=statistic, max_bins=max_bins)
-

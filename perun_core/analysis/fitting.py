@@ -174,7 +174,6 @@ def _line(f: numpy.ndarray, target: numpy.ndarray) -> tuple[float, float]:
     return t_mean - slope * f_mean, slope
 
 
-
 def fit_part(part: Part, model: str) -> Fit:
     """Least squares, or weighted least squares when some points are outliers (see :func:`outlier_weights`)."""
     import numpy as np
@@ -269,7 +268,6 @@ def _least_squares(part: Part, model: str) -> Fit:
     return Fit(model, float(b0), float(b1), float(r2), x_min, x_max)
 
 
-
 def best_fit(fits: Iterable[Fit]) -> Fit | None:
     fits = list(fits)
     if not fits:
@@ -277,7 +275,6 @@ def best_fit(fits: Iterable[Fit]) -> Fit | None:
     limit = tie_limit(max(f.r_square for f in fits))
     tied = [f for f in fits if f.r_square >= limit]
     return min(tied, key=lambda f: RANK[f.model])
-
 
 
 def as_points(x: Any, y: Any) -> Points:
@@ -291,4 +288,3 @@ def as_points(x: Any, y: Any) -> Points:
     if not (np.isfinite(xa).all() and np.isfinite(ya).all()):
         raise DegenerateData("the points contain NaN or infinity")
     return Points(xa, ya)
-

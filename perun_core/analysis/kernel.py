@@ -268,4 +268,3 @@ def kernel_regression(
     _kernel(kernel)
     return analyse("kernel_regression", data, depending_on, of, fit_kernel_regression, kernel=kernel,
                     bandwidth=bandwidth, points=points, cv_sample=cv_sample, seed=seed)
-

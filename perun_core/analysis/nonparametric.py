@@ -165,7 +165,6 @@ def bin_index(edges: numpy.ndarray, x: numpy.ndarray) -> numpy.ndarray:
     return np.clip(np.searchsorted(edges, x, side="right") - 1, 0, len(edges) - 2)
 
 
-
 # -- evaluation --------------------------------------------------------------------------------
 
 def _numbers(model: dict, key: str) -> numpy.ndarray:

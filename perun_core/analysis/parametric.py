@@ -63,11 +63,9 @@ def canonical_model_name(name: str) -> str:
     return key
 
 
-
 def tie_limit(top: float) -> float:
     """The lowest r_square that ties with a best r_square of ``top``."""
     return 1.0 - ((1.0 - top) * (1.0 + TIE_RELATIVE) + TIE_ABSOLUTE)
-
 
 
 def best_model(models: Iterable[dict]) -> dict | None:
@@ -90,7 +88,6 @@ def best_model(models: Iterable[dict]) -> dict | None:
         if chosen_key is None or key < chosen_key:
             chosen, chosen_key = record, key
     return chosen
-
 
 
 def _coefficients(model: dict) -> dict[str, float]:

@@ -132,7 +132,6 @@ def _model_list(regression_models: str | Iterable[str] | None) -> list[str]:
     return [m for m in MODELS if m in chosen]
 
 
-
 # -- methods -------------------------------------------------------------------------------
 
 class _Outcome:
@@ -450,4 +449,3 @@ def regression_analysis(
         out.models.extend(result.models)
         out.skipped.extend(result.skipped)
     return out
-

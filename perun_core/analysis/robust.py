@@ -179,4 +179,3 @@ def weighted_r_square(y: numpy.ndarray, fitted: numpy.ndarray, w: numpy.ndarray)
     if ss_tot <= 0:
         return 1.0 if ss_res <= 0 else 0.0
     return 1.0 - ss_res / ss_tot
-

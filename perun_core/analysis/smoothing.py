@@ -169,4 +169,3 @@ def moving_average(
         raise InvalidParameter("moving_average", "moving_method", moving_method, ", ".join(MOVING_METHODS))
     return analyse("moving_average", data, depending_on, of, fit_moving_average, moving_method=moving_method,
                     window_width=window_width, center=center, max_points=max_points)
-
