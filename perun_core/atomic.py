@@ -179,8 +179,10 @@ def atomic_write(path: Path | str, data: bytes | Iterable[bytes], *, exclusive: 
         mode = default_file_mode()
     if create_parent:
         path.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp_name = tempfile.mkstemp(prefix=f".{path.name}.w{os.getpid()}-{writer_tag()}.", suffix=".tmp",
-                                    dir=path.parent)
+    writer = f"w{os.getpid()}-{writer_tag()}."
+    if len(path.name.encode()) + len(writer) + 14 > 255:
+        writer = ""  # a name near the file system's limit: fsck judges such a file by its age
+    fd, tmp_name = tempfile.mkstemp(prefix=f".{path.name}.{writer}", suffix=".tmp", dir=path.parent)
     try:
         with os.fdopen(fd, "wb") as handle:
             os.fchmod(handle.fileno(), mode)
