@@ -175,7 +175,10 @@ def _line(f: numpy.ndarray, target: numpy.ndarray) -> tuple[float, float]:
 
 
 def fit_part(part: Part, model: str) -> Fit:
-    """Least squares, or weighted least squares when some points are outliers (see :func:`outlier_weights`)."""
+    """Least squares, or weighted least squares when some points are outliers.
+
+    The outliers are those :func:`~perun_core.analysis.robust.outlier_weights` finds.
+    """
     import numpy as np
 
     w = part.weights()

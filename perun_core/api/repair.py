@@ -203,7 +203,7 @@ class _Check:
         return False
 
     def is_sound(self, sha: str) -> bool:
-        """Whether object ``sha`` is sound; one stored after the scan (by a writer running meanwhile) is verified now."""
+        """Whether object ``sha`` is sound; one stored after the scan (by a writer meanwhile) is verified now."""
         if sha in self.sound:
             return True
         if sha in self.damaged:
