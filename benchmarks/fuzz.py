@@ -39,7 +39,8 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from perun_core.fuzz.measure import Executor  # noqa: E402
-from perun_core.fuzz.search import fuzz, settings_from  # noqa: E402
+from perun_core.fuzz.search import fuzz  # noqa: E402
+from perun_core.fuzz.setup import settings_from  # noqa: E402
 
 REGEX_PROGRAM = r'''
 import re, sys

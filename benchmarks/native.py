@@ -49,7 +49,8 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 from perun_core import native  # noqa: E402
 from perun_core.collect.memory import profile_from_logs  # noqa: E402
 from perun_core.collect.nativelog import read_logs  # noqa: E402
-from perun_core.collect.trace import _threads_of_logs, instrumentation_flags, profile_from_calls  # noqa: E402
+from perun_core.collect.trace import _threads_of_logs, instrumentation_flags  # noqa: E402
+from perun_core.collect.trace_profile import profile_from_calls  # noqa: E402
 from perun_core.profile.codec import store_profile_at  # noqa: E402
 from perun_core.units import UnitContext, call_phase, collectors, convert_params  # noqa: E402
 

@@ -3,6 +3,12 @@
 Every file perun writes goes through :func:`atomic_write`, so a reader sees
 either the old content or the new one, never a half-written file, even if the
 process is killed or the machine loses power mid-write.
+
+The temporary file of a write is named ``.NAME.w<pid>-<tag>.<random>.tmp``
+next to its target: the writer's process id and a tag of the machine and pid
+namespace it runs in (:func:`writer_tag`), so that ``fsck`` can tell the
+leftover of a killed writer from a write in flight
+(:func:`temporary_writer_alive`).
 """
 
 from __future__ import annotations
@@ -10,7 +16,9 @@ from __future__ import annotations
 import contextlib
 import errno
 import fcntl
+import hashlib
 import os
+import re
 import tempfile
 import time
 from collections.abc import Iterable, Iterator
@@ -19,6 +27,12 @@ from pathlib import Path
 from .errors import EnvironmentFailure, LockTimeout, StorageError
 
 _umask_cache: list[int] = []
+_tag_cache: list[str] = []
+
+#: A temporary file of :func:`atomic_write`: the target's name, then (since writers record it) the writer.
+TEMPORARY_NAME = re.compile(r"^\.(?P<target>.+?)\.(?:w(?P<pid>\d+)-(?P<tag>[0-9a-f]{8})\.)?[A-Za-z0-9_]+\.tmp$")
+#: Slack between a process's start time (whole seconds of the boot time, clock ticks) and a file's mtime.
+_START_SLACK = 2.0
 
 
 def current_umask() -> int:
@@ -67,6 +81,72 @@ def ensure_writable_target(path: Path | str) -> Path:
     return path
 
 
+def writer_tag() -> str:
+    """Eight hex digits naming where process ids of writers mean something: this boot of this machine,
+    in this pid namespace.  A temporary file with another tag was made where its pid cannot be checked."""
+    if _tag_cache:
+        return _tag_cache[0]
+    parts = []
+    for source in ("/proc/sys/kernel/random/boot_id", "/proc/self/ns/pid"):
+        try:
+            parts.append(os.readlink(source) if source.endswith("/pid") else Path(source).read_text().strip())
+        except OSError:
+            parts.append("")
+    if not any(parts):
+        parts.append(os.uname().nodename)
+    _tag_cache.append(hashlib.sha1("\0".join(parts).encode()).hexdigest()[:8])
+    return _tag_cache[0]
+
+
+def _process_start(pid: int) -> tuple[float, str] | None:
+    """(wall-clock start time, state letter) of a process from /proc, or None where /proc cannot say."""
+    try:
+        stat = Path(f"/proc/{pid}/stat").read_text()
+        boot = next(float(line.split()[1]) for line in Path("/proc/stat").read_text().splitlines()
+                    if line.startswith("btime "))
+        fields = stat[stat.rindex(")") + 2:].split()  # after "pid (comm) ": state is field 3, starttime 22
+        return boot + int(fields[19]) / os.sysconf("SC_CLK_TCK"), fields[0]
+    except (OSError, ValueError, IndexError, StopIteration):
+        return None
+
+
+def temporary_writer_alive(path: Path | str) -> bool | None:
+    """Whether the writer of the temporary file ``path`` may still be writing it.
+
+    False when it certainly is not: the process named in the file's name
+    is gone, a zombie, or started after the file was last written (its pid
+    was reused).  True when that process runs.  None when the name does not
+    tell: a file of an older perun (no pid) or one made on another machine
+    or in another pid namespace (another :func:`writer_tag`).
+    """
+    path = Path(path)
+    match = TEMPORARY_NAME.match(path.name)
+    if match is None or match["pid"] is None or match["tag"] != writer_tag():
+        return None
+    pid = int(match["pid"])
+    if pid == os.getpid():
+        return True
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        pass  # it runs, as another user
+    except OSError:
+        return None
+    started = _process_start(pid)
+    if started is None:
+        return True
+    start, state = started
+    if state in ("Z", "X"):
+        return False
+    try:
+        written = path.stat().st_mtime
+    except FileNotFoundError:
+        return False  # finished (renamed) or removed meanwhile
+    return start <= written + _START_SLACK
+
+
 def _fsync_dir(directory: Path) -> None:
     try:
         fd = os.open(directory, os.O_RDONLY)
@@ -99,7 +179,10 @@ def atomic_write(path: Path | str, data: bytes | Iterable[bytes], *, exclusive: 
         mode = default_file_mode()
     if create_parent:
         path.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp_name = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
+    writer = f"w{os.getpid()}-{writer_tag()}."
+    if len(path.name.encode()) + len(writer) + 14 > 255:
+        writer = ""  # a name near the file system's limit: fsck judges such a file by its age
+    fd, tmp_name = tempfile.mkstemp(prefix=f".{path.name}.{writer}", suffix=".tmp", dir=path.parent)
     try:
         with os.fdopen(fd, "wb") as handle:
             os.fchmod(handle.fileno(), mode)

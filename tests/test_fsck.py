@@ -5,12 +5,62 @@ from __future__ import annotations
 import json
 import os
 import shutil
+import signal
+import subprocess
+import sys
+import threading
 import time
 
 from conftest import run_cli
 
 from perun_core import api
+from perun_core.atomic import writer_tag
+from perun_core.storage.index import read_index, write_index
 from perun_core.storage.repository import PerunRepository
+
+#: A writer that stops in the middle of an atomic write of argv[1] until a line arrives on stdin.
+WRITER = r"""
+import sys
+from perun_core.atomic import atomic_write
+
+def chunks():
+    yield b"x" * 100
+    print("writing", flush=True)
+    sys.stdin.readline()
+    yield b"y"
+
+atomic_write(sys.argv[1], chunks())
+print("written", flush=True)
+"""
+
+#: Holds the lock file argv[1]; on a line on stdin, appends to the index argv[2] the entries of the index
+#: argv[3] (as a writer registering profiles would), then lets the lock go.
+LOCK_HOLDER = r"""
+import sys
+from pathlib import Path
+from perun_core.atomic import file_lock
+from perun_core.storage.index import read_index, write_index
+
+with file_lock(sys.argv[1]):
+    print("locked", flush=True)
+    sys.stdin.readline()
+    if len(sys.argv) > 2:
+        write_index(Path(sys.argv[2]), read_index(Path(sys.argv[2])) + read_index(Path(sys.argv[3])))
+print("released", flush=True)
+"""
+
+
+def start(script, *args, cwd):
+    return subprocess.Popen([sys.executable, "-c", script, *map(str, args)], cwd=cwd, text=True,
+                            stdin=subprocess.PIPE, stdout=subprocess.PIPE)
+
+
+def expect(child, line):
+    assert child.stdout.readline().strip() == line
+
+
+def temporaries(directory):
+    return sorted(p for p in directory.iterdir() if p.name.startswith(".") and p.name.endswith(".tmp"))
 
 
 def register(root, sha, n):
@@ -99,3 +149,110 @@ def test_deleting_the_objects_is_never_silent(perun_repo):
     status = run_cli("status", cwd=root)
     assert status.returncode == 1 and ".perun/objects is missing" in status.stderr
     assert run_cli("fsck", cwd=root).returncode == 1
+
+
+def test_a_killed_writers_file_goes_at_once_and_a_running_writers_file_stays(perun_repo):
+    root, shas = perun_repo
+    entries, index, repo = register(root, shas[-1], 1)
+    jobs = root / ".perun/jobs"
+    killed = start(WRITER, jobs / "killed.perf", cwd=root)
+    running = start(WRITER, repo.objects.path_of("ab" + "0" * 38), cwd=root)
+    try:
+        expect(killed, "writing")
+        expect(running, "writing")
+        [left] = temporaries(jobs)
+        [in_flight] = temporaries(repo.objects.path_of("ab" + "0" * 38).parent)
+        assert f".w{killed.pid}-" in left.name and f".w{running.pid}-" in in_flight.name
+        killed.send_signal(signal.SIGKILL)
+        killed.wait()
+        report = api.fsck(cwd=root)  # the killed writer's file is young: its writer decides, not its age
+        assert report.removed == [str(left)] and report.kept == [str(in_flight)]
+        assert not left.exists() and in_flight.exists() and report.ok
+        report = api.fsck(stale_after=0, cwd=root)  # a file named by a running writer stays, however old
+        assert report.removed == [] and report.kept == [str(in_flight)] and in_flight.exists()
+        running.stdin.write("go\n")
+        running.stdin.flush()
+        expect(running, "written")
+    finally:
+        for child in (killed, running):
+            child.kill()
+            child.wait()
+    assert repo.objects.path_of("ab" + "0" * 38).read_bytes() == b"x" * 100 + b"y"
+    assert not temporaries(jobs)
+
+
+def test_a_temporary_file_whose_pid_was_reused_goes(perun_repo):
+    root, shas = perun_repo
+    register(root, shas[-1], 1)
+    other = start("import sys; print('up', flush=True); sys.stdin.readline()", cwd=root)
+    try:
+        expect(other, "up")
+        # a file written before the process with that pid started cannot be that process's
+        left = root / ".perun/jobs" / f".p.perf.w{other.pid}-{writer_tag()}.abc123.tmp"
+        left.write_bytes(b"x")
+        os.utime(left, (time.time() - 600, time.time() - 600))
+        report = api.fsck(stale_after=30 * 24 * 3600, cwd=root)
+        assert report.removed == [str(left)] and not left.exists()
+    finally:
+        other.kill()
+        other.wait()
+
+
+def test_a_repair_leaves_the_files_next_to_an_index_alone_while_another_process_holds_its_lock(perun_repo):
+    root, shas = perun_repo
+    entries, index, repo = register(root, shas[-1], 1)
+    old = index.parent / f".{index.name}.abc123.tmp"  # names no writer: only the lock tells
+    old.write_bytes(b"x" * 1000)
+    os.utime(old, (time.time() - 7200, time.time() - 7200))
+    holder = start(LOCK_HOLDER, repo.index_lock_path(shas[-1]), cwd=root)
+    try:
+        expect(holder, "locked")
+        report = api.fsck(repair=True, stale_after=0, cwd=root)
+        assert report.kept == [str(old)] and report.removed == [] and old.exists()
+        holder.stdin.write("\n")
+        holder.stdin.flush()
+        expect(holder, "released")
+    finally:
+        holder.kill()
+        holder.wait()
+    report = api.fsck(repair=True, stale_after=0, cwd=root)
+    assert report.removed == [str(old)] and not old.exists()
+
+
+def test_a_repair_waits_for_the_index_lock_and_keeps_what_the_writer_added(perun_repo, monkeypatch, tmp_path):
+    root, shas = perun_repo
+    entries, index, repo = register(root, shas[-1], 3)
+    # the third profile's object is stored; its entry is what the other process will register
+    added = entries[2:]
+    other_index = tmp_path / "to-register.pidx"
+    write_index(other_index, added)
+    write_index(index, entries[:2])
+    repo.objects.path_of(entries[0].checksum).write_bytes(b"garbage")
+    waiting = threading.Event()
+    real_lock = PerunRepository.index_lock
+
+    def index_lock(self, minor, timeout=30.0):
+        if minor == shas[-1] and timeout:
+            waiting.set()  # the repair is about to take the lock the other process holds
+        return real_lock(self, minor, timeout)
+
+    monkeypatch.setattr(PerunRepository, "index_lock", index_lock)
+    holder = start(LOCK_HOLDER, repo.index_lock_path(shas[-1]), index, other_index, cwd=root)
+    outcome = {}
+    repair = threading.Thread(target=lambda: outcome.update(report=api.fsck(repair=True, cwd=root)))
+    try:
+        expect(holder, "locked")
+        repair.start()
+        assert waiting.wait(300)
+        holder.stdin.write("\n")  # the other process now registers a profile, then lets go
+        holder.stdin.flush()
+        expect(holder, "released")
+        repair.join(300)
+        assert not repair.is_alive()
+    finally:
+        holder.kill()
+        holder.wait()
+    report = outcome["report"]
+    assert [(p.kind, p.repaired) for p in report.problems] == [("object", ""), ("entry", "entry dropped")]
+    # the damaged entry is gone, and the one registered while the repair waited is still there
+    assert [e.checksum for e in read_index(index)] == [entries[1].checksum, added[0].checksum]

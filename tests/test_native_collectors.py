@@ -17,10 +17,11 @@ from runhelpers import build_c, line_of, run_env, documented  # noqa: F401 - run
 
 from perun_core.api import run as api_run
 from perun_core.collect.callgrind import callgrind_resources, parse_callgrind
-from perun_core.collect import trace
+from perun_core.collect import uprobes
 from perun_core.collect.perf import (base_event, parse_perf_script, parse_perf_stat, perf_command, perf_permission,
                                      signal_reported, stack_resources)
-from perun_core.collect.trace import _sampling_rules, _uprobes_requirement, instrumentation_flags
+from perun_core.collect.trace import _sampling_rules, instrumentation_flags
+from perun_core.collect.uprobes import uprobes_requirement
 from perun_core.errors import CollectionError, ExternalToolError
 from perun_core.profile.convert import to_flame_graph_format, to_heap_map_format
 from perun_core.units import UnitContext, call_phase, collectors, convert_params
@@ -556,7 +557,7 @@ def test_trace_threads_fork_and_crash(programs, run_env):
 
 
 def test_trace_with_uprobes_or_a_clear_reason(programs):
-    if not _uprobes_requirement().ok:
+    if not uprobes_requirement().ok:
         with pytest.raises(CollectionError, match="the uprobes engine cannot run here"):
             collect("trace", [programs["fib_plain"], "5"], programs["dir"], engine="uprobes", rules=["fib"])
         return
@@ -606,7 +607,7 @@ def test_uprobes_requirement_when_tracefs_is_not_readable(programs, monkeypatch,
         return real_stat(path, *args, **kwargs)
 
     monkeypatch.setattr(Path, "stat", denied)
-    requirement = _uprobes_requirement()
+    requirement = uprobes_requirement()
     assert not requirement.ok and requirement.optional
     assert (requirement.detail, requirement.how_to_get) == ("tracefs is not readable by this user",
                                                             "run as root (or use the instrument engine)")
@@ -620,7 +621,7 @@ def test_uprobes_requirement_when_tracefs_is_not_readable(programs, monkeypatch,
 
 def needs_uprobes() -> None:
     need_tool("perf", "installed by .ci/run")
-    requirement = _uprobes_requirement()
+    requirement = uprobes_requirement()
     if not requirement.ok:
         pytest.skip(f"uprobes are not available here: {requirement.detail}")
 
@@ -633,11 +634,11 @@ def test_uprobes_threads_lose_no_calls_or_say_so(programs, monkeypatch):
         assert Counter(r["thread"] for r in rows(profile)) == {thread: 2000 for thread in range(1, 9)}
     else:
         assert any(text.startswith("perun: perf lost ") for _, text in output)
-    monkeypatch.setattr(trace, "_ring_buffer", lambda: "8K")  # two pages: most events are lost
+    monkeypatch.setattr(uprobes, "_ring_buffer", lambda: "8K")  # two pages: most events are lost
     with pytest.raises(CollectionError, match=r"perf lost \d+ of \d+ uprobe events \(\d+\.\d%\) with a buffer of "
                        r"8K per CPU: the call tree would be wrong"):
         collect("trace", argv, cwd, engine="uprobes", rules=["leaf"])
-    monkeypatch.setattr(trace, "MAX_LOST_SHARE", 1.0)
+    monkeypatch.setattr(uprobes, "MAX_LOST_SHARE", 1.0)
     kept, output = collect("trace", argv, cwd, engine="uprobes", rules=["leaf"])
     lost = kept.header["lost_events"]
     assert 0 < lost and len(rows(kept)) < 16000
@@ -842,7 +843,7 @@ def test_perf_and_uprobes_leave_nothing_in_the_build_id_cache(programs, tmp_path
     monkeypatch.setenv("HOME", str(home))
     collect("perf", [programs["busy"]], programs["dir"])
     check_unit("collector", "perf")
-    if _uprobes_requirement().ok:
+    if uprobes_requirement().ok:
         collect("trace", [programs["fib_plain"], "5"], programs["dir"], engine="uprobes", rules=["fib"])
     assert list(home.iterdir()) == []
 

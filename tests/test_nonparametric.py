@@ -12,18 +12,15 @@ from hypothesis import strategies as st
 from hypothesis.extra import numpy as hnp
 
 from perun_core.analysis import evaluate_model, plot_points
-from perun_core.analysis.nonparametric import (
-    BIN_RULES,
+from perun_core.analysis.bins import BIN_RULES, fit_regressogram, regressogram
+from perun_core.analysis.kernel import (
     bandwidth_cv,
     bandwidth_scott,
     bandwidth_silverman,
     fit_kernel_regression,
-    fit_moving_average,
-    fit_regressogram,
     kernel_regression,
-    moving_average,
-    regressogram,
 )
+from perun_core.analysis.smoothing import fit_moving_average, moving_average
 from perun_core.analysis.points import DegenerateData
 from perun_core.errors import InvalidParameter, InvalidProfile
 from perun_core.analysis.curves import plot_data_from_coefficients_of

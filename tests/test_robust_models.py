@@ -5,7 +5,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from perun_core.analysis.nonparametric import regressogram
+from perun_core.analysis.bins import regressogram
 from perun_core.analysis.regression import fit_model, fit_models
 
 

@@ -19,21 +19,14 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
+from .bins import fit_regressogram, regressogram
 from .clusterizer import clusterize_profile, clusterize_table, with_column
 from .filtering import filter_profile, filter_rows, filter_table, parse_condition, resource_mask
-from .nonparametric import (
-    NONPARAMETRIC_MODELS,
-    evaluate_nonparametric,
-    fit_kernel_regression,
-    fit_moving_average,
-    fit_regressogram,
-    kernel_regression,
-    moving_average,
-    plot_nonparametric,
-    regressogram,
-)
+from .kernel import fit_kernel_regression, kernel_regression
+from .nonparametric import NONPARAMETRIC_MODELS, evaluate_nonparametric, plot_nonparametric
 from .points import DEFAULT_X, DEFAULT_Y, AnalysisResult, DegenerateData, Skipped, points_by_uid
 from .regression import METHODS, MODELS, best_model, evaluate_parametric, fit_model, fit_models, regression_analysis
+from .smoothing import fit_moving_average, moving_average
 
 if TYPE_CHECKING:  # pragma: no cover
     import numpy

@@ -5,7 +5,7 @@
 collector and postprocessors of the profiles, the repository when
 ``register`` or ``add_to_matrix`` need one) before the program first runs,
 then searches (:mod:`perun_core.fuzz.search`), reporting
-:class:`~perun_core.fuzz.search.FuzzStarted`, ``InputKept``, ``FuzzProgress``
+:class:`~perun_core.fuzz.findings.FuzzStarted`, ``InputKept``, ``FuzzProgress``
 and ``FuzzFinished`` to ``on_event``; setting ``cancel`` ends the search
 early with the results so far (it does not raise).  Afterwards the best
 inputs are profiled as pending profiles of the nearest perun repository
@@ -26,8 +26,8 @@ from typing import Any
 from ..errors import NotPerunRepository, UsageError
 from ..fuzz.deltadebug import DeltaResult, DeltaStep
 from ..fuzz.options import DELTA_PARAMS, FUZZ_PARAMS
-from ..fuzz.search import (Finding, FuzzFinished, FuzzProgress, FuzzResult, FuzzSettings, FuzzStarted, InputKept,
-                           settings_from)
+from ..fuzz.findings import Finding, FuzzFinished, FuzzProgress, FuzzResult, FuzzStarted, InputKept
+from ..fuzz.setup import FuzzSettings, settings_from
 from ..params import Param, convert_params
 
 __all__ = [

@@ -9,18 +9,26 @@ What is checked:
 * pending profiles in ``.perun/jobs`` are valid profiles (they are only
   reported, never touched: they are the user's files).
 
-Temporary files of writers (``.NAME.XXXX.tmp`` of the atomic writes) in
-``.perun/objects`` and ``.perun/jobs`` that are older than ``stale_after``
-seconds are removed: a writer still running renews its file's modification
-time as it writes, and writes of an object or an index take seconds, not an
-hour.
+Temporary files of writers (``.NAME.w<pid>-<tag>.XXXX.tmp`` of the atomic
+writes, see :mod:`perun_core.atomic`) in ``.perun/objects`` and
+``.perun/jobs`` are removed when their writer is gone: the process named in
+the file's name no longer runs, or was started after the file was last
+written (its pid was reused).  A file whose writer still runs is kept,
+however old.  Where the name cannot tell (files of an older perun, or made
+on another machine sharing the store) the file's age decides: it is removed
+once older than ``stale_after`` seconds, as a writer still running renews
+its file's modification time as it writes.  A temporary file next to an
+index is judged only while fsck holds that index's lock (the lock every
+index writer holds): while another process holds it, the file is kept.
 
 With ``repair``: a damaged index is rebuilt from what can still be read,
 the entries of its intact part whose objects are sound, plus the sound
 objects that no index refers to when exactly one index is damaged (only
 then is it certain where they belong); entries of sound indexes that name a
-missing or damaged object are dropped.  Nothing else is ever deleted:
-damaged objects stay where they are for a closer look.
+missing or damaged object are dropped.  Every index is rewritten under its
+lock, from its content read again under the lock, so a profile registered
+while fsck runs is neither lost nor taken for missing.  Nothing else is ever
+deleted: damaged objects stay where they are for a closer look.
 """
 
 from __future__ import annotations
@@ -32,16 +40,16 @@ import time
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from ..errors import CorruptIndex, CorruptObject, PerunError, StorageError
+from ..atomic import TEMPORARY_NAME, temporary_writer_alive
+from ..errors import CorruptIndex, CorruptObject, LockTimeout, PerunError, StorageError
 from ..storage.repository import PerunRepository
 from ._repo import using as _using
 
 __all__ = ["STALE_AFTER", "FsckProblem", "FsckReport", "fsck"]
 
-#: Age in seconds from which a writer's temporary file is taken as left behind by a killed process.
+#: Age in seconds from which a temporary file whose writer cannot be identified is taken as left behind.
 STALE_AFTER = 3600.0
 
-_TEMPORARY = re.compile(r"^\..+\.[A-Za-z0-9_]+\.tmp$")
 _HEX = re.compile(r"^[0-9a-f]+$")
 
 
@@ -69,7 +77,7 @@ class FsckReport:
     problems: list[FsckProblem] = field(default_factory=list)
     #: temporary files of killed writers that were removed
     removed: list[str] = field(default_factory=list)
-    #: temporary files young enough to belong to a writer still running (left alone)
+    #: temporary files that may belong to a writer still running (left alone)
     kept: list[str] = field(default_factory=list)
     repaired: bool = False
 
@@ -87,79 +95,204 @@ def fsck(
     cwd: Path | str | None = None,
 ) -> FsckReport:
     """Check the store; see the module docstring.  Raises only when the store cannot be listed at all."""
-    from ..storage.index import MAGIC, decode_index, write_index
-
     with _using(repo, cwd) as r:
-        report = FsckReport(repaired=repair)
-        now = time.time()
-        objects_dir = r.objects_dir
+        check = _Check(r, repair, stale_after)
+        check.scan_objects()
+        check.check_indexes()
+        check.rebuild_broken_indexes()
+        _check_pending(r, check.leftovers, check.report)
+        return check.report
+
+
+class _Leftovers:
+    """Judges writers' temporary files: removed when their writer is gone, kept while it may be writing."""
+
+    def __init__(self, repo: PerunRepository, stale_after: float, report: FsckReport) -> None:
+        self.repo = repo
+        self.stale_after = stale_after
+        self.report = report
+        self.now = time.time()
+
+    def judge(self, path: Path, minor: str | None = None) -> None:
+        """Judge ``path``; ``minor`` names the index it may be a new version of (its writers hold that lock)."""
+        if minor is None or not self.repo.index_lock_path(minor).exists():
+            # no writer of that index ever took its lock, so none is writing it now
+            self._judge(path)
+            return
+        try:
+            with self.repo.index_lock(minor, timeout=0):
+                self._judge(path)
+        except LockTimeout:
+            self.report.kept.append(str(path))  # a writer of that index is running: maybe this is its file
+
+    def _judge(self, path: Path) -> None:
+        alive = temporary_writer_alive(path)
+        if alive is None:
+            try:
+                alive = self.now - path.stat().st_mtime < self.stale_after
+            except FileNotFoundError:
+                return  # its writer finished meanwhile
+        if alive:
+            self.report.kept.append(str(path))
+            return
+        try:
+            path.unlink()
+        except FileNotFoundError:
+            return
+        except OSError as exc:
+            self.report.problems.append(FsckProblem("temporary", str(path), f"cannot be removed: {exc.strerror}"))
+            return
+        self.report.removed.append(str(path))
+
+
+class _Check:
+    """One fsck: what the scan found, and the repairs."""
+
+    def __init__(self, repo: PerunRepository, repair: bool, stale_after: float) -> None:
+        self.repo = repo
+        self.report = FsckReport(repaired=repair)
+        self.leftovers = _Leftovers(repo, stale_after, self.report)
+        self.sound: set[str] = set()
+        self.damaged: dict[str, str] = {}
+        self.indexes: dict[str, list] = {}
+        self.broken: dict[str, tuple[Path, str, bytes]] = {}
+
+    def scan_objects(self) -> None:
+        from ..storage.index import MAGIC, decode_index
+
+        objects_dir = self.repo.objects_dir
         if not objects_dir.is_dir():
-            report.problems.append(FsckProblem("store", str(objects_dir), "the objects directory is missing",
-                                               _recreate(objects_dir) if repair else ""))
-        sound: set[str] = set()
-        damaged_objects: dict[str, str] = {}
-        indexes: dict[str, list] = {}
-        broken_indexes: dict[str, tuple[Path, str, bytes]] = {}
+            self.report.problems.append(FsckProblem("store", str(objects_dir), "the objects directory is missing",
+                                                    _recreate(objects_dir) if self.report.repaired else ""))
         for path in _files(objects_dir):
-            name = path.name
-            if _TEMPORARY.match(name):
-                _stale(path, now, stale_after, report)
+            temporary = TEMPORARY_NAME.match(path.name)
+            if temporary:
+                minor = path.parent.name + temporary["target"]
+                self.leftovers.judge(path, minor if len(minor) == 40 and _HEX.match(minor) else None)
                 continue
-            sha = path.parent.name + name
+            sha = path.parent.name + path.name
             if len(sha) != 40 or not _HEX.match(sha):
                 continue  # not ours (a README, an editor's backup): left alone
             try:
                 data = path.read_bytes()
             except OSError as exc:
-                report.problems.append(FsckProblem("object", str(path), f"cannot be read: {exc.strerror}"))
+                self.report.problems.append(FsckProblem("object", str(path), f"cannot be read: {exc.strerror}"))
                 continue
             if data[:4] == MAGIC:
-                report.indexes += 1
+                self.report.indexes += 1
                 try:
-                    indexes[sha] = decode_index(data, path)
+                    self.indexes[sha] = decode_index(data, path)
                 except StorageError as exc:
-                    broken_indexes[sha] = (path, getattr(exc, "reason", str(exc)), data)
+                    self.broken[sha] = (path, getattr(exc, "reason", str(exc)), data)
                 continue
-            report.objects += 1
-            try:
-                r.objects.read_profile(sha)
-            except CorruptObject as exc:
-                damaged_objects[sha] = exc.reason
-                report.problems.append(FsckProblem("object", str(path), exc.reason))
+            self.report.objects += 1
+            self._verify(sha, path)
+
+    def _verify(self, sha: str, path: Path) -> bool:
+        try:
+            self.repo.objects.read_profile(sha)
+        except CorruptObject as exc:
+            reason = exc.reason
+        except PerunError as exc:
+            reason = str(exc)
+        else:
+            self.sound.add(sha)
+            return True
+        self.damaged[sha] = reason
+        self.report.problems.append(FsckProblem("object", str(path), reason))
+        return False
+
+    def is_sound(self, sha: str) -> bool:
+        """Whether object ``sha`` is sound; one stored after the scan (by a writer meanwhile) is verified now."""
+        if sha in self.sound:
+            return True
+        if sha in self.damaged:
+            return False
+        path = self.repo.objects.path_of(sha)
+        if not path.is_file():
+            return False
+        self.report.objects += 1
+        return self._verify(sha, path)
+
+    def check_indexes(self) -> None:
+        for minor, entries in self.indexes.items():
+            self.report.entries += len(entries)
+            bad = [e for e in entries if not self.is_sound(e.checksum)]
+            if not bad:
                 continue
-            except PerunError as exc:
-                damaged_objects[sha] = str(exc)
-                report.problems.append(FsckProblem("object", str(path), str(exc)))
-                continue
-            sound.add(sha)
-        referenced: set[str] = set()
-        for minor, entries in indexes.items():
-            report.entries += len(entries)
-            kept = []
-            for entry in entries:
-                referenced.add(entry.checksum)
-                if entry.checksum in sound:
-                    kept.append(entry)
-                    continue
-                reason = damaged_objects.get(entry.checksum, "its object is missing")
-                report.problems.append(FsckProblem(
-                    "entry", f"{r.index_path(minor)} ({entry.path})", f"object {entry.checksum}: {reason}",
-                    "entry dropped" if repair else ""))
-            if repair and len(kept) != len(entries):
-                write_index(r.index_path(minor), kept)
-        orphans = sorted(sound - referenced)
-        for minor, (path, reason, data) in sorted(broken_indexes.items()):
-            salvaged = [e for e in _salvage(data) if e.checksum in sound]
-            if len(broken_indexes) == 1:
-                have = {e.checksum for e in salvaged}
-                salvaged += [_entry_of(r, sha) for sha in orphans if sha not in have]
+            index = self.repo.index_path(minor)
             done = ""
-            if repair:
-                write_index(path, _unique(salvaged))
-                done = f"rebuilt with {len(_unique(salvaged))} profile{'s' if len(_unique(salvaged)) != 1 else ''}"
-            report.problems.append(FsckProblem("index", str(path), reason, done))
-        _check_pending(r, now, stale_after, report)
-        return report
+            if self.report.repaired:
+                failure = self._drop_unsound(minor)
+                if failure:
+                    self.report.problems.append(FsckProblem("index", str(index), f"not repaired: {failure}"))
+                else:
+                    done = "entry dropped"
+            for entry in bad:
+                reason = self.damaged.get(entry.checksum, "its object is missing")
+                self.report.problems.append(FsckProblem("entry", f"{index} ({entry.path})",
+                                                        f"object {entry.checksum}: {reason}", done))
+
+    def _drop_unsound(self, minor: str) -> str:
+        """Rewrite ``minor``'s index without entries of unsound objects, under its lock; "" or why not."""
+        from ..storage.index import read_index, write_index
+
+        path = self.repo.index_path(minor)
+        try:
+            with self.repo.index_lock(minor):
+                current = read_index(path)  # what a writer may have added since the scan
+                kept = [e for e in current if self.is_sound(e.checksum)]
+                if len(kept) != len(current):
+                    write_index(path, kept)
+        except StorageError as exc:
+            return str(exc)
+        return ""
+
+    def _referenced(self) -> set[str]:
+        """Objects the sound indexes name now (read again: profiles may have been registered since the scan)."""
+        from ..storage.index import read_index
+
+        referenced: set[str] = set()
+        for minor, entries in self.indexes.items():
+            try:
+                entries = read_index(self.repo.index_path(minor))
+            except StorageError:
+                pass
+            referenced.update(e.checksum for e in entries)
+        return referenced
+
+    def rebuild_broken_indexes(self) -> None:
+        orphans = sorted(self.sound - self._referenced()) if len(self.broken) == 1 else []
+        for minor, (path, reason, data) in sorted(self.broken.items()):
+            done = ""
+            if self.report.repaired:
+                try:
+                    done = self._rebuild(minor, path, data, orphans)
+                except StorageError as exc:
+                    reason = f"{reason}; not repaired: {exc}"
+            self.report.problems.append(FsckProblem("index", str(path), reason, done))
+
+    def _rebuild(self, minor: str, path: Path, data: bytes, orphans: list[str]) -> str:
+        """Write the damaged index ``minor`` anew, under its lock: what can be salvaged, plus ``orphans``."""
+        from ..storage.index import decode_index, write_index
+
+        with self.repo.index_lock(minor):
+            try:
+                current = path.read_bytes()
+            except FileNotFoundError:
+                current = data
+            if current != data:
+                try:
+                    decode_index(current, path)
+                    return "another writer replaced it meanwhile with a sound one"
+                except StorageError:
+                    data = current
+            salvaged = [e for e in _salvage(data) if self.is_sound(e.checksum)]
+            have = {e.checksum for e in salvaged}
+            salvaged += [_entry_of(self.repo, sha) for sha in orphans if sha not in have]
+            entries = _unique(salvaged)
+            write_index(path, entries)
+        return f"rebuilt with {len(entries)} profile{'s' if len(entries) != 1 else ''}"
 
 
 def _recreate(directory: Path) -> str:
@@ -176,30 +309,12 @@ def _files(directory: Path) -> list[Path]:
     for entry in fanout:
         if entry.is_dir(follow_symlinks=False):
             found.extend(sorted((Path(entry.path) / name for name in os.listdir(entry.path)), key=str))
-        elif _TEMPORARY.match(entry.name):
+        elif TEMPORARY_NAME.match(entry.name):
             found.append(Path(entry.path))
     return found
 
 
-def _stale(path: Path, now: float, stale_after: float, report: FsckReport) -> None:
-    try:
-        age = now - path.stat().st_mtime
-    except FileNotFoundError:
-        return  # its writer finished meanwhile
-    if age < stale_after:
-        report.kept.append(str(path))
-        return
-    try:
-        path.unlink()
-    except FileNotFoundError:
-        return
-    except OSError as exc:
-        report.problems.append(FsckProblem("temporary", str(path), f"cannot be removed: {exc.strerror}"))
-        return
-    report.removed.append(str(path))
-
-
-def _check_pending(repo: PerunRepository, now: float, stale_after: float, report: FsckReport) -> None:
+def _check_pending(repo: PerunRepository, leftovers: _Leftovers, report: FsckReport) -> None:
     from ..errors import ProfileError
     from ..profile.codec import load_profile_from_file
 
@@ -212,8 +327,8 @@ def _check_pending(repo: PerunRepository, now: float, stale_after: float, report
         return
     for name in names:
         path = repo.jobs_dir / name
-        if _TEMPORARY.match(name):
-            _stale(path, now, stale_after, report)
+        if TEMPORARY_NAME.match(name):
+            leftovers.judge(path)
             continue
         if name.startswith(".") or not path.is_file():
             continue

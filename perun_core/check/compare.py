@@ -27,6 +27,7 @@ of sizes both profiles cover is compared, at equal sizes:
   target per bin, and never more flexible than the distinct sizes allow --
   is taken out.
 
+(The bins and residuals are made in :mod:`perun_core.check.sizes`.)
 The residuals are cut into up to six bins of sizes (one per size when there
 are few) and compared with the rank test per bin; the weighted combination
 (Stouffer) over all bins catches small uniform changes, over the upper half
@@ -50,19 +51,17 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
 from .results import PerformanceChange
-from .stats import (
-    distinct,
-    full_rank,
-    hodges_lehmann,
-    huber_fit,
-    mann_whitney,
-    median,
-    normal_sf,
-    quantiles,
-    spread_indexes,
-    stouffer,
-    welch_t,
+from .sizes import (
+    MAX_BINS,
+    MIN_PER_SIDE,
+    group_strata,
+    shared_curve_residuals,
+    shared_strata,
+    size_bins,
+    size_shift,
+    stratum_medians,
 )
+from .stats import distinct, hodges_lehmann, mann_whitney, median, normal_sf, spread_indexes, stouffer, welch_t
 
 if TYPE_CHECKING:  # pragma: no cover
     import numpy
@@ -74,22 +73,12 @@ __all__ = ["Comparison", "Region", "Settings", "compare"]
 MAX_POINTS = 400
 #: Samples of this size or more are judged by the rank test alone.
 RANK_ONLY_SIZE = 8
-#: At most this many bins of input sizes.
-MAX_BINS = 6
 #: Each bin wants about this many measurements of the smaller profile.
 POINTS_PER_BIN = 20
-#: A bin needs this many measurements of each profile (smaller bins are merged).
-MIN_PER_SIDE = 4
-#: The curve of log amount against log size has at most this many coefficients.
-CURVE_COLUMNS = 7
 #: Each profile needs this many measurements at sizes the other one measured too.
 MIN_OVERLAP = 5
 #: A bin of larger inputs at this p-value that changed the other way makes a verdict a Maybe.
 CONFLICT_P = 0.05
-#: Up to this many distinct sizes may be compared size by size ...
-MAX_STRATA = 64
-#: ... and up to this many each in a bin of its own.
-MAX_STRATA_BINS = 8
 #: Profiles with at most this many measurements a side (at input sizes) may also be compared curve to curve.
 SPARSE_MAX_POINTS = 24
 #: A curve-to-curve change must stand this many standard errors out ...
@@ -304,53 +293,11 @@ def _within_resolution(ub: numpy.ndarray, ut: numpy.ndarray) -> bool:
     return varies and abs(median(ut) - median(ub)) <= step * (1 + 1e-9)
 
 
-def _size_shift(xb: numpy.ndarray, xt: numpy.ndarray) -> float:
-    """What to add to sizes before taking logs, so that the smallest maps to log 1 or more."""
-    low = min(float(xb.min()), float(xt.min()))
-    return 0.0 if low >= 1.0 else 1.0 - low
-
-
-def _bins(v: numpy.ndarray, side: numpy.ndarray, wanted: int) -> numpy.ndarray:
-    """Bin numbers 0..k-1 for sizes ``v`` (pooled quantiles), merging bins short of either profile."""
-    import numpy as np
-
-    if wanted <= 1:
-        return np.zeros(len(v), dtype=np.int64)
-    cuts = distinct(quantiles(v, np.linspace(0.0, 1.0, wanted + 1)[1:-1]))
-    labels = np.searchsorted(cuts, v, side="right")
-    return _merge_short(np.unique(labels, return_inverse=True)[1], side)
-
-
-def _merge_short(labels: numpy.ndarray, side: numpy.ndarray) -> numpy.ndarray:
-    """Merge bins with fewer than MIN_PER_SIDE measurements of a profile into a neighbour."""
-    import numpy as np
-
-    count = int(labels.max()) + 1
-    while count > 1:
-        base = np.bincount(labels[~side], minlength=count)
-        target = np.bincount(labels[side], minlength=count)
-        short = np.flatnonzero((base < MIN_PER_SIDE) | (target < MIN_PER_SIDE))
-        if not len(short):
-            break
-        total = base + target
-        worst = int(short[np.argmin(total[short])])
-        if worst == 0:
-            into = 1
-        elif worst == count - 1:
-            into = count - 2
-        else:
-            into = worst - 1 if total[worst - 1] <= total[worst + 1] else worst + 1
-        labels = np.where(labels == worst, into, labels)
-        labels = np.unique(labels, return_inverse=True)[1]
-        count -= 1
-    return labels
-
-
 def _by_size(xb: numpy.ndarray, ub: numpy.ndarray, yb: numpy.ndarray, xt: numpy.ndarray, ut: numpy.ndarray,
              settings: Settings) -> Comparison:
     import numpy as np
 
-    shift = _size_shift(xb, xt)
+    shift = size_shift(xb, xt)
     vb, vt = np.log(xb + shift), np.log(xt + shift)
     low = max(float(vb.min()), float(vt.min()))
     high = min(float(vb.max()), float(vt.max()))
@@ -366,20 +313,20 @@ def _by_size(xb: numpy.ndarray, ub: numpy.ndarray, yb: numpy.ndarray, xt: numpy.
     u = np.concatenate((ub, ut))
     side = np.concatenate((np.zeros(nb, dtype=bool), np.ones(nt, dtype=bool)))
     base_y = np.concatenate((yb_kept, np.full(nt, np.nan)))
-    strata = _shared_strata(v, side)
+    strata = shared_strata(v, side)
     if strata is not None:
         # discrete sizes measured by both: compare at exactly equal sizes
         keep, codes, count_strata = strata
         v, u, side, base_y, codes = v[keep], u[keep], side[keep], base_y[keep], codes[keep]
-        residual = u - _stratum_medians(u, codes, count_strata)[codes]
-        labels = _group_strata(codes, side, count_strata)
+        residual = u - stratum_medians(u, codes, count_strata)[codes]
+        labels = group_strata(codes, side, count_strata)
     else:
         sizes = distinct(v)
         if min(nb, nt) < 3 or len(sizes) < 2:
             return _plain(ub, ut, yb_kept, settings)
         wanted = max(1, min(MAX_BINS, min(nb, nt) // POINTS_PER_BIN, len(sizes) - 1))
-        labels = _bins(v, side, wanted)
-        fitted = _shared_curve_residuals(v, u, side, labels, int(labels.max()) + 1, sizes)
+        labels = size_bins(v, side, wanted)
+        fitted = shared_curve_residuals(v, u, side, labels, int(labels.max()) + 1, sizes)
         if fitted is None:
             return Comparison(PerformanceChange.UNKNOWN, base_level=median(yb_kept),
                               reason="the input sizes of the two profiles do not allow a comparison at equal sizes")
@@ -438,7 +385,7 @@ def _sparse_curves(xb: numpy.ndarray, ub: numpy.ndarray, yb: numpy.ndarray, xt: 
     """
     import numpy as np
 
-    shift = _size_shift(xb, xt)
+    shift = size_shift(xb, xt)
     vb, vt = np.log(xb + shift), np.log(xt + shift)
     fit_b, fit_t = _theil_sen(vb, ub), _theil_sen(vt, ut)
     if fit_b is None or fit_t is None:
@@ -470,98 +417,6 @@ def _sparse_curves(xb: numpy.ndarray, ub: numpy.ndarray, yb: numpy.ndarray, xt: 
         return Comparison(PerformanceChange.NO_CHANGE, effect, region.p, "ratio", base_level, region, [region], why)
     kind = "scaling" if abs(st - sb) > 0.1 else "ratio"
     return Comparison(_direction(effect), effect, region.p, kind, base_level, region, [region], why)
-
-
-def _shared_strata(v: numpy.ndarray, side: numpy.ndarray) -> tuple[numpy.ndarray, numpy.ndarray, int] | None:
-    """Sizes measured at least twice by both profiles, when they hold most of each profile's measurements.
-
-    Returns ``(keep, codes, count)``: the measurements at shared sizes, the
-    number of each one's size among the shared ones, and how many there are.
-    None when the sizes are not discrete enough or not shared.
-    """
-    import numpy as np
-
-    values, inverse = np.unique(v, return_inverse=True)
-    if len(values) > MAX_STRATA:
-        return None
-    base = np.bincount(inverse[~side], minlength=len(values))
-    target = np.bincount(inverse[side], minlength=len(values))
-    shared = (base >= 2) & (target >= 2)
-    if not shared.any():
-        return None
-    # measurements at sizes the other profile lacks cannot be compared at an equal size: they
-    # are left out, as long as most of each profile is measured at shared sizes
-    if base[shared].sum() < 0.5 * base.sum() or target[shared].sum() < 0.5 * target.sum():
-        return None
-    renumber = np.cumsum(shared) - 1
-    keep = shared[inverse]
-    codes = np.where(keep, renumber[inverse], 0)
-    return keep, codes, int(shared.sum())
-
-
-def _stratum_medians(u: numpy.ndarray, codes: numpy.ndarray, count: int) -> numpy.ndarray:
-    import numpy as np
-
-    order = np.argsort(codes, kind="stable")
-    cuts = np.cumsum(np.bincount(codes, minlength=count))[:-1]
-    return np.array([median(part) for part in np.split(u[order], cuts)])
-
-
-def _group_strata(codes: numpy.ndarray, side: numpy.ndarray, count: int) -> numpy.ndarray:
-    """Bins of whole strata: one per size when there are few, else about equal counts."""
-    import numpy as np
-
-    if count <= MAX_STRATA_BINS:
-        labels = codes.copy()
-    else:
-        sizes = np.bincount(codes, minlength=count)
-        share = np.cumsum(sizes) / sizes.sum()
-        group = np.minimum((share - sizes / (2 * sizes.sum())) * MAX_BINS, MAX_BINS - 1).astype(np.int64)
-        labels = np.unique(group, return_inverse=True)[1][codes]
-    return _merge_short(labels, side)
-
-
-def _curve_basis(v: numpy.ndarray, distinct: numpy.ndarray, columns: int) -> numpy.ndarray:
-    """``columns`` functions of log size: a polynomial up to cubic, then cubic splines at quantile knots."""
-    import numpy as np
-
-    centre, spread = float(distinct.mean()), float(distinct.std()) or 1.0
-    z = (v - centre) / spread
-    basis = [np.ones(len(v))]
-    for power in (1, 2, 3):
-        if len(basis) < columns:
-            basis.append(z**power)
-    extra = columns - len(basis)
-    if extra > 0:
-        knots = quantiles((distinct - centre) / spread, np.linspace(0.0, 1.0, extra + 2)[1:-1])
-        for knot in knots:
-            basis.append(np.maximum(z - knot, 0.0) ** 3)
-    return np.column_stack(basis)
-
-
-def _shared_curve_residuals(v: numpy.ndarray, u: numpy.ndarray, side: numpy.ndarray, labels: numpy.ndarray,
-                            count: int, distinct: numpy.ndarray) -> numpy.ndarray | None:
-    """Log amounts minus a curve of log size shared by both profiles.
-
-    The curve is fitted robustly together with one shift of the target per
-    bin, so a real change does not bend it.  Its flexibility is kept well
-    below the number of distinct sizes: with sizes that the two profiles do
-    not share, a too flexible curve could explain a change away.  None when
-    the shifts cannot be told apart from the curve.
-    """
-    import numpy as np
-
-    shifts = np.zeros((len(v), count))
-    shifts[np.flatnonzero(side), labels[side]] = 1.0
-    columns = max(1, min(CURVE_COLUMNS, len(distinct) - count - 1))
-    while columns >= 1:
-        curve = _curve_basis(v, distinct, columns)
-        design = np.column_stack((curve, shifts))
-        if full_rank(design):
-            coef = huber_fit(design, u)
-            return u - curve @ coef[:columns]
-        columns -= 1
-    return None
 
 
 def _bin_region(name: str, v: numpy.ndarray, residual: numpy.ndarray, side: numpy.ndarray,

@@ -12,8 +12,9 @@ CONTEXT = {"help_option_names": ["-h", "--help"], "max_content_width": 100}
               help="Rebuild damaged indexes from the objects that can still be read and drop index entries "
                    "whose objects are missing or damaged (objects themselves are never deleted).")
 @click.option("--stale-after", type=click.FloatRange(min=0, max=30 * 24 * 3600), default=3600, show_default=True,
-              metavar="SECONDS", help="Remove writers' temporary files at least this old (younger ones may "
-                                      "belong to a writer still running).")
+              metavar="SECONDS", help="Temporary files of writers that are gone are removed, those of writers "
+                                      "still running kept; files that do not name their writer (older perun "
+                                      "versions, another machine) are removed once at least this old.")
 def fsck(repair: bool, stale_after: float) -> None:
     """Check every object and index of .perun; exit 1 while damage remains."""
     import sys

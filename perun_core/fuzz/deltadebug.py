@@ -38,7 +38,7 @@ from typing import Any
 
 from ..errors import FuzzError, Interrupted
 from .measure import Executor, Measurement
-from .search import check_output_dir, prepare_program
+from .setup import check_output_dir, prepare_program
 
 __all__ = ["DeltaResult", "DeltaStep", "deltadebug"]
 

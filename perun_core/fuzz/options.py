@@ -2,7 +2,7 @@
 
 The command line builds its options from these declarations (keeping the
 original tool's option names), the TUI builds its fuzz form from them, and
-:func:`perun_core.fuzz.search.settings_from` converts and checks the values
+:func:`perun_core.fuzz.setup.settings_from` converts and checks the values
 through them, so all three accept and refuse the same things.
 """
 

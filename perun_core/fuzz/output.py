@@ -17,7 +17,7 @@ import json
 from typing import Any
 
 from ..atomic import atomic_write_text
-from .search import FuzzResult
+from .findings import FuzzResult
 
 __all__ = ["RESULTS_VERSION", "markdown_table", "results_json", "svg_plot", "write_results"]
 

@@ -29,9 +29,10 @@
    (and runs are measured one at a time, as the counts share files).
    Otherwise the pre-filter is skipped and ``results.json`` says why.
 
-Progress goes to ``on_event`` as the dataclasses below; ``cancel`` stops the
-search between rounds (the running candidates are killed) and the results
-so far are written as usual.
+The checks before the run are in :mod:`perun_core.fuzz.setup`.  Progress
+goes to ``on_event`` as the dataclasses of :mod:`perun_core.fuzz.findings`;
+``cancel`` stops the search between rounds (the running candidates are
+killed) and the results so far are written as usual.
 """
 
 from __future__ import annotations
@@ -40,27 +41,20 @@ import hashlib
 import math
 import os
 import random
-import re
-import shlex
-import shutil
 import statistics
 import threading
 import time
-from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass, field
+from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
 
 from ..errors import FuzzError, Interrupted
-from ..params import convert_params
+from .findings import Finding, FuzzFinished, FuzzProgress, FuzzResult, FuzzStarted, InputKept
 from .measure import Coverage, Executor, Measurement, available_cores
-from .options import FUZZ_PARAMS
 from .rules import RuleChoice, parse_rule_specs
+from .setup import FuzzSettings, check_output_dir, prepare_program, read_seeds
 
-__all__ = [
-    "Finding", "FuzzFinished", "FuzzProgress", "FuzzResult", "FuzzSettings", "FuzzStarted", "InputKept",
-    "fuzz", "prepare_program", "read_seeds", "settings_from",
-]
+__all__ = ["fuzz"]
 
 #: smallest relative gain a kept input needs, whatever the noise
 MIN_GAIN = 0.05
@@ -70,225 +64,6 @@ DEFAULT_MIN_LIMIT = 64 * 1024
 MAX_STACK = 64
 #: most mutations a walker (a candidate neither kept nor faster) accumulates
 MAX_WALK = 256
-
-
-# -- settings --------------------------------------------------------------------------------
-
-@dataclass(frozen=True)
-class FuzzSettings:
-    """Converted values of :data:`FUZZ_PARAMS` (see there for each one)."""
-
-    cmd: str
-    seeds: tuple[str, ...]
-    output_dir: Path
-    args: str | None = None
-    timeout: float = 1800.0
-    hang_timeout: float = 10.0
-    max_size: int | None = None
-    max_increase: int | None = None
-    max_ratio: float | None = None
-    workloads_filter: str | None = None
-    rules: tuple[str, ...] = ()
-    seed: int | None = None
-    stdin: bool = False
-    metric: str = "cpu"
-    jobs: int | None = None
-    exec_limit: int | None = None
-    stop_at: float | None = None
-    calibration: int = 5
-    source_path: str | None = None
-    gcno_path: str | None = None
-    coverage_increase: float = 1.05
-    skip_coverage: bool = False
-    collector: str = "time"
-    postprocessors: tuple[str, ...] = ()
-    minor: str | None = None
-    profiles: int = 3
-    register: bool = False
-    add_to_matrix: bool = False
-
-
-def settings_from(values: Mapping[str, Any], cwd: Path | str | None = None) -> FuzzSettings:
-    """Check and convert ``values`` (names or flags of :data:`FUZZ_PARAMS`) into settings.
-
-    Raises InvalidParameter for a bad value and :class:`FuzzError` for a
-    missing command, seed or output directory, or for more than one of the
-    size limits.
-    """
-    given = {k: v for k, v in values.items() if v is not None and v != () and v != []}
-    converted = convert_params("fuzz", FUZZ_PARAMS, given)
-    for name, flag in (("cmd", "-b/--cmd"), ("seeds", "-w/--input-sample"), ("output_dir", "-o/--output-dir")):
-        if not converted[name]:
-            raise FuzzError(f"fuzz: {flag} is required")
-    limits = [flag for name, flag in (("max_size", "-N"), ("max_increase", "-mi"), ("max_ratio", "-mp"))
-              if converted[name] is not None]
-    if len(limits) > 1:
-        raise FuzzError(f"fuzz: {' and '.join(limits)} cannot be combined; choose one size limit")
-    if converted["workloads_filter"]:
-        try:
-            re.compile(converted["workloads_filter"])
-        except re.error as exc:
-            raise FuzzError(f"fuzz: -wf {converted['workloads_filter']!r} is not a valid regular expression: {exc}") \
-                from None
-    base = Path(cwd) if cwd is not None else Path.cwd()
-    converted["output_dir"] = (base / Path(converted["output_dir"]).expanduser()).resolve()
-    converted["seeds"] = tuple(str(base / Path(s).expanduser()) for s in converted["seeds"])
-    converted["rules"] = tuple(converted["rules"] or ())
-    converted["postprocessors"] = tuple(converted["postprocessors"] or ())
-    return FuzzSettings(**converted)
-
-
-def read_seeds(paths: Sequence[str], pattern: str | None) -> list[tuple[Path, bytes]]:
-    """The seed files (directories walked, names filtered by ``pattern``) and their content."""
-    found: list[tuple[Path, bytes]] = []
-    matcher = re.compile(pattern) if pattern else None
-    for given in paths:
-        path = Path(given)
-        if path.is_dir():
-            files = sorted(p for p in path.rglob("*") if p.is_file() and (matcher is None or matcher.search(p.name)))
-            if not files:
-                what = f" matching -wf {pattern!r}" if pattern else ""
-                raise FuzzError(f"seed directory {path} has no files{what}; expected seed inputs in it")
-        elif path.is_file():
-            files = [path]
-        else:
-            raise FuzzError(f"seed {path} does not exist; expected a file or a directory of seed inputs")
-        for file in files:
-            try:
-                found.append((file, file.read_bytes()))
-            except OSError as exc:
-                raise FuzzError(f"cannot read seed {file}: {exc.strerror or exc}") from None
-    if not found:
-        raise FuzzError("the seed corpus is empty; give seed inputs with -w")
-    if all(not data for _, data in found):
-        raise FuzzError(f"every seed is empty ({', '.join(str(p) for p, _ in found)}); mutations need some content")
-    return found
-
-
-def prepare_program(cmd: str, args: str | None, cwd: Path) -> list[str]:
-    """``cmd`` and ``args`` as an argument list; FuzzError when the program cannot be found."""
-    try:
-        argv = shlex.split(cmd) + (shlex.split(args) if args else [])
-    except ValueError as exc:
-        raise FuzzError(f"cannot split the command {cmd!r}: {exc}") from None
-    if not argv:
-        raise FuzzError("the command is empty; expected a program to fuzz with -b")
-    program = argv[0]
-    if os.sep in program:
-        path = Path(cwd, program)
-        if not path.is_file() or not os.access(path, os.X_OK):
-            raise FuzzError(f"command {program} is not an executable file (looked in {cwd})")
-    elif shutil.which(program) is None:
-        raise FuzzError(f"command {program} not found on PATH")
-    return argv
-
-
-def check_output_dir(path: Path) -> None:
-    if path.exists() and (not path.is_dir() or any(path.iterdir())):
-        what = "is not a directory" if not path.is_dir() else "exists and is not empty"
-        raise FuzzError(f"output directory {path} {what}; expected a new or empty directory")
-
-
-# -- results and events ------------------------------------------------------------------------
-
-@dataclass
-class Finding:
-    """A seed or a kept input.  ``file`` is relative to the output directory ("" for seeds)."""
-
-    id: str
-    file: str
-    size: int
-    cpu: float
-    wall: float
-    value: float
-    slowdown: float
-    seed: str
-    parent: str | None
-    rules: list[str]
-    depth: int
-    found_at: float
-    execution: int
-    hang: bool = False
-    coverage: int | None = None
-    data: bytes = field(default=b"", repr=False, compare=False)
-
-    def as_json(self) -> dict[str, Any]:
-        return {"id": self.id, "file": self.file, "size": self.size, "cpu": self.cpu, "wall": self.wall,
-                "slowdown": self.slowdown, "seed": self.seed, "parent": self.parent, "rules": self.rules,
-                "mutations": self.depth, "found_at": self.found_at, "execution": self.execution,
-                "hang": self.hang, "coverage": self.coverage}
-
-
-@dataclass(frozen=True, slots=True)
-class FuzzStarted:
-    seeds: tuple[str, ...]
-    baselines: tuple[float, ...]
-    noise: float
-    threshold: float
-    jobs: int
-    rules: tuple[str, ...]
-    coverage: str
-
-
-@dataclass(frozen=True, slots=True)
-class FuzzProgress:
-    executions: int
-    kept: int
-    hangs: int
-    failures: int
-    best_slowdown: float
-    elapsed: float
-    executions_per_second: float
-
-
-@dataclass(frozen=True, slots=True)
-class InputKept:
-    finding: Finding
-    best_slowdown: float
-
-
-@dataclass(frozen=True, slots=True)
-class FuzzFinished:
-    stopped: str
-    executions: int
-    kept: int
-    hangs: int
-    best_slowdown: float
-    elapsed: float
-
-
-@dataclass
-class FuzzResult:
-    """What a fuzzing found; written to the output directory by :mod:`.output`."""
-
-    settings: FuzzSettings
-    argv: list[str]
-    seeds: list[Finding]
-    findings: list[Finding]
-    timeline: list[tuple[float, float]]
-    executions: int
-    failures: int
-    elapsed: float
-    stopped: str
-    noise: float
-    threshold: float
-    jobs: int
-    rule_weights: dict[str, float]
-    rule_successes: dict[str, int]
-    coverage: str
-    profiles: list[str] = field(default_factory=list)
-    registered: list[str] = field(default_factory=list)
-    matrix_workloads: list[str] = field(default_factory=list)
-    notes: list[str] = field(default_factory=list)
-
-    @property
-    def best(self) -> list[Finding]:
-        """Kept inputs, slowest first (hangs first of all)."""
-        return sorted(self.findings, key=lambda f: (f.hang, f.slowdown), reverse=True)
-
-    @property
-    def best_slowdown(self) -> float:
-        return max((f.slowdown for f in self.findings), default=1.0)
 
 
 # -- the search --------------------------------------------------------------------------------

@@ -6,7 +6,7 @@ range, with a ``gaussian`` or ``epanechnikov`` kernel (both of unit
 variance) and a bandwidth that is a positive number or a rule: ``scott``,
 ``silverman`` or ``cv`` (leave-one-out cross-validation on a sample of at
 most 1000 points).  The record (``model: "kernel_regression"``, the curve
-``x``/``y``, ``bandwidth``; see :mod:`perun_core.analysis.nonparametric`)
+``x``/``y``, ``bandwidth``; see :mod:`perun_core.analysis.kernel`)
 is stored like the parametric models (:mod:`perun_core.postprocess.common`).
 """
 
@@ -58,7 +58,7 @@ class KernelRegression:
     )
 
     def postprocess(self, ctx: UnitContext, kwargs: dict[str, Any]) -> PhaseResult:
-        from ..analysis.nonparametric import kernel_regression
+        from ..analysis.kernel import kernel_regression
 
         options = settings(self, kwargs)
         return fit_and_store(self, kwargs, kernel_regression, kernel=options["kernel"],

@@ -8,7 +8,7 @@ number); sma and smm centre it on the point unless ``--no-center`` (then it
 trails the point); ema always trails, so ``--center`` does not apply to it.
 The record (``model: "moving_average"``, the smoothed curve ``x``/``y`` at
 most 1000 points, interpolated linearly; see
-:mod:`perun_core.analysis.nonparametric`) is stored like the parametric
+:mod:`perun_core.analysis.smoothing`) is stored like the parametric
 models (:mod:`perun_core.postprocess.common`).
 """
 
@@ -43,7 +43,7 @@ class MovingAverage:
     )
 
     def postprocess(self, ctx: UnitContext, kwargs: dict[str, Any]) -> PhaseResult:
-        from ..analysis.nonparametric import moving_average
+        from ..analysis.smoothing import moving_average
 
         options = settings(self, kwargs)
         method = options["moving_method"]

@@ -5,7 +5,7 @@ rule of :func:`numpy.histogram_bin_edges`: auto, doane, fd, rice, scott,
 sqrt, sturges) and each bin takes the mean or median of its y values.  The
 record (``model: "regressogram"``, ``bin_edges``, ``bin_values``,
 ``bin_counts``, ``r_square``, ``x_interval_start``/``end``; see
-:mod:`perun_core.analysis.nonparametric`) is stored like the parametric
+:mod:`perun_core.analysis.bins`) is stored like the parametric
 models (:mod:`perun_core.postprocess.common`), and every view or check
 evaluates it with :func:`perun_core.analysis.evaluate_model`.
 """
@@ -55,7 +55,7 @@ class Regressogram:
     )
 
     def postprocess(self, ctx: UnitContext, kwargs: dict[str, Any]) -> PhaseResult:
-        from ..analysis.nonparametric import regressogram
+        from ..analysis.bins import regressogram
 
         options = settings(self, kwargs)
         return fit_and_store(self, kwargs, regressogram, bins=check_bins(options["bins"]),

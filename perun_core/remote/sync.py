@@ -14,6 +14,9 @@ Crash safety: on a remote, a push becomes visible only when its ref moves
 it was).  Locally, profiles arrive object first, index last, each file
 written atomically, so an interrupted pull never leaves an index that names
 a missing object; the tracking state moves only after a transfer completed.
+
+Remotes and their transport are in :mod:`perun_core.remote.transport`, the
+private store in :mod:`perun_core.remote.store`.
 """
 
 from __future__ import annotations
@@ -31,36 +34,20 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from ..errors import CorruptObject, Interrupted, PerunError, RemoteError, StorageError
-from ..atomic import atomic_write, file_lock, sync_directories
+from ..errors import CorruptObject, Interrupted, RemoteError
+from ..atomic import atomic_write, sync_directories
 from . import layout
 from .events import PushRetried, RemoteContacted, TransferProgress, TransferStarted
+from .store import PRIVATE_DIR, TRACKING_FILE, PrivateStore, session
+from .transport import Remote, client_of, remote_head, resolve_remote, talking
 
-__all__ = ["FetchResult", "PullResult", "PushResult", "Remote", "RemoteState", "fetch", "pull", "push",
-           "remote_states", "resolve_remote"]
+__all__ = ["FetchResult", "PullResult", "PushResult", "RemoteState", "fetch", "pull", "push", "remote_states"]
 
-PRIVATE_DIR = "remote"
-TRACKING_FILE = "tracking.json"
 MAX_ATTEMPTS = 60
 _IDENTITY = b"perun <perun@localhost>"
 _ZERO = b"0" * 40
 
 EventCallback = Callable[[Any], None]
-
-
-@dataclass(frozen=True, slots=True)
-class Remote:
-    """A remote by the name the user gave (or its URL) and the URL dulwich opens."""
-
-    name: str
-    url: str
-
-    @property
-    def key(self) -> str:
-        """Where its tracking state is kept: the remote's name, or a digest of a bare URL."""
-        if re.fullmatch(r"[A-Za-z0-9][A-Za-z0-9._-]*", self.name) and self.name != self.url:
-            return self.name
-        return "url-" + hashlib.sha1(self.url.encode()).hexdigest()[:12]
 
 
 @dataclass(frozen=True, slots=True)
@@ -107,129 +94,6 @@ class RemoteState:
     remote_only: int
 
 
-# -- the remote and its transport ----------------------------------------------------------
-
-def resolve_remote(repo: Any, remote: str | None) -> Remote:
-    """A remote by its name in the git configuration (default ``origin``), or a URL or path."""
-    name = remote or "origin"
-    try:
-        config = repo.vcs.repo.get_config()
-        url = config.get((b"remote", name.encode()), b"url").decode()
-        if "://" not in url and not _scp_like(url):
-            path = Path(url).expanduser()
-            url = str(path if path.is_absolute() else (Path(repo.vcs_root) / path).resolve())
-        return Remote(name, url)
-    except KeyError:
-        pass
-    if remote is None:
-        raise RemoteError("origin", "the git repository has no remote named 'origin'",
-                          hint="name a remote or give a URL or path: perun-core push URL")
-    if "://" in remote or _scp_like(remote):
-        return Remote(remote, remote)
-    path = Path(remote).expanduser()
-    if not path.exists():
-        raise RemoteError(remote, "is neither a remote of the git repository nor an existing path or URL")
-    return Remote(remote, str(path.resolve()))
-
-
-def _scp_like(text: str) -> bool:
-    return bool(re.match(r"^[^/:]+@[^/:]+:", text))
-
-
-def _client(remote: Remote) -> tuple[Any, str]:
-    from dulwich.client import get_transport_and_path
-
-    try:
-        return get_transport_and_path(remote.url)
-    except Exception as exc:  # noqa: BLE001 - dulwich raises several kinds for a bad URL
-        raise RemoteError(remote.name, f"cannot open '{remote.url}': {exc}") from None
-
-
-@contextlib.contextmanager
-def _talking(remote: Remote) -> Iterator[None]:
-    """Transport failures (network, protocol, a path that is no repository) as one RemoteError."""
-    from dulwich.errors import GitProtocolError, HangupException, NotGitRepository
-
-    try:
-        yield
-    except PerunError:
-        raise
-    except (NotGitRepository, FileNotFoundError):
-        raise RemoteError(remote.name, f"'{remote.url}' is not a git repository") from None
-    except HangupException as exc:
-        raise RemoteError(remote.name, f"the remote hung up ({exc})",
-                          hint="check the URL and that you may read (and push to) it") from None
-    except GitProtocolError as exc:
-        raise RemoteError(remote.name, f"git protocol error: {exc}") from None
-    except OSError as exc:
-        raise RemoteError(remote.name, f"cannot reach '{remote.url}': {exc.strerror or exc}") from None
-
-
-# -- the private store ---------------------------------------------------------------------------
-
-class _Private:
-    """The bare repository under ``.perun/remote`` holding the git objects of every remote."""
-
-    def __init__(self, repo: Any) -> None:
-        from dulwich.repo import Repo
-
-        self.perun_dir = Path(repo.perun_dir)
-        self.path = self.perun_dir / PRIVATE_DIR
-        from dulwich.errors import NotGitRepository
-
-        try:
-            if not (self.path / "objects").is_dir():
-                self.path.mkdir(parents=True, exist_ok=True)
-                Repo.init_bare(str(self.path))
-            self.git = Repo(str(self.path))
-        except (OSError, NotGitRepository) as exc:
-            raise StorageError(f"cannot open perun's git store {self.path}: {exc}",
-                               hint=f"it only holds copies: delete {self.path} and transfer again") from None
-        # profile objects are zlib streams already: compressing them again gains nothing
-        self.git.object_store.pack_compression_level = 0
-
-    @property
-    def store(self) -> Any:
-        return self.git.object_store
-
-    def close(self) -> None:
-        self.git.close()
-
-    def tracking_ref(self, remote: Remote) -> bytes:
-        # under refs/heads: dulwich tells a remote what we have from these, so fetches are incremental
-        return f"refs/heads/{remote.key}".encode()
-
-    def tracked(self, remote: Remote) -> bytes | None:
-        try:
-            return self.git.refs[self.tracking_ref(remote)]
-        except KeyError:
-            return None
-
-    def track(self, remote: Remote, commit: bytes) -> None:
-        self.git.refs[self.tracking_ref(remote)] = commit
-        info = self.tracking_info()
-        info[remote.key] = {"name": remote.name, "url": remote.url, "seen": time.time()}
-        atomic_write(self.path / TRACKING_FILE, json.dumps(info, indent=1, sort_keys=True).encode())
-
-    def tracking_info(self) -> dict[str, Any]:
-        try:
-            doc = json.loads((self.path / TRACKING_FILE).read_bytes())
-            return doc if isinstance(doc, dict) else {}
-        except (OSError, ValueError):
-            return {}
-
-
-@contextlib.contextmanager
-def _session(repo: Any) -> Iterator[_Private]:
-    # one transfer at a time per .perun: two would race on the tracking refs, not on the remote
-    with file_lock(Path(repo.perun_dir) / "locks" / "remote.lock", timeout=3600.0):
-        private = _Private(repo)
-        try:
-            yield private
-        finally:
-            private.close()
-
-
 def _stop_if(cancel: threading.Event | None) -> None:
     if cancel is not None and cancel.is_set():
         raise Interrupted("transfer cancelled")
@@ -251,14 +115,7 @@ class _Meter:
             self.emit(TransferProgress(self.phase, min(self.done, self.total), self.total))
 
 
-def _remote_head(client: Any, path: str, remote: Remote) -> bytes | None:
-    with _talking(remote):
-        refs = client.get_refs(path)
-    refs = getattr(refs, "refs", refs)
-    return refs.get(layout.REF)
-
-
-def _receive(private: _Private, client: Any, path: str, remote: Remote, head: bytes | None,
+def _receive(private: PrivateStore, client: Any, path: str, remote: Remote, head: bytes | None,
              emit: EventCallback) -> bool:
     """Bring the remote's commit ``head`` into the private store; whether anything was transferred."""
     if head is None or head in private.store:
@@ -274,14 +131,14 @@ def _receive(private: _Private, client: Any, path: str, remote: Remote, head: by
         if match:
             emit(TransferProgress("receiving", int(match.group(1)), int(match.group(2))))
 
-    with _talking(remote):
+    with talking(remote):
         client.fetch(path, private.git, determine_wants=wants, progress=progress)
     if head not in private.store:
         raise RemoteError(remote.name, f"{layout.REF.decode()} {head.decode()[:12]} was announced but not sent")
     return True
 
 
-def _flat_of(private: _Private, commit: bytes | None, remote: Remote) -> layout.Flat:
+def _flat_of(private: PrivateStore, commit: bytes | None, remote: Remote) -> layout.Flat:
     if commit is None:
         return {}
     return layout.read_flat(private.store, layout.check_format(private.store, commit, remote.name))
@@ -298,7 +155,7 @@ class _Plan:
     changes: int = 0
 
 
-def _plan_push(repo: Any, private: _Private, remote_flat: layout.Flat, remote: Remote,
+def _plan_push(repo: Any, private: PrivateStore, remote_flat: layout.Flat, remote: Remote,
                emit: EventCallback, cancel: threading.Event | None, *, make: bool) -> _Plan:
     """The merged tree of the remote's profiles and ours; with ``make`` the new blobs too."""
     from dulwich.objects import Blob
@@ -368,11 +225,11 @@ def push(repo: Any, remote_name: str | None = None, *, dry_run: bool = False,
 
     emit = on_event or (lambda event: None)
     remote = resolve_remote(repo, remote_name)
-    client, path = _client(remote)
-    with _session(repo) as private:
+    client, path = client_of(remote)
+    with session(repo) as private:
         for attempt in range(1, MAX_ATTEMPTS + 1):
             _stop_if(cancel)
-            head = _remote_head(client, path, remote)
+            head = remote_head(client, path, remote)
             emit(RemoteContacted(remote.name, remote.url, head is not None))
             _receive(private, client, path, remote, head, emit)
             remote_flat = _flat_of(private, head, remote)
@@ -405,7 +262,7 @@ def push(repo: Any, remote_name: str | None = None, *, dry_run: bool = False,
                       hint="try again")
 
 
-def _send(client: Any, path: str, remote: Remote, head: bytes | None, commit: bytes, private: _Private,
+def _send(client: Any, path: str, remote: Remote, head: bytes | None, commit: bytes, private: PrivateStore,
           emit: EventCallback, cancel: threading.Event | None) -> str | None:
     """Move the remote's ref from ``head`` to ``commit``; None on success, else why it has to be retried."""
     raced: list[str] = []
@@ -432,7 +289,7 @@ def _send(client: Any, path: str, remote: Remote, head: bytes | None, commit: by
     from dulwich.file import FileLocked
 
     try:
-        with _talking(remote):
+        with talking(remote):
             result = client.send_pack(path, update_refs, generate_pack_data)
     except FileLocked:
         return "another push was updating the remote's ref"
@@ -456,9 +313,9 @@ def fetch(repo: Any, remote_name: str | None = None, *, on_event: EventCallback 
     """Bring the remote's profiles into the private store and remember what it holds (nothing is merged)."""
     emit = on_event or (lambda event: None)
     remote = resolve_remote(repo, remote_name)
-    client, path = _client(remote)
-    with _session(repo) as private:
-        head = _remote_head(client, path, remote)
+    client, path = client_of(remote)
+    with session(repo) as private:
+        head = remote_head(client, path, remote)
         emit(RemoteContacted(remote.name, remote.url, head is not None))
         if head is None:
             return FetchResult(remote, None, 0, False)
@@ -475,9 +332,9 @@ def pull(repo: Any, remote_name: str | None = None, *, dry_run: bool = False,
     """Fetch, then take every profile, index entry and newer change record the remote has."""
     emit = on_event or (lambda event: None)
     remote = resolve_remote(repo, remote_name)
-    client, path = _client(remote)
-    with _session(repo) as private:
-        head = _remote_head(client, path, remote)
+    client, path = client_of(remote)
+    with session(repo) as private:
+        head = remote_head(client, path, remote)
         emit(RemoteContacted(remote.name, remote.url, head is not None))
         if head is None:
             return PullResult(remote, None, 0, 0, 0, dry_run)
@@ -489,7 +346,7 @@ def pull(repo: Any, remote_name: str | None = None, *, dry_run: bool = False,
         return PullResult(remote, head.decode(), *counts, dry_run=dry_run)
 
 
-def _import(repo: Any, private: _Private, flat: layout.Flat, remote: Remote, emit: EventCallback,
+def _import(repo: Any, private: PrivateStore, flat: layout.Flat, remote: Remote, emit: EventCallback,
             cancel: threading.Event | None, dry_run: bool) -> tuple[int, int, int]:
     from ..storage.changes import changes_path
 

@@ -211,8 +211,16 @@ class PerunRepository:
     def read_index(self, minor: str) -> list[IndexEntry]:
         return read_index(self.index_path(minor))
 
+    def index_lock_path(self, minor: str) -> Path:
+        """The lock file every writer of ``minor``'s index holds while it writes."""
+        return self.perun_dir / "locks" / f"{minor}.lock"
+
+    def index_lock(self, minor: str, timeout: float = 30.0) -> contextlib.AbstractContextManager[None]:
+        """Hold ``minor``'s index lock (LockTimeout after ``timeout`` seconds; 0 tries once)."""
+        return file_lock(self.index_lock_path(minor), timeout=timeout)
+
     def _index_lock(self, minor: str) -> contextlib.AbstractContextManager[None]:
-        return file_lock(self.perun_dir / "locks" / f"{minor}.lock")
+        return self.index_lock(minor)
 
     def register(self, minor: str, profile: Profile, source: str, created: float) -> IndexEntry:
         """Store ``profile`` as an object and append it to ``minor``'s index; idempotent.

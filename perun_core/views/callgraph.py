@@ -52,6 +52,34 @@ def _label(value: object) -> str:
 
 def caller_stacks(profile: Profile, of: str = "amount") -> list[str]:
     """Folded stacks rebuilt from the caller edges of ``profile`` ([] when it has none)."""
+    edges, exclusive_key, exclusive_rows = _caller_edges(profile, of)
+    if not edges:
+        return []
+    callers_of: dict[str, list[tuple[str, float]]] = defaultdict(list)
+    for (caller, callee), weight in edges.items():
+        callers_of[callee].append((caller, weight))
+    own_amount = _own_amounts(edges, exclusive_key, exclusive_rows)
+    stacks = _Stacks(callers_of)
+    lines = []
+    for name in sorted(own_amount):
+        amount = own_amount[name]
+        if amount <= 0:
+            continue
+        for stack, share in stacks.ending_in(name, frozenset())[0]:
+            value = amount * share
+            if value > 0:
+                lines.append(f"{';'.join(stack)} {value:.12g}")
+    return lines
+
+
+def _caller_edges(profile: Profile, of: str
+                  ) -> tuple[dict[tuple[str, str], float], dict[str, float] | None, dict[str, float]]:
+    """The weight of every caller -> callee edge, and the own amounts the rows without a caller record.
+
+    Returns ``(edges, exclusive_key, exclusive_rows)``: ``exclusive_key``
+    sums the ``exclusive`` key of such rows (None when no row has one),
+    ``exclusive_rows`` the amounts of their rows of subtype ``exclusive``.
+    """
     from ..profile.resources import MISSING
 
     edges: dict[tuple[str, str], float] = defaultdict(float)
@@ -82,33 +110,41 @@ def caller_stacks(profile: Profile, of: str = "amount") -> list[str]:
                 exclusive_key[name] += max(_number(excl) or 0.0, 0.0)
             elif subtype == "exclusive" and value is not None:
                 exclusive_rows[name] += max(value, 0.0)
-    if not edges:
-        return []
+    return edges, (exclusive_key if seen_exclusive_key else None), exclusive_rows
+
+
+def _own_amounts(edges: dict[tuple[str, str], float], exclusive_key: dict[str, float] | None,
+                 exclusive_rows: dict[str, float]) -> dict[str, float]:
+    """Every function's own amount, by the order of preference of the module docstring."""
     incoming: dict[str, float] = defaultdict(float)
     outgoing: dict[str, float] = defaultdict(float)
-    callers_of: dict[str, list[tuple[str, float]]] = defaultdict(list)
     for (caller, callee), weight in edges.items():
         incoming[callee] += weight
         outgoing[caller] += weight
-        callers_of[callee].append((caller, weight))
-    names = set(incoming) | set(outgoing) | set(exclusive_key) | set(exclusive_rows)
-    if seen_exclusive_key:
-        own_amount = {name: exclusive_key.get(name, 0.0) for name in names}
-    elif exclusive_rows:
-        own_amount = {name: exclusive_rows.get(name, 0.0) for name in names}
-    else:
-        own_amount = {name: max(incoming.get(name, 0.0) - outgoing.get(name, 0.0), 0.0) for name in names}
+    names = set(incoming) | set(outgoing) | set(exclusive_key or ()) | set(exclusive_rows)
+    if exclusive_key is not None:
+        return {name: exclusive_key.get(name, 0.0) for name in names}
+    if exclusive_rows:
+        return {name: exclusive_rows.get(name, 0.0) for name in names}
+    return {name: max(incoming.get(name, 0.0) - outgoing.get(name, 0.0), 0.0) for name in names}
 
-    memo: dict[str, list[tuple[tuple[str, ...], float]]] = {}
 
-    def stacks(name: str, active: frozenset[str]) -> tuple[list[tuple[tuple[str, ...], float]], bool]:
+class _Stacks:
+    """The stacks that reach each function, with the share of its amount along each."""
+
+    def __init__(self, callers_of: dict[str, list[tuple[str, float]]]) -> None:
+        self.callers_of = callers_of
+        self.memo: dict[str, list[tuple[tuple[str, ...], float]]] = {}
+
+    def ending_in(self, name: str, active: frozenset[str]) -> tuple[list[tuple[tuple[str, ...], float]], bool]:
         """(stack ending in ``name``, share of ``name``'s amount along it), and whether a cycle was cut.
 
-        Results that no cycle cut do not depend on the way in and are remembered.
+        ``active`` holds the functions of the stack above.  Results that no
+        cycle cut do not depend on the way in and are remembered.
         """
-        if name in memo:
-            return memo[name], False
-        entering = [(c, w) for c, w in callers_of.get(name, ()) if c != name]
+        if name in self.memo:
+            return self.memo[name], False
+        entering = [(c, w) for c, w in self.callers_of.get(name, ()) if c != name]
         cut = any(c in active for c, _ in entering)
         if not entering or len(active) >= MAX_DEPTH:
             found = [((name,), 1.0)]
@@ -121,7 +157,7 @@ def caller_stacks(profile: Profile, of: str = "amount") -> list[str]:
             for caller, weight in entering:
                 if caller in active:
                     continue
-                paths, caller_cut = stacks(caller, inner)
+                paths, caller_cut = self.ending_in(caller, inner)
                 cut = cut or caller_cut
                 if paths:
                     ways.append((paths, weight))
@@ -133,16 +169,5 @@ def caller_stacks(profile: Profile, of: str = "amount") -> list[str]:
                 found.sort(key=lambda item: -item[1])
                 found = found[:MAX_PATHS]
         if not cut:
-            memo[name] = found
+            self.memo[name] = found
         return found, cut
-
-    lines = []
-    for name in sorted(names):
-        amount = own_amount.get(name, 0.0)
-        if amount <= 0:
-            continue
-        for stack, share in stacks(name, frozenset())[0]:
-            value = amount * share
-            if value > 0:
-                lines.append(f"{';'.join(stack)} {value:.12g}")
-    return lines

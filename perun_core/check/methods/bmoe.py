@@ -37,7 +37,7 @@ EXPONENT_TOLERANCE = 0.25
 
 
 def model_kind(model: dict) -> str:
-    from ...analysis.regression import canonical_model_name
+    from ...analysis.parametric import canonical_model_name
 
     return canonical_model_name(str(model.get("model", model.get("type", ""))))
 

@@ -1,0 +1,181 @@
+"""Robust weighting: which points of a uid are outliers, and weighted least squares lines.
+
+A measurement now and then is far off (a call preempted by the scheduler
+takes 3-10x its neighbours' time).  :func:`outlier_weights` weighs every
+point against its neighbourhood, whatever the model, with Tukey's bisquare;
+regression (:mod:`perun_core.analysis.fitting`) and the nonparametric
+models use the weights to set such points aside.
+"""
+
+from __future__ import annotations
+
+import math
+from typing import TYPE_CHECKING
+
+from .points import DegenerateData
+
+if TYPE_CHECKING:  # pragma: no cover
+    import numpy
+
+__all__ = ["BISQUARE_C", "outlier_weights", "weighted_line", "weighted_r_square"]
+
+
+#: Tukey's bisquare constant (95 % efficiency under normal noise), in robust standard deviations.
+BISQUARE_C = 4.685
+#: Neighbours (in x order) whose median is a point's reference when its size is not repeated often.
+_WINDOW = 7
+#: Beyond this many points the neighbours' values are not moved along the local slope (see _local_reference).
+_DENSE = 20_000
+
+
+def _bisquare(u: numpy.ndarray) -> numpy.ndarray:
+    import numpy as np
+
+    clipped = np.clip(u, -1.0, 1.0)
+    return (1.0 - clipped * clipped) ** 2
+
+
+def outlier_weights(x: numpy.ndarray, y: numpy.ndarray) -> numpy.ndarray | None:
+    """Bisquare weights of the points against their neighbourhood, or None when no point stands out.
+
+    A point's reference is the median of the points of its size when the
+    size is repeated at least three times, else the median of its
+    :data:`_WINDOW` nearest neighbours in x order.  The deviations from the
+    reference (log ratios for positive data: preemption multiplies a
+    timing) are scaled by their median absolute deviation; points beyond
+    :data:`BISQUARE_C` of it get weight 0, the others a weight that falls
+    smoothly from 1.  The weights do not depend on any model, so the models
+    of one uid stay comparable.
+    """
+    import numpy as np
+
+    n = len(y)
+    if n < 5:
+        return None
+    order = np.argsort(x, kind="stable")
+    xs, ys = x[order], y[order]
+    positive = bool((ys > 0).all())
+    with np.errstate(all="ignore"):
+        values = np.log(ys) if positive else ys
+        reference = _local_reference(xs, values)
+        deviation = values - reference
+        if not positive:
+            deviation = deviation / np.maximum(np.abs(reference), 1e-300)
+        if not np.isfinite(deviation).all():
+            return None
+        scale = 1.4826 * float(np.median(np.abs(deviation - np.median(deviation))))
+    if not math.isfinite(scale) or scale <= 0:
+        return None
+    with np.errstate(all="ignore"):
+        u = deviation / (BISQUARE_C * scale)
+    # a point beyond the limit now and then is what normal noise does in a large sample: only more
+    # than that (one in 2000, at least one) is worth leaving least squares for
+    if not np.isfinite(u).all() or int((np.abs(u) >= 1.0).sum()) < max(1, n // 2000):
+        return None
+    weights = np.empty(n)
+    weights[order] = _bisquare(u)
+    return weights
+
+
+def _local_reference(xs: numpy.ndarray, values: numpy.ndarray) -> numpy.ndarray:
+    """What each value (of points sorted by x) should be, judged by its neighbours alone.
+
+    A value never counts in its own reference.  Sizes repeated at least
+    three times: the median of the other values of that size.  Others: the
+    median of the :data:`_WINDOW` nearest values in x
+    order, each moved to the point's x along the local slope of a running
+    median, so a steep curve does not make its points look like outliers.
+    """
+    import numpy as np
+
+    n = len(values)
+    reference = np.empty(n)
+    _sizes, starts, counts = np.unique(xs, return_index=True, return_counts=True)
+    repeated = np.repeat(counts >= 3, counts)
+    if repeated.any():
+        _others_medians(values, starts, counts, reference)
+    single = np.flatnonzero(~repeated)
+    if not len(single):
+        return reference
+    width = min(_WINDOW + 1, n)
+    index = np.int32 if n < 2**31 else np.int64
+    low = np.clip(single - width // 2, 0, n - width).astype(index)
+    # the point itself is left out: with it, its median is pulled towards it and typical
+    # deviations look smaller than they are, which makes the ordinary extremes of clean noise
+    # look like outliers (every window holds its point exactly once)
+    offsets = np.arange(width, dtype=index)
+    mine = low[:, None] + offsets[None, :]
+    others = mine[mine != single[:, None]].reshape(len(single), width - 1)
+    if n > _DENSE:
+        # so many points that neighbours lie close together: the curve hardly moves within a window
+        reference[single] = np.median(values[others], axis=1)
+        return reference
+    t = np.log(xs - xs.min() + 1.0) if float(xs.min()) <= 0 else np.log(xs)
+    every = np.arange(n)
+    rows = np.clip(every - width // 2, 0, n - width)[:, None] + offsets[None, :]
+    # a running median first (robust to a few outliers in a window), then the local slope of that
+    # smooth curve moves each neighbour to the point's own x before the median is taken again
+    smooth = np.median(values[rows], axis=1)
+    where = np.median(t[rows], axis=1)  # a window at an edge is not centred on its point
+    ahead, behind = np.minimum(every + width, n - 1), np.maximum(every - width, 0)
+    with np.errstate(all="ignore"):
+        span = where[ahead] - where[behind]
+        slope = np.where(span > 0, (smooth[ahead] - smooth[behind]) / np.where(span > 0, span, 1.0), 0.0)
+    moved = values[others] + slope[single][:, None] * (t[single][:, None] - t[others])
+    reference[single] = np.median(moved, axis=1)
+    return reference
+
+
+def _others_medians(values: numpy.ndarray, starts: numpy.ndarray, counts: numpy.ndarray,
+                    out: numpy.ndarray) -> None:
+    """Into ``out``: for each value of a group of three or more (contiguous runs given by ``starts``
+    and ``counts``), the median of the other values of its group."""
+    import numpy as np
+
+    big = counts >= 3
+    group = np.repeat(np.arange(len(counts)), counts)
+    member = big[group]
+    positions = np.flatnonzero(member)
+    order = positions[np.lexsort((values[positions], group[positions]))]  # by group, then value
+    g = values[order]
+    k = counts[group[order]]
+    start = np.repeat(np.cumsum(np.concatenate(([0], counts[big])))[:-1], counts[big])
+    rank = np.arange(len(order)) - start
+
+    def without(index: numpy.ndarray) -> numpy.ndarray:  # the index-th smallest of the others
+        return np.where(rank > index, g[start + index], g[start + np.minimum(index + 1, k - 1)])
+
+    even_others = (k - 1) % 2 == 1
+    low = np.where(even_others, (k - 2) // 2, (k - 3) // 2)
+    high = np.where(even_others, (k - 2) // 2, (k - 1) // 2)
+    out[order] = (without(low) + without(high)) / 2
+
+
+def weighted_line(f: numpy.ndarray, target: numpy.ndarray, w: numpy.ndarray) -> tuple[float, float]:
+    """Weighted least squares line ``target = a + slope * f``."""
+    import numpy as np
+
+    total = float(w.sum())
+    f_mean = float(np.dot(w, f)) / total
+    t_mean = float(np.dot(w, target)) / total
+    centred = f - f_mean
+    s_ff = float(np.dot(w, centred * centred))
+    if not math.isfinite(s_ff):
+        raise DegenerateData("the computation overflowed (a result is not finite)")
+    if s_ff <= 0.0:
+        raise DegenerateData("the transformed x values are all equal")
+    slope = float(np.dot(w, centred * (target - t_mean))) / s_ff
+    return t_mean - slope * f_mean, slope
+
+
+def weighted_r_square(y: numpy.ndarray, fitted: numpy.ndarray, w: numpy.ndarray) -> float:
+    """``1 - SS_res/SS_tot`` with the weights: points set aside as outliers do not count."""
+    import numpy as np
+
+    total = float(w.sum())
+    mean = float(np.dot(w, y)) / total
+    ss_tot = float(np.dot(w, (y - mean) ** 2))
+    ss_res = float(np.dot(w, (y - fitted) ** 2))
+    if ss_tot <= 0:
+        return 1.0 if ss_res <= 0 else 0.0
+    return 1.0 - ss_res / ss_tot

@@ -1,0 +1,98 @@
+"""Remotes and their transport: a remote's name or URL, dulwich's client for it, its announced head.
+
+Every failure of the transport (network, protocol, a path that is no git
+repository) becomes one :class:`~perun_core.errors.RemoteError`.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import hashlib
+import re
+from collections.abc import Iterator
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from ..errors import PerunError, RemoteError
+from . import layout
+
+__all__ = ["Remote", "client_of", "remote_head", "resolve_remote", "scp_like", "talking"]
+
+
+@dataclass(frozen=True, slots=True)
+class Remote:
+    """A remote by the name the user gave (or its URL) and the URL dulwich opens."""
+
+    name: str
+    url: str
+
+    @property
+    def key(self) -> str:
+        """Where its tracking state is kept: the remote's name, or a digest of a bare URL."""
+        if re.fullmatch(r"[A-Za-z0-9][A-Za-z0-9._-]*", self.name) and self.name != self.url:
+            return self.name
+        return "url-" + hashlib.sha1(self.url.encode()).hexdigest()[:12]
+
+
+def resolve_remote(repo: Any, remote: str | None) -> Remote:
+    """A remote by its name in the git configuration (default ``origin``), or a URL or path."""
+    name = remote or "origin"
+    try:
+        config = repo.vcs.repo.get_config()
+        url = config.get((b"remote", name.encode()), b"url").decode()
+        if "://" not in url and not scp_like(url):
+            path = Path(url).expanduser()
+            url = str(path if path.is_absolute() else (Path(repo.vcs_root) / path).resolve())
+        return Remote(name, url)
+    except KeyError:
+        pass
+    if remote is None:
+        raise RemoteError("origin", "the git repository has no remote named 'origin'",
+                          hint="name a remote or give a URL or path: perun-core push URL")
+    if "://" in remote or scp_like(remote):
+        return Remote(remote, remote)
+    path = Path(remote).expanduser()
+    if not path.exists():
+        raise RemoteError(remote, "is neither a remote of the git repository nor an existing path or URL")
+    return Remote(remote, str(path.resolve()))
+
+
+def scp_like(text: str) -> bool:
+    return bool(re.match(r"^[^/:]+@[^/:]+:", text))
+
+
+def client_of(remote: Remote) -> tuple[Any, str]:
+    from dulwich.client import get_transport_and_path
+
+    try:
+        return get_transport_and_path(remote.url)
+    except Exception as exc:  # noqa: BLE001 - dulwich raises several kinds for a bad URL
+        raise RemoteError(remote.name, f"cannot open '{remote.url}': {exc}") from None
+
+
+@contextlib.contextmanager
+def talking(remote: Remote) -> Iterator[None]:
+    """Transport failures (network, protocol, a path that is no repository) as one RemoteError."""
+    from dulwich.errors import GitProtocolError, HangupException, NotGitRepository
+
+    try:
+        yield
+    except PerunError:
+        raise
+    except (NotGitRepository, FileNotFoundError):
+        raise RemoteError(remote.name, f"'{remote.url}' is not a git repository") from None
+    except HangupException as exc:
+        raise RemoteError(remote.name, f"the remote hung up ({exc})",
+                          hint="check the URL and that you may read (and push to) it") from None
+    except GitProtocolError as exc:
+        raise RemoteError(remote.name, f"git protocol error: {exc}") from None
+    except OSError as exc:
+        raise RemoteError(remote.name, f"cannot reach '{remote.url}': {exc.strerror or exc}") from None
+
+
+def remote_head(client: Any, path: str, remote: Remote) -> bytes | None:
+    with talking(remote):
+        refs = client.get_refs(path)
+    refs = getattr(refs, "refs", refs)
+    return refs.get(layout.REF)
