@@ -48,7 +48,7 @@ def stack_classes(log: ProcessLog) -> StackClasses:
     import numpy as np
 
     ids, counts, flat = stack_records(log)
-    addresses, inverse = _address_numbers(flat)
+    addresses, inverse = _distinct_numbers(flat)
     symbolizer = Symbolizer(ProcessMaps.from_text(log.maps_text))
     resolved = symbolizer.resolve(addresses.tolist())
     class_of: dict[tuple, int] = {}
@@ -72,11 +72,12 @@ _MULTIPLIERS = (0x9E3779B97F4A7C15, 0xC2B2AE3D27D4EB4F, 0x165667B19E3779F9, 0xD6
                 0xFF51AFD7ED558CCD, 0xC4CEB9FE1A85EC53, 0x94D049BB133111EB, 0xBF58476D1CE4E5B9)
 
 
-def _address_numbers(flat: Any) -> tuple[Any, Any]:
-    """The distinct values of ``flat`` (sorted) and, per entry, the position of its value among them.
+def _distinct_numbers(flat: Any) -> tuple[Any, Any]:
+    """The distinct values of ``flat`` (uint64, sorted) and, per entry, the position of its value among them.
 
     A call stack array holds millions of return addresses but only tens or
-    hundreds of distinct ones.  Instead of sorting all of them, the distinct
+    hundreds of distinct ones (and hundreds of thousands of stacks have only
+    tens of distinct hashes).  Instead of sorting all of them, the distinct
     values of a sample go into a small collision-free hash table (a
     multiplicative hash); every entry is looked up there and checked, and
     the values the sample missed are added until none is missing.
@@ -100,7 +101,9 @@ def _address_numbers(flat: Any) -> tuple[Any, Any]:
             break
         table = np.zeros(1 << bits, dtype=np.int64)
         table[slots.astype(np.int64)] = np.arange(len(known))
-        found = table[((flat * multiplier) >> shift).astype(np.int64)]
+        slot_of = flat * multiplier
+        slot_of >>= shift
+        found = table[slot_of.view(np.int64)]
         missed = known[found] != flat
         misses = int(np.count_nonzero(missed))
         if not misses:
@@ -117,7 +120,7 @@ def _distinct_sequences(classes: Any, counts: Any) -> tuple[Any, list[tuple[int,
 
     ``classes`` is flat (record after record, ``counts`` entries each).
     Records are grouped by a 64-bit hash of their sequence, and every record
-    is then compared with the first of its group, so a hash collision is
+    is then compared with a representative of its group, so a hash collision is
     noticed (and the exact but slower grouping by content used instead).
     """
     import numpy as np
@@ -132,10 +135,9 @@ def _distinct_sequences(classes: Any, counts: Any) -> tuple[Any, list[tuple[int,
     filled = np.flatnonzero(counts)
     if len(filled):
         hashes[filled] += np.add.reduceat(mixed, begins[filled])
-    distinct = np.unique(hashes)
-    group = np.searchsorted(distinct, hashes)
-    order = np.argsort(group, kind="stable")
-    first = order[np.flatnonzero(np.r_[True, group[order][1:] != group[order][:-1]])]
+    distinct, group = _distinct_numbers(hashes)
+    first = np.empty(len(distinct), dtype=np.int64)  # a record of each group (any one: all are compared)
+    first[group] = np.arange(n, dtype=np.int64)
     representative = first[group]
     same = (counts[representative] == counts).all() and (
         classes == classes[np.repeat(begins[representative], counts) + within]).all()
@@ -145,11 +147,19 @@ def _distinct_sequences(classes: Any, counts: Any) -> tuple[Any, list[tuple[int,
     return group.astype(np.int64), sequences
 
 
+_MIXERS: list = []
+
+
 def _position_multipliers() -> Any:
-    """Odd 64-bit multipliers per frame position (fixed, so runs are repeatable)."""
+    """Odd 64-bit multipliers per frame position (splitmix64 of the position: fixed, so runs are repeatable)."""
     import numpy as np
 
-    return np.random.default_rng(0x5EED).integers(0, 2**63, 256, dtype=np.uint64) * np.uint64(2) + np.uint64(1)
+    if not _MIXERS:
+        x = np.arange(1, 257, dtype=np.uint64) * np.uint64(0x9E3779B97F4A7C15)
+        x = (x ^ (x >> np.uint64(30))) * np.uint64(0xBF58476D1CE4E5B9)
+        x = (x ^ (x >> np.uint64(27))) * np.uint64(0x94D049BB133111EB)
+        _MIXERS.append((x ^ (x >> np.uint64(31))) | np.uint64(1))
+    return _MIXERS[0]
 
 
 def _distinct_sequences_exactly(classes: Any, counts: Any) -> tuple[Any, list[tuple[int, ...]]]:
