@@ -28,21 +28,43 @@ def _thread_events(log: ProcessLog, tid: int) -> dict[str, Any]:
     """The events of one thread as columns, in the order written, with ``old`` set for reallocs."""
     import numpy as np
 
-    words = log.stream_array(tid, 0, "<u8")
-    words = words[:len(words) // 4 * 4].reshape(-1, 4)
-    present = np.flatnonzero(words[:, 0] & np.uint64(0xFF))
-    words = words[present]
-    head = words[:, 0]
+    rows = _record_words(log, tid, 0, 4)
+    if rows is None:  # blocks that do not hold whole records: join the stream first
+        words = log.stream_array(tid, 0, "<u8")
+        words = words[:len(words) // 4 * 4].reshape(-1, 4)
+        words = words[np.flatnonzero(words[:, 0] & np.uint64(0xFF))]
+        head, times, addresses, sizes = words[:, 0], words[:, 1], words[:, 2], words[:, 3]
+    else:  # each column gathered straight from the file's words, without copying whole blocks
+        file_words = np.frombuffer(log.data, dtype="<u8", count=len(log.data) // 8)
+        head = file_words[rows]
+        present = np.flatnonzero(head & np.uint64(0xFF))
+        rows, head = rows[present], head[present]
+        times, addresses, sizes = file_words[rows + 1], file_words[rows + 2], file_words[rows + 3]
     kinds = (head & np.uint64(0xFF)).astype(np.uint8)
-    addresses = words[:, 2]
     old = np.zeros(len(kinds), dtype=np.uint64)
     froms = np.flatnonzero(kinds == _REALLOC_FROM)
     paired = froms[froms + 1 < len(kinds)]
     paired = paired[kinds[paired + 1] == 3]
     old[paired + 1] = addresses[paired]
     keep = np.flatnonzero(kinds != _REALLOC_FROM) if len(froms) else slice(None)
-    return {"kind": kinds[keep], "stack": (head[keep] >> np.uint64(32)).astype(np.int64), "time": words[keep, 1],
-            "address": addresses[keep], "size": words[keep, 3], "old": old[keep]}
+    return {"kind": kinds[keep], "stack": (head[keep] >> np.uint64(32)).astype(np.int64), "time": times[keep],
+            "address": addresses[keep], "size": sizes[keep], "old": old[keep]}
+
+
+def _record_words(log: ProcessLog, tid: int, stream: int, width: int) -> Any:
+    """The file word (uint64) index of every record slot of a stream, in order; None if records straddle blocks.
+
+    A record of ``width`` words never spans two blocks when a block's
+    payload holds a whole number of them (true of the layout memory.c writes).
+    """
+    import numpy as np
+
+    offsets = [offset for _, offset in log.blocks.get((tid, stream), ())]
+    payload = log.payload_size
+    if payload % (8 * width) or BLOCK_HEADER_SIZE % 8 or (offsets and max(offsets) + log.block_size > len(log.data)):
+        return None
+    starts = (np.asarray(offsets, dtype=np.int64) + BLOCK_HEADER_SIZE) // 8
+    return (starts[:, None] + np.arange(0, payload // 8, width, dtype=np.int64)).reshape(-1)
 
 
 def events(log: ProcessLog) -> dict[str, Any]:
