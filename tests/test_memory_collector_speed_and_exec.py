@@ -299,3 +299,22 @@ def test_stack_sequences_are_grouped_exactly(monkeypatch, collide):
     expected = [tuple(classes[b:b + c].tolist()) for b, c in zip(begins.tolist(), counts.tolist())]
     assert [sequences[k] for k in numbers.tolist()] == expected
     assert len(sequences) == len(set(expected))
+
+
+@pytest.mark.parametrize("case", ["few", "rare_values_the_sample_misses", "many", "small", "empty"])
+def test_distinct_numbers_agree_with_sorting(case):
+    rng = np.random.default_rng(5)
+    if case == "few":
+        values = rng.choice(rng.integers(0x5555_0000_0000, 0x7FFF_FFFF_FFFF, 40, dtype=np.uint64), 200_000)
+    elif case == "rare_values_the_sample_misses":
+        values = np.full(100_000, 0x5555_1234, dtype=np.uint64)
+        values[rng.choice(100_000, 50, replace=False)] = rng.integers(1, 2**63, 50, dtype=np.uint64)
+    elif case == "many":  # too many distinct values for the small table: sorted instead
+        values = rng.integers(0, 2**64 - 1, 300_000, dtype=np.uint64)
+    elif case == "small":
+        values = rng.integers(0, 10, 100, dtype=np.uint64)
+    else:
+        values = np.zeros(0, dtype=np.uint64)
+    distinct, numbers = memory_stacks._distinct_numbers(values)
+    assert distinct.tolist() == np.unique(values).tolist()
+    assert distinct[numbers].tolist() == values.tolist()
