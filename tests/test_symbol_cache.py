@@ -81,3 +81,14 @@ def test_a_damaged_cache_file_is_asked_again(cache_home):
     cached = next(cache_home.iterdir())
     cached.write_text("{not json")
     assert symbols.addr2line(path, [vaddr]) == first
+
+
+@pytest.mark.skipif(shutil.which("readelf") is None, reason="needs binutils' readelf")
+def test_the_build_id_is_read_from_the_notes_as_readelf_shows_it():
+    import subprocess
+
+    path, _ = system_library()
+    shown = subprocess.run(["readelf", "-n", path], capture_output=True, text=True, check=True).stdout
+    ids = [line.split(":", 1)[1].strip() for line in shown.splitlines() if "Build ID:" in line]
+    assert symbols._build_id(path) == (ids[0] if ids else None)
+    assert symbols._build_id("/proc/self/status") is None

@@ -265,18 +265,36 @@ def _debug_files(path: str) -> list[str]:
 
 
 def _build_id(path: str) -> str | None:
-    """The GNU build id of an ELF file (hex), from its notes; None when it has none."""
+    """The GNU build id of an ELF file (hex), from its PT_NOTE segments; None when it has none."""
     try:
         with open(path, "rb") as handle:
-            head = handle.read(4096)
-    except OSError:
+            ident = handle.read(64)
+            if len(ident) < 64 or ident[:4] != b"\x7fELF" or ident[4] != 2:
+                return None
+            order = "<" if ident[5] == 1 else ">"
+            phoff, = struct.unpack_from(order + "Q", ident, 32)
+            phentsize, phnum = struct.unpack_from(order + "HH", ident, 54)
+            handle.seek(phoff)
+            table = handle.read(phentsize * phnum)
+            for index in range(phnum):
+                entry = table[index * phentsize:(index + 1) * phentsize]
+                if len(entry) < 56:
+                    break
+                kind, _, offset, _, _, size = struct.unpack_from(order + "IIQQQQ", entry)
+                if kind != 4 or size > 1 << 16:  # PT_NOTE
+                    continue
+                handle.seek(offset)
+                notes = handle.read(size)
+                at = 0
+                while at + 12 <= len(notes):
+                    name_size, desc_size, note_type = struct.unpack_from(order + "III", notes, at)
+                    name_at = at + 12
+                    desc_at = name_at + (name_size + 3) // 4 * 4
+                    if note_type == 3 and notes[name_at:name_at + name_size] == b"GNU\0":
+                        return notes[desc_at:desc_at + desc_size].hex() or None
+                    at = desc_at + (desc_size + 3) // 4 * 4
+    except (OSError, struct.error):
         return None
-    marker = head.find(b"GNU\0", 0)
-    while marker >= 12:
-        name_size, desc_size, kind = struct.unpack_from("<III", head, marker - 12)
-        if name_size == 4 and kind == 3 and 8 <= desc_size <= 64 and marker + 4 + desc_size <= len(head):
-            return head[marker + 4:marker + 4 + desc_size].hex()
-        marker = head.find(b"GNU\0", marker + 4)
     return None
 
 
