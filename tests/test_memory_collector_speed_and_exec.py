@@ -23,7 +23,7 @@ import pytest
 from runhelpers import build_c, line_of, run_env  # noqa: F401 - run_env: autouse fixture
 
 from perun_core import native
-from perun_core.collect import memory, symbols
+from perun_core.collect import memory, memory_log, memory_profile, memory_stacks, symbols
 from perun_core.collect.nativelog import read_logs
 from perun_core.collect.trace import instrumentation_flags
 from perun_core.units import UnitContext, call_phase, collectors, convert_params
@@ -222,11 +222,11 @@ def test_a_deep_recursion_is_symbolized_per_distinct_trace_not_per_stack(program
     env = {**os.environ, "LD_PRELOAD": str(native.library("memory")), "PERUN_MEMORY_DIR": str(logs)}
     subprocess.run([programs["tree"], str(n)], env=env, check=True)
     parsed = read_logs(logs, "memory")
-    ids, _, _ = memory._stack_records(parsed[0])
+    ids, _, _ = memory_log.stack_records(parsed[0])
     assert len(ids) > n // 2  # every path down the tree is a stack of its own
     built, asked = [], []
-    real_get, real_addr2line = memory._Traces.get, symbols.addr2line
-    monkeypatch.setattr(memory._Traces, "get", lambda self, *a: built.append(a) or real_get(self, *a))
+    real_get, real_addr2line = memory_stacks._Traces.get, symbols.addr2line
+    monkeypatch.setattr(memory_stacks._Traces, "get", lambda self, *a: built.append(a) or real_get(self, *a))
     monkeypatch.setattr(symbols, "addr2line", lambda path, *a, **k: asked.append(path) or real_addr2line(path, *a, **k))
     profile = memory.profile_from_logs(parsed, {"sampling": 1.0})
     found = rows(profile)
@@ -281,8 +281,8 @@ def test_freed_sizes_agree_with_a_plain_reference(layout):
     addresses = np.asarray(bases, dtype=np.uint64)[rng.integers(0, len(bases), n)] + slots
     kinds = rng.choice(np.array([1, 2, 3, 4, 4, 4], dtype=np.int64), n)
     sizes = np.where(kinds == 4, 0, rng.integers(1, 5000, n)).astype(np.uint64)
-    assert memory._freed_sizes(kinds, addresses, sizes).tolist() == reference_freed_sizes(kinds, addresses, sizes)
-    order, grouped = memory._by_address(addresses)
+    assert memory_profile._freed_sizes(kinds, addresses, sizes).tolist() == reference_freed_sizes(kinds, addresses, sizes)
+    order, grouped = memory_profile._by_address(addresses)
     assert order.tolist() == np.argsort(addresses, kind="stable").tolist()
     assert grouped.tolist() == np.sort(addresses).tolist()
 
@@ -290,12 +290,31 @@ def test_freed_sizes_agree_with_a_plain_reference(layout):
 @pytest.mark.parametrize("collide", [False, True])
 def test_stack_sequences_are_grouped_exactly(monkeypatch, collide):
     if collide:  # every hash depends on the length only: the exact grouping must take over
-        monkeypatch.setattr(memory, "_position_multipliers", lambda: np.zeros(256, dtype=np.uint64))
+        monkeypatch.setattr(memory_stacks, "_position_multipliers", lambda: np.zeros(256, dtype=np.uint64))
     rng = np.random.default_rng(11)
     counts = rng.integers(0, 6, 3000)
     classes = rng.integers(0, 3, int(counts.sum())).astype(np.int32)
-    numbers, sequences = memory._distinct_sequences(classes, counts)
+    numbers, sequences = memory_stacks._distinct_sequences(classes, counts)
     begins = np.cumsum(counts) - counts
     expected = [tuple(classes[b:b + c].tolist()) for b, c in zip(begins.tolist(), counts.tolist())]
     assert [sequences[k] for k in numbers.tolist()] == expected
     assert len(sequences) == len(set(expected))
+
+
+@pytest.mark.parametrize("case", ["few", "rare_values_the_sample_misses", "many", "small", "empty"])
+def test_distinct_numbers_agree_with_sorting(case):
+    rng = np.random.default_rng(5)
+    if case == "few":
+        values = rng.choice(rng.integers(0x5555_0000_0000, 0x7FFF_FFFF_FFFF, 40, dtype=np.uint64), 200_000)
+    elif case == "rare_values_the_sample_misses":
+        values = np.full(100_000, 0x5555_1234, dtype=np.uint64)
+        values[rng.choice(100_000, 50, replace=False)] = rng.integers(1, 2**63, 50, dtype=np.uint64)
+    elif case == "many":  # too many distinct values for the small table: sorted instead
+        values = rng.integers(0, 2**64 - 1, 300_000, dtype=np.uint64)
+    elif case == "small":
+        values = rng.integers(0, 10, 100, dtype=np.uint64)
+    else:
+        values = np.zeros(0, dtype=np.uint64)
+    distinct, numbers = memory_stacks._distinct_numbers(values)
+    assert distinct.tolist() == np.unique(values).tolist()
+    assert distinct[numbers].tolist() == values.tolist()

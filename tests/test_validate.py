@@ -172,3 +172,40 @@ def test_a_million_packed_resources_validate_quickly():
     started = time.process_time()
     validate_profile(profile)
     assert time.process_time() - started < 2.0  # about 0.05 s; the bound only catches a row-by-row regression
+
+
+def _packed_memory_profile(addresses: list[int], codes_shift: int = 0) -> Profile:
+    from perun_core.profile.model import Snapshot
+    from perun_core.profile.resources import PackedColumn, ResourceTable
+
+    n = len(addresses)
+    uids = [{"function": f"f{i}", "source": "a.c", "line": i} for i in range(3)]
+    codes = bytes((i % 3 + codes_shift) % 256 for i in range(n))
+    columns = [
+        PackedColumn("dict", "b", bytes(n), n, ["memory"]),
+        PackedColumn("int", "q", b"".join(a.to_bytes(8, "little", signed=True) for a in addresses), n),
+        PackedColumn("int", "b", bytes([8]) * n, n),
+        PackedColumn("dict", "b", codes, n, uids),
+    ]
+    table = ResourceTable.from_columns(n, ["type", "address", "amount", "uid"], columns)
+    return Profile(header={"type": "memory", "units": {"memory": "B"}}, snapshots=[Snapshot(table, [], {"time": "1"})])
+
+
+@pytest.mark.parametrize("numpy_loaded", [False, True])
+def test_long_packed_columns_give_the_same_verdicts_with_or_without_numpy(monkeypatch, numpy_loaded):
+    import sys
+
+    import numpy  # noqa: F401
+
+    if not numpy_loaded:
+        monkeypatch.delitem(sys.modules, "numpy")
+    n = 10_000
+    validate_profile(_packed_memory_profile(list(range(16, 16 + n))))
+    negative = [16 + i for i in range(n)]
+    negative[7777] = -5
+    with pytest.raises(InvalidProfile) as caught:
+        validate_profile(_packed_memory_profile(negative))
+    assert caught.value.key == "snapshots[0].resources[7777].address" and "negative" in caught.value.reason
+    with pytest.raises(InvalidProfile) as caught:
+        validate_profile(_packed_memory_profile(list(range(16, 16 + n)), codes_shift=1))
+    assert "refers to a value the column does not hold" in caught.value.reason

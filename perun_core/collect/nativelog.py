@@ -19,6 +19,8 @@ a stream lies in the file, for records that point into another stream by
 
 from __future__ import annotations
 
+import mmap
+import os
 import re
 import struct
 from dataclasses import dataclass, field
@@ -49,8 +51,8 @@ class ProcessLog:
     #: thread ids in the order their first block was taken
     threads: list[int] = field(default_factory=list)
     maps_text: str = ""
-    #: the whole file as read
-    data: bytes = field(default=b"", repr=False)
+    #: the whole file as read (mapped read-only)
+    data: bytes | mmap.mmap = field(default=b"", repr=False)
     #: (thread id, stream) -> (sequence number, file offset) of its blocks, in sequence order
     blocks: dict[tuple[int, int], list[tuple[int, int]]] = field(default_factory=dict, repr=False)
     #: 0 for ``<kind>.<pid>.log``, n for ``<kind>.<pid>.<n>.log`` (a later image of the same pid)
@@ -87,9 +89,8 @@ class ProcessLog:
 
 
 def _read_one(path: Path, piece: int) -> ProcessLog | None:
-    try:
-        data = path.read_bytes()
-    except OSError:
+    data = _map_file(path)
+    if data is None:
         return None
     if len(data) < _FILE_HEADER.size:
         return None
@@ -117,6 +118,17 @@ def _read_one(path: Path, piece: int) -> ProcessLog | None:
     except OSError:
         log.maps_text = ""
     return log
+
+
+def _map_file(path: Path) -> bytes | mmap.mmap | None:
+    """The file's bytes, mapped read-only (no copy of a log of hundreds of megabytes); None when unreadable."""
+    try:
+        with open(path, "rb") as handle:
+            if os.fstat(handle.fileno()).st_size < _FILE_HEADER.size:
+                return handle.read()
+            return mmap.mmap(handle.fileno(), 0, access=mmap.ACCESS_READ)
+    except (OSError, ValueError):
+        return None
 
 
 def read_logs(directory: Path, kind: str) -> list[ProcessLog]:

@@ -9,16 +9,29 @@ unusual layouts all work), and :func:`addr2line` asks binutils' addr2line
 for function, file and line, one batch per object file.  Inlined calls
 become frames of their own (innermost first), as ``addr2line -i`` reports
 them.  :class:`Symbolizer` ties these together and caches every answer.
+
+Answers for objects of the system's library directories (the C library,
+libstdc++, ...) are also kept on disk, in ``symbols/`` of perun's cache
+directory (see :func:`perun_core.native.build.cache_dir`): the C library's
+debug information alone takes addr2line tens of milliseconds to load, on
+every run, for the same few addresses.  A file of the cache belongs to one
+object as it is now (path, inode, size, modification time) and to the
+separate debug files addr2line would read for it, so a changed library or
+newly installed debug information is looked up afresh.  With
+``DEBUGINFOD_URLS`` set (answers may come from a server) nothing is cached.
 """
 
 from __future__ import annotations
 
 import bisect
 import functools
+import hashlib
+import json
 import os
 import shutil
 import struct
 import subprocess
+import threading
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 
@@ -39,6 +52,9 @@ __all__ = [
 ]
 
 HOW_TO_GET_BINUTILS = "install binutils (Debian/Ubuntu: apt-get install binutils)"
+#: Objects under these directories have their answers kept on disk (see the module docstring).
+STABLE_DIRS = ("/lib/", "/lib32/", "/lib64/", "/usr/lib/", "/usr/lib32/", "/usr/lib64/", "/usr/libexec/")
+_DEBUG_ROOT = "/usr/lib/debug"
 
 
 @dataclass(frozen=True, slots=True)
@@ -170,18 +186,36 @@ def addr2line(path: str, addresses: Sequence[int], *, inlines: bool = True,
 
     Unknown functions and sources are None (line 0).  Addresses are the
     object's virtual addresses.  Raises ExternalToolError without addr2line.
+    Answers for system libraries come from (and go to) the disk cache.
     """
     tool = shutil.which("addr2line")
     if tool is None:
         raise ExternalToolError("addr2line", HOW_TO_GET_BINUTILS)
     if not addresses or not os.path.isfile(path):
         return {}
+    cache = _cache_file(path, inlines)
+    known = _read_cache(cache) if cache is not None else {}
+    missing = [a for a in addresses if a not in known]
+    if missing:
+        answers = _run_addr2line(tool, path, missing, inlines, timeout)
+        if answers is None:
+            return {a: known[a] for a in addresses if a in known}
+        for address in missing:
+            known[address] = answers.get(address, [])
+        if cache is not None:
+            _write_cache(cache, known)
+    return {a: known[a] for a in addresses if known.get(a)}
+
+
+def _run_addr2line(tool: str, path: str, addresses: Sequence[int], inlines: bool,
+                   timeout: float) -> dict[int, list[tuple[str | None, str | None, int]]] | None:
+    """What addr2line answers for ``addresses``; None when it cannot be run."""
     command = [tool, "-e", path, "-a", "-f", "-C"] + (["-i"] if inlines else [])
     try:
         done = subprocess.run(command, input="\n".join(f"{a:#x}" for a in addresses), capture_output=True,
                               text=True, errors="replace", timeout=timeout, check=False)
     except (OSError, subprocess.SubprocessError):
-        return {}
+        return None
     result: dict[int, list[tuple[str | None, str | None, int]]] = {}
     current: list | None = None
     lines = done.stdout.splitlines()
@@ -199,6 +233,90 @@ def addr2line(path: str, addresses: Sequence[int], *, inlines: bool = True,
         current.append((function, source, number))
         index += 2
     return result
+
+
+def _cache_file(path: str, inlines: bool) -> str | None:
+    """The cache file of the answers for object ``path``, None when its answers are not cached."""
+    real = os.path.realpath(path)
+    if os.environ.get("DEBUGINFOD_URLS") or not real.startswith(STABLE_DIRS):
+        return None
+    try:
+        info = os.stat(real)
+    except OSError:
+        return None
+    key = [real, info.st_dev, info.st_ino, info.st_size, info.st_mtime_ns, inlines]
+    for debug in _debug_files(real):
+        try:
+            found = os.stat(debug)
+        except OSError:
+            continue
+        key += [debug, found.st_size, found.st_mtime_ns]
+    from ..native.build import cache_dir
+
+    digest = hashlib.sha1(json.dumps(key).encode()).hexdigest()[:24]
+    return str(cache_dir() / "symbols" / f"{os.path.basename(real)}-{digest}.json")
+
+
+def _debug_files(path: str) -> list[str]:
+    """Where separate debug information for ``path`` may be: by build id and by debug link."""
+    found = [f"{_DEBUG_ROOT}{path}.debug", f"{_DEBUG_ROOT}{os.path.dirname(path)}"]
+    build_id = _build_id(path)
+    if build_id:
+        found.append(f"{_DEBUG_ROOT}/.build-id/{build_id[:2]}/{build_id[2:]}.debug")
+    return found
+
+
+def _build_id(path: str) -> str | None:
+    """The GNU build id of an ELF file (hex), from its PT_NOTE segments; None when it has none."""
+    try:
+        with open(path, "rb") as handle:
+            ident = handle.read(64)
+            if len(ident) < 64 or ident[:4] != b"\x7fELF" or ident[4] != 2:
+                return None
+            order = "<" if ident[5] == 1 else ">"
+            phoff, = struct.unpack_from(order + "Q", ident, 32)
+            phentsize, phnum = struct.unpack_from(order + "HH", ident, 54)
+            handle.seek(phoff)
+            table = handle.read(phentsize * phnum)
+            for index in range(phnum):
+                entry = table[index * phentsize:(index + 1) * phentsize]
+                if len(entry) < 56:
+                    break
+                kind, _, offset, _, _, size = struct.unpack_from(order + "IIQQQQ", entry)
+                if kind != 4 or size > 1 << 16:  # PT_NOTE
+                    continue
+                handle.seek(offset)
+                notes = handle.read(size)
+                at = 0
+                while at + 12 <= len(notes):
+                    name_size, desc_size, note_type = struct.unpack_from(order + "III", notes, at)
+                    name_at = at + 12
+                    desc_at = name_at + (name_size + 3) // 4 * 4
+                    if note_type == 3 and notes[name_at:name_at + name_size] == b"GNU\0":
+                        return notes[desc_at:desc_at + desc_size].hex() or None
+                    at = desc_at + (desc_size + 3) // 4 * 4
+    except (OSError, struct.error):
+        return None
+    return None
+
+
+def _read_cache(cache: str) -> dict[int, list[tuple[str | None, str | None, int]]]:
+    try:
+        with open(cache, "rb") as handle:
+            stored = json.loads(handle.read())
+        return {int(address): [(f, s, int(n)) for f, s, n in frames] for address, frames in stored.items()}
+    except (OSError, ValueError, TypeError, AttributeError):
+        return {}
+
+
+def _write_cache(cache: str, known: dict[int, list[tuple[str | None, str | None, int]]]) -> None:
+    from ..atomic import atomic_write
+
+    data = json.dumps({str(address): frames for address, frames in known.items()}).encode()
+    try:
+        atomic_write(cache, data, mode=0o600, sync_dir=False)
+    except OSError:
+        pass
 
 
 def _is_hex(text: str) -> bool:
@@ -230,8 +348,9 @@ class Symbolizer:
             path, offset = where
             vaddr = file_offset_to_vaddr(path, offset - 1 if return_addresses and offset else offset)
             by_object.setdefault(path, {}).setdefault(vaddr, []).append(address)
+        found = self._ask(by_object)
         for path, vaddrs in by_object.items():
-            answers = addr2line(path, sorted(vaddrs), inlines=self.inlines)
+            answers = found[path]
             name = os.path.basename(path)
             for vaddr, originals in vaddrs.items():
                 for address in originals:
@@ -243,6 +362,28 @@ class Symbolizer:
                     self._cache[(address, return_addresses)] = frames
         return {a: self._cache[(a, return_addresses)] for a in addresses}
 
+    def _ask(self, by_object: dict[str, dict[int, list[int]]]) -> dict[str, dict]:
+        """addr2line's answers per object, the objects asked at the same time (one run each)."""
+        found: dict[str, dict] = {}
+        failed: list[BaseException] = []
+
+        def ask(path: str) -> None:
+            try:
+                found[path] = addr2line(path, sorted(by_object[path]), inlines=self.inlines)
+            except BaseException as exc:  # re-raised in the calling thread
+                failed.append(exc)
+
+        paths = list(by_object)
+        workers = [threading.Thread(target=ask, args=(path,), daemon=True) for path in paths[1:]]
+        for worker in workers:
+            worker.start()
+        if paths:
+            ask(paths[0])
+        for worker in workers:
+            worker.join()
+        if failed:
+            raise failed[0]
+        return found
 
 def function_lines(path: str, names: Iterable[str], *, timeout: float = 120) -> dict[str, tuple[str, int]]:
     """``name -> (source file, line)`` of the functions of the object ``path`` named in ``names``.

@@ -357,39 +357,17 @@ static uint32_t write_stack(const uint64_t *frames, int count) {
     return id;
 }
 
-/* The id of this call stack, written to the stack stream when it is new. */
-static uint32_t intern_stack(const uint64_t *frames, int count) {
-    uint64_t hash = 1469598103934665603ull ^ (uint64_t)count;
-    for (int i = 0; i < count; i++) {
-        hash = (hash ^ frames[i]) * 1099511628211ull;
-        hash ^= hash >> 29;
-    }
-    hash |= 1;
-    if (table == NULL) return write_stack(frames, count);
-    uint64_t slot = hash & (TABLE_SLOTS - 1);
-    for (int probe = 0; probe < TABLE_PROBES; probe++, slot = (slot + 1) & (TABLE_SLOTS - 1)) {
-        struct stack_slot *entry = &table[slot];
-        uint64_t seen = __atomic_load_n(&entry->hash, __ATOMIC_ACQUIRE);
-        if (seen == 0) {
-            uint64_t expected = 0;
-            if (__atomic_compare_exchange_n(&entry->hash, &expected, hash, 0, __ATOMIC_ACQ_REL, __ATOMIC_ACQUIRE)) {
-                uint32_t id = write_stack(frames, count);
-                __atomic_store_n(&entry->id, id, __ATOMIC_RELEASE);
-                return id;
-            }
-            seen = expected;
-        }
-        if (seen == hash) {
-            uint32_t id = __atomic_load_n(&entry->id, __ATOMIC_ACQUIRE);
-            return id != 0 ? id : write_stack(frames, count);  /* another thread is still writing it */
-        }
-    }
-    return write_stack(frames, count);  /* the table is crowded here: define the stack again */
-}
-
-static __attribute__((noinline)) void record(int kind, void *address, size_t size, uint64_t stamp, void *hook_frame) {
-    uint64_t frames[MAX_FRAMES + 2];
+/* A call stack found before the real allocator runs: its frames, their hash and the table slot
+ * where the search starts.  The slot is prefetched then, so that the cache miss of a new stack
+ * (a random slot of a large table) overlaps the allocator's own work instead of following it. */
+struct found_stack {
+    uint64_t hash;
+    uint64_t slot;
     int count;
+    uint64_t frames[MAX_FRAMES + 2];
+};
+
+static __attribute__((noinline)) void find_stack(struct found_stack *found, void *hook_frame) {
     uintptr_t caller = ((uintptr_t *)hook_frame)[1];
     int dwarf = unwind_mode == UNWIND_DWARF
         || (unwind_mode == UNWIND_AUTO && (caller < main_low || caller >= main_high));
@@ -397,33 +375,78 @@ static __attribute__((noinline)) void record(int kind, void *address, size_t siz
         void *raw[MAX_FRAMES + 2];
         thread_stack_high();
         int got = backtrace(raw, depth + 2);  /* [0] is here, [1] in the hook */
-        count = got > 2 ? got - 2 : 0;
-        for (int i = 0; i < count; i++) frames[i] = (uint64_t)(uintptr_t)raw[i + 2];
+        found->count = got > 2 ? got - 2 : 0;
+        for (int i = 0; i < found->count; i++) found->frames[i] = (uint64_t)(uintptr_t)raw[i + 2];
     } else {
-        count = walk_frames(frames, hook_frame);
+        found->count = walk_frames(found->frames, hook_frame);
     }
-    uint32_t stack = intern_stack(frames, count);
+    uint64_t hash = 1469598103934665603ull ^ (uint64_t)found->count;
+    for (int i = 0; i < found->count; i++) {
+        hash = (hash ^ found->frames[i]) * 1099511628211ull;
+        hash ^= hash >> 29;
+    }
+    hash |= 1;
+    found->hash = hash;
+    found->slot = hash & (TABLE_SLOTS - 1);
+    if (table != NULL) __builtin_prefetch(&table[found->slot], 1, 3);
+}
+
+/* The id of this call stack, written to the stack stream when it is new. */
+static uint32_t intern_stack(const struct found_stack *found) {
+    uint64_t hash = found->hash;
+    if (table == NULL) return write_stack(found->frames, found->count);
+    uint64_t slot = found->slot;
+    for (int probe = 0; probe < TABLE_PROBES; probe++, slot = (slot + 1) & (TABLE_SLOTS - 1)) {
+        struct stack_slot *entry = &table[slot];
+        uint64_t seen = __atomic_load_n(&entry->hash, __ATOMIC_ACQUIRE);
+        if (seen == 0) {
+            uint64_t expected = 0;
+            if (__atomic_compare_exchange_n(&entry->hash, &expected, hash, 0, __ATOMIC_ACQ_REL, __ATOMIC_ACQUIRE)) {
+                uint32_t id = write_stack(found->frames, found->count);
+                __atomic_store_n(&entry->id, id, __ATOMIC_RELEASE);
+                return id;
+            }
+            seen = expected;
+        }
+        if (seen == hash) {
+            uint32_t id = __atomic_load_n(&entry->id, __ATOMIC_ACQUIRE);
+            /* another thread is still writing it */
+            return id != 0 ? id : write_stack(found->frames, found->count);
+        }
+    }
+    return write_stack(found->frames, found->count);  /* the table is crowded here: define the stack again */
+}
+
+/* Write one event; the stack id is looked up (and defined) first when *stack is 0. */
+static __attribute__((noinline)) void record(int kind, void *address, size_t size, uint64_t stamp,
+                                             const struct found_stack *found, uint32_t *stack) {
+    if (*stack == 0) *stack = intern_stack(found);
     struct mem_event *event = (struct mem_event *)plog_reserve(&cursor, sizeof(struct mem_event));
     if (event == NULL) return;
     memset(event->reserved, 0, sizeof event->reserved);
-    event->stack = stack;
+    event->stack = *stack;
     event->time = stamp != 0 ? stamp : plog_now();
     event->address = (uint64_t)(uintptr_t)address;
     event->size = (uint64_t)size;
     __atomic_store_n(&event->kind, (uint8_t)kind, __ATOMIC_RELEASE);
 }
 
+/* Each hook finds its call stack before calling the real function (see struct found_stack) and
+ * writes its event after. */
 #define HOOK_ENTER()                                                  \
     int recording = !in_hook;                                         \
     if (recording) {                                                  \
         if (!__atomic_load_n(&active, __ATOMIC_ACQUIRE)) ensure_setup(); \
         recording = __atomic_load_n(&active, __ATOMIC_ACQUIRE);       \
         in_hook = recording;                                          \
-    }
+    }                                                                 \
+    struct found_stack found;                                         \
+    uint32_t stack = 0;                                               \
+    if (recording) find_stack(&found, __builtin_frame_address(0));
 
 #define HOOK_RECORD(kind, address, size)                                        \
     if (recording) {                                                           \
-        if ((address) != NULL) record(kind, address, size, 0, __builtin_frame_address(0)); \
+        if ((address) != NULL) record(kind, address, size, 0, &found, &stack); \
         in_hook = 0;                                                           \
     }
 
@@ -470,9 +493,9 @@ void *realloc(void *old, size_t size) {
     void *result = real_realloc(old, size);
     if (recording && old != NULL) {
         if (result != NULL) {
-            record(K_REALLOC_FROM, old, 0, before, __builtin_frame_address(0));
+            record(K_REALLOC_FROM, old, 0, before, &found, &stack);
         } else if (size == 0) {
-            record(K_FREE, old, 0, before, __builtin_frame_address(0));  /* realloc(p, 0) frees p */
+            record(K_FREE, old, 0, before, &found, &stack);  /* realloc(p, 0) frees p */
         }
     }
     HOOK_RECORD(K_REALLOC, result, size);
@@ -486,7 +509,7 @@ void free(void *pointer) {
     uint64_t before = recording ? plog_now() : 0;  /* before the block can be handed out again */
     real_free(pointer);
     if (recording) {
-        record(K_FREE, pointer, 0, before, __builtin_frame_address(0));
+        record(K_FREE, pointer, 0, before, &found, &stack);
         in_hook = 0;
     }
 }

@@ -34,6 +34,7 @@ from __future__ import annotations
 import json
 import math
 import re
+import sys
 from itertools import chain
 from pathlib import Path
 from typing import Any
@@ -183,7 +184,7 @@ def _check_packed(column: PackedColumn, key: str, label: str, path: Path | str |
         if allowed is not None and (int if column.kind == "int" else float) not in allowed:
             row = next(i for i in range(len(numbers)) if i not in absent)
             raise InvalidProfile(path, label.format(row), f"expected {rule['what']}, got a number")
-        if rule.get("nonnegative") and len(numbers) and min(numbers) < 0:
+        if rule.get("nonnegative") and len(numbers) and _smallest(column, numbers) < 0:
             row = next(i for i, v in enumerate(numbers) if v < 0 and i not in absent)
             raise InvalidProfile(path, label.format(row), f"{numbers[row]} is negative; expected {rule['what']}")
         if column.kind == "f64" and not all(map(math.isfinite, numbers)):
@@ -194,7 +195,7 @@ def _check_packed(column: PackedColumn, key: str, label: str, path: Path | str |
         return
     values = column.values or []
     codes = column.numbers()
-    used = sorted(set(codes))
+    used = _used_codes(column, codes)
     if used and (used[0] < 0 or used[-1] >= len(values)):
         raise InvalidProfile(path, label.format(0), "refers to a value the column does not hold")
     distinct = [values[c] for c in used]
@@ -206,6 +207,36 @@ def _check_packed(column: PackedColumn, key: str, label: str, path: Path | str |
         code = used[position]
         row = next(i for i, c in enumerate(codes) if c == code and i not in absent)
         raise InvalidProfile(path, label.format(row) + rest, exc.reason) from None
+
+
+#: Columns at least this long are reduced with numpy when numpy is loaded already (never imported here
+#: for it: importing costs more than checking a column in Python).
+_NUMPY_ROWS = 4096
+
+
+def _numpy_view(column: PackedColumn) -> Any:
+    """``column``'s packed numbers as a numpy array when that is cheap (see _NUMPY_ROWS), else None."""
+    numpy = sys.modules.get("numpy")
+    if numpy is None or column.length < _NUMPY_ROWS or column.typecode not in "bhiqd":
+        return None
+    return numpy.frombuffer(column.data, dtype="<" + {"b": "i1", "h": "i2", "i": "i4", "q": "i8", "d": "f8"}[
+        column.typecode], count=column.length)
+
+
+def _smallest(column: PackedColumn, numbers: Any) -> Any:
+    view = _numpy_view(column)
+    return min(numbers) if view is None else view.min().item()
+
+
+def _used_codes(column: PackedColumn, codes: Any) -> list[int]:
+    """The distinct codes of a dictionary column, ascending."""
+    view = _numpy_view(column)
+    if view is None:
+        return sorted(set(codes))
+    low, high = int(view.min()), int(view.max())
+    if low < 0:
+        return sorted(set(codes))
+    return (sys.modules["numpy"].flatnonzero(sys.modules["numpy"].bincount(view, minlength=high + 1))).tolist()
 
 
 def _rule(key: str, memory: bool = False) -> dict[str, Any]:
