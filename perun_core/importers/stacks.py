@@ -31,6 +31,7 @@ from ..params import Param
 from ..profile.model import Profile, Snapshot
 from ..profile.resources import ResourceTable
 from .common import FrameIds, flatten, read_bytes, read_json, stack_table
+from .foldedscan import FoldedScan, scan_folded
 
 __all__ = ["FoldedImporter", "SpeedscopeImporter", "parse_folded"]
 
@@ -109,42 +110,48 @@ class FoldedImporter:
     )
 
     def load(self, files: list[Path], options: dict[str, Any]) -> Profile:
-        import numpy as np
-
-        totals: list = []
-        for path in files:
-            parse_folded(read_bytes(path), path, totals)
-        texts = [text for stacks, _ in totals for text in stacks] if len(totals) > 1 else totals[0][0]
-        values = np.concatenate([a for _, a in totals])
-        if not texts:
-            raise ImportFailed(files[0], None, "holds no stacks")
-        integral = values.dtype.kind == "i"
-        unique = list(dict.fromkeys(texts))
-        if len(unique) < len(texts):  # lines of the same stack are added up
-            index = dict(zip(unique, range(len(unique))))
-            which = np.fromiter(map(index.__getitem__, texts), dtype=np.int64, count=len(texts))
-            summed = np.bincount(which, weights=values.astype(np.float64), minlength=len(unique))
-            values = np.rint(summed).astype(np.int64) if integral else summed
-        # every frame of every stack, root first, in one split; then reversed as a whole, which puts
-        # the stacks in reverse order with their frames innermost first
-        lengths = np.fromiter(map(str.count, unique, repeat(";")), dtype=np.int64, count=len(unique)) + 1
+        datas = [read_bytes(path) for path in files]
+        scan = scan_folded(b"".join(data if data.endswith(b"\n") else data + b"\n" for data in datas))
+        if scan is None:  # something unusual, or a broken line to name: line by line
+            scan = _scan_lines(datas, files)
         ids = FrameIds()
-        names = ";".join(unique).split(";")
-        names.reverse()
-        numbers = list(map(ids.__getitem__, names))  # the dict's own int objects: nothing allocated per frame
-        del names
-        flat = np.array(numbers, dtype=np.int64)
-        entries = list(map(ids.frames.__getitem__, numbers))
-        del numbers
-        lengths = lengths[::-1].copy()
-        amounts = values[::-1].copy()
+        for name in scan.names:
+            ids[name]  # numbered in order: the scan numbered the names as they first occur
         _split_label(ids)
         kind = options.get("type") or "time"
         unit = options.get("unit") or "samples"
-        table = stack_table(ids, flat, lengths, amounts, kind=kind, entries=entries)
+        table = stack_table(ids, scan.flat, scan.lengths, scan.values, kind=kind)
         header = {"type": kind, "units": {kind: unit},
-                  "tool": {"name": "folded", "files": [p.name for p in files], "lines": len(texts)}}
+                  "tool": {"name": "folded", "files": [p.name for p in files], "lines": scan.lines}}
         return Profile(header=header, global_region=Snapshot(table, [], {}))
+
+
+def _scan_lines(datas: list[bytes], files: list[Path]) -> FoldedScan:
+    """The stacks of folded files read line by line (any value, any line break), bad lines named."""
+    import numpy as np
+
+    totals: list = []
+    for data, path in zip(datas, files):
+        parse_folded(data, path, totals)
+    texts = [text for stacks, _ in totals for text in stacks] if len(totals) > 1 else totals[0][0]
+    values = np.concatenate([a for _, a in totals])
+    if not texts:
+        raise ImportFailed(files[0], None, "holds no stacks")
+    integral = values.dtype.kind == "i"
+    unique = list(dict.fromkeys(texts))
+    if len(unique) < len(texts):  # lines of the same stack are added up
+        index = dict(zip(unique, range(len(unique))))
+        which = np.fromiter(map(index.__getitem__, texts), dtype=np.int64, count=len(texts))
+        summed = np.bincount(which, weights=values.astype(np.float64), minlength=len(unique))
+        values = np.rint(summed).astype(np.int64) if integral else summed
+    # every frame of every stack, root first, in one split; then reversed as a whole, which puts
+    # the stacks in reverse order with their frames innermost first
+    lengths = np.fromiter(map(str.count, unique, repeat(";")), dtype=np.int64, count=len(unique)) + 1
+    names = ";".join(unique).split(";")
+    names.reverse()
+    numbers: dict[str, int] = {}
+    flat = np.fromiter(map(numbers.setdefault, names, map(len, repeat(numbers))), dtype=np.int64, count=len(names))
+    return FoldedScan(list(numbers), flat, lengths[::-1].copy(), values[::-1].copy(), len(texts))
 
 
 class SpeedscopeImporter:
