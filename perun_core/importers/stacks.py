@@ -171,25 +171,7 @@ class SpeedscopeImporter:
         for path in files:
             doc = read_json(path)
             root = doc.get({"": doc.data}, "", "", dict)
-            frames = doc.get(doc.get(root, "shared", "", dict), "frames", "shared", list)
-            labels = []
-            for i, _ in enumerate(frames):
-                frame = doc.get(frames, i, "shared.frames", dict)
-                name = doc.get(frame, "name", f"shared.frames[{i}]", str)
-                key: Any = name
-                if isinstance(frame.get("file"), str):
-                    key = (name, "")  # a frame with a source is made below with its file and line
-                labels.append((name, frame.get("file"), frame.get("line")))
-            frame_ids = []
-            for name, source, line in labels:
-                number = ids[(name, "") if source is None else (f"{name}\x00{source}\x00{line}", "")]
-                entry = ids.frames[number]
-                if source is not None:
-                    entry["function"] = name
-                    entry["source"] = str(source)
-                    if isinstance(line, int):
-                        entry["line"] = line
-                frame_ids.append(number)
+            frame_ids = self._frames(doc, root, ids)
             profiles = doc.get(root, "profiles", "", list)
             for p, _ in enumerate(profiles):
                 where = f"profiles[{p}]"
@@ -200,40 +182,9 @@ class SpeedscopeImporter:
                 names.append(label)
                 prefix = (ids[(f"[{label}]", "")],) if len(profiles) > 1 else ()
                 if kind == "sampled":
-                    samples = doc.get(profile, "samples", where, list)
-                    weights = doc.get(profile, "weights", where, list, optional=True, default=[1] * len(samples))
-                    if len(weights) != len(samples):
-                        raise doc.fail(f"{where}.weights", f"has {len(weights)} items for {len(samples)} samples")
-                    for s, sample in enumerate(samples):
-                        sample = doc.get(samples, s, f"{where}.samples", list)
-                        weight = doc.get(weights, s, f"{where}.weights", (int, float))
-                        stack = tuple(self._frame(doc, frame_ids, f, f"{where}.samples[{s}]") for f in reversed(sample))
-                        stack += prefix
-                        if stack:
-                            stacks[stack] = stacks.get(stack, 0) + weight
+                    self._sampled(doc, profile, where, frame_ids, prefix, stacks)
                 elif kind == "evented":
-                    events = doc.get(profile, "events", where, list)
-                    open_frames: list[int] = []
-                    last = doc.get(profile, "startValue", where, (int, float), optional=True, default=None)
-                    for e, _ in enumerate(events):
-                        event = doc.get(events, e, f"{where}.events", dict)
-                        at = doc.get(event, "at", f"{where}.events[{e}]", (int, float))
-                        what = doc.get(event, "type", f"{where}.events[{e}]", str)
-                        frame = self._frame(doc, frame_ids, event.get("frame"), f"{where}.events[{e}].frame")
-                        if open_frames and last is not None and at > last:
-                            stack = tuple(reversed(open_frames)) + prefix
-                            stacks[stack] = stacks.get(stack, 0) + (at - last)
-                        last = at
-                        if what == "O":
-                            open_frames.append(frame)
-                        elif what == "C":
-                            if not open_frames or open_frames[-1] != frame:
-                                raise doc.fail(f"{where}.events[{e}]", "closes a frame that is not the innermost open one")
-                            open_frames.pop()
-                        else:
-                            raise doc.fail(f"{where}.events[{e}].type", f"expected 'O' or 'C', got '{what}'")
-                    if open_frames:
-                        raise doc.fail(f"{where}.events", f"ends with {len(open_frames)} frames still open (truncated?)")
+                    self._evented(doc, profile, where, frame_ids, prefix, stacks)
                 else:
                     raise doc.fail(f"{where}.type", f"expected 'sampled' or 'evented', got '{kind}'")
         if len(units) > 1:
@@ -246,6 +197,68 @@ class SpeedscopeImporter:
         header = {"type": kind, "units": {kind: unit},
                   "tool": {"name": "speedscope", "files": [p.name for p in files], "profiles": names}}
         return Profile(header=header, global_region=Snapshot(table, [], {}))
+
+    @staticmethod
+    def _frames(doc: Any, root: dict, ids: FrameIds) -> list[int]:
+        """Frame ids of the file's shared frames, in their order (frames with a file keep it and the line)."""
+        frames = doc.get(doc.get(root, "shared", "", dict), "frames", "shared", list)
+        labels = []
+        for i, _ in enumerate(frames):
+            frame = doc.get(frames, i, "shared.frames", dict)
+            name = doc.get(frame, "name", f"shared.frames[{i}]", str)
+            labels.append((name, frame.get("file"), frame.get("line")))
+        frame_ids = []
+        for name, source, line in labels:
+            number = ids[(name, "") if source is None else (f"{name}\x00{source}\x00{line}", "")]
+            entry = ids.frames[number]
+            if source is not None:
+                entry["function"] = name
+                entry["source"] = str(source)
+                if isinstance(line, int):
+                    entry["line"] = line
+            frame_ids.append(number)
+        return frame_ids
+
+    def _sampled(self, doc: Any, profile: dict, where: str, frame_ids: list[int], prefix: tuple[int, ...],
+                 stacks: dict[tuple[int, ...], float]) -> None:
+        """Add each sample's weight to its stack."""
+        samples = doc.get(profile, "samples", where, list)
+        weights = doc.get(profile, "weights", where, list, optional=True, default=[1] * len(samples))
+        if len(weights) != len(samples):
+            raise doc.fail(f"{where}.weights", f"has {len(weights)} items for {len(samples)} samples")
+        for s, sample in enumerate(samples):
+            sample = doc.get(samples, s, f"{where}.samples", list)
+            weight = doc.get(weights, s, f"{where}.weights", (int, float))
+            stack = tuple(self._frame(doc, frame_ids, f, f"{where}.samples[{s}]") for f in reversed(sample))
+            stack += prefix
+            if stack:
+                stacks[stack] = stacks.get(stack, 0) + weight
+
+    def _evented(self, doc: Any, profile: dict, where: str, frame_ids: list[int], prefix: tuple[int, ...],
+                 stacks: dict[tuple[int, ...], float]) -> None:
+        """Add the time between open and close events to the stack open in it."""
+        events = doc.get(profile, "events", where, list)
+        open_frames: list[int] = []
+        last = doc.get(profile, "startValue", where, (int, float), optional=True, default=None)
+        for e, _ in enumerate(events):
+            event = doc.get(events, e, f"{where}.events", dict)
+            at = doc.get(event, "at", f"{where}.events[{e}]", (int, float))
+            what = doc.get(event, "type", f"{where}.events[{e}]", str)
+            frame = self._frame(doc, frame_ids, event.get("frame"), f"{where}.events[{e}].frame")
+            if open_frames and last is not None and at > last:
+                stack = tuple(reversed(open_frames)) + prefix
+                stacks[stack] = stacks.get(stack, 0) + (at - last)
+            last = at
+            if what == "O":
+                open_frames.append(frame)
+            elif what == "C":
+                if not open_frames or open_frames[-1] != frame:
+                    raise doc.fail(f"{where}.events[{e}]", "closes a frame that is not the innermost open one")
+                open_frames.pop()
+            else:
+                raise doc.fail(f"{where}.events[{e}].type", f"expected 'O' or 'C', got '{what}'")
+        if open_frames:
+            raise doc.fail(f"{where}.events", f"ends with {len(open_frames)} frames still open (truncated?)")
 
     @staticmethod
     def _frame(doc: Any, frame_ids: list[int], index: Any, where: str) -> int:
