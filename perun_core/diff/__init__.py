@@ -203,6 +203,8 @@ def _codes(column: list, convert: bool = False) -> tuple[list, Any]:
         if convert:
             column = [v if type(v) is str else _text(v) for v in column]
         distinct = list(dict.fromkeys(column))
+    if len(distinct) == 1:  # a type or subtype shared by every resource
+        return distinct, np.zeros(len(column), dtype=np.int64)
     index = dict(zip(distinct, range(len(distinct))))
     return distinct, np.fromiter(map(index.__getitem__, column), dtype=np.int64, count=len(column))
 
@@ -253,10 +255,17 @@ def _groups(profile: Profile) -> dict[tuple[str, str, str], tuple[float, int, st
                                  count=len(table))
         width = len(uid_names)
         combined = kind_codes[numeric] * width + uid_codes[numeric]
-        group_names, group_codes = np.unique(combined, return_inverse=True)
-        sums = np.bincount(group_codes, weights=amounts[numeric])
-        counts = np.bincount(group_codes)
-        stacks = np.bincount(group_codes, weights=traced[numeric].astype(np.float64)) > 0
+        if len(kind_names) * width <= 4 * len(table) + 1024:  # few enough codes to count them directly
+            counts = np.bincount(combined, minlength=len(kind_names) * width)
+            group_names = np.flatnonzero(counts)
+            counts = counts[group_names]
+            sums = np.bincount(combined, weights=amounts[numeric])[group_names]
+            stacks = np.bincount(combined, weights=traced[numeric].astype(np.float64))[group_names] > 0
+        else:
+            group_names, group_codes = np.unique(combined, return_inverse=True)
+            sums = np.bincount(group_codes, weights=amounts[numeric])
+            counts = np.bincount(group_codes)
+            stacks = np.bincount(group_codes, weights=traced[numeric].astype(np.float64)) > 0
         for code, total, count, has_stack in zip(group_names.tolist(), sums.tolist(), counts.tolist(),
                                                  stacks.tolist()):
             kind, _, subtype = kind_names[code // width].partition("\0")

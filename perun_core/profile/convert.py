@@ -163,13 +163,12 @@ def _labels(trace: list, labels: dict[int, str], entries: dict[str, Any]) -> lis
 
     ``entries`` gets the first entry of each label.
     """
-    out = []
-    for entry in reversed(trace):
-        text = labels.get(id(entry))
-        if text is None:
-            text = labels[id(entry)] = _frame(entry)
-            entries.setdefault(text, entry)
-        out.append(text)
+    out = list(map(labels.get, map(id, reversed(trace))))
+    if None in out:  # entries not met before
+        for number, entry in enumerate(reversed(trace)):
+            if out[number] is None:
+                text = out[number] = labels[id(entry)] = _frame(entry)
+                entries.setdefault(text, entry)
     return out
 
 
