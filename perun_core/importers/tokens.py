@@ -81,12 +81,19 @@ class _Keys:
             hashes[index] = (hashes[index] ^ self.middle(index, j)) * np.uint64(_MIX)
         return hashes ^ (hashes >> np.uint64(29))
 
-    def same(self, a: Any, b: Any) -> Any:
-        """For each pair (``a[i]``, ``b[i]``) of token numbers: are their bytes equal?"""
+    def same(self, a: Any, b: Any, *, every: bool = False) -> Any:
+        """For each pair (``a[i]``, ``b[i]``) of token numbers: are their bytes equal?
+
+        ``every`` says that ``a`` is every token in order (nothing to gather).
+        """
         import numpy as np
 
-        same = (self.lengths[a] == self.lengths[b]) & (self.first[a] == self.first[b]) & (self.last[a] == self.last[b])
-        check = np.flatnonzero(same & (self.lengths[a] > 16))
+        lengths, first, last = (self.lengths, self.first, self.last) if every else \
+            (self.lengths[a], self.first[a], self.last[a])
+        same = lengths == self.lengths[b]
+        same &= first == self.first[b]
+        same &= last == self.last[b]
+        check = np.flatnonzero(same & (lengths > 16))
         for j in range(1, (self.longest - 1) // 8):
             check = check[self.lengths[a[check]] > 8 * j + 8]
             if not len(check):
@@ -114,11 +121,13 @@ def intern_tokens(data: bytes, starts: Any, ends: Any) -> tuple[list[bytes], Any
     for shift in _SHIFTS:
         if not len(pending):
             break
-        bucket = ((hashes[pending] >> np.uint64(shift)) & np.uint64(size - 1)).astype(np.intp)
+        every = len(pending) == count
+        bucket = ((hashes if every else hashes[pending]) >> np.uint64(shift)) & np.uint64(size - 1)
+        bucket = bucket.astype(np.intp)
         table[bucket] = pending  # any token of the bucket may stay: it only has to be one of them
         candidate = table[bucket]
-        same = keys.same(pending, candidate)
-        if len(pending) == count:
+        same = keys.same(pending, candidate, every=every)
+        if every:
             first = candidate
             first[~same] = pending[~same]
         else:
