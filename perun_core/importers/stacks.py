@@ -15,8 +15,12 @@ events, per stack.  The unit is the file's (``nanoseconds`` becomes ``ns``,
 ``bytes`` becomes ``B`` and a memory profile); a file of several profiles
 (threads) puts each profile's name as the root frame of its stacks.
 
-Both are vectorized (numpy over one flat array of frame ids); ``benchmarks/importdiff.py`` times a
-million-line folded file.
+Both are vectorized (numpy over one flat array of frame ids).  A folded
+file is read in bulk (:mod:`perun_core.importers.foldedscan`: numpy over
+the positions of its separators, frame names numbered without a string per
+frame); files with fractional values, other line breaks or a broken line
+are read line by line, which names the bad line.  ``benchmarks/importdiff.py``
+times a million-line folded file.
 """
 
 from __future__ import annotations

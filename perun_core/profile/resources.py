@@ -12,7 +12,9 @@ Columns decoded from the object store are kept *packed* (a
 integer codes into a list of distinct values) until someone asks for them
 as lists.  Analyses read packed columns straight into numpy
 (:meth:`ResourceTable.packed`), so a million-resource profile can be
-modelled without building a million Python numbers.
+modelled without building a million Python numbers.  Call stacks made by
+importers are kept the same way (a :class:`StackColumn`: frame numbers into
+one table of frame dicts) until someone reads them as lists.
 """
 
 from __future__ import annotations
