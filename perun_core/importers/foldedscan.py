@@ -87,19 +87,31 @@ def _line_parts(buf: Any) -> tuple[Any, Any, Any, Any] | None:
     """Start of each line, start of its value (after the last space), its end, and every ';' position."""
     import numpy as np
 
-    line_ends = np.flatnonzero(buf == 10)
+    line_ends = _positions(buf, 10)
     line_starts = np.concatenate(([0], line_ends[:-1] + 1)).astype(np.int64)
-    spaces = np.flatnonzero(buf == 32)
+    spaces = _positions(buf, 32)
     last = np.searchsorted(spaces, line_ends) - 1
     if not len(line_ends) or (last < 0).any():
         return None
     separators = spaces[last]
     if (separators <= line_starts).any():  # no space on the line, or an empty stack
         return None
-    semis = np.flatnonzero(buf == 59)
+    semis = _positions(buf, 59)
     if (np.searchsorted(semis, line_ends) != np.searchsorted(semis, separators)).any():
         return None  # a ';' after the value's space
     return line_starts, separators + 1, line_ends, semis
+
+
+#: Bytes compared at once: the temporary mask stays small enough to be reused, not mapped anew.
+_CHUNK = 1 << 24
+
+
+def _positions(buf: Any, byte: int) -> Any:
+    """Where ``byte`` occurs in ``buf`` (int64, ascending), found chunk by chunk."""
+    import numpy as np
+
+    parts = [np.flatnonzero(buf[lo:lo + _CHUNK] == byte) + lo for lo in range(0, len(buf), _CHUNK)]
+    return np.concatenate(parts) if parts else np.zeros(0, dtype=np.int64)
 
 
 def _whole_numbers(buf: Any, starts: Any, ends: Any) -> Any | None:

@@ -115,7 +115,9 @@ class FoldedImporter:
 
     def load(self, files: list[Path], options: dict[str, Any]) -> Profile:
         datas = [read_bytes(path) for path in files]
-        scan = scan_folded(b"".join(data if data.endswith(b"\n") else data + b"\n" for data in datas))
+        whole = datas[0] if len(datas) == 1 and datas[0].endswith(b"\n") else \
+            b"".join(data if data.endswith(b"\n") else data + b"\n" for data in datas)
+        scan = scan_folded(whole)
         if scan is None:  # something unusual, or a broken line to name: line by line
             scan = _scan_lines(datas, files)
         ids = FrameIds()

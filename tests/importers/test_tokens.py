@@ -18,11 +18,14 @@ def _bounds(pieces: list[bytes]) -> tuple[bytes, np.ndarray, np.ndarray]:
     return b"".join(pieces), ends - sizes, ends
 
 
-@pytest.mark.parametrize("bits, shifts", [(22, (42, 21, 0)), (2, (62, 60, 0)), (0, (0,))])
-def test_equal_tokens_share_a_number_and_different_ones_never_do(monkeypatch, bits, shifts):
-    # tiny bucket tables force every token through the collision rounds and the dict
+@pytest.mark.parametrize("bits, shifts, chunk", [(22, (42, 21, 0), 1 << 21), (22, (42, 21, 0), 7),
+                                                 (2, (62, 60, 0), 5), (0, (0,), 1 << 21)])
+def test_equal_tokens_share_a_number_and_different_ones_never_do(monkeypatch, bits, shifts, chunk):
+    # tiny bucket tables force every token through the collision rounds and the dict; small chunks
+    # make equal tokens of later chunks meet the token an earlier chunk left in their bucket
     monkeypatch.setattr(tokens, "_BUCKET_BITS", bits)
     monkeypatch.setattr(tokens, "_SHIFTS", shifts)
+    monkeypatch.setattr(tokens, "_CHUNK", chunk)
     rng = random.Random(5)
     for _ in range(40):
         words = [bytes(rng.choice(b"ab;x\xff\x00") for _ in range(rng.randint(0, 40))) for _ in range(rng.randint(1, 30))]
