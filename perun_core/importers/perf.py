@@ -183,10 +183,9 @@ def _frames_fast(keys: list[bytes], several: bool, ids: FrameIds) -> list[tuple[
     found = _FRAMES.findall(b"\n".join(bodies).decode("utf-8", "replace"))
     if len(found) != sum(lengths):
         return None
-    clean: dict[str, str] = {}
-    for symbol in dict.fromkeys(symbol for symbol, _ in found):
-        clean[symbol] = _OFFSET.sub("", symbol.strip()) or "[unknown]"
-    flat = list(map(ids.__getitem__, [(clean[symbol], obj) for symbol, obj in found]))
+    # each distinct (symbol, object) once: its frame id, the symbol without its offset
+    numbers = {pair: ids[(_without_offset(pair[0]), pair[1])] for pair in dict.fromkeys(found)}
+    flat = list(map(numbers.__getitem__, found))
     stacks = []
     start = 0
     for number, length in enumerate(lengths):
@@ -196,6 +195,18 @@ def _frames_fast(keys: list[bytes], several: bool, ids: FrameIds) -> list[tuple[
             frames += (ids[(f"[{events[number].decode('utf-8', 'replace')}]", "")],)
         stacks.append(frames)
     return stacks
+
+
+_HEX = "0123456789abcdefABCDEF"
+
+
+def _without_offset(symbol: str) -> str:
+    """``symbol`` stripped and without a final ``+0xOFFSET`` (what ``_OFFSET.sub`` does, without a regex)."""
+    text = symbol.strip()
+    head, plus, tail = text.rpartition("+0x")
+    if plus and tail and not tail.strip(_HEX):
+        text = head
+    return text or "[unknown]"
 
 
 def match_symbol(raw: str) -> str:
