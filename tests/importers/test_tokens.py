@@ -81,3 +81,14 @@ def test_stack_column_reads_as_trace_lists_sharing_frames():
     assert traces[:2] == [[frames[0], frames[1]], [frames[1]]] and traces[2] is MISSING
     assert traces[0][1] is frames[1]
     assert [row.get("trace") for row in table.rows()] == [traces[0], traces[1], None]
+
+
+def test_perf_symbols_lose_their_offset_as_the_regular_expression_cuts_it():
+    from perun_core.importers.perf import _OFFSET, _without_offset
+
+    rng = random.Random(3)
+    parts = ["+0x", "+", "0x", "1f", "g", " ", "a", "F", "x", "+0x1F", "\t"]
+    for _ in range(20000):
+        symbol = "".join(rng.choice(parts) for _ in range(rng.randint(0, 6)))
+        assert _without_offset(symbol) == (_OFFSET.sub("", symbol.strip()) or "[unknown]")
+    assert _without_offset(" main+0x1a ") == "main" and _without_offset("+0x10") == "[unknown]"
