@@ -203,6 +203,8 @@ def _codes(column: list, convert: bool = False) -> tuple[list, Any]:
         if convert:
             column = [v if type(v) is str else _text(v) for v in column]
         distinct = list(dict.fromkeys(column))
+    if len(distinct) == 1:  # a type or subtype shared by every resource
+        return distinct, np.zeros(len(column), dtype=np.int64)
     index = dict(zip(distinct, range(len(distinct))))
     return distinct, np.fromiter(map(index.__getitem__, column), dtype=np.int64, count=len(column))
 
@@ -253,10 +255,17 @@ def _groups(profile: Profile) -> dict[tuple[str, str, str], tuple[float, int, st
                                  count=len(table))
         width = len(uid_names)
         combined = kind_codes[numeric] * width + uid_codes[numeric]
-        group_names, group_codes = np.unique(combined, return_inverse=True)
-        sums = np.bincount(group_codes, weights=amounts[numeric])
-        counts = np.bincount(group_codes)
-        stacks = np.bincount(group_codes, weights=traced[numeric].astype(np.float64)) > 0
+        if len(kind_names) * width <= 4 * len(table) + 1024:  # few enough codes to count them directly
+            counts = np.bincount(combined, minlength=len(kind_names) * width)
+            group_names = np.flatnonzero(counts)
+            counts = counts[group_names]
+            sums = np.bincount(combined, weights=amounts[numeric])[group_names]
+            stacks = np.bincount(combined, weights=traced[numeric].astype(np.float64))[group_names] > 0
+        else:
+            group_names, group_codes = np.unique(combined, return_inverse=True)
+            sums = np.bincount(group_codes, weights=amounts[numeric])
+            counts = np.bincount(group_codes)
+            stacks = np.bincount(group_codes, weights=traced[numeric].astype(np.float64)) > 0
         for code, total, count, has_stack in zip(group_names.tolist(), sums.tolist(), counts.tolist(),
                                                  stacks.tolist()):
             kind, _, subtype = kind_names[code // width].partition("\0")
@@ -290,14 +299,7 @@ def function_costs(profile: Profile) -> FunctionCosts | None:
     per-call resources of tracers (``exclusive`` and ``caller``), or else
     from the call stacks (``trace``) of the resources.
     """
-    import numpy as np
-
-    from ..profile.resources import MISSING
-
-    rows: dict[str, list] = {}
-    source = ""
-    kind = unit = ""
-    stacks: list[tuple[Any, float]] = []
+    costs = _Costs(profile)
     for _, region in profile.regions():
         table = region.resources
         if not len(table):
@@ -305,88 +307,132 @@ def function_costs(profile: Profile) -> FunctionCosts | None:
         keys = table.columns()[0]
         if "uid" not in keys or "amount" not in keys:
             continue
-        subtypes = table.column("subtype") if "subtype" in keys else [MISSING] * len(table)
-        types = table.column("type") if "type" in keys else [MISSING] * len(table)
-        amounts = table.column("amount")
-        exclusive = table.column("exclusive") if "exclusive" in keys else None
-        calls = table.column("calls") if "calls" in keys else None
-        objects = table.column("object") if "object" in keys else None
-        uids = table.column("uid")
-        has_function_rows = "function" in dict.fromkeys(subtypes) and exclusive is not None
-        cprofile = {"exclusive", "inclusive"} <= set(dict.fromkeys(subtypes))
-        if has_function_rows or cprofile:
-            source = "function rows" if has_function_rows else "cprofile rows"
-            for i, (subtype, uid, amount) in enumerate(zip(subtypes, uids, amounts)):
-                if type(amount) not in (int, float):
-                    continue
-                name = _text(uid)
-                if has_function_rows and subtype == "function":
-                    own = exclusive[i] if type(exclusive[i]) in (int, float) else 0
-                    entry = rows.setdefault(name, [0.0, 0.0, None, ""])
-                    entry[0] += own
-                    entry[1] += amount
-                elif cprofile and subtype in ("exclusive", "inclusive"):
-                    entry = rows.setdefault(name, [0.0, 0.0, None, ""])
-                    entry[0 if subtype == "exclusive" else 1] += amount
-                else:
-                    continue
-                kind = kind or _text(types[i])
-                unit = unit or _unit_of(profile, kind, _text(subtype))
-                if calls is not None and type(calls[i]) is int and (has_function_rows or subtype == "exclusive"):
-                    entry[2] = (entry[2] or 0) + calls[i]
-                if objects is not None and objects[i] is not MISSING and not entry[3]:
-                    entry[3] = _text(objects[i])
-            continue
-        if exclusive is not None and "caller" in keys:
-            source = "call rows"
-            for i, (uid, amount, own) in enumerate(zip(uids, amounts, exclusive)):
-                if type(amount) not in (int, float) or type(own) not in (int, float):
-                    continue
-                name = _text(uid)
-                entry = rows.setdefault(name, [0.0, 0.0, 0, ""])
+        columns = _CostColumns(table, keys)
+        if columns.function_rows or columns.cprofile:
+            costs.add_function_rows(columns)
+        elif columns.exclusive is not None and "caller" in keys:
+            costs.add_call_rows(columns)
+        elif "trace" in keys:
+            costs.add_traces(columns, table)
+    return costs.result()
+
+
+class _CostColumns:
+    """The columns of one region that per-function costs are read from (None where a key is absent)."""
+
+    def __init__(self, table: Any, keys: list[str]) -> None:
+        from ..profile.resources import MISSING
+
+        self.subtypes = table.column("subtype") if "subtype" in keys else [MISSING] * len(table)
+        self.types = table.column("type") if "type" in keys else [MISSING] * len(table)
+        self.amounts = table.column("amount")
+        self.exclusive = table.column("exclusive") if "exclusive" in keys else None
+        self.calls = table.column("calls") if "calls" in keys else None
+        self.objects = table.column("object") if "object" in keys else None
+        self.uids = table.column("uid")
+        present = set(dict.fromkeys(self.subtypes))
+        self.function_rows = "function" in present and self.exclusive is not None
+        self.cprofile = {"exclusive", "inclusive"} <= present
+
+
+class _Costs:
+    """Per-function costs gathered region by region: rows by name (exclusive, inclusive, calls, object)."""
+
+    def __init__(self, profile: Profile) -> None:
+        self.profile = profile
+        self.rows: dict[str, list] = {}
+        self.source = ""
+        self.kind = ""
+        self.unit = ""
+        self.stacks: list[tuple[Any, float]] = []
+
+    def _note_kind(self, kind: Any, subtype: Any) -> None:
+        self.kind = self.kind or _text(kind)
+        self.unit = self.unit or _unit_of(self.profile, self.kind, _text(subtype))
+
+    def add_function_rows(self, c: _CostColumns) -> None:
+        """``function`` rows (sampling, callgrind) or ``exclusive``/``inclusive`` rows (cProfile)."""
+        from ..profile.resources import MISSING
+
+        self.source = "function rows" if c.function_rows else "cprofile rows"
+        for i, (subtype, uid, amount) in enumerate(zip(c.subtypes, c.uids, c.amounts)):
+            if type(amount) not in (int, float):
+                continue
+            if c.function_rows and subtype == "function":
+                assert c.exclusive is not None
+                own = c.exclusive[i] if type(c.exclusive[i]) in (int, float) else 0
+                entry = self.rows.setdefault(_text(uid), [0.0, 0.0, None, ""])
                 entry[0] += own
                 entry[1] += amount
-                entry[2] += 1
-                kind = kind or _text(types[i])
-                unit = unit or _unit_of(profile, kind, _text(subtypes[i]))
-            continue
-        if "trace" in keys:
-            of = "exclusive" if exclusive is not None else "amount"
-            values, numeric = _numbers(table.column(of))
-            traces = table.column("trace")
-            codes: dict[int, int] = {}
-            unique: list[Any] = []
-            which = np.full(len(table), -1, dtype=np.int64)
-            for i, trace in enumerate(traces):
-                if not numeric[i] or trace is MISSING or not trace or values[i] <= 0 or subtypes[i] == "free":
-                    continue
-                number = codes.get(id(trace))
-                if number is None:
-                    number = codes[id(trace)] = len(unique)
-                    unique.append(trace)
-                which[i] = number
-                if not kind:
-                    kind = _text(types[i])
-                    unit = _unit_of(profile, kind, _text(subtypes[i]))
-            keep = which >= 0
-            per_trace = np.bincount(which[keep], weights=values[keep], minlength=len(unique)).tolist()
-            stacks += list(zip(unique, per_trace))
-    if not rows and stacks:
-        source = "stacks"
-        for trace, amount in stacks:
+            elif c.cprofile and subtype in ("exclusive", "inclusive"):
+                entry = self.rows.setdefault(_text(uid), [0.0, 0.0, None, ""])
+                entry[0 if subtype == "exclusive" else 1] += amount
+            else:
+                continue
+            self._note_kind(c.types[i], subtype)
+            if c.calls is not None and type(c.calls[i]) is int and (c.function_rows or subtype == "exclusive"):
+                entry[2] = (entry[2] or 0) + c.calls[i]
+            if c.objects is not None and c.objects[i] is not MISSING and not entry[3]:
+                entry[3] = _text(c.objects[i])
+
+    def add_call_rows(self, c: _CostColumns) -> None:
+        """Per-call rows of tracers: ``exclusive`` and ``caller``, one call each."""
+        assert c.exclusive is not None
+        self.source = "call rows"
+        for i, (uid, amount, own) in enumerate(zip(c.uids, c.amounts, c.exclusive)):
+            if type(amount) not in (int, float) or type(own) not in (int, float):
+                continue
+            entry = self.rows.setdefault(_text(uid), [0.0, 0.0, 0, ""])
+            entry[0] += own
+            entry[1] += amount
+            entry[2] += 1
+            self._note_kind(c.types[i], c.subtypes[i])
+
+    def add_traces(self, c: _CostColumns, table: Any) -> None:
+        """The amount of every distinct trace (by identity), for :meth:`result` to spread over its functions."""
+        import numpy as np
+
+        from ..profile.resources import MISSING
+
+        values, numeric = _numbers(table.column("exclusive" if c.exclusive is not None else "amount"))
+        codes: dict[int, int] = {}
+        unique: list[Any] = []
+        which = np.full(len(table), -1, dtype=np.int64)
+        for i, trace in enumerate(table.column("trace")):
+            if not numeric[i] or trace is MISSING or not trace or values[i] <= 0 or c.subtypes[i] == "free":
+                continue
+            number = codes.get(id(trace))
+            if number is None:
+                number = codes[id(trace)] = len(unique)
+                unique.append(trace)
+            which[i] = number
+            if not self.kind:
+                self.kind = _text(c.types[i])
+                self.unit = _unit_of(self.profile, self.kind, _text(c.subtypes[i]))
+        keep = which >= 0
+        per_trace = np.bincount(which[keep], weights=values[keep], minlength=len(unique)).tolist()
+        self.stacks += list(zip(unique, per_trace))
+
+    def _from_stacks(self) -> None:
+        self.source = "stacks"
+        for trace, amount in self.stacks:
             names = [_text(entry.get("function", entry.get("func", entry.get("name", "?"))))
                      if isinstance(entry, dict) else str(entry) for entry in trace]
-            leaf = rows.setdefault(names[0], [0.0, 0.0, None, ""])
+            leaf = self.rows.setdefault(names[0], [0.0, 0.0, None, ""])
             leaf[0] += amount
             for name in dict.fromkeys(names):
-                rows.setdefault(name, [0.0, 0.0, None, ""])[1] += amount
+                self.rows.setdefault(name, [0.0, 0.0, None, ""])[1] += amount
             first = trace[0]
             if isinstance(first, dict) and not leaf[3] and first.get("object"):
                 leaf[3] = str(first["object"])
-    if not rows:
-        return None
-    costs = {name: (e[0], e[1], e[2], e[3]) for name, e in rows.items()}
-    return FunctionCosts(kind, unit, costs, float(sum(e[0] for e in costs.values())), source)
+
+    def result(self) -> FunctionCosts | None:
+        if not self.rows and self.stacks:
+            self._from_stacks()
+        if not self.rows:
+            return None
+        costs = {name: (e[0], e[1], e[2], e[3]) for name, e in self.rows.items()}
+        return FunctionCosts(self.kind, self.unit, costs, float(sum(e[0] for e in costs.values())), self.source)
 
 
 def _compare_functions(base: FunctionCosts, target: FunctionCosts, names: tuple[str, str]

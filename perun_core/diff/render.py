@@ -172,6 +172,13 @@ class DiffFlame:
 
 def build_flame(comparison: Comparison, *, of: str | None = None) -> DiffFlame:
     """The difference flame graph of a comparison of two profiles with call stacks."""
+    from ..views.flamegraph import paused_gc
+
+    with paused_gc():  # two trees and the maps between them: many objects, no cycles
+        return _build_flame(comparison, of)
+
+
+def _build_flame(comparison: Comparison, of: str | None) -> DiffFlame:
     from ..views.flamegraph import build
 
     if comparison.baseline is None or comparison.target is None or not comparison.has_stacks:
@@ -191,8 +198,8 @@ def build_flame(comparison: Comparison, *, of: str | None = None) -> DiffFlame:
     while stack:
         mine, theirs = stack.pop()
         base_total[id(mine)] = theirs.total
-        base_self[id(mine)] = theirs.self_amount
-        largest = max(largest, abs(mine.self_amount - theirs.self_amount))
+        base_self[id(mine)] = own = theirs.self_amount
+        largest = max(largest, abs(mine.self_amount - own))
         for label, child in mine.children.items():
             other = theirs.children.get(label)
             if other is None:

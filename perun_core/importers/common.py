@@ -10,7 +10,11 @@ checks and the difference views treat imported stacks like collected ones::
 
 It is vectorized with numpy: the inclusive amount of a function counts each
 stack once however often the function occurs on it (recursion), found as
-the unique (stack, function) pairs.
+the unique (stack, function) pairs.  The traces stay columnar (frame
+numbers into one table of frame dicts,
+:class:`~perun_core.profile.resources.StackColumn`): a million distinct
+stacks would otherwise be a million lists of a dozen entries each, built
+whether anyone reads them or not.
 """
 
 from __future__ import annotations
@@ -21,7 +25,7 @@ from pathlib import Path
 from typing import Any
 
 from ..errors import ImportFailed
-from ..profile.resources import MISSING, ResourceTable
+from ..profile.resources import MISSING, ResourceTable, StackColumn
 
 __all__ = ["FrameIds", "JsonDoc", "flatten", "read_bytes", "read_json", "stack_table"]
 
@@ -69,14 +73,14 @@ def stack_table(
     *,
     kind: str = "time",
     periods: Sequence[int] | None = None,
-    entries: list[dict[str, Any]] | None = None,
 ) -> ResourceTable:
     """Resources of the stacks in ``flat`` (frame ids, each stack innermost first) and of every function on them.
 
     ``lengths[i]`` is the number of frames of stack ``i``, ``amounts[i]``
     what it consumed; ``periods`` (optional) the sum of sampling periods.
-    Stacks must be distinct.  ``entries``, when the caller has it, is the
-    list of trace entries of ``flat`` (saves making it from the ids).
+    Stacks must be distinct.  The traces stay columnar (a
+    :class:`~perun_core.profile.resources.StackColumn` over ``ids.frames``)
+    until someone reads them as lists.
     """
     import numpy as np
 
@@ -84,8 +88,46 @@ def stack_table(
     amount = np.asarray(amounts)
     if amount.dtype.kind not in "if":
         amount = amount.astype(np.float64)
-    functions = max(len(ids.frames), 1)
-    owner = np.repeat(np.arange(count, dtype=np.int64), lengths)
+    flat = np.asarray(flat, dtype=np.int64)
+    ends = np.cumsum(lengths, dtype=np.int64)
+    starts = ends - lengths
+    leaves = flat[starts] if count else np.zeros(0, dtype=np.int64)
+    inclusive, exclusive = function_amounts(len(ids.frames), flat, lengths, leaves, amount)
+    integral = amount.dtype.kind == "i"
+    order = np.argsort(-amount, kind="stable")
+    frames = ids.frames
+    names = [entry["function"] for entry in frames]
+    used = np.flatnonzero(inclusive > 0)
+    used = used[np.lexsort((used, -inclusive[used]))]
+    m = len(used)
+    uid = list(map(names.__getitem__, leaves[order].tolist())) + [names[i] for i in used.tolist()]
+    as_numbers = (lambda a: np.rint(a).astype(np.int64).tolist()) if integral else (lambda a: a.tolist())
+    keys_ = ["type", "subtype", "uid", "amount", "trace", "object", "exclusive"]
+    columns: list[Any] = [
+        [kind] * (count + m),
+        ["samples"] * count + ["function"] * m,
+        uid,
+        amount[order].tolist() + as_numbers(inclusive[used]),
+        StackColumn(frames, flat, starts[order], ends[order], count + m),
+        [MISSING] * count + [frames[i].get("object", "") for i in used.tolist()],
+        [MISSING] * count + as_numbers(exclusive[used]),
+    ]
+    if periods is not None:
+        keys_.append("period")
+        columns.append(np.asarray(periods, dtype=np.int64)[order].tolist() + [MISSING] * m)
+    return ResourceTable.from_columns(count + m, keys_, columns, sparse=True)
+
+
+def function_amounts(functions: int, flat: Any, lengths: Any, leaves: Any, amount: Any) -> tuple[Any, Any]:
+    """Inclusive and exclusive amount of every function (float arrays indexed by frame id).
+
+    The inclusive amount counts each stack once however often the function
+    occurs on it (recursion): the unique (stack, function) pairs.
+    """
+    import numpy as np
+
+    functions = max(functions, 1)
+    owner = np.repeat(np.arange(len(lengths), dtype=np.int64), lengths)
     # unique (stack, function) pairs: the keys ascend from stack to stack, so a stable sort (timsort)
     # only has to sort within stacks; much faster than np.unique on millions of keys
     keys = np.sort(owner * functions + flat, kind="stable")
@@ -94,36 +136,8 @@ def stack_table(
     inclusive = np.bincount(flat, weights=weights[owner], minlength=functions)
     if len(repeated):
         inclusive -= np.bincount(repeated % functions, weights=weights[repeated // functions], minlength=functions)
-    ends = np.cumsum(lengths)
-    starts = ends - lengths
-    leaves = flat[starts] if count else np.zeros(0, dtype=np.int64)
     exclusive = np.bincount(leaves, weights=weights, minlength=functions)
-    integral = amount.dtype.kind == "i"
-    order = np.argsort(-amount, kind="stable")
-    frames = ids.frames
-    if entries is None:
-        entries = list(map(frames.__getitem__, flat.tolist()))
-    traces = list(map(entries.__getitem__, map(slice, starts[order].tolist(), ends[order].tolist())))
-    names = [entry["function"] for entry in frames]
-    used = np.flatnonzero(inclusive > 0)
-    used = used[np.lexsort((used, -inclusive[used]))]
-    m = len(used)
-    uid = list(map(names.__getitem__, leaves[order].tolist())) + [names[i] for i in used.tolist()]
-    as_numbers = (lambda a: np.rint(a).astype(np.int64).tolist()) if integral else (lambda a: a.tolist())
-    keys_ = ["type", "subtype", "uid", "amount", "trace", "object", "exclusive"]
-    columns: list[list] = [
-        [kind] * (count + m),
-        ["samples"] * count + ["function"] * m,
-        uid,
-        amount[order].tolist() + as_numbers(inclusive[used]),
-        traces + [MISSING] * m,
-        [MISSING] * count + [frames[i].get("object", "") for i in used.tolist()],
-        [MISSING] * count + as_numbers(exclusive[used]),
-    ]
-    if periods is not None:
-        keys_.append("period")
-        columns.append(np.asarray(periods, dtype=np.int64)[order].tolist() + [MISSING] * m)
-    return ResourceTable.from_columns(count + m, keys_, columns, sparse=True)
+    return inclusive, exclusive
 
 
 class JsonDoc:

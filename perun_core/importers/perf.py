@@ -48,61 +48,94 @@ def _line_of(data: bytes, block: int, blocks: list[bytes], line_in_block: int = 
     return data.count(b"\n", 0, offset) + 1 + line_in_block
 
 
+class _Script:
+    """A ``perf script`` text cut into samples (blocks split on blank lines): header lines and stack texts."""
+
+    def __init__(self, data: bytes, path: Path) -> None:
+        text = data.replace(b"\r\n", b"\n")
+        if b"\x00" in text[:4096]:
+            raise ImportFailed(path, None,
+                               "is binary (a perf.data file?); import it as perf-record, or run 'perf script' on it")
+        lines_start = 0
+        # header comments of 'perf script --header'
+        while text.startswith(b"#", lines_start):
+            end = text.find(b"\n", lines_start)
+            lines_start = len(text) if end < 0 else end + 1
+        self.data = data
+        self.path = path
+        self.skipped_lines = data[:lines_start].count(b"\n")
+        self.body = text[lines_start:].strip(b"\n")
+        if not self.body:
+            raise ImportFailed(path, None, "holds no samples (is it the output of 'perf script'?)")
+        self.blocks = re.split(rb"\n\s*\n", self.body)
+        self.heads: list[bytes] = []
+        self.stacks: list[bytes] = []
+        for block in self.blocks:
+            head, _, rest = block.partition(b"\n")
+            self.heads.append(head)
+            self.stacks.append(rest)
+
+    def line(self, block: int, line_in_block: int = 0) -> int:
+        """The line number in the file of line ``line_in_block`` of block ``block``."""
+        return self.skipped_lines + _line_of(self.body, block, self.blocks, line_in_block)
+
+    def header_fields(self) -> list[tuple[bytes, bytes]]:
+        """(period, event) of every sample line; ImportFailed naming the first line that is not one."""
+        found = _HEADER.findall(b"\n".join(self.heads))
+        if len(found) != len(self.heads):
+            for number, head in enumerate(self.heads):
+                if not _HEADER.match(head) or head.startswith((b"\t", b" ")):
+                    shown = head.decode("utf-8", "replace").strip()[:60]
+                    raise ImportFailed(self.path, f"line {self.line(number)}",
+                                       f"expected a sample line 'COMMAND PID TIME: PERIOD EVENT:', got '{shown}'")
+        for number, head in enumerate(self.heads):
+            if head.startswith((b"\t", b" ")):
+                raise ImportFailed(self.path, f"line {self.line(number)}", "a stack frame without a sample line before it")
+        return found
+
+
 def parse_perf_script_text(data: bytes, path: Path) -> tuple[FrameIds, list[tuple[int, ...]], list[int], list[int] | None,
                                                                list[str], list[str]]:
     """Distinct stacks of a ``perf script`` text: ids, stacks, sample counts, period sums, events, commands."""
-    text = data.replace(b"\r\n", b"\n")
-    if b"\x00" in text[:4096]:
-        raise ImportFailed(path, None, "is binary (a perf.data file?); import it as perf-record, or run 'perf script' on it")
-    lines_start = 0
-    # header comments of 'perf script --header'
-    while text.startswith(b"#", lines_start):
-        end = text.find(b"\n", lines_start)
-        lines_start = len(text) if end < 0 else end + 1
-    body = text[lines_start:].strip(b"\n")
-    if not body:
-        raise ImportFailed(path, None, "holds no samples (is it the output of 'perf script'?)")
-    blocks = [b for b in re.split(rb"\n\s*\n", body)]
-    heads, stacks_text = [], []
-    for block in blocks:
-        head, _, rest = block.partition(b"\n")
-        heads.append(head)
-        stacks_text.append(rest)
-    joined = b"\n".join(heads)
-    found = _HEADER.findall(joined)
-    if len(found) != len(heads):
-        for number, head in enumerate(heads):
-            if not _HEADER.match(head) or head.startswith((b"\t", b" ")):
-                line = data[:lines_start].count(b"\n") + _line_of(body, number, blocks)
-                shown = head.decode("utf-8", "replace").strip()[:60]
-                raise ImportFailed(path, f"line {line}",
-                                   f"expected a sample line 'COMMAND PID TIME: PERIOD EVENT:', got '{shown}'")
-    for number, head in enumerate(heads):
-        if head.startswith((b"\t", b" ")):
-            line = data[:lines_start].count(b"\n") + _line_of(body, number, blocks)
-            raise ImportFailed(path, f"line {line}", "a stack frame without a sample line before it")
-    periods_text = [p for p, _ in found]
+    import numpy as np
+
+    script = _Script(data, path)
+    found = script.header_fields()
     events_raw = [e for _, e in found]
     distinct_events = sorted(set(events_raw))
     several = len(distinct_events) > 1
     index: dict[bytes, int] = {}
-    keys = [(events_raw[i] + b"\n" + s) if several else s for i, s in enumerate(stacks_text)] if several else stacks_text
+    keys = [events_raw[i] + b"\n" + s for i, s in enumerate(script.stacks)] if several else script.stacks
     which = [index.setdefault(k, len(index)) for k in keys]
-    import numpy as np
-
-    first_block = {}
-    for block_number, k in enumerate(which):
-        first_block.setdefault(k, block_number)
     # perf script prints every frame's object unless -F left it out: then no frame has one
-    sample_body = next((body for body in stacks_text if body.strip()), b"")
+    sample_body = next((body for body in script.stacks if body.strip()), b"")
     with_objects = _FRAME.match(sample_body.split(b"\n", 1)[0].decode("utf-8", "replace")) is not None
     ids = FrameIds()
     distinct: dict[tuple[int, ...], int] = {}
-    remap = []
     fast = _frames_fast(list(index), several, ids) if with_objects else None
-    if fast is not None:
-        remap = [distinct.setdefault(frames, len(distinct)) for frames in fast]
-    for key, number in index.items() if fast is None else ():
+    if fast is None:
+        fast = _frames_slow(script, index, which, several, with_objects, ids)
+    remap = [distinct.setdefault(frames, len(distinct)) for frames in fast]
+    # text that differs only in addresses or offsets gives the same stack
+    which_arr = np.asarray(remap, dtype=np.int64)[np.asarray(which, dtype=np.int64)]
+    counts = np.bincount(which_arr, minlength=len(distinct))
+    periods = None
+    if all(p for p, _ in found):
+        period_values = np.array([p for p, _ in found], dtype=np.float64)
+        periods = np.rint(np.bincount(which_arr, weights=period_values, minlength=len(distinct)))
+        periods = periods.astype(np.int64).tolist()
+    commands = sorted({h.split(None, 1)[0].decode("utf-8", "replace") for h in script.heads[:1000] if h.strip()})
+    return ids, list(distinct), counts.tolist(), periods, [e.decode() for e in distinct_events], commands
+
+
+def _frames_slow(script: _Script, index: dict[bytes, int], which: list[int], several: bool, with_objects: bool,
+                 ids: FrameIds) -> list[tuple[int, ...]]:
+    """Frame ids of every distinct stack text, line by line; ImportFailed naming a line that is not a frame."""
+    first_block: dict[int, int] = {}
+    for block_number, k in enumerate(which):
+        first_block.setdefault(k, block_number)
+    stacks = []
+    for key, number in index.items():
         event = b""
         if several:
             event, _, key = key.partition(b"\n")
@@ -113,11 +146,10 @@ def parse_perf_script_text(data: bytes, path: Path) -> tuple[FrameIds, list[tupl
             match = _FRAME.match(raw)
             if match is None:
                 block = first_block[number]
-                line = data[:lines_start].count(b"\n") + _line_of(body, block, blocks, line_in_block)
                 if _SYMBOL_ONLY.match(raw) is None or with_objects or "(" in raw:
-                    raise ImportFailed(path, f"line {line}",
+                    raise ImportFailed(script.path, f"line {script.line(block, line_in_block)}",
                                        f"expected a stack frame 'ADDRESS SYMBOL (OBJECT)', got '{raw.strip()[:60]}'"
-                                       + (" (truncated?)" if block == len(blocks) - 1 else ""))
+                                       + (" (truncated?)" if block == len(script.blocks) - 1 else ""))
                 symbol, obj = match_symbol(raw), ""
             else:
                 symbol, obj = _OFFSET.sub("", match.group(2).strip()) or "[unknown]", match.group(3)
@@ -126,18 +158,8 @@ def parse_perf_script_text(data: bytes, path: Path) -> tuple[FrameIds, list[tupl
             frames.append(ids[("[unknown]", "")])
         if several:  # stacks of two events stay apart: the event is the root frame
             frames.append(ids[(f"[{event.decode('utf-8', 'replace')}]", "")])
-        remap.append(distinct.setdefault(tuple(frames), len(distinct)))
-    # text that differs only in addresses or offsets gives the same stack
-    which_arr = np.asarray(remap, dtype=np.int64)[np.asarray(which, dtype=np.int64)]
-    counts = np.bincount(which_arr, minlength=len(distinct))
-    periods = None
-    if all(periods_text):
-        period_values = np.array(periods_text, dtype=np.float64)
-        periods = np.rint(np.bincount(which_arr, weights=period_values, minlength=len(distinct)))
-        periods = periods.astype(np.int64).tolist()
-    stacks = list(distinct)
-    commands = sorted({h.split(None, 1)[0].decode("utf-8", "replace") for h in heads[:1000] if h.strip()})
-    return ids, stacks, counts.tolist(), periods, [e.decode() for e in distinct_events], commands
+        stacks.append(tuple(frames))
+    return stacks
 
 
 #: a frame line, symbol and object; the symbol ends at the last " (" (greedy: no backtracking per character)
@@ -161,10 +183,9 @@ def _frames_fast(keys: list[bytes], several: bool, ids: FrameIds) -> list[tuple[
     found = _FRAMES.findall(b"\n".join(bodies).decode("utf-8", "replace"))
     if len(found) != sum(lengths):
         return None
-    clean: dict[str, str] = {}
-    for symbol in dict.fromkeys(symbol for symbol, _ in found):
-        clean[symbol] = _OFFSET.sub("", symbol.strip()) or "[unknown]"
-    flat = list(map(ids.__getitem__, [(clean[symbol], obj) for symbol, obj in found]))
+    # each distinct (symbol, object) once: its frame id, the symbol without its offset
+    numbers = {pair: ids[(_without_offset(pair[0]), pair[1])] for pair in dict.fromkeys(found)}
+    flat = list(map(numbers.__getitem__, found))
     stacks = []
     start = 0
     for number, length in enumerate(lengths):
@@ -174,6 +195,18 @@ def _frames_fast(keys: list[bytes], several: bool, ids: FrameIds) -> list[tuple[
             frames += (ids[(f"[{events[number].decode('utf-8', 'replace')}]", "")],)
         stacks.append(frames)
     return stacks
+
+
+_HEX = "0123456789abcdefABCDEF"
+
+
+def _without_offset(symbol: str) -> str:
+    """``symbol`` stripped and without a final ``+0xOFFSET`` (what ``_OFFSET.sub`` does, without a regex)."""
+    text = symbol.strip()
+    head, plus, tail = text.rpartition("+0x")
+    if plus and tail and not tail.strip(_HEX):
+        text = head
+    return text or "[unknown]"
 
 
 def match_symbol(raw: str) -> str:

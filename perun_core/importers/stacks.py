@@ -15,8 +15,12 @@ events, per stack.  The unit is the file's (``nanoseconds`` becomes ``ns``,
 ``bytes`` becomes ``B`` and a memory profile); a file of several profiles
 (threads) puts each profile's name as the root frame of its stacks.
 
-Both are vectorized (numpy over one flat array of frame ids); ``benchmarks/importdiff.py`` times a
-million-line folded file.
+Both are vectorized (numpy over one flat array of frame ids).  A folded
+file is read in bulk (:mod:`perun_core.importers.foldedscan`: numpy over
+the positions of its separators, frame names numbered without a string per
+frame); files with fractional values, other line breaks or a broken line
+are read line by line, which names the bad line.  ``benchmarks/importdiff.py``
+times a million-line folded file.
 """
 
 from __future__ import annotations
@@ -31,6 +35,7 @@ from ..params import Param
 from ..profile.model import Profile, Snapshot
 from ..profile.resources import ResourceTable
 from .common import FrameIds, flatten, read_bytes, read_json, stack_table
+from .foldedscan import FoldedScan, scan_folded
 
 __all__ = ["FoldedImporter", "SpeedscopeImporter", "parse_folded"]
 
@@ -109,42 +114,50 @@ class FoldedImporter:
     )
 
     def load(self, files: list[Path], options: dict[str, Any]) -> Profile:
-        import numpy as np
-
-        totals: list = []
-        for path in files:
-            parse_folded(read_bytes(path), path, totals)
-        texts = [text for stacks, _ in totals for text in stacks] if len(totals) > 1 else totals[0][0]
-        values = np.concatenate([a for _, a in totals])
-        if not texts:
-            raise ImportFailed(files[0], None, "holds no stacks")
-        integral = values.dtype.kind == "i"
-        unique = list(dict.fromkeys(texts))
-        if len(unique) < len(texts):  # lines of the same stack are added up
-            index = dict(zip(unique, range(len(unique))))
-            which = np.fromiter(map(index.__getitem__, texts), dtype=np.int64, count=len(texts))
-            summed = np.bincount(which, weights=values.astype(np.float64), minlength=len(unique))
-            values = np.rint(summed).astype(np.int64) if integral else summed
-        # every frame of every stack, root first, in one split; then reversed as a whole, which puts
-        # the stacks in reverse order with their frames innermost first
-        lengths = np.fromiter(map(str.count, unique, repeat(";")), dtype=np.int64, count=len(unique)) + 1
+        datas = [read_bytes(path) for path in files]
+        whole = datas[0] if len(datas) == 1 and datas[0].endswith(b"\n") else \
+            b"".join(data if data.endswith(b"\n") else data + b"\n" for data in datas)
+        scan = scan_folded(whole)
+        if scan is None:  # something unusual, or a broken line to name: line by line
+            scan = _scan_lines(datas, files)
         ids = FrameIds()
-        names = ";".join(unique).split(";")
-        names.reverse()
-        numbers = list(map(ids.__getitem__, names))  # the dict's own int objects: nothing allocated per frame
-        del names
-        flat = np.array(numbers, dtype=np.int64)
-        entries = list(map(ids.frames.__getitem__, numbers))
-        del numbers
-        lengths = lengths[::-1].copy()
-        amounts = values[::-1].copy()
+        for name in scan.names:
+            ids[name]  # numbered in order: the scan numbered the names as they first occur
         _split_label(ids)
         kind = options.get("type") or "time"
         unit = options.get("unit") or "samples"
-        table = stack_table(ids, flat, lengths, amounts, kind=kind, entries=entries)
+        table = stack_table(ids, scan.flat, scan.lengths, scan.values, kind=kind)
         header = {"type": kind, "units": {kind: unit},
-                  "tool": {"name": "folded", "files": [p.name for p in files], "lines": len(texts)}}
+                  "tool": {"name": "folded", "files": [p.name for p in files], "lines": scan.lines}}
         return Profile(header=header, global_region=Snapshot(table, [], {}))
+
+
+def _scan_lines(datas: list[bytes], files: list[Path]) -> FoldedScan:
+    """The stacks of folded files read line by line (any value, any line break), bad lines named."""
+    import numpy as np
+
+    totals: list = []
+    for data, path in zip(datas, files):
+        parse_folded(data, path, totals)
+    texts = [text for stacks, _ in totals for text in stacks] if len(totals) > 1 else totals[0][0]
+    values = np.concatenate([a for _, a in totals])
+    if not texts:
+        raise ImportFailed(files[0], None, "holds no stacks")
+    integral = values.dtype.kind == "i"
+    unique = list(dict.fromkeys(texts))
+    if len(unique) < len(texts):  # lines of the same stack are added up
+        index = dict(zip(unique, range(len(unique))))
+        which = np.fromiter(map(index.__getitem__, texts), dtype=np.int64, count=len(texts))
+        summed = np.bincount(which, weights=values.astype(np.float64), minlength=len(unique))
+        values = np.rint(summed).astype(np.int64) if integral else summed
+    # every frame of every stack, root first, in one split; then reversed as a whole, which puts
+    # the stacks in reverse order with their frames innermost first
+    lengths = np.fromiter(map(str.count, unique, repeat(";")), dtype=np.int64, count=len(unique)) + 1
+    names = ";".join(unique).split(";")
+    names.reverse()
+    numbers: dict[str, int] = {}
+    flat = np.fromiter(map(numbers.setdefault, names, map(len, repeat(numbers))), dtype=np.int64, count=len(names))
+    return FoldedScan(list(numbers), flat, lengths[::-1].copy(), values[::-1].copy(), len(texts))
 
 
 class SpeedscopeImporter:
@@ -164,25 +177,7 @@ class SpeedscopeImporter:
         for path in files:
             doc = read_json(path)
             root = doc.get({"": doc.data}, "", "", dict)
-            frames = doc.get(doc.get(root, "shared", "", dict), "frames", "shared", list)
-            labels = []
-            for i, _ in enumerate(frames):
-                frame = doc.get(frames, i, "shared.frames", dict)
-                name = doc.get(frame, "name", f"shared.frames[{i}]", str)
-                key: Any = name
-                if isinstance(frame.get("file"), str):
-                    key = (name, "")  # a frame with a source is made below with its file and line
-                labels.append((name, frame.get("file"), frame.get("line")))
-            frame_ids = []
-            for name, source, line in labels:
-                number = ids[(name, "") if source is None else (f"{name}\x00{source}\x00{line}", "")]
-                entry = ids.frames[number]
-                if source is not None:
-                    entry["function"] = name
-                    entry["source"] = str(source)
-                    if isinstance(line, int):
-                        entry["line"] = line
-                frame_ids.append(number)
+            frame_ids = self._frames(doc, root, ids)
             profiles = doc.get(root, "profiles", "", list)
             for p, _ in enumerate(profiles):
                 where = f"profiles[{p}]"
@@ -193,40 +188,9 @@ class SpeedscopeImporter:
                 names.append(label)
                 prefix = (ids[(f"[{label}]", "")],) if len(profiles) > 1 else ()
                 if kind == "sampled":
-                    samples = doc.get(profile, "samples", where, list)
-                    weights = doc.get(profile, "weights", where, list, optional=True, default=[1] * len(samples))
-                    if len(weights) != len(samples):
-                        raise doc.fail(f"{where}.weights", f"has {len(weights)} items for {len(samples)} samples")
-                    for s, sample in enumerate(samples):
-                        sample = doc.get(samples, s, f"{where}.samples", list)
-                        weight = doc.get(weights, s, f"{where}.weights", (int, float))
-                        stack = tuple(self._frame(doc, frame_ids, f, f"{where}.samples[{s}]") for f in reversed(sample))
-                        stack += prefix
-                        if stack:
-                            stacks[stack] = stacks.get(stack, 0) + weight
+                    self._sampled(doc, profile, where, frame_ids, prefix, stacks)
                 elif kind == "evented":
-                    events = doc.get(profile, "events", where, list)
-                    open_frames: list[int] = []
-                    last = doc.get(profile, "startValue", where, (int, float), optional=True, default=None)
-                    for e, _ in enumerate(events):
-                        event = doc.get(events, e, f"{where}.events", dict)
-                        at = doc.get(event, "at", f"{where}.events[{e}]", (int, float))
-                        what = doc.get(event, "type", f"{where}.events[{e}]", str)
-                        frame = self._frame(doc, frame_ids, event.get("frame"), f"{where}.events[{e}].frame")
-                        if open_frames and last is not None and at > last:
-                            stack = tuple(reversed(open_frames)) + prefix
-                            stacks[stack] = stacks.get(stack, 0) + (at - last)
-                        last = at
-                        if what == "O":
-                            open_frames.append(frame)
-                        elif what == "C":
-                            if not open_frames or open_frames[-1] != frame:
-                                raise doc.fail(f"{where}.events[{e}]", "closes a frame that is not the innermost open one")
-                            open_frames.pop()
-                        else:
-                            raise doc.fail(f"{where}.events[{e}].type", f"expected 'O' or 'C', got '{what}'")
-                    if open_frames:
-                        raise doc.fail(f"{where}.events", f"ends with {len(open_frames)} frames still open (truncated?)")
+                    self._evented(doc, profile, where, frame_ids, prefix, stacks)
                 else:
                     raise doc.fail(f"{where}.type", f"expected 'sampled' or 'evented', got '{kind}'")
         if len(units) > 1:
@@ -239,6 +203,68 @@ class SpeedscopeImporter:
         header = {"type": kind, "units": {kind: unit},
                   "tool": {"name": "speedscope", "files": [p.name for p in files], "profiles": names}}
         return Profile(header=header, global_region=Snapshot(table, [], {}))
+
+    @staticmethod
+    def _frames(doc: Any, root: dict, ids: FrameIds) -> list[int]:
+        """Frame ids of the file's shared frames, in their order (frames with a file keep it and the line)."""
+        frames = doc.get(doc.get(root, "shared", "", dict), "frames", "shared", list)
+        labels = []
+        for i, _ in enumerate(frames):
+            frame = doc.get(frames, i, "shared.frames", dict)
+            name = doc.get(frame, "name", f"shared.frames[{i}]", str)
+            labels.append((name, frame.get("file"), frame.get("line")))
+        frame_ids = []
+        for name, source, line in labels:
+            number = ids[(name, "") if source is None else (f"{name}\x00{source}\x00{line}", "")]
+            entry = ids.frames[number]
+            if source is not None:
+                entry["function"] = name
+                entry["source"] = str(source)
+                if isinstance(line, int):
+                    entry["line"] = line
+            frame_ids.append(number)
+        return frame_ids
+
+    def _sampled(self, doc: Any, profile: dict, where: str, frame_ids: list[int], prefix: tuple[int, ...],
+                 stacks: dict[tuple[int, ...], float]) -> None:
+        """Add each sample's weight to its stack."""
+        samples = doc.get(profile, "samples", where, list)
+        weights = doc.get(profile, "weights", where, list, optional=True, default=[1] * len(samples))
+        if len(weights) != len(samples):
+            raise doc.fail(f"{where}.weights", f"has {len(weights)} items for {len(samples)} samples")
+        for s, sample in enumerate(samples):
+            sample = doc.get(samples, s, f"{where}.samples", list)
+            weight = doc.get(weights, s, f"{where}.weights", (int, float))
+            stack = tuple(self._frame(doc, frame_ids, f, f"{where}.samples[{s}]") for f in reversed(sample))
+            stack += prefix
+            if stack:
+                stacks[stack] = stacks.get(stack, 0) + weight
+
+    def _evented(self, doc: Any, profile: dict, where: str, frame_ids: list[int], prefix: tuple[int, ...],
+                 stacks: dict[tuple[int, ...], float]) -> None:
+        """Add the time between open and close events to the stack open in it."""
+        events = doc.get(profile, "events", where, list)
+        open_frames: list[int] = []
+        last = doc.get(profile, "startValue", where, (int, float), optional=True, default=None)
+        for e, _ in enumerate(events):
+            event = doc.get(events, e, f"{where}.events", dict)
+            at = doc.get(event, "at", f"{where}.events[{e}]", (int, float))
+            what = doc.get(event, "type", f"{where}.events[{e}]", str)
+            frame = self._frame(doc, frame_ids, event.get("frame"), f"{where}.events[{e}].frame")
+            if open_frames and last is not None and at > last:
+                stack = tuple(reversed(open_frames)) + prefix
+                stacks[stack] = stacks.get(stack, 0) + (at - last)
+            last = at
+            if what == "O":
+                open_frames.append(frame)
+            elif what == "C":
+                if not open_frames or open_frames[-1] != frame:
+                    raise doc.fail(f"{where}.events[{e}]", "closes a frame that is not the innermost open one")
+                open_frames.pop()
+            else:
+                raise doc.fail(f"{where}.events[{e}].type", f"expected 'O' or 'C', got '{what}'")
+        if open_frames:
+            raise doc.fail(f"{where}.events", f"ends with {len(open_frames)} frames still open (truncated?)")
 
     @staticmethod
     def _frame(doc: Any, frame_ids: list[int], index: Any, where: str) -> int:

@@ -16,6 +16,8 @@ follow the rules of :mod:`perun_core.profile.query`.
 from __future__ import annotations
 
 import math
+import operator
+from itertools import repeat
 from typing import TYPE_CHECKING, Any
 
 from ..errors import ExternalToolError, InvalidProfile, UsageError
@@ -130,8 +132,15 @@ def to_flame_graph_format(profile: Profile | dict, *, of: str = "amount") -> lis
     Values of identical stacks are summed; lines come sorted, without
     trailing newlines.
     """
+    return folded_stacks(profile, of)[0]
+
+
+def folded_stacks(profile: Profile | dict, of: str = "amount") -> tuple[list[str], dict[str, Any]]:
+    """The lines of :func:`to_flame_graph_format` and the trace entry behind each frame label (the first met)."""
     prof = as_profile(profile)
     totals: dict[str, int | float] = {}
+    labels: dict[int, str] = {}  # by id of a trace entry: collectors share entries between traces
+    entries: dict[str, Any] = {}
     for _, region in prof.regions():
         table = region.resources
         if not len(table):
@@ -139,29 +148,71 @@ def to_flame_graph_format(profile: Profile | dict, *, of: str = "amount") -> lis
         traces = table.column("trace")
         amounts = table.column(of)
         subtypes = table.column("subtype")
-        stacks: dict[int, str | None] = {}
-        labels: dict[int, str] = {}  # by id of a trace entry: collectors share entries between traces
+        per_trace = _whole_amounts_by_trace(traces, amounts, subtypes)
+        if per_trace is None:
+            per_trace = _amounts_by_trace(traces, amounts, subtypes)
+        for trace, amount in per_trace:
+            if isinstance(trace, list) and trace:
+                stack = ";".join(_labels(trace, labels, entries))
+                totals[stack] = totals.get(stack, 0) + amount
+    return sorted(f"{stack} {_format_amount(value)}" for stack, value in totals.items()), entries
 
-        def label(entry: Any) -> str:
-            text = labels.get(id(entry))
-            if text is None:
-                text = labels[id(entry)] = _frame(entry)
-            return text
 
-        for trace, amount, subtype in zip(traces, amounts, subtypes):
-            if not _is_number(amount) or amount <= 0 or subtype == "free":
-                continue
-            ident = id(trace)
-            stack = stacks.get(ident, MISSING)
-            if stack is MISSING:
-                stack = None
-                if isinstance(trace, list) and trace:
-                    stack = ";".join(map(label, reversed(trace)))
-                stacks[ident] = stack
-            if stack is None:
-                continue
-            totals[stack] = totals.get(stack, 0) + amount
-    return sorted(f"{stack} {_format_amount(value)}" for stack, value in totals.items())
+def _labels(trace: list, labels: dict[int, str], entries: dict[str, Any]) -> list[str]:
+    """The frames of ``trace`` root first, each entry made a label once (``labels`` by id of the entry).
+
+    ``entries`` gets the first entry of each label.
+    """
+    out = list(map(labels.get, map(id, reversed(trace))))
+    if None in out:  # entries not met before
+        for number, entry in enumerate(reversed(trace)):
+            if out[number] is None:
+                text = out[number] = labels[id(entry)] = _frame(entry)
+                entries.setdefault(text, entry)
+    return out
+
+
+def _amounts_by_trace(traces: list, amounts: list, subtypes: list) -> list[tuple[Any, int | float]]:
+    """(trace, total) of each distinct trace object with positive finite amounts, in order of first use."""
+    found: dict[int, list] = {}
+    for trace, amount, subtype in zip(traces, amounts, subtypes):
+        if not _is_number(amount) or amount <= 0 or subtype == "free":
+            continue
+        entry = found.get(id(trace))
+        if entry is None:
+            found[id(trace)] = [trace, amount]
+        else:
+            entry[1] += amount
+    return [(trace, amount) for trace, amount in found.values()]
+
+
+def _whole_amounts_by_trace(traces: list, amounts: list, subtypes: list) -> list[tuple[Any, int]] | None:
+    """:func:`_amounts_by_trace` with numpy when every amount is a whole number (sums stay exact); else None.
+
+    Collectors share one trace list between the resources of one stack, so
+    traces are grouped by identity; equal traces in different lists are
+    added up by their folded text later, as in the general case.
+    """
+    import numpy as np
+
+    if set(map(type, amounts)) != {int}:
+        return None
+    try:
+        values = np.array(amounts, dtype=np.int64)
+    except OverflowError:
+        return None
+    keep = values > 0
+    if "free" in dict.fromkeys(subtypes):
+        keep &= np.fromiter(map(operator.ne, subtypes, repeat("free")), dtype=bool, count=len(subtypes))
+    rows = np.flatnonzero(keep)
+    identities = np.fromiter(map(id, traces), dtype=np.uint64, count=len(traces))[rows]
+    distinct, which = np.unique(identities, return_inverse=True)
+    sums = np.zeros(len(distinct), dtype=np.int64)
+    np.add.at(sums, which, values[rows])
+    first = np.full(len(distinct), len(rows), dtype=np.int64)
+    np.minimum.at(first, which, np.arange(len(rows), dtype=np.int64))
+    order = np.argsort(first, kind="stable")
+    return list(zip(map(traces.__getitem__, rows[first[order]].tolist()), sums[order].tolist()))
 
 
 # -- heap and heat maps --------------------------------------------------------------------

@@ -12,7 +12,9 @@ Columns decoded from the object store are kept *packed* (a
 integer codes into a list of distinct values) until someone asks for them
 as lists.  Analyses read packed columns straight into numpy
 (:meth:`ResourceTable.packed`), so a million-resource profile can be
-modelled without building a million Python numbers.
+modelled without building a million Python numbers.  Call stacks made by
+importers are kept the same way (a :class:`StackColumn`: frame numbers into
+one table of frame dicts) until someone reads them as lists.
 """
 
 from __future__ import annotations
@@ -72,6 +74,37 @@ class PackedColumn:
         return out
 
 
+class StackColumn:
+    """Call stacks as numbers into one frame table, materialized as trace lists on demand.
+
+    A million distinct stacks of a dozen frames each are twelve million list
+    entries; importers of stacks hold them columnar instead: ``frames`` is
+    the list of distinct trace entries (frame dicts), ``flat`` the frame
+    numbers of every stack one after another, and stack ``i`` (row ``i`` of
+    the table) is ``flat[starts[i]:ends[i]]``, innermost first.  Rows from
+    ``len(starts)`` to ``length`` have no trace (``MISSING``).  ``flat``,
+    ``starts`` and ``ends`` are numpy integer arrays.  :meth:`to_list` gives
+    the rows' traces as lists sharing the frame dicts, as collectors make
+    them; readers that understand the columnar form (flame graphs) take it
+    from :meth:`ResourceTable.stacks`.  Instances are immutable.
+    """
+
+    __slots__ = ("frames", "flat", "starts", "ends", "length")
+
+    def __init__(self, frames: list[dict], flat: Any, starts: Any, ends: Any, length: int) -> None:
+        self.frames = frames
+        self.flat = flat
+        self.starts = starts
+        self.ends = ends
+        self.length = length
+
+    def to_list(self) -> list:
+        entries = list(map(self.frames.__getitem__, self.flat.tolist()))
+        traces = list(map(entries.__getitem__, map(slice, self.starts.tolist(), self.ends.tolist())))
+        traces.extend([MISSING] * (self.length - len(traces)))
+        return traces
+
+
 def _native(typecode: str, data: bytes) -> array:
     packed = array(typecode)
     packed.frombytes(data)
@@ -87,7 +120,7 @@ class ResourceTable:
     that were equal when stored: treat them as read-only, copy to modify.
     """
 
-    __slots__ = ("_rows", "_keys", "_columns", "_length", "_sparse", "_packed")
+    __slots__ = ("_rows", "_keys", "_columns", "_length", "_sparse", "_packed", "_stacks")
 
     def __init__(self, rows: list[dict] | None = None) -> None:
         self._rows: list[dict] | None = rows if rows is not None else []
@@ -96,10 +129,11 @@ class ResourceTable:
         self._length = len(self._rows)
         self._sparse = False
         self._packed: dict[str, PackedColumn] | None = None
+        self._stacks: dict[str, StackColumn] | None = None
 
     @classmethod
     def from_columns(
-        cls, length: int, keys: list[str], columns: list[list | PackedColumn], *, sparse: bool = False
+        cls, length: int, keys: list[str], columns: list[list | PackedColumn | StackColumn], *, sparse: bool = False
     ) -> ResourceTable:
         """Build from parallel columns.
 
@@ -107,6 +141,7 @@ class ResourceTable:
         ``MISSING``.  A column may be a :class:`PackedColumn`: it becomes a
         list when :meth:`columns` (or anything built on it) is first called,
         and stays available through :meth:`packed` until the table changes.
+        A :class:`StackColumn` likewise, through :meth:`stacks`.
         """
         table = cls.__new__(cls)
         table._rows = None
@@ -114,6 +149,8 @@ class ResourceTable:
         table._columns = list(columns)
         packed = {key: column for key, column in zip(keys, columns) if isinstance(column, PackedColumn)}
         table._packed = packed or None
+        stacks = {key: column for key, column in zip(keys, columns) if isinstance(column, StackColumn)}
+        table._stacks = stacks or None
         table._length = length
         table._sparse = sparse
         return table
@@ -122,15 +159,25 @@ class ResourceTable:
         """The packed form of top-level column ``key``, if the table was decoded with one."""
         return self._packed.get(key) if self._packed else None
 
+    def stacks(self, key: str = "trace") -> StackColumn | None:
+        """The columnar form of the stacks in column ``key``, if the table was made with one."""
+        return self._stacks.get(key) if self._stacks else None
+
     def raw_columns(self) -> tuple[list[str], list[list | PackedColumn]] | None:
         """Keys and columns as they are held, packed ones not unpacked; None for a table of rows.
 
         For readers that handle :class:`PackedColumn` themselves (the JSON
-        writer); everyone else uses :meth:`columns`.
+        writer); everyone else uses :meth:`columns`.  Columns of stacks are
+        made lists first.
         """
         if self._columns is None:
             return None
-        return self._keys or [], self._columns
+        if self._stacks:
+            columns = self._columns
+            for i, column in enumerate(columns):
+                if isinstance(column, StackColumn):
+                    columns[i] = column.to_list()
+        return self._keys or [], self._columns  # type: ignore[return-value]
 
     @property
     def sparse(self) -> bool:
@@ -164,10 +211,10 @@ class ResourceTable:
         """Top-level keys in first-seen order and one value list per key."""
         if self._columns is None:
             self._keys, self._columns, self._sparse = _rows_to_columns(self._rows or [])
-        elif self._packed:
+        elif self._packed or self._stacks:
             columns = self._columns
             for i, column in enumerate(columns):
-                if isinstance(column, PackedColumn):
+                if isinstance(column, (PackedColumn, StackColumn)):
                     columns[i] = column.to_list()
         return self._keys or [], self._columns  # type: ignore[return-value]
 
@@ -182,7 +229,7 @@ class ResourceTable:
             return [MISSING] * self._length
         assert self._columns is not None
         column = self._columns[index]
-        if isinstance(column, PackedColumn):
+        if isinstance(column, (PackedColumn, StackColumn)):
             column = self._columns[index] = column.to_list()
         return column
 
@@ -204,6 +251,7 @@ class ResourceTable:
     def _invalidate_columns(self) -> None:
         self._columns = None
         self._packed = None
+        self._stacks = None
         self._keys = None
         self._sparse = False
         self._length = len(self._rows or [])

@@ -1,0 +1,178 @@
+"""Numbering millions of substrings of one byte buffer without a Python object per substring.
+
+The importers of stack files meet the same few thousand frame names
+millions of times.  Splitting the text into strings and looking each up in
+a dict costs a second per ten million frames; :func:`intern_tokens` does the
+same with numpy over the token boundaries instead:
+
+1. each token gets a 64-bit hash of its bytes, read eight at a time
+   through an unaligned ``uint64`` view of the buffer;
+2. a bucket table keeps, per hash bucket, the first token that falls in
+   it (and never replaces it); every token is compared byte for byte (its
+   length, first and last eight bytes, and the eight-byte words between
+   for longer ones) with the token its bucket kept.  Tokens go through in
+   chunks, so the temporary arrays stay small and are reused;
+3. tokens unlike the one kept (two names in one bucket) go round again
+   with other bits of the hash; the few left after that are looked up in
+   a dict.
+
+So equal tokens always get one number and different tokens never share one:
+hashes only choose whom to compare with.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+__all__ = ["intern_tokens"]
+
+_MULTIPLIER = 0x9E3779B97F4A7C15
+_MIX = 0xBF58476D1CE4E5B9
+#: Bucket table size (2**_BUCKET_BITS entries); the hash bits each round takes (from the shift up); then a dict.
+_BUCKET_BITS = 22
+_SHIFTS = (42, 21, 0)
+
+
+class _Buffer:
+    """The buffer read as little-endian ``uint64`` words at any byte offset (an unaligned view, no copy)."""
+
+    def __init__(self, data: bytes) -> None:
+        import numpy as np
+
+        if len(data) < 8:
+            data += bytes(8)
+        self.limit = len(data) - 8  # the last offset a whole word can be read at
+        self.words = np.ndarray(shape=(self.limit + 1,), dtype="<u8", buffer=data, strides=(1,))
+        self.masks = np.array([(1 << (8 * r)) - 1 for r in range(8)] + [(1 << 64) - 1], dtype=np.uint64)
+
+    def word(self, offsets: Any, keep: Any) -> Any:
+        """The eight bytes at each offset, only the first ``keep`` (0 to 8) of them, the rest zeros.
+
+        Near the end a word is read from further back and shifted down
+        (``keep`` never reaches past the end).
+        """
+        import numpy as np
+
+        safe = np.minimum(offsets, self.limit)
+        back = (np.minimum(offsets - safe, 7) << 3).astype(np.uint64)
+        return (self.words[safe] >> back) & self.masks[keep]
+
+
+class _Keys:
+    """What identifies each token: its length, first eight bytes and last eight bytes (exact up to 16 bytes)."""
+
+    def __init__(self, buffer: _Buffer, starts: Any, ends: Any) -> None:
+        import numpy as np
+
+        self.buffer = buffer
+        self.starts = starts
+        self.lengths = lengths = (ends - starts).astype(np.int32)
+        self.first = buffer.word(starts, np.minimum(lengths, 8))
+        self.last = np.zeros(len(starts), dtype=np.uint64)
+        self.long = np.flatnonzero(lengths > 8)  # their last eight bytes overlap or follow the first eight
+        self.last[self.long] = buffer.words[ends[self.long] - 8]
+        self.longest = int(lengths.max()) if len(lengths) else 0
+
+    def hashes(self) -> Any:
+        import numpy as np
+
+        hashes = (self.lengths.astype(np.uint64) * np.uint64(_MULTIPLIER)) ^ self.first
+        hashes *= np.uint64(_MIX)
+        hashes ^= self.last
+        hashes *= np.uint64(_MULTIPLIER)
+        index = self.long
+        for j in range(1, (self.longest - 1) // 8):  # words between the first and the last eight bytes
+            index = index[self.lengths[index] > 8 * j + 8]
+            words = self.buffer.word(self.starts[index] + 8 * j, np.minimum(self.lengths[index] - 8 * j, 8))
+            hashes[index] = (hashes[index] ^ words) * np.uint64(_MIX)
+        return hashes ^ (hashes >> np.uint64(29))
+
+    def equal(self, lengths: Any, first: Any, last: Any, starts: Any) -> Any:
+        """Is each token equal to the other token given by its ``lengths``, ``first``, ``last`` and ``starts``?"""
+        import numpy as np
+
+        same = self.lengths == lengths
+        same &= self.first == first
+        same &= self.last == last
+        check = np.flatnonzero(same & (self.lengths > 16))
+        for j in range(1, (self.longest - 1) // 8):
+            check = check[self.lengths[check] > 8 * j + 8]
+            if not len(check):
+                break
+            keep = np.minimum(self.lengths[check] - 8 * j, 8)
+            same[check] &= (self.buffer.word(self.starts[check] + 8 * j, keep)
+                            == self.buffer.word(starts[check] + 8 * j, keep))
+        return same
+
+
+class _Table:
+    """Per hash bucket, the token kept for it (-1: none yet) and that token's keys."""
+
+    def __init__(self) -> None:
+        import numpy as np
+
+        size = 1 << _BUCKET_BITS
+        self.token = np.full(size, -1, dtype=np.int64)
+        self.lengths = np.zeros(size, dtype=np.int32)
+        self.first = np.zeros(size, dtype=np.uint64)
+        self.last = np.zeros(size, dtype=np.uint64)
+        self.starts = np.zeros(size, dtype=np.int64)
+
+    def match(self, keys: _Keys, hashes: Any, shift: int, numbers: Any) -> tuple[Any, Any]:
+        """Keep a token (numbered ``numbers``) in each empty bucket; the kept token of each one's bucket, and
+        whether it is equal.  A kept token is never replaced, so equal tokens always meet the same one."""
+        import numpy as np
+
+        bucket = ((hashes >> np.uint64(shift)) & np.uint64(len(self.token) - 1)).astype(np.intp)
+        fresh = np.flatnonzero(self.token[bucket] < 0)
+        if len(fresh):
+            slots = bucket[fresh]
+            self.token[slots] = fresh  # any one of several tokens for one bucket stays ...
+            winner = self.token[slots]  # ... and its keys with it
+            self.lengths[slots] = keys.lengths[winner]
+            self.first[slots] = keys.first[winner]
+            self.last[slots] = keys.last[winner]
+            self.starts[slots] = keys.starts[winner]
+            self.token[slots] = numbers[winner]
+        same = keys.equal(self.lengths[bucket], self.first[bucket], self.last[bucket], self.starts[bucket])
+        return self.token[bucket], same
+
+
+#: Tokens handled at once: the temporary arrays of a chunk stay small enough to be reused, not mapped anew.
+_CHUNK = 1 << 21
+
+
+def intern_tokens(data: bytes, starts: Any, ends: Any) -> tuple[list[bytes], Any]:
+    """The distinct tokens ``data[starts[i]:ends[i]]`` and each token's number (an int64 array).
+
+    ``starts`` and ``ends`` are int64 numpy arrays.  The numbering is
+    arbitrary (callers renumber in the order they need).
+    """
+    import numpy as np
+
+    count = len(starts)
+    buffer = _Buffer(data)
+    leader = np.empty(count, dtype=np.int64)  # each token's leader: an equal token, the same for all equal ones
+    pending = np.arange(count, dtype=np.int64)
+    for round_number, shift in enumerate(_SHIFTS):
+        table = _Table()
+        left = []
+        step = _CHUNK if round_number == 0 else max(len(pending), 1)
+        for lo in range(0, len(pending), step):
+            tokens = pending[lo:lo + step]
+            keys = _Keys(buffer, starts[tokens], ends[tokens])
+            kept, same = table.match(keys, keys.hashes(), shift, tokens)
+            leader[tokens[same]] = kept[same]
+            left.append(tokens[~same])
+        pending = np.concatenate(left) if left else pending[:0]
+        if not len(pending):
+            break
+    if len(pending):
+        seen: dict[bytes, int] = {}
+        for token, start, end in zip(pending.tolist(), starts[pending].tolist(), ends[pending].tolist()):
+            leader[token] = seen.setdefault(data[start:end], token)
+    leaders = np.flatnonzero(leader == np.arange(count, dtype=np.int64))
+    number = np.empty(count, dtype=np.int64)
+    number[leaders] = np.arange(len(leaders), dtype=np.int64)
+    found = [data[s:e] for s, e in zip(starts[leaders].tolist(), ends[leaders].tolist())]
+    return found, number[leader]

@@ -1,0 +1,94 @@
+"""The bulk readers of stack files: numbering byte tokens with numpy, and folded files read without a string per frame."""
+
+from __future__ import annotations
+
+import random
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from perun_core.importers import foldedscan, stacks, tokens
+from perun_core.profile.resources import MISSING, ResourceTable, StackColumn
+
+
+def _bounds(pieces: list[bytes]) -> tuple[bytes, np.ndarray, np.ndarray]:
+    sizes = np.array([len(p) for p in pieces], dtype=np.int64)
+    ends = np.cumsum(sizes)
+    return b"".join(pieces), ends - sizes, ends
+
+
+@pytest.mark.parametrize("bits, shifts, chunk", [(22, (42, 21, 0), 1 << 21), (22, (42, 21, 0), 7),
+                                                 (2, (62, 60, 0), 5), (0, (0,), 1 << 21)])
+def test_equal_tokens_share_a_number_and_different_ones_never_do(monkeypatch, bits, shifts, chunk):
+    # tiny bucket tables force every token through the collision rounds and the dict; small chunks
+    # make equal tokens of later chunks meet the token an earlier chunk left in their bucket
+    monkeypatch.setattr(tokens, "_BUCKET_BITS", bits)
+    monkeypatch.setattr(tokens, "_SHIFTS", shifts)
+    monkeypatch.setattr(tokens, "_CHUNK", chunk)
+    rng = random.Random(5)
+    for _ in range(40):
+        words = [bytes(rng.choice(b"ab;x\xff\x00") for _ in range(rng.randint(0, 40))) for _ in range(rng.randint(1, 30))]
+        seq = [rng.choice(words) for _ in range(rng.randint(1, 200))]
+        data, starts, ends = _bounds(seq)
+        found, numbers = tokens.intern_tokens(data, starts, ends)
+        assert len(found) == len(set(seq)) and set(found) == set(seq)
+        assert [found[n] for n in numbers.tolist()] == seq
+
+
+def test_tokens_that_differ_only_in_the_middle_are_told_apart():
+    seq = [b"x" * 20 + b"a" + b"y" * 20, b"x" * 20 + b"b" + b"y" * 20, b"x" * 20 + b"a" + b"y" * 20]
+    data, starts, ends = _bounds(seq)
+    found, numbers = tokens.intern_tokens(data, starts, ends)
+    assert numbers.tolist()[0] == numbers.tolist()[2] != numbers.tolist()[1] and len(found) == 2
+
+
+def _random_folded(rng: random.Random) -> bytes:
+    names = ["a", "bb", "main", "x y", "ü", "f()~s.c~3", "longname_" * 3, "n" * 17]
+    lines = []
+    for _ in range(rng.randint(1, 40)):
+        stack = ";".join(rng.choice(names) for _ in range(rng.randint(1, 7)))
+        lines.append(f"{stack} {rng.randint(0, 10 ** rng.randint(1, 12))}")
+    return ("\n".join(lines) + "\n").encode()
+
+
+def test_bulk_folded_reader_agrees_with_the_line_by_line_one():
+    rng = random.Random(11)
+    for _ in range(200):
+        data = _random_folded(rng)
+        fast = foldedscan.scan_folded(data)
+        slow = stacks._scan_lines([data], [Path("x.folded")])
+        assert fast is not None
+        assert fast.names == slow.names
+        assert fast.flat.tolist() == slow.flat.tolist()
+        assert fast.lengths.tolist() == slow.lengths.tolist()
+        assert fast.values.tolist() == slow.values.tolist()
+        assert fast.lines == slow.lines
+
+
+@pytest.mark.parametrize("text", ["a;b 1.5\n", "a;b 1\r\n", "a;b 1\n\na 2\n", "a;b 1\nc\n", "a 1;2\n", "a;b -3\n",
+                                  "a;b 1", " 4\n", "a;b 1234567890123456789\n"])
+def test_bulk_folded_reader_leaves_unusual_files_to_the_line_reader(text):
+    assert foldedscan.scan_folded(text.encode()) is None
+
+
+def test_stack_column_reads_as_trace_lists_sharing_frames():
+    frames = [{"function": "leaf"}, {"function": "main"}]
+    column = StackColumn(frames, np.array([0, 1, 1]), np.array([0, 2]), np.array([2, 3]), 3)
+    table = ResourceTable.from_columns(3, ["uid", "trace"], [["leaf", "main", "f"], column], sparse=True)
+    assert table.stacks() is column
+    traces = table.column("trace")
+    assert traces[:2] == [[frames[0], frames[1]], [frames[1]]] and traces[2] is MISSING
+    assert traces[0][1] is frames[1]
+    assert [row.get("trace") for row in table.rows()] == [traces[0], traces[1], None]
+
+
+def test_perf_symbols_lose_their_offset_as_the_regular_expression_cuts_it():
+    from perun_core.importers.perf import _OFFSET, _without_offset
+
+    rng = random.Random(3)
+    parts = ["+0x", "+", "0x", "1f", "g", " ", "a", "F", "x", "+0x1F", "\t"]
+    for _ in range(20000):
+        symbol = "".join(rng.choice(parts) for _ in range(rng.randint(0, 6)))
+        assert _without_offset(symbol) == (_OFFSET.sub("", symbol.strip()) or "[unknown]")
+    assert _without_offset(" main+0x1a ") == "main" and _without_offset("+0x10") == "[unknown]"
