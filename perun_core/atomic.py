@@ -149,22 +149,50 @@ def file_lock(path: Path | str, timeout: float = 30.0) -> Iterator[None]:
     """
     path = Path(path)
     path.parent.mkdir(parents=True, exist_ok=True)
-    try:
-        fd = os.open(path, os.O_RDWR | os.O_CREAT, 0o644)
-    except OSError as exc:
-        raise StorageError(f"cannot open lock file {path}: {exc.strerror}") from exc
     deadline = time.monotonic() + timeout
-    try:
-        while True:
-            try:
-                fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+    while True:
+        try:
+            fd = os.open(path, os.O_RDWR | os.O_CREAT, 0o644)
+        except OSError as exc:
+            raise StorageError(f"cannot open lock file {path}: {exc.strerror}") from exc
+        try:
+            _acquire(fd, path, deadline, timeout)
+            if _same_file(fd, path):
                 break
-            except OSError as exc:
-                if exc.errno not in (errno.EAGAIN, errno.EACCES):
-                    raise StorageError(f"cannot lock {path}: {exc.strerror}") from exc
-                if time.monotonic() >= deadline:
-                    raise LockTimeout(path, timeout) from None
-                time.sleep(0.005)
+        except BaseException:
+            os.close(fd)
+            raise
+        # the holder removed the lock file (remove_lock_file) before releasing it: lock the current one
+        os.close(fd)
+    try:
         yield
     finally:
         os.close(fd)  # closing releases the flock
+
+
+def _acquire(fd: int, path: Path, deadline: float, timeout: float) -> None:
+    while True:
+        try:
+            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+            return
+        except OSError as exc:
+            if exc.errno not in (errno.EAGAIN, errno.EACCES):
+                raise StorageError(f"cannot lock {path}: {exc.strerror}") from exc
+            if time.monotonic() >= deadline:
+                raise LockTimeout(path, timeout) from None
+            time.sleep(0.005)
+
+
+def _same_file(fd: int, path: Path) -> bool:
+    try:
+        named = os.stat(path)
+    except FileNotFoundError:
+        return False
+    held = os.fstat(fd)
+    return (held.st_dev, held.st_ino) == (named.st_dev, named.st_ino)
+
+
+def remove_lock_file(path: Path | str) -> None:
+    """Delete a lock file while holding its :func:`file_lock` (waiters then lock a new file, never both)."""
+    with contextlib.suppress(FileNotFoundError):
+        os.unlink(path)

@@ -222,7 +222,11 @@ class _Private:
 @contextlib.contextmanager
 def _session(repo: Any) -> Iterator[_Private]:
     # one transfer at a time per .perun: two would race on the tracking refs, not on the remote
-    with file_lock(Path(repo.perun_dir) / "locks" / "remote.lock", timeout=3600.0):
+    from .rollback import undone_on_failure
+
+    lock = Path(repo.perun_dir) / "locks" / "remote.lock"
+    new = (not lock.exists(), not lock.parent.exists())
+    with file_lock(lock, timeout=3600.0), undone_on_failure(Path(repo.perun_dir) / PRIVATE_DIR, lock, *new):
         private = _Private(repo)
         try:
             yield private

@@ -160,7 +160,8 @@ def check(case: Case, code: int, stderr: str, before: dict, after: dict, around:
     assert all(line.startswith(("error:", "hint:", "  ")) for line in stderr.splitlines()), stderr
     if case.words:  # alternatives separated by "|", compared without regard to case
         assert any(word.lower() in errors[0].lower() for word in case.words.split("|")), f"{case.words!r} not in {errors[0]!r}"
-    assert after == before, "the store changed"
+    assert after == before, "the store changed: " + ", ".join(
+        sorted(k for k in before.keys() | after.keys() if before.get(k) != after.get(k)))
     assert not CONTROLS.search(stderr), f"a raw control character on stderr: {stderr!r}"
     changed = sorted(k for k in around[0].keys() | around[1].keys() if around[0].get(k) != around[1].get(k))
     assert not changed, f"files around the repository changed: {changed}"
