@@ -11,6 +11,7 @@ import contextlib
 import errno
 import fcntl
 import os
+import stat
 import tempfile
 import time
 from collections.abc import Iterable, Iterator
@@ -64,6 +65,26 @@ def ensure_writable_target(path: Path | str) -> Path:
         raise EnvironmentFailure(path, f"directory '{parent}' is not writable")
     if path.exists() and not os.access(path, os.W_OK):
         raise EnvironmentFailure(path, "file is not writable")
+    return path
+
+
+def ensure_writable_directory(path: Path | str) -> Path:
+    """Refuse, before any work is done, a directory a command would create or write files into.
+
+    ``path`` may exist (then it must be a writable directory) or not (then
+    its nearest existing ancestor must be a writable directory, which
+    ``mkdir -p`` can extend).
+    """
+    if not str(path).strip():
+        raise EnvironmentFailure(path, "is an empty name; expected a directory")
+    path = Path(path)
+    ancestor = path
+    while not ancestor.exists() and ancestor != ancestor.parent:
+        ancestor = ancestor.parent if str(ancestor.parent) else Path(".")
+    if not ancestor.is_dir():
+        raise EnvironmentFailure(path, f"'{ancestor}' is a file; expected a directory")
+    if not os.access(ancestor, os.W_OK | os.X_OK):
+        raise EnvironmentFailure(path, f"directory '{ancestor}' is not writable")
     return path
 
 
@@ -136,8 +157,40 @@ def atomic_write_text(path: Path | str, text: str, *, exclusive: bool = False) -
 
 def write_user_file(path: Path | str, data: bytes) -> None:
     """Write a file the user named on the command line (a report, a plot), atomically, never creating directories."""
-    ensure_writable_target(path)
+    path = ensure_writable_target(path)
+    if _is_special(path):
+        _write_in_place(path, data)
+        return
     atomic_write(path, data, create_parent=False)
+
+
+def _is_special(path: Path) -> bool:
+    """Whether ``path`` is an existing device, FIFO or socket (``/dev/stdout``, ``/dev/null``, a named pipe).
+
+    Such a file is written into, never replaced: renaming a temporary file
+    over it would put a regular file in place of the device.
+    """
+    try:
+        return not stat.S_ISREG(os.stat(path).st_mode)
+    except OSError:
+        return False
+
+
+def _write_in_place(path: Path, data: bytes) -> None:
+    try:
+        # O_NONBLOCK: a named pipe nobody reads fails at once (ENXIO) instead of hanging
+        fd = os.open(path, os.O_WRONLY | os.O_NONBLOCK)
+    except OSError as exc:
+        raise EnvironmentFailure(path, f"cannot be opened for writing: {exc.strerror}") from None
+    try:
+        os.set_blocking(fd, True)
+        view = memoryview(data)
+        while view:
+            view = view[os.write(fd, view):]
+    except OSError as exc:
+        raise EnvironmentFailure(path, f"cannot be written: {exc.strerror}") from None
+    finally:
+        os.close(fd)
 
 
 @contextlib.contextmanager

@@ -130,6 +130,7 @@ def run_fuzzing(values: Mapping[str, Any] | FuzzSettings, *, on_event: Callable[
                 raise
             repo = None
     try:
+        _check_before_running(settings, repo)
         result = search(settings, cwd=where, on_event=emit, cancel=cancel)
         if repo is None and settings.profiles:
             result.notes.append("no perun repository here: the best inputs were not profiled")
@@ -143,6 +144,18 @@ def run_fuzzing(values: Mapping[str, Any] | FuzzSettings, *, on_event: Callable[
     finally:
         if opened is not None:
             opened.close()
+
+
+def _check_before_running(settings: FuzzSettings, repo: Any) -> None:
+    """What is used only after fuzzing (the commit of the profiles, the job matrix) is checked before it starts."""
+    if repo is None:
+        return
+    if settings.minor:
+        repo.resolve_minor(settings.minor)
+    if settings.add_to_matrix:
+        from ..config import Config
+
+        Config.load(repo.local_config_path, kind="local").get("workloads")
 
 
 def _profile(result: FuzzResult, best: list[Finding], collector: Any, postprocessors: list[Any], repo: Any,

@@ -10,8 +10,9 @@ from __future__ import annotations
 
 import copy
 import math
+import os
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
@@ -134,6 +135,8 @@ class Case:
     absent: tuple[str, ...] = ()
     #: directories (relative to the case's temporary directory, globs allowed) made read-only during the run
     readonly: tuple[str, ...] = ()
+    #: a known bug not fixed here: the reason, and the case is expected to fail (strictly)
+    xfail: str = ""
 
 
 def _profile_cases() -> list[Case]:
@@ -370,10 +373,12 @@ IMPORT_CASES = [
     *(_import(kind, "binary file", BINARY, f"{kind}.input") for kind in
       ("perf-script", "callgrind", "pytest-benchmark", "hyperfine", "google-benchmark", "folded", "speedscope",
        "perf-record")),
-    _import("perf-script", "truncated sample", PERF_SAMPLE[:40], "perf-script.input"),
+    _import("perf-script", "truncated sample", PERF_SAMPLE[:20], "perf-script.input"),
     _import("perf-script", "period NaN", PERF_SAMPLE.replace("1000 cycles", "nan cycles"), "perf-script.input"),
-    _import("perf-script", "period beyond a double", PERF_SAMPLE.replace("1000 cycles", "1" + "0" * 400 + " cycles"),
-            "perf-script.input"),
+    replace(_import("perf-script", "period beyond 64 bits",
+                    PERF_SAMPLE.replace("1000 cycles", "1" + "0" * 400 + " cycles"), "perf-script.input"),
+            xfail="importers/perf.py casts the periods to int64, so a period beyond 2**63 becomes -2**63 "
+                  "(with a RuntimeWarning on stderr) and is stored"),
     _import("callgrind", "no events line", "fn=main\n1 100\n", "callgrind.input"),
     _import("callgrind", "cost NaN", "events: Ir\nfn=main\n1 nan\n", "callgrind.input"),
     _import("callgrind", "cost beyond a double", "events: Ir\nfn=main\n1 " + "9" * 400 + "\n", "callgrind.input"),
@@ -479,8 +484,11 @@ FUZZ_CASES = [
     _fuzz("-o inside a read-only directory", 1, "ro", "-o", "../ro/out", readonly=("ro",)),
     _fuzz("-o below a file", 1, "seed.txt", "-o", "../in/seed.txt/out"),
     _fuzz("an unknown rule", 1, "nosuchrule", "-r", "nosuchrule"),
-    _fuzz("a rule with an unknown parameter", 1, "bogus", "-r", "int:bogus=1"),
-    _fuzz("a rule parameter without a value", 1, "int:", "-r", "int:"),
+    _fuzz("a rule with an unknown parameter", 1, "bogus", "-r", "grow-number:bogus=1"),
+    _fuzz("a rule parameter without a value", 1, "factor", "-r", "grow-number:factor"),
+    _fuzz("a rule parameter out of range", 1, "factor", "-r", "grow-number:factor=1"),
+    _fuzz("a rule parameter NaN", 1, "factor", "-r", "grow-number:factor=nan"),
+    _fuzz("-N and -mi together", 2, "-N", "-N", "100", "-mi", "10"),
     _fuzz("-t 0", 1, "timeout", "-t", "0"),
     _fuzz("-t -1", 1, "timeout", "-t", "-1"),
     _fuzz("-t nan", 1, "timeout", "-t", "nan"),
@@ -581,16 +589,16 @@ REMOTE_CASES = [
     Case("push --bogus", ["push", "--bogus"], 2, "--bogus"),
 ]
 
+_MATRIX = _local("cmds: ['true']\ncollectors: [{name: time}]\n")
 BISECT_CASES = [
-    Case("bisect from an unknown revision", ["bisect", "nosuchrev"], 1, "nosuchrev"),
-    Case("bisect to an unknown revision", ["bisect", "HEAD~1", "nosuchrev"], 1, "nosuchrev"),
-    Case("bisect with GOOD after BAD", ["bisect", "HEAD", "HEAD~1"], 1, "ancestor"),
-    Case("bisect with GOOD equal to BAD", ["bisect", "HEAD", "HEAD"], 1, "HEAD"),
-    Case("bisect with a control character in a revision", ["bisect", "a\x1b[2Jb"], 1, "a"),
+    Case("bisect from an unknown revision", ["bisect", "nosuchrev"], 1, "nosuchrev", _MATRIX),
+    Case("bisect to an unknown revision", ["bisect", "HEAD~1", "nosuchrev"], 1, "nosuchrev", _MATRIX),
+    Case("bisect with GOOD after BAD", ["bisect", "HEAD", "HEAD~1"], 2, "ancestor", _MATRIX),
+    Case("bisect with GOOD equal to BAD", ["bisect", "HEAD", "HEAD"], 2, "same commit", _MATRIX),
+    Case("bisect with a control character in a revision", ["bisect", "a\x1b[2Jb"], 1, "a", _MATRIX),
     Case("bisect --fail-on sometimes", ["bisect", "HEAD~1", "--fail-on", "sometimes"], 2, "sometimes"),
-    Case("bisect -M an unknown method", ["bisect", "HEAD~1", "-M", "nomethod"], 1, "nomethod"),
-    Case("bisect -j an unknown job", ["bisect", "HEAD~1", "-j", "99"], 1, "99",
-         _local("cmds: ['true']\ncollectors: [{name: time}]\n")),
+    Case("bisect -M an unknown method", ["bisect", "HEAD~1", "-M", "nomethod"], 1, "nomethod", _MATRIX),
+    Case("bisect -j an unknown job", ["bisect", "HEAD~1", "-j", "99"], 2, "99", _MATRIX),
     Case("bisect without a job matrix", ["bisect", "HEAD~1"], 1, "matrix|cmds"),
 ]
 
@@ -621,7 +629,8 @@ CONVERT_CASES = [
 ]
 
 EXPLAIN_CASES = [
-    Case("check head --explain-dir a file", ["check", "head", "--explain-dir", "{good}"], 1, "good.perf"),
+    Case("check head --explain-dir a file", ["check", "head", "--explain-dir", "{good}"], 2, "good.perf"),
+    Case("check head --explain-dir an empty name", ["check", "head", "--explain-dir", ""], 2, "empty"),
     Case("check head --explain-dir below a file", ["check", "head", "--explain-dir", "{good}/x"], 1, "good.perf"),
     Case("check head --explain-dir in a read-only directory", ["check", "head", "--explain-dir", "../ro/x"], 1, "ro",
          readonly=("ro",)),
@@ -634,8 +643,10 @@ SHOW_OUTPUT_CASES = [
     Case("show raw -f onto a full disk", ["show", "{good}", "raw", "-f", "../full"], 1, "../full", _full_device),
     Case("show raw -f below a file", ["show", "{good}", "raw", "-f", "{good}/o.json"], 1, "good.perf"),
     Case("show raw -f an empty name", ["show", "{good}", "raw", "-f", ""], 2, "-f"),
-    Case("show flamegraph -f into a read-only directory", ["show", "{good}", "flamegraph", "-f", "../ro/o.svg"], 1,
-         "o.svg", readonly=("ro",)),
+    Case("show bars -f into a read-only directory", ["show", "{good}", "bars", "-f", "../ro/o.txt"], 1,
+         "o.txt", readonly=("ro",)),
+    Case("show bars -f onto a named pipe nobody reads", ["show", "{good}", "bars", "-f", "../pipe.txt"], 1, "pipe.txt",
+         lambda root: os.mkfifo(root.parent / "pipe.txt")),
     Case("show bars -f a name with a control character", ["show", "{good}", "bars", "-f", "no/\x1b[2J/o.txt"], 1,
          "does not exist"),
 ]
