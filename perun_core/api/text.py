@@ -2,6 +2,6 @@
 
 from __future__ import annotations
 
-from ..safetext import escape_controls, escape_lines, has_controls
+from ..safetext import escape_controls, escape_lines, escape_output, has_controls
 
-__all__ = ["escape_controls", "escape_lines", "has_controls"]
+__all__ = ["escape_controls", "escape_lines", "escape_output", "has_controls"]
