@@ -146,8 +146,16 @@ def run_fuzzing(values: Mapping[str, Any] | FuzzSettings, *, on_event: Callable[
             opened.close()
 
 
+def _writable_output_dir(output_dir: str | Path, cwd: Path | str | None) -> None:
+    """An output directory that cannot be made is refused before the program runs, not after the work is done."""
+    from ..atomic import ensure_writable_directory
+
+    ensure_writable_directory((Path(cwd) if cwd is not None else Path.cwd()) / Path(output_dir).expanduser())
+
+
 def _check_before_running(settings: FuzzSettings, repo: Any) -> None:
     """What is used only after fuzzing (the commit of the profiles, the job matrix) is checked before it starts."""
+    _writable_output_dir(settings.output_dir, None)
     if repo is None:
         return
     if settings.minor:
@@ -221,6 +229,7 @@ def deltadebug(cmd: str, input_path: str | Path, values: Mapping[str, Any] | Non
     params = convert_params("deltadebugging", DELTA_PARAMS, given)
     if not params["output_dir"]:
         raise UsageError("deltadebugging: -o/--output-dir is required")
+    _writable_output_dir(params["output_dir"], cwd)
     return shrink(cmd, input_path, params["output_dir"], args=params["args"], timeout=params["timeout"],
                   stdin=params["stdin"], metric=params["metric"], keep=params["keep"],
                   tolerance=params["tolerance"], cwd=cwd, on_event=on_event, cancel=cancel)

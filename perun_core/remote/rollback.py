@@ -24,8 +24,11 @@ _REF_FILES = ("refs", "packed-refs", "tracking.json")
 
 
 def _files(root: Path) -> dict[str, tuple[int, int]]:
+    """Every file of ``root`` with its size and time, and every directory (as ``(-1, -1)``)."""
     found: dict[str, tuple[int, int]] = {}
-    for folder, _dirs, names in os.walk(root):
+    for folder, dirs, names in os.walk(root):
+        for name in dirs:
+            found[str(Path(folder, name).relative_to(root))] = (-1, -1)
         for name in names:
             path = Path(folder, name)
             with contextlib.suppress(OSError):
@@ -65,12 +68,10 @@ def undone_on_failure(private: Path, lock: Path, lock_is_new: bool, lock_dir_is_
 
 
 def _remove_new(private: Path, before: dict, after: dict) -> None:
-    for name in after.keys() - before.keys():
+    new = sorted(after.keys() - before.keys(), key=len, reverse=True)  # files and subdirectories before their dirs
+    for name in new:
         with contextlib.suppress(OSError):
-            (private / name).unlink()
-    for folder, dirs, names in os.walk(private, topdown=False):
-        path = Path(folder)
-        if path != private and not dirs and not names and not any(
-                k.startswith(str(path.relative_to(private)) + os.sep) for k in before):
-            with contextlib.suppress(OSError):
-                path.rmdir()
+            if after[name] == (-1, -1):
+                (private / name).rmdir()
+            else:
+                (private / name).unlink()
