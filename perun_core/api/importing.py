@@ -80,6 +80,8 @@ def read_imported(kind: str, files: list[Path | str], options: dict[str, Any] | 
             raise ImportFailed(path, None, "does not exist")
         if path.is_dir():
             raise ImportFailed(path, None, "is a directory, expected a file")
+        if not path.is_file():  # reading a named pipe nobody writes would never end
+            raise ImportFailed(path, None, "is not a regular file (a pipe, device or socket), expected a file")
     profile = importer.load(paths, values)
     return _checked(profile, paths)
 

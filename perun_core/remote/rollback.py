@@ -38,7 +38,7 @@ def _files(root: Path) -> dict[str, tuple[int, int]]:
 
 
 def _refs(files: dict[str, tuple[int, int]]) -> dict[str, tuple[int, int]]:
-    return {k: v for k, v in files.items() if k.split(os.sep)[0] in _REF_FILES}
+    return {k: v for k, v in files.items() if k.split(os.sep)[0] in _REF_FILES and v != (-1, -1)}
 
 
 @contextlib.contextmanager

@@ -9,6 +9,7 @@ store is hashed.
 from __future__ import annotations
 
 import copy
+import json
 import math
 import os
 from collections.abc import Callable
@@ -349,6 +350,11 @@ def _full_device(root: Path) -> None:
     os.mknod(root.parent / "full", stat.S_IFCHR | 0o666, os.makedev(1, 7))
 
 
+def _fifo(path: Path) -> None:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    os.mkfifo(path)
+
+
 BINARY = bytes(range(256)) * 4
 PERF_SAMPLE = "app 101 1.000: 1000 cycles:\n\t401000 main+0x10 (/bin/app)\n\t401100 start+0x4 (/bin/app)\n\n"
 SPEEDSCOPE = '{"$schema": "https://www.speedscope.app/file-format-schema.json", "shared": {"frames": [{"name": "a"}]},' \
@@ -422,6 +428,9 @@ IMPORT_CASES = [
     Case("import into a read-only jobs directory", ["import", "folded", "../in/f.folded"], 1, "",
          _inputs(f__folded="main 1\n"), readonly=("repo/.perun/jobs",)),
     Case("import with no file", ["import", "folded"], 2, "FILE"),
+    Case("import a named pipe nobody writes", ["import", "folded", "../in/pipe"], 1, "regular file",
+         lambda root: _fifo(root.parent / "in" / "pipe")),
+    Case("import a device", ["import", "perf-script", "../full"], 1, "regular file", _full_device),
 ]
 
 DIFF_CASES = [
@@ -538,6 +547,8 @@ DELTA_CASES = [
                                             "nan"], 1, "tolerance", _DD_SETUP, absent=("../dd",)),
     Case("deltadebugging --tolerance -1", ["deltadebugging", "cat", "../in/slow.txt", "-o", "../dd", "--tolerance",
                                            "-1"], 1, "tolerance", _DD_SETUP, absent=("../dd",)),
+    Case("deltadebugging -o below a file", ["deltadebugging", "cat", "../in/slow.txt", "-o", "../in/slow.txt/dd"], 1,
+         "slow.txt", _DD_SETUP),
     Case("deltadebugging --keep banana", ["deltadebugging", "cat", "../in/slow.txt", "--keep", "banana"], 2, "banana",
          _DD_SETUP),
     Case("deltadebugging without an input", ["deltadebugging", "cat"], 2, "INPUT"),
@@ -587,6 +598,9 @@ REMOTE_CASES = [
     Case("fetch from a URL with a control character", ["fetch", "../a\x1b[2Jb"], 1, "a"),
     Case("fetch from an unknown scheme", ["fetch", "gopher://example.invalid/x"], 1, "gopher"),
     Case("push --bogus", ["push", "--bogus"], 2, "--bogus"),
+    Case("push to an empty remote name", ["push", ""], 2, "empty"),
+    Case("pull from an empty remote name", ["pull", ""], 2, "empty"),
+    Case("fetch from an empty remote name", ["fetch", " "], 2, "empty"),
 ]
 
 _MATRIX = _local("cmds: ['true']\ncollectors: [{name: time}]\n")
@@ -626,6 +640,11 @@ CONVERT_CASES = [
     Case("convert -o onto a full disk", ["convert", "{good}", "--layout", "documented", "-o", "../full"], 1,
          "../full", _full_device),
     Case("convert -o below a file", ["convert", "{good}", "-o", "{good}/c.json"], 1, "good.perf"),
+    Case("convert a named pipe nobody writes", ["convert", "../in/pipe"], 1, "regular file",
+         lambda root: _fifo(root.parent / "in" / "pipe")),
+    Case("convert in place in a read-only directory", ["convert", "../in/p.perf", "--layout", "documented"], 1,
+         "p.perf", lambda root: _inputs(p__perf=json.dumps(good_profile()))(root), readonly=("in",)),
+    Case("convert -o an empty name", ["convert", "{good}", "-o", ""], 2, "empty"),
 ]
 
 EXPLAIN_CASES = [
@@ -652,6 +671,9 @@ SHOW_OUTPUT_CASES = [
 ]
 
 NEWER_CONFIG_CASES = [
+    Case("config set a key with a control character", ["config", "set", "cmds\x1b[2J", "1"], 1, "cmds"),
+    Case("config set degradation.cutoff a lone surrogate", ["config", "set", "degradation.cutoff", "\udc80"], 1,
+         "cutoff"),
     Case("config set degradation.cutoff .nan", ["config", "set", "degradation.cutoff", ".nan"], 1, "cutoff"),
     Case("config set degradation.cutoff_abs .inf", ["config", "set", "degradation.cutoff_abs", ".inf"], 1, "cutoff_abs"),
     Case("config set execute.timeout .nan", ["config", "set", "execute.timeout", ".nan"], 1, "execute.timeout"),
