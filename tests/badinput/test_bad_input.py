@@ -22,7 +22,7 @@ from pathlib import Path
 
 import pytest
 
-from .cases import CASES, Case, good_profile
+from .cases import CASES, NEW_COMMAND_CASES, Case, good_profile
 
 from perun_core import api
 from perun_core.errors import EXIT_CODES
@@ -193,11 +193,21 @@ SUBPROCESS = [c for c in CASES if c.name in (
 )]
 
 
+#: the newer commands' sample, as real processes too
+SUBPROCESS_NEW = [c for c in NEW_COMMAND_CASES if c.name in (
+    "import pytest-benchmark: deeply nested", "import hyperfine: time Infinity", "import a named pipe nobody writes",
+    "diff report -f onto a full disk", "diff --width 100000000", "fuzz -t nan", "deltadebugging -o in a read-only directory",
+    "fetch from a newer perun format", "push to an empty remote name", "fsck --stale-after nan",
+    "convert -o onto a full disk", "check head --explain-dir below a file",
+)]
+
+
 def test_the_sample_is_complete():
     assert len(SUBPROCESS) == 12 and len(CASES) >= 150
+    assert len(SUBPROCESS_NEW) == 12 and len(NEW_COMMAND_CASES) >= 60
 
 
-@pytest.mark.parametrize("case", SUBPROCESS, ids=[c.name for c in SUBPROCESS])
+@pytest.mark.parametrize("case", _params(SUBPROCESS + SUBPROCESS_NEW))
 def test_bad_input_in_a_subprocess(case, template, tmp_path):
     repo, argv, guard = prepare(case, template, tmp_path)
     with guard:
