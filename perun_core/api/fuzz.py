@@ -163,7 +163,8 @@ def _check_before_running(settings: FuzzSettings, repo: Any) -> None:
     if settings.add_to_matrix:
         from ..config import Config
 
-        Config.load(repo.local_config_path, kind="local").get("workloads")
+        with contextlib.suppress(KeyError):  # a bad value is refused by loading, a missing one is no matrix yet
+            Config.load(repo.local_config_path, kind="local").get("workloads")
 
 
 def _profile(result: FuzzResult, best: list[Finding], collector: Any, postprocessors: list[Any], repo: Any,

@@ -17,7 +17,7 @@ import shutil
 from collections.abc import Iterator
 from pathlib import Path
 
-from ..atomic import remove_lock_file
+from ..atomic import file_lock, remove_lock_file
 
 #: files of the private store that say what it holds; objects that none of them reach are garbage
 _REF_FILES = ("refs", "packed-refs", "tracking.json")
@@ -42,12 +42,15 @@ def _refs(files: dict[str, tuple[int, int]]) -> dict[str, tuple[int, int]]:
 
 
 @contextlib.contextmanager
-def undone_on_failure(private: Path, lock: Path, lock_is_new: bool, lock_dir_is_new: bool) -> Iterator[None]:
-    """Run a transfer holding ``lock``; on any failure remove what it added to ``private`` (see above).
+def undone_on_failure(private: Path, lock: Path) -> Iterator[None]:
+    """Run a transfer holding ``lock`` (one at a time per store); on a failure undo what it added (see above)."""
+    lock_is_new, lock_dir_is_new = not lock.exists(), not lock.parent.exists()
+    with file_lock(lock, timeout=3600.0), _undone(private, lock, lock_is_new, lock_dir_is_new):
+        yield
 
-    ``lock_is_new`` / ``lock_dir_is_new``: the lock file (its directory) did not exist before this
-    transfer made it, so it goes too.
-    """
+
+@contextlib.contextmanager
+def _undone(private: Path, lock: Path, lock_is_new: bool, lock_dir_is_new: bool) -> Iterator[None]:
     existed = private.exists()
     before = _files(private) if existed else {}
     try:

@@ -32,7 +32,7 @@ from pathlib import Path
 from typing import Any
 
 from ..errors import CorruptObject, Interrupted, PerunError, RemoteError, StorageError
-from ..atomic import atomic_write, file_lock, sync_directories
+from ..atomic import atomic_write, sync_directories
 from . import layout
 from .events import PushRetried, RemoteContacted, TransferProgress, TransferStarted
 
@@ -224,9 +224,7 @@ def _session(repo: Any) -> Iterator[_Private]:
     # one transfer at a time per .perun: two would race on the tracking refs, not on the remote
     from .rollback import undone_on_failure
 
-    lock = Path(repo.perun_dir) / "locks" / "remote.lock"
-    new = (not lock.exists(), not lock.parent.exists())
-    with file_lock(lock, timeout=3600.0), undone_on_failure(Path(repo.perun_dir) / PRIVATE_DIR, lock, *new):
+    with undone_on_failure(Path(repo.perun_dir) / PRIVATE_DIR, Path(repo.perun_dir) / "locks" / "remote.lock"):
         private = _Private(repo)
         try:
             yield private
