@@ -97,12 +97,15 @@ def _checked(profile: Profile, paths: list[Path]) -> Profile:
     from ..errors import InvalidProfile
     from ..profile.validate import validate_profile
 
+    where = str(paths[0]) if len(paths) == 1 else f"{paths[0]} (and {len(paths) - 1} more)"
     try:
-        return validate_profile(profile)
+        validate_profile(profile)
     except InvalidProfile as exc:
-        where = str(paths[0]) if len(paths) == 1 else f"{paths[0]} (and {len(paths) - 1} more)"
         key = f"the profile made of it has key '{exc.key}' " if exc.key else "the profile made of it "
         raise ImportFailed(where, None, f"{key}{exc.reason}") from None
+    if not profile.resource_count():
+        raise ImportFailed(where, None, "holds no measurements (no runs, samples or stacks); nothing to import")
+    return profile
 
 
 def import_profiles(
@@ -126,6 +129,11 @@ def import_profiles(
     from ..runner.naming import TEMPLATE_KEY, render_name, write_new_profile
     from ._repo import using as _using
 
+    for flag, text in (("-c/--cmd", cmd), ("-w/--workload", workload)):
+        if text is not None and not _encodes(text):
+            from ..safetext import escape_controls
+
+            raise UsageError(f"{flag} '{escape_controls(text)}': not valid text (it holds bytes that are not UTF-8)")
     with _using(repo, cwd) as r:
         origin = r.resolve_minor(minor)  # a bad revision fails before any file is read
         profile = read_imported(kind, files, options)
@@ -148,6 +156,14 @@ def import_profiles(
         path = write_new_profile(profile, r.jobs_dir, name)
         return ImportedProfile(kind, names, origin, profile.type, profile.resource_count(), profile.units,
                                path, False, None, path.name)
+
+
+def _encodes(text: str) -> bool:
+    try:
+        text.encode("utf-8")
+        return True
+    except UnicodeEncodeError:  # lone surrogates: bytes of the command line that were not UTF-8
+        return False
 
 
 def _recorded_command(header: dict[str, Any], kind: str) -> str:
