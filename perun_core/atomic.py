@@ -19,6 +19,7 @@ import fcntl
 import hashlib
 import os
 import re
+import stat
 import tempfile
 import time
 from collections.abc import Iterable, Iterator
@@ -101,10 +102,10 @@ def writer_tag() -> str:
 def _process_start(pid: int) -> tuple[float, str] | None:
     """(wall-clock start time, state letter) of a process from /proc, or None where /proc cannot say."""
     try:
-        stat = Path(f"/proc/{pid}/stat").read_text()
+        stat_line = Path(f"/proc/{pid}/stat").read_text()
         boot = next(float(line.split()[1]) for line in Path("/proc/stat").read_text().splitlines()
                     if line.startswith("btime "))
-        fields = stat[stat.rindex(")") + 2:].split()  # after "pid (comm) ": state is field 3, starttime 22
+        fields = stat_line[stat_line.rindex(")") + 2:].split()  # after "pid (comm) ": state is field 3, starttime 22
         return boot + int(fields[19]) / os.sysconf("SC_CLK_TCK"), fields[0]
     except (OSError, ValueError, IndexError, StopIteration):
         return None
@@ -145,6 +146,24 @@ def temporary_writer_alive(path: Path | str) -> bool | None:
     except FileNotFoundError:
         return False  # finished (renamed) or removed meanwhile
     return start <= written + _START_SLACK
+def ensure_writable_directory(path: Path | str) -> Path:
+    """Refuse, before any work is done, a directory a command would create or write files into.
+
+    ``path`` may exist (then it must be a writable directory) or not (then
+    its nearest existing ancestor must be a writable directory, which
+    ``mkdir -p`` can extend).
+    """
+    if not str(path).strip():
+        raise EnvironmentFailure(path, "is an empty name; expected a directory")
+    path = Path(path)
+    ancestor = path
+    while not ancestor.exists() and ancestor != ancestor.parent:
+        ancestor = ancestor.parent if str(ancestor.parent) else Path(".")
+    if not ancestor.is_dir():
+        raise EnvironmentFailure(path, f"'{ancestor}' is a file; expected a directory")
+    if not os.access(ancestor, os.W_OK | os.X_OK):
+        raise EnvironmentFailure(path, f"directory '{ancestor}' is not writable")
+    return path
 
 
 def _fsync_dir(directory: Path) -> None:
@@ -219,8 +238,40 @@ def atomic_write_text(path: Path | str, text: str, *, exclusive: bool = False) -
 
 def write_user_file(path: Path | str, data: bytes) -> None:
     """Write a file the user named on the command line (a report, a plot), atomically, never creating directories."""
-    ensure_writable_target(path)
+    path = ensure_writable_target(path)
+    if _is_special(path):
+        _write_in_place(path, data)
+        return
     atomic_write(path, data, create_parent=False)
+
+
+def _is_special(path: Path) -> bool:
+    """Whether ``path`` is an existing device, FIFO or socket (``/dev/stdout``, ``/dev/null``, a named pipe).
+
+    Such a file is written into, never replaced: renaming a temporary file
+    over it would put a regular file in place of the device.
+    """
+    try:
+        return not stat.S_ISREG(os.stat(path).st_mode)
+    except OSError:
+        return False
+
+
+def _write_in_place(path: Path, data: bytes) -> None:
+    try:
+        # O_NONBLOCK: a named pipe nobody reads fails at once (ENXIO) instead of hanging
+        fd = os.open(path, os.O_WRONLY | os.O_NONBLOCK)
+    except OSError as exc:
+        raise EnvironmentFailure(path, f"cannot be opened for writing: {exc.strerror}") from None
+    try:
+        os.set_blocking(fd, True)
+        view = memoryview(data)
+        while view:
+            view = view[os.write(fd, view):]
+    except OSError as exc:
+        raise EnvironmentFailure(path, f"cannot be written: {exc.strerror}") from None
+    finally:
+        os.close(fd)
 
 
 @contextlib.contextmanager
@@ -232,22 +283,50 @@ def file_lock(path: Path | str, timeout: float = 30.0) -> Iterator[None]:
     """
     path = Path(path)
     path.parent.mkdir(parents=True, exist_ok=True)
-    try:
-        fd = os.open(path, os.O_RDWR | os.O_CREAT, 0o644)
-    except OSError as exc:
-        raise StorageError(f"cannot open lock file {path}: {exc.strerror}") from exc
     deadline = time.monotonic() + timeout
-    try:
-        while True:
-            try:
-                fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+    while True:
+        try:
+            fd = os.open(path, os.O_RDWR | os.O_CREAT, 0o644)
+        except OSError as exc:
+            raise StorageError(f"cannot open lock file {path}: {exc.strerror}") from exc
+        try:
+            _acquire(fd, path, deadline, timeout)
+            if _same_file(fd, path):
                 break
-            except OSError as exc:
-                if exc.errno not in (errno.EAGAIN, errno.EACCES):
-                    raise StorageError(f"cannot lock {path}: {exc.strerror}") from exc
-                if time.monotonic() >= deadline:
-                    raise LockTimeout(path, timeout) from None
-                time.sleep(0.005)
+        except BaseException:
+            os.close(fd)
+            raise
+        # the holder removed the lock file (remove_lock_file) before releasing it: lock the current one
+        os.close(fd)
+    try:
         yield
     finally:
         os.close(fd)  # closing releases the flock
+
+
+def _acquire(fd: int, path: Path, deadline: float, timeout: float) -> None:
+    while True:
+        try:
+            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+            return
+        except OSError as exc:
+            if exc.errno not in (errno.EAGAIN, errno.EACCES):
+                raise StorageError(f"cannot lock {path}: {exc.strerror}") from exc
+            if time.monotonic() >= deadline:
+                raise LockTimeout(path, timeout) from None
+            time.sleep(0.005)
+
+
+def _same_file(fd: int, path: Path) -> bool:
+    try:
+        named = os.stat(path)
+    except FileNotFoundError:
+        return False
+    held = os.fstat(fd)
+    return (held.st_dev, held.st_ino) == (named.st_dev, named.st_ino)
+
+
+def remove_lock_file(path: Path | str) -> None:
+    """Delete a lock file while holding its :func:`file_lock` (waiters then lock a new file, never both)."""
+    with contextlib.suppress(FileNotFoundError):
+        os.unlink(path)

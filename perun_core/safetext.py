@@ -52,3 +52,27 @@ _JSON_UNSAFE = re.compile("[\x7f-\x9f\ud800-\udfff]")
 def escape_lines(text: str) -> str:
     """:func:`escape_controls` line by line: the line breaks of a multi-line text we wrote stay."""
     return "\n".join(escape_controls(line) for line in str(text).split("\n"))
+
+
+#: the colour escapes our views write (SGR: ESC [ numbers m); nothing else they write is a control character
+_SGR = re.compile("\x1b\\[[0-9;:]*m")
+
+
+def escape_output(text: str, *, keep_colour: bool = False) -> str:
+    """A rendered view or report made safe as a whole: every control character escaped but line breaks and tabs.
+
+    Views escape the names they print; this is the net below them, applied
+    once to everything a view renders, so a label one of them misses (a
+    frame name in an icicle, a uid cut by a column) still cannot act on the
+    terminal.  With ``keep_colour`` the SGR colour sequences stay.
+    """
+    if not keep_colour:
+        return escape_lines(text)
+    pieces: list[str] = []
+    last = 0
+    for match in _SGR.finditer(text):
+        pieces.append(escape_lines(text[last:match.start()]))
+        pieces.append(match.group())
+        last = match.end()
+    pieces.append(escape_lines(text[last:]))
+    return "".join(pieces)

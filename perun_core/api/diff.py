@@ -61,8 +61,10 @@ def render_diff(comparison: Comparison, view: str = "short", *, fmt: str | None 
                 height: int = 30, color: bool = False, limit: int | None = None, pixels: int | None = None) -> str:
     """``view`` of ``comparison`` as text (terminal text, SVG, folded pair or HTML by ``fmt``)."""
     from ..diff.render import render
+    from ..safetext import escape_output
 
-    return render(comparison, view, fmt=fmt, width=width, height=height, color=color, limit=limit, pixels=pixels)
+    text = render(comparison, view, fmt=fmt, width=width, height=height, color=color, limit=limit, pixels=pixels)
+    return escape_output(text, keep_colour=color)
 
 
 def diff_formats(view: str) -> tuple[str, ...]:

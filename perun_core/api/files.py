@@ -9,6 +9,6 @@ with the permissions the umask allows.  :func:`atomic_write` and
 
 from __future__ import annotations
 
-from ..atomic import atomic_write, atomic_write_text, ensure_writable_target, write_user_file
+from ..atomic import atomic_write, atomic_write_text, ensure_writable_directory, ensure_writable_target, write_user_file
 
-__all__ = ["atomic_write", "atomic_write_text", "ensure_writable_target", "write_user_file"]
+__all__ = ["atomic_write", "atomic_write_text", "ensure_writable_directory", "ensure_writable_target", "write_user_file"]

@@ -48,10 +48,12 @@ def convert(path: Path | str, *, layout: str = "compact", output: Path | str | N
     source = Path(path)
     profile = load_profile_from_file(source)
     target = Path(output) if output is not None else source
-    if output is not None:
-        from .files import ensure_writable_target
+    if output is not None:  # a file the user named: checked first, and a device is written into, not replaced
+        from .files import write_user_file
 
-        ensure_writable_target(target)
+        data = profile_bytes(profile, layout, indent=indent)
+        write_user_file(target, data)
+        return ConvertResult(source, target, profile.layout, layout, profile.resource_count(), len(data))
     store_profile_at(profile, target, indent=indent, layout=layout)
     return ConvertResult(source, target, profile.layout, layout, profile.resource_count(), target.stat().st_size)
 

@@ -130,6 +130,7 @@ def run_fuzzing(values: Mapping[str, Any] | FuzzSettings, *, on_event: Callable[
                 raise
             repo = None
     try:
+        _check_before_running(settings, repo)
         result = search(settings, cwd=where, on_event=emit, cancel=cancel)
         if repo is None and settings.profiles:
             result.notes.append("no perun repository here: the best inputs were not profiled")
@@ -143,6 +144,27 @@ def run_fuzzing(values: Mapping[str, Any] | FuzzSettings, *, on_event: Callable[
     finally:
         if opened is not None:
             opened.close()
+
+
+def _writable_output_dir(output_dir: str | Path, cwd: Path | str | None) -> None:
+    """An output directory that cannot be made is refused before the program runs, not after the work is done."""
+    from ..atomic import ensure_writable_directory
+
+    ensure_writable_directory((Path(cwd) if cwd is not None else Path.cwd()) / Path(output_dir).expanduser())
+
+
+def _check_before_running(settings: FuzzSettings, repo: Any) -> None:
+    """What is used only after fuzzing (the commit of the profiles, the job matrix) is checked before it starts."""
+    _writable_output_dir(settings.output_dir, None)
+    if repo is None:
+        return
+    if settings.minor:
+        repo.resolve_minor(settings.minor)
+    if settings.add_to_matrix:
+        from ..config import Config
+
+        with contextlib.suppress(KeyError):  # a bad value is refused by loading, a missing one is no matrix yet
+            Config.load(repo.local_config_path, kind="local").get("workloads")
 
 
 def _profile(result: FuzzResult, best: list[Finding], collector: Any, postprocessors: list[Any], repo: Any,
@@ -208,6 +230,7 @@ def deltadebug(cmd: str, input_path: str | Path, values: Mapping[str, Any] | Non
     params = convert_params("deltadebugging", DELTA_PARAMS, given)
     if not params["output_dir"]:
         raise UsageError("deltadebugging: -o/--output-dir is required")
+    _writable_output_dir(params["output_dir"], cwd)
     return shrink(cmd, input_path, params["output_dir"], args=params["args"], timeout=params["timeout"],
                   stdin=params["stdin"], metric=params["metric"], keep=params["keep"],
                   tolerance=params["tolerance"], cwd=cwd, on_event=on_event, cancel=cancel)

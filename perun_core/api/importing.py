@@ -80,7 +80,32 @@ def read_imported(kind: str, files: list[Path | str], options: dict[str, Any] | 
             raise ImportFailed(path, None, "does not exist")
         if path.is_dir():
             raise ImportFailed(path, None, "is a directory, expected a file")
-    return importer.load(paths, values)
+        if not path.is_file():  # reading a named pipe nobody writes would never end
+            raise ImportFailed(path, None, "is not a regular file (a pipe, device or socket), expected a file")
+    profile = importer.load(paths, values)
+    return _checked(profile, paths)
+
+
+def _checked(profile: Profile, paths: list[Path]) -> Profile:
+    """``profile`` when it is one perun can store; else ImportFailed naming the file read and the bad key.
+
+    Importers convert what they read; whatever slips through them (a NaN or
+    an infinite number, text that is not Unicode) is caught here, once for
+    every importer, and blamed on the input rather than on the profile name
+    that would have been written.
+    """
+    from ..errors import InvalidProfile
+    from ..profile.validate import validate_profile
+
+    where = str(paths[0]) if len(paths) == 1 else f"{paths[0]} (and {len(paths) - 1} more)"
+    try:
+        validate_profile(profile)
+    except InvalidProfile as exc:
+        key = f"the profile made of it has key '{exc.key}' " if exc.key else "the profile made of it "
+        raise ImportFailed(where, None, f"{key}{exc.reason}") from None
+    if not profile.resource_count():
+        raise ImportFailed(where, None, "holds no measurements (no runs, samples or stacks); nothing to import")
+    return profile
 
 
 def import_profiles(
@@ -104,6 +129,11 @@ def import_profiles(
     from ..runner.naming import TEMPLATE_KEY, render_name, write_new_profile
     from ._repo import using as _using
 
+    for flag, text in (("-c/--cmd", cmd), ("-w/--workload", workload)):
+        if text is not None and not _encodes(text):
+            from ..safetext import escape_controls
+
+            raise UsageError(f"{flag} '{escape_controls(text)}': not valid text (it holds bytes that are not UTF-8)")
     with _using(repo, cwd) as r:
         origin = r.resolve_minor(minor)  # a bad revision fails before any file is read
         profile = read_imported(kind, files, options)
@@ -118,14 +148,22 @@ def import_profiles(
         now = time.time()
         template = str(r.config.get_or(TEMPLATE_KEY, "%collector%-%cmd%-%args%-%workload%-%date%"))
         name = render_name(profile, template, when=now)
+        if register:  # straight into the store: a failed registration leaves no pending file behind
+            entry = r.register(origin, profile, name, now)
+            return ImportedProfile(kind, names, origin, profile.type, profile.resource_count(), profile.units,
+                                   None, True, entry.checksum, entry.path)
         r.jobs_dir.mkdir(parents=True, exist_ok=True)
         path = write_new_profile(profile, r.jobs_dir, name)
-        checksum = None
-        if register:
-            checksum = r.register(origin, profile, path.name, now).checksum
-            path.unlink(missing_ok=True)
         return ImportedProfile(kind, names, origin, profile.type, profile.resource_count(), profile.units,
-                               None if register else path, register, checksum, path.name)
+                               path, False, None, path.name)
+
+
+def _encodes(text: str) -> bool:
+    try:
+        text.encode("utf-8")
+        return True
+    except UnicodeEncodeError:  # lone surrogates: bytes of the command line that were not UTF-8
+        return False
 
 
 def _recorded_command(header: dict[str, Any], kind: str) -> str:

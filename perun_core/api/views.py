@@ -164,6 +164,7 @@ def show(
     there (atomically, with the permissions the umask allows).
     Raises ProfileNotFound, InvalidProfile, InvalidParameter, UnknownUnit.
     """
+    from ..safetext import escape_output
     from .profiles import load_profile
 
     declared = view(name)
@@ -185,6 +186,7 @@ def show(
     coloured = chosen in declared.textual and (to_html if filename else colour)
     text = declared.render(model, fmt=chosen, width=width, height=height,
                            theme=DEFAULT_THEME if coloured else None, pixels=pixels)
+    text = escape_output(text, keep_colour=coloured)
     if not filename:
         return Shown(name, loaded.source, chosen, text)
     if to_html:

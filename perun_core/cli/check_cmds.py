@@ -20,7 +20,7 @@ import click
 
 from perun_core.cli.terminal import paint_segments, use_colour
 
-from .params import click_params, given
+from .params import OUTPUT_FILE, click_params, given
 
 CONTEXT = {"help_option_names": ["-h", "--help"], "max_content_width": 100}
 FORMATS = ("tree", "json", "junit", "markdown")
@@ -40,7 +40,7 @@ def _report_options() -> list[click.Option]:
                      help="tree: the history with findings; json: one record per finding; junit: XML for CI."),
         click.Option(["--fail-on", "fail_on"], type=click.Choice(FAIL_ON), default="degradation", show_default=True,
                      help="Which findings make the exit status 3: certain degradations, also uncertain ones, or none."),
-        click.Option(["-o", "--output", "output"], type=click.Path(dir_okay=False),
+        click.Option(["-o", "--output", "output"], type=OUTPUT_FILE,
                      help="Write the report to this file."),
         click.Option(["-v", "--verbose", "verbose"], count=True, help="Also list locations without change."),
     ]
@@ -63,12 +63,24 @@ def _explain_options(function: Callable[..., Any]) -> Callable[..., Any]:
                             help="Register the call-level profiles --explain collects (default: keep them "
                                  "pending).")(function)
     function = click.option("--explain-dir", "explain_dir", type=click.Path(file_okay=False), metavar="DIR",
+                            callback=_writable_directory,
                             help="With --explain (implied): write the difference flame graph and the per-function "
                                  "listing of each explained job to DIR.")(function)
     return click.option("--explain", is_flag=True,
                         help="For every time degradation or optimization between commits, collect call-level "
                              "profiles of both commits (callgrind, perf, or cProfile for Python) and list the "
                              "functions that account for the change.")(function)
+
+
+def _writable_directory(_ctx: click.Context, _param: click.Parameter, value: str | None) -> str | None:
+    """--explain-dir, like -o, is refused before the check runs (and records its findings) when it cannot be made."""
+    if value is not None:
+        from perun_core import api
+
+        if not value.strip():
+            raise click.BadParameter("expected a directory name, got an empty one", param=_param)
+        api.ensure_writable_directory(value)
+    return value
 
 
 def _explain(report: Any, explain: bool, explain_dir: str | None, register: bool, explain_with: str | None,

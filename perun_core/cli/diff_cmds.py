@@ -7,10 +7,15 @@ import sys
 
 import click
 
+from perun_core.params import MAX_HEIGHT, MAX_PIXELS, MAX_WIDTH
+
+from .params import OUTPUT_FILE
 from .run_cmds import CONTEXT
 
 VIEWS = ("short", "flamegraph", "bars", "report")
 #: file suffix -> (view it implies, format)
+#: more rows than any profile has uids: a larger -n is a typo, not a request
+MAX_ROWS = 1_000_000
 SUFFIXES = {".svg": "svg", ".folded": "folded", ".collapsed": "folded", ".html": "html", ".txt": None}
 
 
@@ -23,11 +28,13 @@ SUFFIXES = {".svg": "svg", ".folded": "folded", ".collapsed": "folded", ".html":
 @click.option("--target-minor", metavar="REV", help="Commit of the target's tag or name (overrides -m).")
 @click.option("--format", "fmt", type=click.Choice(("text", "icicle", "svg", "folded", "html")),
               help="Output format: flamegraph has icicle (default), svg and folded (the folded pair); report is html.")
-@click.option("-f", "--filename", metavar="FILE", type=click.Path(dir_okay=False),
+@click.option("-f", "--filename", metavar="FILE", type=OUTPUT_FILE,
               help="Write to FILE (its suffix picks the format: .svg, .folded, .html, .txt).")
-@click.option("-n", "--limit", type=click.IntRange(min=0), help="Rows to show (0: all) [default: 30; bars 15].")
-@click.option("--width", type=click.IntRange(min=20), help="Columns (default: the terminal's); SVG: pixels.")
-@click.option("--height", type=click.IntRange(min=5), help="Rows of the icicle (default: the terminal's).")
+@click.option("-n", "--limit", type=click.IntRange(0, MAX_ROWS),
+              help="Rows to show (0: all) [default: 30; bars 15].")
+@click.option("--width", type=click.IntRange(20, MAX_PIXELS),
+              help=f"Columns (default: the terminal's, at most {MAX_WIDTH}); SVG: pixels.")
+@click.option("--height", type=click.IntRange(5, MAX_HEIGHT), help="Rows of the icicle (default: the terminal's).")
 def diff(baseline: str, target: str, view: str, minor: str | None, baseline_minor: str | None,
          target_minor: str | None, fmt: str | None, filename: str | None, limit: int | None, width: int | None,
          height: int | None) -> None:
@@ -53,6 +60,9 @@ def diff(baseline: str, target: str, view: str, minor: str | None, baseline_mino
     allowed = api.diff_formats(view)
     if fmt is not None and fmt not in allowed:
         raise UsageError(f"the {view} view has no format '{fmt}'; expected one of {', '.join(allowed)}")
+    if width is not None and fmt != "svg" and width > MAX_WIDTH:
+        raise click.BadParameter(f"{width} is not in the range 20<=x<={MAX_WIDTH} (up to {MAX_PIXELS} for SVG pixels)",
+                                 param_hint="'--width'")
     if view == "report" and not filename and sys.stdout.isatty():
         raise UsageError("the report is an HTML file: give it a name with -f FILE.html")
     comparison = api.diff_profiles(baseline, target, minor=minor, baseline_minor=baseline_minor,

@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import click
 
+from .params import OUTPUT_FILE
+
 CONTEXT = {"help_option_names": ["-h", "--help"], "max_content_width": 100}
 
 
@@ -12,7 +14,7 @@ CONTEXT = {"help_option_names": ["-h", "--help"], "max_content_width": 100}
 @click.option("--layout", type=click.Choice(["compact", "documented"]), default="compact", show_default=True,
               help="compact: perun's columnar layout; documented: the JSON of the specification "
                    "(the original Perun reads it).")
-@click.option("-o", "--output", type=click.Path(dir_okay=False), metavar="OUT",
+@click.option("-o", "--output", type=OUTPUT_FILE, metavar="OUT",
               help="Write to OUT instead of replacing FILE.")
 @click.option("--compact-json", is_flag=True, help="No indentation in the documented layout.")
 def convert(file: str, layout: str, output: str | None, compact_json: bool) -> None:

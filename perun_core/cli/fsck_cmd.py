@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import click
 
+from .params import FiniteFloatRange
+
 CONTEXT = {"help_option_names": ["-h", "--help"], "max_content_width": 100}
 
 
@@ -11,7 +13,7 @@ CONTEXT = {"help_option_names": ["-h", "--help"], "max_content_width": 100}
 @click.option("--repair", is_flag=True,
               help="Rebuild damaged indexes from the objects that can still be read and drop index entries "
                    "whose objects are missing or damaged (objects themselves are never deleted).")
-@click.option("--stale-after", type=click.FloatRange(min=0, max=30 * 24 * 3600), default=3600, show_default=True,
+@click.option("--stale-after", type=FiniteFloatRange(min=0, max=30 * 24 * 3600), default=3600, show_default=True,
               metavar="SECONDS", help="Temporary files of writers that are gone are removed, those of writers "
                                       "still running kept; files that do not name their writer (older perun "
                                       "versions, another machine) are removed once at least this old.")

@@ -12,6 +12,7 @@ from typing import Any
 
 import click
 
+from perun_core.cli.params import OUTPUT_FILE
 from perun_core.cli.terminal import use_colour
 
 CONTEXT = {"help_option_names": ["-h", "--help"], "max_content_width": 100}
@@ -308,10 +309,10 @@ def show(ctx: click.Context, profile: str, minor: str | None) -> None:
 
 
 @show.command("raw", context_settings=CONTEXT)
-@click.option("-f", "--filename", type=click.Path(dir_okay=False), metavar="FILE",
+@click.option("-f", "--filename", type=OUTPUT_FILE, metavar="FILE",
               help="Write the JSON to FILE instead.")
 # the first spelling of --filename, kept working but no longer listed
-@click.option("-o", "--output", type=click.Path(dir_okay=False), hidden=True)
+@click.option("-o", "--output", type=OUTPUT_FILE, hidden=True)
 @click.option("--compact", is_flag=True, help="No indentation.")
 @click.option("--layout", type=click.Choice(["compact", "documented"]), default=None,
               help="Layout of FILE: compact (columnar, the default with -f) or documented (the JSON of the "

@@ -10,12 +10,42 @@ names the parameter in its error.  Only click is imported.
 
 from __future__ import annotations
 
+import math
 from collections.abc import Callable, Iterable, Mapping
 from typing import Any
 
 import click
 
-__all__ = ["DeclaredCommand", "click_param", "click_params", "given"]
+__all__ = ["OUTPUT_FILE", "DeclaredCommand", "FiniteFloatRange", "click_param", "click_params", "given"]
+
+
+class OutputFile(click.Path):
+    """A file a command writes (``-f FILE``, ``-o FILE``): not a directory, and not an empty name.
+
+    An empty name would otherwise read as "no file given" and send the
+    output to the terminal instead.
+    """
+
+    def __init__(self) -> None:
+        super().__init__(dir_okay=False)
+
+    def convert(self, value: Any, param: click.Parameter | None, ctx: click.Context | None) -> Any:
+        if isinstance(value, str) and not value.strip():
+            self.fail("expected a file name, got an empty one", param, ctx)
+        return super().convert(value, param, ctx)
+
+
+OUTPUT_FILE = OutputFile()
+
+
+class FiniteFloatRange(click.FloatRange):
+    """click's FloatRange, refusing nan (which every comparison lets through) and infinities."""
+
+    def convert(self, value: Any, param: click.Parameter | None, ctx: click.Context | None) -> Any:
+        number = super().convert(value, param, ctx)
+        if not math.isfinite(number):
+            self.fail(f"expected a finite number, got {value!r}", param, ctx)
+        return number
 
 _TYPES = {"int": click.INT, "float": click.FLOAT, "str": click.STRING}
 

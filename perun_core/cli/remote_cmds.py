@@ -14,7 +14,14 @@ from typing import Any
 import click
 
 CONTEXT = {"help_option_names": ["-h", "--help"], "max_content_width": 100}
-_REMOTE = click.argument("remote", required=False, metavar="[REMOTE]")
+def _not_empty(_ctx: click.Context, param: click.Parameter, value: str | None) -> str | None:
+    # an empty REMOTE would be the path '' (this very repository), never what was meant
+    if value is not None and not value.strip():
+        raise click.BadParameter("expected a remote name, URL or path, got an empty one", param=param)
+    return value
+
+
+_REMOTE = click.argument("remote", required=False, metavar="[REMOTE]", callback=_not_empty)
 _REMOTE_HELP = ("REMOTE is a remote of the git repository (default origin), or a URL or path of any git "
                 "repository (a bare one by path or file://, ssh://, https://, git://).")
 

@@ -5,6 +5,7 @@ from __future__ import annotations
 import sys
 from collections.abc import Iterator
 
+from perun_core.api.text import escape_controls as _safe
 from perun_core.cli.terminal import paint
 from perun_core.cli.status_format import GraphDrawer, format_time, shortlog_header, shortlog_segments, stats_text, status_rows
 
@@ -23,9 +24,10 @@ def render_status(report, *, short: bool, color: bool) -> list[str]:
                      f"(minor version: {paint(head.checksum, 'checksum', color)}){dirty}")
         parents = ", ".join(p[:7] for p in head.parents) or "none (root)"
         lines.append(f"Parents: {parents}")
-        lines.append(f"Author:  {head.author} <{head.email}>  {format_time(head.date)}")
+        # the commit's author and message come from the repository: shown, never obeyed by the terminal
+        lines.append(f"Author:  {_safe(head.author)} <{_safe(head.email)}>  {format_time(head.date)}")
         lines.append("")
-        lines.extend("    " + line for line in head.desc.splitlines() or [""])
+        lines.extend("    " + _safe(line) for line in head.desc.splitlines() or [""])
         lines.append("")
     lines.extend(_profile_section("Tracked profiles", report.registered, report.status_format, short, color,
                                   empty="(no tracked profiles at this minor version)"))
@@ -106,15 +108,16 @@ def render_log(revision: str | None, *, short: bool, graph: bool, limit: int | N
                 yield lead + paint(f"Minor Version {version.checksum}", "checksum", color)
                 if len(version.parents) > 1:
                     yield pad + "Merge:  " + " ".join(p[:7] for p in version.parents)
-                yield pad + f"Author: {version.author} <{version.email}> {format_time(version.date)}"
+                yield pad + f"Author: {_safe(version.author)} <{_safe(version.email)}> {format_time(version.date)}"
                 yield pad + "Profiles: " + paint(stats_text(entry.counts), "stats" if entry.counts.total else "muted", color) + (
                     " " + "".join(paint(m, "degradation" if m == "-" else "optimization", color) for m in entry.changes)
                     if entry.changes else "")
                 yield pad
                 for line in version.desc.splitlines() or [""]:
-                    yield pad + "    " + line
+                    yield pad + "    " + _safe(line)
                 for info in entry.profiles:
-                    yield pad + f"    {paint(info.tag, 'tag', color)} [{info.type}] {info.cmd} {info.args} {info.workload} ({info.collector})".rstrip()
+                    what = _safe(f"[{info.type}] {info.cmd} {info.args} {info.workload} ({info.collector})")
+                    yield pad + f"    {paint(info.tag, 'tag', color)} {what}".rstrip()
                 yield pad
             for connector in connectors:
                 yield paint(connector, "graph", color)

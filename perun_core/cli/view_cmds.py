@@ -21,7 +21,7 @@ from perun_core.cli.terminal import use_colour
 
 from perun_core.params import MAX_HEIGHT, MAX_PIXELS, MAX_WIDTH
 
-from .params import DeclaredCommand
+from .params import OUTPUT_FILE, DeclaredCommand
 
 CONTEXT = {"help_option_names": ["-h", "--help"], "max_content_width": 100}
 
@@ -38,7 +38,7 @@ def _common_params(view: Any) -> list[click.Parameter]:
     own = [suffix for suffix in view.suffixes() if suffix not in (*PLAIN_SUFFIXES, *HTML_SUFFIXES)]
     pictures = "".join(f"; of {fmt} in pixels (default {pixels})" for fmt, pixels in view.pixel_formats.items())
     params: list[click.Parameter] = [
-        click.Option(["-f", "--filename", "filename"], type=click.Path(dir_okay=False), metavar="FILE",
+        click.Option(["-f", "--filename", "filename"], type=OUTPUT_FILE, metavar="FILE",
                      help="Write the output to FILE instead (.txt: plain text, .html: with colour"
                           + (f"; {', '.join(own)}: the format they name" if own else "") + ")."),
         click.Option(["--width", "width"], type=click.IntRange(min=20, max=MAX_PIXELS if view.pixel_formats else MAX_WIDTH),

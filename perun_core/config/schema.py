@@ -173,8 +173,9 @@ def _check_str_list(value: Any) -> None:
 
 
 def _check_non_negative(value: Any) -> None:
-    if isinstance(value, bool) or not isinstance(value, (int, float)) or value < 0:
-        raise _Invalid(f"expected a non-negative number, got {_describe(value)}")
+    # written as "not 0 <= value < inf" so that NaN (every comparison false) is refused too
+    if isinstance(value, bool) or not isinstance(value, (int, float)) or not 0 <= value < float("inf"):
+        raise _Invalid(f"expected a finite non-negative number, got {_describe(value)}")
 
 
 def _check_timeout(value: Any) -> None:

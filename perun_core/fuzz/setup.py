@@ -18,7 +18,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from ..errors import FuzzError
+from ..errors import FuzzError, UsageError
 from ..params import convert_params
 from .options import FUZZ_PARAMS
 
@@ -70,11 +70,11 @@ def settings_from(values: Mapping[str, Any], cwd: Path | str | None = None) -> F
     converted = convert_params("fuzz", FUZZ_PARAMS, given)
     for name, flag in (("cmd", "-b/--cmd"), ("seeds", "-w/--input-sample"), ("output_dir", "-o/--output-dir")):
         if not converted[name]:
-            raise FuzzError(f"fuzz: {flag} is required")
+            raise UsageError(f"fuzz: {flag} is required")
     limits = [flag for name, flag in (("max_size", "-N"), ("max_increase", "-mi"), ("max_ratio", "-mp"))
               if converted[name] is not None]
     if len(limits) > 1:
-        raise FuzzError(f"fuzz: {' and '.join(limits)} cannot be combined; choose one size limit")
+        raise UsageError(f"fuzz: {' and '.join(limits)} cannot be combined; choose one size limit")
     if converted["workloads_filter"]:
         try:
             re.compile(converted["workloads_filter"])

@@ -184,6 +184,8 @@ def read_json(path: Path) -> JsonDoc:
         cut = exc.pos >= len(raw.rstrip()) or not raw.rstrip().endswith((b"}", b"]"))
         what = "ends early (truncated?)" if cut else f"is not valid JSON: {exc.msg}"
         raise ImportFailed(path, f"line {exc.lineno}", what) from None
+    except RecursionError:
+        raise ImportFailed(path, None, "nests JSON arrays or objects deeper than Python can read") from None
 
 
 def _names(kinds: tuple[type, ...]) -> str:

@@ -101,6 +101,9 @@ def load_profile_from_file(path: Path | str) -> Profile:
     from .reader import MINIMUM_SIZE, load_columnwise
 
     path = Path(path)
+    if path.exists() and not path.is_file() and not path.is_dir():
+        # a named pipe with no writer would block the read forever; a device never ends
+        raise InvalidProfile(path, None, "is not a regular file (a pipe, device or socket), not a profile")
     try:
         if path.stat().st_size >= MINIMUM_SIZE and not _is_columnar_file(path):
             found = load_columnwise(path)

@@ -143,7 +143,7 @@ def check_format(store: Any, commit_id: bytes, remote: str) -> bytes:
         _mode, blob_id = tree[FORMAT_FILE]
         doc = json.loads(store[blob_id].data)
         version = doc["format"]
-    except (KeyError, ValueError, TypeError):
+    except (KeyError, ValueError, TypeError, RecursionError):
         raise RemoteError(remote, f"{REF.decode()} does not hold perun profiles (no readable 'format' file)",
                           hint="another tool may use this ref name; perun leaves it alone") from None
     if not isinstance(version, int) or version < 1:

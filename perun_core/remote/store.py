@@ -15,7 +15,8 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
-from ..atomic import atomic_write, file_lock
+from ..atomic import atomic_write
+from .rollback import undone_on_failure
 from ..errors import StorageError
 from .transport import Remote
 
@@ -80,7 +81,7 @@ class PrivateStore:
 @contextlib.contextmanager
 def session(repo: Any) -> Iterator[PrivateStore]:
     # one transfer at a time per .perun: two would race on the tracking refs, not on the remote
-    with file_lock(Path(repo.perun_dir) / "locks" / "remote.lock", timeout=3600.0):
+    with undone_on_failure(Path(repo.perun_dir) / PRIVATE_DIR, Path(repo.perun_dir) / "locks" / "remote.lock"):
         private = PrivateStore(repo)
         try:
             yield private

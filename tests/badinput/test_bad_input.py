@@ -14,6 +14,7 @@ import hashlib
 import io
 import json
 import os
+import re
 import shutil
 import subprocess
 import sys
@@ -21,7 +22,7 @@ from pathlib import Path
 
 import pytest
 
-from .cases import CASES, Case, good_profile
+from .cases import CASES, NEW_COMMAND_CASES, Case, good_profile
 
 from perun_core import api
 from perun_core.errors import EXIT_CODES
@@ -68,15 +69,19 @@ def tree_hashes(directory: Path) -> dict[str, str]:
 
 
 @contextlib.contextmanager
-def immutable(path: Path):
-    """``path`` (a directory) made read-only even for root, with chattr +i; skips when the filesystem cannot."""
-    done = subprocess.run(["chattr", "+i", str(path)], capture_output=True, text=True)
-    if done.returncode != 0:
-        pytest.skip(f"cannot make {path} read-only here (chattr: {done.stderr.strip()}), and root writes anywhere")
+def immutable(*paths: Path):
+    """``paths`` (directories) made read-only even for root, with chattr +i; skips when the filesystem cannot."""
+    done: list[Path] = []
     try:
+        for path in paths:
+            made = subprocess.run(["chattr", "+i", str(path)], capture_output=True, text=True)
+            if made.returncode != 0:
+                pytest.skip(f"cannot make {path} read-only here (chattr: {made.stderr.strip()}), and root writes anywhere")
+            done.append(path)
         yield
     finally:
-        subprocess.run(["chattr", "-i", str(path)], check=True)
+        for path in done:
+            subprocess.run(["chattr", "-i", str(path)], check=True)
 
 
 def prepare(case: Case, template, tmp_path: Path) -> tuple[Path, list[str], contextlib.AbstractContextManager]:
@@ -108,6 +113,11 @@ def prepare(case: Case, template, tmp_path: Path) -> tuple[Path, list[str], cont
         guard = immutable(repo / ".perun/jobs")
     elif case.setup == "readonly-objects":
         guard = immutable(repo / ".perun/objects")
+    if case.readonly:
+        for pattern in case.readonly:
+            if "*" not in pattern:
+                (tmp_path / pattern).mkdir(parents=True, exist_ok=True)
+        guard = immutable(*(p for pattern in case.readonly for p in sorted(tmp_path.glob(pattern)) if p.is_dir()))
     argv = [a.format(bad=bad, good=good, other=other, fresh=fresh, head=head) for a in case.argv]
     return repo, argv, guard
 
@@ -136,7 +146,12 @@ def run_as_subprocess(argv: list[str], cwd: Path) -> tuple[int, str, str]:
     return done.returncode, done.stdout, done.stderr
 
 
-def check(case: Case, code: int, stderr: str, before: dict, after: dict) -> None:
+#: control characters an error line must never carry raw (they would act on the terminal)
+CONTROLS = re.compile(r"[\x00-\x08\x0b-\x1f\x7f-\x9f]")
+
+
+def check(case: Case, code: int, stderr: str, before: dict, after: dict, around: tuple[dict, dict] = ({}, {}),
+          repo: Path | None = None) -> None:
     assert code in EXIT_CODES and code == case.code, f"exit {code}, expected {case.code}: {stderr!r}"
     assert "Traceback" not in stderr and "internal error" not in stderr, stderr
     errors = [line for line in stderr.splitlines() if line.startswith("error:")]
@@ -145,17 +160,28 @@ def check(case: Case, code: int, stderr: str, before: dict, after: dict) -> None
     assert all(line.startswith(("error:", "hint:", "  ")) for line in stderr.splitlines()), stderr
     if case.words:  # alternatives separated by "|", compared without regard to case
         assert any(word.lower() in errors[0].lower() for word in case.words.split("|")), f"{case.words!r} not in {errors[0]!r}"
-    assert after == before, "the store changed"
+    assert after == before, "the store changed: " + ", ".join(
+        sorted(k for k in before.keys() | after.keys() if before.get(k) != after.get(k)))
+    assert not CONTROLS.search(stderr), f"a raw control character on stderr: {stderr!r}"
+    changed = sorted(k for k in around[0].keys() | around[1].keys() if around[0].get(k) != around[1].get(k))
+    assert not changed, f"files around the repository changed: {changed}"
+    for path in case.absent:
+        assert repo is not None and not (repo / path).exists(), f"{path} was left behind"
 
 
-@pytest.mark.parametrize("case", CASES, ids=[c.name for c in CASES])
+def _params(cases: list[Case]) -> list:
+    return [pytest.param(c, id=c.name, marks=[pytest.mark.xfail(strict=True, reason=c.xfail)] if c.xfail else [])
+            for c in cases]
+
+
+@pytest.mark.parametrize("case", _params(CASES))
 def test_bad_input(case, template, tmp_path):
     repo, argv, guard = prepare(case, template, tmp_path)
     with guard:
-        before = tree_hashes(repo / ".perun")
+        before, outside = tree_hashes(repo / ".perun"), tree_hashes(tmp_path)
         code, _, stderr = run_in_process(argv, repo)
-        after = tree_hashes(repo / ".perun")
-    check(case, code, stderr, before, after)
+        after, outside_after = tree_hashes(repo / ".perun"), tree_hashes(tmp_path)
+    check(case, code, stderr, before, after, (outside, outside_after), repo)
 
 
 #: a sample of the table, run as real processes
@@ -167,15 +193,25 @@ SUBPROCESS = [c for c in CASES if c.name in (
 )]
 
 
+#: the newer commands' sample, as real processes too
+SUBPROCESS_NEW = [c for c in NEW_COMMAND_CASES if c.name in (
+    "import pytest-benchmark: deeply nested", "import hyperfine: time Infinity", "import a named pipe nobody writes",
+    "diff report -f onto a full disk", "diff --width 100000000", "fuzz -t nan", "deltadebugging -o in a read-only directory",
+    "fetch from a newer perun format", "push to an empty remote name", "fsck --stale-after nan",
+    "convert -o onto a full disk", "check head --explain-dir below a file",
+)]
+
+
 def test_the_sample_is_complete():
     assert len(SUBPROCESS) == 12 and len(CASES) >= 150
+    assert len(SUBPROCESS_NEW) == 12 and len(NEW_COMMAND_CASES) >= 60
 
 
-@pytest.mark.parametrize("case", SUBPROCESS, ids=[c.name for c in SUBPROCESS])
+@pytest.mark.parametrize("case", _params(SUBPROCESS + SUBPROCESS_NEW))
 def test_bad_input_in_a_subprocess(case, template, tmp_path):
     repo, argv, guard = prepare(case, template, tmp_path)
     with guard:
-        before = tree_hashes(repo / ".perun")
+        before, outside = tree_hashes(repo / ".perun"), tree_hashes(tmp_path)
         code, _, stderr = run_as_subprocess(argv, repo)
-        after = tree_hashes(repo / ".perun")
-    check(case, code, stderr, before, after)
+        after, outside_after = tree_hashes(repo / ".perun"), tree_hashes(tmp_path)
+    check(case, code, stderr, before, after, (outside, outside_after), repo)

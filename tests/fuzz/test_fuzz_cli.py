@@ -22,8 +22,8 @@ def perun(*args: str, cwd: Path) -> subprocess.CompletedProcess:
     return subprocess.run([*PERUN, *args], cwd=cwd, capture_output=True, text=True, timeout=120)
 
 
-def one_error(done: subprocess.CompletedProcess, *needles: str) -> None:
-    assert done.returncode == 1, done.stderr
+def one_error(done: subprocess.CompletedProcess, *needles: str, code: int = 1) -> None:
+    assert done.returncode == code, done.stderr
     lines = done.stderr.strip().splitlines()
     assert lines[0].startswith("error: ") and "Traceback" not in done.stderr, done.stderr
     assert all(n in lines[0] for n in needles), lines[0]
@@ -81,10 +81,11 @@ def test_an_output_directory_that_is_not_empty_is_one_error(tmp_path, program, s
 
 def test_bad_options_are_one_error(tmp_path, program, seed):
     base = ["fuzz", "-b", str(program), "-w", str(seed), "-o", "out"]
-    one_error(perun(*base, "-N", "100", "-mp", "2", cwd=tmp_path), "-N and -mp")
+    # a missing or contradictory option is a wrong command line (exit 2), as for every command
+    one_error(perun(*base, "-N", "100", "-mp", "2", cwd=tmp_path), "-N and -mp", code=2)
     one_error(perun(*base, "-r", "no-such-rule", cwd=tmp_path), "no-such-rule")
     one_error(perun(*base, "-r", "repeat-word:times=zero", cwd=tmp_path), "times", "zero")
-    one_error(perun("fuzz", "-w", str(seed), "-o", "out", cwd=tmp_path), "-b/--cmd")
+    one_error(perun("fuzz", "-w", str(seed), "-o", "out", cwd=tmp_path), "-b/--cmd", code=2)
     one_error(perun(*base[:-2], "-o", "out", "-b", "no-such-program-here", cwd=tmp_path), "no-such-program-here")
 
 

@@ -262,3 +262,22 @@ def test_crafted_names_on_the_remote_never_become_paths(two_clones, tmp_path):
     result = api.pull(cwd=b)
     assert (result.profiles, result.entries) == (0, 0)
     assert files() == before  # nothing was written anywhere (the private store aside)
+
+
+def _tree(directory: Path) -> dict[str, bytes]:
+    return {str(p.relative_to(directory)): (p.read_bytes() if p.is_file() else b"/") for p in directory.rglob("*")}
+
+
+def test_a_refused_transfer_leaves_the_private_store_as_it_was(two_clones, tmp_path):
+    """Objects fetched before the remote's format could be read are removed again; refs never moved."""
+    remote, a, b, shas = two_clones
+    register(b, shas[1], "mine")
+    api.push(cwd=b)  # the private store of b now exists and holds objects
+    newer = bare_remote(tmp_path / "newer.git")
+    _write_foreign_commit(newer, json.dumps({"format": 7, "padding": "x" * 5000}).encode())
+    before = _tree(b / ".perun")
+    for action in (api.fetch, api.pull, api.push):
+        with pytest.raises(RemoteFormatTooNew):
+            action(str(newer), cwd=b)
+        assert _tree(b / ".perun") == before, action.__name__
+    api.fetch(cwd=b)  # the store still works
