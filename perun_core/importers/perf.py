@@ -94,6 +94,20 @@ class _Script:
         return found
 
 
+#: Periods are summed per stack as 64-bit integers; a larger one is no period perf can print.
+_LARGEST_PERIOD = float(2**62)
+
+
+def _check_periods(script: _Script, period_values: Any) -> None:
+    """ImportFailed naming the first sample line whose period is not a count a sum of them can hold."""
+    import numpy as np
+
+    bad = np.flatnonzero(~(period_values <= _LARGEST_PERIOD))
+    if len(bad):
+        raise ImportFailed(script.path, f"line {script.line(int(bad[0]))}",
+                           f"expected a sample period up to 2**62, got {period_values[bad[0]]:g}")
+
+
 def parse_perf_script_text(data: bytes, path: Path) -> tuple[FrameIds, list[tuple[int, ...]], list[int], list[int] | None,
                                                                list[str], list[str]]:
     """Distinct stacks of a ``perf script`` text: ids, stacks, sample counts, period sums, events, commands."""
@@ -122,7 +136,10 @@ def parse_perf_script_text(data: bytes, path: Path) -> tuple[FrameIds, list[tupl
     periods = None
     if all(p for p, _ in found):
         period_values = np.array([p for p, _ in found], dtype=np.float64)
+        _check_periods(script, period_values)
         periods = np.rint(np.bincount(which_arr, weights=period_values, minlength=len(distinct)))
+        if len(periods) and not periods.max() < 2.0**63:
+            raise ImportFailed(path, "periods", "the periods of one stack add up beyond 64 bits")
         periods = periods.astype(np.int64).tolist()
     commands = sorted({h.split(None, 1)[0].decode("utf-8", "replace") for h in script.heads[:1000] if h.strip()})
     return ids, list(distinct), counts.tolist(), periods, [e.decode() for e in distinct_events], commands
