@@ -28,6 +28,26 @@ def using(repo: PerunRepository | None, cwd: Path | str | None = None) -> Iterat
         opened.close()
 
 
+@contextlib.contextmanager
+def using_if_any(repo: PerunRepository | None, cwd: Path | str | None = None) -> Iterator[PerunRepository | None]:
+    """Like :func:`using`, but None instead of an error outside any repository: commands on profile files
+    (``check profiles``, explaining them) work anywhere and use the repository only when there is one."""
+    from ..errors import NotPerunRepository
+
+    if repo is not None:
+        yield repo
+        return
+    try:
+        opened = PerunRepository.discover(cwd)
+    except NotPerunRepository:
+        yield None
+        return
+    try:
+        yield opened
+    finally:
+        opened.close()
+
+
 def open_repository(cwd: Path | str | None = None) -> PerunRepository:
     """The nearest perun instance; the caller closes it."""
     return PerunRepository.discover(cwd)

@@ -20,7 +20,6 @@ forms for a front end (:func:`tree_lines`, :func:`json_records`,
 
 from __future__ import annotations
 
-import contextlib
 import threading
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
@@ -30,10 +29,9 @@ from typing import TYPE_CHECKING, Any, TypedDict, Unpack
 from ..check.output import format_value, json_records, junit_xml, markdown, tree_lines
 from ..check.report import FAIL_ON, CheckReport, PairReport, VersionReport
 from ..check.session import HISTORY_WINDOW, Collect
-from ..errors import NotPerunRepository
 from ..params import Param
 from ..storage.repository import PerunRepository
-from ._repo import using as _using
+from ._repo import using as _using, using_if_any
 
 if TYPE_CHECKING:  # pragma: no cover
     from ..check.hook import HookResult
@@ -206,17 +204,8 @@ def check_profiles(
     from ..check.session import check_files, emitter
 
     emit = emitter(on_event)
-    opened: PerunRepository | None = repo
-    own = False
-    if opened is None:
-        with contextlib.suppress(NotPerunRepository):
-            opened = PerunRepository.discover(cwd)
-            own = True
-    try:
+    with using_if_any(repo, cwd) as opened:
         return check_files(opened, baseline, target, minor=minor, methods=methods, workers=workers, emit=emit)
-    finally:
-        if own and opened is not None:
-            opened.close()
 
 
 def stored_check(

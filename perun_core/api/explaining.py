@@ -6,7 +6,6 @@ dataclasses; nothing is printed.
 
 from __future__ import annotations
 
-import contextlib
 import threading
 from collections.abc import Callable
 from pathlib import Path
@@ -15,8 +14,8 @@ from typing import Any
 from ..check.explain import (ExplainCollecting, ExplainedFunction, Explanation, ExplainFinished, ExplainRound,
                              ExplainStarted)
 from ..check.report import CheckReport
-from ..errors import NotPerunRepository
 from ..storage.repository import PerunRepository
+from ._repo import using_if_any
 
 __all__ = ["ExplainCollecting", "ExplainFinished", "ExplainRound", "ExplainStarted", "ExplainedFunction", "Explanation", "explain", "explanation_comparison",
            "explanation_of"]
@@ -53,22 +52,13 @@ def explain(
     from ..check.explain import explain_report, store_explanations
 
     directory = Path(explain_dir).expanduser() if explain_dir is not None else None
-    opened: PerunRepository | None = repo
-    own = False
-    if opened is None:
-        # profile files checked outside a repository can still be explained when they are call-level
-        with contextlib.suppress(NotPerunRepository):
-            opened = PerunRepository.discover(cwd)
-            own = True
-    try:
+    # profile files checked outside a repository can still be explained when they are call-level
+    with using_if_any(repo, cwd) as opened:
         explained = explain_report(opened, report, directory=directory, register=register, collector=collector,
                                    emit=on_event, cancel=cancel)
         if store:
             store_explanations(opened, explained)
         return explained
-    finally:
-        if own and opened is not None:
-            opened.close()
 
 
 def explanation_of(finding: Any) -> Explanation | None:
@@ -84,18 +74,9 @@ def explanation_comparison(explanation: Explanation, *, repo: PerunRepository | 
     from ..check.explain import load_explained
     from ..diff import compare
 
-    opened: PerunRepository | None = repo
-    own = False
-    if opened is None:
-        with contextlib.suppress(NotPerunRepository):
-            opened = PerunRepository.discover(cwd)
-            own = True
-    try:
+    with using_if_any(repo, cwd) as opened:
         profiles = load_explained(opened, explanation)
-        if profiles is None:
-            return None
-        names = explanation.profiles if len(explanation.profiles) == 2 else ("baseline", "target")
-        return compare(profiles[0], profiles[1], baseline_name=names[0], target_name=names[1])
-    finally:
-        if own and opened is not None:
-            opened.close()
+    if profiles is None:
+        return None
+    names = explanation.profiles if len(explanation.profiles) == 2 else ("baseline", "target")
+    return compare(profiles[0], profiles[1], baseline_name=names[0], target_name=names[1])
