@@ -28,7 +28,7 @@ from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.containers import Horizontal, Vertical
 from textual.screen import Screen
-from textual.widgets import DataTable, Footer, Header, Static
+from textual.widgets import DataTable, Header, Static
 from textual.worker import Worker, get_current_worker
 
 from perun_core.api import format_number
@@ -39,6 +39,7 @@ from ..formatting import fit
 from ..messages import CheckDone, CheckProgress, CompareLoaded
 from ..modals.check_profiles import CheckProfilesDialog
 from ..widgets.plot import ChartView
+from ..widgets.footer import Footer
 
 #: (name, label, predicate on a PerformanceChange) of the result filters, in the order f cycles them
 FILTERS: tuple[tuple[str, str, Callable[[Any], bool]], ...] = (

@@ -19,10 +19,12 @@ from textual.binding import Binding
 from textual.containers import VerticalScroll
 from textual.message import Message
 from textual.screen import Screen
-from textual.widgets import Footer, Header, Static, TabbedContent, TabPane
+from textual.widgets import Header, Static, TabbedContent, TabPane
 
 from perun_core import api
 from perun_core.errors import PerunError
+
+from ..widgets.footer import Footer
 
 __all__ = ["DiffScreen"]
 

@@ -30,7 +30,7 @@ from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.containers import Vertical
 from textual.screen import Screen
-from textual.widgets import ContentSwitcher, Footer, Header, Static
+from textual.widgets import ContentSwitcher, Header, Static
 from textual.worker import Worker
 
 from perun_core.api import ProfileInfo
@@ -39,6 +39,7 @@ from perun_core.errors import PerunError
 from ..commands import PaletteCommand, ScreenCommands
 from ..messages import PlotModelBuilt, PlotProfileLoaded, PlotStatus
 from ..widgets.plot import VIEW_LABELS, VIEWS, ChartView, FlameView, HeapView, PictureWidget
+from ..widgets.footer import Footer
 
 
 def _unprefixed(view: str, error: str) -> str:
