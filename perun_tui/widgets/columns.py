@@ -14,10 +14,13 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 
 from rich.cells import cell_len
+from rich.text import Text
+from textual.coordinate import Coordinate
+from textual.widgets import DataTable
 
 from ..formatting import fit
 
-__all__ = ["Column", "fit_columns", "fit_cell"]
+__all__ = ["Column", "FittedTable", "cut_cell", "fit_columns", "fit_cell"]
 
 
 @dataclass(frozen=True, slots=True)
@@ -60,3 +63,57 @@ def fit_columns(columns: Sequence[Column], rows: Iterable[Sequence[str]], width:
 def fit_cell(text: str, width: int) -> str:
     """``text`` cut to ``width`` cells with an ellipsis (not padded)."""
     return fit(text, width).rstrip() if cell_len(text) > width else text
+
+
+class FittedTable(DataTable):
+    """A row-cursor table whose columns follow :func:`fit_columns` at every width.
+
+    Rows are given whole (one Text per column of ``columns``) by
+    :meth:`set_rows`; on a resize the columns are fitted again and the
+    rows re-added, the cursor kept on its row.  Cells wider than their
+    column end in an ellipsis.
+    """
+
+    def __init__(self, columns: Sequence[Column], *, id: str | None = None) -> None:
+        super().__init__(id=id, cursor_type="row", zebra_stripes=False)
+        self.columns_wanted = tuple(columns)
+        self._cells: list[tuple[str, list[Text]]] = []
+        self._fitted: int | None = None  # the width the columns were fitted to
+
+    def on_mount(self) -> None:
+        self._build()
+
+    def on_resize(self) -> None:
+        if self._fitted != self._width():
+            self._build()
+
+    def _width(self) -> int:
+        return max(self.scrollable_content_region.width, 1)
+
+    def set_rows(self, rows: Iterable[tuple[str, list[Text]]]) -> None:
+        """Replace the rows: (key, one Text per column)."""
+        self._cells = list(rows)
+        self.cursor_coordinate = Coordinate(0, 0)
+        self._build()
+
+    def _build(self) -> None:
+        width = self._width()
+        fitted = fit_columns(self.columns_wanted, [[cell.plain for cell in cells] for _key, cells in self._cells],
+                             width, padding=2 * self.cell_padding)
+        row = self.cursor_row
+        self.clear(columns=True)
+        self._fitted = width
+        shown = [(self.columns_wanted.index(column), column, size) for column, size in fitted]
+        for _index, column, size in shown:
+            self.add_column(column.label, key=column.key, width=size)
+        for key, cells in self._cells:
+            self.add_row(*(cut_cell(cells[index], size) for index, _column, size in shown), key=key)
+        if self.row_count:
+            self.move_cursor(row=max(min(row, self.row_count - 1), 0), animate=False)
+
+
+def cut_cell(cell: Text, width: int) -> Text:
+    """``cell`` as it is if it fits ``width`` cells, else cut with an ellipsis, its style kept."""
+    if cell.cell_len <= width:
+        return cell
+    return Text(fit_cell(cell.plain, width), style=cell.style, justify=cell.justify)

@@ -13,7 +13,7 @@ from perun_core.api import LogEntry
 from perun_core.api import ProfileInfo
 
 from ..formatting import local_time
-from .columns import Column, fit_cell, fit_columns
+from .columns import Column, cut_cell, fit_columns
 from ..messages import ProfileAction
 
 #: the columns in table order; at 80 columns tag to time and the postprocessors fit, cmd, args and
@@ -99,9 +99,7 @@ class ProfilesTable(DataTable):
             texts = []
             for index, _column, size in shown:
                 cell = cells[index]
-                if cell.cell_len > size:
-                    cell = Text(fit_cell(cell.plain, size), style=cell.style)
-                texts.append(cell)
+                texts.append(cut_cell(cell, size))
             self.add_row(*texts, key=tag)
         if self.row_count:
             self.move_cursor(row=max(min(row, self.row_count - 1), 0), animate=False)
