@@ -76,22 +76,26 @@ class PerunApp(App[None]):
         return MainScreen()
 
     def on_mount(self) -> None:
-        self.call_after_refresh(self._check_size)
+        self.call_after_refresh(self.check_size)
 
     def on_resize(self, event: events.Resize) -> None:
-        self.call_after_refresh(self._check_size)
+        self.call_after_refresh(self.check_size)
 
-    def _check_size(self) -> None:
-        """Cover the screen with :class:`TooSmallScreen` while the terminal is under 40x12."""
-        width, height = self.size
-        if too_small(width, height) and not isinstance(self.screen, TooSmallScreen):
+    def check_size(self) -> None:
+        """Cover the screen with :class:`TooSmallScreen` while the terminal is under 40x12; uncover it after."""
+        small = too_small(*self.size)
+        showing = isinstance(self.screen, TooSmallScreen)
+        if small and not showing:
             self.push_screen(TooSmallScreen())
+        elif not small and showing:
+            self.pop_screen()
+            self.call_after_refresh(self.check_size)  # another one under it (pushed over a pushed screen)
 
     def push_screen(self, screen, *args, **kwargs):
         """Push as usual; in a too small terminal the notice stays on top."""
         result = super().push_screen(screen, *args, **kwargs)
         if not isinstance(screen, TooSmallScreen) and too_small(*self.size):
-            self.call_after_refresh(self._check_size)
+            self.call_after_refresh(self.check_size)
         return result
 
     def notify(self, message, *args, **kwargs) -> None:

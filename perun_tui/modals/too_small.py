@@ -1,8 +1,9 @@
 """The screen shown while the terminal is smaller than perun-tui can lay out (40x12).
 
-It covers whatever was open, says which size is needed and which size the
-terminal has, and closes itself once the terminal is large enough again;
-what was open is then shown as it was.  ``q`` still quits.
+It covers whatever was open and says which size is needed and which size
+the terminal has; the app (:meth:`perun_tui.app.PerunApp.check_size`) opens
+it and closes it again once the terminal is large enough, and what was open
+is then shown as it was.  ``q`` still quits.
 """
 
 from __future__ import annotations
@@ -35,11 +36,8 @@ class TooSmallScreen(ModalScreen[None]):
         self._describe(self.app.size.width, self.app.size.height)
 
     def on_resize(self, event: events.Resize) -> None:
-        if not too_small(event.size.width, event.size.height):
-            if self.is_current:
-                self.dismiss()
-            return
-        self._describe(event.size.width, event.size.height)
+        # the app's size, not the event's: a screen being mounted may get its old size first
+        self._describe(self.app.size.width, self.app.size.height)
 
     def _describe(self, width: int, height: int) -> None:
         self.query_one("#too-small-text", Static).update(

@@ -79,7 +79,7 @@ class DiffScreen(Screen[None]):
 
     def on_mount(self) -> None:
         self.sub_title = self.label
-        self.compare(max(self.app.size.width - 4, 40), max(self.app.size.height - 8, 10))
+        self.compare(max(self.app.size.width - 4, 30), max(self.app.size.height - 8, 6))
 
     @work(thread=True, exclusive=True, exit_on_error=False, group="diff", description="comparing two profiles")
     def compare(self, width: int, height: int) -> None:
