@@ -64,8 +64,8 @@ _RESULT_STYLES = {
 #: the line under the table names the selected finding's two profiles
 FINDING_COLUMNS = (
     Column("commit", "commit", 2, 7),
-    Column("location", "location", 0, 12, 40),
-    Column("result", "result", 1, 8, 16),
+    Column("location", "location", 0, 12, 40, shrink=True),
+    Column("result", "result", 1, 6, 16),
     Column("delta", "delta", 3, 6),
     Column("change", "from → to", 4, 9, 21),
     Column("confidence", "confidence", 5, 8),

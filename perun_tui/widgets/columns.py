@@ -3,8 +3,10 @@
 A table lists its columns with a priority (0 the most useful), the width
 below which a column is not worth showing, and a cap; :func:`fit_columns`
 takes the columns in priority order, each as wide as its content needs (up
-to the cap), until one does not fit: that one is shown narrower if its
-minimum fits, and the less useful ones after it are left out.  The columns
+to the cap), until one does not fit: that one is shown if its minimum
+fits, whole if the columns marked ``shrink`` before it can give up enough
+width above their minimums, else narrower; the less useful ones after it
+are left out.  The columns
 keep their order on screen.
 """
 
@@ -30,6 +32,8 @@ class Column:
     priority: int
     minimum: int
     maximum: int = 60
+    #: gives up width down to ``minimum`` so that a more useful column is not cut
+    shrink: bool = False
 
 
 def fit_columns(columns: Sequence[Column], rows: Iterable[Sequence[str]], width: int,
@@ -52,10 +56,21 @@ def fit_columns(columns: Sequence[Column], rows: Iterable[Sequence[str]], width:
             chosen[index] = wanted[index]
             room -= wanted[index] + padding
             continue
-        # the first column that does not fit whole: shown narrower if its minimum fits, and the
-        # columns after it (less useful) are left out, so the room goes to the more useful ones
+        # the first column that does not fit whole is shown narrower if its minimum fits; before
+        # that, the columns marked ``shrink`` give up what they have above their minimum if that
+        # makes it fit whole.  The columns after it (less useful) are left out.
         if room - padding >= min(columns[index].minimum, wanted[index]) or not chosen:
-            chosen[index] = max(room - padding, 1)
+            deficit = wanted[index] + padding - room
+            slack = {other: chosen[other] - columns[other].minimum for other in chosen
+                     if columns[other].shrink and chosen[other] > columns[other].minimum}
+            if sum(slack.values()) >= deficit:
+                for other in sorted(slack, key=lambda o: columns[o].priority, reverse=True):
+                    take = min(slack[other], deficit)
+                    chosen[other] -= take
+                    deficit -= take
+                chosen[index] = wanted[index]
+            else:
+                chosen[index] = max(room - padding, 1)
         break
     return [(columns[index], chosen[index]) for index in sorted(chosen)]
 

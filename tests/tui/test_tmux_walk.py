@@ -217,7 +217,7 @@ def test_every_screen_fits_its_borders_and_shows_whole_key_hints(demo_repo, term
         keys = terminal.keys
         walk.see("main", "History of main", "Profiles at", "commits ─", "registered")
         keys("/")
-        terminal.wait_for("enter to find", quiet=False)
+        terminal.wait_for("search sha", quiet=False)
         keys(*"plain", "Enter")
         walk.see("search", "cba88d3")  # the commit that replaced the hash index by a plain scan
         keys("h")
@@ -257,11 +257,11 @@ def test_every_screen_fits_its_borders_and_shows_whole_key_hints(demo_repo, term
         keys("Escape")
         walk.see("main after the editor", "Profiles at", gone=("Job matrix",))
         keys("c")
-        walk.see("check", "Degradation check", "esc Back")
+        walk.see("check", "Degradation check", "Check head")
         keys("a")
         walk.see("check: all", "degradations", "Degradation", gone=("running…",))
         keys("f", "f")
-        walk.see("check: degradations", "- Degradation", quiet=False,
+        walk.see("check: degradations", "- Degradation",
                  check=lambda screen: "Optimization" not in screen and "NoChange" not in screen)
         keys("Enter")
         walk.see("compare", "esc Back", gone=("Degradation check",))
