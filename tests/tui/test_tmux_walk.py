@@ -101,18 +101,6 @@ class Terminal:
         for key in keys:
             self.tmux("send-keys", "-t", "walk", key)
 
-    def settled(self) -> str:
-        """The screen once two captures a quarter of a second apart are the same (nothing is being drawn)."""
-        deadline = time.monotonic() + TIMEOUT
-        screen = self.screen()
-        while time.monotonic() < deadline:
-            time.sleep(0.25)
-            again = self.screen()
-            if again == screen:
-                return screen
-            screen = again
-        raise AssertionError(f"the screen kept changing for {TIMEOUT:.0f} s:\n{screen}")
-
     def resize(self, width: int, height: int) -> None:
         self.size = (width, height)
         self.tmux("resize-window", "-t", "walk", "-x", str(width), "-y", str(height))
@@ -219,7 +207,7 @@ def test_every_screen_fits_its_borders_and_shows_whole_key_hints(demo_repo, term
         keys("/")
         terminal.wait_for("search sha", quiet=False)
         keys(*"plain", "Enter")
-        walk.see("search", "cba88d3")  # the commit that replaced the hash index by a plain scan
+        walk.see("search", "Profiles at cba88d3")  # the commit that replaced the hash index by a plain scan
         keys("h")
         terminal.wait_for("Profiles at 6c8442a", quiet=False)
         keys("2")  # the focus on HEAD's profiles
