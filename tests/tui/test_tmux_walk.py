@@ -176,6 +176,15 @@ class Walk:
             options["check"] = lambda screen, check=options.get("check"): (
                 "▏" in screen.rstrip("\n").split("\n")[-1] and (check is None or check(screen)))
         screen = self.terminal.wait_for(*texts, **options)
+        # then until two captures a quarter of a second apart agree: a frame drawn in the middle
+        # of a relayout (just after a resize, on a busy machine) is not what the screen settles on
+        deadline = time.monotonic() + TIMEOUT
+        while time.monotonic() < deadline:
+            time.sleep(0.25)
+            again = self.terminal.wait_for(*texts, **options)
+            if again == screen:
+                break
+            screen = again
         self.visited.append(name)
         found = box_problems(screen, self.terminal.size[0])
         if footer:
