@@ -13,9 +13,11 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from textual import events
 from textual.app import App
 from textual.binding import Binding, BindingType
 from textual.screen import Screen
+from textual.widgets import DataTable
 from textual.worker import Worker, WorkerState
 
 from perun_core.errors import PerunError
@@ -24,12 +26,26 @@ from .core import Core
 from .formatting import display_path
 from .modals.details import ProfileDetailsScreen
 from .modals.dialogs import ConfirmScreen, HelpScreen
+from .modals.too_small import TooSmallScreen, too_small
 from .pictures import PictureCache
 from .screens.main import MainScreen
 from .widgets.history import HistoryPane, HistoryView
 from .widgets.profiles import ProfilesTable
 
-__all__ = ["MainScreen", "PerunApp"]
+__all__ = ["MainScreen", "PerunApp", "focused_row"]
+
+
+def focused_row(widget) -> int | None:
+    """The screen row of ``widget``'s cursor (a table's or the history's), else of its middle; None without focus."""
+    if widget is None:
+        return None
+    region = widget.content_region
+    if isinstance(widget, DataTable) and widget.row_count:
+        header = widget.header_height if widget.show_header else 0
+        return region.y + header + widget.cursor_row - round(widget.scroll_offset.y)
+    if isinstance(widget, HistoryView):
+        return region.y + 1 + widget.cursor - round(widget.scroll_offset.y)
+    return region.y + region.height // 2
 
 
 class PerunApp(App[None]):
@@ -42,14 +58,71 @@ class PerunApp(App[None]):
         Binding("f1,question_mark", "help", "Help", tooltip="List every key", id="app.help"),
     ]
 
-    def __init__(self, path: Path | str | None = None, *, core: Core | None = None) -> None:
-        super().__init__()
+    #: every screen gets a width and a height class; app.tcss lays the screens out by them
+    HORIZONTAL_BREAKPOINTS = [(0, "-narrow"), (80, "-medium"), (120, "-wide")]
+    VERTICAL_BREAKPOINTS = [(0, "-short"), (20, "-middle"), (35, "-tall")]
+    #: information stays 3 s (errors and warnings say how long themselves)
+    NOTIFICATION_TIMEOUT = 3
+
+    def __init__(self, path: Path | str | None = None, *, core: Core | None = None, colour: bool = True) -> None:
+        # Without colour (NO_COLOR, TERM=dumb: see cli.colour_environment) textual's NoColor
+        # filter draws every cell in the terminal's default colours; it applies to ANSI mode only.
+        super().__init__(ansi_color=True if not colour else None)
         self.core = core if core is not None else Core.open(path)
         self.pictures = PictureCache()
         self.sub_title = display_path(self.core.root)
 
     def get_default_screen(self) -> Screen:
         return MainScreen()
+
+    def on_mount(self) -> None:
+        self.call_after_refresh(self.check_size)
+
+    def on_resize(self, event: events.Resize) -> None:
+        self.call_after_refresh(self.check_size)
+
+    def check_size(self) -> None:
+        """Cover the screen with :class:`TooSmallScreen` while the terminal is under 40x12; uncover it after."""
+        small = too_small(*self.size)
+        showing = isinstance(self.screen, TooSmallScreen)
+        if small and not showing:
+            self.push_screen(TooSmallScreen())
+        elif not small and showing:
+            self.pop_screen()
+            self.call_after_refresh(self.check_size)  # another one under it (pushed over a pushed screen)
+
+    def push_screen(self, screen, *args, **kwargs):
+        """Push as usual; in a too small terminal the notice stays on top."""
+        result = super().push_screen(screen, *args, **kwargs)
+        if not isinstance(screen, TooSmallScreen) and too_small(*self.size):
+            self.call_after_refresh(self.check_size)
+        return result
+
+    def notify(self, message, *args, **kwargs) -> None:
+        """Notify as usual, the toasts put on the side of the screen away from the focused row."""
+        self.place_notifications()
+        super().notify(message, *args, **kwargs)
+
+    def place_notifications(self) -> None:
+        """Toasts at the top while the focused cursor row is in the lower half, else at the bottom."""
+        try:
+            screen = self.screen
+        except Exception:  # no screen yet (starting) or none left (ending)
+            return
+        row = focused_row(screen.focused)
+        screen.set_class(row is not None and row >= screen.size.height // 2, "-toasts-top")
+
+    def on_data_table_row_highlighted(self) -> None:
+        if self._notifications:
+            self.place_notifications()
+
+    def on_commit_highlighted(self) -> None:
+        if self._notifications:
+            self.place_notifications()
+
+    def on_descendant_focus(self) -> None:
+        if self._notifications:
+            self.call_after_refresh(self.place_notifications)
 
     def on_unmount(self) -> None:
         self.core.close()

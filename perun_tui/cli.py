@@ -9,6 +9,7 @@ status 1.
 from __future__ import annotations
 
 import argparse
+import os
 import sys
 from pathlib import Path
 
@@ -33,6 +34,22 @@ def open_demo(path: Path | None) -> Path:
         print(f"  {step}", file=sys.stderr, flush=True)
 
     return api.build_demo(where, progress=progress)
+
+
+def colour_environment(environ: dict[str, str] | os._Environ = os.environ) -> bool:
+    """Settle whether the app may use colour, before textual reads the environment; False for none.
+
+    ``NO_COLOR`` with any non-empty value (https://no-color.org) and
+    ``TERM=dumb`` turn colour off: textual then draws in the terminal's
+    default colours, keeping bold, underline and reverse.  An empty
+    ``NO_COLOR`` counts as unset (textual would take it as set), and
+    ``TERM=dumb`` sets ``NO_COLOR`` so that textual sees one switch.
+    """
+    if environ.get("NO_COLOR") == "":
+        del environ["NO_COLOR"]
+    if environ.get("TERM") == "dumb" and not environ.get("NO_COLOR"):
+        environ["NO_COLOR"] = "1"
+    return not environ.get("NO_COLOR")
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -73,7 +90,7 @@ def main(argv: list[str] | None = None) -> int:
     # textual loads only once the arguments and the repository are good: errors come quicker
     from .app import PerunApp
 
-    app = PerunApp(core=core)
+    app = PerunApp(core=core, colour=colour_environment())
     app.run()
     return app.return_code or 0
 

@@ -7,7 +7,8 @@ collectors, so it needs cc and make) is built once in a temporary directory
 with a scrubbed HOME and TZ=UTC, and copied afresh for every picture (a check
 stores its results, which the history then shows).  Commits, dates and
 authors are fixed; the measured numbers are whatever this machine measured.
-Each picture is a screen reached by keys from the start, as a user would.
+Each picture is a screen reached by keys from the start, as a user would;
+the last one is the notice of a terminal under the least size (40x12).
 """
 
 from __future__ import annotations
@@ -21,6 +22,8 @@ from pathlib import Path
 
 HERE = Path(__file__).resolve().parent
 SIZES = ((80, 24), (120, 40))
+#: the too-small screen is pictured at this size only
+TOO_SMALL = (36, 10)
 
 
 async def settle(pilot) -> None:
@@ -109,6 +112,24 @@ async def check(pilot) -> None:
     await pilot.press("f", "f")  # only the degradations
 
 
+async def diff(pilot) -> None:
+    """The time profile of the regression's commit marked, then its difference to HEAD's time profile."""
+    await select_profile(pilot, "time", commit=REGRESSION)
+    await pilot.press("m")
+    await select_profile(pilot, "time")
+    await pilot.press("d")
+    await settle(pilot)
+    while getattr(pilot.app.screen, "result", None) is None:
+        await pilot.pause(0.05)
+    pilot.app.clear_notifications()
+
+
+async def fuzz(pilot) -> None:
+    pilot.app.screen.action_fuzz()
+    while not pilot.app.screen.query("#field-cmd"):
+        await pilot.pause(0.05)
+
+
 async def compare(pilot) -> None:
     await check(pilot)
     await pilot.press("enter")  # the first degradation: its baseline and target side by side
@@ -116,7 +137,7 @@ async def compare(pilot) -> None:
 
 #: name -> how to get there from the main screen (None: the main screen itself)
 SHOTS = {"main": None, "keys": keys, "details": details, "plot": plot, "heapmap": heapmap, "flamegraph": flamegraph,
-         "matrix": matrix, "run": run, "check": check, "compare": compare}
+         "matrix": matrix, "run": run, "check": check, "compare": compare, "diff": diff, "fuzz": fuzz}
 
 
 async def shoot(root: Path, size: tuple[int, int], name: str) -> Path:
@@ -129,7 +150,8 @@ async def shoot(root: Path, size: tuple[int, int], name: str) -> Path:
         if prepare is not None:
             await prepare(pilot)
             await settle(pilot)
-        filename = f"{name}-{size[0]}x{size[1]}.svg"
+        small = size == TOO_SMALL
+        filename = f"{'too-small' if small else name}-{size[0]}x{size[1]}.svg"
         app.save_screenshot(filename=filename, path=str(HERE))
     return HERE / filename
 
@@ -146,12 +168,12 @@ def main() -> int:
 
         template = build_collected_demo(Path(scratch) / "template", progress=lambda step: print(step, file=sys.stderr))
         saved = []
-        for size in SIZES:
-            for name in SHOTS:
-                root = Path(scratch) / "sll"
-                shutil.rmtree(root, ignore_errors=True)
-                shutil.copytree(template, root, symlinks=True)
-                saved.append(asyncio.run(shoot(root, size, name)))
+        shots = [(size, name) for size in SIZES for name in SHOTS] + [(TOO_SMALL, "main")]
+        for size, name in shots:
+            root = Path(scratch) / "sll"
+            shutil.rmtree(root, ignore_errors=True)
+            shutil.copytree(template, root, symlinks=True)
+            saved.append(asyncio.run(shoot(root, size, name)))
     for path in saved:
         sys.stdout.write(f"{path.relative_to(HERE.parent)}\n")
     return 0

@@ -27,13 +27,14 @@ from textual.binding import Binding
 from textual.containers import Vertical
 from textual.message import Message
 from textual.screen import Screen
-from textual.widgets import Footer, Header, Log, Static
+from textual.widgets import Header, Log, Static
 from textual.worker import Worker
 
 from perun_core import api
 from perun_core.errors import Interrupted, PerunError, UsageError
 
 from ..commands import PaletteCommand, ScreenCommands
+from ..widgets.footer import Footer
 
 
 @dataclass

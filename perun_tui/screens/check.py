@@ -28,16 +28,17 @@ from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.containers import Horizontal, Vertical
 from textual.screen import Screen
-from textual.widgets import DataTable, Footer, Header, Static
+from textual.widgets import DataTable, Header, Static
 from textual.worker import Worker, get_current_worker
 
 from perun_core.api import format_number
 from perun_core.errors import Interrupted, PerunError
 
 from ..commands import PaletteCommand, ScreenCommands
-from ..formatting import fit
 from ..messages import CheckDone, CheckProgress, CompareLoaded
 from ..modals.check_profiles import CheckProfilesDialog
+from ..widgets.columns import Column, FittedTable
+from ..widgets.footer import Footer
 from ..widgets.plot import ChartView, MiddleTitle
 
 #: (name, label, predicate on a PerformanceChange) of the result filters, in the order f cycles them
@@ -58,6 +59,18 @@ _RESULT_STYLES = {
     "error": "bold magenta",
     "notice": "cyan",
 }
+
+#: the findings' columns, dropped from the least useful on when the width is short (widgets/columns.py);
+#: the line under the table names the selected finding's two profiles
+FINDING_COLUMNS = (
+    Column("commit", "commit", 2, 7),
+    Column("location", "location", 0, 12, 40, shrink=True),
+    Column("result", "result", 1, 6, 16),
+    Column("delta", "delta", 3, 6),
+    Column("change", "from → to", 4, 9, 21),
+    Column("confidence", "confidence", 5, 8),
+    Column("method", "method", 6, 6, 30),
+)
 
 #: narrower than this, the compare screen stacks the two plots
 STACK_BELOW = 120
@@ -139,17 +152,12 @@ class CheckScreen(Screen[bool]):
         yield Header(icon="≡")
         with Vertical(id="check-pane", classes="pane"):
             yield Static("", id="check-filter")
-            yield DataTable(id="check-findings", cursor_type="row", zebra_stripes=False)
+            yield FittedTable(FINDING_COLUMNS, id="check-findings")
             yield Static("", id="check-pair")
             yield Static("", id="check-status")
         yield Footer()
 
     def on_mount(self) -> None:
-        table = self.query_one("#check-findings", DataTable)
-        for label, key in (("commit", "commit"), ("location", "location"), ("result", "result"),
-                           ("delta", "delta"), ("from → to", "change"), ("confidence", "confidence"),
-                           ("method", "method")):
-            table.add_column(label, key=key)
         self.query_one("#check-pane").border_title = "Degradation check"
         self._show_filter()
         self._status("h: check the selected commit · a: all commits · p: two profiles · f: filter")
@@ -279,22 +287,22 @@ class CheckScreen(Screen[bool]):
         return [i for i, (_, _, finding) in enumerate(self.rows) if keep(finding.result)]
 
     def _fill(self) -> None:
-        table = self.query_one("#check-findings", DataTable)
-        table.clear()
+        table = self.query_one("#check-findings", FittedTable)
+        rows = []
         for index in self._visible():
             version, pair, finding = self.rows[index]
             result = finding.result
             minor = getattr(version, "minor", None) or pair.target.minor
-            table.add_row(
+            rows.append((str(index), [
                 Text((minor or "-")[:7], style="yellow"),
-                Text(fit(finding.location, 24)),
+                Text(finding.location),
                 Text(f"{result.glyph} {result.value}", style=_RESULT_STYLES.get(result.style, "")),
                 Text(_delta(finding), justify="right"),
-                Text(fit(f"{_compact(finding.from_)} → {_compact(finding.to)}", 17)),
+                Text(f"{_compact(finding.from_)} → {_compact(finding.to)}"),
                 Text(_confidence(finding)),
                 Text(finding.method or "-"),
-                key=str(index),
-            )
+            ]))
+        table.set_rows(rows)
         self._show_filter()
         self._show_pair()
 

@@ -19,10 +19,12 @@ from textual.binding import Binding
 from textual.containers import VerticalScroll
 from textual.message import Message
 from textual.screen import Screen
-from textual.widgets import Footer, Header, Static, TabbedContent, TabPane
+from textual.widgets import Header, Static, TabbedContent, TabPane
 
 from perun_core import api
 from perun_core.errors import PerunError
+
+from ..widgets.footer import Footer
 
 __all__ = ["DiffScreen"]
 
@@ -77,7 +79,7 @@ class DiffScreen(Screen[None]):
 
     def on_mount(self) -> None:
         self.sub_title = self.label
-        self.compare(max(self.app.size.width - 4, 40), max(self.app.size.height - 8, 10))
+        self.compare(max(self.app.size.width - 4, 30), max(self.app.size.height - 8, 6))
 
     @work(thread=True, exclusive=True, exit_on_error=False, group="diff", description="comparing two profiles")
     def compare(self, width: int, height: int) -> None:

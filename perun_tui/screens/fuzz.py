@@ -24,13 +24,14 @@ from textual.binding import Binding
 from textual.containers import Vertical
 from textual.message import Message
 from textual.screen import Screen
-from textual.widgets import DataTable, Footer, Header, Sparkline, Static
+from textual.widgets import DataTable, Header, Sparkline, Static
 
 from perun_core import api
 from perun_core.errors import PerunError
 
 from ..messages import ProfileLink
 from ..widgets.forms import ParamForm
+from ..widgets.footer import Footer
 
 __all__ = ["FuzzDone", "FuzzEvent", "FuzzScreen"]
 

@@ -28,7 +28,7 @@ from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.containers import Horizontal
 from textual.screen import Screen
-from textual.widgets import Footer, Header
+from textual.widgets import Header
 from textual.worker import Worker, get_current_worker
 
 from perun_core.api import ProfileInfo
@@ -52,6 +52,7 @@ from ..widgets.commit import CommitPane
 from ..widgets.firstuse import FirstUse
 from ..widgets.history import HistoryPane, HistoryView
 from ..widgets.profiles import ProfilesPane, ProfilesTable
+from ..widgets.footer import Footer
 
 
 #: below this many columns the screen gets the ``narrow`` class

@@ -36,7 +36,6 @@ from textual.containers import Vertical
 from textual.screen import Screen
 from textual.widgets import (
     DataTable,
-    Footer,
     Header,
     Label,
     Static,
@@ -56,6 +55,7 @@ from ..messages import MatrixChecked, MatrixLoaded, MatrixSaved
 from ..modals.dialogs import ConfirmScreen
 from ..widgets.forms import describe_params
 from ..widgets.units import UnitsEditor, normalized_units
+from ..widgets.footer import Footer
 
 #: the list keys edited as text, one item per line, with what the label says about them
 TEXT_KEYS = (

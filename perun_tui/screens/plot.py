@@ -30,7 +30,7 @@ from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.containers import Vertical
 from textual.screen import Screen
-from textual.widgets import ContentSwitcher, Footer, Header, Static
+from textual.widgets import ContentSwitcher, Header, Static
 from textual.worker import Worker
 
 from perun_core.api import ProfileInfo
@@ -38,6 +38,7 @@ from perun_core.errors import PerunError
 
 from ..commands import UNAVAILABLE_STYLE, PaletteCommand, ScreenCommands
 from ..messages import PlotModelBuilt, PlotProfileLoaded, PlotStatus
+from ..widgets.footer import Footer
 from ..widgets.plot import VIEW_LABELS, VIEW_PHRASES, VIEWS, ChartView, FlameView, HeapView, PictureWidget
 
 

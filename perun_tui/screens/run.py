@@ -46,7 +46,7 @@ from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.containers import Vertical
 from textual.screen import Screen
-from textual.widgets import DataTable, Footer, Header, ProgressBar, Static
+from textual.widgets import DataTable, Header, ProgressBar, Static
 from textual.worker import Worker, WorkerState, get_current_worker
 
 from perun_core.errors import Interrupted, PerunError
@@ -55,6 +55,7 @@ from perun_core.api import run_events as ev
 from ..commands import PaletteCommand, ScreenCommands
 from ..formatting import fit
 from ..messages import ProfileLink, RunDone, RunEvent, RunOutput, RunRepetition
+from ..widgets.footer import Footer
 
 #: lines of the profiled program's output kept for the tail (more than the pane's rows)
 TAIL = 40

@@ -14,17 +14,20 @@ from perun_core.api import ProfileInfo
 
 from ..formatting import local_time
 from ..messages import DiffRequested, ProfileAction
+from .columns import Column, cut_cell, fit_columns
 
+#: the columns in table order; at 80 columns tag to time and the postprocessors fit, cmd, args and
+#: origin come in with room (the note line under the table names the selected profile's file)
 _COLUMNS = (
-    ("tag", "tag"),
-    ("type", "type"),
-    ("collector", "collector"),
-    ("workload", "workload"),
-    ("time", "time"),
-    ("cmd", "cmd"),
-    ("args", "args"),
-    ("postprocessors", "postprocessors"),
-    ("origin", "origin"),
+    Column("tag", "tag", 0, 3),
+    Column("type", "type", 1, 4),
+    Column("collector", "collector", 3, 6),
+    Column("workload", "workload", 2, 8, 40),
+    Column("time", "time", 4, 16),
+    Column("cmd", "cmd", 6, 6, 30),
+    Column("args", "args", 7, 6, 30),
+    Column("postprocessors", "postprocessors", 5, 10, 40),
+    Column("origin", "origin", 8, 7),
 )
 
 
@@ -68,10 +71,38 @@ class ProfilesTable(DataTable):
         self._shown: tuple | None = None  # what the rows were built from: infos and styles
         #: profiles marked for a difference, (info, commit), across commits; the first is the baseline
         self.marked: list[tuple[ProfileInfo, str | None]] = []
+        self._cells: list[tuple[str, list[Text]]] = []  # (tag, one Text per column of _COLUMNS)
+        self._fitted: tuple[int, list[tuple[Column, int]]] | None = None  # (width, columns shown)
 
     def on_mount(self) -> None:
-        for label, key in _COLUMNS:
-            self.add_column(label, key=key)
+        self._build()
+
+    def on_resize(self) -> None:
+        if self._fitted is None or self._fitted[0] != self._width():
+            self._build()
+
+    def _width(self) -> int:
+        return max(self.scrollable_content_region.width, 1)
+
+    def _build(self) -> None:
+        """(Re)create the columns that fit the width and the rows, the cursor kept on its row."""
+        width = self._width()
+        fitted = fit_columns(_COLUMNS, [[cell.plain for cell in cells] for _tag, cells in self._cells],
+                             width, padding=2 * self.cell_padding)
+        row = self.cursor_row
+        self.clear(columns=True)
+        self._fitted = (width, fitted)
+        shown = [(_COLUMNS.index(column), column, size) for column, size in fitted]
+        for _index, column, size in shown:
+            self.add_column(column.label, key=column.key, width=size)
+        for tag, cells in self._cells:
+            texts = []
+            for index, _column, size in shown:
+                cell = cells[index]
+                texts.append(cut_cell(cell, size))
+            self.add_row(*texts, key=tag)
+        if self.row_count:
+            self.move_cursor(row=max(min(row, self.row_count - 1), 0), animate=False)
 
     @property
     def current(self) -> ProfileInfo | None:
@@ -98,13 +129,13 @@ class ProfilesTable(DataTable):
         registered_style = self.get_component_rich_style("profiles--registered", partial=True)
         damaged_style = self.get_component_rich_style("profiles--damaged", partial=True)
         rows = [*registered, *pending]
-        shown = (rows, pending_style, registered_style, damaged_style)
+        shown = (rows, pending_style, registered_style, damaged_style, self._width())
         if self._keep_rows(shown, same_commit):
             self._bindings_changed()
             return
         self._shown = shown
-        self.clear()
         self.infos = {}
+        self._cells = []
         for info in rows:
             self.infos[info.tag] = info
             tag_style = registered_style if info.registered else pending_style
@@ -112,7 +143,7 @@ class ProfilesTable(DataTable):
             if info.error:
                 tag_style = damaged_style
                 kind = Text("damaged" if info.registered else "invalid", style=damaged_style)
-            self.add_row(
+            self._cells.append((info.tag, [
                 Text(info.tag, style=tag_style),
                 kind,
                 Text(info.collector),
@@ -122,8 +153,9 @@ class ProfilesTable(DataTable):
                 Text(info.args),
                 Text(", ".join(info.postprocessors) or "-"),
                 Text((info.origin or "")[:7]),
-                key=info.tag,
-            )
+            ]))
+        self.cursor_coordinate = Coordinate(0, 0)
+        self._build()
         if previous and same_commit:
             # the same profile if it is still listed, else the row where it was
             row = self.get_row_index(previous) if previous in self.infos else min(previous_row, self.row_count - 1)

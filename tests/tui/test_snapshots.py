@@ -1,20 +1,31 @@
-"""SVG snapshots of the main, details, plot and job-matrix screens at 80x24 and 120x40.
+"""SVG snapshots of every screen and dialog at 40x12, 80x24 and 120x40.
 
 Update them with ``pytest tests/tui/test_snapshots.py --snapshot-update`` and
 look at the SVGs before committing.  The demo repository has fixed dates,
-TZ is UTC (see conftest) and the search box does not blink.
+TZ is UTC (see conftest) and the search box does not blink.  Screens whose
+content is a measurement (the run screen's times, an explanation's fresh
+profiles) are not pictured here; tests/tui/test_tmux_walk.py visits them.
 """
 
 from __future__ import annotations
 
-import pytest
+import json
 
+import pytest
+from gitrepo import make_repo
+
+from perun_core import api
 from perun_tui.app import PerunApp
+from perun_tui.modals.too_small import TooSmallScreen
 from perun_tui.widgets.profiles import ProfilesTable
 
-from .helpers import select_profile, set_matrix, settle, wait_until
+from .helpers import main_screen, select_profile, set_matrix, settle, wait_until
 
-SIZES = [pytest.param((80, 24), id="80x24"), pytest.param((120, 40), id="120x40")]
+SIZES = [pytest.param((40, 12), id="40x12"), pytest.param((80, 24), id="80x24"),
+         pytest.param((120, 40), id="120x40")]
+
+#: positions in the demo's history, newest first: a commit with a memory profile
+MEMORY_COMMIT = 2
 
 
 def app_on(root) -> PerunApp:
@@ -42,6 +53,20 @@ def test_main_screen_at_the_slowdown(snap_compare, demo_repo, size):
 
 
 @pytest.mark.parametrize("size", SIZES)
+def test_main_screen_with_a_notification(snap_compare, demo_repo, size):
+    """A mark's notification stands clear of the focused row (the last profile, in the lower half)."""
+    async def run_before(pilot):
+        await settle(pilot)
+        table = await select_profile(pilot, "1@p")
+        pilot.app.NOTIFICATION_TIMEOUT = 600  # still there when the picture is taken on a busy machine
+        await pilot.press("m")
+        await pilot.pause()
+        assert table.has_focus
+
+    assert snap_compare(app_on(demo_repo), terminal_size=size, run_before=run_before)
+
+
+@pytest.mark.parametrize("size", SIZES)
 def test_details_screen(snap_compare, demo_repo, size):
     """Details of HEAD's mixed profile: header, collector, statistics, models."""
     async def run_before(pilot):
@@ -55,16 +80,43 @@ def test_details_screen(snap_compare, demo_repo, size):
     assert snap_compare(app_on(demo_repo), terminal_size=size, run_before=run_before)
 
 
+def _plot(tag: str, *keys: str, commit: int = 0):
+    async def run_before(pilot):
+        await settle(pilot)
+        await select_profile(pilot, tag, commit=commit)
+        await pilot.press("p")
+        await settle(pilot)
+        for key in keys:
+            await pilot.press(key)
+            await settle(pilot)
+
+    return run_before
+
+
 @pytest.mark.parametrize("size", SIZES)
 def test_plot_screen(snap_compare, demo_repo, size):
     """The scatter of HEAD's mixed profile: one uid with its constant and linear models."""
-    async def run_before(pilot):
-        await settle(pilot)
-        await select_profile(pilot, "1@i")
-        await pilot.press("p")
-        await settle(pilot)
+    assert snap_compare(app_on(demo_repo), terminal_size=size, run_before=_plot("1@i"))
 
-    assert snap_compare(app_on(demo_repo), terminal_size=size, run_before=run_before)
+
+@pytest.mark.parametrize("size", SIZES)
+def test_plot_bars(snap_compare, demo_repo, size):
+    """Bars of HEAD's time profile."""
+    assert snap_compare(app_on(demo_repo), terminal_size=size, run_before=_plot("0@i", "b"))
+
+
+@pytest.mark.parametrize("size", SIZES)
+def test_plot_heap_map(snap_compare, demo_repo, size):
+    """A memory profile opens as a heap map."""
+    assert snap_compare(app_on(demo_repo), terminal_size=size,
+                        run_before=_plot("1@i", commit=MEMORY_COMMIT))
+
+
+@pytest.mark.parametrize("size", SIZES)
+def test_plot_flame_graph(snap_compare, demo_repo, size):
+    """The flame graph of the memory profile's allocation stacks, the cursor on a frame."""
+    assert snap_compare(app_on(demo_repo), terminal_size=size,
+                        run_before=_plot("1@i", "f", "down", "down", commit=MEMORY_COMMIT))
 
 
 @pytest.mark.parametrize("size", SIZES)
@@ -82,5 +134,156 @@ def test_matrix_editor(snap_compare, demo_repo, size):
         pilot.app.animation_level = "none"  # the tab underline jumps instead of sliding
         await pilot.press("right")
         await settle(pilot)
+
+    assert snap_compare(app_on(demo_repo), terminal_size=size, run_before=run_before)
+
+
+async def _check_all(pilot, *keys: str):
+    await settle(pilot)
+    await pilot.press("c")
+    await settle(pilot)
+    await pilot.press("a")
+    await wait_until(pilot, lambda: not pilot.app.screen.running, timeout=60)
+    await settle(pilot)
+    pilot.app.clear_notifications()  # its note would be gone or not by the time of the picture
+    for key in keys:
+        await pilot.press(key)
+        await settle(pilot)
+
+
+@pytest.mark.parametrize("size", SIZES)
+def test_check_results(snap_compare, demo_repo, size):
+    """Every commit checked; only the degradations shown."""
+    async def run_before(pilot):
+        await _check_all(pilot, "f", "f")
+
+    assert snap_compare(app_on(demo_repo), terminal_size=size, run_before=run_before)
+
+
+@pytest.mark.parametrize("size", SIZES)
+def test_compare_view(snap_compare, demo_repo, size):
+    """The first degradation's baseline and target (stacked under 120 columns)."""
+    async def run_before(pilot):
+        await _check_all(pilot, "f", "f", "enter")
+
+    assert snap_compare(app_on(demo_repo), terminal_size=size, run_before=run_before)
+
+
+@pytest.mark.parametrize("size", SIZES)
+def test_difference_of_two_profiles(snap_compare, demo_repo, size):
+    """HEAD's two registered profiles marked: the table of what changed."""
+    async def run_before(pilot):
+        await settle(pilot)
+        await select_profile(pilot, "0@i")
+        await pilot.press("m", "down", "d")
+        await settle(pilot)
+        await wait_until(pilot, lambda: getattr(pilot.app.screen, "result", None) is not None, timeout=30)
+        await settle(pilot)
+        pilot.app.clear_notifications()
+        await pilot.pause()
+
+    assert snap_compare(app_on(demo_repo), terminal_size=size, run_before=run_before)
+
+
+@pytest.mark.parametrize("size", SIZES)
+def test_fuzz_form(snap_compare, demo_repo, size):
+    """The fuzz screen opened from the palette: its form, before a start."""
+    async def run_before(pilot):
+        await settle(pilot)
+        main_screen(pilot.app).action_fuzz()
+        await wait_until(pilot, lambda: bool(pilot.app.screen.query("#field-cmd")))
+        await settle(pilot)
+
+    assert snap_compare(app_on(demo_repo), terminal_size=size, run_before=run_before)
+
+
+def _bisect_repo(tmp_path):
+    """Five commits of ./app, stored time profiles; the fourth is four times slower."""
+    root = tmp_path / "proj"
+    shas = make_repo(root, [{"files": {"n.txt": f"{i}\n"}, "message": f"c{i}"} for i in range(5)])
+    api.init(root)
+    for i, sha in enumerate(shas):
+        base = 4.0 if i >= 3 else 1.0
+        amounts = [base, base * 1.01, base * 0.99, base * 1.02, base]
+        resources = [{"amount": value * share, "type": "time", "subtype": subtype, "uid": "./app", "order": order}
+                     for order, value in enumerate(amounts, 1) for subtype, share in (("real", 1.0), ("user", 0.9))]
+        profile = {"origin": sha, "header": {"type": "time", "units": {"time": "s"}, "cmd": "./app", "params": "",
+                                             "workload": "1000"},
+                   "collector_info": {"name": "time", "params": {"repeat": 5}}, "postprocessors": [],
+                   "global": {"timestamp": sum(amounts), "resources": resources, "models": []}}
+        path = root / ".perun" / "jobs" / f"p{i}.perf"
+        path.write_text(json.dumps(profile))
+        api.add([str(path)], minor=sha, cwd=root)
+    set_matrix(root, cmds=["./app"], workloads=["1000"], collectors=[{"name": "time"}])
+    return root, shas
+
+
+@pytest.mark.parametrize("size", SIZES)
+def test_bisect_screen(snap_compare, tmp_path, size):
+    """Bisect over stored profiles: the first degraded commit found without a run."""
+    from textual.widgets import Log
+
+    from perun_tui.screens.bisect import BisectScreen
+
+    root, shas = _bisect_repo(tmp_path)
+
+    async def run_before(pilot):
+        await settle(pilot)
+        main = main_screen(pilot.app)
+        main.history.marked = {shas[4]: None, shas[0]: None}
+        main.action_bisect()
+        await wait_until(pilot, lambda: isinstance(pilot.app.screen, BisectScreen) and any(
+            line.startswith("first degraded commit") for log in pilot.app.screen.query(Log) for line in log.lines),
+            timeout=60)
+        await settle(pilot)
+        pilot.app.clear_notifications()
+        await pilot.pause()
+
+    app = PerunApp(root)
+    app.sub_title = "~/proj"
+    assert snap_compare(app, terminal_size=size, run_before=run_before)
+
+
+@pytest.mark.parametrize("size", SIZES)
+def test_help_screen(snap_compare, demo_repo, size):
+    """F1: every key."""
+    async def run_before(pilot):
+        await settle(pilot)
+        await pilot.press("f1")
+        await settle(pilot)
+
+    assert snap_compare(app_on(demo_repo), terminal_size=size, run_before=run_before)
+
+
+@pytest.mark.parametrize("size", SIZES)
+def test_confirm_dialog(snap_compare, demo_repo, size):
+    """u on a registered profile asks first."""
+    async def run_before(pilot):
+        await settle(pilot)
+        await select_profile(pilot, "0@i")
+        await pilot.press("u")
+        await settle(pilot)
+
+    assert snap_compare(app_on(demo_repo), terminal_size=size, run_before=run_before)
+
+
+@pytest.mark.parametrize("size", SIZES)
+def test_postprocess_dialog(snap_compare, demo_repo, size):
+    """o on a profile: the form of the postprocessor's parameters."""
+    async def run_before(pilot):
+        await settle(pilot)
+        await select_profile(pilot, "0@i")
+        await pilot.press("o")
+        await settle(pilot)
+
+    assert snap_compare(app_on(demo_repo), terminal_size=size, run_before=run_before)
+
+
+@pytest.mark.parametrize("size", [pytest.param((39, 12), id="39x12"), pytest.param((80, 11), id="80x11")])
+def test_too_small_screen(snap_compare, demo_repo, size):
+    """Under 40x12 the screen says which size is needed."""
+    async def run_before(pilot):
+        await settle(pilot)
+        assert isinstance(pilot.app.screen, TooSmallScreen)
 
     assert snap_compare(app_on(demo_repo), terminal_size=size, run_before=run_before)

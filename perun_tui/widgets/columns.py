@@ -1,0 +1,134 @@
+"""Table columns fitted to a width: the least useful dropped first, the rest widened while there is room.
+
+A table lists its columns with a priority (0 the most useful), the width
+below which a column is not worth showing, and a cap; :func:`fit_columns`
+takes the columns in priority order, each as wide as its content needs (up
+to the cap), until one does not fit: that one is shown if its minimum
+fits, whole if the columns marked ``shrink`` before it can give up enough
+width above their minimums, else narrower; the less useful ones after it
+are left out.  The columns
+keep their order on screen.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
+
+from rich.cells import cell_len
+from rich.text import Text
+from textual.coordinate import Coordinate
+from textual.widgets import DataTable
+
+from ..formatting import fit
+
+__all__ = ["Column", "FittedTable", "cut_cell", "fit_columns", "fit_cell"]
+
+
+@dataclass(frozen=True, slots=True)
+class Column:
+    key: str
+    label: str
+    priority: int
+    minimum: int
+    maximum: int = 60
+    #: gives up width down to ``minimum`` so that a more useful column is not cut
+    shrink: bool = False
+
+
+def fit_columns(columns: Sequence[Column], rows: Iterable[Sequence[str]], width: int,
+                padding: int = 2) -> list[tuple[Column, int]]:
+    """The columns that fit into ``width`` cells (each takes ``padding`` more), in table order, with widths.
+
+    ``rows`` hold each column's plain text, in the order of ``columns``.
+    The first column by priority is always shown, cut if it must be.
+    """
+    needed = [cell_len(column.label) for column in columns]
+    for row in rows:
+        for index, text in enumerate(row):
+            needed[index] = max(needed[index], cell_len(text))
+    wanted = [min(max(need, column.minimum), column.maximum) for need, column in zip(needed, columns)]
+    order = sorted(range(len(columns)), key=lambda index: columns[index].priority)
+    chosen: dict[int, int] = {}
+    room = width
+    for index in order:
+        if wanted[index] + padding <= room:
+            chosen[index] = wanted[index]
+            room -= wanted[index] + padding
+            continue
+        # the first column that does not fit whole is shown narrower if its minimum fits; before
+        # that, the columns marked ``shrink`` give up what they have above their minimum if that
+        # makes it fit whole.  The columns after it (less useful) are left out.
+        if room - padding >= min(columns[index].minimum, wanted[index]) or not chosen:
+            deficit = wanted[index] + padding - room
+            slack = {other: chosen[other] - columns[other].minimum for other in chosen
+                     if columns[other].shrink and chosen[other] > columns[other].minimum}
+            if sum(slack.values()) >= deficit:
+                for other in sorted(slack, key=lambda o: columns[o].priority, reverse=True):
+                    take = min(slack[other], deficit)
+                    chosen[other] -= take
+                    deficit -= take
+                chosen[index] = wanted[index]
+            else:
+                chosen[index] = max(room - padding, 1)
+        break
+    return [(columns[index], chosen[index]) for index in sorted(chosen)]
+
+
+def fit_cell(text: str, width: int) -> str:
+    """``text`` cut to ``width`` cells with an ellipsis (not padded)."""
+    return fit(text, width).rstrip() if cell_len(text) > width else text
+
+
+class FittedTable(DataTable):
+    """A row-cursor table whose columns follow :func:`fit_columns` at every width.
+
+    Rows are given whole (one Text per column of ``columns``) by
+    :meth:`set_rows`; on a resize the columns are fitted again and the
+    rows re-added, the cursor kept on its row.  Cells wider than their
+    column end in an ellipsis.
+    """
+
+    def __init__(self, columns: Sequence[Column], *, id: str | None = None) -> None:
+        super().__init__(id=id, cursor_type="row", zebra_stripes=False)
+        self.columns_wanted = tuple(columns)
+        self._cells: list[tuple[str, list[Text]]] = []
+        self._fitted: int | None = None  # the width the columns were fitted to
+
+    def on_mount(self) -> None:
+        self._build()
+
+    def on_resize(self) -> None:
+        if self._fitted != self._width():
+            self._build()
+
+    def _width(self) -> int:
+        return max(self.scrollable_content_region.width, 1)
+
+    def set_rows(self, rows: Iterable[tuple[str, list[Text]]]) -> None:
+        """Replace the rows: (key, one Text per column)."""
+        self._cells = list(rows)
+        self.cursor_coordinate = Coordinate(0, 0)
+        self._build()
+
+    def _build(self) -> None:
+        width = self._width()
+        fitted = fit_columns(self.columns_wanted, [[cell.plain for cell in cells] for _key, cells in self._cells],
+                             width, padding=2 * self.cell_padding)
+        row = self.cursor_row
+        self.clear(columns=True)
+        self._fitted = width
+        shown = [(self.columns_wanted.index(column), column, size) for column, size in fitted]
+        for _index, column, size in shown:
+            self.add_column(column.label, key=column.key, width=size)
+        for key, cells in self._cells:
+            self.add_row(*(cut_cell(cells[index], size) for index, _column, size in shown), key=key)
+        if self.row_count:
+            self.move_cursor(row=max(min(row, self.row_count - 1), 0), animate=False)
+
+
+def cut_cell(cell: Text, width: int) -> Text:
+    """``cell`` as it is if it fits ``width`` cells, else cut with an ellipsis, its style kept."""
+    if cell.cell_len <= width:
+        return cell
+    return Text(fit_cell(cell.plain, width), style=cell.style, justify=cell.justify)

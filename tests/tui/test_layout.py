@@ -1,0 +1,88 @@
+"""Layout by terminal size: fitted columns, the too-small screen, toasts away from the focused row, no colour."""
+
+from __future__ import annotations
+
+from perun_tui.app import PerunApp, focused_row
+from perun_tui.cli import colour_environment
+from perun_tui.modals.too_small import TooSmallScreen
+from perun_tui.widgets.columns import Column, fit_columns
+from perun_tui.widgets.profiles import ProfilesTable
+
+from .helpers import select_profile, settle, wait_until
+
+COLUMNS = (Column("a", "a", 0, 4), Column("b", "b", 2, 4, shrink=True), Column("c", "c", 1, 6),
+           Column("d", "d", 3, 3))
+ROWS = [["aaaa", "bbbbbbbbbb", "cccccc", "ddd"]]
+
+
+def test_columns_are_dropped_least_useful_first_and_keep_their_order():
+    assert [(c.key, w) for c, w in fit_columns(COLUMNS, ROWS, 40)] == [("a", 4), ("b", 10), ("c", 6), ("d", 3)]
+    # no room for d (the least useful): it goes, the others stay whole
+    assert [c.key for c, _ in fit_columns(COLUMNS, ROWS, 28)] == ["a", "b", "c"]
+    # b does not fit even at its minimum: it goes, and d (less useful) with it
+    assert [(c.key, w) for c, w in fit_columns(COLUMNS, ROWS, 16)] == [("a", 4), ("c", 6)]
+    assert [(c.key, w) for c, w in fit_columns(COLUMNS, ROWS, 3)] == [("a", 1)]
+
+
+def test_a_cut_column_takes_width_from_a_shrinkable_one():
+    rows = [["aaaa", "bbbbbbbbbb", "cccccccc"]]
+    columns = (Column("a", "a", 0, 4), Column("b", "b", 1, 4, shrink=True), Column("c", "c", 2, 6))
+    # a and b whole leave 8 cells: c would show cut at 6, so b (shrink) gives it the 2 it lacks
+    assert [(c.key, w) for c, w in fit_columns(columns, rows, 26)] == [("a", 4), ("b", 8), ("c", 8)]
+
+
+def test_no_color_and_a_dumb_terminal_turn_colour_off():
+    assert colour_environment({"TERM": "xterm"}) is True
+    env = {"NO_COLOR": "", "TERM": "xterm"}
+    assert colour_environment(env) is True and "NO_COLOR" not in env  # empty counts as unset
+    assert colour_environment({"NO_COLOR": "1"}) is False
+    env = {"TERM": "dumb"}
+    assert colour_environment(env) is False and env["NO_COLOR"] == "1"
+
+
+async def test_the_profiles_keep_whole_columns_at_every_width(demo_repo):
+    app = PerunApp(demo_repo)
+    async with app.run_test(size=(80, 24)) as pilot:
+        await settle(pilot)
+        table = app.query_one(ProfilesTable)
+        shown = [column.key.value for column in table.columns.values()]
+        assert shown[:4] == ["tag", "type", "collector", "workload"] and "postprocessors" in shown
+        assert sum(column.get_render_width(table) for column in table.columns.values()) \
+            <= table.scrollable_content_region.width
+        await pilot.resize_terminal(40, 12)
+        await wait_until(pilot, lambda: len(table.columns) < len(shown))
+        narrow = [column.key.value for column in table.columns.values()]
+        assert narrow[:2] == ["tag", "type"] and "origin" not in narrow
+        await pilot.resize_terminal(200, 40)  # beside the commit pane, room for every column
+        await wait_until(pilot, lambda: "origin" in [column.key.value for column in table.columns.values()])
+
+
+async def test_the_too_small_screen_comes_and_goes_with_the_size(demo_repo):
+    app = PerunApp(demo_repo)
+    async with app.run_test(size=(80, 24)) as pilot:
+        await settle(pilot)
+        main = app.screen
+        await pilot.resize_terminal(39, 12)
+        await wait_until(pilot, lambda: isinstance(app.screen, TooSmallScreen))
+        assert "40x12" in str(app.screen.query_one("#too-small-text").render())
+        await pilot.resize_terminal(40, 11)
+        await pilot.pause()
+        assert isinstance(app.screen, TooSmallScreen)
+        await pilot.resize_terminal(40, 12)
+        await wait_until(pilot, lambda: app.screen is main)
+
+
+async def test_toasts_stand_on_the_side_away_from_the_focused_row(demo_repo):
+    app = PerunApp(demo_repo)
+    async with app.run_test(size=(80, 24)) as pilot:
+        await settle(pilot)
+        table = await select_profile(pilot, "1@p")  # the last profile row, in the lower half
+        assert focused_row(table) >= 12
+        await pilot.press("m")
+        await pilot.pause()
+        assert app.screen.has_class("-toasts-top")
+        await pilot.press("1")  # the history's cursor, at the top
+        await pilot.pause()
+        app.notify("a note")
+        await pilot.pause()
+        assert not app.screen.has_class("-toasts-top")

@@ -1,0 +1,338 @@
+"""A walk over every screen of perun-tui in a real terminal (tmux) at 40x12, 80x24 and 120x40.
+
+``perun-tui`` runs in a detached tmux session on a private server (its own
+socket), on a copy of the 40-commit demo repository.  The walk sends keys as
+a user would and reads the screen with ``tmux capture-pane -p``; it waits for
+each screen's expected text (polling, with a generous overall timeout), never
+for a fixed time, so it passes on a busy machine.  On every screen it asserts:
+
+- no text outside its border: every rounded box (``╭╮`` above, ``╰╯`` below)
+  has its vertical borders in the same two columns on every row, and nothing
+  but blanks is drawn right of the rightmost box on a row it spans;
+- no cut key hints: every hint in the footer is a key and a whole
+  description of some binding of the app;
+- the expected content.
+
+Needs the tmux binary (.ci/run installs it); skipped with the reason if it
+is missing.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import shlex
+import shutil
+import subprocess
+import sys
+import tempfile
+import time
+from collections.abc import Callable
+from pathlib import Path
+
+import pytest
+
+pytestmark = pytest.mark.skipif(shutil.which("tmux") is None,
+                                reason="tmux is not installed (apt-get install tmux; .ci/run installs it)")
+
+SIZES = [pytest.param((40, 12), id="40x12"), pytest.param((80, 24), id="80x24"),
+         pytest.param((120, 40), id="120x40")]
+
+#: how long one screen may take to appear on a busy machine
+TIMEOUT = 60.0
+
+VERTICAL = set("│┃┤├")
+
+
+def binding_descriptions() -> set[str]:
+    """Every description a key hint can show: the bindings of the app, its screens and widgets."""
+    import importlib
+    import inspect
+    import pkgutil
+
+    import perun_tui
+    from textual.binding import Binding
+    from textual.dom import DOMNode
+
+    found = {"palette"}
+    for module in pkgutil.walk_packages(perun_tui.__path__, "perun_tui."):
+        if module.name.endswith("__main__"):
+            continue
+        loaded = importlib.import_module(module.name)
+        for _name, value in inspect.getmembers(loaded, inspect.isclass):
+            if issubclass(value, DOMNode):
+                for klass in value.__mro__:
+                    for binding in getattr(klass, "BINDINGS", []) or []:
+                        if isinstance(binding, Binding) and binding.description:
+                            found.add(binding.description)
+    return found
+
+
+class Terminal:
+    """perun-tui in a tmux session of a private tmux server."""
+
+    def __init__(self, root: Path, size: tuple[int, int], env: dict[str, str]) -> None:
+        # a short path of its own: a socket's path is limited to about 100 bytes
+        self.directory = tempfile.mkdtemp(prefix="perun-walk-")
+        self.socket = os.path.join(self.directory, "tmux.sock")
+        self.size = size
+        command = " ".join(shlex.quote(part) for part in
+                           # COLUMNS and LINES (pytest may set them) would pin the size a resize changes
+                           ["env", "-u", "COLUMNS", "-u", "LINES", *(f"{k}={v}" for k, v in env.items()), sys.executable, "-m", "perun_tui",
+                            "--repo", str(root)])
+        self.tmux("-f", "/dev/null", "new-session", "-d", "-s", "walk", "-x", str(size[0]), "-y", str(size[1]),
+                  command)
+        self.tmux("set-option", "-t", "walk", "remain-on-exit", "on")
+
+    def tmux(self, *args: str) -> str:
+        result = subprocess.run(["tmux", "-S", self.socket, *args], capture_output=True, text=True, timeout=60)
+        if result.returncode != 0:
+            raise AssertionError(f"tmux {' '.join(args)} failed: {result.stderr.strip()}")
+        return result.stdout
+
+    def close(self) -> None:
+        subprocess.run(["tmux", "-S", self.socket, "kill-server"], capture_output=True, timeout=60)
+        shutil.rmtree(self.directory, ignore_errors=True)
+
+    def screen(self, escapes: bool = False) -> str:
+        return self.tmux("capture-pane", "-p", *(["-e"] if escapes else []), "-t", "walk")
+
+    def keys(self, *keys: str) -> None:
+        for key in keys:
+            self.tmux("send-keys", "-t", "walk", key)
+
+    def resize(self, width: int, height: int) -> None:
+        self.size = (width, height)
+        self.tmux("resize-window", "-t", "walk", "-x", str(width), "-y", str(height))
+
+    def wait_for(self, *texts: str, gone: tuple[str, ...] = (), quiet: bool = True,
+                 check: Callable[[str], bool] | None = None) -> str:
+        """The screen once it shows every one of ``texts`` and none of ``gone`` (and, with ``quiet``, no toast)."""
+        deadline = time.monotonic() + TIMEOUT
+        screen = ""
+        while time.monotonic() < deadline:
+            screen = self.screen()
+            if (all(text in screen for text in texts) and not any(text in screen for text in gone)
+                    and (not quiet or "▌" not in screen) and (check is None or check(screen))):
+                return screen
+            time.sleep(0.1)
+        raise AssertionError(f"waited {TIMEOUT:.0f} s for {texts} (not {gone}); the screen shows:\n{screen}")
+
+
+def box_problems(screen: str, width: int) -> list[str]:
+    """Rows where a rounded box's borders are out of line, or text stands right of the last box."""
+    rows = [line.ljust(width) for line in screen.split("\n")]
+    problems = []
+    rightmost = [-1] * len(rows)
+    for top, row in enumerate(rows):
+        for left, char in enumerate(row):
+            if char != "╭":
+                continue
+            right = row.find("╮", left + 1)
+            if right < 0:
+                problems.append(f"row {top}: ╭ at column {left} without ╮ on its right")
+                continue
+            bottom = next((r for r in range(top + 1, len(rows)) if rows[r][left] == "╰"), None)
+            if bottom is None:
+                problems.append(f"row {top}: the box at columns {left}-{right} has no bottom edge")
+                continue
+            if rows[bottom][right] != "╯":
+                problems.append(f"row {bottom}: the box at columns {left}-{right} ends with "
+                                f"{rows[bottom][right]!r} in column {right}, not ╯")
+            for r in range(top, bottom + 1):
+                rightmost[r] = max(rightmost[r], right)
+                if top < r < bottom and (rows[r][left] not in VERTICAL or rows[r][right] not in VERTICAL):
+                    problems.append(f"row {r}: the box at columns {left}-{right} shows "
+                                    f"{rows[r][left]!r} and {rows[r][right]!r} where its borders belong")
+    for r, right in enumerate(rightmost):
+        if right >= 0 and rows[r][right + 1:].strip():
+            problems.append(f"row {r}: {rows[r][right + 1:].strip()!r} right of the border in column {right}")
+    return problems
+
+
+def footer_problems(screen: str, descriptions: set[str]) -> list[str]:
+    """Key hints of the footer (the last row) that are not whole: key, space, a known description."""
+    footer = screen.rstrip("\n").split("\n")[-1]
+    hints, _bar, palette = footer.partition("▏")
+    problems = []
+    for hint in [h.strip() for h in re.split(r" {2,}", hints) if h.strip()] + ([palette.strip()] if palette else []):
+        key, _space, description = hint.partition(" ")
+        if description not in descriptions:
+            problems.append(f"footer hint {hint!r} is cut (or unknown): {footer!r}")
+    return problems
+
+
+class Walk:
+    """Assertions over the screens visited, collected so one run names every problem."""
+
+    def __init__(self, terminal: Terminal) -> None:
+        self.terminal = terminal
+        self.descriptions = binding_descriptions()
+        self.problems: list[str] = []
+        self.visited: list[str] = []
+
+    def see(self, name: str, *texts: str, footer: bool = True, **options) -> str:
+        if footer:  # the footer is drawn once its keys are known: its palette key shows it is there
+            options["check"] = lambda screen, check=options.get("check"): (
+                "▏" in screen.rstrip("\n").split("\n")[-1] and (check is None or check(screen)))
+        screen = self.terminal.wait_for(*texts, **options)
+        # then until two captures a quarter of a second apart agree: a frame drawn in the middle
+        # of a relayout (just after a resize, on a busy machine) is not what the screen settles on
+        deadline = time.monotonic() + TIMEOUT
+        while time.monotonic() < deadline:
+            time.sleep(0.25)
+            again = self.terminal.wait_for(*texts, **options)
+            if again == screen:
+                break
+            screen = again
+        self.visited.append(name)
+        found = box_problems(screen, self.terminal.size[0])
+        if footer:
+            found += footer_problems(screen, self.descriptions)
+        self.problems += [f"{name} at {self.terminal.size[0]}x{self.terminal.size[1]}: {p}" for p in found]
+        if found:
+            self.problems.append(screen)
+        return screen
+
+
+@pytest.fixture
+def terminal_env(tmp_path) -> dict[str, str]:
+    home = tmp_path / "home"
+    home.mkdir()
+    return {"HOME": str(home), "PERUN_CONFIG_DIR": str(home / "perun-config"), "TZ": "UTC",
+            "TERM": "xterm-256color", "COLORTERM": "truecolor", "PATH": os.environ.get("PATH", "")}
+
+
+@pytest.mark.parametrize("size", SIZES)
+def test_every_screen_fits_its_borders_and_shows_whole_key_hints(demo_repo, terminal_env, size):
+    from .helpers import set_matrix
+
+    set_matrix(demo_repo, cmds=["true"], collectors=[{"name": "time", "params": {"repeat": 1, "warmup": 0}}])
+    terminal = Terminal(demo_repo, size, terminal_env)
+    walk = Walk(terminal)
+    try:
+        keys = terminal.keys
+        walk.see("main", "History of main", "Profiles at", "commits ─", "registered")
+        keys("/")
+        terminal.wait_for("search sha", quiet=False)
+        keys(*"plain", "Enter")
+        walk.see("search", "Profiles at cba88d3")  # the commit that replaced the hash index by a plain scan
+        keys("h")
+        terminal.wait_for("Profiles at 6c8442a", quiet=False)
+        keys("2")  # the focus on HEAD's profiles
+        walk.see("profiles", "⏎ Details")
+        keys("Down", "Enter")
+        walk.see("details", "esc to close", "command", footer=False)
+        keys("Escape")
+        walk.see("main again", "Profiles at", gone=("esc to close",))
+        keys("p")  # the cursor is on 1@i, HEAD's mixed profile
+        walk.see("plot: scatter", "Plot ·", "1@i mixed", "esc Back")
+        keys("b")
+        walk.see("plot: bars", "Plot ·", "amount", "┤", quiet=False)
+        keys("Escape")
+        walk.see("main after the plot", "Profiles at", gone=("Plot ·",))
+        keys("Up", "p")
+        walk.see("plot: a time profile", "Plot ·", "0@i time", "esc Back")
+        keys("Escape")
+        walk.see("main after the bars", "Profiles at", gone=("Plot ·",))
+        # a key reaches the widget focused when it arrives: wait for the footer of the new focus first
+        keys("1")
+        terminal.wait_for("h HEAD", quiet=False)
+        keys("Down", "Down")
+        terminal.wait_for("Profiles at 79b34b5", quiet=False)
+        keys("2")
+        terminal.wait_for("⏎ Details", quiet=False)
+        keys("Down")
+        keys("p")
+        walk.see("plot: heap map", "Plot ·", "1@i memory", quiet=False)
+        keys("f")
+        walk.see("plot: flame graph", "Plot ·", "sll_insert", quiet=False)
+        keys("Escape")
+        walk.see("main after the flame graph", "Profiles at", gone=("Plot ·",))
+        keys("h", "e")
+        walk.see("matrix editor", "Job matrix", "Commands", "^s Save")
+        keys("Escape")
+        walk.see("main after the editor", "Profiles at", gone=("Job matrix",))
+        keys("c")
+        walk.see("check", "Degradation check", "Check head")
+        keys("a")
+        walk.see("check: all", "degradations", "Degradation", gone=("running…",))
+        keys("f", "f")
+        walk.see("check: degradations", "- Degradation",
+                 check=lambda screen: "Optimization" not in screen and "NoChange" not in screen)
+        keys("Enter")
+        walk.see("compare", "esc Back", gone=("Degradation check",))
+        keys("Escape")
+        walk.see("check after compare", "Degradation check", quiet=False)
+        keys("Escape")
+        walk.see("main after the check", "Profiles at", gone=("Degradation check",))
+        keys("2")
+        terminal.wait_for("⏎ Details", quiet=False)
+        keys("m", "Down", "d")
+        walk.see("difference", "Table", "Bars", "esc Back", gone=("Profiles at",))
+        keys("Escape")
+        walk.see("main after the difference", "Profiles at", gone=("Bars",))
+        keys("R")
+        walk.see("run", "Run ·", "done in", "esc Close", gone=("running",))
+        keys("Escape")
+        walk.see("main after the run", "Profiles at", gone=("Run ·",))
+        keys("C-p")
+        terminal.wait_for("Search for commands", quiet=False)
+        keys(*"fuzz: start")
+        terminal.wait_for("fuzz: start", quiet=False)
+        keys("Enter")
+        walk.see("fuzz", "Fuzz", "cmd", "esc", quiet=False)
+        keys("Escape")
+        walk.see("main after fuzz", "Profiles at", gone=("Fuzz",))
+        keys("F1")
+        walk.see("help", "Keys", "esc to close", footer=False)
+        keys("Escape")
+        walk.see("main after help", "Profiles at", gone=("esc to close",))
+        width, height = size
+        terminal.resize(36, 10)
+        walk.see("too small", "too small", "40x12", footer=False)
+        terminal.resize(width, height)
+        walk.see("grown again", "Profiles at", gone=("too small",))
+        keys("q")
+        deadline = time.monotonic() + TIMEOUT
+        while terminal.tmux("display", "-p", "-t", "walk", "#{pane_dead}").strip() != "1":
+            assert time.monotonic() < deadline, f"q did not end perun-tui:\n{terminal.screen()}"
+            time.sleep(0.1)
+    finally:
+        terminal.close()
+    assert not walk.problems, "\n".join(walk.problems)
+    assert len(walk.visited) >= 20
+
+
+@pytest.mark.parametrize("variable", ["NO_COLOR=1", "TERM=dumb"])
+def test_no_colour_escapes_under_no_color_or_a_dumb_terminal(demo_repo, terminal_env, variable):
+    """With NO_COLOR or TERM=dumb only default colours are used; bold and reverse stay."""
+    name, _eq, value = variable.partition("=")
+
+    def colours(env: dict[str, str]) -> set[str]:
+        terminal = Terminal(demo_repo, (80, 24), env)
+        try:
+            terminal.wait_for("Profiles at", "registered")
+            screen = terminal.screen(escapes=True)
+        finally:
+            terminal.close()
+        # SGR parameters that pick a colour: 30-37, 38;..., 40-47, 48;..., 90-97, 100-107
+        found = set()
+        for params in re.findall(r"\x1b\[([0-9;:]*)m", screen):
+            parts = params.replace(":", ";").split(";")
+            index = 0
+            while index < len(parts):
+                part = parts[index]
+                if part in ("38", "48"):
+                    found.add(";".join(parts[index:index + (5 if parts[index + 1:index + 2] == ["2"] else 3)]))
+                    index += 5 if parts[index + 1:index + 2] == ["2"] else 3
+                    continue
+                if part.isdigit() and (30 <= int(part) <= 37 or 40 <= int(part) <= 47 or 90 <= int(part) <= 107):
+                    found.add(part)
+                index += 1
+        return found
+
+    with_colour = colours(dict(terminal_env))
+    assert with_colour, "the walk's terminal shows no colour at all: the comparison below would prove nothing"
+    plain = colours({**terminal_env, name: value})
+    assert plain == set(), f"{variable}: colour escapes {sorted(plain)[:10]}"
