@@ -113,6 +113,12 @@ def parse_perf_script_text(data: bytes, path: Path) -> tuple[FrameIds, list[tupl
     """Distinct stacks of a ``perf script`` text: ids, stacks, sample counts, period sums, events, commands."""
     import numpy as np
 
+    from .perfscan import scan_perf_script
+
+    scanned = scan_perf_script(data, _HEADER)
+    if scanned is not None:
+        ids, fast, which, period_values, distinct_events, heads = scanned
+        return _tallied(path, ids, fast, which, period_values, distinct_events, heads)
     script = _Script(data, path)
     found = script.header_fields()
     events_raw = [e for _, e in found]
@@ -125,23 +131,35 @@ def parse_perf_script_text(data: bytes, path: Path) -> tuple[FrameIds, list[tupl
     sample_body = next((body for body in script.stacks if body.strip()), b"")
     with_objects = _FRAME.match(sample_body.split(b"\n", 1)[0].decode("utf-8", "replace")) is not None
     ids = FrameIds()
-    distinct: dict[tuple[int, ...], int] = {}
     fast = _frames_fast(list(index), several, ids) if with_objects else None
     if fast is None:
         fast = _frames_slow(script, index, which, several, with_objects, ids)
+    period_values = None
+    if all(p for p, _ in found):
+        period_values = np.array([p for p, _ in found], dtype=np.float64)
+        _check_periods(script, period_values)
+    return _tallied(path, ids, fast, which, period_values, distinct_events, script.heads)
+
+
+def _tallied(path: Path, ids: FrameIds, fast: list[tuple[int, ...]], which: list[int], period_values: Any,
+             distinct_events: list[bytes], heads: list[bytes]) -> tuple[FrameIds, list[tuple[int, ...]], list[int],
+                                                                       list[int] | None, list[str], list[str]]:
+    """The distinct stacks of ``fast`` (frame ids of each distinct stack text), with the samples and periods of
+    each: ``which`` is the stack text of every sample, ``period_values`` (or None) its period."""
+    import numpy as np
+
+    distinct: dict[tuple[int, ...], int] = {}
     remap = [distinct.setdefault(frames, len(distinct)) for frames in fast]
     # text that differs only in addresses or offsets gives the same stack
     which_arr = np.asarray(remap, dtype=np.int64)[np.asarray(which, dtype=np.int64)]
     counts = np.bincount(which_arr, minlength=len(distinct))
     periods = None
-    if all(p for p, _ in found):
-        period_values = np.array([p for p, _ in found], dtype=np.float64)
-        _check_periods(script, period_values)
+    if period_values is not None:
         periods = np.rint(np.bincount(which_arr, weights=period_values, minlength=len(distinct)))
         if len(periods) and not periods.max() < 2.0**63:
             raise ImportFailed(path, "periods", "the periods of one stack add up beyond 64 bits")
         periods = periods.astype(np.int64).tolist()
-    commands = sorted({h.split(None, 1)[0].decode("utf-8", "replace") for h in script.heads[:1000] if h.strip()})
+    commands = sorted({h.split(None, 1)[0].decode("utf-8", "replace") for h in heads[:1000] if h.strip()})
     return ids, list(distinct), counts.tolist(), periods, [e.decode() for e in distinct_events], commands
 
 
