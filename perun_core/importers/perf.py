@@ -110,15 +110,25 @@ def _check_periods(script: _Script, period_values: Any) -> None:
 
 def parse_perf_script_text(data: bytes, path: Path) -> tuple[FrameIds, list[tuple[int, ...]], list[int], list[int] | None,
                                                                list[str], list[str]]:
-    """Distinct stacks of a ``perf script`` text: ids, stacks, sample counts, period sums, events, commands."""
-    import numpy as np
+    """Distinct stacks of a ``perf script`` text: ids, stacks, sample counts, period sums, events, commands.
 
+    The common text is read in bulk (:mod:`perun_core.importers.perfscan`);
+    anything else line by line, which names a bad line.
+    """
     from .perfscan import scan_perf_script
 
     scanned = scan_perf_script(data, _HEADER)
     if scanned is not None:
         ids, fast, which, period_values, distinct_events, heads = scanned
         return _tallied(path, ids, fast, which, period_values, distinct_events, heads)
+    return parse_by_lines(data, path)
+
+
+def parse_by_lines(data: bytes, path: Path) -> tuple[FrameIds, list[tuple[int, ...]], list[int], list[int] | None,
+                                                      list[str], list[str]]:
+    """What :func:`parse_perf_script_text` answers, read line by line (any text; ImportFailed naming a bad line)."""
+    import numpy as np
+
     script = _Script(data, path)
     found = script.header_fields()
     events_raw = [e for _, e in found]
