@@ -14,9 +14,12 @@ periods) and one ``function`` resource per function (inclusive ``amount``,
 ``exclusive``), unit ``samples``.  Samples of several events are kept
 apart (``event`` on the stack resources and in the uid of each).
 
-The file is read whole and split into samples in C; the distinct stacks
-are parsed once, by one regular-expression scan (``benchmarks/importdiff.py``
-times a 100 MB file).
+The file is read whole.  The common text is read in bulk with numpy
+(:mod:`perun_core.importers.perfscan`: lines found by their byte positions,
+each distinct stack's frames parsed once, each distinct symbol and object
+made a string once); any other text is split into samples in C and its
+distinct stacks are parsed by one regular-expression scan, or line by line
+to name a bad line (``benchmarks/importdiff.py`` times a 100 MB file).
 """
 
 from __future__ import annotations

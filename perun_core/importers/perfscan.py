@@ -131,11 +131,12 @@ def scan_perf_script(data: bytes, header: re.Pattern[bytes]) -> tuple | None:
     events_raw = [e for _, e in found]
     distinct_events = sorted(set(events_raw))
     several = len(distinct_events) > 1
-    index: dict[Any, int] = {}
     texts = [data[s:e] for s, e in zip(samples.stack_starts, samples.stack_ends)]
     keys: list[Any] = list(zip(events_raw, texts)) if several else texts
-    which = [index.setdefault(k, len(index)) for k in keys]
-    del texts
+    # each distinct stack text numbered in the order it first occurs (dict and map run in C)
+    number = dict(zip(dict.fromkeys(keys), range(len(keys))))
+    which = list(map(number.__getitem__, keys))
+    del texts, number
     # the first sample of each distinct stack text (texts are numbered in the order they first occur)
     firsts = np.unique(np.asarray(which, dtype=np.int64), return_index=True)[1]
     ids = FrameIds()
@@ -147,8 +148,9 @@ def scan_perf_script(data: bytes, header: re.Pattern[bytes]) -> tuple | None:
         stacks = [frames + (ids[(f"[{event.decode('utf-8', 'replace')}]", "")],)
                   for frames, event in zip(stacks, events_of)]
     periods = None
-    if all(p for p, _ in found):
-        period_values = np.array([p for p, _ in found], dtype=np.float64)
+    period_texts = [p for p, _ in found]
+    if b"" not in period_texts:
+        period_values = np.array(period_texts, dtype=np.float64)
         if not (period_values <= _LARGEST_PERIOD).all():
             return None
         periods = period_values
