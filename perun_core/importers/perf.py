@@ -25,9 +25,6 @@ to name a bad line (``benchmarks/importdiff.py`` times a 100 MB file).
 from __future__ import annotations
 
 import re
-import shutil
-import subprocess
-import tempfile
 from pathlib import Path
 from typing import Any
 
@@ -299,6 +296,10 @@ class PerfRecordImporter:
     )
 
     def load(self, files: list[Path], options: dict[str, Any]) -> Profile:
+        import shutil
+        import subprocess
+        import tempfile
+
         if shutil.which("perf") is None:
             from ..collect.perf import HOW_TO_GET_PERF
 
