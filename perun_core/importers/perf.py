@@ -14,17 +14,17 @@ periods) and one ``function`` resource per function (inclusive ``amount``,
 ``exclusive``), unit ``samples``.  Samples of several events are kept
 apart (``event`` on the stack resources and in the uid of each).
 
-The file is read whole and split into samples in C; the distinct stacks
-are parsed once, by one regular-expression scan (``benchmarks/importdiff.py``
-times a 100 MB file).
+The file is read whole.  The common text is read in bulk with numpy
+(:mod:`perun_core.importers.perfscan`: lines found by their byte positions,
+each distinct stack's frames parsed once, each distinct symbol and object
+made a string once); any other text is split into samples in C and its
+distinct stacks are parsed by one regular-expression scan, or line by line
+to name a bad line (``benchmarks/importdiff.py`` times a 100 MB file).
 """
 
 from __future__ import annotations
 
 import re
-import shutil
-import subprocess
-import tempfile
 from pathlib import Path
 from typing import Any
 
@@ -110,7 +110,23 @@ def _check_periods(script: _Script, period_values: Any) -> None:
 
 def parse_perf_script_text(data: bytes, path: Path) -> tuple[FrameIds, list[tuple[int, ...]], list[int], list[int] | None,
                                                                list[str], list[str]]:
-    """Distinct stacks of a ``perf script`` text: ids, stacks, sample counts, period sums, events, commands."""
+    """Distinct stacks of a ``perf script`` text: ids, stacks, sample counts, period sums, events, commands.
+
+    The common text is read in bulk (:mod:`perun_core.importers.perfscan`);
+    anything else line by line, which names a bad line.
+    """
+    from .perfscan import scan_perf_script
+
+    scanned = scan_perf_script(data, _HEADER)
+    if scanned is not None:
+        ids, fast, which, period_values, distinct_events, heads = scanned
+        return _tallied(path, ids, fast, which, period_values, distinct_events, heads)
+    return parse_by_lines(data, path)
+
+
+def parse_by_lines(data: bytes, path: Path) -> tuple[FrameIds, list[tuple[int, ...]], list[int], list[int] | None,
+                                                      list[str], list[str]]:
+    """What :func:`parse_perf_script_text` answers, read line by line (any text; ImportFailed naming a bad line)."""
     import numpy as np
 
     script = _Script(data, path)
@@ -125,23 +141,35 @@ def parse_perf_script_text(data: bytes, path: Path) -> tuple[FrameIds, list[tupl
     sample_body = next((body for body in script.stacks if body.strip()), b"")
     with_objects = _FRAME.match(sample_body.split(b"\n", 1)[0].decode("utf-8", "replace")) is not None
     ids = FrameIds()
-    distinct: dict[tuple[int, ...], int] = {}
     fast = _frames_fast(list(index), several, ids) if with_objects else None
     if fast is None:
         fast = _frames_slow(script, index, which, several, with_objects, ids)
+    period_values = None
+    if all(p for p, _ in found):
+        period_values = np.array([p for p, _ in found], dtype=np.float64)
+        _check_periods(script, period_values)
+    return _tallied(path, ids, fast, which, period_values, distinct_events, script.heads)
+
+
+def _tallied(path: Path, ids: FrameIds, fast: list[tuple[int, ...]], which: list[int], period_values: Any,
+             distinct_events: list[bytes], heads: list[bytes]) -> tuple[FrameIds, list[tuple[int, ...]], list[int],
+                                                                       list[int] | None, list[str], list[str]]:
+    """The distinct stacks of ``fast`` (frame ids of each distinct stack text), with the samples and periods of
+    each: ``which`` is the stack text of every sample, ``period_values`` (or None) its period."""
+    import numpy as np
+
+    distinct: dict[tuple[int, ...], int] = {}
     remap = [distinct.setdefault(frames, len(distinct)) for frames in fast]
     # text that differs only in addresses or offsets gives the same stack
     which_arr = np.asarray(remap, dtype=np.int64)[np.asarray(which, dtype=np.int64)]
     counts = np.bincount(which_arr, minlength=len(distinct))
     periods = None
-    if all(p for p, _ in found):
-        period_values = np.array([p for p, _ in found], dtype=np.float64)
-        _check_periods(script, period_values)
+    if period_values is not None:
         periods = np.rint(np.bincount(which_arr, weights=period_values, minlength=len(distinct)))
         if len(periods) and not periods.max() < 2.0**63:
             raise ImportFailed(path, "periods", "the periods of one stack add up beyond 64 bits")
         periods = periods.astype(np.int64).tolist()
-    commands = sorted({h.split(None, 1)[0].decode("utf-8", "replace") for h in script.heads[:1000] if h.strip()})
+    commands = sorted({h.split(None, 1)[0].decode("utf-8", "replace") for h in heads[:1000] if h.strip()})
     return ids, list(distinct), counts.tolist(), periods, [e.decode() for e in distinct_events], commands
 
 
@@ -268,6 +296,10 @@ class PerfRecordImporter:
     )
 
     def load(self, files: list[Path], options: dict[str, Any]) -> Profile:
+        import shutil
+        import subprocess
+        import tempfile
+
         if shutil.which("perf") is None:
             from ..collect.perf import HOW_TO_GET_PERF
 

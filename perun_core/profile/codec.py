@@ -37,7 +37,7 @@ from ..errors import InvalidProfile
 from ..versions import Versioned
 from . import fastjson
 from .model import Profile, Snapshot
-from .resources import MISSING, PackedColumn, ResourceTable
+from .resources import MISSING, PackedColumn, ResourceTable, StackColumn
 from .validate import MAX_DEPTH, validate_profile
 
 COLUMNAR_VERSION = 2
@@ -235,7 +235,7 @@ def iter_columnar(profile: Profile, *, with_origin: bool = False) -> Iterator[by
 
 def _iter_region(region: Snapshot, dump: Callable[[Any], bytes]) -> Iterator[bytes]:
     table = region.resources
-    held = table.raw_columns()
+    held = table.raw_columns(stacks=True)
     keys, columns = held if held is not None else table.columns()
     sparse = table.sparse
     yield b'{"meta":%s,"models":%s,"has_models":%s,"n":%d,"keys":%s,"cols":[' % (
@@ -243,9 +243,44 @@ def _iter_region(region: Snapshot, dump: Callable[[Any], bytes]) -> Iterator[byt
     for index, column in enumerate(columns):
         if index:
             yield b","
+        if isinstance(column, StackColumn):
+            encoded = _stack_column_bytes(column, sparse, dump)
+            if encoded is not None:
+                yield encoded
+                continue
+            column = column.to_list()
         yield _column_bytes(_encode_packed(column) if isinstance(column, PackedColumn) else _encode_column(column, sparse),
                             dump)
     yield b"]}"
+
+
+def _stack_column_bytes(column: StackColumn, sparse: bool, dump: Callable[[Any], bytes]) -> bytes | None:
+    """What :func:`_encode_column` of the column's trace lists gives, encoded, made from its frame table.
+
+    Each frame entry is encoded once and each trace's JSON joined from those
+    (what ``json.dumps`` of the list gives); the traces are then told apart
+    by that text, as :func:`_code_mixed` does.  None for columns that
+    general path must take (missing rows in a table that is not sparse, no
+    trace at all).
+    """
+    count = len(column.starts)
+    if not count or (count < column.length and not sparse):
+        return None
+    entries = [json.dumps(entry, separators=(",", ":"), allow_nan=False) for entry in column.frames]
+    flat = list(map(entries.__getitem__, column.flat.tolist()))
+    texts = ["[" + ",".join(flat[s:e]) + "]" for s, e in zip(column.starts.tolist(), column.ends.tolist())]
+    absent = list(range(count, column.length))
+    index: dict[str, int] = {}
+    codes = [index.setdefault(text, len(index)) for text in texts] + [0] * len(absent)
+    if len(index) > column.length // 2 and column.length > 64:
+        out: dict[str, Any] = {"t": "raw", "v": texts + [texts[0]] * len(absent)}
+    else:
+        kind = _int_kind(0, max(len(index) - 1, 0))
+        out = {"t": "dict", "w": kind, "v": list(index), "c": _pack(kind, codes)}
+    if absent:
+        out["absent"] = _pack("q", absent)
+    values = ("[" + ",".join(out["v"]) + "]").encode("ascii")
+    return _column_bytes(out, dump, encoded={"v": values})
 
 
 #: Members of a column holding base64 text: written as they are (base64 needs no JSON escaping),
@@ -253,11 +288,13 @@ def _iter_region(region: Snapshot, dump: Callable[[Any], bytes]) -> Iterator[byt
 _BASE64_MEMBERS = ("b", "c", "absent")
 
 
-def _column_bytes(column: dict, dump: Callable[[Any], bytes]) -> bytes:
-    """``dump(column)`` exactly, faster for the base64 members."""
+def _column_bytes(column: dict, dump: Callable[[Any], bytes], encoded: dict[str, bytes] | None = None) -> bytes:
+    """``dump(column)`` exactly, faster for the base64 members (and members given ``encoded`` already)."""
     parts = []
     for key, value in column.items():
-        if key in _BASE64_MEMBERS and type(value) is str:
+        if encoded and key in encoded:
+            parts.append(b"%s:%s" % (dump(key), encoded[key]))
+        elif key in _BASE64_MEMBERS and type(value) is str:
             parts.append(b'"%s":"%s"' % (key.encode("ascii"), value.encode("ascii")))
         else:
             parts.append(b"%s:%s" % (dump(key), dump(value)))

@@ -163,16 +163,17 @@ class ResourceTable:
         """The columnar form of the stacks in column ``key``, if the table was made with one."""
         return self._stacks.get(key) if self._stacks else None
 
-    def raw_columns(self) -> tuple[list[str], list[list | PackedColumn]] | None:
+    def raw_columns(self, *, stacks: bool = False) -> tuple[list[str], list[list | PackedColumn]] | None:
         """Keys and columns as they are held, packed ones not unpacked; None for a table of rows.
 
         For readers that handle :class:`PackedColumn` themselves (the JSON
         writer); everyone else uses :meth:`columns`.  Columns of stacks are
-        made lists first.
+        made lists first, unless ``stacks`` (for readers that handle
+        :class:`StackColumn` too) and they are still held columnar.
         """
         if self._columns is None:
             return None
-        if self._stacks:
+        if self._stacks and not stacks:
             columns = self._columns
             for i, column in enumerate(columns):
                 if isinstance(column, StackColumn):

@@ -41,7 +41,7 @@ from typing import Any
 
 from ..errors import InvalidProfile
 from .model import KNOWN_TYPES, Profile, Snapshot
-from .resources import MISSING, PackedColumn, ResourceTable
+from .resources import MISSING, PackedColumn, ResourceTable, StackColumn
 
 __all__ = ["MAX_DEPTH", "validate_profile"]
 
@@ -151,7 +151,7 @@ def _check_region(region: Snapshot, where: str, memory: bool, path: Path | str |
         raise InvalidProfile(path, f"{where}.resources", f"expected a list, got {_kind(table)}")
     if not len(table):
         return
-    held = table.raw_columns()
+    held = table.raw_columns(stacks=True)
     keys, columns = held if held is not None else table.columns()
     present = dict(zip(keys, columns))
     base = f"{where}.resources"
@@ -164,12 +164,48 @@ def _check_region(region: Snapshot, where: str, memory: bool, path: Path | str |
         if not key.isascii() and not _encodes(key):
             raise InvalidProfile(path, f"{base}[0]", "has a key with a lone surrogate, which is not valid Unicode text")
         label = f"{base}[{{}}].{key}"
+        if isinstance(column, StackColumn):
+            if key not in ("amount", "uid") and _stacks_ok(column, key, memory):
+                continue
+            column = column.to_list()  # a defect: the rows as lists name it
         if isinstance(column, PackedColumn):
             _check_packed(column, key, label, path, memory)
         elif key == "amount":
             _check_amounts(column, label, path)
         else:
             _check_values(column, label, path, **_rule(key, memory))
+
+
+def _stacks_ok(column: StackColumn, key: str, memory: bool) -> bool:
+    """Whether a column of stacks held as frame numbers passes :func:`_check_values`, without making its lists.
+
+    Each trace is a list of entries of the column's frame table, so the
+    entries the traces use, checked as one list, are what every trace holds,
+    at the same depth.
+    """
+    import numpy as np
+
+    flat = np.asarray(column.flat)
+    spans = [flat[s:e] for s, e in zip(np.asarray(column.starts).tolist(), np.asarray(column.ends).tolist())] \
+        if len(column.starts) and not _covers(column) else [flat]
+    picked = np.concatenate(spans) if spans else flat[:0]
+    used = np.flatnonzero(np.bincount(picked, minlength=len(column.frames))).tolist() if len(picked) else []
+    entries = [[column.frames[i] for i in used]]
+    if memory and key == "trace" and not _all_items_are(entries, dict):
+        return False
+    return _nested_values_ok(entries)
+
+
+def _covers(column: StackColumn) -> bool:
+    """Whether the rows of ``column`` together use every number in its ``flat``."""
+    import numpy as np
+
+    lengths = np.asarray(column.ends) - np.asarray(column.starts)
+    if not len(lengths) or int(lengths.sum()) != len(column.flat):
+        return False
+    order = np.argsort(np.asarray(column.starts), kind="stable")
+    starts, ends = np.asarray(column.starts)[order], np.asarray(column.ends)[order]
+    return int(starts[0]) == 0 and bool((starts[1:] == ends[:-1]).all())
 
 
 def _check_packed(column: PackedColumn, key: str, label: str, path: Path | str | None, memory: bool) -> None:
