@@ -87,6 +87,10 @@ def test_matrix_for_two_commits_of_a_c_program(c_project, run_env):
     assert tree_bytes(root) == before and leftover_worktrees(run_env) == []
 
 
+def _interruptible() -> None:
+    signal.signal(signal.SIGINT, signal.SIG_DFL)
+
+
 @needs_cc
 def test_an_interrupted_run_leaves_everything_as_it_was(c_project, run_env, tmp_path):
     root, _ = c_project
@@ -99,6 +103,9 @@ def test_an_interrupted_run_leaves_everything_as_it_was(c_project, run_env, tmp_
         [sys.executable, "-m", "perun_core.cli.main", "run", "job", "-m", "HEAD~1", "-c", "time", "-b", "sh",
          "-a", f"-c 'echo $$ > {fifo}; exec sleep 100000'"],
         cwd=root, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True,
+        # as from a terminal: a suite started in the background of a script (``make test &``) inherits SIGINT
+        # ignored, and a process that finds it ignored keeps ignoring it, as POSIX background jobs do
+        preexec_fn=_interruptible,
     )
     announced = threading.Event()
     child_pid: list[int] = []

@@ -18,8 +18,8 @@ from .programs import REGEX, SORT, sort_seed, write_program
 PERUN = [sys.executable, "-m", "perun_core.cli.main"]
 
 
-def perun(*args: str, cwd: Path) -> subprocess.CompletedProcess:
-    return subprocess.run([*PERUN, *args], cwd=cwd, capture_output=True, text=True, timeout=120)
+def perun(*args: str, cwd: Path, timeout: float = 120) -> subprocess.CompletedProcess:
+    return subprocess.run([*PERUN, *args], cwd=cwd, capture_output=True, text=True, timeout=timeout)
 
 
 def one_error(done: subprocess.CompletedProcess, *needles: str, code: int = 1) -> None:
@@ -105,7 +105,8 @@ def test_fuzzing_from_the_command_line_writes_every_output(tmp_path, seed, progr
 def test_deltadebugging_from_the_command_line(tmp_path):
     script = write_program(tmp_path, "regex.py", REGEX)
     (tmp_path / "slow.txt").write_text("\n".join(["java.lang.Object"] * 10 + ["javalan " * 5 + ",javalan g.String"]))
-    done = perun("deltadebugging", str(script), "slow.txt", "-o", "dd", "-t", "10", cwd=tmp_path)
+    # -t is the time budget, a safety net: on a busy machine each run is slower and shrinking must still end
+    done = perun("deltadebugging", str(script), "slow.txt", "-o", "dd", "-t", "900", cwd=tmp_path, timeout=1200)
     assert done.returncode == 0, done.stderr
     assert "lines:" in done.stderr and "smallest slow input" in done.stdout
     assert len((tmp_path / "dd" / "slow.min.txt").read_bytes()) < 60

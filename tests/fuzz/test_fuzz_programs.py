@@ -1,8 +1,9 @@
 """The fuzzer on real programs with known performance bugs, and delta debugging on what it finds.
 
 Each search stops as soon as the required slow-down is reached (an event
-handler sets the cancel event); the 60-second budget is only the upper
-bound.  Slow-downs compare CPU time (user + system of the run), which a busy
+handler sets the cancel event); the 600-second budget is only a safety
+net, generous so that a busy machine, which makes every run slower, cannot
+end a search before it gets there.  Slow-downs compare CPU time (user + system of the run), which a busy
 machine disturbs far less than wall time.  Seeds of the random choices are
 fixed.
 """
@@ -31,7 +32,7 @@ def fuzz_until(tmp_path, program: str, seed_text: str, target: float, **extra):
         if isinstance(event, api.InputKept) and event.finding.slowdown >= target:
             cancel.set()
 
-    values = {"cmd": str(script), "seeds": [str(seed)], "output_dir": str(tmp_path / "out"), "timeout": 60,
+    values = {"cmd": str(script), "seeds": [str(seed)], "output_dir": str(tmp_path / "out"), "timeout": 600,
               "hang_timeout": 10, "seed": 7, "profiles": 0, **extra}
     result = api.run_fuzzing(values, on_event=on_event, cancel=cancel, cwd=tmp_path)
     return result, events
@@ -73,9 +74,11 @@ def test_delta_debugging_shrinks_a_slow_input_and_keeps_its_slowdown(tmp_path):
     found = tmp_path / "found.txt"
     found.write_text("\n".join(lines) + "\n")
     steps = []
-    result = api.deltadebug(str(script), found, {"output_dir": str(tmp_path / "dd"), "timeout": 45},
+    result = api.deltadebug(str(script), found, {"output_dir": str(tmp_path / "dd"), "timeout": 900},
                             on_event=steps.append, cwd=tmp_path)
     shrunk = (tmp_path / "dd" / "found.min.txt").read_bytes()
+    # the budget is a safety net: a busy machine makes every run slower, and shrinking must still finish
+    assert result.stopped == "done", result
     assert len(shrunk) == result.size < len(slow) + 2 < result.original_size / 10
     assert steps and steps[0].phase == "lines" and [s.size for s in steps] == sorted((s.size for s in steps), reverse=True)
     # still as slow (within the tolerance the noise allows)
