@@ -55,8 +55,8 @@ def file_header(version: int) -> bytes:
     return head.ljust(BLOCK, b"\0")
 
 
-def blocks(stream: int, chunks: list[bytes], first_sequence: int = 0) -> list[bytes]:
-    return [(struct.pack("<IIQIIQ", BLOCK_MAGIC, 7, first_sequence + k, stream, 0, 0) + chunk).ljust(BLOCK, b"\0")
+def blocks(stream: int, chunks: list[bytes], first_sequence: int = 0, tid: int = 7) -> list[bytes]:
+    return [(struct.pack("<IIQIIQ", BLOCK_MAGIC, tid, first_sequence + k, stream, 0, 0) + chunk).ljust(BLOCK, b"\0")
             for k, chunk in enumerate(chunks)]
 
 
@@ -114,12 +114,21 @@ def tree_nodes() -> tuple[list[tuple[int, int, int]], dict[int, int]]:
     return nodes, node_of
 
 
-def write_v2(path: Path, found: list, lose: int = 0) -> None:
-    """A version 2 log; ``lose``: the node with this id was never finished (its record reads as zeros)."""
+def write_v2(path: Path, found: list, lose: int = 0, scale: int = 1, threads: int = 1) -> None:
+    """A version 2 log; ``lose``: the node with this id was never finished (its record reads as zeros).
+
+    ``scale`` multiplies every id (ids far apart); with ``threads`` the nodes
+    are dealt out to that many threads, so they are not read in id order.
+    """
     nodes, node_of = tree_nodes()
-    records = [struct.pack("<IIQ", 0, 0, 0) if nid == lose else struct.pack("<IIQ", nid, parent, address)
-               for nid, parent, address in nodes]
-    parts = [file_header(2), *blocks(1, pack_records(records)), *blocks(0, pack_records(event_records(found, node_of)))]
+    records = [[] for _ in range(threads)]
+    for k, (nid, parent, address) in enumerate(nodes):
+        unfinished = nid == lose
+        record = struct.pack("<IIQ", 0, 0, 0) if unfinished else struct.pack("<IIQ", nid * scale, parent * scale, address)
+        records[(k * 7 + 3) % threads].append(record)
+    node_of = {sid: nid * scale for sid, nid in node_of.items()}
+    stacks = [b for t, part in enumerate(reversed(records)) for b in blocks(1, pack_records(part), tid=20 - t)]
+    parts = [file_header(2), *stacks, *blocks(0, pack_records(event_records(found, node_of)))]
     path.write_bytes(b"".join(parts))
 
 
@@ -148,13 +157,13 @@ def read_one(directory: Path):
     return logs[0]
 
 
-@pytest.mark.parametrize("full", [False, True])
-def test_both_layouts_give_the_same_profile(tmp_path, naming, full):
+@pytest.mark.parametrize(("full", "scale", "threads"), [(False, 1, 1), (True, 1, 1), (False, 1, 3), (False, 1000, 2)])
+def test_both_layouts_give_the_same_profile(tmp_path, naming, full, scale, threads):
     found = events()
     (tmp_path / "v1").mkdir()
     (tmp_path / "v2").mkdir()
     write_v1(tmp_path / "v1" / "memory.4242.log", found)
-    write_v2(tmp_path / "v2" / "memory.4242.log", found)
+    write_v2(tmp_path / "v2" / "memory.4242.log", found, scale=scale, threads=threads)
     old, new = read_one(tmp_path / "v1"), read_one(tmp_path / "v2")
     assert (old.version, new.version) == (1, 2)
     params = {"sampling": 0.0002, "all": full}
@@ -165,7 +174,7 @@ def test_both_layouts_give_the_same_profile(tmp_path, naming, full):
         assert (names[1:] if full else names) == [f"f{a:x}" for a in STACKS[sid]]
         assert row["address"] == address
     ids, counts, flat = memory_log.stack_records(new)
-    _, node_of = tree_nodes()
+    node_of = {sid: nid * scale for sid, nid in tree_nodes()[1].items()}
     begins = np.cumsum(counts) - counts
     by_id = {i: tuple(flat[b:b + c].tolist()) for i, b, c in zip(ids.tolist(), begins.tolist(), counts.tolist())}
     assert {sid: by_id[node_of[sid]] for sid in STACKS} == STACKS

@@ -119,19 +119,24 @@ def stack_tree(log: ProcessLog) -> StackTree:
         parts.append(records[np.flatnonzero(records[:, 0] & np.uint64(0xFFFFFFFF))])
     records = np.concatenate(parts) if parts else np.zeros((0, 2), dtype=np.uint64)
     ids = (records[:, 0] & np.uint64(0xFFFFFFFF)).astype(np.int64)
-    order = np.argsort(ids, kind="stable")
-    ids, records = ids[order], records[order]
-    if len(ids) > 1 and not (ids[1:] > ids[:-1]).all():  # a damaged log: keep the first of each id
-        first = np.concatenate(([True], ids[1:] != ids[:-1]))
+    if len(ids) > 1 and not (ids[1:] > ids[:-1]).all():  # several threads (or a damaged log)
+        order = np.argsort(ids, kind="stable")
+        ids, records = ids[order], records[order]
+        first = np.concatenate(([True], ids[1:] != ids[:-1]))  # a damaged log: keep the first of each id
         ids, records = ids[first], records[first]
     parents = (records[:, 0] >> np.uint64(32)).astype(np.int64)
     n = len(ids)
     empty = parents == ids
     outermost = parents == 0
     # positions: n is "reached an outermost frame", n + 1 "lost"
-    at = np.searchsorted(ids, parents) if n else np.zeros(0, dtype=np.int64)
-    at = np.minimum(at, max(n - 1, 0))
-    found = (ids[at] == parents) & (parents < ids) if n else np.zeros(0, dtype=bool)
+    if n and int(ids[-1]) <= 4 * n + 65536:  # ids are numbered from 1: a table of positions by id
+        position = np.full(int(ids[-1]) + 1, -1, dtype=np.int64)
+        position[ids] = np.arange(n)
+        at = position[np.minimum(parents, int(ids[-1]))]
+        found = (at >= 0) & (parents < ids)
+    else:
+        at = np.minimum(np.searchsorted(ids, parents), max(n - 1, 0)) if n else np.zeros(0, dtype=np.int64)
+        found = (ids[at] == parents) & (parents < ids) if n else np.zeros(0, dtype=bool)
     parent = np.where(found, at, -1)
     following = np.concatenate((np.where(empty | outermost, n, np.where(found, at, n + 1)), [n, n + 1]))
     rank = np.concatenate((np.where(empty, 0, 1), [0, 0])).astype(np.int64)

@@ -69,8 +69,9 @@ def _tree_classes(log: ProcessLog) -> StackClasses:
     node_class[framed] = framed_classes
     sequence_of = np.zeros(len(tree.ids), dtype=np.int64)
     sequences: list[tuple[int, ...]] = []
-    order = np.argsort(tree.depth, kind="stable")
-    depths = tree.depth[order]
+    narrow = tree.depth.astype(np.uint16) if not len(tree.depth) or int(tree.depth.max()) < 1 << 16 else tree.depth
+    order = np.argsort(narrow, kind="stable")  # a radix sort for 16-bit keys
+    depths = narrow[order]
     edges = [0, *(np.flatnonzero(depths[1:] != depths[:-1]) + 1).tolist(), len(order)] if len(order) else [0]
     for low, high in zip(edges[:-1], edges[1:]):
         nodes = order[low:high]
@@ -82,8 +83,10 @@ def _tree_classes(log: ProcessLog) -> StackClasses:
         parents = tree.parent[nodes]
         outer = np.where(parents >= 0, sequence_of[np.maximum(parents, 0)], 0)
         keys = own * (len(sequences) + 1) + outer
-        _, firsts, inverse = np.unique(keys, return_index=True, return_inverse=True)
-        sequence_of[nodes] = len(sequences) + inverse.reshape(-1)
+        _, number = _distinct_numbers(keys.view(np.uint64))
+        firsts = np.empty(int(number.max()) + 1, dtype=np.int64)
+        firsts[number] = np.arange(len(number))  # any node of each pair: they all have the same
+        sequence_of[nodes] = len(sequences) + number
         if depths[low] == 1:
             sequences.extend((c,) for c in own[firsts].tolist())
         else:
