@@ -4,7 +4,7 @@
  * calloc, realloc, free, posix_memalign, aligned_alloc, memalign and valloc
  * with functions that call the real ones (found with dlsym(RTLD_NEXT)) and
  * append records to <dir>/memory.<pid>.log (see perun_log.h for the file
- * layout).  Each thread writes three streams.  Stream 0 holds one 32-byte
+ * layout).  Each thread writes two streams.  Stream 0 holds one 32-byte
  * event per successful call:
  *
  *     uint8  kind        1 malloc, 2 calloc, 3 realloc, 4 free, 5 posix_memalign,
