@@ -7,8 +7,11 @@ build the same trace pieces.  Each stack becomes a sequence of classes, and
 the distinct sequences are found with numpy (a 64-bit hash per sequence,
 checked against a representative), so the recursion of a tree walk, whose
 return addresses differ on every path, has only as many sequences as
-depths.  :class:`_Traces` then builds a trace and uid once per distinct
-sequence (and allocator, with ``--all``).
+depths.  In a version 2 log (stacks as a tree of suffixes) a node's
+sequence is its own class followed by its parent's, so the sequences are
+numbered depth by depth from the pairs (class, parent's sequence), without
+expanding any stack.  :class:`_Traces` then builds a trace and uid once per
+distinct sequence (and allocator, with ``--all``).
 """
 
 from __future__ import annotations
