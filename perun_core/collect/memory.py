@@ -74,7 +74,6 @@ from .memory_log import KINDS
 from .native_run import (COMMON_PARAMS, check_command, check_outcome, native_library_requirement, preload,
                          run_program, tool_error_as_collection)
 from .nativelog import read_logs
-from .symbols import HOW_TO_GET_BINUTILS
 
 __all__ = ["KINDS", "MemoryCollector", "profile_from_logs"]
 
@@ -137,6 +136,7 @@ class MemoryCollector:
 
     def requirements(self) -> list[Requirement]:
         from .. import native
+        from .symbols import HOW_TO_GET_BINUTILS
 
         return [native_library_requirement("preload library", "memory", native), tool_requirement(
             "addr2line (binutils)", "addr2line", HOW_TO_GET_BINUTILS)]
@@ -147,6 +147,8 @@ class MemoryCollector:
 
         kwargs["library"] = str(tool_error_as_collection(ctx, lambda: native.library("memory")))
         if shutil.which("addr2line") is None:
+            from .symbols import HOW_TO_GET_BINUTILS
+
             raise CollectionError(ctx.label, f"'addr2line' is required but was not found; {HOW_TO_GET_BINUTILS}")
         return PhaseResult.ok(kwargs)
 

@@ -7,8 +7,11 @@ build the same trace pieces.  Each stack becomes a sequence of classes, and
 the distinct sequences are found with numpy (a 64-bit hash per sequence,
 checked against a representative), so the recursion of a tree walk, whose
 return addresses differ on every path, has only as many sequences as
-depths.  :class:`_Traces` then builds a trace and uid once per distinct
-sequence (and allocator, with ``--all``).
+depths.  In a version 2 log (stacks as a tree of suffixes) a node's
+sequence is its own class followed by its parent's, so the sequences are
+numbered depth by depth from the pairs (class, parent's sequence), without
+expanding any stack.  :class:`_Traces` then builds a trace and uid once per
+distinct sequence (and allocator, with ``--all``).
 """
 
 from __future__ import annotations
@@ -17,7 +20,7 @@ import os
 from itertools import chain
 from typing import Any
 
-from .memory_log import KINDS, stack_records
+from .memory_log import KINDS, TREE_VERSION, stack_records, stack_tree
 from .nativelog import ProcessLog
 from .symbols import Frame, ProcessMaps, Symbolizer
 
@@ -45,9 +48,59 @@ class StackClasses:
 
 def stack_classes(log: ProcessLog) -> StackClasses:
     """Every stack defined in ``log`` as a sequence of frame classes."""
+    if log.version >= TREE_VERSION:
+        return _tree_classes(log)
+    ids, counts, flat = stack_records(log)
+    classes, flat_classes = _frame_classes(log, flat)
+    sequence_of, sequences = _distinct_sequences(flat_classes, counts)
+    return StackClasses(ids, sequence_of, sequences, classes)
+
+
+def _tree_classes(log: ProcessLog) -> StackClasses:
+    """:func:`stack_classes` of a version 2 log: one pass per depth over the nodes of the stack tree.
+
+    A node's class sequence is its own class followed by its parent's
+    sequence, so the distinct sequences of one depth are the distinct pairs
+    (class, parent's sequence number) of the nodes at that depth.
+    """
     import numpy as np
 
-    ids, counts, flat = stack_records(log)
+    tree = stack_tree(log)
+    framed = np.flatnonzero(tree.depth > 0)
+    classes, framed_classes = _frame_classes(log, tree.address[framed])
+    node_class = np.zeros(len(tree.ids), dtype=np.int64)
+    node_class[framed] = framed_classes
+    sequence_of = np.zeros(len(tree.ids), dtype=np.int64)
+    sequences: list[tuple[int, ...]] = []
+    narrow = tree.depth.astype(np.uint16) if not len(tree.depth) or int(tree.depth.max()) < 1 << 16 else tree.depth
+    order = np.argsort(narrow, kind="stable")  # a radix sort for 16-bit keys
+    depths = narrow[order]
+    edges = [0, *(np.flatnonzero(depths[1:] != depths[:-1]) + 1).tolist(), len(order)] if len(order) else [0]
+    for low, high in zip(edges[:-1], edges[1:]):
+        nodes = order[low:high]
+        if depths[low] == 0:
+            sequence_of[nodes] = len(sequences)
+            sequences.append(())
+            continue
+        own = node_class[nodes]
+        parents = tree.parent[nodes]
+        outer = np.where(parents >= 0, sequence_of[np.maximum(parents, 0)], 0)
+        keys = own * (len(sequences) + 1) + outer
+        _, number = _distinct_numbers(keys.view(np.uint64))
+        firsts = np.empty(int(number.max()) + 1, dtype=np.int64)
+        firsts[number] = np.arange(len(number))  # any node of each pair: they all have the same
+        sequence_of[nodes] = len(sequences) + number
+        if depths[low] == 1:
+            sequences.extend((c,) for c in own[firsts].tolist())
+        else:
+            sequences.extend((c, *sequences[o]) for c, o in zip(own[firsts].tolist(), outer[firsts].tolist()))
+    return StackClasses(tree.ids, sequence_of, sequences, classes)
+
+
+def _frame_classes(log: ProcessLog, flat: Any) -> tuple[list[tuple[tuple[Frame, ...], bool]], Any]:
+    """The frame classes of the return addresses ``flat`` (numpy), and the class of each entry."""
+    import numpy as np
+
     addresses, inverse = _distinct_numbers(flat)
     symbolizer = Symbolizer(ProcessMaps.from_text(log.maps_text))
     resolved = symbolizer.resolve(addresses.tolist())
@@ -63,8 +116,7 @@ def stack_classes(log: ProcessLog) -> StackClasses:
             classes.append(key)
         numbers.append(number)
     flat_classes = np.asarray(numbers, dtype=np.int32)[inverse] if numbers else np.zeros(0, dtype=np.int32)
-    sequence_of, sequences = _distinct_sequences(flat_classes, counts)
-    return StackClasses(ids, sequence_of, sequences, classes)
+    return classes, flat_classes
 
 
 #: Odd multipliers tried, one after the other, for a collision-free table of the distinct addresses.

@@ -57,6 +57,8 @@ class ProcessLog:
     blocks: dict[tuple[int, int], list[tuple[int, int]]] = field(default_factory=dict, repr=False)
     #: 0 for ``<kind>.<pid>.log``, n for ``<kind>.<pid>.<n>.log`` (a later image of the same pid)
     piece: int = 0
+    #: the record layout's version, from the file header (each collector numbers its own)
+    version: int = 1
 
     @property
     def payload_size(self) -> int:
@@ -94,11 +96,11 @@ def _read_one(path: Path, piece: int) -> ProcessLog | None:
         return None
     if len(data) < _FILE_HEADER.size:
         return None
-    magic, _, pid, ppid, start, block_size, bias, kind, resolution = _FILE_HEADER.unpack_from(data, 0)
+    magic, version, pid, ppid, start, block_size, bias, kind, resolution = _FILE_HEADER.unpack_from(data, 0)
     if magic != FILE_MAGIC or block_size < 4096 or block_size % 64:
         return None
     log = ProcessLog(path, pid, ppid, start, resolution, bias, kind.rstrip(b"\0").decode("ascii", "replace"),
-                     block_size, data=data, piece=piece)
+                     block_size, data=data, piece=piece, version=version)
     pieces: dict[tuple[int, int], list[tuple[int, int]]] = {}
     seen: set[int] = set()
     for offset in range(block_size, len(data) - BLOCK_HEADER_SIZE + 1, block_size):

@@ -4,7 +4,7 @@
  * calloc, realloc, free, posix_memalign, aligned_alloc, memalign and valloc
  * with functions that call the real ones (found with dlsym(RTLD_NEXT)) and
  * append records to <dir>/memory.<pid>.log (see perun_log.h for the file
- * layout).  Each thread writes three streams.  Stream 0 holds one 32-byte
+ * layout).  Each thread writes two streams.  Stream 0 holds one 32-byte
  * event per successful call:
  *
  *     uint8  kind        1 malloc, 2 calloc, 3 realloc, 4 free, 5 posix_memalign,
@@ -19,22 +19,24 @@
  *     uint64 address     the block returned (freed, for free)
  *     uint64 size        bytes requested (0 for free)
  *
- * Stream 1 defines each distinct call stack once, before its first use, in
- * a 16-byte record (fixed-size, so a reader can take them all at once):
+ * Stream 1 defines call stacks as a tree of their suffixes (the file
+ * header's version is 2), one 16-byte record per node:
  *
- *     uint8  kind        1; written last
- *     uint8  frames      number of return addresses
- *     uint16 reserved
- *     uint32 id          numbered from 1 per process
- *     uint32 block       the number of the file block (its offset divided by
- *                        the block size) holding the return addresses
- *     uint32 offset      their byte offset in that block's records
+ *     uint32 id          numbered from 1 per process; written last
+ *     uint32 parent      the node of the frames outside this one (0: this is
+ *                        the outermost frame); equal to id for the empty stack
+ *     uint64 address     this node's return address
  *
- * Stream 2 holds the return addresses themselves (uint64 each, innermost
- * first; the first one is in the function that called the allocator), one
- * run per stack, written before the stream-1 record that points to them.
+ * The stack of node n is n's address followed by the stack of its parent,
+ * innermost first (the first address is in the function that called the
+ * allocator).  A parent is written before its children, so its id is
+ * smaller.  A new stack costs one record per frame not already recorded as
+ * the outer part of an earlier stack: in a recursive walk, one or two.
+ * (Version 1 logs defined each stack whole: a 16-byte record in stream 1
+ * pointing to its return addresses in stream 2; the reader still reads them.)
  *
- * Stacks are found again through a lock-free table of their 64-bit hashes.
+ * Every recorded suffix is found again through a lock-free table of their
+ * 64-bit hashes (a hash of a suffix extends the hash of the suffix outside it).
  *
  * The call stack is found by walking frame pointers (a few nanoseconds per
  * frame, exact for code built with -fno-omit-frame-pointer; the walk ends
@@ -67,7 +69,9 @@ enum {
     K_POSIX_MEMALIGN = 5, K_ALIGNED_ALLOC = 6, K_MEMALIGN = 7, K_VALLOC = 8,
 };
 
-enum { K_REALLOC_FROM = 9, STREAM_EVENTS = 0, STREAM_STACKS = 1, STREAM_FRAMES = 2 };
+enum { K_REALLOC_FROM = 9, STREAM_EVENTS = 0, STREAM_STACKS = 1 };
+
+#define LOG_VERSION 2u
 
 struct mem_event {
     uint8_t kind;
@@ -78,18 +82,15 @@ struct mem_event {
     uint64_t size;
 };
 
-struct stack_record {
-    uint8_t kind;
-    uint8_t frames;
-    uint16_t reserved;
+struct stack_node {
     uint32_t id;
-    uint32_t block;
-    uint32_t offset;
+    uint32_t parent;
+    uint64_t address;
 };
 
 struct stack_slot {
     uint64_t hash;
-    uint32_t id;     /* 0 while the stack record is being written */
+    uint32_t id;     /* 0 while the node is being written */
     uint32_t reserved;
 };
 
@@ -110,7 +111,6 @@ static __thread int in_hook __attribute__((tls_model("initial-exec")));
 static __thread int resolving __attribute__((tls_model("initial-exec")));
 static __thread struct plog_cursor cursor __attribute__((tls_model("initial-exec")));
 static __thread struct plog_cursor stack_cursor __attribute__((tls_model("initial-exec")));
-static __thread struct plog_cursor frame_cursor __attribute__((tls_model("initial-exec")));
 static __thread uintptr_t stack_high __attribute__((tls_model("initial-exec")));
 
 enum { UNWIND_AUTO, UNWIND_FP, UNWIND_DWARF };
@@ -220,7 +220,6 @@ static void thread_exit(void *unused) {
     in_hook = 1;
     plog_release(&cursor);
     plog_release(&stack_cursor);
-    plog_release(&frame_cursor);
 }
 
 static struct stack_slot *new_table(void) {
@@ -277,6 +276,7 @@ static void setup(void) {
     table = new_table();
     pthread_key_create(&exit_key, thread_exit);
     pthread_atfork(NULL, NULL, child_after_fork);
+    plog_version = LOG_VERSION;
     if (plog_open(dir, "memory", bias) == 0) __atomic_store_n(&active, 1, __ATOMIC_RELEASE);
 }
 
@@ -334,37 +334,29 @@ static int walk_frames(uint64_t *out, void *hook_frame) {
     return count;
 }
 
-static uint32_t write_stack(const uint64_t *frames, int count) {
-    uint32_t block = 0, offset = 0;
-    if (count > 0) {
-        frame_cursor.stream = STREAM_FRAMES;
-        char *at = plog_reserve(&frame_cursor, 8 * (uint64_t)count);
-        if (at == NULL) return 0;
-        memcpy(at, frames, 8 * (size_t)count);
-        block = (uint32_t)(frame_cursor.offset / PLOG_BLOCK);  /* the block plog_reserve returned room in */
-        offset = (uint32_t)(at - frame_cursor.base - sizeof(struct plog_block_header));
-    }
+/* Define one node of the stack tree (see stream 1 above); its id, or 0 when the log is full. */
+static uint32_t write_node(uint64_t address, uint32_t parent, int empty) {
     stack_cursor.stream = STREAM_STACKS;
-    struct stack_record *rec = (struct stack_record *)plog_reserve(&stack_cursor, sizeof(struct stack_record));
-    if (rec == NULL) return 0;
+    struct stack_node *node = (struct stack_node *)plog_reserve(&stack_cursor, sizeof(struct stack_node));
+    if (node == NULL) return 0;
     uint32_t id = __atomic_fetch_add(&next_stack_id, 1, __ATOMIC_RELAXED);
-    rec->frames = (uint8_t)count;
-    rec->reserved = 0;
-    rec->id = id;
-    rec->block = block;
-    rec->offset = offset;
-    __atomic_store_n(&rec->kind, (uint8_t)1, __ATOMIC_RELEASE);
+    node->parent = empty ? id : parent;
+    node->address = address;
+    __atomic_store_n(&node->id, id, __ATOMIC_RELEASE);
     return id;
 }
 
-/* A call stack found before the real allocator runs: its frames, their hash and the table slot
- * where the search starts.  The slot is prefetched then, so that the cache miss of a new stack
- * (a random slot of a large table) overlaps the allocator's own work instead of following it. */
+#define EMPTY_STACK_HASH 0x9E3779B97F4A7C15ull
+
+/* A call stack found before the real allocator runs: its frames, the hash of each suffix
+ * (hashes[i] covers frames[i..count-1]) and the table slot where the search for the whole
+ * stack starts.  That slot and the one of the stack without its innermost frame are prefetched
+ * then, so that the cache misses of a new stack (random slots of a large table) overlap the
+ * allocator's own work instead of following it. */
 struct found_stack {
-    uint64_t hash;
-    uint64_t slot;
     int count;
     uint64_t frames[MAX_FRAMES + 2];
+    uint64_t hashes[MAX_FRAMES + 2];
 };
 
 static __attribute__((noinline)) void find_stack(struct found_stack *found, void *hook_frame) {
@@ -380,41 +372,71 @@ static __attribute__((noinline)) void find_stack(struct found_stack *found, void
     } else {
         found->count = walk_frames(found->frames, hook_frame);
     }
-    uint64_t hash = 1469598103934665603ull ^ (uint64_t)found->count;
-    for (int i = 0; i < found->count; i++) {
+    uint64_t hash = 1469598103934665603ull;
+    for (int i = found->count - 1; i >= 0; i--) {
         hash = (hash ^ found->frames[i]) * 1099511628211ull;
         hash ^= hash >> 29;
+        found->hashes[i] = hash | 1;
     }
-    hash |= 1;
-    found->hash = hash;
-    found->slot = hash & (TABLE_SLOTS - 1);
-    if (table != NULL) __builtin_prefetch(&table[found->slot], 1, 3);
+    if (found->count == 0) found->hashes[0] = EMPTY_STACK_HASH;
+    if (table != NULL) {
+        __builtin_prefetch(&table[found->hashes[0] & (TABLE_SLOTS - 1)], 1, 3);
+        if (found->count > 1) __builtin_prefetch(&table[found->hashes[1] & (TABLE_SLOTS - 1)], 0, 3);
+    }
 }
 
-/* The id of this call stack, written to the stack stream when it is new. */
-static uint32_t intern_stack(const struct found_stack *found) {
-    uint64_t hash = found->hash;
-    if (table == NULL) return write_stack(found->frames, found->count);
-    uint64_t slot = found->slot;
+/* The id of the recorded stack with this hash; 0 if there is none (or it is still being written). */
+static uint32_t table_find(uint64_t hash) {
+    uint64_t slot = hash & (TABLE_SLOTS - 1);
+    for (int probe = 0; probe < TABLE_PROBES; probe++, slot = (slot + 1) & (TABLE_SLOTS - 1)) {
+        uint64_t seen = __atomic_load_n(&table[slot].hash, __ATOMIC_ACQUIRE);
+        if (seen == 0) return 0;
+        if (seen == hash) return __atomic_load_n(&table[slot].id, __ATOMIC_ACQUIRE);
+    }
+    return 0;
+}
+
+/* Remember node id as the stack with this hash (unless another thread did, or the table is crowded there). */
+static void table_put(uint64_t hash, uint32_t id) {
+    uint64_t slot = hash & (TABLE_SLOTS - 1);
     for (int probe = 0; probe < TABLE_PROBES; probe++, slot = (slot + 1) & (TABLE_SLOTS - 1)) {
         struct stack_slot *entry = &table[slot];
-        uint64_t seen = __atomic_load_n(&entry->hash, __ATOMIC_ACQUIRE);
-        if (seen == 0) {
-            uint64_t expected = 0;
-            if (__atomic_compare_exchange_n(&entry->hash, &expected, hash, 0, __ATOMIC_ACQ_REL, __ATOMIC_ACQUIRE)) {
-                uint32_t id = write_stack(found->frames, found->count);
-                __atomic_store_n(&entry->id, id, __ATOMIC_RELEASE);
-                return id;
-            }
-            seen = expected;
+        uint64_t expected = 0;
+        if (__atomic_compare_exchange_n(&entry->hash, &expected, hash, 0, __ATOMIC_ACQ_REL, __ATOMIC_ACQUIRE)) {
+            __atomic_store_n(&entry->id, id, __ATOMIC_RELEASE);
+            return;
         }
-        if (seen == hash) {
-            uint32_t id = __atomic_load_n(&entry->id, __ATOMIC_ACQUIRE);
-            /* another thread is still writing it */
-            return id != 0 ? id : write_stack(found->frames, found->count);
+        if (expected == hash) return;
+    }
+}
+
+/* The id of this call stack; the nodes it lacks are written to the stack stream first. */
+static uint32_t intern_stack(const struct found_stack *found) {
+    int count = found->count;
+    if (count == 0) {
+        uint32_t id = table != NULL ? table_find(EMPTY_STACK_HASH) : 0;
+        if (id == 0 && (id = write_node(0, 0, 1)) != 0 && table != NULL) table_put(EMPTY_STACK_HASH, id);
+        return id;
+    }
+    uint32_t parent = 0;
+    int known = count;  /* frames[known..] are recorded as node `parent` */
+    if (table != NULL) {
+        for (int i = 0; i < count; i++) {
+            uint32_t id = table_find(found->hashes[i]);
+            if (id != 0) {
+                if (i == 0) return id;
+                parent = id;
+                known = i;
+                break;
+            }
         }
     }
-    return write_stack(found->frames, found->count);  /* the table is crowded here: define the stack again */
+    for (int i = known - 1; i >= 0; i--) {
+        parent = write_node(found->frames[i], parent, 0);
+        if (parent == 0) return 0;
+        if (table != NULL) table_put(found->hashes[i], parent);
+    }
+    return parent;
 }
 
 /* Write one event; the stack id is looked up (and defined) first when *stack is 0. */

@@ -89,6 +89,7 @@ static pthread_mutex_t plog_lock = PTHREAD_MUTEX_INITIALIZER;
 static char plog_dir[512];
 static char plog_prefix[16];
 static uint64_t plog_bias;
+static uint32_t plog_version = PLOG_VERSION;  /* a user with its own record layout sets it before plog_open */
 
 static inline uint64_t plog_now(void) {
     struct timespec ts;
@@ -177,7 +178,7 @@ static int plog_open_file(void) {
     struct plog_file_header header;
     memset(&header, 0, sizeof header);
     header.magic = PLOG_FILE_MAGIC;
-    header.version = PLOG_VERSION;
+    header.version = plog_version;
     header.pid = (uint32_t)getpid();
     header.ppid = (uint32_t)getppid();
     header.start_ns = plog_now();

@@ -10,7 +10,6 @@ from __future__ import annotations
 import functools
 import os
 import platform
-import socket
 from typing import Any
 
 __all__ = ["load_average", "machine_info"]
@@ -52,7 +51,7 @@ def _clip(text: str) -> str:
 def _collect() -> tuple[tuple[str, Any], ...]:
     uname = platform.uname()
     return (
-        ("hostname", _clip(socket.gethostname())),
+        ("hostname", _clip(uname.node)),  # gethostname(2), without importing socket
         ("cpu", _clip(_cpu_model())),
         ("cores", os.cpu_count()),
         ("memory", _memory_bytes()),
