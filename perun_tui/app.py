@@ -133,6 +133,7 @@ class PerunApp(App[None]):
         The profiled program, its spawn helper and the run's worktree are
         gone when the terminal is given back (killed within a second).
         """
+        # lazy: keeps the TUI's first frame light
         from .screens.run import RunScreen
 
         runs = [screen for screen in self.screen_stack if isinstance(screen, RunScreen) and screen.running]
@@ -155,6 +156,7 @@ class PerunApp(App[None]):
                         severity="error", timeout=10, markup=False)
 
     def action_help(self) -> None:
+        # lazy: keeps the TUI's first frame light
         from .modals.keys import screen_key_groups
 
         if isinstance(self.screen, HelpScreen):
@@ -165,12 +167,19 @@ class PerunApp(App[None]):
     def help_groups(self) -> list[tuple[str, list[BindingType]]]:
         # the screens behind keys load when first opened: a quicker first frame
         from .screens.check import CheckScreen, CompareScreen
+        # lazy: keeps the TUI's first frame light
         from .screens.matrix import MatrixScreen
+        # lazy: keeps the TUI's first frame light
         from .widgets.units import EntryList
+        # lazy: keeps the TUI's first frame light
         from .screens.plot import PlotScreen
+        # lazy: keeps the TUI's first frame light
         from .widgets.plot import ChartView, FlameView, HeapView
+        # lazy: keeps the TUI's first frame light
         from .modals.postprocess import PostprocessScreen
+        # lazy: keeps the TUI's first frame light
         from .screens.fuzz import FuzzScreen
+        # lazy: keeps the TUI's first frame light
         from .screens.run import RunScreen
 
         focus = [Binding("tab", "focus_next", "Next pane"), Binding("shift+tab", "focus_previous", "Previous pane"),

@@ -131,6 +131,7 @@ class Core:
     # -- units and the job matrix ----------------------------------------------------
     def units(self, kind: str) -> list[UnitInfo]:
         """Registered collectors (``kind="collector"``) or postprocessors with their parameters."""
+        # lazy: keeps the TUI's first frame light
         from perun_core.api import run as api_run
 
         return api_run.units(kind)
@@ -177,6 +178,7 @@ class Core:
         with nothing queued; setting ``cancel`` (from any thread) kills the
         profiled process group, removes the worktree and raises Interrupted.
         """
+        # lazy: keeps the TUI's first frame light
         from perun_core.api import run as api_run
 
         return api_run.run_matrix(minor_versions=list(minors), raise_on_failure=False, on_event=on_event,
@@ -185,6 +187,7 @@ class Core:
     def postprocess(self, info: ProfileInfo, minor: str | None, postprocessor: str,
                     params: dict[str, Any]) -> PostprocessResult:
         """Postprocess a profile into a new pending one."""
+        # lazy: keeps the TUI's first frame light
         from perun_core.api import run as api_run
 
         if info.registered:
@@ -195,7 +198,9 @@ class Core:
     def stream_check(self, what: str, *, revision: str | None = None, baseline: str | None = None,
                      target: str | None = None, minor: str | None = None) -> EventStream:
         """Run ``check head`` / ``check all`` (from ``revision``) or ``check profiles``; iterate the events."""
+        # lazy: keeps the TUI's first frame light
         from perun_core.api import check as api_check
+        # lazy: keeps the TUI's first frame light
         from perun_core.api import run as api_run
 
         # confirm=None: time-based changes are confirmed by interleaved re-runs when the job matrix has time jobs
@@ -209,6 +214,7 @@ class Core:
 
     def stored_check(self, minor: str) -> Any:
         """The findings stored by the last check of ``minor`` (None when never checked)."""
+        # lazy: keeps the TUI's first frame light
         from perun_core.api import check as api_check
 
         with self.lock:

@@ -17,6 +17,8 @@ from typing import TYPE_CHECKING, Any
 
 from textual.color import Color
 
+from .core import Core
+
 if TYPE_CHECKING:
     from textual.app import App
 
@@ -66,7 +68,6 @@ def plot_theme(app: App) -> Any:
     heat = tuple(_rgb(cold.blend(warm, i / 4)) for i in range(4)) + tuple(_rgb(warm.blend(hot, i / 4))
                                                                           for i in range(5))
     muted = foreground.blend(background, 0.45)
-    from .core import Core
 
     # labels on coloured blocks (flame frames, heap sites) are black: the blocks are light enough
     return Core.theme(tuple(series), heat, _rgb(foreground), _rgb(muted), _rgb(background), (0, 0, 0))

@@ -7,6 +7,10 @@ any import that runs, at module level or inside a function; imports under ``if T
 only serve annotations and are left out. The graph must have no strongly connected component of
 more than one node.
 
+Imports inside functions: an import of a project module inside a function has a comment on its
+line or the line above saying why it waits (a cycle at load, a start-up path kept light, a heavy
+dependency); every other one sits with the module's imports at the top.
+
 Sizes: a module over MAX_MODULE_LINES lines, or a function over MAX_FUNCTION_LINES lines, must
 say why in its docstring with the words "long because".
 """
@@ -170,6 +174,63 @@ def _too_long() -> list[str]:
 def test_no_oversized_module_or_function():
     problems = _too_long()
     assert not problems, "too long without a reason:\n  " + "\n  ".join(problems)
+
+
+def _is_project_import(node: ast.stmt) -> bool:
+    if isinstance(node, ast.Import):
+        return any(alias.name.split(".")[0] in PACKAGES for alias in node.names)
+    return isinstance(node, ast.ImportFrom) and (node.level > 0 or (node.module or "").split(".")[0] in PACKAGES)
+
+
+def _unexplained_imports(text: str) -> list[int]:
+    """Lines of imports of project modules inside functions with no comment on their line or the one above."""
+    lines = text.splitlines()
+    found = []
+
+    def visit(node: ast.AST, in_function: bool) -> None:
+        for child in ast.iter_child_nodes(node):
+            if isinstance(child, ast.If) and _is_type_checking(child.test):
+                for sub in child.orelse:
+                    visit(ast.Module(body=[sub], type_ignores=[]), in_function)
+                continue
+            if in_function and _is_project_import(child):
+                own = lines[child.lineno - 1 : child.end_lineno]
+                above = lines[child.lineno - 2].strip() if child.lineno >= 2 else ""
+                if not above.startswith("#") and not any("#" in line for line in own):
+                    found.append(child.lineno)
+            visit(child, in_function or isinstance(child, (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda)))
+
+    visit(ast.parse(text), False)
+    return found
+
+
+def test_every_import_inside_a_function_says_why():
+    """An import of a project module belongs at the top of its module unless it must wait: a cycle at
+    load, a start-up path it keeps light, a heavy dependency. Such an import carries a comment saying so."""
+    problems = [
+        f"{path.relative_to(ROOT)}:{line}"
+        for package in PACKAGES
+        for path in _modules(package)
+        for line in _unexplained_imports(path.read_text(encoding="utf-8"))
+    ]
+    assert not problems, "imports inside functions without a comment:\n  " + "\n  ".join(problems)
+
+
+def test_unexplained_import_finder():
+    source = (
+        "from perun_core import api\n"
+        "def f():\n"
+        "    from perun_core.vcs import GitVcs\n"
+        "    # cycle: vcs imports this module back\n"
+        "    from . import storage\n"
+        "    import json\n"
+        "    import perun_tui.app  # the TUI's first frame\n"
+        "    if TYPE_CHECKING:\n"
+        "        from ..config import Config\n"
+        "    class Inner:\n"
+        "        from .x import y\n"
+    )
+    assert _unexplained_imports(source) == [3, 11]
 
 
 @pytest.mark.parametrize(

@@ -19,6 +19,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
+from ..errors import InvalidParameter, InvalidProfile
 from .bins import fit_regressogram, regressogram
 from .clusterizer import clusterize_profile, clusterize_table, with_column
 from .filtering import filter_profile, filter_rows, filter_table, parse_condition, resource_mask
@@ -89,8 +90,6 @@ def plot_points(model: dict, points: int = 51) -> tuple[list[float], list[float]
     is undefined; a regressogram gives its exact step outline instead.
     """
     import numpy as np
-
-    from ..errors import InvalidParameter, InvalidProfile
 
     if _kind(model) in NONPARAMETRIC_MODELS:
         return plot_nonparametric(model, points)

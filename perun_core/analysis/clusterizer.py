@@ -40,7 +40,7 @@ from ..errors import InvalidParameter
 from ..profile.model import Profile
 from ..profile.query import _path_column, as_profile
 from ..profile.resources import MISSING, ResourceTable
-from .points import DEFAULT_Y
+from .points import DEFAULT_Y, _number_column
 
 if TYPE_CHECKING:  # pragma: no cover
     import numpy
@@ -205,8 +205,6 @@ def _group_codes(tables: list[ResourceTable]) -> numpy.ndarray:
 
 
 def _amounts(table: ResourceTable, of: str) -> numpy.ndarray:
-    from .points import _number_column
-
     # packed columns (decoded from the store) go straight into numpy
     return _number_column(table, of).values
 

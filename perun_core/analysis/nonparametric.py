@@ -130,6 +130,7 @@ def _without_outliers(x: Any, y: Any) -> tuple[Any, Any, int]:
     """
     import numpy as np
 
+    # lazy: perun_core.analysis imports this module back at load (circular)
     from .robust import outlier_weights
 
     with np.errstate(all="ignore"):

@@ -14,7 +14,8 @@ from __future__ import annotations
 from collections.abc import Iterable
 from typing import TYPE_CHECKING, Any
 
-from ..errors import InvalidParameter
+from ..errors import InvalidParameter, InvalidProfile
+from .curves import model_coefficients
 
 if TYPE_CHECKING:  # pragma: no cover
     import numpy
@@ -91,8 +92,6 @@ def best_model(models: Iterable[dict]) -> dict | None:
 
 
 def _coefficients(model: dict) -> dict[str, float]:
-    from .curves import model_coefficients
-
     return model_coefficients(model)
 
 
@@ -103,8 +102,6 @@ def evaluate_parametric(model: dict, xs: Any) -> numpy.ndarray:
     including ``b0 + b1*x + b2*x^2`` for quadratic records that have ``b2``.
     """
     import numpy as np
-
-    from ..errors import InvalidProfile
 
     kind = str(model.get("model", model.get("type", ""))).strip().lower()
     kind = ALIASES.get(kind, kind)

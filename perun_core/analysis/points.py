@@ -27,7 +27,7 @@ from typing import TYPE_CHECKING, Any, NamedTuple
 
 from ..errors import PerunError
 from ..profile.model import Profile, Snapshot
-from ..profile.query import _path_column, as_profile
+from ..profile.query import _path_column, as_profile, flatten_value
 from ..profile.resources import MISSING, PackedColumn, ResourceTable
 
 if TYPE_CHECKING:  # pragma: no cover
@@ -246,8 +246,6 @@ def _number_column(table: ResourceTable, key: str) -> _NumberColumn:
 
 
 def _hashable(value: Any) -> Any:
-    from ..profile.query import flatten_value
-
     if isinstance(value, (dict, list, tuple)):
         return flatten_value(value)
     return value

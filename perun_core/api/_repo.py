@@ -10,6 +10,7 @@ import contextlib
 from collections.abc import Iterator
 from pathlib import Path
 
+from ..errors import NotPerunRepository
 from ..storage.repository import PerunRepository
 
 __all__ = ["PerunRepository", "open_repository"]
@@ -32,7 +33,6 @@ def using(repo: PerunRepository | None, cwd: Path | str | None = None) -> Iterat
 def using_if_any(repo: PerunRepository | None, cwd: Path | str | None = None) -> Iterator[PerunRepository | None]:
     """Like :func:`using`, but None instead of an error outside any repository: commands on profile files
     (``check profiles``, explaining them) work anywhere and use the repository only when there is one."""
-    from ..errors import NotPerunRepository
 
     if repo is not None:
         yield repo

@@ -13,9 +13,20 @@ from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
 
-from ..check.bisect import (BisectCollecting, BisectFinished, BisectResult, BisectRunEvent, BisectStarted,
-                            BisectStep, BisectTested)
+from ..check.bisect import (
+    BisectCollecting,
+    BisectFinished,
+    BisectResult,
+    BisectRunEvent,
+    BisectStarted,
+    BisectStep,
+    BisectTested,
+    bisect as run_bisect,
+)
+from ..check.report import FAIL_ON
+from ..check.session import _strategy
 from ..errors import UsageError
+from ..runner.jobs import matrix_from_config
 from ..storage.repository import PerunRepository
 from ._repo import using as _using
 
@@ -47,7 +58,6 @@ def _select(jobs: list[Any], wanted: Sequence[int | str]) -> list[Any]:
 
 def bisect_jobs(*, repo: PerunRepository | None = None, cwd: Path | str | None = None) -> list[str]:
     """Labels of the job matrix's jobs, in the order ``-j N`` numbers them (from 1)."""
-    from ..runner.jobs import matrix_from_config
 
     with _using(repo, cwd) as r:
         return [job.label for job in matrix_from_config(r.config, r.local_config_path)]
@@ -76,10 +86,6 @@ def bisect(
     ConfigError (no job matrix), PerunError (GOOD or BAD cannot be
     profiled), Interrupted.
     """
-    from ..check.bisect import bisect as run_bisect
-    from ..runner.jobs import matrix_from_config
-    from ..check.report import FAIL_ON
-    from ..check.session import _strategy
 
     if fail_on not in FAIL_ON:
         raise UsageError(f"fail_on '{fail_on}': expected one of {', '.join(FAIL_ON)}")

@@ -9,19 +9,23 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
+from ..params import convert_params
+
+from ..units import registry
+
+from ..units.requirements import check_unit
+
 __all__ = ["get_unit", "unit_names", "unit_params", "unit_requirements"]
 
 
 def unit_names(kind: str) -> list[str]:
     """The names of the registered collectors (``kind="collector"``) or postprocessors."""
-    from ..units import registry
 
     return registry(kind).names()
 
 
 def get_unit(kind: str, name: str) -> Any:
     """The registered unit ``name`` of ``kind`` (its ``params``, ``summary`` ...); raises UnknownUnit."""
-    from ..units import registry
 
     return registry(kind).get(name)
 
@@ -31,13 +35,11 @@ def unit_params(kind: str, name: str, values: Mapping[str, Any]) -> dict[str, An
 
     Raises UnknownUnit and InvalidParameter naming the unit, key and value.
     """
-    from ..params import convert_params
 
     return convert_params(name, get_unit(kind, name).params, dict(values))
 
 
 def unit_requirements(kind: str, name: str) -> Any:
     """What unit ``name`` needs on this machine and whether it is here (a ``UnitCheck``); raises UnknownUnit."""
-    from ..units.requirements import check_unit
 
     return check_unit(kind, name)

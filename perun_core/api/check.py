@@ -26,10 +26,13 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, TypedDict, Unpack
 
+from ..check import get_method, method_names, methods_registry
 from ..check.output import format_value, json_records, junit_xml, markdown, tree_lines
+from ..check.pairing import Pairing
 from ..check.report import FAIL_ON, CheckReport, PairReport, VersionReport
-from ..check.session import HISTORY_WINDOW, Collect
+from ..check.session import HISTORY_WINDOW, Collect, check_files, confirm_runs_checked, emitter, run_versions
 from ..params import Param
+from ..storage.lookup import sort_key_of
 from ..storage.repository import PerunRepository
 from ._repo import using as _using, using_if_any
 
@@ -65,7 +68,9 @@ def _collector(repo: PerunRepository) -> Collect:
 
     def collect(versions: list[str], on_event: Callable[[Any], None],
                 cancel: threading.Event | None) -> tuple[int, list[str]]:
+        # lazy: keeps `perun-core check profiles` light
         from .repository import add
+        # lazy: keeps `perun-core check profiles` light
         from .run import run_matrix
 
         result = run_matrix(minor_versions=versions, raise_on_failure=False, on_event=on_event, cancel=cancel,
@@ -146,9 +151,6 @@ def _check(kind: str, revision: str | None, call: _CheckCall) -> CheckReport:
     ``kind`` "head" checks ``revision`` alone (collecting for it and its first parent); "all" checks
     every version of its history that has profiles (collecting for all of them).
     """
-    from ..check.pairing import Pairing
-    from ..check.session import confirm_runs_checked, emitter, run_versions
-    from ..storage.lookup import sort_key_of
 
     emit = emitter(call.on_event)
     with _using(call.repo, call.cwd) as r:
@@ -201,7 +203,6 @@ def check_profiles(
     NotInTarget findings and a :class:`NothingInCommon` message in
     ``errors``.
     """
-    from ..check.session import check_files, emitter
 
     emit = emitter(on_event)
     with using_if_any(repo, cwd) as opened:
@@ -212,6 +213,7 @@ def stored_check(
     revision: str | None = None, *, repo: PerunRepository | None = None, cwd: Path | str | None = None
 ) -> VersionReport | None:
     """The findings the last check of ``revision`` (default HEAD) stored, or None if it was never checked."""
+    # lazy: keeps `perun-core check profiles` light
     from ..storage.changes import read_pairs
 
     with _using(repo, cwd) as r:
@@ -239,8 +241,6 @@ def check_method(name: str) -> MethodInfo:
     """The method ``name`` (full name, short name or alias); UnknownUnit listing the known ones."""
     import sys
 
-    from ..check import get_method, methods_registry
-
     method = get_method(name)
     description = str(getattr(method, "description", "") or "")
     module = type(method).__module__
@@ -253,7 +253,6 @@ def check_method(name: str) -> MethodInfo:
 
 def check_methods() -> list[MethodInfo]:
     """Every registered check method, by name."""
-    from ..check import method_names
 
     return [check_method(name) for name in method_names()]
 
@@ -263,7 +262,9 @@ def matrix_commands(*, repo: PerunRepository | None = None, cwd: Path | str | No
 
     Shown to the user before they agree to a hook that runs them after each commit.
     """
+    # lazy: keeps `perun-core check profiles` light
     from ..runner.generators import generators_from_config
+    # lazy: keeps `perun-core check profiles` light
     from ..runner.jobs import matrix_from_config
 
     with _using(repo, cwd) as r:
@@ -291,6 +292,7 @@ def install_hook(
     ``command`` is how the hook calls perun-core (default: this Python with
     the CLI module).  Raises HookError.
     """
+    # lazy: keeps `perun-core check profiles` light
     from ..check.hook import install
 
     with _using(repo, cwd) as r:
@@ -299,6 +301,7 @@ def install_hook(
 
 def uninstall_hook(*, repo: PerunRepository | None = None, cwd: Path | str | None = None) -> HookResult:
     """Remove perun's block from the post-commit hook."""
+    # lazy: keeps `perun-core check profiles` light
     from ..check.hook import uninstall
 
     with _using(repo, cwd) as r:

@@ -13,6 +13,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from ..config import Config, ConfigStack, check_known_key, default, parse_cli_value, reset, shared_config_dir, validate
 from ..errors import ConfigError, PerunError, UsageError
 from ..storage.repository import PerunRepository
 
@@ -30,7 +31,6 @@ class ConfigValue:
 
 def _config_location(scope: str, cwd: Path | str | None) -> tuple[Path, str]:
     """(path, kind) of the file a scope names, without reading it."""
-    from ..config import shared_config_dir
 
     if scope not in ("local", "shared", "nearest"):
         raise UsageError(f"unknown config scope '{scope}'; expected local, shared or nearest")
@@ -48,8 +48,6 @@ def _config_location(scope: str, cwd: Path | str | None) -> tuple[Path, str]:
 
 
 def _config_target(scope: str, cwd: Path | str | None, *, for_write: bool) -> Any:
-    from ..config import Config
-
     path, kind = _config_location(scope, cwd)
     # Writers may open a file with invalid values: setting a key is how it gets repaired.
     return Config.load(path, kind=kind, validate=not for_write)
@@ -57,7 +55,6 @@ def _config_target(scope: str, cwd: Path | str | None, *, for_write: bool) -> An
 
 def config_get(key: str, *, scope: str = "nearest", cwd: Path | str | None = None) -> ConfigValue:
     """Value of ``key``: from one file, or the nearest one that sets it."""
-    from ..config import Config, ConfigStack, default, shared_config_dir
 
     if scope == "nearest":
         shared = Config.load(shared_config_dir() / "shared.yml", kind="shared")
@@ -83,7 +80,6 @@ def config_get(key: str, *, scope: str = "nearest", cwd: Path | str | None = Non
 
 def config_set(key: str, value: Any, *, scope: str = "nearest", cwd: Path | str | None = None) -> ConfigValue:
     """Set ``key`` in the local (nearest) or shared configuration and save it atomically."""
-    from ..config import check_known_key, validate
 
     config = _config_target(scope, cwd, for_write=True)
     check_known_key(key, path=config.path)
@@ -95,7 +91,6 @@ def config_set(key: str, value: Any, *, scope: str = "nearest", cwd: Path | str 
 
 def config_reset(*, scope: str = "nearest", template: str = "master", cwd: Path | str | None = None) -> Path:
     """Rewrite a configuration file to its template (local) or defaults (shared)."""
-    from ..config import Config, reset
 
     path, kind = _config_location(scope, cwd)
     try:
@@ -117,8 +112,6 @@ def config_edit_request(*, scope: str = "nearest", cwd: Path | str | None = None
     """The file to edit and the editor command (see :func:`editor_command`); creates a missing file."""
     import shlex
 
-    from ..config import Config
-
     path, kind = _config_location(scope, cwd)
     editor = _editor_for(path, kind)
     if not path.exists():
@@ -138,8 +131,6 @@ def editor_command(*, scope: str = "nearest", cwd: Path | str | None = None) -> 
 
 
 def _editor_for(path: Path, kind: str) -> str:
-    from ..config import Config, default, shared_config_dir
-
     editor = os.environ.get("VISUAL") or os.environ.get("EDITOR")
     if editor:
         return editor
@@ -153,13 +144,11 @@ def _editor_for(path: Path, kind: str) -> str:
 
 def validate_config_file(path: Path | str, kind: str) -> None:
     """Re-read an edited configuration and raise ConfigError if it is unusable."""
-    from ..config import Config
 
     Config.load(Path(path), kind=kind)
 
 
 def parse_config_value(text: str) -> Any:
     """A value given on the command line (``config set KEY VALUE``), read as YAML: true, 3, [a, b] ..."""
-    from ..config import parse_cli_value
 
     return parse_cli_value(text)

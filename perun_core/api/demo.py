@@ -12,6 +12,10 @@ import threading
 from collections.abc import Callable
 from pathlib import Path
 
+from ._demo.collected import COLLECTED_DEMO_VERSION, build_collected_demo
+
+from ._demo.staging import marker_of
+
 __all__ = ["build_demo", "demo_is_built", "demo_dir"]
 
 
@@ -20,7 +24,6 @@ def demo_dir() -> Path:
 
     The name carries the demo's version, so a newer demo is built afresh.
     """
-    from ._demo.collected import COLLECTED_DEMO_VERSION
 
     name = f"demo-collected-{COLLECTED_DEMO_VERSION}"
     cache = os.environ.get("XDG_CACHE_HOME") or str(Path.home() / ".cache")
@@ -34,8 +37,6 @@ def demo_dir() -> Path:
 
 def demo_is_built(path: Path | str) -> bool:
     """Whether ``path`` holds a demo of the current version (``build_demo`` would reuse it)."""
-    from ._demo.staging import marker_of
-    from ._demo.collected import COLLECTED_DEMO_VERSION
 
     return marker_of(Path(path)) == {"kind": "collected", "version": COLLECTED_DEMO_VERSION}
 
@@ -48,6 +49,5 @@ def build_demo(path: Path | str | None = None, *, progress: Callable[[str], None
     something else), ExternalToolError (cc, make or binutils missing),
     Interrupted.
     """
-    from ._demo.collected import build_collected_demo
 
     return build_collected_demo(path if path is not None else demo_dir(), progress=progress, cancel=cancel)

@@ -13,6 +13,14 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from ..diff import compare
+
+from ..diff.render import FORMATS, render
+
+from ..safetext import escape_output
+
+from .profiles import load_profile
+
 if TYPE_CHECKING:  # pragma: no cover
     from ..diff import Comparison
     from ..profile.model import Profile
@@ -26,7 +34,6 @@ DIFF_VIEWS = ("short", "flamegraph", "bars", "report")
 def compare_profiles(baseline: Profile, target: Profile, *, baseline_name: str = "baseline",
                      target_name: str = "target", functions: bool = True) -> Comparison:
     """The :class:`~perun_core.diff.Comparison` of two loaded profiles."""
-    from ..diff import compare
 
     return compare(baseline, target, baseline_name=baseline_name, target_name=target_name, functions=functions)
 
@@ -48,7 +55,6 @@ def diff_profiles(
     set it for one side (profiles of two commits).  Raises
     ProfileNotFound, InvalidProfile, IncomparableProfiles.
     """
-    from .profiles import load_profile
 
     loaded = []
     for spec, at in ((baseline, baseline_minor or minor), (target, target_minor or minor)):
@@ -60,16 +66,12 @@ def diff_profiles(
 def render_diff(comparison: Comparison, view: str = "short", *, fmt: str | None = None, width: int = 100,
                 height: int = 30, color: bool = False, limit: int | None = None, pixels: int | None = None) -> str:
     """``view`` of ``comparison`` as text (terminal text, SVG, folded pair or HTML by ``fmt``)."""
-    from ..diff.render import render
-    from ..safetext import escape_output
 
     text = render(comparison, view, fmt=fmt, width=width, height=height, color=color, limit=limit, pixels=pixels)
     return escape_output(text, keep_colour=color)
 
 
 def diff_formats(view: str) -> tuple[str, ...]:
-    from ..diff.render import FORMATS
-
     return FORMATS.get(view, ())
 
 

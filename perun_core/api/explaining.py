@@ -11,9 +11,19 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from ..check.explain import (ExplainCollecting, ExplainedFunction, Explanation, ExplainFinished, ExplainRound,
-                             ExplainStarted)
+from ..check.explain import (
+    ExplainCollecting,
+    ExplainFinished,
+    ExplainRound,
+    ExplainStarted,
+    ExplainedFunction,
+    Explanation,
+    explain_report,
+    load_explained,
+    store_explanations,
+)
 from ..check.report import CheckReport
+from ..diff import compare
 from ..storage.repository import PerunRepository
 from ._repo import using_if_any
 
@@ -49,7 +59,6 @@ def explain(
     stored nothing (``check profiles``) stores nothing here either.  Raises UsageError (unknown
     ``collector``), Interrupted.
     """
-    from ..check.explain import explain_report, store_explanations
 
     directory = Path(explain_dir).expanduser() if explain_dir is not None else None
     # profile files checked outside a repository can still be explained when they are call-level
@@ -71,8 +80,6 @@ def explanation_comparison(explanation: Explanation, *, repo: PerunRepository | 
                            cwd: Path | str | None = None) -> Any:
     """The :class:`~perun_core.diff.Comparison` of the two call-level profiles ``explanation`` compared, for the
     difference views (flame graph where both have call stacks), or None when a profile is gone."""
-    from ..check.explain import load_explained
-    from ..diff import compare
 
     with using_if_any(repo, cwd) as opened:
         profiles = load_explained(opened, explanation)

@@ -5,7 +5,11 @@ from __future__ import annotations
 from dataclasses import dataclass
 from pathlib import Path
 
-from ..errors import UsageError
+from ..config import Config, shared_config_dir, unused_keys
+from ..errors import NotPerunRepository, UsageError
+from ..profile.codec import iter_layout, load_profile_from_file, store_profile_at
+from ..storage.repository import PerunRepository
+from .files import write_user_file
 
 __all__ = ["LAYOUT_CHOICES", "ConvertResult", "convert", "profile_bytes", "unused_config_keys"]
 
@@ -30,7 +34,6 @@ def _check_layout(layout: str) -> None:
 
 def profile_bytes(profile: object, layout: str, *, indent: int | None = 2) -> bytes:
     """``profile`` (a loaded :class:`~perun_core.profile.model.Profile`) serialized in ``layout``."""
-    from ..profile.codec import iter_layout
 
     _check_layout(layout)
     return b"".join(iter_layout(profile, layout, indent=indent))  # type: ignore[arg-type]
@@ -42,15 +45,12 @@ def convert(path: Path | str, *, layout: str = "compact", output: Path | str | N
 
     The file is replaced atomically: it is either the old one or the whole new one.
     """
-    from ..profile.codec import load_profile_from_file, store_profile_at
 
     _check_layout(layout)
     source = Path(path)
     profile = load_profile_from_file(source)
     target = Path(output) if output is not None else source
     if output is not None:  # a file the user named: checked first, and a device is written into, not replaced
-        from .files import write_user_file
-
         data = profile_bytes(profile, layout, indent=indent)
         write_user_file(target, data)
         return ConvertResult(source, target, profile.layout, layout, profile.resource_count(), len(data))
@@ -64,9 +64,6 @@ def unused_config_keys(*, cwd: Path | str | None = None) -> dict[str, list[str]]
     They stay in the files untouched (the original Perun's ``format.output_show_template``,
     ``general.editor`` of another tool, keys of a newer perun, ...).
     """
-    from ..config import Config, shared_config_dir, unused_keys
-    from ..errors import NotPerunRepository
-    from ..storage.repository import PerunRepository
 
     found: dict[str, list[str]] = {}
     try:

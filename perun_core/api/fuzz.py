@@ -23,12 +23,23 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from ..atomic import ensure_writable_directory
+from ..config import Config
 from ..errors import NotPerunRepository, UsageError
-from ..fuzz.deltadebug import DeltaResult, DeltaStep
+from ..fuzz.deltadebug import DeltaResult, DeltaStep, deltadebug as shrink
 from ..fuzz.options import DELTA_PARAMS, FUZZ_PARAMS
 from ..fuzz.findings import Finding, FuzzFinished, FuzzProgress, FuzzResult, FuzzStarted, InputKept
+from ..fuzz.output import write_results
+from ..fuzz.rules import rules
+from ..fuzz.search import fuzz as search
 from ..fuzz.setup import FuzzSettings, settings_from
 from ..params import Param, convert_params
+from ..runner.jobs import expand, unit_config
+from ..runner.run import RunOptions, execute
+from ..storage.repository import PerunRepository
+from ..views.base import Series
+from ..views.plotting import DEFAULT_THEME, render_lines
+from .repository import add
 
 __all__ = [
     "DELTA_PARAMS", "DeltaResult", "DeltaStep", "FUZZ_PARAMS", "Finding", "FuzzFinished", "FuzzForm", "FuzzProgress",
@@ -69,7 +80,6 @@ def fuzz_form() -> FuzzForm:
 
 def fuzz_rules() -> list[RuleInfo]:
     """Every mutation rule, by name."""
-    from ..fuzz.rules import rules
 
     found = []
     for name in rules.names():
@@ -81,8 +91,6 @@ def fuzz_rules() -> list[RuleInfo]:
 
 def slowdown_plot(result: FuzzResult, *, width: int = 80, height: int = 15, theme: Any = None) -> str:
     """The best slow-down over fuzzing time as a terminal plot (ANSI text)."""
-    from ..views.base import Series
-    from ..views.plotting import DEFAULT_THEME, render_lines
 
     steps_x: list[float] = []
     steps_y: list[float] = []
@@ -111,10 +119,6 @@ def run_fuzzing(values: Mapping[str, Any] | FuzzSettings, *, on_event: Callable[
     ``add_to_matrix`` outside a perun repository, NotPerunRepository, all
     before the program runs.
     """
-    from ..fuzz.output import write_results
-    from ..fuzz.search import fuzz as search
-    from ..runner.jobs import unit_config
-    from ..storage.repository import PerunRepository
 
     settings = values if isinstance(values, FuzzSettings) else settings_from(values, cwd)
     emit = on_event or (lambda event: None)
@@ -148,7 +152,6 @@ def run_fuzzing(values: Mapping[str, Any] | FuzzSettings, *, on_event: Callable[
 
 def _writable_output_dir(output_dir: str | Path, cwd: Path | str | None) -> None:
     """An output directory that cannot be made is refused before the program runs, not after the work is done."""
-    from ..atomic import ensure_writable_directory
 
     ensure_writable_directory((Path(cwd) if cwd is not None else Path.cwd()) / Path(output_dir).expanduser())
 
@@ -161,18 +164,12 @@ def _check_before_running(settings: FuzzSettings, repo: Any) -> None:
     if settings.minor:
         repo.resolve_minor(settings.minor)
     if settings.add_to_matrix:
-        from ..config import Config
-
         with contextlib.suppress(KeyError):  # a bad value is refused by loading, a missing one is no matrix yet
             Config.load(repo.local_config_path, kind="local").get("workloads")
 
 
 def _profile(result: FuzzResult, best: list[Finding], collector: Any, postprocessors: list[Any], repo: Any,
              emit: Callable[[Any], None], cancel: threading.Event | None) -> None:
-    from ..runner.jobs import expand
-    from ..runner.run import RunOptions, execute
-    from .repository import add
-
     s = result.settings
     cmd = _stdin_command(s.cmd, s.args) if s.stdin else s.cmd
     args = [] if s.stdin or not s.args else [s.args]
@@ -192,8 +189,6 @@ def _profile(result: FuzzResult, best: list[Finding], collector: Any, postproces
 
 
 def _add_to_matrix(result: FuzzResult, best: list[Finding], repo: Any) -> None:
-    from ..config import Config
-
     config = Config.load(repo.local_config_path, kind="local")
     try:
         existing = list(config.get("workloads") or [])
@@ -224,7 +219,6 @@ def deltadebug(cmd: str, input_path: str | Path, values: Mapping[str, Any] | Non
     FuzzError (missing input or output directory, program failing on the
     input) or InvalidParameter.
     """
-    from ..fuzz.deltadebug import deltadebug as shrink
 
     given = {k: v for k, v in (values or {}).items() if v is not None and v != ()}
     params = convert_params("deltadebugging", DELTA_PARAMS, given)

@@ -13,7 +13,13 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from ..errors import ImportFailed, UsageError
+from ..errors import ImportFailed, InvalidProfile, UsageError
+from ..importers import importers
+from ..params import convert_params
+from ..profile.validate import validate_profile
+from ..runner.naming import TEMPLATE_KEY, render_name, write_new_profile
+from ..safetext import escape_controls
+from ._repo import using as _using
 
 if TYPE_CHECKING:  # pragma: no cover
     from ..profile.model import Profile
@@ -51,7 +57,6 @@ class ImportedProfile:
 
 def importer_kinds() -> list[ImporterInfo]:
     """Every importer (built-in and registered), by name."""
-    from ..importers import importers
 
     found = []
     for name in importers.names():
@@ -67,8 +72,6 @@ def read_imported(kind: str, files: list[Path | str], options: dict[str, Any] | 
     Raises UnknownUnit (no such kind), InvalidParameter (a bad option),
     ImportFailed (a missing, malformed or truncated file).
     """
-    from ..importers import importers
-    from ..params import convert_params
 
     if not files:
         raise UsageError("import needs at least one file")
@@ -94,8 +97,6 @@ def _checked(profile: Profile, paths: list[Path]) -> Profile:
     every importer, and blamed on the input rather than on the profile name
     that would have been written.
     """
-    from ..errors import InvalidProfile
-    from ..profile.validate import validate_profile
 
     where = str(paths[0]) if len(paths) == 1 else f"{paths[0]} (and {len(paths) - 1} more)"
     try:
@@ -126,13 +127,9 @@ def import_profiles(
     program of a callgrind run) or the importer's kind; ``workload`` to
     empty.  The importer's own metadata stays in the header under ``tool``.
     """
-    from ..runner.naming import TEMPLATE_KEY, render_name, write_new_profile
-    from ._repo import using as _using
 
     for flag, text in (("-c/--cmd", cmd), ("-w/--workload", workload)):
         if text is not None and not _encodes(text):
-            from ..safetext import escape_controls
-
             raise UsageError(f"{flag} '{escape_controls(text)}': not valid text (it holds bytes that are not UTF-8)")
     with _using(repo, cwd) as r:
         origin = r.resolve_minor(minor)  # a bad revision fails before any file is read

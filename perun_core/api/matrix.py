@@ -12,6 +12,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from ..config import Config, validate
 from ._repo import using
 
 if TYPE_CHECKING:  # pragma: no cover
@@ -25,8 +26,6 @@ MATRIX_KEYS = ("cmds", "args", "workloads", "collectors", "postprocessors")
 
 
 def _local_config(repo: PerunRepository, *, validate: bool) -> Any:
-    from ..config import Config
-
     return Config.load(repo.local_config_path, kind="local", validate=validate)
 
 
@@ -55,7 +54,7 @@ def validate_matrix(values: dict[str, Any], *, repo: PerunRepository | None = No
     InvalidParameter; a matrix without commands or collectors is no error
     here (it can be saved) but expands to no jobs and a warning.
     """
-    from ..config import validate
+    # lazy: keeps the TUI's first frame light
     from ..runner.jobs import matrix_from_config, unit_configs
 
     with using(repo, cwd) as r:

@@ -20,6 +20,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
+from ..remote import sync
 from ..remote.events import PushRetried, RemoteContacted, TransferProgress, TransferStarted
 from ..remote.sync import FetchResult, PullResult, PushResult, RemoteState
 from ..storage.repository import PerunRepository
@@ -37,7 +38,6 @@ def push(remote: str | None = None, *, dry_run: bool = False, on_event: Callable
     ``dry_run`` tells what would be sent and sends nothing.  Raises
     RemoteError, RemoteFormatTooNew, Interrupted.
     """
-    from ..remote import sync
 
     with _using(repo, cwd) as r:
         return sync.push(r, remote, dry_run=dry_run, on_event=on_event, cancel=cancel)
@@ -47,7 +47,6 @@ def fetch(remote: str | None = None, *, on_event: Callable[[Any], None] | None =
           cancel: threading.Event | None = None, repo: PerunRepository | None = None,
           cwd: Path | str | None = None) -> FetchResult:
     """Receive the remote's profiles without merging them; ``remote_status`` then counts against them."""
-    from ..remote import sync
 
     with _using(repo, cwd) as r:
         return sync.fetch(r, remote, on_event=on_event, cancel=cancel)
@@ -57,7 +56,6 @@ def pull(remote: str | None = None, *, dry_run: bool = False, on_event: Callable
          cancel: threading.Event | None = None, repo: PerunRepository | None = None,
          cwd: Path | str | None = None) -> PullResult:
     """Fetch, then merge: store the remote's profiles, unite the indexes, take newer findings."""
-    from ..remote import sync
 
     with _using(repo, cwd) as r:
         return sync.pull(r, remote, dry_run=dry_run, on_event=on_event, cancel=cancel)
@@ -65,7 +63,6 @@ def pull(remote: str | None = None, *, dry_run: bool = False, on_event: Callable
 
 def remote_status(*, repo: PerunRepository | None = None, cwd: Path | str | None = None) -> list[RemoteState]:
     """Profiles only here / only there per remote, as of the last transfer (no network)."""
-    from ..remote import sync
 
     with _using(repo, cwd) as r:
         return sync.remote_states(r)

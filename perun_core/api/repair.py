@@ -41,8 +41,11 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from ..atomic import TEMPORARY_NAME, temporary_writer_alive
-from ..errors import CorruptIndex, CorruptObject, LockTimeout, PerunError, StorageError
-from ..storage.repository import PerunRepository
+from ..errors import CorruptIndex, CorruptObject, LockTimeout, PerunError, ProfileError, StorageError
+from ..profile.codec import load_profile_from_file
+from ..storage import index as index_module
+from ..storage.index import MAGIC, IndexEntry, decode_index, read_index, write_index
+from ..storage.repository import PerunRepository, meta_of
 from ._repo import using as _using
 
 __all__ = ["STALE_AFTER", "FsckProblem", "FsckReport", "fsck"]
@@ -158,8 +161,6 @@ class _Check:
         self.broken: dict[str, tuple[Path, str, bytes]] = {}
 
     def scan_objects(self) -> None:
-        from ..storage.index import MAGIC, decode_index
-
         objects_dir = self.repo.objects_dir
         if not objects_dir.is_dir():
             self.report.problems.append(FsckProblem("store", str(objects_dir), "the objects directory is missing",
@@ -235,7 +236,6 @@ class _Check:
 
     def _drop_unsound(self, minor: str) -> str:
         """Rewrite ``minor``'s index without entries of unsound objects, under its lock; "" or why not."""
-        from ..storage.index import read_index, write_index
 
         path = self.repo.index_path(minor)
         try:
@@ -250,7 +250,6 @@ class _Check:
 
     def _referenced(self) -> set[str]:
         """Objects the sound indexes name now (read again: profiles may have been registered since the scan)."""
-        from ..storage.index import read_index
 
         referenced: set[str] = set()
         for minor, entries in self.indexes.items():
@@ -274,7 +273,6 @@ class _Check:
 
     def _rebuild(self, minor: str, path: Path, data: bytes, orphans: list[str]) -> str:
         """Write the damaged index ``minor`` anew, under its lock: what can be salvaged, plus ``orphans``."""
-        from ..storage.index import decode_index, write_index
 
         with self.repo.index_lock(minor):
             try:
@@ -315,9 +313,6 @@ def _files(directory: Path) -> list[Path]:
 
 
 def _check_pending(repo: PerunRepository, leftovers: _Leftovers, report: FsckReport) -> None:
-    from ..errors import ProfileError
-    from ..profile.codec import load_profile_from_file
-
     try:
         names = sorted(os.listdir(repo.jobs_dir))
     except FileNotFoundError:
@@ -342,7 +337,6 @@ def _check_pending(repo: PerunRepository, leftovers: _Leftovers, report: FsckRep
 
 def _salvage(data: bytes) -> list:
     """The entries that can still be parsed from the front of a damaged index (its checksum ignored)."""
-    from ..storage import index as index_module
 
     entries = []
     try:
@@ -363,9 +357,6 @@ def _salvage(data: bytes) -> list:
 
 
 def _entry_of(repo: PerunRepository, sha: str):
-    from ..storage.index import IndexEntry
-    from ..storage.repository import meta_of
-
     profile = repo.objects.read_profile(sha)
     meta = meta_of(profile)
     stamp = repo.objects.path_of(sha).stat().st_mtime

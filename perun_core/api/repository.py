@@ -18,6 +18,7 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from ..atomic import atomic_write_text
 from ..errors import (
     ConfigError,
     CorruptObject,
@@ -28,8 +29,10 @@ from ..errors import (
     StorageError,
     UsageError,
 )
+from ..storage.changes import any_changes, read_changes, read_pairs
 from ..storage.lookup import FoundProfile, find_profile, sort_key_of
 from ..storage.repository import PERUN_DIR, PerunRepository, ProfileInfo
+from ..vcs import init_repository
 from ._repo import open_repository, using as _using
 
 __all__ = ["SORT_KEYS", "open_repository", "InitResult", "init", "AddedProfile", "add", "RemovedProfile", "remove",
@@ -64,9 +67,8 @@ def init(
     template: str = "master",
 ) -> InitResult:
     """Create (or re-create) ``.perun`` at ``path`` and a git repository if missing."""
-    from ..atomic import atomic_write_text
+    # lazy: keeps `perun-core status` and the TUI's first frame light
     from ..config.templates import render_local_config
-    from ..vcs import init_repository
 
     if vcs_type != "git":
         raise UsageError(f"--vcs-type '{vcs_type}' is not supported; only 'git' is")
@@ -275,7 +277,6 @@ def status(
 
 def _check_findings(repo: PerunRepository, minor: str) -> list[dict[str, Any]] | None:
     """The changes the last check of ``minor`` found, one record per finding (with the target's source)."""
-    from ..storage.changes import any_changes, read_pairs
 
     if not any_changes(repo):
         return None
@@ -337,7 +338,6 @@ def log(
     with _using(repo, cwd) as r:
         start = r.resolve_minor(revision)
         sort_key = sort_key_of(r) if with_profiles else "time"
-        from ..storage.changes import any_changes, read_changes
 
         checked = any_changes(r)
         has_index = r.index_tester()

@@ -24,13 +24,17 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, TypedDict, Unpack
 
+from ..check.noise import profile_advice
+from ..runner.naming import TEMPLATE_KEY, render_name, validate_template, write_new_profile
+from ..units import UnitContext, registry
 from ._repo import using as _using
 from ..errors import JobsFailed, PerunError
 from ..storage.repository import PerunRepository
 from ..events import EventStream, ProfileWritten
 from ..runner.jobs import Job, UnitConfig, expand, matrix_from_config, unit_config, unit_configs
-from ..runner.run import RunOptions, RunResult, WrittenProfile, apply_postprocessor, execute
+from ..runner.run import RunOptions, RunResult, WrittenProfile, apply_postprocessor, execute, parse_shard
 from ..params import Param
+from .profiles import load_profile
 
 __all__ = [
     "EventStream",
@@ -62,7 +66,6 @@ class UnitInfo:
 
 def units(kind: str) -> list[UnitInfo]:
     """Every registered collector (``kind="collector"``) or postprocessor, by name."""
-    from ..units import registry
 
     found = []
     reg = registry(kind)
@@ -81,9 +84,6 @@ def stream(function: Callable[..., Any], /, *args: Any, **kwargs: Any) -> EventS
 
 def _options(minor_versions: Sequence[str], crawl_parents: bool, force_dirty: bool, output_template: str | None,
              shard: str | tuple[int, int] | None = None) -> RunOptions:
-    from ..check.noise import profile_advice
-    from ..runner.run import parse_shard
-
     if shard is None:
         split = None
     else:
@@ -221,9 +221,6 @@ def postprocess(
     profile: the commit whose index holds it).  Events: the unit's phases and
     ``ProfileWritten``.
     """
-    from .profiles import load_profile
-    from ..runner.naming import TEMPLATE_KEY, render_name, validate_template, write_new_profile
-    from ..units import UnitContext
 
     config = unit_config("postprocessor", postprocessor, params)
     emit = on_event or (lambda event: None)

@@ -14,6 +14,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from .profiles import load_profile
+
 if TYPE_CHECKING:  # pragma: no cover
     from ..profile.model import Profile
     from ..storage.repository import PerunRepository
@@ -99,12 +101,11 @@ def summary(
     """
     import numpy as np
 
+    # lazy: keeps the TUI's first frame light
     from ..profile.query import all_models_of, all_numerical_resource_fields_of, as_profile, numeric_column, \
         resource_table
 
     if isinstance(profile, str):
-        from .profiles import load_profile
-
         loaded = load_profile(profile, minor=minor, repo=repo, cwd=cwd).profile
     else:
         loaded = as_profile(profile)

@@ -16,15 +16,24 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from ..views.base import HTML_SUFFIXES, PLAIN_SUFFIXES
+from ..analysis.filtering import filter_profile
+from ..atomic import write_user_file
+from ..errors import UnsupportedProfile
+from ..profile.codec import to_json_bytes
+from ..profile.query import as_profile
+from ..safetext import escape_output
+from ..views import VIEWS, get_view
+from ..views.base import HTML_SUFFIXES, PLAIN_SUFFIXES, Figure
+from ..views.fits import traits_of
 from ..views.flamegraph import FlameLayout, Span, block_colour, layout_flame
 from ..views.heapmap import HEAT_GLYPHS, HeapLayout, allocations_in, heat_glyph, layout_heap, site_glyph
-from ..views.style import DEFAULT_THEME, Theme
+from ..views.style import DEFAULT_THEME, Theme, strip_ansi
+from .profiles import load_profile
 
 if TYPE_CHECKING:  # pragma: no cover
     from ..profile.model import Profile
     from ..storage.repository import PerunRepository
-    from ..views.base import Figure, View
+    from ..views.base import View
 
 __all__ = ["share_y_scale", "y_extent", "DEFAULT_THEME", "HEAT_GLYPHS", "HTML_SUFFIXES", "PLAIN_SUFFIXES", "FlameLayout", "HeapLayout", "Shown", "Span", "Theme",
            "allocations_in", "block_colour", "build_view", "heat_glyph", "layout_flame", "layout_heap", "one_plot",
@@ -34,14 +43,12 @@ __all__ = ["share_y_scale", "y_extent", "DEFAULT_THEME", "HEAT_GLYPHS", "HTML_SU
 
 def view(name: str) -> View:
     """The declaration of view ``name``; raises UnknownUnit listing the known views."""
-    from ..views import get_view
 
     return get_view(name)
 
 
 def view_names() -> list[str]:
     """Every registered view, in the order ``show --help`` lists them."""
-    from ..views import VIEWS
 
     return list(VIEWS)
 
@@ -63,7 +70,6 @@ def render_view(name: str, model: Any, *, fmt: str | None = None, width: int = 8
 
 def one_plot(figure: Figure, index: int) -> Figure:
     """A figure holding only plot ``index`` of ``figure`` (scatter of one uid at a time)."""
-    from ..views.base import Figure
 
     return Figure([figure.plots[index]])
 
@@ -99,8 +105,6 @@ def share_y_scale(*figures: Figure) -> list[Figure]:
     """
     from dataclasses import replace
 
-    from ..views.base import Figure
-
     count = max((len(figure.plots) for figure in figures), default=0)
     limits: list[tuple[float, float] | None] = []
     for index in range(count):
@@ -120,7 +124,6 @@ def share_y_scale(*figures: Figure) -> list[Figure]:
 
 def only_types(profile: Any, types: list[str]) -> Any:
     """``profile`` with only the resources of these types (a new profile; the given one is unchanged)."""
-    from ..analysis.filtering import filter_profile
 
     return filter_profile(profile, uids=None, types=types, subtypes=None, conditions=[], mode="keep")
 
@@ -164,8 +167,6 @@ def show(
     there (atomically, with the permissions the umask allows).
     Raises ProfileNotFound, InvalidProfile, InvalidParameter, UnknownUnit.
     """
-    from ..safetext import escape_output
-    from .profiles import load_profile
 
     declared = view(name)
     chosen = declared.format_for(fmt, filename)
@@ -174,8 +175,6 @@ def show(
     # a view that cannot show the profile says why and names those that can (an empty profile gets the
     # view's own message, which says what the view needs)
     if name in fits and not fits[name].fits and loaded.profile.resource_count():
-        from ..errors import UnsupportedProfile
-
         wrong_type = bool(declared.profile_types) and loaded.profile.type not in declared.profile_types
         raise UnsupportedProfile(name, loaded.profile.type, declared.profile_types,
                                  "" if wrong_type else fits[name].reason,
@@ -197,7 +196,6 @@ def show(
 
 def profile_json(profile: Any, *, indent: int | None = 2) -> bytes:
     """``profile`` in the documented JSON form (what ``show raw`` prints)."""
-    from ..profile.codec import to_json_bytes
 
     return to_json_bytes(profile, indent=indent)
 
@@ -208,14 +206,12 @@ def write_output(filename: str | Path, data: bytes) -> None:
     Refused before anything is written when its directory is missing or not
     writable (:func:`perun_core.atomic.write_user_file`).
     """
-    from ..atomic import write_user_file
 
     write_user_file(filename, data)
 
 
 def _plain_page(ansi_text: str, title: str) -> str:
     """Terminal text as a standalone HTML page without its colours (when no ``html_page`` was given)."""
-    from ..views.style import strip_ansi
 
     return (f"<!DOCTYPE html>\n<html>\n<head>\n<meta charset=\"UTF-8\">\n<title>{_escape_html(title)}</title>\n"
             f"</head>\n<body>\n<pre><code>{_escape_html(strip_ansi(ansi_text))}</code></pre>\n</body>\n</html>\n")
@@ -247,13 +243,10 @@ def view_fits(
     ``profile`` is a loaded profile (or its JSON dict) or a spec that
     :func:`perun_core.api.load_profile` looks up (``0@i``, a name, a path).
     """
-    from ..profile.query import as_profile
+    # lazy: 'view_names' is bound to something else at module level
     from ..views import get_view, view_names
-    from ..views.fits import traits_of
 
     if isinstance(profile, str):
-        from .profiles import load_profile
-
         loaded = load_profile(profile, minor=minor, repo=repo, cwd=cwd).profile
     else:
         loaded = as_profile(profile)

@@ -29,6 +29,11 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from ..errors import CollectionError, Interrupted, PerunError, PreRunFailed, UsageError
+from ..profile.codec import load_profile_from_file
+from ..runner.run import RunOptions, execute
+from .data import ProfileData, config_key
+from .engine import check_pair
+from .noise import profile_advice
 from .results import Finding
 
 __all__ = ["BisectCollecting", "BisectFinished", "BisectResult", "BisectStarted", "BisectStep", "BisectTested",
@@ -147,8 +152,6 @@ class _Bisector:
             raise Interrupted("bisect cancelled")
 
     def stored(self, sha: str) -> dict[tuple, Any]:
-        from .data import config_key
-
         wanted = {job_key(job) for job in self.jobs}
         found: dict[tuple, Any] = {}
         for entry in reversed(self.repo.entries_with_metadata(sha)):  # the newest registration wins
@@ -161,8 +164,6 @@ class _Bisector:
         """The selected jobs' profiles at ``sha`` (collecting what is missing); raises _Skip."""
         if sha in self.profiles:
             return self.profiles[sha], True
-        from ..runner.run import RunOptions, execute
-        from .noise import profile_advice
 
         stored = self.stored(sha)
         result = {key: self.repo.objects.read_profile(checksum) for key, checksum in stored.items()}
@@ -187,8 +188,6 @@ class _Bisector:
         return result, reused
 
     def _keep(self, sha: str, written: Any) -> Any:
-        from ..profile.codec import load_profile_from_file
-
         if written.registered:
             return self.repo.objects.read_profile(written.checksum)
         profile = load_profile_from_file(written.path)
@@ -200,9 +199,6 @@ class _Bisector:
         return profile
 
     def compare(self, baseline: dict[tuple, Any], target: dict[tuple, Any], names: tuple[str, str]) -> list[Finding]:
-        from .data import ProfileData
-        from .engine import check_pair
-
         findings: list[Finding] = []
         for key, profile in target.items():
             if key not in baseline:

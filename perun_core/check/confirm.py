@@ -30,7 +30,17 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from ..errors import Interrupted, PerunError
+from ..check.data import ProfileData
+from ..errors import Interrupted, PerunError, PreRunFailed
+from ..profile.model import Profile, Snapshot
+from ..profile.resources import ResourceTable
+from ..runner.jobs import matrix_from_config
+from ..runner.process import describe_status, run_process
+from ..runner.run import _split_commands, collect_job
+from ..runner.worktree import temporary_worktree
+from ..units import UnitContext
+from .data import config_key
+from .engine import check_pair
 from .results import Finding, PerformanceChange
 
 if TYPE_CHECKING:  # pragma: no cover
@@ -79,8 +89,6 @@ def _ratio_text(finding: Finding) -> str:
 
 def _merged(profiles: list[Any]) -> Any:
     """One profile of all the runs of one side (orders renumbered, the highest load kept)."""
-    from ..profile.model import Profile, Snapshot
-    from ..profile.resources import ResourceTable
 
     rows: list[dict] = []
     base = 0
@@ -108,9 +116,6 @@ def _merged(profiles: list[Any]) -> Any:
 
 
 def _pre_run(commands: list[tuple[str, list[str]]], workdir: Path, cancel: threading.Event) -> None:
-    from ..errors import PreRunFailed
-    from ..runner.process import describe_status, run_process
-
     for text, argv in commands:
         try:
             outcome = run_process(argv, cwd=workdir, merge_stderr=True, kill_leftovers=False, cancelled=cancel,
@@ -139,10 +144,6 @@ def interleave(repo: Any, base_minor: str, target_minor: str, jobs: Sequence[Job
     """
     import contextlib
 
-    from ..runner.run import _split_commands, collect_job
-    from ..runner.worktree import temporary_worktree
-    from ..units import UnitContext
-
     commands = _split_commands(repo.config.get_or("execute.pre_run") or [])
     collected: list[tuple[list[Any], list[Any]]] = [([], []) for _job in jobs]
     with contextlib.ExitStack() as stack:
@@ -162,9 +163,6 @@ def interleave(repo: Any, base_minor: str, target_minor: str, jobs: Sequence[Job
 
 
 def _job_for(repo: Any, data: Any) -> Job | None:
-    from ..runner.jobs import matrix_from_config
-    from .data import config_key
-
     wanted = config_key(data.profile)
     for job in matrix_from_config(repo.config, getattr(repo, "local_config_path", None)):
         key = (job.cmd, job.args, job.workload, job.collector.name, tuple(p.name for p in job.postprocessors))
@@ -201,8 +199,6 @@ def confirm_versions(repo: Any, versions: Sequence[VersionReport], cache: Profil
                      runs: int = DEFAULT_RUNS, *, emit: Callable[[Any], None] | None = None,
                      cancel: threading.Event | None = None) -> list[VersionReport]:
     """The versions with each time-based change confirmed or not by interleaved re-runs (see the module)."""
-    from ..check.data import ProfileData
-    from .engine import check_pair
 
     emit = emit or (lambda event: None)
     cancel = cancel or threading.Event()

@@ -16,12 +16,11 @@ from dataclasses import dataclass
 from operator import itemgetter
 from typing import TYPE_CHECKING, Any
 
+from ..profile.model import Profile, Snapshot
 from ..profile.query import all_models_of, resource_table
 
 if TYPE_CHECKING:  # pragma: no cover
     import numpy
-
-    from ..profile.model import Profile
 
 __all__ = ["ProfileData", "Sample", "config_key", "describe_config"]
 
@@ -154,7 +153,6 @@ class ProfileData:
 
     def light_profile(self) -> Profile:
         """The profile without its resources (header, units, models): cheap to send elsewhere."""
-        from ..profile.model import Profile, Snapshot
 
         def bare(region: Snapshot) -> Snapshot:
             return Snapshot(models=list(region.models), meta=dict(region.meta), has_models_key=region.has_models_key)
@@ -267,6 +265,7 @@ class ProfileData:
                 # most profiles have no models: the analysis package is a costly import for nothing
                 self._models = found
                 return found
+            # lazy: keeps `perun-core check profiles` light
             from ..analysis.regression import MODELS, canonical_model_name
 
             for model in stored:
@@ -299,6 +298,7 @@ class ProfileData:
         missing = {loc: (s.x, s.y) for loc, s in self.samples().items()
                    if loc not in stored and loc not in self._computed_models and s.x is not None and len(s.y) >= 2}
         if missing:
+            # lazy: keeps `perun-core check profiles` light
             from ..analysis.regression import regression_analysis
 
             fitted, _skipped = regression_analysis(missing, method="full")
@@ -310,6 +310,7 @@ class ProfileData:
 
     def best_models(self) -> dict[str, dict]:
         """The best model (highest r_square, ties to the simplest) of every location that has one."""
+        # lazy: keeps `perun-core check profiles` light
         from ..analysis.regression import best_model
 
         out = {}

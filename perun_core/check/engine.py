@@ -5,6 +5,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
+from . import noise
 from ..errors import IncomparableProfiles, PerunError
 from .results import Finding, PerformanceChange
 from .strategies import Strategy, apply_cutoff
@@ -34,7 +35,6 @@ def check_pair(baseline: ProfileData, target: ProfileData, strategy: Strategy, *
     of time profiles that CPU time does not back on a busy machine are made
     Maybe (see :mod:`perun_core.check.noise`).
     """
-    from . import noise
 
     if baseline.type != target.type:
         raise IncomparableProfiles(baseline_name, target_name,

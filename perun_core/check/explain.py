@@ -30,11 +30,17 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from ..errors import Interrupted, PerunError
+from ..errors import Interrupted, PerunError, UsageError
+from ..profile.codec import load_profile_from_file
+from ..runner.jobs import unit_config
+from ..runner.worktree import temporary_worktree
+from .confirm import _job_for
 from .explain_collect import (CALL_LEVEL, BuildFailed, ExplainRound, choose_collector, collect_interleaved,
                               is_python, keep_profile, python_command, stored_profile)
 from .explain_compare import MIN_SAMPLES, MIN_SHARE, TOP, explain_profiles, sample_p_value
 from .explain_result import ExplainedFunction, Explanation, relative_text
+from .explain_store import store_explanations as store
+from .pairing import ProfileCache
 
 if TYPE_CHECKING:  # pragma: no cover
     from ..runner.jobs import Job
@@ -79,9 +85,6 @@ def needs_explanation(pair: PairReport, finding: Finding) -> bool:
 def _explain_one(repo: Any, base_minor: str, target_minor: str, job: Job, *, directory: Path | None,
                  register: bool, cancel: threading.Event, counter: list[int], wanted: str | None,
                  emit: Callable[[Any], None]) -> Explanation:
-    from ..runner.jobs import unit_config
-    from ..runner.worktree import temporary_worktree
-
     try:
         argv = job.argv()
     except PerunError as exc:
@@ -130,7 +133,6 @@ def _explain_one(repo: Any, base_minor: str, target_minor: str, job: Job, *, dir
 
 def _read(repo: Any, ref: Any) -> Any:
     """The profile a report's reference names: registered, pending or a file.  Raises PerunError, OSError."""
-    from ..profile.codec import load_profile_from_file
 
     if ref.checksum and repo is not None:
         return repo.objects.read_profile(ref.checksum)
@@ -150,7 +152,6 @@ def _where(ref: Any) -> str:
 
 def load_explained(repo: Any, explanation: Explanation) -> tuple[Any, Any] | None:
     """The two call-level profiles an explanation compared, or None where one is gone (or never kept)."""
-    from ..profile.codec import load_profile_from_file
 
     if len(explanation.sources) != 2:
         return None
@@ -195,12 +196,8 @@ def explain_report(repo: Any, report: CheckReport, *, directory: Path | None = N
     ``repo`` may be None (profile files outside a repository): then only
     pairs of call-level profiles are explained.
     """
-    from .confirm import _job_for
-    from .pairing import ProfileCache
 
     if collector is not None and collector not in CALL_LEVEL:
-        from ..errors import UsageError
-
         raise UsageError(f"--explain-with '{collector}': expected one of {', '.join(CALL_LEVEL)}")
     emit = emit or (lambda event: None)
     cancel = cancel or threading.Event()
@@ -261,6 +258,5 @@ def explain_report(repo: Any, report: CheckReport, *, directory: Path | None = N
 
 def store_explanations(repo: Any, report: CheckReport) -> int:
     """Keep the report's explanations with its stored check results (see :mod:`.explain_store`)."""
-    from .explain_store import store_explanations as store
 
     return store(repo, report)

@@ -27,7 +27,18 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from ..collect.callgrind import HOW_TO_GET_VALGRIND
+from ..collect.perf import HOW_TO_ALLOW, perf_permission
 from ..errors import Interrupted, PerunError
+from ..profile.codec import load_profile_from_file
+from ..profile.model import Snapshot
+from ..profile.resources import ResourceTable
+from ..runner.naming import TEMPLATE_KEY, render_name, write_new_profile
+from ..runner.run import _split_commands, collect_job
+from ..runner.worktree import temporary_worktree
+from ..storage.lookup import sort_key_of
+from ..units import UnitContext
+from .confirm import _pre_run
 
 if TYPE_CHECKING:  # pragma: no cover
     from ..runner.jobs import Job
@@ -78,16 +89,12 @@ def is_python(argv: Sequence[str], workdir: Path) -> bool:
 def _perf_allowed() -> tuple[bool, str]:
     if shutil.which("perf") is None:
         return False, "perf is not installed"
-    from ..collect.perf import perf_permission
 
     allowed, detail, _unsupported = perf_permission()
     return allowed, detail
 
 
 def _no_native_collector(detail: str) -> str:
-    from ..collect.callgrind import HOW_TO_GET_VALGRIND
-    from ..collect.perf import HOW_TO_ALLOW
-
     perf = "install perf (linux-perf)" if shutil.which("perf") is None else f"{detail}; {HOW_TO_ALLOW}"
     return f"no call-level collector for a native program: {HOW_TO_GET_VALGRIND}, or {perf}"
 
@@ -104,15 +111,11 @@ def choose_collector(argv: Sequence[str], workdir: Path, wanted: str | None = No
     if wanted in (None, "callgrind") and shutil.which("valgrind") is not None:
         return "callgrind", {}
     if wanted == "callgrind":
-        from ..collect.callgrind import HOW_TO_GET_VALGRIND
-
         return f"callgrind needs valgrind: {HOW_TO_GET_VALGRIND}"
     allowed, detail = _perf_allowed()
     if allowed:
         return "perf", {"mode": "record"}
     if wanted == "perf":
-        from ..collect.perf import HOW_TO_ALLOW
-
         return ("perf is not installed: install linux-perf" if shutil.which("perf") is None
                 else f"perf may not profile here ({detail}): {HOW_TO_ALLOW}")
     return _no_native_collector(detail)
@@ -126,8 +129,6 @@ def stored_profile(repo: Any, minor: str, job: Job, collector: str) -> tuple[Any
     Returns the profile, its tag (``i@i``, or the pending file name), its
     name and where it is (``object:<checksum>`` or ``pending:<file name>``).
     """
-    from ..profile.codec import load_profile_from_file
-    from ..storage.lookup import sort_key_of
 
     def fits(info: Any) -> bool:
         return (info.collector == collector and info.cmd == job.cmd and info.args == job.args
@@ -169,10 +170,6 @@ def collect_interleaved(repo: Any, job: Job, sides: Sequence[str], collector: st
     of a side are merged with :func:`merge_rounds`.  Raises BuildFailed,
     Interrupted, PerunError (a collection that failed).
     """
-    from ..runner.run import _split_commands, collect_job
-    from ..runner.worktree import temporary_worktree
-    from ..units import UnitContext
-    from .confirm import _pre_run
 
     count = rounds if rounds is not None else ROUNDS.get(collector, 1)
     commands = _split_commands(repo.config.get_or("execute.pre_run") or [])
@@ -202,8 +199,6 @@ def merge_rounds(profiles: Sequence[Any], how: str = "sum") -> Any:
     counts 0 there.  The first run's header, models and region metadata
     are kept; the header records ``rounds``.
     """
-    from ..profile.model import Snapshot
-    from ..profile.resources import ResourceTable
 
     if len(profiles) == 1:
         return profiles[0]
@@ -245,7 +240,6 @@ def _combined(identity: dict, values: list[list[Any]], runs: int, how: str) -> d
 def keep_profile(repo: Any, profile: Any, minor: str, register: bool, counter: int) -> tuple[str, str, str]:
     """Write a collected profile as pending (or register it): what was written, the profile's name and where
     it is (``object:<checksum>`` or ``pending:<file name>``)."""
-    from ..runner.naming import TEMPLATE_KEY, render_name, write_new_profile
 
     now = time.time()
     name = render_name(profile, str(repo.config.get(TEMPLATE_KEY)), counter=counter, when=now)

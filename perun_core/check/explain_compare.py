@@ -17,7 +17,12 @@ from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
+from ..atomic import atomic_write_text as write_text_atomic
+from ..diff import compare
+from ..diff.render import build_flame, render, render_flame
 from ..errors import PerunError
+from ..profile.resources import MISSING
+from ..runner.worktree import WORKTREE_PREFIX
 from .explain_result import ExplainedFunction, Explanation
 
 __all__ = ["MIN_SAMPLES", "MIN_SHARE", "TOP", "explain_profiles", "in_repository", "sample_p_value"]
@@ -109,7 +114,6 @@ def _functions(comparison: Any, top: int) -> tuple[ExplainedFunction, ...]:
 
 def in_repository(path: str) -> str:
     """A source path inside a temporary worktree as a path relative to the repository."""
-    from ..runner.worktree import WORKTREE_PREFIX
 
     parts = Path(path).parts
     for index, part in enumerate(parts):
@@ -120,7 +124,6 @@ def in_repository(path: str) -> str:
 
 def _source_lines(profile: Any) -> dict[str, tuple[str, int | None]]:
     """function -> (source file, line) where the profile's function rows say so (callgrind, perf)."""
-    from ..profile.resources import MISSING
 
     found: dict[str, tuple[str, int | None]] = {}
     for _, region in profile.regions():
@@ -148,7 +151,6 @@ def explain_profiles(name: str, base: Any, target: Any, base_name: str, target_n
     (see :class:`Explanation`) and ``rounds`` how many runs of each side
     they merge; all are kept in the explanation.
     """
-    from ..diff import compare
 
     kept = {"written": written, "reused": reused, "profiles": profiles, "rounds": rounds, "sources": sources}
 
@@ -182,8 +184,6 @@ def _write_views(comparison: Any, directory: Path, label: str, base_minor: str, 
     """The difference flame graph (SVG and folded) where the profiles have call stacks, the HTML report
     of the difference (table, functions, bars and the flame graph where it can be drawn), and the
     per-function listing as text."""
-    from ..atomic import atomic_write_text as write_text_atomic
-    from ..diff.render import build_flame, render, render_flame
 
     directory.mkdir(parents=True, exist_ok=True)
     stem = re.sub(r"[^A-Za-z0-9_.-]+", "_", label)[:60].strip("_") or "job"

@@ -17,6 +17,12 @@ import json
 from dataclasses import replace
 from typing import TYPE_CHECKING, Any
 
+from ..errors import PerunError
+
+from ..storage.changes import read_changes, read_pairs, write_changes
+
+from .explain_result import Explanation
+
 if TYPE_CHECKING:  # pragma: no cover
     from ..storage.repository import PerunRepository
     from .report import CheckReport, PairReport, VersionReport
@@ -50,7 +56,6 @@ def _explained(pairs: list[Any]) -> dict[tuple, dict[tuple, dict[str, Any]]]:
 
 def store_explanations(repo: PerunRepository | None, report: CheckReport) -> int:
     """Add the report's explanations to the stored records of its versions; how many findings got one."""
-    from ..storage.changes import read_changes, read_pairs, write_changes
 
     if repo is None:
         return 0
@@ -80,9 +85,6 @@ def store_explanations(repo: PerunRepository | None, report: CheckReport) -> int
 
 def carry_explanations(repo: PerunRepository, version: VersionReport) -> VersionReport:
     """``version`` with the explanations its minor's stored record holds for the same findings."""
-    from ..errors import PerunError
-    from ..storage.changes import read_pairs
-    from .explain_result import Explanation
 
     if version.minor is None:
         return version

@@ -28,12 +28,11 @@ from __future__ import annotations
 import math
 from collections.abc import Iterable, Mapping
 from dataclasses import replace
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
+from ..profile.query import resource_table
+from .data import ProfileData
 from .results import Finding, PerformanceChange
-
-if TYPE_CHECKING:  # pragma: no cover
-    from .data import ProfileData
 
 __all__ = ["ADVICE", "NOISY_CV", "advice", "busy", "contention", "machine_difference", "profile_advice", "temper",
            "time_noise"]
@@ -90,7 +89,6 @@ def busy(machine: Mapping[str, Any]) -> float | None:
 
 def _run_columns(data: ProfileData, uid: str) -> dict[str, dict[int, float]]:
     """Per subtype of ``uid``: amount and involuntary switches by run (order), from a time profile."""
-    from ..profile.query import resource_table
 
     table = resource_table(data.profile, ["uid", "subtype", "order", "amount", "involuntary_switches"])
     out: dict[str, dict[int, float]] = {}
@@ -262,7 +260,6 @@ def advice(datas: Iterable[ProfileData]) -> str | None:
 
 def profile_advice(profile: Any) -> str | None:
     """One line for ``collect``/``run`` when a time profile's runs vary a lot or its machine was busy, else None."""
-    from .data import ProfileData
 
     data = ProfileData(profile)
     if data.type != "time":

@@ -286,6 +286,7 @@ def _confidence(finding: Finding) -> str:
 
 def _markdown_explanations(changes: list[tuple[Any, Finding]]) -> list[str]:
     """A "Why?" block per explained job: the functions adding up to most of its change."""
+    # lazy: keeps `perun-core check profiles` light
     from .explain import relative_text
 
     lines: list[str] = []

@@ -24,6 +24,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
+from ..profile.codec import load_profile_from_file
 from .data import ProfileData, config_key, describe_config
 
 if TYPE_CHECKING:  # pragma: no cover
@@ -109,7 +110,6 @@ class ProfileCache:
         if found is not None:
             self._items.move_to_end(key)
             return found
-        from ..profile.codec import load_profile_from_file
 
         return self._keep(key, ProfileData(load_profile_from_file(info.path), label=label), label)
 

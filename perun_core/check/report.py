@@ -67,6 +67,7 @@ class PairReport:
         of the change record have none)."""
         import json
 
+        # lazy: keeps `perun-core check profiles` light
         from .explain_result import Explanation
 
         findings = []

@@ -15,8 +15,13 @@ from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from ..errors import Interrupted, NothingInCommon
+from ..atomic import atomic_write_text
+from ..config import Config, ConfigStack, shared_config_dir
+from ..errors import Interrupted, NothingInCommon, PerunError, UsageError
+from ..storage.lookup import find_profile
 from ..storage.repository import PerunRepository
+from .data import ProfileData, config_key, describe_config
+from .engine import check_pair
 from .events import (
     CheckFinished,
     CheckStarted,
@@ -28,13 +33,12 @@ from .events import (
     VersionFinished,
     VersionStarted,
 )
-from .pairing import ProfileRef
+from .pairing import ProfileCache, ProfileRef, profile_key, ref_of_info
 from .report import CheckReport, PairReport, VersionReport
+from .strategies import Strategy, load_strategy
 
 if TYPE_CHECKING:  # pragma: no cover
-    from .data import ProfileData
-    from .pairing import Pairing, ProfileCache
-    from .strategies import Strategy
+    from .pairing import Pairing
 
 __all__ = ["HISTORY_WINDOW", "Collect", "check_files", "config_for", "emitter", "run_versions"]
 
@@ -56,8 +60,6 @@ def _stop_if(cancel: threading.Event | None) -> None:
 
 
 def _strategy(config: Any, methods: Sequence[str | Mapping[str, Any]] | None) -> Strategy:
-    from .strategies import Strategy, load_strategy
-
     strategy = load_strategy(config)
     if methods:
         return Strategy.of_methods(list(methods), cutoff=strategy.cutoff, cutoff_abs=strategy.cutoff_abs,
@@ -75,6 +77,7 @@ def _finish(emit: Callable[[Any], None], report: CheckReport | None, started: fl
 
 
 def _matrix_configs(repo: PerunRepository) -> set[tuple]:
+    # lazy: keeps `perun-core check profiles` light
     from ..runner.jobs import matrix_from_config
 
     jobs = matrix_from_config(repo.config, repo.local_config_path)
@@ -83,6 +86,7 @@ def _matrix_configs(repo: PerunRepository) -> set[tuple]:
 
 def _log_line(event: Any) -> str | None:
     """A line of the precollect log for a run event (None: not worth a line)."""
+    # lazy: keeps `perun-core check profiles` light
     from .. import events as run
 
     if isinstance(event, run.OutputLine):
@@ -104,7 +108,7 @@ def _collect_missing(repo: PerunRepository, pairing: Pairing, versions: Sequence
 
     Returns the versions profiled and the failures of the run (as messages).
     """
-    from .data import config_key
+    # lazy: keeps `perun-core check profiles` light
     from ..events import VersionStarted as RunVersionStarted
 
     wanted = _matrix_configs(repo)
@@ -128,8 +132,6 @@ def _collect_missing(repo: PerunRepository, pairing: Pairing, versions: Sequence
 
     written, failures = collect(missing, forward, cancel)
     if log:
-        from ..atomic import atomic_write_text
-
         for minor, lines in logs.items():
             atomic_write_text(repo.logs_dir / f"{minor}-precollect.log", "\n".join(lines) + "\n")
     emit(CollectionFinished(written, len(failures)))
@@ -140,9 +142,6 @@ def _collect_missing(repo: PerunRepository, pairing: Pairing, versions: Sequence
 
 def _check_version(repo: PerunRepository, minor: str, pairing: Pairing, cache: ProfileCache, strategy: Strategy,
                    emit: Callable[[Any], None], cancel: threading.Event | None) -> VersionReport:
-    from .engine import check_pair
-    from .pairing import profile_key, ref_of_info
-
     infos = pairing.infos(minor)
     pairs: list[PairReport] = []
     unpaired: list[ProfileRef] = []
@@ -170,6 +169,7 @@ def _check_version(repo: PerunRepository, minor: str, pairing: Pairing, cache: P
 
 
 def _store(repo: PerunRepository, report: VersionReport) -> None:
+    # lazy: keeps `perun-core check profiles` light
     from ..storage.changes import write_changes
 
     if report.minor is None:
@@ -181,6 +181,7 @@ def _store(repo: PerunRepository, report: VersionReport) -> None:
 def _version_done(repo: PerunRepository, version: VersionReport, pairing: Pairing, store: bool,
                   emit: Callable[[Any], None], index: int, count: int) -> VersionReport:
     """Store the version's findings (keeping the explanations the previous check found for the same ones)."""
+    # lazy: keeps `perun-core check profiles` light
     from .explain_store import carry_explanations
 
     version = carry_explanations(repo, version)
@@ -193,7 +194,7 @@ def _version_done(repo: PerunRepository, version: VersionReport, pairing: Pairin
 
 
 def _has_time_jobs(repo: PerunRepository) -> bool:
-    from ..errors import PerunError
+    # lazy: keeps `perun-core check profiles` light
     from ..runner.jobs import matrix_from_config
 
     try:
@@ -206,8 +207,6 @@ def _has_time_jobs(repo: PerunRepository) -> bool:
 def confirm_runs_checked(value: Any) -> int:
     """``--confirm-runs``: runs a side, 2 to 1000; UsageError otherwise."""
     if isinstance(value, bool) or not isinstance(value, int) or not 2 <= value <= 1000:
-        from ..errors import UsageError
-
         raise UsageError(f"--confirm-runs {value!r}: expected a whole number from 2 to 1000")
     return value
 
@@ -218,7 +217,6 @@ def run_versions(command: str, repo: PerunRepository, targets: Callable[[], list
                  collect_for: Callable[[], list[str]], collect: Collect, confirm: bool | None = False,
                  confirm_runs: int = 7) -> CheckReport:
     """Collect what is missing (when asked), check the versions ``targets()`` names, confirm time changes (when asked)."""
-    from .pairing import ProfileCache
 
     started = time.monotonic()
     strategy = _strategy(repo.config, methods)
@@ -250,6 +248,7 @@ def run_versions(command: str, repo: PerunRepository, targets: Callable[[], list
         if confirm is None:
             confirm = _has_time_jobs(repo)
         if confirm:
+            # lazy: keeps `perun-core check profiles` light
             from .confirm import confirm_versions
 
             versions = confirm_versions(repo, versions, cache, strategy, confirm_runs, emit=emit, cancel=cancel)
@@ -267,15 +266,12 @@ def run_versions(command: str, repo: PerunRepository, targets: Callable[[], list
 
 
 def _pair_outcome(baseline: ProfileData, target: ProfileData, strategy: Strategy, names: Sequence[str]) -> Any:
-    from .engine import check_pair
-
     return check_pair(baseline, target, strategy, baseline_name=names[0], target_name=names[1])
 
 
 def config_for(repo: PerunRepository | None) -> Any:
     if repo is not None:
         return repo.config
-    from ..config import Config, ConfigStack, shared_config_dir
 
     return ConfigStack(None, Config.load(shared_config_dir() / "shared.yml", kind="shared"))
 
@@ -283,8 +279,6 @@ def config_for(repo: PerunRepository | None) -> Any:
 def check_files(opened: PerunRepository | None, baseline: str, target: str, *, minor: str | None,
                 methods: Sequence[str | Mapping[str, Any]] | None, workers: int, emit: Callable[[Any], None]) -> CheckReport:
     """Check two looked-up profiles (in ``opened``, or plain files when it is None); see api.check_profiles."""
-    from ..storage.lookup import find_profile
-    from .data import ProfileData, describe_config
 
     started = time.monotonic()
     try:
@@ -303,6 +297,7 @@ def check_files(opened: PerunRepository | None, baseline: str, target: str, *, m
                    for item, name in zip(found, names)]
         emit(VersionStarted(None, 1, 1))
         if workers > 1 and all(item.kind == "file" for item in found):
+            # lazy: keeps `perun-core check profiles` light
             from . import parallel
 
             if parallel.available():

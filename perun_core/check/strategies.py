@@ -38,7 +38,10 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING, Any
 
-from ..errors import ConfigError
+from . import get_method
+from ..errors import ConfigError, InvalidParameter, UnknownUnit
+from ..params import convert_params, find_param
+from .default import DEFAULT_RULES
 from .results import Finding, PerformanceChange
 
 if TYPE_CHECKING:  # pragma: no cover
@@ -100,8 +103,6 @@ def _number(index: int, key: str, value: Any) -> float:
 
 def parse_rules(raw: Sequence[Any]) -> list[Rule]:
     """Validate and resolve the gathered rules; raises ConfigError or UnknownUnit naming the rule."""
-    from . import get_method
-    from ..errors import UnknownUnit
 
     rules = []
     if not isinstance(raw, Sequence) or isinstance(raw, (str, bytes)):
@@ -147,8 +148,6 @@ def _checked_params(index: int, method: Any, params: Mapping[str, Any]) -> dict[
 
     A method that declares nothing (``params`` missing) gets them as they are.
     """
-    from ..errors import InvalidParameter
-    from ..params import convert_params, find_param
 
     declared = getattr(method, "params", None)
     if declared is None:
@@ -197,7 +196,6 @@ def _flag(config: ConfigStack, key: str) -> bool:
 
 def load_strategy(config: ConfigStack) -> Strategy:
     """The strategy of a configuration hierarchy; raises ConfigError for bad rules or values."""
-    from .default import DEFAULT_RULES
 
     raw = config.gather(KEY) or list(DEFAULT_RULES)
     apply = config.get_or("degradation.apply", "first")

@@ -14,7 +14,9 @@ CONTEXT = {"help_option_names": ["-h", "--help"], "max_content_width": 100}
 
 
 def _progress(verbose: int) -> Any:
+    # lazy: keeps `perun-core --help` light
     from perun_core import api as api_bisect
+    # lazy: keeps `perun-core --help` light
     from perun_core.cli.run_render import PlainRenderer
 
     plain = PlainRenderer(verbose, write=lambda text: click.echo(text, err=True)) if verbose else None
@@ -37,6 +39,7 @@ def _progress(verbose: int) -> Any:
 
 
 def _finding_line(finding: Any) -> str:
+    # lazy: keeps `perun-core --help` light
     from perun_core.api.check import format_value
 
     change = f" ({finding.delta_rel:+.3g} %)" if isinstance(finding.delta_rel, (int, float)) else ""
@@ -64,6 +67,7 @@ def bisect(ctx: click.Context, good: str, bad: str, jobs: tuple[str, ...], regis
     the job matrix in a temporary worktree of that commit (execute.pre_run
     builds it there).  Commits that cannot be built or profiled are skipped.
     """
+    # lazy: keeps `perun-core --help` light
     from perun_core import api
 
     verbose = int(getattr(ctx.find_root().obj, "verbose", 0) or 0)

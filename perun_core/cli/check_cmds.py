@@ -19,6 +19,8 @@ from typing import Any
 import click
 
 from perun_core.cli.terminal import paint_segments, use_colour
+from perun_core.errors import UnknownUnit
+from perun_core.params import convert_params
 
 from .params import OUTPUT_FILE, click_params, given
 
@@ -75,6 +77,7 @@ def _explain_options(function: Callable[..., Any]) -> Callable[..., Any]:
 def _writable_directory(_ctx: click.Context, _param: click.Parameter, value: str | None) -> str | None:
     """--explain-dir, like -o, is refused before the check runs (and records its findings) when it cannot be made."""
     if value is not None:
+        # lazy: keeps `perun-core --help` light
         from perun_core import api
 
         if not value.strip():
@@ -87,6 +90,7 @@ def _explain(report: Any, explain: bool, explain_dir: str | None, register: bool
              verbose: int) -> Any:
     if not (explain or explain_dir or register or explain_with):
         return report
+    # lazy: keeps `perun-core --help` light
     from perun_core import api
 
     return api.explain(report, explain_dir=explain_dir, register=register, collector=explain_with,
@@ -122,7 +126,9 @@ def check(ctx: click.Context, compute_missing: bool) -> None:
 
 
 def _collection_printer(verbose: int) -> Callable[[Any], None]:
+    # lazy: keeps `perun-core --help` light
     from perun_core.api.check_events import CollectionEvent, CollectionStarted, Notice
+    # lazy: keeps `perun-core --help` light
     from perun_core.cli.run_render import PlainRenderer
 
     plain = PlainRenderer(verbose, write=lambda text: click.echo(text, err=True))
@@ -159,6 +165,7 @@ def _collection_printer(verbose: int) -> Callable[[Any], None]:
 
 
 def _emit_report(report: Any, output_format: str, fail_on: str, output: str | None, verbose: int) -> None:
+    # lazy: keeps `perun-core --help` light
     from perun_core.api import check as out
 
     if output_format in ("json", "junit"):
@@ -176,6 +183,7 @@ def _emit_report(report: Any, output_format: str, fail_on: str, output: str | No
         color = use_colour() and not output
         text = "".join(paint_segments(line, color) + "\n" for line in out.tree_lines(report, verbose=verbose))
     if output:
+        # lazy: keeps `perun-core --help` light
         from perun_core import api
 
         api.write_user_file(output, text.encode("utf-8"))
@@ -232,6 +240,7 @@ def check_all(ctx: click.Context, revision: str | None, compute_here: bool, conf
 def _refuse_unwritable(output: str | None) -> None:
     """An output file that cannot be written is an error before the check runs (and records findings)."""
     if output:
+        # lazy: keeps `perun-core --help` light
         from perun_core import api
 
         api.ensure_writable_target(output)
@@ -243,6 +252,7 @@ def _check_history(ctx: click.Context, function: str, revision: str | None, comp
                    explaining: tuple[bool, str | None, bool, str | None] = (False, None, False, None), *,
                    include_pending: bool = True) -> None:
     """Run api_check.check_head or check_all and report: the shared body of both commands."""
+    # lazy: keeps `perun-core --help` light
     from perun_core.api import check as api_check
 
     verbose = _verbosity(ctx, verbose)
@@ -267,6 +277,7 @@ def check_profiles(ctx: click.Context, baseline: str, target: str, minor: str | 
                    explain_dir: str | None, explain_register: bool, explain_with: str | None, methods: tuple[str, ...],
                    output_format: str, fail_on: str, output: str | None, verbose: int) -> None:
     """Check TARGET against BASELINE: i@i / i@p tags, names, or profile files anywhere."""
+    # lazy: keeps `perun-core --help` light
     from perun_core.api import check as api_check
 
     verbose = _verbosity(ctx, verbose)
@@ -282,13 +293,14 @@ class MethodGroup(click.Group):
     """``check method NAME``: one command per check method, its options made from the method's parameters."""
 
     def list_commands(self, ctx: click.Context) -> list[str]:
+        # lazy: keeps `perun-core --help` light
         from perun_core.api import check as api_check
 
         return [info.name for info in api_check.check_methods()]
 
     def get_command(self, ctx: click.Context, name: str) -> click.Command | None:
+        # lazy: keeps `perun-core --help` light
         from perun_core.api import check as api_check
-        from perun_core.errors import UnknownUnit
 
         try:
             info = api_check.check_method(name)
@@ -310,6 +322,7 @@ class MethodGroup(click.Group):
     def resolve_command(self, ctx: click.Context, args: list[str]) -> tuple[str | None, click.Command | None, list[str]]:
         name = args[0] if args else ""
         if name and not name.startswith("-") and not ctx.resilient_parsing and self.get_command(ctx, name) is None:
+            # lazy: keeps `perun-core --help` light
             from perun_core.api import check as api_check
 
             api_check.check_method(name)  # raises UnknownUnit naming the known methods
@@ -326,8 +339,8 @@ def _method_callback(name: str, declared: tuple[Any, ...]) -> Callable[..., Any]
     @click.pass_context
     def callback(ctx: click.Context, baseline: str, target: str, minor: str | None, output_format: str,
                  fail_on: str, output: str | None, verbose: int, **values: Any) -> None:
+        # lazy: keeps `perun-core --help` light
         from perun_core.api import check as api_check
-        from perun_core.params import convert_params
 
         given_values = given(values)
         convert_params(name, declared, given_values)  # a bad value names the parameter before anything loads
@@ -361,6 +374,7 @@ def install_hook(uninstall: bool, command: str | None, yes: bool) -> None:
     for the new commit, then the check.  Installing twice changes nothing;
     an existing hook keeps its content.
     """
+    # lazy: keeps `perun-core --help` light
     from perun_core.api import check as api_check
 
     if uninstall:

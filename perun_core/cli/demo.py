@@ -13,11 +13,12 @@ import sys
 import time
 from pathlib import Path
 
+from perun_core import api
+
+from perun_core.errors import Interrupted, PerunError
+
 
 def main(argv: list[str] | None = None) -> int:
-    from perun_core import api
-    from perun_core.errors import Interrupted, PerunError
-
     parser = argparse.ArgumentParser(prog="python -m perun_core.cli.demo",
                                      description="Build the demo repository (once; later runs reuse it).")
     parser.add_argument("path", metavar="DIR", help="where to build the demo repository")

@@ -7,6 +7,8 @@ import sys
 
 import click
 
+from perun_core.cli.terminal import use_colour
+from perun_core.errors import UsageError
 from perun_core.params import MAX_HEIGHT, MAX_PIXELS, MAX_WIDTH
 
 from .params import OUTPUT_FILE
@@ -50,8 +52,8 @@ def diff(baseline: str, target: str, view: str, minor: str | None, baseline_mino
     """
     from pathlib import Path
 
+    # lazy: keeps `perun-core --help` light
     from perun_core import api
-    from perun_core.errors import UsageError
 
     if filename and fmt is None:
         fmt = SUFFIXES.get(Path(filename).suffix.lower())
@@ -68,7 +70,6 @@ def diff(baseline: str, target: str, view: str, minor: str | None, baseline_mino
     comparison = api.diff_profiles(baseline, target, minor=minor, baseline_minor=baseline_minor,
                                    target_minor=target_minor)
     size = shutil.get_terminal_size((100, 30))
-    from perun_core.cli.terminal import use_colour
 
     color = filename is None and use_colour()
     pixels = width if fmt == "svg" else None

@@ -16,6 +16,8 @@ from __future__ import annotations
 import os
 import sys
 
+from perun_core import __version__
+
 _HELP_ARGS = (["--help"], ["-h"])
 
 
@@ -25,6 +27,7 @@ def main(argv: list[str] | None = None) -> None:
         if not _print_cached_help():
             _render_help()
         return
+    # lazy: keeps `perun-core --help` light
     from .main import main as run_cli
 
     run_cli(argv)
@@ -34,6 +37,7 @@ def _render_help() -> None:
     """What click prints for ``perun-core --help``, printed and cached."""
     import click
 
+    # lazy: keeps `perun-core --help` light
     from .main import cli
 
     context = cli.context_class(cli, info_name="perun-core", **cli.context_settings)
@@ -44,7 +48,6 @@ def _render_help() -> None:
 
 def cached_help_path() -> str | None:
     """Where the help for this CLI and this terminal width is cached; None when the sources cannot be read."""
-    from perun_core import __version__
 
     here = os.path.dirname(os.path.abspath(__file__))
     try:
@@ -99,6 +102,7 @@ def store_help(text: str) -> None:
     if path is None:
         return
     try:
+        # lazy: keeps `perun-core --help` and `perun-core status` light
         from perun_core.api.files import atomic_write
 
         atomic_write(path, (text + "\n\n").encode())

@@ -19,6 +19,7 @@ CONTEXT = {"help_option_names": ["-h", "--help"], "max_content_width": 100}
 @click.option("--compact-json", is_flag=True, help="No indentation in the documented layout.")
 def convert(file: str, layout: str, output: str | None, compact_json: bool) -> None:
     """Rewrite the profile FILE (any layout perun reads, the original Perun's included) in --layout."""
+    # lazy: keeps `perun-core --help` light
     from perun_core import api
 
     result = api.convert(file, layout=layout, output=output, indent=None if compact_json else 2)

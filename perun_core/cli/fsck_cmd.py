@@ -21,7 +21,9 @@ def fsck(repair: bool, stale_after: float) -> None:
     """Check every object and index of .perun; exit 1 while damage remains."""
     import sys
 
+    # lazy: keeps `perun-core --help` light
     from perun_core import api
+    # lazy: keeps `perun-core --help` light
     from perun_core.api import escape_controls
 
     report = api.fsck(repair=repair, stale_after=stale_after)

@@ -20,12 +20,14 @@ CONTEXT = {"help_option_names": ["-h", "--help"], "max_content_width": 100}
 
 
 def _fuzz_params() -> Any:
+    # lazy: keeps `perun-core --help` light
     from perun_core.api import FUZZ_PARAMS
 
     return FUZZ_PARAMS
 
 
 def _delta_params() -> Any:
+    # lazy: keeps `perun-core --help` light
     from perun_core.api import DELTA_PARAMS
 
     return DELTA_PARAMS
@@ -65,6 +67,7 @@ class _Printer:
 
 
 def _fuzz_callback(ctx: click.Context, **values: Any) -> None:
+    # lazy: keeps `perun-core --help` light
     from perun_core import api
 
     quiet = bool(values.pop("quiet", False))
@@ -112,6 +115,7 @@ fuzz = DeclaredCommand(
 
 
 def _delta_callback(cmd: str, input: str, **values: Any) -> None:
+    # lazy: keeps `perun-core --help` light
     from perun_core import api
 
     def show(step: Any) -> None:

@@ -6,6 +6,8 @@ from typing import Any
 
 import click
 
+from perun_core.errors import UnknownUnit
+
 from .params import click_param, given
 from .run_cmds import CONTEXT
 
@@ -14,6 +16,7 @@ class ImporterGroup(click.Group):
     """``import`` with one subcommand per registered importer, made on demand."""
 
     def _infos(self) -> dict[str, Any]:
+        # lazy: keeps `perun-core --help` light
         from perun_core import api
 
         return {info.name: info for info in api.importer_kinds()}
@@ -42,8 +45,6 @@ class ImporterGroup(click.Group):
     def resolve_command(self, ctx: click.Context, args: list[str]) -> tuple:
         name = args[0] if args else ""
         if name and not name.startswith("-") and not ctx.resilient_parsing and self.get_command(ctx, name) is None:
-            from perun_core.errors import UnknownUnit
-
             raise UnknownUnit("importer", name, self.list_commands(ctx))
         return super().resolve_command(ctx, args)
 
@@ -51,6 +52,7 @@ class ImporterGroup(click.Group):
 def _callback(kind: str) -> Any:
     def callback(files: tuple[str, ...], minor: str | None, cmd: str | None, workload: str | None, register: bool,
                  **values: Any) -> None:
+        # lazy: keeps `perun-core --help` light
         from perun_core import api
 
         result = api.import_profiles(kind, list(files), minor=minor, cmd=cmd, workload=workload, register=register,

@@ -13,7 +13,18 @@ from typing import Any
 import click
 
 from perun_core.cli.params import OUTPUT_FILE
+from perun_core.cli.remote_cmds import status_lines
 from perun_core.cli.terminal import use_colour
+from perun_core.errors import (
+    EXIT_CODES,
+    EXIT_INTERNAL,
+    EXIT_INTERRUPTED,
+    EXIT_USAGE,
+    EnvironmentFailure,
+    ExternalToolError,
+    PerunError,
+    UnknownUnit,
+)
 
 CONTEXT = {"help_option_names": ["-h", "--help"], "max_content_width": 100}
 
@@ -72,8 +83,6 @@ class LazyViewGroup(LazyGroup):
     def resolve_command(self, ctx: click.Context, args: list[str]) -> tuple:
         name = args[0] if args else ""
         if name and not name.startswith("-") and self.get_command(ctx, name) is None:
-            from perun_core.errors import UnknownUnit
-
             raise UnknownUnit("view", name, self.list_commands(ctx))
         return super().resolve_command(ctx, args)
 
@@ -87,8 +96,6 @@ class State:
 
 
 def _exit_code_epilog() -> str:
-    from perun_core.errors import EXIT_CODES
-
     # \b keeps click from rewrapping the table
     return "\b\nExit codes:\n" + "\n".join(f"  {code:<4} {meaning}" for code, meaning in EXIT_CODES.items())
 
@@ -122,6 +129,7 @@ def cli(ctx: click.Context, no_pager: bool, verbose: int) -> None:
 def init(state: State, path: str | None, vcs_type: str, vcs_path: str | None, vcs_param: tuple,
          vcs_flag: tuple, configure: bool, config_template: str) -> None:
     """Initialize perun (and git, if missing) at PATH, default the current directory."""
+    # lazy: keeps `perun-core --help` light
     from perun_core import api
 
     result = api.init(path, vcs_type=vcs_type, vcs_path=vcs_path, vcs_params=dict(vcs_param),
@@ -148,6 +156,7 @@ def config(ctx: click.Context, scope: str) -> None:
     """
     ctx.meta["scope"] = scope
     if ctx.invoked_subcommand is None:
+        # lazy: keeps `perun-core --help` light
         from perun_core import api
 
         unused = api.unused_config_keys()
@@ -166,6 +175,7 @@ def _scope() -> str:
 @click.argument("key")
 def config_get(key: str) -> None:
     """Print the value of KEY (sections separated by dots, e.g. format.status)."""
+    # lazy: keeps `perun-core --help` light
     from perun_core import api
 
     found = api.config_get(key, scope=_scope())
@@ -177,6 +187,7 @@ def config_get(key: str) -> None:
 @click.argument("value")
 def config_set(key: str, value: str) -> None:
     """Set KEY to VALUE (parsed as YAML: true, 3, [a, b] ...)."""
+    # lazy: keeps `perun-core --help` light
     from perun_core import api
 
     stored = api.config_set(key, api.parse_config_value(value), scope=_scope())
@@ -186,6 +197,7 @@ def config_set(key: str, value: str) -> None:
 @config.command("edit", context_settings={"help_option_names": ["--help"]})
 def config_edit() -> None:
     """Open the configuration in $VISUAL, $EDITOR or general.editor."""
+    # lazy: keeps `perun-core --help` light
     from perun_core import api
 
     scope = _scope()
@@ -198,6 +210,7 @@ def config_edit() -> None:
               type=click.Choice(["master", "developer", "user"]), help="Template for a local configuration.")
 def config_reset(config_template: str) -> None:
     """Reset the configuration to its template (local) or the defaults (shared)."""
+    # lazy: keeps `perun-core --help` light
     from perun_core import api
 
     path = api.config_reset(scope=_scope(), template=config_template)
@@ -207,8 +220,8 @@ def config_reset(config_template: str) -> None:
 def _edit(request: Any, kind: str) -> None:
     import subprocess
 
+    # lazy: keeps `perun-core --help` light
     from perun_core import api
-    from perun_core.errors import ExternalToolError
 
     try:
         code = subprocess.call(request.command)
@@ -238,6 +251,7 @@ def _yaml_scalar(value: Any) -> str:
 @click.option("-f", "--force", is_flag=True, help="Register even if the profile's origin is another commit.")
 def add(profiles: tuple[str, ...], minor: str | None, keep_profile: bool, force: bool) -> None:
     """Register PROFILEs (i@p tags or paths) at a minor version."""
+    # lazy: keeps `perun-core --help` light
     from perun_core import api
 
     for added in api.add(list(profiles), minor=minor, keep_profile=keep_profile, force=force):
@@ -250,6 +264,7 @@ def add(profiles: tuple[str, ...], minor: str | None, keep_profile: bool, force:
 @click.option("-A", "--remove-all", is_flag=True, help="Remove every index entry of PROFILE, not just the first.")
 def rm(profiles: tuple[str, ...], minor: str | None, remove_all: bool) -> None:
     """Unlink PROFILEs (i@i tags or names) from a minor version; i@p deletes a pending file."""
+    # lazy: keeps `perun-core --help` light
     from perun_core import api
 
     for removed in api.remove(list(profiles), minor=minor, remove_all=remove_all):
@@ -267,12 +282,12 @@ def rm(profiles: tuple[str, ...], minor: str | None, remove_all: bool) -> None:
 @click.pass_obj
 def status(state: State, short: bool, sort_by: str | None) -> None:
     """Show HEAD, its registered profiles and the pending ones."""
+    # lazy: keeps `perun-core --help` light
     from perun_core import api
+    # lazy: keeps `perun-core --help` light
     from perun_core.cli.render import render_status
 
     import itertools
-
-    from perun_core.cli.remote_cmds import status_lines
 
     report = api.status(sort_by=sort_by)
     _page(state, "status", itertools.chain(render_status(report, short=short, color=use_colour()), status_lines()))
@@ -292,6 +307,7 @@ def status(state: State, short: bool, sort_by: str | None) -> None:
 @click.pass_obj
 def log(state: State, revision: str | None, short: bool, graph: bool, max_count: int | None) -> None:
     """Show the history from HASH (default HEAD) with the profiles of each version."""
+    # lazy: keeps `perun-core --help` light
     from perun_core.cli.render import render_log
 
     _page(state, "log", render_log(revision, short=short, graph=graph, limit=max_count, color=use_colour()))
@@ -322,6 +338,7 @@ def show_raw(filename: str | None, output: str | None, compact: bool, layout: st
 
     On a terminal the JSON is highlighted, unless NO_COLOR is set.
     """
+    # lazy: keeps `perun-core --help` light
     from perun_core import api
 
     if filename and output:
@@ -359,6 +376,7 @@ def _page(state: State, command: str, lines: Any) -> None:
     """Print lines, through the pager when configured and on a terminal."""
     paging = "never"
     if not state.no_pager and sys.stdout.isatty():
+        # lazy: keeps `perun-core --help` light
         from perun_core import api
 
         try:
@@ -399,7 +417,6 @@ def _page(state: State, command: str, lines: Any) -> None:
 
 def main(argv: list[str] | None = None) -> None:
     """Run the CLI: one-line errors on stderr and the exit codes of :data:`perun_core.errors.EXIT_CODES`."""
-    from perun_core.errors import EXIT_INTERNAL, EXIT_INTERRUPTED, EXIT_USAGE
 
     verbose = any(a in ("-v", "--verbose") or (a.startswith("-v") and set(a[1:]) == {"v"}) for a in (argv or sys.argv[1:]))
     try:
@@ -421,8 +438,8 @@ def main(argv: list[str] | None = None) -> None:
         click.echo("error: interrupted", err=True)
         sys.exit(EXIT_INTERRUPTED)
     except Exception as exc:  # noqa: BLE001 - the one place that turns errors into exit codes
+        # lazy: keeps `perun-core --help` light
         from perun_core.api.text import escape_controls, escape_lines
-        from perun_core.errors import EnvironmentFailure, PerunError
 
         if verbose:
             import traceback

@@ -27,6 +27,7 @@ _REMOTE_HELP = ("REMOTE is a remote of the git repository (default origin), or a
 
 
 def _progress(quiet: bool) -> Callable[[Any], None]:
+    # lazy: keeps `perun-core --help` light
     from perun_core.api import remote as api_remote
 
     tty = sys.stderr.isatty()
@@ -63,6 +64,7 @@ def push(remote: str | None, dry_run: bool, quiet: bool) -> None:
     branches and the working tree are never touched.  A push that another
     one beat merges it and tries again, never forcing.
     """
+    # lazy: keeps `perun-core --help` light
     from perun_core.api import remote as api_remote
 
     result = api_remote.push(remote, dry_run=dry_run, on_event=_progress(quiet))
@@ -85,6 +87,7 @@ push.help = f"{push.help}\n\n{_REMOTE_HELP}"
 @click.option("-q", "--quiet", is_flag=True, help="No progress on stderr.")
 def fetch(remote: str | None, quiet: bool) -> None:
     """Receive REMOTE's profiles without merging them ('status' then counts them)."""
+    # lazy: keeps `perun-core --help` light
     from perun_core.api import remote as api_remote
 
     result = api_remote.fetch(remote, on_event=_progress(quiet))
@@ -104,6 +107,7 @@ fetch.help = f"{fetch.help}\n\n{_REMOTE_HELP}"
 @click.option("-q", "--quiet", is_flag=True, help="No progress on stderr.")
 def pull(remote: str | None, dry_run: bool, quiet: bool) -> None:
     """Fetch REMOTE's profiles and merge them: a union, nothing here is replaced or lost."""
+    # lazy: keeps `perun-core --help` light
     from perun_core.api import remote as api_remote
 
     result = api_remote.pull(remote, dry_run=dry_run, on_event=_progress(quiet))
@@ -123,6 +127,7 @@ pull.help = f"{pull.help}\n\n{_REMOTE_HELP}"
 
 def status_lines() -> Iterator[str]:
     """Lines for ``status``: per remote, profiles only here / only there as of the last transfer."""
+    # lazy: keeps `perun-core --help` light
     from perun_core import api
 
     try:

@@ -5,9 +5,20 @@ from __future__ import annotations
 import sys
 from collections.abc import Iterator
 
+from perun_core import api
+from perun_core.api import escape_controls
 from perun_core.api.text import escape_controls as _safe
 from perun_core.cli.terminal import paint
-from perun_core.cli.status_format import GraphDrawer, format_time, shortlog_header, shortlog_segments, stats_text, status_rows
+from perun_core.cli.status_format import (
+    SHORTLOG_TAGS,
+    GraphDrawer,
+    format_time,
+    parse_format,
+    shortlog_header,
+    shortlog_segments,
+    stats_text,
+    status_rows,
+)
 
 
 def render_status(report, *, short: bool, color: bool) -> list[str]:
@@ -79,8 +90,6 @@ def _profile_section(title: str, infos, fmt: str, short: bool, color: bool, empt
 
 def render_log(revision: str | None, *, short: bool, graph: bool, limit: int | None, color: bool) -> Iterator[str]:
     """Lines of `log`, produced while the history is walked."""
-    from perun_core import api
-    from perun_core.cli.status_format import SHORTLOG_TAGS, parse_format
 
     with api.open_repository() as repo:
         fmt = api.log_format(repo=repo)
@@ -94,8 +103,6 @@ def render_log(revision: str | None, *, short: bool, graph: bool, limit: int | N
                 break
             version = entry.version
             if entry.error:
-                from perun_core.api import escape_controls
-
                 sys.stderr.write(f"warning: {escape_controls(entry.error)}; run 'perun-core fsck --repair'\n")
             before, prefix, connectors = drawer.row(version.checksum, version.parents) if drawer else ([], "", [])
             for connector in before:

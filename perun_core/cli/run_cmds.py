@@ -14,6 +14,10 @@ from typing import Any
 
 import click
 
+from perun_core.errors import UnitError, UnknownUnit, UsageError
+
+from perun_core.params import convert_params, load_params_document
+
 from .params import click_params, given as _given
 
 CONTEXT = {"help_option_names": ["-h", "--help"], "max_content_width": 100}
@@ -31,13 +35,14 @@ class UnitGroup(click.Group):
         self.extra_params = extra_params or (lambda: [])
 
     def list_commands(self, ctx: click.Context) -> list[str]:
+        # lazy: keeps `perun-core --help` light
         from perun_core import api
 
         return api.unit_names(self.kind)
 
     def get_command(self, ctx: click.Context, name: str) -> click.Command | None:
+        # lazy: keeps `perun-core --help` light
         from perun_core import api
-        from perun_core.errors import UnknownUnit
 
         try:
             unit = api.get_unit(self.kind, name)
@@ -57,8 +62,7 @@ class UnitGroup(click.Group):
     def resolve_command(self, ctx: click.Context, args: list[str]) -> tuple[str | None, click.Command | None, list[str]]:
         name = args[0] if args else ""
         if name and not name.startswith("-") and not ctx.resilient_parsing and self.get_command(ctx, name) is None:
-            from perun_core.errors import UnknownUnit
-
+            # lazy: keeps `perun-core --help` light
             from perun_core import api
 
             raise UnknownUnit(self.kind, name, api.unit_names(self.kind))
@@ -87,11 +91,12 @@ def _collect_callback(name: str) -> Any:
         for key in ("output_filename_template", "minor_version", "crawl_parents", "force_dirty", "shard"):
             values.pop(key, None)
 
+        # lazy: keeps `perun-core --help` light
         from perun_core.api import run as api_run
+        # lazy: keeps `perun-core --help` light
         from perun_core.cli.run_render import renderer
-        from perun_core.errors import UsageError
+        # lazy: keeps `perun-core --help` light
         from perun_core.api import catalog as api_units
-        from perun_core.params import convert_params, load_params_document
 
         group = ctx.parent.params if ctx.parent else {}
         cmds, args = list(group.get("cmd") or ()), list(group.get("args") or ())
@@ -133,7 +138,7 @@ def _module_hint(ctx: click.Context, name: str, unit: Any) -> str | None:
 
 def _report_requirements(ctx: click.Context, name: str) -> None:
     """``collect NAME --check``: what the collector needs, whether it is here; exit 1 when something is missing."""
-    from perun_core.errors import UnitError
+    # lazy: keeps `perun-core --help` light
     from perun_core import api
 
     result = api.unit_requirements("collector", name)
@@ -234,9 +239,6 @@ def run(**_: Any) -> None:
 
 
 def _unit_params(pairs: tuple[tuple[str, str], ...], names: tuple[str, ...], what: str) -> dict[str, dict[str, Any]]:
-    from perun_core.errors import UsageError
-    from perun_core.params import load_params_document
-
     params: dict[str, dict[str, Any]] = {}
     for name, source in pairs:
         if name not in names:
@@ -266,7 +268,9 @@ def run_job(ctx: click.Context, cmd: tuple[str, ...], args: tuple[str, ...], wor
     perun-core run job -c time -b ./mybin -w file.in -w file2.in -p normalizer
     perun-core run job -c time -cp time 'repeat: 5' -b ./mybin
     """
+    # lazy: keeps `perun-core --help` light
     from perun_core.api import run as api_run
+    # lazy: keeps `perun-core --help` light
     from perun_core.cli.run_render import renderer
 
     cparams = _unit_params(collector_params, collector, "collector")
@@ -286,7 +290,9 @@ def run_job(ctx: click.Context, cmd: tuple[str, ...], args: tuple[str, ...], wor
 @click.pass_context
 def run_matrix(ctx: click.Context, without_vcs_history: bool, **_: Any) -> None:
     """Run the job matrix of the local configuration (cmds, args, workloads, collectors, postprocessors)."""
+    # lazy: keeps `perun-core --help` light
     from perun_core.api import run as api_run
+    # lazy: keeps `perun-core --help` light
     from perun_core.cli.run_render import renderer
 
     with renderer(_verbosity(ctx)) as on_event:
@@ -299,6 +305,7 @@ def run_matrix(ctx: click.Context, without_vcs_history: bool, **_: Any) -> None:
 def _postprocess_callback(name: str) -> Any:
     @click.pass_context
     def callback(ctx: click.Context, **values: Any) -> None:
+        # lazy: keeps `perun-core --help` light
         from perun_core.api import run as api_run
 
         group = ctx.parent.params if ctx.parent else {}

@@ -17,6 +17,8 @@ from typing import Any
 
 import click
 
+from perun_core import api
+from perun_core.api.views import HTML_SUFFIXES, PLAIN_SUFFIXES
 from perun_core.cli.terminal import use_colour
 
 from perun_core.params import MAX_HEIGHT, MAX_PIXELS, MAX_WIDTH
@@ -27,14 +29,10 @@ CONTEXT = {"help_option_names": ["-h", "--help"], "max_content_width": 100}
 
 
 def _view(name: str) -> Any:
-    from perun_core import api
-
     return api.view(name)
 
 
 def _common_params(view: Any) -> list[click.Parameter]:
-    from perun_core.api.views import HTML_SUFFIXES, PLAIN_SUFFIXES
-
     own = [suffix for suffix in view.suffixes() if suffix not in (*PLAIN_SUFFIXES, *HTML_SUFFIXES)]
     pictures = "".join(f"; of {fmt} in pixels (default {pixels})" for fmt, pixels in view.pixel_formats.items())
     params: list[click.Parameter] = [
@@ -91,7 +89,6 @@ class ViewCommand(DeclaredCommand):
 def show_view(name: str, values: dict[str, Any], *, filename: str | None, width: int | None, height: int | None,
               fmt: str | None) -> None:
     """``show PROFILE VIEW``: the view of the profile on the terminal, or written to ``filename``."""
-    from perun_core import api
 
     spec, minor = click.get_current_context().meta["profile_spec"]
     columns, lines = shutil.get_terminal_size()

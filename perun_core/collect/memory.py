@@ -66,21 +66,23 @@ import threading
 from pathlib import Path
 from typing import Any
 
+from .. import native
 from ..errors import CollectionError
 from ..params import Param
 from ..units import PhaseResult, UnitContext
 from ..units.requirements import Requirement, tool_requirement
 from .memory_log import KINDS
+from .memory_profile import profile_from_logs as build
 from .native_run import (COMMON_PARAMS, check_command, check_outcome, native_library_requirement, preload,
                          run_program, tool_error_as_collection)
 from .nativelog import read_logs
+from .symbols import HOW_TO_GET_BINUTILS
 
 __all__ = ["KINDS", "MemoryCollector", "profile_from_logs"]
 
 
 def profile_from_logs(logs: list, params: dict[str, Any]) -> Any:
     """The memory profile of a run from the logs of its processes (see the module docstring)."""
-    from .memory_profile import profile_from_logs as build
 
     return build(logs, params)
 
@@ -135,20 +137,14 @@ class MemoryCollector:
     )
 
     def requirements(self) -> list[Requirement]:
-        from .. import native
-        from .symbols import HOW_TO_GET_BINUTILS
-
         return [native_library_requirement("preload library", "memory", native), tool_requirement(
             "addr2line (binutils)", "addr2line", HOW_TO_GET_BINUTILS)]
 
     def before(self, ctx: UnitContext, kwargs: dict[str, Any]) -> PhaseResult:
         check_command(ctx, kwargs)
-        from .. import native
 
         kwargs["library"] = str(tool_error_as_collection(ctx, lambda: native.library("memory")))
         if shutil.which("addr2line") is None:
-            from .symbols import HOW_TO_GET_BINUTILS
-
             raise CollectionError(ctx.label, f"'addr2line' is required but was not found; {HOW_TO_GET_BINUTILS}")
         return PhaseResult.ok(kwargs)
 

@@ -51,6 +51,7 @@ from ..errors import CollectionError, UsageError
 from ..runner.process import describe_status, run_process
 from ..units import UnitContext
 from ..params import MAX_TIMEOUT, Param
+from ..units.requirements import Requirement, tool_version
 
 __all__ = ["BOOTSTRAP", "MODULE_HINT", "PythonRun", "PythonTarget", "common_params", "hang_report",
            "python_requirements", "resolve_target", "run_python"]
@@ -81,7 +82,6 @@ def common_params() -> tuple[Param, ...]:
 
 def python_requirements() -> list[Any]:
     """What ``--check`` shows for the Python collectors: the default interpreter and its version."""
-    from ..units.requirements import Requirement, tool_version
 
     interpreter = _default_interpreter()
     version = tool_version([interpreter, "--version"]) or ""

@@ -35,7 +35,9 @@ import threading
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 
+from ..atomic import atomic_write
 from ..errors import ExternalToolError
+from ..native.build import cache_dir
 
 __all__ = [
     "Frame",
@@ -251,7 +253,6 @@ def _cache_file(path: str, inlines: bool) -> str | None:
         except OSError:
             continue
         key += [debug, found.st_size, found.st_mtime_ns]
-    from ..native.build import cache_dir
 
     digest = hashlib.sha1(json.dumps(key).encode()).hexdigest()[:24]
     return str(cache_dir() / "symbols" / f"{os.path.basename(real)}-{digest}.json")
@@ -310,8 +311,6 @@ def _read_cache(cache: str) -> dict[int, list[tuple[str | None, str | None, int]
 
 
 def _write_cache(cache: str, known: dict[int, list[tuple[str | None, str | None, int]]]) -> None:
-    from ..atomic import atomic_write
-
     data = json.dumps({str(address): frames for address, frames in known.items()}).encode()
     try:
         atomic_write(cache, data, mode=0o600, sync_dir=False)

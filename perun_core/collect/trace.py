@@ -76,7 +76,8 @@ import tempfile
 from pathlib import Path
 from typing import Any
 
-from ..errors import CollectionError
+from .. import native
+from ..errors import BuildFailed, CollectionError
 from ..units import PhaseResult, UnitContext
 from ..params import Param
 from ..units.requirements import Requirement, tool_requirement
@@ -161,8 +162,6 @@ class TraceCollector:
     )
 
     def requirements(self) -> list[Requirement]:
-        from .. import native
-
         found = [native_library_requirement("trace runtime", "trace", native)]
         flags = instrumentation_flags()
         found.append(Requirement("flags for your own build", True,
@@ -184,8 +183,6 @@ class TraceCollector:
             if shutil.which("perf") is None:
                 raise CollectionError(ctx.label, f"'perf' is required but was not found; {HOW_TO_GET_PERF}")
         else:
-            from .. import native
-
             kwargs["runtime"] = str(tool_error_as_collection(ctx, lambda: native.library("trace")))
         return PhaseResult.ok(kwargs)
 
@@ -214,9 +211,6 @@ class TraceCollector:
 # -- building ---------------------------------------------------------------------------
 
 def _build_target(ctx: UnitContext, kwargs: dict[str, Any], target_dir: Path) -> Path:
-    from ..errors import BuildFailed
-    from .. import native
-
     sources = [Path(ctx.cwd, f) for f in kwargs["files"]]
     missing = [str(s) for s in sources if not s.is_file()]
     if missing:

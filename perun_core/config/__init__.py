@@ -53,6 +53,7 @@ _WHERE: dict[str, str] = {
 
 def __getattr__(name: str) -> Any:
     if name == "unit_params":
+        # lazy: keeps the TUI's first frame light
         from ..params import unit_params
 
         return unit_params

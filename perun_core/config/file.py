@@ -150,6 +150,7 @@ class Config:
                 break
             del chain[depth - 1][parts[depth - 1]]
             removed = depth
+        # lazy: keeps `perun-core status`, the TUI's first frame and `perun-core check profiles` light
         from .edits import _edit_unset
 
         self._apply(intended, lambda text: _edit_unset(text, parts[:removed]))
@@ -167,6 +168,7 @@ class Config:
 
     def _apply(self, intended: dict[str, Any], edit: Callable[[str], str]) -> None:
         new_text: str | None = None
+        # lazy: keeps `perun-core status`, the TUI's first frame and `perun-core check profiles` light
         from .edits import _NoEdit
 
         if self._text is not None and self._text_matches():
@@ -209,6 +211,7 @@ def reset(config: Config, template: str = "master") -> None:
     assuming the project root is the parent of the ``.perun`` directory; a
     shared configuration gets the built-in defaults.
     """
+    # lazy: keeps `perun-core status`, the TUI's first frame and `perun-core check profiles` light
     from . import templates
 
     if config.kind == "shared":

@@ -223,6 +223,7 @@ def _check_units(value: Any) -> None:
 
 def _check_generators(value: Any) -> None:
     """generators.workload: the workload generators (checked by :mod:`perun_core.config.generators`)."""
+    # lazy: keeps `perun-core status`, the TUI's first frame and `perun-core check profiles` light
     from .generators import check_generators
 
     try:

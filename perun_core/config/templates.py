@@ -19,6 +19,7 @@ import stat
 from pathlib import Path
 from typing import Any
 
+from . import DEFAULTS, dump_yaml, validate_data
 from ..errors import ConfigError
 
 __all__ = [
@@ -369,8 +370,6 @@ def _self_check(text: str, what: str) -> None:
     """A rendered file must parse into a valid mapping (a failure is a bug here)."""
     import yaml
 
-    from . import validate_data
-
     try:
         data = yaml.safe_load(text)
     except yaml.YAMLError as exc:  # pragma: no cover - guarded by tests
@@ -386,7 +385,6 @@ def _self_check(text: str, what: str) -> None:
 
 def render_shared_config() -> str:
     """Commented YAML for ``shared.yml`` holding the built-in defaults."""
-    from . import DEFAULTS, dump_yaml
 
     header = [
         "# Perun shared configuration: options for every perun repository of this user.",

@@ -33,6 +33,7 @@ from itertools import repeat
 from typing import TYPE_CHECKING, Any
 
 from ..errors import IncomparableProfiles
+from ..profile.resources import MISSING
 
 if TYPE_CHECKING:  # pragma: no cover
     from ..profile.model import Profile
@@ -215,8 +216,6 @@ def _unit_of(profile: Profile, kind: str, subtype: str) -> str:
 
 
 def _has_traces(profile: Profile) -> bool:
-    from ..profile.resources import MISSING
-
     for _, region in profile.regions():
         table = region.resources
         if len(table) and "trace" in table.columns()[0]:
@@ -228,8 +227,6 @@ def _has_traces(profile: Profile) -> bool:
 def _groups(profile: Profile) -> dict[tuple[str, str, str], tuple[float, int, str, bool]]:
     """(type, subtype, uid) -> (sum, count, unit, carries stacks) of the numeric ``amount`` of every resource."""
     import numpy as np
-
-    from ..profile.resources import MISSING
 
     out: dict[tuple[str, str, str], list] = {}
     for _, region in profile.regions():
@@ -321,8 +318,6 @@ class _CostColumns:
     """The columns of one region that per-function costs are read from (None where a key is absent)."""
 
     def __init__(self, table: Any, keys: list[str]) -> None:
-        from ..profile.resources import MISSING
-
         self.subtypes = table.column("subtype") if "subtype" in keys else [MISSING] * len(table)
         self.types = table.column("type") if "type" in keys else [MISSING] * len(table)
         self.amounts = table.column("amount")
@@ -352,7 +347,6 @@ class _Costs:
 
     def add_function_rows(self, c: _CostColumns) -> None:
         """``function`` rows (sampling, callgrind) or ``exclusive``/``inclusive`` rows (cProfile)."""
-        from ..profile.resources import MISSING
 
         self.source = "function rows" if c.function_rows else "cprofile rows"
         for i, (subtype, uid, amount) in enumerate(zip(c.subtypes, c.uids, c.amounts)):
@@ -391,8 +385,6 @@ class _Costs:
     def add_traces(self, c: _CostColumns, table: Any) -> None:
         """The amount of every distinct trace (by identity), for :meth:`result` to spread over its functions."""
         import numpy as np
-
-        from ..profile.resources import MISSING
 
         values, numeric = _numbers(table.column("exclusive" if c.exclusive is not None else "amount"))
         codes: dict[int, int] = {}

@@ -25,7 +25,9 @@ import html
 from dataclasses import dataclass
 from typing import Any
 
-from ..errors import UnsupportedProfile
+from ..errors import IncomparableProfiles, UnsupportedProfile, UsageError
+from ..views.base import RenderOptions
+from ..views.flamegraph import SVG_WIDTH, build, paused_gc, render_icicle, render_svg
 from ..views.style import DEFAULT_THEME, RGB, fit, format_number, pad, paint
 from . import Change, Comparison
 
@@ -172,23 +174,18 @@ class DiffFlame:
 
 def build_flame(comparison: Comparison, *, of: str | None = None) -> DiffFlame:
     """The difference flame graph of a comparison of two profiles with call stacks."""
-    from ..views.flamegraph import paused_gc
 
     with paused_gc():  # two trees and the maps between them: many objects, no cycles
         return _build_flame(comparison, of)
 
 
 def _build_flame(comparison: Comparison, of: str | None) -> DiffFlame:
-    from ..views.flamegraph import build
-
     if comparison.baseline is None or comparison.target is None or not comparison.has_stacks:
         raise UnsupportedProfile("diff flamegraph", comparison.type, ("time", "memory", "mixed"),
                                  reason="both profiles need resources with call stacks ('trace')")
     target = build(comparison.target, of=of, title=None)
     baseline = build(comparison.baseline, of=of or target.of, title=None)
     if target.unit != baseline.unit:
-        from ..errors import IncomparableProfiles
-
         raise IncomparableProfiles(comparison.baseline_name, comparison.target_name,
                                    f"their stacks add up {baseline.unit or 'no unit'} and {target.unit or 'no unit'}")
     base_total: dict[int, float] = {}
@@ -227,9 +224,6 @@ def folded_pair(flame: DiffFlame) -> str:
 
 def render_flame(flame: DiffFlame, fmt: str, *, width: int = 100, height: int = 30, color: bool = False,
                  pixels: int | None = None) -> str:
-    from ..views.base import RenderOptions
-    from ..views.flamegraph import SVG_WIDTH, render_icicle, render_svg
-
     if fmt == "folded":
         return folded_pair(flame)
     if fmt == "svg":
@@ -351,7 +345,6 @@ def render_report(comparison: Comparison, *, limit: int = 200) -> str:
 def render(comparison: Comparison, view: str = "short", *, fmt: str | None = None, width: int = 100,
            height: int = 30, color: bool = False, limit: int | None = None, pixels: int | None = None) -> str:
     """Render ``view`` of ``comparison`` (see the module docstring)."""
-    from ..errors import UsageError
 
     if view not in VIEWS:
         raise UsageError(f"unknown difference view '{view}'; expected one of {', '.join(VIEWS)}")

@@ -36,6 +36,7 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
 
+from ..atomic import atomic_write, atomic_write_text
 from ..errors import FuzzError, Interrupted
 from .measure import Executor, Measurement
 from .setup import check_output_dir, prepare_program
@@ -236,7 +237,6 @@ def deltadebug(cmd: str, input_path: str | Path, output_dir: str | Path, *, args
             final_value = value
     target = out / f"{source.stem}.min{source.suffix}"
     out.mkdir(parents=True, exist_ok=True)
-    from ..atomic import atomic_write, atomic_write_text
 
     atomic_write(target, current)
     result = DeltaResult(str(source), str(target), len(original), value, len(current), final_value, startup, chosen,

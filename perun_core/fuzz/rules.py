@@ -22,7 +22,7 @@ import re
 from collections.abc import Sequence
 from typing import Any
 
-from ..errors import UnitError
+from ..errors import InvalidParameter, UnitError
 from ..params import Param, convert_params
 from ..registry import Registry
 
@@ -363,7 +363,6 @@ def parse_rule_specs(specs: Sequence[str] | None, binary: bool) -> list[RuleChoi
             key, sep, value = pair.partition("=")
             if not sep:
                 known = ", ".join(p.name for p in rule.params) or "(none)"
-                from ..errors import InvalidParameter
 
                 raise InvalidParameter(f"fuzz rule {rule.name}", pair, spec, f"key=value; {rule.name} has: {known}")
             given[key.strip()] = value.strip()

@@ -49,8 +49,10 @@ from pathlib import Path
 from typing import Any
 
 from ..errors import FuzzError, Interrupted
+from ..runner.process import describe_status
 from .findings import Finding, FuzzFinished, FuzzProgress, FuzzResult, FuzzStarted, InputKept
 from .measure import Coverage, Executor, Measurement, available_cores
+from .output import write_results
 from .rules import RuleChoice, parse_rule_specs
 from .setup import FuzzSettings, check_output_dir, prepare_program, read_seeds
 
@@ -146,8 +148,6 @@ class _Search:
                     raise FuzzError(f"the hang timeout {self.s.hang_timeout:g} s (-ht) is too short: the program did "
                                     f"not finish on seed {path} within it", hint="raise -ht")
                 if last.exit_status != 0:
-                    from ..runner.process import describe_status
-
                     tail = last.stderr_tail.strip().splitlines()[-1:] or [""]
                     detail = f": {tail[0]}" if tail[0] else ""
                     raise FuzzError(f"the program fails on seed {path}: it {describe_status(last.exit_status)}"
@@ -368,7 +368,6 @@ def fuzz(settings: FuzzSettings, *, cwd: Path | str | None = None, on_event: Cal
     program failing on a seed, budgets too short), UnknownUnit /
     InvalidParameter for bad rules, all before the output directory is made.
     """
-    from .output import write_results
 
     emit = on_event or (lambda event: None)
     cancel = cancel or threading.Event()

@@ -15,6 +15,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
+from ..collect.callgrind import callgrind_resources, parse_callgrind
 from ..errors import ImportFailed
 from ..params import Param
 from ..profile.model import Profile, Snapshot
@@ -62,8 +63,6 @@ class CallgrindImporter:
     params: tuple[Param, ...] = ()
 
     def load(self, files: list[Path], options: dict[str, Any]) -> Profile:
-        from ..collect.callgrind import callgrind_resources, parse_callgrind
-
         rows: list[dict] = []
         metas = []
         for number, path in enumerate(files, start=1):

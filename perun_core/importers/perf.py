@@ -28,10 +28,13 @@ import re
 from pathlib import Path
 from typing import Any
 
+from ..collect.perf import HOW_TO_GET_PERF
 from ..errors import ExternalToolError, ImportFailed
 from ..params import Param
 from ..profile.model import Profile, Snapshot
+from ..profile.resources import ResourceTable
 from .common import FrameIds, flatten, read_bytes, stack_table
+from .perfscan import scan_perf_script
 
 __all__ = ["PerfRecordImporter", "PerfScriptImporter", "parse_perf_script_text"]
 
@@ -115,7 +118,6 @@ def parse_perf_script_text(data: bytes, path: Path) -> tuple[FrameIds, list[tupl
     The common text is read in bulk (:mod:`perun_core.importers.perfscan`);
     anything else line by line, which names a bad line.
     """
-    from .perfscan import scan_perf_script
 
     scanned = scan_perf_script(data, _HEADER)
     if scanned is not None:
@@ -301,8 +303,6 @@ class PerfRecordImporter:
         import tempfile
 
         if shutil.which("perf") is None:
-            from ..collect.perf import HOW_TO_GET_PERF
-
             raise ExternalToolError("perf", HOW_TO_GET_PERF)
         profiles = []
         for path in files:
@@ -328,7 +328,6 @@ def merge_stack_profiles(profiles: list[Profile], files: list[Path]) -> Profile:
     """One profile of several files of stacks: their resources side by side, the file names in the header."""
     if len(profiles) == 1:
         return profiles[0]
-    from ..profile.resources import ResourceTable
 
     rows: list[dict] = []
     for profile, path in zip(profiles, files):

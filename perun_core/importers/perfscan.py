@@ -32,6 +32,7 @@ import re
 from typing import Any
 
 from .common import FrameIds
+from .foldedscan import _positions
 from .tokens import _Buffer, _Keys
 
 __all__ = ["scan_perf_script"]
@@ -76,8 +77,6 @@ def _body_bounds(data: bytes) -> tuple[int, int]:
 def _lines(buf: Any, start: int, end: int) -> tuple[Any, Any]:
     """Start and end (its ``\\n`` or ``end``) of every line of ``buf[start:end]``."""
     import numpy as np
-
-    from .foldedscan import _positions
 
     breaks = _positions(buf[start:end], _NEWLINE) + start
     starts = np.concatenate(([start], breaks + 1)).astype(np.int64)
@@ -209,8 +208,6 @@ def _frame_ranges(buf: Any, starts: Any, ends: Any) -> tuple[Any, Any, Any, Any]
     ``[ \\t]*HEX[ \\t]+SYMBOL (OBJECT)[ \\t]*``, read as the line-by-line reader reads it (the symbol ends at
     the last " (")."""
     import numpy as np
-
-    from .foldedscan import _positions
 
     blank = _table(b" \t")
     hexdigit = _table(b"0123456789abcdefABCDEF")

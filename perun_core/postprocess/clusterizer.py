@@ -19,6 +19,8 @@ from __future__ import annotations
 
 from typing import Any
 
+from ..analysis.clusterizer import clusterize_profile, with_column
+from ..profile.model import Snapshot
 from ..units import Param, PhaseResult, UnitContext
 from .common import check_numeric_key, copy_profile, of_param, require_resources, settings
 
@@ -53,9 +55,6 @@ class Clusterizer:
     )
 
     def postprocess(self, ctx: UnitContext, kwargs: dict[str, Any]) -> PhaseResult:
-        from ..analysis.clusterizer import clusterize_profile, with_column
-        from ..profile.model import Snapshot
-
         options = settings(self, kwargs)
         profile = kwargs["profile"]
         require_resources(profile, self.name)

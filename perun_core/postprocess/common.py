@@ -52,8 +52,10 @@ from collections import Counter
 from collections.abc import Iterable, Sequence
 from typing import TYPE_CHECKING, Any
 
+from ..analysis.points import count_numbers, read_points
 from ..errors import InvalidParameter, PostprocessError
 from ..profile.model import Profile, Snapshot
+from ..profile.query import all_numerical_resource_fields_of, all_resource_fields_of
 from ..units import Param, PhaseResult
 
 if TYPE_CHECKING:  # pragma: no cover
@@ -180,8 +182,6 @@ def _list(keys: Iterable[str]) -> str:
 
 
 def _key_error(profile: Profile, unit: str, param: str, key: str) -> InvalidParameter:
-    from ..profile.query import all_numerical_resource_fields_of, all_resource_fields_of
-
     numeric = all_numerical_resource_fields_of(profile)
     if key not in all_resource_fields_of(profile):
         problem = f"no resource has the key '{key}'"
@@ -204,7 +204,6 @@ def point_sets(profile: Profile, unit: str, depending_on: str, of: str) -> Point
     both keys; InvalidParameter (naming the parameter and listing the
     profile's numeric keys) for a key that is absent or never numeric.
     """
-    from ..analysis.points import read_points
 
     require_resources(profile, unit)
     found = read_points(profile, depending_on, of, split_kinds=True)
@@ -232,7 +231,6 @@ def settings(unit: Any, kwargs: dict[str, Any]) -> dict[str, Any]:
 
 def check_numeric_key(profile: Profile, unit: str, param: str, key: str) -> None:
     """InvalidParameter (listing the numeric keys) unless some resource has a number under ``key``."""
-    from ..analysis.points import count_numbers
 
     if count_numbers(profile, key)[0] == 0:
         raise _key_error(profile, unit, param, key)

@@ -18,7 +18,10 @@ from __future__ import annotations
 
 from typing import Any
 
+from ..analysis.filtering import OPERATORS, filter_profile, parse_condition
+from ..analysis.points import count_numbers
 from ..errors import InvalidParameter
+from ..profile.query import all_numerical_resource_fields_of, all_resource_fields_of
 from ..units import Param, PhaseResult, UnitContext
 from .common import require_resources, settings
 
@@ -27,7 +30,6 @@ __all__ = ["Filter", "check_conditions"]
 
 def check_conditions(value: list[str]) -> list[str]:
     """Every condition parses (InvalidParameter naming the bad one otherwise); returned as given."""
-    from ..analysis.filtering import OPERATORS, parse_condition
 
     for text in value:
         try:
@@ -63,8 +65,6 @@ class Filter:
     )
 
     def postprocess(self, ctx: UnitContext, kwargs: dict[str, Any]) -> PhaseResult:
-        from ..analysis.filtering import filter_profile, parse_condition
-
         options = settings(self, kwargs)
         profile = kwargs["profile"]
         require_resources(profile, self.name)
@@ -79,9 +79,6 @@ class Filter:
 
 
 def _check_condition_key(profile: Any, unit: str, condition: Any) -> None:
-    from ..analysis.points import count_numbers
-    from ..profile.query import all_numerical_resource_fields_of, all_resource_fields_of
-
     text = f"{condition.key} {condition.op} {condition.value!r}"
     if isinstance(condition.value, str):
         if condition.key not in all_resource_fields_of(profile):

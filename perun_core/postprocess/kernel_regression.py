@@ -15,6 +15,7 @@ from __future__ import annotations
 import math
 from typing import Any
 
+from ..analysis.kernel import kernel_regression
 from ..units import Param, PhaseResult, UnitContext
 from .common import KEY_PARAMS, fit_and_store, settings
 
@@ -58,8 +59,6 @@ class KernelRegression:
     )
 
     def postprocess(self, ctx: UnitContext, kwargs: dict[str, Any]) -> PhaseResult:
-        from ..analysis.kernel import kernel_regression
-
         options = settings(self, kwargs)
         return fit_and_store(self, kwargs, kernel_regression, kernel=options["kernel"],
                              bandwidth=check_bandwidth(options["bandwidth"]), points=options["points"])

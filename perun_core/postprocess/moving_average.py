@@ -16,6 +16,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from ..analysis.smoothing import moving_average
 from ..units import Param, PhaseResult, UnitContext
 from .common import KEY_PARAMS, fit_and_store, settings
 
@@ -43,8 +44,6 @@ class MovingAverage:
     )
 
     def postprocess(self, ctx: UnitContext, kwargs: dict[str, Any]) -> PhaseResult:
-        from ..analysis.smoothing import moving_average
-
         options = settings(self, kwargs)
         method = options["moving_method"]
         center = bool(options["center"]) if method != "ema" else False

@@ -16,6 +16,8 @@ from __future__ import annotations
 
 from typing import Any
 
+from ..analysis.regression import MODELS, canonical_model_name, regression_analysis
+from ..errors import InvalidParameter
 from ..units import Param, PhaseResult, UnitContext
 from .common import KEY_PARAMS, fit_and_store, settings
 
@@ -26,8 +28,6 @@ _METHODS = ("full", "iterative", "initial_guess", "interval", "bisection")
 
 def check_models(value: list[str]) -> list[str]:
     """Model names (items may be comma lists) as canonical kinds; ``["all"]`` when all are asked for."""
-    from ..analysis.regression import MODELS, canonical_model_name
-    from ..errors import InvalidParameter
 
     names = [part.strip() for item in value for part in str(item).split(",") if part.strip()]
     if not names or any(name.lower() == "all" for name in names):
@@ -70,8 +70,6 @@ class RegressionAnalysis:
     )
 
     def postprocess(self, ctx: UnitContext, kwargs: dict[str, Any]) -> PhaseResult:
-        from ..analysis.regression import regression_analysis
-
         options = settings(self, kwargs)
         models = options["regression_models"]
         if models is not None:

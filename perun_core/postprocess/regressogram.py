@@ -14,6 +14,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from ..analysis.bins import regressogram
 from ..units import Param, PhaseResult, UnitContext
 from .common import KEY_PARAMS, fit_and_store, settings
 
@@ -55,8 +56,6 @@ class Regressogram:
     )
 
     def postprocess(self, ctx: UnitContext, kwargs: dict[str, Any]) -> PhaseResult:
-        from ..analysis.bins import regressogram
-
         options = settings(self, kwargs)
         return fit_and_store(self, kwargs, regressogram, bins=check_bins(options["bins"]),
                              statistic=options["statistic"])

@@ -33,6 +33,7 @@ from pathlib import Path
 from collections.abc import Callable, Iterator
 from typing import Any
 
+from ..atomic import atomic_write
 from ..errors import InvalidProfile
 from ..versions import Versioned
 from . import fastjson
@@ -71,6 +72,7 @@ def iter_json_chunks(profile: Profile, *, indent: int | None = None, with_origin
     one per line when ``indent`` is given; profiles of more than 20,000
     resources are always written compactly.
     """
+    # lazy: keeps `perun-core status`, the TUI's first frame and `perun-core check profiles` light
     from .writer import iter_json
 
     if indent is not None and profile.resource_count() > 20000:
@@ -98,6 +100,7 @@ def load_profile_from_file(path: Path | str) -> Profile:
     (:mod:`perun_core.profile.reader`); anything that reader does not
     expect, errors included, is parsed here the ordinary way.
     """
+    # lazy: keeps `perun-core status` and the TUI's first frame light
     from .reader import MINIMUM_SIZE, load_columnwise
 
     path = Path(path)
@@ -184,7 +187,6 @@ def _columnar_head(data: bytes, path: Path) -> Profile | None:
 def store_profile_at(profile: Profile, path: Path | str, *, indent: int | None = 2, exclusive: bool = False,
                      layout: str = "documented") -> None:
     """Write the profile atomically, as documented JSON or in the compact columnar layout (with its origin)."""
-    from ..atomic import atomic_write
 
     atomic_write(path, iter_layout(profile, layout, indent=indent), exclusive=exclusive)
 

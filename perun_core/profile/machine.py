@@ -12,6 +12,8 @@ import os
 import platform
 from typing import Any
 
+from .. import __version__
+
 __all__ = ["load_average", "machine_info"]
 
 _MAX_TEXT = 120
@@ -63,8 +65,6 @@ def _collect() -> tuple[tuple[str, Any], ...]:
 
 
 def _perun_version() -> str:
-    from .. import __version__
-
     return str(__version__)
 
 

@@ -118,10 +118,12 @@ class Profile:
 
         Raises :class:`InvalidProfile` naming ``path`` and the offending key.
         """
+        # lazy: perun_core.profile imports this module back at load (circular)
         from .layouts import detect_layout, from_original_028, normalize_document
 
         layout = detect_layout(data, path)
         if layout == "columnar":
+            # lazy: perun_core.profile.codec imports this module back at load (circular)
             from .codec import decode_document
 
             return decode_document(data, path=path)

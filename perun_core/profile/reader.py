@@ -35,6 +35,7 @@ from pathlib import Path
 from typing import IO, Any
 
 from . import fastjson
+from ..errors import InvalidProfile
 from .model import Profile
 from .resources import MISSING, ResourceTable, _rows_to_columns
 
@@ -378,7 +379,6 @@ class _Reader:
 
 def load_columnwise(path: Path | str) -> Profile | None:
     """The profile in the documented-JSON file ``path``, resources read into columns; None to parse it as usual."""
-    from ..errors import InvalidProfile
 
     try:
         with open(path, "rb") as handle:

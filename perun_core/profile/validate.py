@@ -463,6 +463,7 @@ def _kind(value: Any) -> str:
 
 def _shown(value: Any) -> str:
     if isinstance(value, str):
+        # lazy: keeps the TUI's first frame and `perun-core check profiles` light
         from ..safetext import escape_controls
 
         return f"'{escape_controls(value)}'"

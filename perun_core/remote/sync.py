@@ -37,6 +37,7 @@ from typing import Any
 from ..errors import CorruptObject, Interrupted, RemoteError
 from ..atomic import atomic_write, sync_directories
 from . import layout
+from ..storage.changes import changes_path
 from .events import PushRetried, RemoteContacted, TransferProgress, TransferStarted
 from .store import PRIVATE_DIR, TRACKING_FILE, PrivateStore, session
 from .transport import Remote, client_of, remote_head, resolve_remote, talking
@@ -348,8 +349,6 @@ def pull(repo: Any, remote_name: str | None = None, *, dry_run: bool = False,
 
 def _import(repo: Any, private: PrivateStore, flat: layout.Flat, remote: Remote, emit: EventCallback,
             cancel: threading.Event | None, dry_run: bool) -> tuple[int, int, int]:
-    from ..storage.changes import changes_path
-
     inventory = layout.local_inventory(repo.perun_dir)
     # names become paths here: anything but a full lowercase sha (a crafted '..') is ignored
     objects = {n: v for k, v in flat.items() if k.startswith(layout.OBJECTS)

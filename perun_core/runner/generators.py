@@ -80,6 +80,11 @@ from ..config.generators import (  # the schema; re-exported so the generator na
     generators_from_config,
     steps,
 )
+from ..events import WorkloadStarted
+from ..profile.model import Profile, Snapshot
+from ..profile.resources import MISSING, ResourceTable
+from .process import describe_status, run_process
+from .run import collect_job, postprocess_job
 
 __all__ = [
     "GENERATOR_TYPES",
@@ -145,8 +150,6 @@ class _External:
         self.ctx = ctx
 
     def run(self) -> list[Workload]:
-        from .process import describe_status, run_process
-
         generator = self.generator
         command = generator.option("command")
         try:
@@ -271,7 +274,6 @@ def _safe(text: str) -> str:
 
 def _sized_table(table: Any, size: int | float) -> Any:
     """A copy of ``table`` whose every resource has ``structure-unit-size`` (``size`` where it had none)."""
-    from ..profile.resources import MISSING, ResourceTable
 
     keys, columns = table.columns()
     keys, columns = list(keys), [list(column) for column in columns]
@@ -288,7 +290,6 @@ def _sized_table(table: Any, size: int | float) -> Any:
 
 def with_sizes(profile: Any, workload: Workload, generator: Generator) -> Any:
     """``profile`` of one generated workload, as a profile of its own (``profile_for_each_workload``)."""
-    from ..profile.model import Profile, Snapshot
 
     def region(snapshot: Snapshot) -> Snapshot:
         return Snapshot(_sized_table(snapshot.resources, workload.size), list(snapshot.models), dict(snapshot.meta),
@@ -313,8 +314,6 @@ def merge_profiles(runs: Sequence[tuple[Any, int | float]], workload: str, gener
     the sizes; collector info and origin are the first run's.  ValueError for
     no runs.
     """
-    from ..profile.model import Profile, Snapshot
-    from ..profile.resources import MISSING, ResourceTable
 
     if not runs:
         raise ValueError("nothing to merge: no runs")
@@ -376,8 +375,6 @@ def collect_generated(job: Any, generator: Generator, ctx: Any, origin: str, sto
     fails the whole job; profiles already stored stay) and
     :class:`WorkloadGenerationFailed`.
     """
-    from ..events import WorkloadStarted
-    from .run import collect_job, postprocess_job
 
     runs: list[tuple[Any, int | float]] = []
     with generated_workloads(generator, Path(ctx.cwd), ctx) as makers:

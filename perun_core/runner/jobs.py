@@ -17,7 +17,9 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from ..config import unit_params
 from ..errors import ConfigError, UsageError
+from ..units import convert_params, registry
 
 __all__ = ["Job", "UnitConfig", "expand", "matrix_from_config", "unit_config", "unit_configs"]
 
@@ -72,7 +74,6 @@ def unit_config(kind: str, name: str, params: Mapping[str, Any] | None = None) -
 
     Raises UnknownUnit (listing the known names) or InvalidParameter.
     """
-    from ..units import convert_params, registry
 
     unit = registry(kind).get(name)
     # an alias (regression-analysis) is recorded under the unit's own name
@@ -82,7 +83,6 @@ def unit_config(kind: str, name: str, params: Mapping[str, Any] | None = None) -
 
 def unit_configs(kind: str, entries: Sequence[Mapping[str, Any] | tuple[str, Mapping[str, Any] | None] | str]) -> list[UnitConfig]:
     """Unit configs from ``{name, params}`` mappings (as in local.yml), pairs or bare names."""
-    from ..config import unit_params
 
     configs = []
     for entry in entries:

@@ -32,7 +32,9 @@ from pathlib import Path
 from typing import Any
 
 from ..errors import ConfigError
+from ..profile.codec import store_profile_at
 from ..profile.model import Profile
+from ..profile.validate import validate_profile
 
 __all__ = ["TAGS", "TEMPLATE_KEY", "render_name", "validate_template", "write_new_profile"]
 
@@ -118,8 +120,6 @@ def write_new_profile(profile: Profile, directory: Path, name: str, *, layout: s
     When the name is taken, ``-1``, ``-2``, ... are inserted before the
     extension.  Returns the path written.
     """
-    from ..profile.codec import store_profile_at
-    from ..profile.validate import validate_profile
 
     validate_profile(profile, path=name)
     stem, extension = (name[: -len(_EXTENSION)], _EXTENSION) if name.endswith(_EXTENSION) else (name, "")

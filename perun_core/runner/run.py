@@ -56,6 +56,7 @@ from ..errors import (
     PreRunFailed,
     UsageError,
 )
+from ..profile.machine import load_average, machine_info
 from ..profile.model import Profile
 from ..events import (
     JobFailed,
@@ -71,7 +72,11 @@ from ..events import (
     VersionFinished,
     VersionStarted,
 )
+from ..units import UnitContext, call_phase, collectors, postprocessors
 from .jobs import Job, UnitConfig
+from .naming import TEMPLATE_KEY, render_name, validate_template, write_new_profile
+from .process import describe_status, run_process
+from .worktree import temporary_worktree
 
 __all__ = ["RunOptions", "RunResult", "WrittenProfile", "apply_postprocessor", "collect_job", "execute",
            "parse_shard", "plan_versions", "postprocess_job", "shard_plan"]
@@ -226,8 +231,8 @@ def execute(
     cancel: threading.Event | None = None,
 ) -> RunResult:
     """Run ``jobs`` for the commits ``options`` select; see the module docstring."""
+    # lazy: perun_core.runner.generators imports this module back at load (circular)
     from .generators import generators_from_config
-    from .naming import TEMPLATE_KEY, validate_template
 
     emit = on_event or (lambda event: None)
     cancel = cancel or threading.Event()
@@ -305,8 +310,6 @@ class _Run:
         return RunResult(tuple(self.versions), len(self.jobs), tuple(self.written), tuple(self.failures))
 
     def _version(self, version: str, index: int) -> None:
-        from .worktree import temporary_worktree
-
         if self.in_place:
             workdir_context: contextlib.AbstractContextManager[Path] = contextlib.nullcontext(Path(self.repo.vcs.root))
         else:
@@ -320,8 +323,6 @@ class _Run:
             self.emit(VersionFinished(version, index, len(self.versions)))
 
     def _pre_run(self, text: str, argv: list[str], workdir: Path) -> None:
-        from .process import describe_status, run_process
-
         if self.cancel.is_set():
             raise Interrupted("cancelled")
         self.emit(PhaseStarted("pre_run", None, None, text))
@@ -338,8 +339,6 @@ class _Run:
             raise PreRunFailed(text, describe_status(outcome.exit_status), outcome.exit_status, outcome.stdout_tail)
 
     def _job(self, job: Job, version: str, workdir: Path) -> None:
-        from ..units import UnitContext
-
         self.number += 1
         number = self.number
         if self.cancel.is_set():
@@ -350,6 +349,7 @@ class _Run:
         generator = self.generators.get(job.workload)
         try:
             if generator is not None:
+                # lazy: perun_core.runner.generators imports this module back at load (circular)
                 from .generators import collect_generated
 
                 collect_generated(job, generator, ctx, version,
@@ -372,8 +372,6 @@ class _Run:
         self.emit(JobFailed(number, self.total, error.message, error.exit_status))
 
     def _store(self, profile: Profile, job: Job, version: str, number: int) -> WrittenProfile:
-        from .naming import render_name, write_new_profile
-
         now = time.time()
         name = render_name(profile, self.template, counter=self.counter, when=now)
         self.counter += 1
@@ -395,7 +393,6 @@ class _Run:
 def _phases(unit: Any, main: str, ctx: Any, kwargs: dict[str, Any],
             fail: Callable[[str, str], PerunError]) -> dict[str, Any]:
     """Run ``before``, ``main`` and ``after`` of ``unit`` (those it has), threading kwargs through."""
-    from ..units import call_phase
 
     for phase in ("before", main, "after"):
         if getattr(unit, phase, None) is None:
@@ -427,8 +424,6 @@ def collect_job(job: Job, ctx: Any, origin: str, *, postprocess: bool = True) ->
     out, the ``machine`` provenance, ``collector_info`` and ``origin``.
     Raises :class:`CollectionError` when a phase fails.
     """
-    from ..profile.machine import load_average, machine_info
-    from ..units import collectors
 
     collector = collectors.get(job.collector.name)
     kwargs: dict[str, Any] = {
@@ -473,7 +468,6 @@ def apply_postprocessor(config: UnitConfig, profile: Profile, ctx: Any) -> Profi
     is kept.  Raises :class:`PostprocessError` when the unit reports an
     error or returns no valid profile.
     """
-    from ..units import postprocessors
 
     unit = postprocessors.get(config.name)
     kwargs = _phases(

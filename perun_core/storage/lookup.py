@@ -13,6 +13,7 @@ import re
 from dataclasses import dataclass
 from pathlib import Path
 
+from ..config import sort_key
 from ..errors import ProfileNotFound, TagOutOfRange, UsageError
 from ..profile.codec import load_profile_from_file
 from ..profile.model import Profile
@@ -46,8 +47,6 @@ class FoundProfile:
 
 
 def sort_key_of(repo: PerunRepository) -> str:
-    from ..config import sort_key
-
     return sort_key(repo.config.get_or("format.sort_profiles_by", "time"))
 
 

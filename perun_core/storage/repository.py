@@ -20,13 +20,15 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from ..errors import InvalidProfile, NotPerunRepository, PerunError, ProfileError
+from ..config import Config, ConfigStack, shared_config_dir
+from ..errors import CorruptObject, InvalidProfile, NotPerunRepository, PerunError, ProfileError
 from ..atomic import atomic_write, file_lock
+from ..profile.codec import load_profile_head
+from ..profile.validate import validate_profile
 from .index import INDEX, IndexEntry, read_index, write_index
 from .objects import ObjectStore, object_path
 
 if TYPE_CHECKING:
-    from ..config import ConfigStack
     from ..profile.model import Profile
     from ..vcs import GitVcs
 
@@ -120,8 +122,6 @@ class PerunRepository:
     @property
     def config(self) -> ConfigStack:
         if self._config is None:
-            from ..config import Config, ConfigStack, shared_config_dir
-
             local = Config.load(self.local_config_path, kind="local")
             shared = Config.load(shared_config_dir() / "shared.yml", kind="shared")
             self._config = ConfigStack(local, shared)
@@ -150,6 +150,7 @@ class PerunRepository:
     @property
     def vcs(self) -> GitVcs:
         if self._vcs is None:
+            # lazy: keeps `perun-core check profiles` light
             from ..vcs import GitVcs
 
             vcs_type = self.config.get_or("vcs.type", "git")
@@ -234,7 +235,6 @@ class PerunRepository:
         unique even for runs that finish in the same second.  Both are
         decided under the index lock.
         """
-        from ..profile.validate import validate_profile
 
         validate_profile(profile, path=source)
         checksum = self.objects.write_profile(profile)
@@ -319,7 +319,6 @@ class PerunRepository:
         A verified object is remembered by (size, mtime) in the cache, so a
         listing re-reads only objects that changed on disk since.
         """
-        from ..errors import CorruptObject
 
         cache = _load_checked_json(self.cache_dir / "verified.json", _PENDING_CACHE_VERSION)
         damaged: dict[str, str] = {}
@@ -432,8 +431,6 @@ def _store_checked_json(path: Path, version: int, entries: dict[str, Any]) -> No
 
 
 def _read_pending_meta(path: Path) -> tuple[dict[str, Any] | None, str | None]:
-    from ..profile.codec import load_profile_head
-
     try:
         return meta_of(load_profile_head(path)), None
     except ProfileError as exc:

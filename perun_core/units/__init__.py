@@ -52,6 +52,7 @@ from pathlib import Path
 from typing import Any, NamedTuple, Protocol, runtime_checkable
 
 from ..errors import Interrupted, UnitError
+from ..events import OutputLine, Repetition
 from ..params import Param, convert_params
 from ..registry import Registry
 
@@ -128,13 +129,11 @@ class UnitContext:
 
     def repetition(self, index: int, total: int, *, warmup: bool = False) -> None:
         """Report that run ``index`` (from 1) of ``total`` starts."""
-        from ..events import Repetition
 
         self.emit(Repetition(self.job, index, total, warmup))
 
     def output(self, stream: str, text: str) -> None:
         """Report one line the profiled program wrote (``stream``: stdout or stderr)."""
-        from ..events import OutputLine
 
         self.emit(OutputLine(self.job, stream, text))
 

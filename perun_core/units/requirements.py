@@ -17,6 +17,8 @@ import subprocess
 from collections.abc import Sequence
 from dataclasses import dataclass
 
+from . import registry
+
 __all__ = ["Requirement", "UnitCheck", "check_unit", "tool_requirement", "tool_version"]
 
 
@@ -48,7 +50,6 @@ def check_unit(kind: str, name: str) -> UnitCheck:
     Units without a ``requirements`` method need nothing beyond perun.
     Raises :class:`~perun_core.errors.UnknownUnit` for unknown names.
     """
-    from . import registry
 
     unit = registry(kind).get(name)
     declared = getattr(unit, "requirements", None)

@@ -14,6 +14,7 @@ from collections.abc import Sequence
 from itertools import repeat
 from typing import TYPE_CHECKING, Any
 
+from ..analysis.points import numeric_array
 from .base import AGGREGATIONS
 
 if TYPE_CHECKING:  # pragma: no cover
@@ -68,8 +69,6 @@ def _factorize_floats(array: numpy.ndarray, *, ints: bool) -> tuple[numpy.ndarra
 def values_of(column: Sequence[Any], func: str) -> numpy.ndarray:
     """What ``func`` aggregates: 1.0 for every present value when counting, else the numbers (NaN elsewhere)."""
     import numpy as np
-
-    from ..analysis.points import numeric_array
 
     if func == "count":
         present = np.fromiter(map(operator.is_not, column, repeat(None)), dtype=bool, count=len(column))

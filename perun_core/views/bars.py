@@ -16,6 +16,8 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 from ..errors import EmptyProfile
+from ..profile.query import resource_table, unique_resource_values_of
+from .aggregate import grouped, values_of
 from .base import (
     AGGREGATIONS,
     TYPE,
@@ -59,9 +61,6 @@ def aggregated(view: str, profile: Profile, func: str, of: str, per: str, by: st
     """``(per values, by values, matrix)`` of :func:`~.aggregate.grouped`, the keys checked."""
     import numpy as np
 
-    from ..profile.query import resource_table
-    from .aggregate import grouped, values_of
-
     table = resource_table(profile, list(dict.fromkeys(k for k in (of, per, by) if k is not None)))
     if func != "count" and np.isnan(values_of(table[of], func)).all():
         raise not_numeric(view, "of", profile, of)
@@ -80,7 +79,6 @@ def _per_subtype(profile: Profile, per: str, stacked: bool) -> tuple[str, str | 
     One snapshot: a bar per subtype; several: the subtypes side by side in
     every snapshot (stacked, their sum would again be the bar's height).
     """
-    from ..profile.query import unique_resource_values_of
 
     subtypes = [v for v in unique_resource_values_of(profile, "subtype") if v is not None]
     if len(subtypes) < 2:

@@ -17,6 +17,7 @@ from typing import TYPE_CHECKING, Any
 
 from ..errors import EmptyProfile, InvalidParameter, UnsupportedProfile
 from ..params import Param
+from ..profile.resources import MISSING
 
 if TYPE_CHECKING:  # pragma: no cover
     from ..profile.model import Profile
@@ -89,6 +90,7 @@ class View:
 
     def fit(self, profile: Profile, traits: Any = None) -> str | None:
         """None when the view can show ``profile``, else why not (a clause: "it has no ...")."""
+        # lazy: keeps `perun-core status` light
         from .fits import traits_of
 
         if self.profile_types and profile.type not in self.profile_types:
@@ -131,6 +133,7 @@ class View:
 
     def run(self, profile: Profile | dict, values: Mapping[str, Any] | None = None) -> Any:
         """Check ``profile`` and ``values``, then build the view's result."""
+        # lazy: keeps `perun-core status` light
         from ..profile.query import as_profile
 
         prof = as_profile(profile)
@@ -235,6 +238,7 @@ class Figure:
 
 def render_figure(figure: Figure, options: RenderOptions) -> str:
     """Every plot of ``figure`` at ``options.width`` x ``options.height``, separated by blank lines."""
+    # lazy: perun_core.views imports this module back at load (circular)
     from . import plotting
 
     parts = []
@@ -290,6 +294,7 @@ def not_numeric(view: str, param: str, profile: Profile, key: str) -> InvalidPar
 
 def resource_keys(profile: Profile, *, numeric: bool = False, snapshots: bool = True) -> list[str]:
     """Keys a view may read from ``profile``'s resources (flattened; ``snapshots`` is the region number)."""
+    # lazy: keeps `perun-core status` light
     from ..profile.query import all_numerical_resource_fields_of, all_resource_fields_of
 
     keys = all_numerical_resource_fields_of(profile) if numeric else all_resource_fields_of(profile)
@@ -307,8 +312,6 @@ def amount_units(profile: Profile, *, having: str | None = None) -> dict[str, se
     Resources without a type are left out.
     """
     from itertools import compress
-
-    from ..profile.resources import MISSING
 
     units = profile.units
     by_subtype = any("(" in str(key) for key in units)
@@ -341,7 +344,6 @@ def amount_units(profile: Profile, *, having: str | None = None) -> dict[str, se
 
 def _distinct(values: Any, *, missing: str | None = None) -> set[str]:
     """The distinct values as text; ``MISSING`` is left out, or becomes ``missing`` when given."""
-    from ..profile.resources import MISSING
 
     try:
         seen = set(values)
@@ -429,6 +431,7 @@ def select_type(view: str, profile: Profile, of: str, chosen: str | None, *, cou
         named = [str(key).partition("(")[0] for key in units]
         main = next((kind for kind in (profile.type, *named) if kind in by_type), min(by_type))
     if len(by_type) > 1:
+        # lazy: keeps `perun-core status` light
         from ..analysis.filtering import filter_profile
 
         profile = filter_profile(profile, types=[main])

@@ -30,6 +30,8 @@ from __future__ import annotations
 from collections import defaultdict
 from typing import TYPE_CHECKING
 
+from ..profile.resources import MISSING
+
 if TYPE_CHECKING:  # pragma: no cover
     from ..profile.model import Profile
 
@@ -80,7 +82,6 @@ def _caller_edges(profile: Profile, of: str
     sums the ``exclusive`` key of such rows (None when no row has one),
     ``exclusive_rows`` the amounts of their rows of subtype ``exclusive``.
     """
-    from ..profile.resources import MISSING
 
     edges: dict[tuple[str, str], float] = defaultdict(float)
     exclusive_key: dict[str, float] = defaultdict(float)

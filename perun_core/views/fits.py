@@ -29,6 +29,10 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
+from ..profile.query import all_numerical_resource_fields_of, all_resource_fields_of
+
+from ..profile.resources import MISSING
+
 if TYPE_CHECKING:  # pragma: no cover
     from ..profile.model import Profile
 
@@ -72,8 +76,6 @@ class ProfileTraits:
 
 def traits_of(profile: Profile) -> ProfileTraits:
     """The :class:`ProfileTraits` of ``profile`` (one pass over its columns)."""
-    from ..profile.query import all_numerical_resource_fields_of, all_resource_fields_of
-    from ..profile.resources import MISSING
 
     kinds: set[tuple[str, str]] = set()
     models = 0

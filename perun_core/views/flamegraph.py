@@ -31,7 +31,10 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from ..errors import EmptyProfile, UnsupportedProfile
+from ..profile.convert import folded_stacks
+from ..profile.resources import MISSING
 from .base import Param, RenderOptions, View, amount_unit, not_numeric, require_key, resource_keys
+from .callgraph import caller_stacks
 from .fits import needs_calls
 # the SVG lives in its own module; its names stay importable from here
 from .flamesvg import MIN_FRAME_WIDTH, SVG_WIDTH, frame_width, name_hash, render_svg, warm_colour  # noqa: F401
@@ -145,7 +148,6 @@ def default_of(profile: Profile) -> str:
     and again in each caller.  Sampling profiles keep ``exclusive`` on
     separate rows without traces, so they add up ``amount``.
     """
-    from ..profile.resources import MISSING
 
     traced = False
     for _, region in profile.regions():
@@ -173,8 +175,6 @@ def build(profile: Profile, *, of: str | None, title: str | None) -> FlameGraph:
     merged into a tree of :class:`Frame` nodes whose ``total`` is the
     inclusive amount.
     """
-    from ..profile.convert import folded_stacks
-    from .callgraph import caller_stacks
 
     keys = resource_keys(profile, snapshots=False)
     from_edges = "trace" not in keys and "caller" in keys

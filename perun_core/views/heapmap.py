@@ -16,6 +16,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 from ..errors import EmptyProfile, InvalidParameter
+from ..profile.convert import to_heap_map_format
 from .base import Param, RenderOptions, View
 from .fits import needs_addresses
 from .style import fit, format_number, paint
@@ -137,7 +138,6 @@ class HeapMapResult:
 
 def build(profile: Profile, *, mode: str, snapshot: int | None) -> HeapMapResult:
     """The heap map of a memory profile (``mode`` and ``snapshot`` only matter when rendering)."""
-    from ..profile.convert import to_heap_map_format
 
     data = to_heap_map_format(profile)
     stats = data["stats"]

@@ -11,7 +11,10 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
+from ..analysis import plot_points
+from ..analysis.points import read_points
 from ..errors import EmptyProfile, InvalidParameter
+from ..profile.query import all_models_of, flatten_value, resource_table
 from .base import (
     TYPE,
     Figure,
@@ -60,9 +63,6 @@ def _models_by_uid(profile: Profile, of: str, per: str, kinds: tuple[str, ...], 
 
     ``split`` is :attr:`~perun_core.analysis.points.PointsRead.kinds` of the points shown.
     """
-    from ..profile.query import all_models_of, flatten_value
-
-    from ..profile.query import resource_table
 
     label_of = {(str(uid), kind, subtype): label for label, (uid, kind, subtype) in split.items()}
     shown: set | None = None
@@ -96,8 +96,6 @@ def _uid_list(uids: list[Any]) -> str:
 def build(profile: Profile, *, of: str, per: str, uid: str | None, models: tuple[str, ...], type: str | None,
           x_label: str | None, y_label: str | None, title: str | None) -> Figure:
     """One scatter plot per uid (or just ``uid``) with the curves of its models."""
-    from ..analysis import plot_points
-    from ..analysis.points import read_points
 
     import numpy as np
 

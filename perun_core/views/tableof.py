@@ -15,6 +15,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from ..errors import EmptyProfile, InvalidParameter
+from ..profile.query import all_models_of, flatten_value, resource_table
 from ..safetext import escape_controls, json_text_safe
 from .base import Param, RenderOptions, View, check_key, resource_keys
 from .fits import needs_resources
@@ -44,8 +45,6 @@ def _cell(value: Any) -> str:
     if value is None:
         return ""
     if isinstance(value, (list, tuple, dict)):
-        from ..profile.query import flatten_value
-
         return escape_controls(str(flatten_value(value)))
     return escape_controls(format_number(value))
 
@@ -69,8 +68,6 @@ def _coeffs(value: Any) -> Any:
 
 
 def _resource_table(profile: Profile, keys: tuple[str, ...]) -> Table:
-    from ..profile.query import resource_table
-
     if profile.resource_count() == 0:
         raise EmptyProfile("tableof")
     available = resource_keys(profile)
@@ -84,8 +81,6 @@ def _resource_table(profile: Profile, keys: tuple[str, ...]) -> Table:
 
 
 def _model_table(profile: Profile, keys: tuple[str, ...]) -> Table:
-    from ..profile.query import all_models_of
-
     models = [model for _, model in all_models_of(profile)]
     if not models:
         raise EmptyProfile("tableof", "models")

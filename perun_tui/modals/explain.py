@@ -29,6 +29,7 @@ from textual.widgets import OptionList, Static
 from textual.widgets.option_list import Option
 from textual.worker import Worker
 
+from perun_core import api
 from perun_core.errors import Interrupted, PerunError
 
 NO_FLAME = "no call stacks in both call-level profiles: no difference flame graph"
@@ -100,8 +101,6 @@ class ExplainScreen(ModalScreen[None]):
 
     @work(thread=True, exclusive=True, exit_on_error=False, group="explain", description="explaining a finding")
     def explain(self, width: int, height: int) -> None:
-        from perun_core import api
-
         root = self.app.core.root
         known = [api.explanation_of(finding) for _v, _p, finding in self.report.findings()]
         shown = next((e for e in known if e is not None), None)

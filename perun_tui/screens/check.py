@@ -31,15 +31,18 @@ from textual.screen import Screen
 from textual.widgets import DataTable, Header, Static
 from textual.worker import Worker, get_current_worker
 
-from perun_core.api import format_number
+from perun_core.api import CheckReport, fit_middle, format_number
 from perun_core.errors import Interrupted, PerunError
 
 from ..commands import PaletteCommand, ScreenCommands
 from ..messages import CheckDone, CheckProgress, CompareLoaded
 from ..modals.check_profiles import CheckProfilesDialog
+from ..modals.explain import ExplainScreen
+from ..screens.diff import DiffScreen
 from ..widgets.columns import Column, FittedTable
 from ..widgets.footer import Footer
 from ..widgets.plot import ChartView, MiddleTitle
+from .plot import view_params
 
 #: (name, label, predicate on a PerformanceChange) of the result filters, in the order f cycles them
 FILTERS: tuple[tuple[str, str, Callable[[Any], bool]], ...] = (
@@ -377,7 +380,6 @@ class CheckScreen(Screen[bool]):
         current = self.current
         if current is None:
             return
-        from ..screens.diff import DiffScreen
 
         _, pair, _ = current
         core = self.app.core
@@ -390,10 +392,6 @@ class CheckScreen(Screen[bool]):
         if current is None:
             return
         from dataclasses import replace
-
-        from perun_core.api import CheckReport
-
-        from ..modals.explain import ExplainScreen
 
         version, pair, finding = current
         one = replace(version, pairs=(replace(pair, findings=(finding,)),))
@@ -452,8 +450,6 @@ def compare_view(profile_type: str) -> str:
 
 
 def compare_params(view: str, profile_type: str, location: str) -> dict[str, Any]:
-    from .plot import view_params
-
     if view == "scatter":
         return {"uid": location}
     return view_params(view, profile_type)
@@ -529,7 +525,6 @@ class CompareScreen(Screen[None]):
 
     def _title_pane(self) -> None:
         """The finding's location whole ([subtype] and all, no markup), shortened in the middle to fit."""
-        from perun_core.api import fit_middle
         from textual.content import Content
 
         room = max(self.app.size.width - 16, 10)

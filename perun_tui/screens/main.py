@@ -257,6 +257,7 @@ class MainScreen(Screen[None]):
         if message.action == "details":
             self.app.push_screen(ProfileDetailsScreen(info, minor))
         elif message.action == "plot":
+            # lazy: keeps the TUI's first frame light
             from .plot import PlotScreen
 
             self.app.push_screen(PlotScreen(info, minor, message.view))
@@ -266,6 +267,7 @@ class MainScreen(Screen[None]):
                     self.load_status()
                     self.show_profile(link)
 
+            # lazy: keeps the TUI's first frame light
             from ..modals.postprocess import PostprocessScreen
 
             self.app.push_screen(PostprocessScreen(info, minor), done)
@@ -282,6 +284,7 @@ class MainScreen(Screen[None]):
             self._confirm("Delete pending profile", question, "Delete", "delete", info, minor)
 
     def on_diff_requested(self, message: DiffRequested) -> None:
+        # lazy: keeps the TUI's first frame light
         from .diff import DiffScreen
 
         core = self.app.core  # type: ignore[attr-defined]
@@ -359,11 +362,13 @@ class MainScreen(Screen[None]):
             if link is not None:
                 self.show_profile(link)
 
+        # lazy: keeps the TUI's first frame light
         from .run import RunScreen
 
         self.app.push_screen(RunScreen(minors, label), closed)
 
     def action_edit_matrix(self) -> None:
+        # lazy: keeps the TUI's first frame light
         from .matrix import MatrixScreen
 
         self.app.push_screen(MatrixScreen())
@@ -378,12 +383,14 @@ class MainScreen(Screen[None]):
             self.app.notify("mark two commits with space (a good and a bad one), or one and put the cursor on "
                             "the other", severity="warning")
             return
+        # lazy: keeps the TUI's first frame light
         from .bisect import BisectScreen
 
         self.history.clear_marks()
         self.app.push_screen(BisectScreen(marked[0], marked[1]), lambda _result: self.action_reload())
 
     def action_fuzz(self) -> None:
+        # lazy: keeps the TUI's first frame light
         from .fuzz import FuzzScreen
 
         def closed(link: ProfileLink | None) -> None:
@@ -407,6 +414,7 @@ class MainScreen(Screen[None]):
             if stored:
                 self.action_reload()  # the history shows the new -/+ marks
 
+        # lazy: keeps the TUI's first frame light
         from .check import CheckScreen
 
         screen = CheckScreen(revision, profile)
@@ -432,12 +440,14 @@ class MainScreen(Screen[None]):
             self.app.notify("select a profile in the profiles pane first (2 or tab moves there)",
                             severity="warning")
             return
+        # lazy: keeps the TUI's first frame light
         from .plot import PlotScreen
 
         self.app.push_screen(PlotScreen(info, self.profiles.minor, view))
 
     async def palette_prepare(self) -> None:
         """Find out which views fit the selected profile, so that the palette greys out the others."""
+        # lazy: keeps the TUI's first frame light
         from .plot import profile_key
 
         info, minor = self.profiles.current, self.profiles.minor
@@ -454,8 +464,11 @@ class MainScreen(Screen[None]):
         self._unfit[profile_key(info)] = await asyncio.to_thread(unfit)
 
     def palette_commands(self) -> Iterator[PaletteCommand]:
+        # lazy: keeps the TUI's first frame light
         from ..widgets.plot import VIEW_PHRASES
+        # lazy: keeps the TUI's first frame light
         from ..widgets.plot import VIEWS as PLOT_VIEWS
+        # lazy: keeps the TUI's first frame light
         from .plot import profile_key
 
         table = self.profiles

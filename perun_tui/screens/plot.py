@@ -33,7 +33,7 @@ from textual.screen import Screen
 from textual.widgets import ContentSwitcher, Header, Static
 from textual.worker import Worker
 
-from perun_core.api import ProfileInfo
+from perun_core.api import ProfileInfo, fit_middle
 from perun_core.errors import PerunError
 
 from ..commands import UNAVAILABLE_STYLE, PaletteCommand, ScreenCommands
@@ -140,7 +140,6 @@ class PlotScreen(Screen[None]):
 
     def _subtitle(self) -> None:
         """The command line the profile measured: as text, not markup, shortened in the middle to fit."""
-        from perun_core.api import fit_middle
         from textual.content import Content
 
         line = " ".join(p for p in (self.info.cmd, self.info.args, self.info.workload) if p)

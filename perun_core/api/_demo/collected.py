@@ -46,7 +46,12 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
+from .. import check as api_check, run as api_run
+from ... import api
+from ...config import dump_yaml
 from ...errors import ExternalToolError, Interrupted
+from ...events import VersionStarted
+from ...native import compiler
 from .gitwrite import AUTHORS, GitCommit, write_history
 from .staging import build_in_place
 
@@ -311,7 +316,6 @@ def _history() -> list[GitCommit]:
 
 def check_demo_tools() -> None:
     """Raise :class:`ExternalToolError` naming the first missing tool the demo needs (cc, make, binutils)."""
-    from ...native import compiler
 
     found = {"cc": compiler(), "make": shutil.which("make"), "nm": shutil.which("nm"),
              "addr2line": shutil.which("addr2line")}
@@ -322,8 +326,6 @@ def check_demo_tools() -> None:
 
 def _configure(root: Path) -> None:
     """Append the demo's job matrix, and generator, with comments, to ``local.yml``."""
-    from ... import api
-    from ...config import dump_yaml
 
     sections = (
         ("Build before every run, then time the benchmark on a list of 15000 keys\n"
@@ -345,7 +347,6 @@ def _configure(root: Path) -> None:
 
 def _reporter(progress: Callable[[str], None], what: str) -> Callable[[Any], None]:
     """A run's event callback that reports each commit the run starts on."""
-    from ...events import VersionStarted
 
     def on_event(event: Any) -> None:
         if isinstance(event, VersionStarted):
@@ -355,17 +356,11 @@ def _reporter(progress: Callable[[str], None], what: str) -> Callable[[Any], Non
 
 
 def _register(written: list[Any], repo: Any) -> None:
-    from ... import api
-
     for profile in written:
         api.add([str(profile.path)], minor=profile.origin, repo=repo)
 
 
 def _build(root: Path, progress: Callable[[str], None], cancel: threading.Event | None) -> None:
-    from ... import api
-    from .. import check as api_check
-    from .. import run as api_run
-
     check_demo_tools()
     shas = write_history(root, _history(), {"main": len(_PLAN) - 1}, progress)
     head = shas[-1]

@@ -34,6 +34,7 @@ import random
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from ... import api
 from ...errors import UsageError
 from .gitwrite import AUTHORS, GitCommit, write_history
 from .staging import build_in_place
@@ -223,8 +224,6 @@ def _body_of(commit: _Commit) -> str:
 
 
 def _build(root: Path, commits: int, seed: int) -> None:
-    from ... import api
-
     plan, notable = _plan(commits, seed)
     shas = _write_git(root, plan)
     api.init(root)

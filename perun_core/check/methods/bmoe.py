@@ -25,10 +25,13 @@ import math
 from collections.abc import Iterator, Mapping
 from typing import Any
 
+from ...analysis.curves import model_coefficients
+from ...analysis.parametric import canonical_model_name
 from ...params import Param
 from ..data import ProfileData
 from ..results import Finding, PerformanceChange
 from .common import model_pairs, read_params
+from .modelled import common_grid, interval_of, model_values
 
 #: Growth of each model kind, comparable across kinds.
 GROWTH = {"constant": 0.0, "logarithmic": 0.5, "linear": 1.0, "nlogn": 1.5, "quadratic": 2.0, "exponential": 100.0}
@@ -37,14 +40,11 @@ EXPONENT_TOLERANCE = 0.25
 
 
 def model_kind(model: dict) -> str:
-    from ...analysis.parametric import canonical_model_name
-
     return canonical_model_name(str(model.get("model", model.get("type", ""))))
 
 
 def growth_of(model: dict) -> float:
     """How fast a model grows, on the scale of :data:`GROWTH` (power: its exponent)."""
-    from ...analysis.curves import model_coefficients
 
     kind = model_kind(model)
     if kind == "power":
@@ -55,7 +55,6 @@ def growth_of(model: dict) -> float:
 
 def describe_model(model: dict) -> str:
     """The kind of a model; a power model with its exponent (``power(x^1.8)``)."""
-    from ...analysis.curves import model_coefficients
 
     kind = model_kind(model)
     if kind == "power":
@@ -65,7 +64,6 @@ def describe_model(model: dict) -> str:
 
 def _agrees_at_largest(before: dict, after: dict, base: Any, new: Any, worse: bool) -> bool:
     """Whether the target's model is higher (for ``worse``) at the largest size both cover."""
-    from .modelled import common_grid, interval_of, model_values
 
     grid = common_grid(interval_of(before, base), interval_of(after, new), 2)
     if grid is None:

@@ -31,6 +31,7 @@ from typing import Any
 
 from ...params import Param
 from ..data import ProfileData
+from ..default import DEFAULT
 from ..history import change_points, creeping, levels
 from ..results import Finding, PerformanceChange
 from .common import FLOOR, MAYBE, location_pairs, read_params, typical
@@ -79,7 +80,6 @@ class ChangePointDetection:
         window = values["window"]
         history: list[ProfileData] = list(params.get("history") or [baseline])[-(window - 1):]
         versions = [*history, target]
-        from ..default import DEFAULT
 
         if len(versions) < MIN_VERSIONS:
             yield from (replace(f, method=self.name) for f in DEFAULT.pairwise(baseline, target, values))

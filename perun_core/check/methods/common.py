@@ -13,7 +13,9 @@ from collections.abc import Iterator, Mapping
 from typing import TYPE_CHECKING, Any
 
 from ...params import Param, convert_params
+from ..compare import Settings
 from ..results import Finding, PerformanceChange
+from ..stats import median
 
 if TYPE_CHECKING:  # pragma: no cover
     from ..data import ProfileData, Sample
@@ -49,7 +51,6 @@ def read_params(method: Any, params: Mapping[str, Any] | None) -> dict[str, Any]
 
 def typical(sample: Sample) -> float:
     """The median amount of a sample."""
-    from ..stats import median
 
     return median(sample.y) if len(sample.y) else math.nan
 
@@ -120,7 +121,6 @@ def settings_from(values: Mapping[str, Any], *, use_sizes: bool):
     ``alpha`` (0.01), ``floor`` (smallest reported change, percent: 5) and
     ``maybe`` (percent from which an insignificant change is a Maybe: 50).
     """
-    from ..compare import Settings
 
     alpha, floor, maybe = (values.get(p.name, p.default) for p in SETTINGS)
     return Settings(alpha, math.log1p(floor / 100.0), math.log1p(maybe / 100.0), use_sizes)

@@ -15,6 +15,7 @@ from __future__ import annotations
 from collections.abc import Iterator, Mapping
 from typing import Any
 
+from ...analysis.regression import best_model, fit_models
 from ..data import ProfileData
 from ..results import Finding, PerformanceChange
 from .common import location_pairs, read_params, threshold_param
@@ -28,8 +29,6 @@ class FastCheck:
 
     def check(self, baseline: ProfileData, target: ProfileData, params: Mapping[str, Any]) -> Iterator[Finding]:
         import numpy as np
-
-        from ...analysis.regression import best_model, fit_models
 
         threshold = read_params(self, params)["threshold"]
         best_base, best_target = baseline.best_models(), target.best_models()

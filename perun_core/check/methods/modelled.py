@@ -5,6 +5,10 @@ from __future__ import annotations
 import math
 from typing import TYPE_CHECKING
 
+from ...analysis import evaluate_model
+
+from ...errors import InvalidProfile
+
 if TYPE_CHECKING:  # pragma: no cover
     import numpy
 
@@ -41,9 +45,6 @@ def common_grid(first: tuple[float, float] | None, second: tuple[float, float] |
 def model_values(model: dict, grid: numpy.ndarray) -> numpy.ndarray | None:
     """A model evaluated on ``grid``; None when it is undefined anywhere there."""
     import numpy as np
-
-    from ...analysis import evaluate_model
-    from ...errors import InvalidProfile
 
     try:
         values = evaluate_model(model, grid)
