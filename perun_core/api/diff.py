@@ -9,7 +9,6 @@ itself is :func:`perun_core.diff.compare` and its views
 
 from __future__ import annotations
 
-from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING
 

@@ -134,7 +134,6 @@ class _Search:
         spreads = []
         largest = max(len(data) for _, data in self.seed_files)
         for index, (path, data) in enumerate(self.seed_files):
-            name = path.name
             runs: list[Measurement] = []
             for _ in range(self.s.calibration):
                 started = time.monotonic()
