@@ -43,6 +43,8 @@ class PictureWidget(Widget, can_focus=True):
         self.picture: Any = None
         self._wanted: tuple | None = None
         self._retry = False
+        #: what stands where the picture will be: "drawing…", or why it cannot be drawn at this size
+        self.waiting_text = "drawing…"
 
     def set_model(self, model_key: tuple, view: str, model: Any) -> None:
         if model_key == self.model_key and model is self.model:
@@ -85,12 +87,17 @@ class PictureWidget(Widget, can_focus=True):
         if self.model is None:
             return
         if width < 20 or height < 5:
-            # not laid out yet (just switched to): once more after the next refresh
+            # not laid out yet (just switched to): once more after the next refresh; still too small
+            # then, say so (a resize asks again)
             if not self._retry:
                 self._retry = True
                 self.call_after_refresh(self.request)
+            elif self.picture is None:
+                self.waiting_text = f"too small to draw ({width}x{height}; needs 20x5)"
+                self.refresh()
             return
         self._retry = False
+        self.waiting_text = "drawing…"
         state = self.state_key()
         key = (*self.model_key, *state, width, height, theme_key(self.app))
         self._wanted = key
