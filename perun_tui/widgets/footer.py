@@ -10,8 +10,9 @@ a hint hidden so is still in F1's list.
 from __future__ import annotations
 
 from textual import events
+from textual.widget import Widget
 from textual.widgets import Footer as TextualFooter
-from textual.widgets._footer import FooterKey
+from textual.widgets._footer import FooterKey, FooterLabel, KeyGroup
 
 __all__ = ["Footer"]
 
@@ -29,25 +30,45 @@ class Footer(TextualFooter):
     async def recompose(self) -> None:
         await super().recompose()
         self.fit_keys()
+        self.call_after_refresh(self.fit_keys)
 
     def fit_keys(self) -> None:
-        """Hide the hints from the first one that does not fit whole on."""
+        """Hide the hints from the first one that does not fit whole on.
+
+        A group of keys ("s b w f m View") is one hint: its keys and the
+        label after them are shown or hidden together.
+        """
         if not self.is_attached:
             return
-        keys = [key for key in self.query(FooterKey) if not key.has_class("-command-palette")]
-        palette = [key for key in self.query(FooterKey) if key.has_class("-command-palette")]
+        hints: list[list[Widget]] = []
+        palette: list[Widget] = []
+        for child in self.children:
+            if isinstance(child, FooterKey) and child.has_class("-command-palette"):
+                palette.append(child)
+            elif isinstance(child, FooterLabel) and hints and isinstance(hints[-1][0], KeyGroup):
+                hints[-1].append(child)
+            else:
+                hints.append([child])
         room = self.size.width - sum(_width(key) for key in palette)
         used = 0
         fits = True
-        for key in keys:
-            used += _width(key)
+        for hint in hints:
+            used += sum(_width(part) for part in hint)
             fits = fits and used <= room
-            if key.display != fits:
-                key.display = fits
+            for part in hint:
+                if part.display != fits:
+                    part.display = fits
 
 
-def _width(key: FooterKey) -> int:
-    """Cells the hint takes: its text, padding, border and margins."""
-    text = key.render()
-    styles = key.styles
-    return text.cell_len + styles.gutter.width + styles.margin.width
+def _width(widget: Widget) -> int:
+    """Cells a footer part takes: as laid out when it is on screen, else its text (a group: its keys),
+    padding, border and margins."""
+    if widget.display and widget.outer_size.width:
+        return widget.outer_size.width
+    if isinstance(widget, KeyGroup):
+        inner = sum(_width(key) for key in widget.query(FooterKey))
+    else:
+        text = widget.render()
+        inner = getattr(text, "cell_len", None) or getattr(text, "cell_length", 0)
+    styles = widget.styles
+    return inner + styles.gutter.width + styles.margin.width
