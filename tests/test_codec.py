@@ -156,3 +156,26 @@ def test_columnar_pieces_are_the_one_shot_encoding(resources, with_global, snaps
     pieces = list(iter_columnar(profile))
     assert b"".join(pieces) == encode_columnar(profile) == one_shot_columnar(profile)
     assert len(pieces) >= 3 + 2 * snapshots
+
+
+def _sparse_profile(rows: list[dict]) -> Profile:
+    return Profile.from_dict({"header": {"type": "time", "units": {"time": "s"}},
+                              "global": {"timestamp": 1, "resources": rows}})
+
+
+def test_one_run_of_absent_rows_is_written_as_a_run_and_read_back():
+    rows = [{"uid": f"f{i}", "amount": i} for i in range(5)] + [{"uid": "g", "amount": 1, "x": 2.5}] * 2
+    profile = _sparse_profile(rows)
+    encoded = encode_columnar(profile)
+    column = json.loads(encoded)["global"]["cols"][json.loads(encoded)["global"]["keys"].index("x")]
+    assert column["absent_runs"] == [[0, 5]] and "absent" not in column
+    assert decode_content(encoded).to_dict() == profile.to_dict()
+
+
+@pytest.mark.parametrize("runs", [[[3, 9]], [[2, 1]], [[0, 2], [1, 3]], [[0, 1.5]], "0-2", [[-1, 2]]])
+def test_bad_absent_runs_are_refused(runs):
+    profile = _sparse_profile([{"uid": "a", "amount": 1}, {"uid": "b", "amount": 2, "x": 1}] * 3)
+    doc = json.loads(encode_columnar(profile))
+    doc["global"]["cols"][doc["global"]["keys"].index("x")]["absent_runs"] = runs
+    with pytest.raises(InvalidProfile, match="damaged columnar encoding"):
+        decode_content(json.dumps(doc).encode(), path="p.perf")

@@ -150,7 +150,7 @@ def import_profiles(
             return ImportedProfile(kind, names, origin, profile.type, profile.resource_count(), profile.units,
                                    None, True, entry.checksum, entry.path)
         r.jobs_dir.mkdir(parents=True, exist_ok=True)
-        path = write_new_profile(profile, r.jobs_dir, name)
+        path = write_new_profile(profile, r.jobs_dir, name, resources_checked=True)  # read_imported checked them
         return ImportedProfile(kind, names, origin, profile.type, profile.resource_count(), profile.units,
                                path, False, None, path.name)
 

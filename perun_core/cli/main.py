@@ -12,6 +12,7 @@ from typing import Any
 
 import click
 
+from perun_core.cli.allocator import tune_for_bulk_work
 from perun_core.cli.params import OUTPUT_FILE
 from perun_core.cli.remote_cmds import status_lines
 from perun_core.cli.terminal import use_colour
@@ -419,6 +420,7 @@ def main(argv: list[str] | None = None) -> None:
     """Run the CLI: one-line errors on stderr and the exit codes of :data:`perun_core.errors.EXIT_CODES`."""
 
     verbose = any(a in ("-v", "--verbose") or (a.startswith("-v") and set(a[1:]) == {"v"}) for a in (argv or sys.argv[1:]))
+    tune_for_bulk_work()
     try:
         cli.main(args=argv, prog_name="perun-core", standalone_mode=False)
     except click.exceptions.Exit as exc:

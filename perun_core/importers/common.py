@@ -25,7 +25,7 @@ from pathlib import Path
 from typing import Any
 
 from ..errors import ImportFailed
-from ..profile.resources import MISSING, ResourceTable, StackColumn
+from ..profile.resources import ResourceTable, StackColumn, packed_codes, packed_numbers
 
 __all__ = ["FrameIds", "JsonDoc", "flatten", "read_bytes", "read_json", "stack_table"]
 
@@ -96,25 +96,30 @@ def stack_table(
     integral = amount.dtype.kind == "i"
     order = np.argsort(-amount, kind="stable")
     frames = ids.frames
-    names = [entry["function"] for entry in frames]
     used = np.flatnonzero(inclusive > 0)
     used = used[np.lexsort((used, -inclusive[used]))]
     m = len(used)
-    uid = list(map(names.__getitem__, leaves[order].tolist())) + [names[i] for i in used.tolist()]
-    as_numbers = (lambda a: np.rint(a).astype(np.int64).tolist()) if integral else (lambda a: a.tolist())
+    # every column packed from numpy: a million rows never become a million Python objects
+    stack_rows, function_rows = np.arange(count, dtype=np.int64), np.arange(count, count + m, dtype=np.int64)
+    as_numbers = (lambda a: np.rint(a).astype(np.int64)) if integral else (lambda a: a.astype(np.float64))
+    objects = list(dict.fromkeys(frames[i].get("object", "") for i in used.tolist()))
+    object_codes = {name: code for code, name in enumerate(objects)}
     keys_ = ["type", "subtype", "uid", "amount", "trace", "object", "exclusive"]
     columns: list[Any] = [
-        [kind] * (count + m),
-        ["samples"] * count + ["function"] * m,
-        uid,
-        amount[order].tolist() + as_numbers(inclusive[used]),
+        packed_codes(np.zeros(count + m, dtype=np.int8), [kind]),
+        packed_codes(np.repeat(np.array([0, 1], dtype=np.int8), [count, m]), ["samples", "function"]),
+        packed_codes(np.concatenate((leaves[order], used)), [entry["function"] for entry in frames]),
+        packed_numbers(np.concatenate((amount[order], as_numbers(inclusive[used])))),
         StackColumn(frames, flat, starts[order], ends[order], count + m),
-        [MISSING] * count + [frames[i].get("object", "") for i in used.tolist()],
-        [MISSING] * count + as_numbers(exclusive[used]),
+        packed_codes(np.concatenate((np.zeros(count, dtype=np.int64), np.fromiter(
+            (object_codes[frames[i].get("object", "")] for i in used.tolist()), dtype=np.int64, count=m))),
+            objects or [""], stack_rows),
+        packed_numbers(np.concatenate((np.zeros(count, dtype=np.int64), as_numbers(exclusive[used]))), stack_rows),
     ]
     if periods is not None:
         keys_.append("period")
-        columns.append(np.asarray(periods, dtype=np.int64)[order].tolist() + [MISSING] * m)
+        columns.append(packed_numbers(np.concatenate((np.asarray(periods, dtype=np.int64)[order],
+                                                      np.zeros(m, dtype=np.int64))), function_rows))
     return ResourceTable.from_columns(count + m, keys_, columns, sparse=True)
 
 

@@ -59,13 +59,17 @@ def scan_folded(data: bytes) -> FoldedScan | None:
     lines = _line_parts(buf)
     if lines is None:
         return None
-    line_starts, value_starts, line_ends, semis = lines
+    line_starts, value_starts, line_ends, semis, semis_before = lines
     values = _whole_numbers(buf, value_starts, line_ends)
     if values is None:
         return None
-    lengths = np.searchsorted(semis, value_starts) - np.searchsorted(semis, line_starts) + 1
+    # semis_before[i]: the ';' before line i's value, so also before the start of line i + 1
+    semis_before_start = np.concatenate(([0], semis_before[:-1]))
+    lengths = semis_before - semis_before_start + 1
     starts, ends = _frame_bounds(line_starts, value_starts - 1, semis)
+    del semis, semis_before, semis_before_start  # a hundred megabytes each: freed before the next big arrays
     tokens, codes = intern_tokens(data, starts, ends)
+    del starts, ends
     leaders, values = _add_up_repeated(data, codes, lengths, line_starts, value_starts, values)
     if leaders is not None:
         keep = np.zeros(len(lengths), dtype=bool)
@@ -83,8 +87,9 @@ def scan_folded(data: bytes) -> FoldedScan | None:
     return FoldedScan(names, renumber[flat], lengths[::-1].copy(), values[::-1].copy(), len(line_starts))
 
 
-def _line_parts(buf: Any) -> tuple[Any, Any, Any, Any] | None:
-    """Start of each line, start of its value (after the last space), its end, and every ';' position."""
+def _line_parts(buf: Any) -> tuple[Any, Any, Any, Any, Any] | None:
+    """Start of each line, start of its value (after the last space), its end, every ';' position, and
+    per line the number of ';' before its value."""
     import numpy as np
 
     line_ends = _positions(buf, 10)
@@ -97,9 +102,11 @@ def _line_parts(buf: Any) -> tuple[Any, Any, Any, Any] | None:
     if (separators <= line_starts).any():  # no space on the line, or an empty stack
         return None
     semis = _positions(buf, 59)
-    if (np.searchsorted(semis, line_ends) != np.searchsorted(semis, separators)).any():
+    semis_before = np.searchsorted(semis, separators)
+    if (semis_before[:-1] != np.searchsorted(semis, line_starts[1:])).any() or \
+            (len(semis) and semis[-1] > separators[-1]):
         return None  # a ';' after the value's space
-    return line_starts, separators + 1, line_ends, semis
+    return line_starts, separators + 1, line_ends, semis, semis_before
 
 
 #: Bytes compared at once: the temporary mask stays small enough to be reused, not mapped anew.
@@ -135,7 +142,7 @@ def _frame_bounds(line_starts: Any, stack_ends: Any, semis: Any) -> tuple[Any, A
     """Start and end of every frame: the stacks (``line_starts`` .. ``stack_ends``) split at their ';'."""
     import numpy as np
 
-    # each concatenation is two ascending runs: the stable sort (timsort) only merges them
+    # each concatenation is two ascending runs: the stable sort (timsort) only merges them, faster than np.insert
     starts = np.sort(np.concatenate((line_starts, semis + 1)), kind="stable")
     ends = np.sort(np.concatenate((semis, stack_ends)), kind="stable")
     return starts, ends

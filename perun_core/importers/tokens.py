@@ -22,15 +22,18 @@ hashes only choose whom to compare with.
 
 from __future__ import annotations
 
+import os
 from typing import Any
 
 __all__ = ["intern_tokens"]
 
 _MULTIPLIER = 0x9E3779B97F4A7C15
 _MIX = 0xBF58476D1CE4E5B9
-#: Bucket table size (2**_BUCKET_BITS entries); the hash bits each round takes (from the shift up); then a dict.
-_BUCKET_BITS = 22
-_SHIFTS = (42, 21, 0)
+#: Per round, the bucket table's size (2**bits entries) and the hash bits it takes (from the shift up); then a dict.
+#: The first table is small: a few thousand names (the common case) fit it and it stays in the cache, where a
+#: large one would be touched all over (fresh pages to fault in).  Names that meet another name in their
+#: bucket go round again in larger tables.
+_ROUNDS = ((16, 42), (20, 21), (22, 0))
 
 
 class _Buffer:
@@ -108,10 +111,10 @@ class _Keys:
 class _Table:
     """Per hash bucket, the token kept for it (-1: none yet) and that token's keys."""
 
-    def __init__(self) -> None:
+    def __init__(self, bits: int) -> None:
         import numpy as np
 
-        size = 1 << _BUCKET_BITS
+        size = 1 << bits
         self.token = np.full(size, -1, dtype=np.int64)
         self.lengths = np.zeros(size, dtype=np.int32)
         self.first = np.zeros(size, dtype=np.uint64)
@@ -142,32 +145,71 @@ class _Table:
 _CHUNK = 1 << 21
 
 
+#: Fewer tokens than this are numbered in one thread: splitting them would cost more than it saves.
+_PARALLEL_FROM = 1 << 22
+
+
 def intern_tokens(data: bytes, starts: Any, ends: Any) -> tuple[list[bytes], Any]:
     """The distinct tokens ``data[starts[i]:ends[i]]`` and each token's number (an int64 array).
 
     ``starts`` and ``ends`` are int64 numpy arrays.  The numbering is
-    arbitrary (callers renumber in the order they need).
+    arbitrary (callers renumber in the order they need).  Many tokens on a
+    machine with a CPU to spare are numbered in two halves at once (numpy
+    lets go of the interpreter lock in its loops), and the second half's
+    few distinct tokens renumbered into the first's.
     """
+    import numpy as np
+
+    count = len(starts)
+    if count < _PARALLEL_FROM or len(os.sched_getaffinity(0)) < 2:
+        return _intern(data, starts, ends)
+    from concurrent.futures import ThreadPoolExecutor  # only for large inputs
+
+    half = count // 2
+    with ThreadPoolExecutor(max_workers=1) as pool:
+        later = pool.submit(_intern, data, starts[half:], ends[half:])
+        found, numbers = _intern(data, starts[:half], ends[:half])
+        found_later, numbers_later = later.result()
+    position = {token: i for i, token in enumerate(found)}
+    renumber = np.fromiter((position[token] if token in position
+                            else _append(found, position, token) for token in found_later),
+                           dtype=np.int64, count=len(found_later))
+    return found, np.concatenate((numbers, renumber[numbers_later]))
+
+
+def _append(found: list[bytes], position: dict[bytes, int], token: bytes) -> int:
+    position[token] = len(found)
+    found.append(token)
+    return position[token]
+
+
+def _intern(data: bytes, starts: Any, ends: Any) -> tuple[list[bytes], Any]:
     import numpy as np
 
     count = len(starts)
     buffer = _Buffer(data)
     leader = np.empty(count, dtype=np.int64)  # each token's leader: an equal token, the same for all equal ones
-    pending = np.arange(count, dtype=np.int64)
-    for round_number, shift in enumerate(_SHIFTS):
-        table = _Table()
+    pending = None  # all tokens, in the first round: taken by slices, not gathered
+    for bits, shift in _ROUNDS:
+        table = _Table(bits)
         left = []
-        step = _CHUNK if round_number == 0 else max(len(pending), 1)
-        for lo in range(0, len(pending), step):
-            tokens = pending[lo:lo + step]
-            keys = _Keys(buffer, starts[tokens], ends[tokens])
+        total = count if pending is None else len(pending)
+        step = _CHUNK if pending is None else max(total, 1)
+        for lo in range(0, total, step):
+            if pending is None:
+                hi = min(lo + step, count)
+                tokens = np.arange(lo, hi, dtype=np.int64)
+                keys = _Keys(buffer, starts[lo:hi], ends[lo:hi])
+            else:
+                tokens = pending[lo:lo + step]
+                keys = _Keys(buffer, starts[tokens], ends[tokens])
             kept, same = table.match(keys, keys.hashes(), shift, tokens)
             leader[tokens[same]] = kept[same]
             left.append(tokens[~same])
-        pending = np.concatenate(left) if left else pending[:0]
+        pending = np.concatenate(left) if left else np.zeros(0, dtype=np.int64)
         if not len(pending):
             break
-    if len(pending):
+    if pending is not None and len(pending):
         seen: dict[bytes, int] = {}
         for token, start, end in zip(pending.tolist(), starts[pending].tolist(), ends[pending].tolist()):
             leader[token] = seen.setdefault(data[start:end], token)

@@ -8,9 +8,9 @@ numeric columns are packed little-endian arrays (base64), repeated values
 profile that was encoded, including int/float distinction and absent keys.
 Objects holding documented JSON (written by the original tool) stay readable.
 
-Columnar layout (version 2; version 1 had no ``origin``)::
+Columnar layout (version 3; version 2 had no "stacks" columns, version 1 no ``origin``)::
 
-    {"perun-columnar": 2, "origin": SHA | null, "header": ..., "collector_info": ...,
+    {"perun-columnar": 3, "origin": SHA | null, "header": ..., "collector_info": ...,
      "postprocessors": ..., "snapshots": [REGION...], "global": REGION | null, "extra": {...}}
     REGION  = {"meta": {...}, "models": [...], "has_models": bool,
                "n": rows, "keys": [...], "cols": [COLUMN...]}
@@ -19,7 +19,16 @@ Columnar layout (version 2; version 1 had no ``origin``)::
             | {"t": "dict", "w": W, "v": [values], "c": base64}  codes into v
               (W is an array typecode: b, h, i or q; 1, 2, 4 or 8 bytes)
             | {"t": "raw", "v": [values]}                anything else
-              + optional "absent": base64 int64 row numbers lacking the key
+            | {"t": "stacks", "frames": [entries], "w": W, "flat": base64,
+               "sw": W, "starts": base64, "ends": base64}
+              call stacks (traces) as numbers into ``frames``: row i's trace is
+              frames[flat[starts[i]]] ... frames[flat[ends[i] - 1]]; rows past
+              the last start (given as absent) have none.  Written for stacks
+              held columnar (importers): a million distinct stacks cost their
+              frame numbers, not a million JSON lists
+              + optional "absent": base64 int64 row numbers lacking the key,
+                or "absent_runs": [[first, end], ...] the same rows as runs
+                first .. end - 1 (version 3; written for one run of rows)
 """
 
 from __future__ import annotations
@@ -27,8 +36,8 @@ from __future__ import annotations
 import binascii
 import codecs
 import json
-import sys
-from array import array
+from itertools import compress, repeat
+from operator import is_, is_not
 from pathlib import Path
 from collections.abc import Callable, Iterator
 from typing import Any
@@ -38,10 +47,11 @@ from ..errors import InvalidProfile
 from ..versions import Versioned
 from . import fastjson
 from .model import Profile, Snapshot
+from .packing import check_codes, int_kind, one_run, pack, pack_array, packed_bytes, runs_as_rows, unpack
 from .resources import MISSING, PackedColumn, ResourceTable, StackColumn
 from .validate import MAX_DEPTH, validate_profile
 
-COLUMNAR_VERSION = 2
+COLUMNAR_VERSION = 3
 _TAG = "perun-columnar"
 #: File layouts perun can write (``--layout``): compact is the columnar one.
 WRITE_LAYOUTS = ("compact", "documented")
@@ -54,8 +64,13 @@ def update_to_2(doc: dict) -> dict:
     """Version 2 keeps the origin of pending profiles (objects in the store have none)."""
     doc.setdefault("origin", None)
     return doc
+
+
+@COLUMNAR.step(3)
+def update_to_3(doc: dict) -> dict:
+    """Version 3 adds the "stacks" column type; a version 2 document is a valid version 3 one."""
+    return doc
 _INT64 = (-(2**63), 2**63 - 1)
-_LITTLE = sys.byteorder == "little"
 
 
 # -- documented JSON -----------------------------------------------------------
@@ -257,37 +272,59 @@ def _iter_region(region: Snapshot, dump: Callable[[Any], bytes]) -> Iterator[byt
 
 
 def _stack_column_bytes(column: StackColumn, sparse: bool, dump: Callable[[Any], bytes]) -> bytes | None:
-    """What :func:`_encode_column` of the column's trace lists gives, encoded, made from its frame table.
+    """A column of stacks held as frame numbers, as a "stacks" column: the frame table once, numbers packed.
 
-    Each frame entry is encoded once and each trace's JSON joined from those
-    (what ``json.dumps`` of the list gives); the traces are then told apart
-    by that text, as :func:`_code_mixed` does.  None for columns that
-    general path must take (missing rows in a table that is not sparse, no
-    trace at all).
+    None for columns the general path must take (missing rows in a table
+    that is not sparse, no trace at all).
     """
+    import numpy as np
+
     count = len(column.starts)
     if not count or (count < column.length and not sparse):
         return None
-    entries = [json.dumps(entry, separators=(",", ":"), allow_nan=False) for entry in column.frames]
-    flat = list(map(entries.__getitem__, column.flat.tolist()))
-    texts = ["[" + ",".join(flat[s:e]) + "]" for s, e in zip(column.starts.tolist(), column.ends.tolist())]
-    absent = list(range(count, column.length))
-    index: dict[str, int] = {}
-    codes = [index.setdefault(text, len(index)) for text in texts] + [0] * len(absent)
-    if len(index) > column.length // 2 and column.length > 64:
-        out: dict[str, Any] = {"t": "raw", "v": texts + [texts[0]] * len(absent)}
-    else:
-        kind = _int_kind(0, max(len(index) - 1, 0))
-        out = {"t": "dict", "w": kind, "v": list(index), "c": _pack(kind, codes)}
-    if absent:
-        out["absent"] = _pack("q", absent)
-    values = ("[" + ",".join(out["v"]) + "]").encode("ascii")
-    return _column_bytes(out, dump, encoded={"v": values})
+    flat = np.asarray(column.flat, dtype=np.int64)
+    starts = np.asarray(column.starts, dtype=np.int64)
+    ends = np.asarray(column.ends, dtype=np.int64)
+    width = int_kind(0, max(len(column.frames) - 1, 0))
+    span_width = int_kind(0, max(int(ends.max()), int(starts.max()), 0))
+    out: dict[str, Any] = {"t": "stacks", "frames": column.frames, "w": width, "flat": pack_array(width, flat),
+                           "sw": span_width, "starts": pack_array(span_width, starts),
+                           "ends": pack_array(span_width, ends)}
+    if count < column.length:
+        out["absent_runs"] = [[count, column.length]]
+    return _column_bytes(out, dump)
+
+
+def _stack_column(doc: dict, length: int, absent: bytes) -> StackColumn:
+    """A "stacks" column, checked: every frame number in the table, every span inside ``flat``."""
+    import numpy as np
+
+    frames = doc["frames"]
+    if not isinstance(frames, list):
+        raise TypeError("the frames of a stacks column must be a list")
+    for key in ("w", "sw"):
+        if doc[key] not in ("b", "h", "i", "q"):
+            raise ValueError(f"unknown integer width {doc[key]!r}")
+
+    def numbers(kind: str, text: str, count: int) -> Any:
+        return np.frombuffer(packed_bytes(kind, text, count), dtype=np.dtype(kind).newbyteorder("<")).astype(np.int64)
+
+    missing = len(absent) // 8
+    flat = numbers(doc["w"], doc["flat"], -1)
+    starts = numbers(doc["sw"], doc["starts"], length - missing)
+    ends = numbers(doc["sw"], doc["ends"], length - missing)
+    if missing and unpack("q", absent, -1, raw=True).tolist() != list(range(length - missing, length)):
+        raise ValueError("the rows without a stack must be the last ones")
+    if len(flat) and (flat.min() < 0 or flat.max() >= len(frames)):
+        raise ValueError("a frame number points past the frames of the column")
+    if len(starts) and (starts.min() < 0 or (ends < starts).any() or ends.max() > len(flat)):
+        raise ValueError("a stack reaches outside the frame numbers of the column")
+    return StackColumn(frames, flat, starts, ends, length)
 
 
 #: Members of a column holding base64 text: written as they are (base64 needs no JSON escaping),
 #: which saves json's scan of megabytes of text per column.
-_BASE64_MEMBERS = ("b", "c", "absent")
+_BASE64_MEMBERS = ("b", "c", "absent", "flat", "starts", "ends")
 
 
 def _column_bytes(column: dict, dump: Callable[[Any], bytes], encoded: dict[str, bytes] | None = None) -> bytes:
@@ -349,57 +386,35 @@ def _encode_packed(column: PackedColumn) -> dict:
     else:
         out = {"t": "int", "w": column.typecode, "b": text(column.data)}
     if column.absent:
-        out["absent"] = text(column.absent)
+        run = one_run(column.absent)
+        if run is not None:
+            out["absent_runs"] = [run]
+        else:
+            out["absent"] = text(column.absent)
     return out
 
 
 def _decode_region(doc: dict) -> Snapshot:
     length = doc["n"]
     columns = [_decode_column(c, length) for c in doc["cols"]]
-    sparse = any("absent" in c for c in doc["cols"])
+    sparse = any("absent" in c or "absent_runs" in c for c in doc["cols"])
     table = ResourceTable.from_columns(length, doc["keys"], columns, sparse=sparse)
     return Snapshot(table, doc["models"], doc["meta"], has_models_key=doc.get("has_models", True))
-
-
-def _pack(kind: str, values: Any) -> str:
-    packed = array(kind, values)
-    if not _LITTLE:
-        packed.byteswap()
-    return binascii.b2a_base64(packed.tobytes(), newline=False).decode("ascii")
-
-
-def _unpack(kind: str, text: str | bytes, length: int, *, raw: bool = False) -> Any:
-    packed = array(kind)
-    packed.frombytes(text if raw else binascii.a2b_base64(text))  # type: ignore[arg-type]
-    if not _LITTLE:
-        packed.byteswap()
-    if length >= 0 and len(packed) != length:
-        raise ValueError(f"column holds {len(packed)} values, expected {length}")
-    return packed if raw else packed.tolist()
-
-
-_WIDTHS = (("b", 2**7), ("h", 2**15), ("i", 2**31), ("q", 2**63))
-
-
-def _int_kind(low: int, high: int) -> str:
-    for kind, bound in _WIDTHS:
-        if -bound <= low and high < bound:
-            return kind
-    raise OverflowError  # callers check the int64 range first
 
 
 def _encode_column(values: list, sparse: bool) -> dict:
     absent: list[int] = []
     if sparse:
-        absent = [i for i, v in enumerate(values) if v is MISSING]
-    present = [v for v in values if v is not MISSING] if absent else values
+        # compress and map run in C: sparse columns of a million rows are common (importers' function rows)
+        absent = list(compress(range(len(values)), map(is_, values, repeat(MISSING))))
+    present = list(compress(values, map(is_not, values, repeat(MISSING)))) if absent else values
     kinds = set(map(type, present))
     out: dict[str, Any]
     if kinds == {int} and _INT64[0] <= min(present) and max(present) <= _INT64[1]:
-        kind = _int_kind(min(present), max(present))
-        out = {"t": "int", "w": kind, "b": _pack(kind, _fill(values, absent, 0))}
+        kind = int_kind(min(present), max(present))
+        out = {"t": "int", "w": kind, "b": pack(kind, _fill(values, absent, 0))}
     elif kinds == {float}:
-        out = {"t": "f64", "b": _pack("d", _fill(values, absent, 0.0))}
+        out = {"t": "f64", "b": pack("d", _fill(values, absent, 0.0))}
     elif kinds == {str}:
         out = _dictionary_column(_fill(values, absent, present[0]), strings_only=True)
     elif kinds and kinds <= {str, dict, list, bool, type(None), int, float}:
@@ -407,7 +422,10 @@ def _encode_column(values: list, sparse: bool) -> dict:
     else:
         out = {"t": "raw", "v": _fill(values, absent, None)}
     if absent:
-        out["absent"] = _pack("q", absent)
+        if absent[-1] - absent[0] + 1 == len(absent):  # ascending and distinct: one run
+            out["absent_runs"] = [[absent[0], absent[-1] + 1]]
+        else:
+            out["absent"] = pack("q", absent)
     return out
 
 
@@ -432,8 +450,8 @@ def _dictionary_column(values: list, *, strings_only: bool) -> dict:
         distinct, codes = _code_mixed(values)
         if len(distinct) > len(values) // 2 and len(values) > 64:
             return {"t": "raw", "v": values}
-    kind = _int_kind(0, max(len(distinct) - 1, 0))
-    return {"t": "dict", "w": kind, "v": distinct, "c": _pack(kind, codes)}
+    kind = int_kind(0, max(len(distinct) - 1, 0))
+    return {"t": "dict", "w": kind, "v": distinct, "c": pack(kind, codes)}
 
 
 def _code_mixed(values: list) -> tuple[list, list[int]]:
@@ -467,62 +485,38 @@ def _code_mixed(values: list) -> tuple[list, list[int]]:
     return distinct, codes
 
 
-_ITEM_SIZES = {"b": 1, "h": 2, "i": 4, "q": 8, "d": 8}
-
-
-def _packed_bytes(kind: str, text: str, length: int) -> bytes:
-    if kind not in _ITEM_SIZES:
-        raise ValueError(f"unknown array width {kind!r}")
-    data = binascii.a2b_base64(text)
-    if length >= 0 and len(data) != length * _ITEM_SIZES[kind]:
-        raise ValueError(f"column holds {len(data) // _ITEM_SIZES[kind]} values, expected {length}")
-    if len(data) % _ITEM_SIZES[kind]:
-        raise ValueError("packed column is cut short")
-    return data
-
-
-def _check_codes(kind: str, data: bytes, count: int) -> None:
-    """ValueError unless every code is an index into ``count`` values."""
-    if not data:
-        return
-    if kind == "b":
-        # one byte per code: delete the valid ones, nothing may remain (runs in C)
-        if data.translate(None, bytes(range(min(count, 128)))):
-            raise ValueError("a code points past the dictionary of the column")
-        return
-    codes = _unpack(kind, data, -1, raw=True)
-    if min(codes) < 0 or max(codes) >= count:
-        raise ValueError("a code points past the dictionary of the column")
-
-
-def _decode_column(doc: dict, length: int) -> list | PackedColumn:
+def _decode_column(doc: dict, length: int) -> list | PackedColumn | StackColumn:
     """A column: packed numbers and codes stay packed (validated now, unpacked on demand)."""
     kind = doc["t"]
     absent = b""
-    if "absent" in doc:
-        absent = _packed_bytes("q", doc["absent"], -1)
-        rows = _unpack("q", absent, -1, raw=True)
+    if "absent_runs" in doc:
+        absent = runs_as_rows(doc["absent_runs"], length)
+    elif "absent" in doc:
+        absent = packed_bytes("q", doc["absent"], -1)
+        rows = unpack("q", absent, -1, raw=True)
         if rows and (min(rows) < 0 or max(rows) >= length):
             raise ValueError("an absent row number is out of range")
     if kind in ("int", "dict") and doc["w"] not in ("b", "h", "i", "q"):
         raise ValueError(f"unknown integer width {doc['w']!r}")
     if kind == "int":
-        return PackedColumn("int", doc["w"], _packed_bytes(doc["w"], doc["b"], length), length, None, absent)
+        return PackedColumn("int", doc["w"], packed_bytes(doc["w"], doc["b"], length), length, None, absent)
     if kind == "f64":
-        return PackedColumn("f64", "d", _packed_bytes("d", doc["b"], length), length, None, absent)
+        return PackedColumn("f64", "d", packed_bytes("d", doc["b"], length), length, None, absent)
     if kind == "dict":
         values = doc["v"]
         if not isinstance(values, list):
             raise TypeError("the dictionary of a column must be a list")
-        codes = _packed_bytes(doc["w"], doc["c"], length)
-        _check_codes(doc["w"], codes, len(values))
+        codes = packed_bytes(doc["w"], doc["c"], length)
+        check_codes(doc["w"], codes, len(values))
         return PackedColumn("dict", doc["w"], codes, length, values, absent)
+    if kind == "stacks":
+        return _stack_column(doc, length, absent)
     if kind == "raw":
         values = doc["v"]
         if len(values) != length:
             raise ValueError(f"column holds {len(values)} values, expected {length}")
     else:
         raise ValueError(f"unknown column type {kind!r}")
-    for i in _unpack("q", absent, -1, raw=True) if absent else ():
+    for i in unpack("q", absent, -1, raw=True) if absent else ():
         values[i] = MISSING
     return values

@@ -19,17 +19,16 @@ one table of frame dicts) until someone reads them as lists.
 
 from __future__ import annotations
 
-import sys
 from array import array
 from collections.abc import Iterable, Iterator
 from itertools import repeat
 from operator import itemgetter
 from typing import Any
 
+from .packing import ITEM_SIZES, LITTLE, int_kind
+
 #: Stand-in for "this resource has no such key" inside a column.
 MISSING: Any = type("Missing", (), {"__repr__": lambda self: "MISSING", "__slots__": ()})()
-
-_LITTLE = sys.byteorder == "little"
 
 
 class PackedColumn:
@@ -74,6 +73,46 @@ class PackedColumn:
         return out
 
 
+def packed_numbers(numbers: Any, absent: Any = None) -> PackedColumn:
+    """A numpy int or float array as a :class:`PackedColumn` (int64 or float64); ``absent``: rows lacking the key.
+
+    For columns built with numpy (importers): no Python number per row is
+    ever made, to store, validate or encode them.
+    """
+    import numpy as np
+
+    numbers = np.asarray(numbers)
+    if numbers.dtype.kind == "f":
+        return PackedColumn("f64", "d", np.ascontiguousarray(numbers, dtype="<f8").tobytes(), len(numbers), None,
+                            _absent_bytes(absent))
+    low, high = (int(numbers.min()), int(numbers.max())) if len(numbers) else (0, 0)
+    typecode, dtype = _narrowest(low, high)
+    return PackedColumn("int", typecode, np.ascontiguousarray(numbers, dtype=dtype).tobytes(), len(numbers), None,
+                        _absent_bytes(absent))
+
+
+def packed_codes(codes: Any, values: list, absent: Any = None) -> PackedColumn:
+    """Row ``i`` holds ``values[codes[i]]`` (``codes`` a numpy integer array), as a dictionary-coded
+    :class:`PackedColumn`; ``absent``: rows lacking the key (their codes are ignored)."""
+    import numpy as np
+
+    typecode, dtype = _narrowest(0, len(values) - 1)
+    data = np.ascontiguousarray(codes, dtype=dtype).tobytes()
+    return PackedColumn("dict", typecode, data, len(codes), values, _absent_bytes(absent))
+
+
+def _narrowest(low: int, high: int) -> tuple[str, str]:
+    """The array typecode and little-endian numpy type of the narrowest integer holding ``low`` .. ``high``."""
+    typecode = int_kind(low, high)
+    return typecode, "<i" + str(ITEM_SIZES[typecode])
+
+
+def _absent_bytes(absent: Any) -> bytes:
+    import numpy as np
+
+    return b"" if absent is None or not len(absent) else np.ascontiguousarray(absent, dtype="<i8").tobytes()
+
+
 class StackColumn:
     """Call stacks as numbers into one frame table, materialized as trace lists on demand.
 
@@ -108,7 +147,7 @@ class StackColumn:
 def _native(typecode: str, data: bytes) -> array:
     packed = array(typecode)
     packed.frombytes(data)
-    if not _LITTLE:
+    if not LITTLE:
         packed.byteswap()
     return packed
 

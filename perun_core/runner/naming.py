@@ -114,14 +114,16 @@ def render_name(profile: Profile, template: str, *, counter: int = 0, when: floa
     return (stem or "profile") + _EXTENSION
 
 
-def write_new_profile(profile: Profile, directory: Path, name: str, *, layout: str = "compact") -> Path:
+def write_new_profile(profile: Profile, directory: Path, name: str, *, layout: str = "compact",
+                      resources_checked: bool = False) -> Path:
     """Write ``profile`` as ``directory/name`` (compact columnar layout by default), never replacing a file.
 
     When the name is taken, ``-1``, ``-2``, ... are inserted before the
-    extension.  Returns the path written.
+    extension.  Returns the path written.  ``resources_checked``: the
+    caller validated the resources already (only the rest is checked again).
     """
 
-    validate_profile(profile, path=name)
+    validate_profile(profile, path=name, resources=not resources_checked)
     stem, extension = (name[: -len(_EXTENSION)], _EXTENSION) if name.endswith(_EXTENSION) else (name, "")
     attempt = 0
     while True:

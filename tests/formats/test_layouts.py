@@ -114,12 +114,12 @@ def test_original_profiles_convert_without_loss(tmp_path, name):
 def test_a_version_1_columnar_file_is_upgraded(tmp_path):
     profile = load_profile_from_file(PROFILES / "time-sorter.perf")
     doc = json.loads(b"".join(iter_layout(profile, "compact")))
-    assert doc["perun-columnar"] == COLUMNAR_VERSION == 2 and doc["origin"] == profile.origin
+    assert doc["perun-columnar"] == COLUMNAR_VERSION == 3 and doc["origin"] == profile.origin
     del doc["origin"]
     doc["perun-columnar"] = 1
     old = from_json_bytes(json.dumps(doc).encode())
     assert old.origin is None and old.resource_count() == profile.resource_count()
-    doc["perun-columnar"] = 3
+    doc["perun-columnar"] = 4
     with pytest.raises(UnsupportedFormatVersion):
         from_json_bytes(json.dumps(doc).encode())
 

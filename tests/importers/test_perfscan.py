@@ -3,6 +3,7 @@ validation and in the compact layout."""
 
 from __future__ import annotations
 
+import json
 import math
 import random
 from pathlib import Path
@@ -13,7 +14,7 @@ import pytest
 from perun_core.errors import ImportFailed, InvalidProfile
 from perun_core.importers import perf, perfscan
 from perun_core.importers.common import FrameIds, stack_table
-from perun_core.profile.codec import encode_columnar
+from perun_core.profile.codec import decode_content, encode_columnar
 from perun_core.profile.model import Profile, Snapshot
 from perun_core.profile.resources import ResourceTable, StackColumn
 from perun_core.profile.validate import validate_profile
@@ -110,13 +111,35 @@ def _as_lists(profile: Profile) -> Profile:
 
 
 @pytest.mark.parametrize("count", [3, 200])
-def test_stacks_held_as_numbers_are_written_as_their_lists_are(count):
+def test_stacks_held_as_numbers_are_written_as_numbers_and_read_back_as_their_lists(count):
     rng = random.Random(count)
     entries = [{"function": f"f{i}", "object": "/bin/ä"} for i in range(12)] + [{"function": "f0", "object": "/bin/ä"}]
     stacks = list({tuple(rng.randrange(13) for _ in range(rng.randint(1, 6))) for _ in range(count)})
     profile = _stack_profile(entries, [list(s) for s in stacks], [rng.randint(1, 9) for _ in stacks])
     assert isinstance(profile.global_region.resources.raw_columns(stacks=True)[1][4], StackColumn)
-    assert encode_columnar(profile) == encode_columnar(_as_lists(profile))
+    encoded = encode_columnar(profile)
+    trace_column = next(c for c in json.loads(encoded)["global"]["cols"] if c["t"] == "stacks")
+    assert trace_column["frames"] == entries and "absent_runs" in trace_column  # the function rows have no stack
+    again = decode_content(encoded)
+    assert isinstance(again.global_region.resources.raw_columns(stacks=True)[1][4], StackColumn)
+    assert encode_columnar(again) == encoded
+    assert again.to_dict() == profile.to_dict() == decode_content(encode_columnar(_as_lists(profile))).to_dict()
+
+
+@pytest.mark.parametrize("damage, reason", [
+    (lambda c: c.update(frames=c["frames"][:1]), "past the frames"),
+    (lambda c: c.update(starts=c["ends"], ends=c["starts"]), "outside the frame numbers"),
+    (lambda c: c.update(w="x"), "unknown integer width"),
+    (lambda c: c.update(frames={}), "must be a list"),
+    (lambda c: c.update(absent_runs=[[0, 1]]), "values, expected"),  # one absent row: row 0
+])
+def test_a_damaged_stacks_column_is_refused(damage, reason):
+    profile = _stack_profile([{"function": "a"}, {"function": "b"}], [[0, 1], [1], [1, 0, 1]], [3, 2, 1])
+    doc = json.loads(encode_columnar(profile))
+    damage(next(c for c in doc["global"]["cols"] if c["t"] == "stacks"))
+    with pytest.raises(InvalidProfile) as held:
+        decode_content(json.dumps(doc).encode(), path="p.perf")
+    assert reason in str(held.value) and "p.perf" in str(held.value)
 
 
 def test_a_bad_frame_entry_is_named_by_its_row():

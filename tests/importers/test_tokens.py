@@ -18,13 +18,12 @@ def _bounds(pieces: list[bytes]) -> tuple[bytes, np.ndarray, np.ndarray]:
     return b"".join(pieces), ends - sizes, ends
 
 
-@pytest.mark.parametrize("bits, shifts, chunk", [(22, (42, 21, 0), 1 << 21), (22, (42, 21, 0), 7),
-                                                 (2, (62, 60, 0), 5), (0, (0,), 1 << 21)])
-def test_equal_tokens_share_a_number_and_different_ones_never_do(monkeypatch, bits, shifts, chunk):
+@pytest.mark.parametrize("rounds, chunk", [(((16, 42), (20, 21), (22, 0)), 1 << 21), (((16, 42), (20, 21), (22, 0)), 7),
+                                           (((2, 62), (2, 60), (2, 0)), 5), (((0, 0),), 1 << 21)])
+def test_equal_tokens_share_a_number_and_different_ones_never_do(monkeypatch, rounds, chunk):
     # tiny bucket tables force every token through the collision rounds and the dict; small chunks
     # make equal tokens of later chunks meet the token an earlier chunk left in their bucket
-    monkeypatch.setattr(tokens, "_BUCKET_BITS", bits)
-    monkeypatch.setattr(tokens, "_SHIFTS", shifts)
+    monkeypatch.setattr(tokens, "_ROUNDS", rounds)
     monkeypatch.setattr(tokens, "_CHUNK", chunk)
     rng = random.Random(5)
     for _ in range(40):
@@ -92,3 +91,15 @@ def test_perf_symbols_lose_their_offset_as_the_regular_expression_cuts_it():
         symbol = "".join(rng.choice(parts) for _ in range(rng.randint(0, 6)))
         assert _without_offset(symbol) == (_OFFSET.sub("", symbol.strip()) or "[unknown]")
     assert _without_offset(" main+0x1a ") == "main" and _without_offset("+0x10") == "[unknown]"
+
+
+def test_tokens_numbered_in_two_halves_at_once_match_one_pass(monkeypatch):
+    # the second half's tokens are renumbered into the first half's: equal tokens across the halves meet
+    rng = random.Random(11)
+    words = [bytes(rng.choice(b"abc;\xff") for _ in range(rng.randint(0, 30))) for _ in range(50)]
+    seq = [rng.choice(words[:30]) for _ in range(300)] + [rng.choice(words[20:]) for _ in range(300)]
+    data, starts, ends = _bounds(seq)
+    monkeypatch.setattr(tokens, "_PARALLEL_FROM", 1)
+    monkeypatch.setattr(tokens.os, "sched_getaffinity", lambda pid: {0, 1})
+    found, numbers = tokens.intern_tokens(data, starts, ends)
+    assert len(found) == len(set(seq)) and [found[n] for n in numbers.tolist()] == seq

@@ -1,0 +1,111 @@
+"""Numbers packed little-endian and written as base64: the arrays inside the columnar layout.
+
+:mod:`perun_core.profile.codec` builds and reads the layout; the helpers
+here turn integer and float arrays into base64 text and back, pick the
+narrowest integer width, and check what a file claims (lengths, codes,
+runs of absent rows) before anything trusts it.
+"""
+
+from __future__ import annotations
+
+import binascii
+import sys
+from array import array
+from typing import Any
+
+LITTLE = sys.byteorder == "little"
+
+
+def pack_array(kind: str, values: Any) -> str:
+    """``values`` (a numpy integer array within the range of ``kind``) packed as :func:`pack` packs a list."""
+    import numpy as np
+
+    packed = np.ascontiguousarray(values, dtype=np.dtype(kind).newbyteorder("<"))
+    return binascii.b2a_base64(packed.tobytes(), newline=False).decode("ascii")
+
+
+def pack(kind: str, values: Any) -> str:
+    """Python numbers as base64 of a little-endian array of typecode ``kind``."""
+    packed = array(kind, values)
+    if not LITTLE:
+        packed.byteswap()
+    return binascii.b2a_base64(packed.tobytes(), newline=False).decode("ascii")
+
+
+def unpack(kind: str, text: str | bytes, length: int, *, raw: bool = False) -> Any:
+    """What :func:`pack` packed, as a list (``raw``: ``text`` is the bytes, the answer an array); ``length``
+    values are expected unless it is negative."""
+    packed = array(kind)
+    packed.frombytes(text if raw else binascii.a2b_base64(text))  # type: ignore[arg-type]
+    if not LITTLE:
+        packed.byteswap()
+    if length >= 0 and len(packed) != length:
+        raise ValueError(f"column holds {len(packed)} values, expected {length}")
+    return packed if raw else packed.tolist()
+
+
+WIDTHS = (("b", 2**7), ("h", 2**15), ("i", 2**31), ("q", 2**63))
+
+
+def int_kind(low: int, high: int) -> str:
+    """The typecode of the narrowest integer array that holds ``low`` .. ``high``."""
+    for kind, bound in WIDTHS:
+        if -bound <= low and high < bound:
+            return kind
+    raise OverflowError  # callers check the int64 range first
+
+
+ITEM_SIZES = {"b": 1, "h": 2, "i": 4, "q": 8, "d": 8}
+
+
+def packed_bytes(kind: str, text: str, length: int) -> bytes:
+    """The bytes of a packed array of typecode ``kind`` from its base64, checked to hold ``length`` values."""
+    if kind not in ITEM_SIZES:
+        raise ValueError(f"unknown array width {kind!r}")
+    data = binascii.a2b_base64(text)
+    if length >= 0 and len(data) != length * ITEM_SIZES[kind]:
+        raise ValueError(f"column holds {len(data) // ITEM_SIZES[kind]} values, expected {length}")
+    if len(data) % ITEM_SIZES[kind]:
+        raise ValueError("packed column is cut short")
+    return data
+
+
+def check_codes(kind: str, data: bytes, count: int) -> None:
+    """ValueError unless every code is an index into ``count`` values."""
+    if not data:
+        return
+    if kind == "b":
+        # one byte per code: delete the valid ones, nothing may remain (runs in C)
+        if data.translate(None, bytes(range(min(count, 128)))):
+            raise ValueError("a code points past the dictionary of the column")
+        return
+    codes = unpack(kind, data, -1, raw=True)
+    if min(codes) < 0 or max(codes) >= count:
+        raise ValueError("a code points past the dictionary of the column")
+
+
+def one_run(absent: bytes) -> list[int] | None:
+    """``[first, end]`` when the packed ascending row numbers ``absent`` are first .. end - 1, else None."""
+    if len(absent) < 16:
+        return None
+    first, last = unpack("q", absent[:8], 1, raw=True)[0], unpack("q", absent[-8:], 1, raw=True)[0]
+    return [first, last + 1] if last - first + 1 == len(absent) // 8 else None
+
+
+def runs_as_rows(runs: Any, length: int) -> bytes:
+    """The packed row numbers of "absent_runs" (ascending, inside the column, not overlapping)."""
+    if not isinstance(runs, list):
+        raise TypeError("absent_runs must be a list of [first, end] pairs")
+    rows = array("q")
+    previous = 0
+    for run in runs:
+        if not (isinstance(run, list) and len(run) == 2 and all(type(v) is int for v in run)):
+            raise TypeError("absent_runs must be a list of [first, end] pairs")
+        first, end = run
+        if not previous <= first < end <= length:
+            raise ValueError("an absent run is out of range or out of order")
+        rows.extend(range(first, end))
+        previous = end
+    if not LITTLE:
+        rows.byteswap()
+    return rows.tobytes()
