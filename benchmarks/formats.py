@@ -259,7 +259,7 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
     parser.add_argument("--original-home", default="/tmp/orig-home", help="HOME of the original's runs")
     parser.add_argument("--original-config", default="/tmp/orig-cfg", help="PERUN_CONFIG_DIR of the original's runs")
     parser.add_argument("--only", choices=("postprocess", "read_write", "memory"), action="append")
-    parser.add_argument("--memory-size", type=int, default=300000, action="append", dest="memory_sizes",
+    parser.add_argument("--memory-size", type=int, action="append", dest="memory_sizes",
                         help="nodes of the memory benchmark's tree (repeatable: one measurement per size; "
                         "300,000 nodes run about 0.13 s plain)")
     parser.add_argument("--workdir", type=Path)
@@ -290,7 +290,7 @@ def main(argv: list[str] | None = None) -> int:
         if "read_write" in only:
             results["read_write"] = bench_read_write(built, args)
         if "memory" in only:
-            sizes = list(dict.fromkeys(args.memory_sizes[1:] or args.memory_sizes))  # the default unless given
+            sizes = list(dict.fromkeys(args.memory_sizes or [300000]))
             for size in sizes:
                 args.memory_size = size
                 results["memory" if size == sizes[0] else f"memory_{size}"] = bench_memory(work, args)
