@@ -161,7 +161,7 @@ def intern_tokens(data: bytes, starts: Any, ends: Any) -> tuple[list[bytes], Any
     import numpy as np
 
     count = len(starts)
-    if count < _PARALLEL_FROM or len(os.sched_getaffinity(0)) < 2:
+    if count < _PARALLEL_FROM or _usable_cpus() < 2:
         return _intern(data, starts, ends)
     from concurrent.futures import ThreadPoolExecutor  # only for large inputs
 
@@ -175,6 +175,12 @@ def intern_tokens(data: bytes, starts: Any, ends: Any) -> tuple[list[bytes], Any
                             else _append(found, position, token) for token in found_later),
                            dtype=np.int64, count=len(found_later))
     return found, np.concatenate((numbers, renumber[numbers_later]))
+
+
+def _usable_cpus() -> int:
+    if hasattr(os, "sched_getaffinity"):  # the CPUs this process may run on (Linux)
+        return len(os.sched_getaffinity(0))
+    return os.cpu_count() or 1
 
 
 def _append(found: list[bytes], position: dict[bytes, int], token: bytes) -> int:

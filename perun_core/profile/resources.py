@@ -74,7 +74,8 @@ class PackedColumn:
 
 
 def packed_numbers(numbers: Any, absent: Any = None) -> PackedColumn:
-    """A numpy int or float array as a :class:`PackedColumn` (int64 or float64); ``absent``: rows lacking the key.
+    """A numpy int or float array as a :class:`PackedColumn` (the narrowest integers that hold it, or float64);
+    ``absent``: rows lacking the key (their cells are ignored).
 
     For columns built with numpy (importers): no Python number per row is
     ever made, to store, validate or encode them.

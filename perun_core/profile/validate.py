@@ -227,7 +227,8 @@ def _check_packed(column: PackedColumn, key: str, label: str, path: Path | str |
         numbers = column.numbers()
         allowed = rule["allowed"]
         if allowed is not None and (int if column.kind == "int" else float) not in allowed:
-            row = next(i for i in range(len(numbers)) if i not in absent())
+            missing = absent()
+            row = next(i for i in range(len(numbers)) if i not in missing)
             raise InvalidProfile(path, label.format(row), f"expected {rule['what']}, got a number")
         if rule.get("nonnegative") and len(numbers) and _smallest(column, numbers) < 0:
             missing = absent()
