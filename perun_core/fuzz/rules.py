@@ -57,52 +57,56 @@ class _Rule:
         raise NotImplementedError
 
 
-# -- the paper's rules -----------------------------------------------------------------------
-
-class DoubleLine(_Rule):
-    name = "double-line"
-    summary = "Double the size of a line (its content twice); long lines slow down editors and parsers."
+class _LineRule(_Rule):
+    """A rule that rewrites one non-empty line, picked at random: ``edit`` gives the lines that replace it
+    (several to insert copies), or None when the line does not suit the rule."""
 
     def mutate(self, data, rng, params):
         picked = _pick_line(data, rng)
         if picked is None:
             return None
         lines, i = picked
-        lines[i] = lines[i] * 2
+        replacement = self.edit(lines[i], rng, params)
+        if replacement is None:
+            return None
+        lines[i:i + 1] = replacement
         return b"\n".join(lines)
 
+    def edit(self, line: bytes, rng: random.Random, params: dict[str, Any]) -> list[bytes] | None:  # pragma: no cover
+        raise NotImplementedError
 
-class RepeatWord(_Rule):
+
+# -- the paper's rules -----------------------------------------------------------------------
+
+class DoubleLine(_LineRule):
+    name = "double-line"
+    summary = "Double the size of a line (its content twice); long lines slow down editors and parsers."
+
+    def edit(self, line, rng, params):
+        return [line * 2]
+
+
+class RepeatWord(_LineRule):
     name = "repeat-word"
     summary = "Repeat a random word of a line several times (hash tables, counters)."
     params = (Param("times", "int", 8, "Most copies added at once.", minimum=1, maximum=10_000),)
 
-    def mutate(self, data, rng, params):
-        picked = _pick_line(data, rng)
-        if picked is None:
-            return None
-        lines, i = picked
-        words = list(_WORD.finditer(lines[i]))
+    def edit(self, line, rng, params):
+        words = list(_WORD.finditer(line))
         if not words:
             return None
         word = rng.choice(words)
         copies = b" ".join([word.group()] * rng.randint(1, params["times"]))
-        line = lines[i]
-        lines[i] = line[:word.end()] + b" " + copies + line[word.end():]
-        return b"\n".join(lines)
+        return [line[:word.end()] + b" " + copies + line[word.end():]]
 
 
-class SortLine(_Rule):
+class SortLine(_LineRule):
     name = "sort-line"
     summary = "Sort the words (numbers by value) of a line; algorithms expecting random order suffer."
     params = (Param("reverse", "bool", None, "Sort descending (default: a random direction)."),)
 
-    def mutate(self, data, rng, params):
-        picked = _pick_line(data, rng)
-        if picked is None:
-            return None
-        lines, i = picked
-        words = lines[i].split()
+    def edit(self, line, rng, params):
+        words = line.split()
         if len(words) < 2:
             return None
         reverse = params["reverse"] if params["reverse"] is not None else rng.random() < 0.5
@@ -110,8 +114,7 @@ class SortLine(_Rule):
             words.sort(key=int, reverse=reverse)
         else:
             words.sort(reverse=reverse)
-        lines[i] = b" ".join(words)
-        return b"\n".join(lines)
+        return [b" ".join(words)]
 
 
 class PrependWhitespace(_Rule):
@@ -140,18 +143,13 @@ class RemoveLine(_Rule):
         return b"\n".join(lines)
 
 
-class DuplicateLine(_Rule):
+class DuplicateLine(_LineRule):
     name = "duplicate-line"
     summary = "Insert copies of a line right after it."
     params = (Param("times", "int", 4, "Most copies added at once.", minimum=1, maximum=100_000),)
 
-    def mutate(self, data, rng, params):
-        picked = _pick_line(data, rng)
-        if picked is None:
-            return None
-        lines, i = picked
-        lines[i + 1:i + 1] = [lines[i]] * rng.randint(1, params["times"])
-        return b"\n".join(lines)
+    def edit(self, line, rng, params):
+        return [line] * (1 + rng.randint(1, params["times"]))
 
 
 class CopyLines(_Rule):
@@ -229,19 +227,13 @@ class GrowNumber(_Rule):
         return data[:found.start()] + grown + data[found.end():]
 
 
-class AppendSelf(_Rule):
+class AppendSelf(_LineRule):
     name = "append-self"
     summary = "Append to a line a piece of its own content."
 
-    def mutate(self, data, rng, params):
-        picked = _pick_line(data, rng)
-        if picked is None:
-            return None
-        lines, i = picked
-        line = lines[i]
+    def edit(self, line, rng, params):
         start = rng.randrange(len(line))
-        lines[i] = line + line[start:rng.randint(start + 1, len(line))]
-        return b"\n".join(lines)
+        return [line + line[start:rng.randint(start + 1, len(line))]]
 
 
 # -- bytes -----------------------------------------------------------------------------------
