@@ -2,8 +2,10 @@
 
 from __future__ import annotations
 
+import itertools
 from collections.abc import Iterable
 
+from rich.console import Group
 from rich.table import Table
 from rich.text import Text
 from textual.app import ComposeResult
@@ -59,6 +61,10 @@ class HelpScreen(ModalScreen[None]):
         self.current = list(current)
         self.groups = list(groups)
 
+    #: Below this many terminal columns "where" is a heading above its keys instead of a column beside them,
+    #: so that what a key does keeps most of the width (three columns left it one word per line at 40).
+    NARROW_BELOW = 70
+
     def compose(self) -> ComposeResult:
         with Vertical(id="help-dialog", classes="dialog"):
             with VerticalScroll(id="help-body"):
@@ -67,8 +73,7 @@ class HelpScreen(ModalScreen[None]):
                     yield Static(self._table(self.current), id="help-current")
                     yield Static(Text("\nElsewhere", style="bold underline"), classes="help-heading")
                 yield Static(self._table(self.groups), id="help-keys")
-            yield Label("ctrl+p opens the command palette: every action is there as 'noun: verb'",
-                        id="help-hint")
+            yield Label(self._hint(), id="help-hint")
 
     def on_mount(self) -> None:
         dialog = self.query_one("#help-dialog")
@@ -92,7 +97,20 @@ class HelpScreen(ModalScreen[None]):
                     rows.append((where, keys, binding.tooltip or binding.description))
         return rows
 
-    def _table(self, groups: list[tuple[str, list[BindingType]]]) -> Table:
+    def _hint(self) -> str:
+        if self.app.size.width < self.NARROW_BELOW:
+            return "ctrl+p: the command palette"
+        return "ctrl+p opens the command palette: every action is there as 'noun: verb'"
+
+    def on_resize(self) -> None:
+        self.query_one("#help-hint", Label).update(self._hint())
+        if self.current:
+            self.query_one("#help-current", Static).update(self._table(self.current))
+        self.query_one("#help-keys", Static).update(self._table(self.groups))
+
+    def _table(self, groups: list[tuple[str, list[BindingType]]]) -> Table | Group:
+        if self.app.size.width < self.NARROW_BELOW:
+            return self._headed_tables(groups)
         table = Table(box=None, expand=True, padding=(0, 2, 0, 0), show_edge=False)
         table.add_column("where", style="bold", no_wrap=True)
         table.add_column("key", no_wrap=True)
@@ -104,6 +122,19 @@ class HelpScreen(ModalScreen[None]):
             table.add_row(where if where != previous else "", keys, what)
             previous = where
         return table
+
+    def _headed_tables(self, groups: list[tuple[str, list[BindingType]]]) -> Group:
+        """The narrow layout: per place, its name in bold, then its keys and what they do."""
+        parts: list[Text | Table] = []
+        for where, rows in itertools.groupby(self.rows(groups), key=lambda row: row[0]):
+            parts.append(Text(("\n" if parts else "") + where, style="bold"))
+            table = Table(box=None, expand=True, padding=(0, 1, 0, 0), show_edge=False, show_header=False)
+            table.add_column("key", no_wrap=True)
+            table.add_column("does", ratio=1)
+            for _, keys, what in rows:
+                table.add_row(keys, what)
+            parts.append(table)
+        return Group(*parts)
 
     def action_close(self) -> None:
         self.dismiss(None)

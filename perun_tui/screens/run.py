@@ -5,7 +5,7 @@
     ╭ Run · job matrix for HEAD 6c8442a ─────────────────────────────╮
     │ job 2 of 6 · 2 of 5 runs done · 1.2 s · time: ./bench small    │  the running job
     │ ━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━  33%  │  jobs and runs done
-    │  #  commit   job                         status   time  profile │  one row per job
+    │  #  status   time  job                         commit   profile │  one row per job
     │ ─ output of job 2 ─────────────────────────────────────────────│
     │ (the last lines the profiled program wrote)                     │
     ╰─────────────────────────────────────────────────────────────────╯
@@ -169,8 +169,9 @@ class RunScreen(Screen[ProfileLink | None]):
         pane = self.query_one("#run-pane")
         pane.border_title = f"Run · {self.label}"
         table = self.query_one("#run-jobs", DataTable)
-        for label, key in (("#", "job"), ("commit", "commit"), ("status", "status"), ("time", "time"),
-                           ("job", "label"), ("profile", "profile")):
+        # what ran and how it went first: at 40 columns the commit (named in the title for one) is what is cut
+        for label, key in (("#", "job"), ("status", "status"), ("time", "time"), ("job", "label"),
+                           ("commit", "commit"), ("profile", "profile")):
             table.add_column(label, key=key)
         self.query_one("#run-output", Static).border_title = "output"
         self.started = time.monotonic()
@@ -233,8 +234,10 @@ class RunScreen(Screen[ProfileLink | None]):
             self.job_started = time.monotonic()
             self.repetition = ""
             self.runs = self.workload = None
-            table.add_row(Text(str(event.job), justify="right"), event.version[:7], Text("running", style="bold"),
-                          "", Text(fit(self.job_label, 30)), "", key=str(event.job))
+            # the label shortened to what the columns before it leave of the screen (30 at most)
+            label = fit(self.job_label, max(12, min(30, self.size.width - 26)))
+            table.add_row(Text(str(event.job), justify="right"), Text("running", style="bold"), "", Text(label),
+                          event.version[:7], "", key=str(event.job))
             table.move_cursor(row=table.row_count - 1, animate=False)
             self.query_one("#run-output", Static).border_title = f"output of job {event.job}"
             self._output_job, self._output_tail, self._failure = event.job, [], ""
