@@ -2,9 +2,13 @@
 
 from __future__ import annotations
 
+import json
+
+from gitrepo import make_repo
 from textual.message import Message
 from textual.notifications import Notify
 
+from perun_core import api
 from perun_tui.app import MainScreen
 
 
@@ -84,3 +88,27 @@ def set_matrix(root, **values) -> None:
     for key, value in values.items():
         config.set(key, value)
     config.save()
+
+
+def timed_profile(amounts, origin):
+    """A time profile of repeated runs of ./app (real and user seconds per run)."""
+    resources = [{"amount": value * share, "type": "time", "subtype": subtype, "uid": "./app", "order": order}
+                 for order, value in enumerate(amounts, 1) for subtype, share in (("real", 1.0), ("user", 0.9))]
+    return {"origin": origin, "header": {"type": "time", "units": {"time": "s"}, "cmd": "./app", "params": "",
+                                         "workload": "1000"},
+            "collector_info": {"name": "time", "params": {"repeat": len(amounts)}}, "postprocessors": [],
+            "global": {"timestamp": sum(amounts), "resources": resources, "models": []}}
+
+
+def bisect_repo(tmp_path):
+    """Five commits of ./app with stored time profiles; from the fourth on, four times slower."""
+    root = tmp_path / "proj"
+    shas = make_repo(root, [{"files": {"n.txt": f"{i}\n"}, "message": f"c{i}"} for i in range(5)])
+    api.init(root)
+    for i, sha in enumerate(shas):
+        base = 4.0 if i >= 3 else 1.0
+        path = root / ".perun" / "jobs" / f"p{i}.perf"
+        path.write_text(json.dumps(timed_profile([base, base * 1.01, base * 0.99, base * 1.02, base], origin=sha)))
+        api.add([str(path)], minor=sha, cwd=root)
+    set_matrix(root, cmds=["./app"], workloads=["1000"], collectors=[{"name": "time"}])
+    return root, shas

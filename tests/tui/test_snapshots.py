@@ -9,17 +9,13 @@ profiles) are not pictured here; tests/tui/test_tmux_walk.py visits them.
 
 from __future__ import annotations
 
-import json
-
 import pytest
-from gitrepo import make_repo
 
-from perun_core import api
 from perun_tui.app import PerunApp
 from perun_tui.modals.too_small import TooSmallScreen
 from perun_tui.widgets.profiles import ProfilesTable
 
-from .helpers import main_screen, select_profile, set_matrix, settle, wait_until
+from .helpers import bisect_repo, main_screen, select_profile, set_matrix, settle, wait_until
 
 SIZES = [pytest.param((40, 12), id="40x12"), pytest.param((80, 24), id="80x24"),
          pytest.param((120, 40), id="120x40")]
@@ -197,27 +193,6 @@ def test_fuzz_form(snap_compare, demo_repo, size):
     assert snap_compare(app_on(demo_repo), terminal_size=size, run_before=run_before)
 
 
-def _bisect_repo(tmp_path):
-    """Five commits of ./app, stored time profiles; the fourth is four times slower."""
-    root = tmp_path / "proj"
-    shas = make_repo(root, [{"files": {"n.txt": f"{i}\n"}, "message": f"c{i}"} for i in range(5)])
-    api.init(root)
-    for i, sha in enumerate(shas):
-        base = 4.0 if i >= 3 else 1.0
-        amounts = [base, base * 1.01, base * 0.99, base * 1.02, base]
-        resources = [{"amount": value * share, "type": "time", "subtype": subtype, "uid": "./app", "order": order}
-                     for order, value in enumerate(amounts, 1) for subtype, share in (("real", 1.0), ("user", 0.9))]
-        profile = {"origin": sha, "header": {"type": "time", "units": {"time": "s"}, "cmd": "./app", "params": "",
-                                             "workload": "1000"},
-                   "collector_info": {"name": "time", "params": {"repeat": 5}}, "postprocessors": [],
-                   "global": {"timestamp": sum(amounts), "resources": resources, "models": []}}
-        path = root / ".perun" / "jobs" / f"p{i}.perf"
-        path.write_text(json.dumps(profile))
-        api.add([str(path)], minor=sha, cwd=root)
-    set_matrix(root, cmds=["./app"], workloads=["1000"], collectors=[{"name": "time"}])
-    return root, shas
-
-
 @pytest.mark.parametrize("size", SIZES)
 def test_bisect_screen(snap_compare, tmp_path, size):
     """Bisect over stored profiles: the first degraded commit found without a run."""
@@ -225,7 +200,7 @@ def test_bisect_screen(snap_compare, tmp_path, size):
 
     from perun_tui.screens.bisect import BisectScreen
 
-    root, shas = _bisect_repo(tmp_path)
+    root, shas = bisect_repo(tmp_path)
 
     async def run_before(pilot):
         await settle(pilot)
@@ -244,39 +219,34 @@ def test_bisect_screen(snap_compare, tmp_path, size):
     assert snap_compare(app, terminal_size=size, run_before=run_before)
 
 
+def _pressing(*keys: str, on_profile: str | None = None):
+    """What to do before the picture: settle, select a profile of HEAD (when given), press ``keys``, settle."""
+    async def run_before(pilot):
+        await settle(pilot)
+        if on_profile is not None:
+            await select_profile(pilot, on_profile)
+        await pilot.press(*keys)
+        await settle(pilot)
+
+    return run_before
+
+
 @pytest.mark.parametrize("size", SIZES)
 def test_help_screen(snap_compare, demo_repo, size):
     """F1: every key."""
-    async def run_before(pilot):
-        await settle(pilot)
-        await pilot.press("f1")
-        await settle(pilot)
-
-    assert snap_compare(app_on(demo_repo), terminal_size=size, run_before=run_before)
+    assert snap_compare(app_on(demo_repo), terminal_size=size, run_before=_pressing("f1"))
 
 
 @pytest.mark.parametrize("size", SIZES)
 def test_confirm_dialog(snap_compare, demo_repo, size):
     """u on a registered profile asks first."""
-    async def run_before(pilot):
-        await settle(pilot)
-        await select_profile(pilot, "0@i")
-        await pilot.press("u")
-        await settle(pilot)
-
-    assert snap_compare(app_on(demo_repo), terminal_size=size, run_before=run_before)
+    assert snap_compare(app_on(demo_repo), terminal_size=size, run_before=_pressing("u", on_profile="0@i"))
 
 
 @pytest.mark.parametrize("size", SIZES)
 def test_postprocess_dialog(snap_compare, demo_repo, size):
     """o on a profile: the form of the postprocessor's parameters."""
-    async def run_before(pilot):
-        await settle(pilot)
-        await select_profile(pilot, "0@i")
-        await pilot.press("o")
-        await settle(pilot)
-
-    assert snap_compare(app_on(demo_repo), terminal_size=size, run_before=run_before)
+    assert snap_compare(app_on(demo_repo), terminal_size=size, run_before=_pressing("o", on_profile="0@i"))
 
 
 @pytest.mark.parametrize("size", [pytest.param((39, 12), id="39x12"), pytest.param((80, 11), id="80x11")])
