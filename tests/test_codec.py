@@ -179,3 +179,17 @@ def test_bad_absent_runs_are_refused(runs):
     doc["global"]["cols"][doc["global"]["keys"].index("x")]["absent_runs"] = runs
     with pytest.raises(InvalidProfile, match="damaged columnar encoding"):
         decode_content(json.dumps(doc).encode(), path="p.perf")
+
+
+def test_absent_rows_read_out_of_order_are_written_back_as_they_were():
+    # duplicates and a gap that span as many rows as they list: not a run
+    from array import array
+    import base64
+
+    profile = _sparse_profile([{"uid": f"f{i}", "amount": i, "x": 1} for i in range(5)])
+    doc = json.loads(encode_columnar(profile))
+    column = doc["global"]["cols"][doc["global"]["keys"].index("x")]
+    column["absent"] = base64.b64encode(array("q", [1, 1, 3]).tobytes()).decode()
+    again = decode_content(json.dumps(doc).encode())
+    rewritten = json.loads(encode_columnar(again))["global"]["cols"][doc["global"]["keys"].index("x")]
+    assert "absent_runs" not in rewritten and rewritten["absent"] == column["absent"]

@@ -36,6 +36,7 @@ from __future__ import annotations
 import binascii
 import codecs
 import json
+import sys
 from itertools import compress, repeat
 from operator import is_, is_not
 from pathlib import Path
@@ -47,7 +48,7 @@ from ..errors import InvalidProfile
 from ..versions import Versioned
 from . import fastjson
 from .model import Profile, Snapshot
-from .packing import check_codes, int_kind, one_run, pack, pack_array, packed_bytes, runs_as_rows, unpack
+from .packing import check_codes, int_kind, pack, pack_array, packed_bytes, packed_rows, runs_as_rows, unpack
 from .resources import MISSING, PackedColumn, ResourceTable, StackColumn
 from .validate import MAX_DEPTH, validate_profile
 
@@ -293,7 +294,7 @@ def _stack_column_bytes(column: StackColumn, sparse: bool, dump: Callable[[Any],
                            "sw": span_width, "starts": pack_array(span_width, starts),
                            "ends": pack_array(span_width, ends)}
     if count < column.length:
-        out["absent_runs"] = [[count, column.length]]
+        _add_absent(out, count, column.length - 1, column.length - count, lambda: "")  # always one run
     return _column_bytes(out, dump)
 
 
@@ -386,12 +387,30 @@ def _encode_packed(column: PackedColumn) -> dict:
     else:
         out = {"t": "int", "w": column.typecode, "b": text(column.data)}
     if column.absent:
-        run = one_run(column.absent)
-        if run is not None:
-            out["absent_runs"] = [run]
-        else:
-            out["absent"] = text(column.absent)
+        # rows read from a file need not ascend: a run only when the bytes are exactly first .. last
+        first, last = unpack("q", column.absent[:8], 1, raw=True)[0], unpack("q", column.absent[-8:], 1, raw=True)[0]
+        run = first <= last and _is_run(column.absent, first, last)
+        _add_absent(out, first, last, len(column.absent) // 8 if run else -1, lambda: text(column.absent))
     return out
+
+
+def _is_run(absent: bytes, first: int, last: int) -> bool:
+    """Whether the packed rows ``absent`` are exactly ``first`` .. ``last``, ascending."""
+    if (last - first + 1) * 8 != len(absent):
+        return False
+    numpy = sys.modules.get("numpy")  # a million rows: compared in C either way, numpy without a copy
+    if numpy is not None:
+        return bool((numpy.diff(numpy.frombuffer(absent, dtype="<i8")) == 1).all())
+    return packed_rows(range(first, last + 1)) == absent
+
+
+def _add_absent(out: dict, first: int, last: int, count: int, packed: Callable[[], str]) -> None:
+    """Name the ``count`` rows (ascending, distinct, ``first`` .. ``last``) that lack the key: as one run when
+    they are every row in between, else as ``packed()``, their base64 row numbers (``count`` -1: never a run)."""
+    if last - first + 1 == count:
+        out["absent_runs"] = [[first, last + 1]]
+    else:
+        out["absent"] = packed()
 
 
 def _decode_region(doc: dict) -> Snapshot:
@@ -422,10 +441,7 @@ def _encode_column(values: list, sparse: bool) -> dict:
     else:
         out = {"t": "raw", "v": _fill(values, absent, None)}
     if absent:
-        if absent[-1] - absent[0] + 1 == len(absent):  # ascending and distinct: one run
-            out["absent_runs"] = [[absent[0], absent[-1] + 1]]
-        else:
-            out["absent"] = pack("q", absent)
+        _add_absent(out, absent[0], absent[-1], len(absent), lambda: pack("q", absent))
     return out
 
 

@@ -9,6 +9,7 @@ runs of absent rows) before anything trusts it.
 from __future__ import annotations
 
 import binascii
+import itertools
 import sys
 from array import array
 from typing import Any
@@ -84,19 +85,19 @@ def check_codes(kind: str, data: bytes, count: int) -> None:
         raise ValueError("a code points past the dictionary of the column")
 
 
-def one_run(absent: bytes) -> list[int] | None:
-    """``[first, end]`` when the packed ascending row numbers ``absent`` are first .. end - 1, else None."""
-    if len(absent) < 16:
-        return None
-    first, last = unpack("q", absent[:8], 1, raw=True)[0], unpack("q", absent[-8:], 1, raw=True)[0]
-    return [first, last + 1] if last - first + 1 == len(absent) // 8 else None
+def packed_rows(rows: Any) -> bytes:
+    """Row numbers as the bytes of a little-endian int64 array (how absent rows are held)."""
+    packed = array("q", rows)
+    if not LITTLE:
+        packed.byteswap()
+    return packed.tobytes()
 
 
 def runs_as_rows(runs: Any, length: int) -> bytes:
     """The packed row numbers of "absent_runs" (ascending, inside the column, not overlapping)."""
     if not isinstance(runs, list):
         raise TypeError("absent_runs must be a list of [first, end] pairs")
-    rows = array("q")
+    rows: list[range] = []
     previous = 0
     for run in runs:
         if not (isinstance(run, list) and len(run) == 2 and all(type(v) is int for v in run)):
@@ -104,8 +105,6 @@ def runs_as_rows(runs: Any, length: int) -> bytes:
         first, end = run
         if not previous <= first < end <= length:
             raise ValueError("an absent run is out of range or out of order")
-        rows.extend(range(first, end))
+        rows.append(range(first, end))
         previous = end
-    if not LITTLE:
-        rows.byteswap()
-    return rows.tobytes()
+    return packed_rows(itertools.chain.from_iterable(rows))
