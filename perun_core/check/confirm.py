@@ -34,18 +34,16 @@ from ..check.data import ProfileData
 from ..errors import Interrupted, PerunError, PreRunFailed
 from ..profile.model import Profile, Snapshot
 from ..profile.resources import ResourceTable
-from ..runner.jobs import matrix_from_config
 from ..runner.process import describe_status, run_process
-from ..runner.run import _split_commands, collect_job
+from ..runner.run import _split_commands
 from ..runner.worktree import temporary_worktree
 from ..units import UnitContext
-from .data import config_key
 from .engine import check_pair
+from .rerun import Rerun, measure, one_run, profile_of, rerun_of
 from .results import Finding, PerformanceChange
 
 if TYPE_CHECKING:  # pragma: no cover
     from .report import PairReport, VersionReport
-    from ..runner.jobs import Job
     from .pairing import ProfileCache
     from .strategies import Strategy
 
@@ -126,26 +124,18 @@ def _pre_run(commands: list[tuple[str, list[str]]], workdir: Path, cancel: threa
             raise PreRunFailed(text, describe_status(outcome.exit_status), outcome.exit_status, outcome.stdout_tail)
 
 
-def _one_run(job: Job, first: bool) -> Job:
-    params = dict(job.collector.params)
-    params["repeat"] = 1
-    if not first:
-        params["warmup"] = 0
-    return replace(job, collector=replace(job.collector, params=params), postprocessors=())
-
-
-def interleave(repo: Any, base_minor: str, target_minor: str, jobs: Sequence[Job], runs: int,
+def interleave(repo: Any, base_minor: str, target_minor: str, reruns: Sequence[Rerun], runs: int,
                cancel: threading.Event) -> list[tuple[Any, Any]]:
-    """Run ``jobs`` A B A B ... ``runs`` times a side in two worktrees; the merged (baseline, target) profiles.
+    """Run the jobs of ``reruns`` A B A B ... ``runs`` times a side in two worktrees; the merged
+    (baseline, target) profiles, one pair per rerun in their order.
 
-    One pair per job, in the order of ``jobs``.
-
+    A job over generated workloads runs each of its workloads once a turn.
     Raises PreRunFailed, CollectionError or Interrupted.
     """
     import contextlib
 
     commands = _split_commands(repo.config.get_or("execute.pre_run") or [])
-    collected: list[tuple[list[Any], list[Any]]] = [([], []) for _job in jobs]
+    collected: list[tuple[list[Any], list[Any]]] = [([], []) for _rerun in reruns]
     with contextlib.ExitStack() as stack:
         base_dir = stack.enter_context(temporary_worktree(repo.vcs, base_minor))
         target_dir = stack.enter_context(temporary_worktree(repo.vcs, target_minor))
@@ -153,22 +143,25 @@ def interleave(repo: Any, base_minor: str, target_minor: str, jobs: Sequence[Job
         _pre_run(commands, target_dir, cancel)
         for turn in range(runs):
             for side, (minor, workdir) in enumerate(((base_minor, base_dir), (target_minor, target_dir))):
-                for number, job in enumerate(jobs):
+                for number, rerun in enumerate(reruns):
                     if cancel.is_set():
                         raise Interrupted("cancelled")
-                    ctx = UnitContext(workdir, lambda event: None, cancel, 0, job.label)
-                    profile = collect_job(_one_run(job, turn == 0), ctx, minor, postprocess=False)
+                    ctx = UnitContext(workdir, lambda event: None, cancel, 0, rerun.job.label)
+                    profile = measure(rerun, one_run(rerun.job, turn == 0), ctx, minor)
                     collected[number][side].append(profile)
     return [(_merged(a), _merged(b)) for a, b in collected]
 
 
-def _job_for(repo: Any, data: Any) -> Job | None:
-    wanted = config_key(data.profile)
-    for job in matrix_from_config(repo.config, getattr(repo, "local_config_path", None)):
-        key = (job.cmd, job.args, job.workload, job.collector.name, tuple(p.name for p in job.postprocessors))
-        if key == wanted and job.collector.name == "time":
-            return job
-    return None
+def rerun_of_pair(repo: Any, cache: ProfileCache | None, pair: PairReport) -> Rerun | str:
+    """How to measure the target of ``pair`` again (registered or pending), or why it cannot be."""
+    try:
+        if cache is not None and pair.target.checksum:
+            profile = cache.get(pair.target.checksum).profile
+        else:
+            profile = profile_of(repo, pair.target)
+        return rerun_of(repo, profile)
+    except (PerunError, OSError) as exc:
+        return f"its profile cannot be read: {getattr(exc, 'message', None) or exc}"
 
 
 def _verdict(first: Finding, second: Finding | None, runs: int) -> Finding:
@@ -202,7 +195,7 @@ def confirm_versions(repo: Any, versions: Sequence[VersionReport], cache: Profil
 
     emit = emit or (lambda event: None)
     cancel = cancel or threading.Event()
-    work: dict[tuple[str, str], list[tuple[int, int, Job]]] = {}
+    work: dict[tuple[str, str], list[tuple[int, int, Rerun]]] = {}
     replaced: dict[tuple[int, int, int], Finding] = {}
     count = 0
     for v, version in enumerate(versions):
@@ -210,18 +203,17 @@ def confirm_versions(repo: Any, versions: Sequence[VersionReport], cache: Profil
             wanted = [i for i, f in enumerate(pair.findings) if needs_confirmation(pair, f)]
             if not wanted:
                 continue
-            job = _job_for(repo, cache.get(pair.target.checksum)) if pair.target.checksum else None
-            if job is None:
+            job = rerun_of_pair(repo, cache, pair)
+            if isinstance(job, str):
                 for i in wanted:
-                    replaced[(v, p, i)] = _unchecked(pair.findings[i], "no time job of the job matrix makes "
-                                                                        "this profile")
+                    replaced[(v, p, i)] = _unchecked(pair.findings[i], job)
                 continue
             count += len(wanted)
             work.setdefault((pair.baseline.minor, pair.target.minor), []).append((v, p, job))  # type: ignore[arg-type]
     if work:
         emit(ConfirmationStarted(count, len(work), runs))
     for (base_minor, target_minor), items in work.items():
-        jobs: list[Job] = []
+        jobs: list[Rerun] = []
         for _v, _p, job in items:
             if job not in jobs:
                 jobs.append(job)

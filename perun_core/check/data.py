@@ -22,7 +22,7 @@ from ..profile.query import all_models_of, resource_table
 if TYPE_CHECKING:  # pragma: no cover
     import numpy
 
-__all__ = ["ProfileData", "Sample", "config_key", "describe_config"]
+__all__ = ["ProfileData", "RunColumns", "Sample", "config_key", "describe_config"]
 
 #: The input size and the amount (as in :mod:`perun_core.analysis.points`; not imported from
 #: there, which would load the whole analysis package with every check).
@@ -30,6 +30,13 @@ DEFAULT_X = "structure-unit-size"
 DEFAULT_Y = "amount"
 #: Resource keys holding the exclusive time of a function, when a collector records it.
 EXCLUSIVE_KEYS = ("exclusive", "exclusive_time")
+#: The per-run keys of a time profile that the busy-machine rules read (see :mod:`.noise`).
+RUN_KEYS = ("uid", "subtype", "order", DEFAULT_X, "amount", "involuntary_switches")
+
+#: The runs of one command: ``real``, ``user``, ``sys`` ... and ``switches`` (involuntary context
+#: switches), each mapping a run to its value.  A run is ``(input size, order)``: a job over generated
+#: workloads numbers its runs from 1 again for every size.
+RunColumns = dict[str, dict[tuple[Any, int], float]]
 
 
 @dataclass(frozen=True, slots=True)
@@ -121,6 +128,7 @@ class ProfileData:
         self._uid_locations: dict[str, list[str]] = {}
         self._models: dict[str, list[dict]] | None = None
         self._computed_models: dict[str, list[dict]] | None = None
+        self._runs: dict[str, RunColumns] | None = None
 
     @property
     def type(self) -> str:
@@ -136,18 +144,35 @@ class ProfileData:
         return units.pop() if len(units) == 1 else ""
 
     @classmethod
-    def prepared(cls, profile: Profile, samples: dict[str, Sample], *, label: str = "") -> ProfileData:
-        """Data whose measurements were read elsewhere (``profile`` may then lack its resources)."""
+    def prepared(cls, profile: Profile, samples: dict[str, Sample], *, label: str = "",
+                 runs: dict[str, RunColumns] | None = None) -> ProfileData:
+        """Data whose measurements were read elsewhere (``profile`` may then lack its resources).
+
+        ``runs`` are the per-run columns (:meth:`run_columns`); without them
+        they are read from ``profile`` when asked for.
+        """
         data = cls(profile, label=label)
         data._samples = dict(samples)
+        data._runs = runs
         for location, sample in samples.items():
             data._uid_locations.setdefault(sample.uid, []).append(location)
         return data
 
+    def light(self) -> ProfileData:
+        """The same data without the profile's resources: everything a check reads, cheap to keep or send.
+
+        Every holder of checked data that drops the resources (the cache of
+        ``check head``/``check all``, the TUI's checks, the second process of
+        ``check profiles``) goes through here, so none of them hands a check
+        less than the full profile would: the samples, the stored models and
+        the per-run columns that the busy-machine rules weigh.
+        """
+        return ProfileData.prepared(self.light_profile(), self.samples(), label=self.label, runs=self.all_runs())
+
     def subset(self, locations: set[str]) -> ProfileData:
         """The same profile restricted to some locations (for splitting work)."""
         data = ProfileData.prepared(self.profile, {k: v for k, v in self.samples().items() if k in locations},
-                                    label=self.label)
+                                    label=self.label, runs=self.all_runs())
         data._models = {k: v for k, v in self.stored_models().items() if k in locations}
         return data
 
@@ -254,6 +279,32 @@ class ProfileData:
             if location not in self._uid_locations[uid]:
                 self._uid_locations[uid].append(location)
         return samples
+
+    # -- runs ---------------------------------------------------------------------
+    def run_columns(self, uid: str) -> RunColumns:
+        """The runs of command ``uid`` of a time profile (see :data:`RunColumns`); {} for other profiles."""
+        return self.all_runs().get(uid, {})
+
+    def all_runs(self) -> dict[str, RunColumns]:
+        """:meth:`run_columns` of every uid, read once."""
+        if self._runs is None:
+            self._runs = self._read_runs() if self.type == "time" else {}
+        return self._runs
+
+    def _read_runs(self) -> dict[str, RunColumns]:
+        table = resource_table(self.profile, list(RUN_KEYS))
+        count = len(table.get("uid", ()))
+        nothing = [None] * count
+        out: dict[str, RunColumns] = {}
+        for uid, sub, order, size, amount, switches in zip(*(table.get(key, nothing) for key in RUN_KEYS)):
+            if uid is None or type(order) is not int or type(amount) not in (int, float):
+                continue
+            run = (size, order)
+            columns = out.setdefault(str(uid), {})
+            columns.setdefault(str(sub), {})[run] = float(amount)
+            if sub == "real" and type(switches) in (int, float):
+                columns.setdefault("switches", {})[run] = float(switches)
+        return out
 
     # -- models -------------------------------------------------------------------
     def stored_models(self) -> dict[str, list[dict]]:

@@ -34,13 +34,14 @@ from ..errors import Interrupted, PerunError, UsageError
 from ..profile.codec import load_profile_from_file
 from ..runner.jobs import unit_config
 from ..runner.worktree import temporary_worktree
-from .confirm import _job_for
+from .confirm import rerun_of_pair
 from .explain_collect import (CALL_LEVEL, BuildFailed, ExplainRound, choose_collector, collect_interleaved,
                               is_python, keep_profile, python_command, stored_profile)
 from .explain_compare import MIN_SAMPLES, MIN_SHARE, TOP, explain_profiles, sample_p_value
 from .explain_result import ExplainedFunction, Explanation, relative_text
 from .explain_store import store_explanations as store
 from .pairing import ProfileCache
+from .rerun import Rerun, profile_of
 
 if TYPE_CHECKING:  # pragma: no cover
     from ..runner.jobs import Job
@@ -82,7 +83,43 @@ def needs_explanation(pair: PairReport, finding: Finding) -> bool:
     return pair.target.type == "time" and result.is_change and not result.is_maybe
 
 
-def _explain_one(repo: Any, base_minor: str, target_minor: str, job: Job, *, directory: Path | None,
+@contextlib.contextmanager
+def _concrete(repo: Any, rerun: Rerun) -> Any:
+    """The job of ``rerun`` with one concrete workload: its own, the one of a per-workload profile, else the
+    largest its generator makes (where a change that grows with the input shows most).
+
+    A generated file exists while the context lasts.  Raises PerunError.
+    """
+    if rerun.generator is None:
+        yield rerun.job
+        return
+    # lazy: the runner's generator module is needed only for jobs over generated workloads
+    from ..runner.generators import generated_workloads
+
+    with generated_workloads(rerun.generator, Path(repo.root)) as makers:
+        chosen = None
+        for make in makers if rerun.label is not None else makers[-1:]:
+            workload = make()
+            if rerun.label is None or workload.label == rerun.label:
+                chosen = workload
+                break
+        if chosen is None:
+            raise PerunError(f"generator '{rerun.generator.id}' makes no workload '{rerun.label}'")
+        yield replace(rerun.job, workload=chosen.argument)
+
+
+def _explain_one(repo: Any, base_minor: str, target_minor: str, rerun: Rerun, **keywords: Any) -> Explanation:
+    """:func:`_explain_job` on the job of ``rerun`` with one concrete workload."""
+    try:
+        with _concrete(repo, rerun) as job:
+            return _explain_job(repo, base_minor, target_minor, job, **keywords)
+    except Interrupted:
+        raise
+    except PerunError as exc:
+        return Explanation(message=exc.message)
+
+
+def _explain_job(repo: Any, base_minor: str, target_minor: str, job: Job, *, directory: Path | None,
                  register: bool, cancel: threading.Event, counter: list[int], wanted: str | None,
                  emit: Callable[[Any], None]) -> Explanation:
     try:
@@ -131,16 +168,6 @@ def _explain_one(repo: Any, base_minor: str, target_minor: str, job: Job, *, dir
                             directory=directory, written=tuple(written), reused=reused, profiles=tuple(names),
                             rounds=rounds, sources=tuple(sources))
 
-def _read(repo: Any, ref: Any) -> Any:
-    """The profile a report's reference names: registered, pending or a file.  Raises PerunError, OSError."""
-
-    if ref.checksum and repo is not None:
-        return repo.objects.read_profile(ref.checksum)
-    if ref.kind == "pending" and repo is not None:
-        return load_profile_from_file(repo.jobs_dir / Path(ref.source).name)
-    return load_profile_from_file(Path(ref.name).expanduser())
-
-
 def _where(ref: Any) -> str:
     """Where a report's reference is, as :attr:`Explanation.sources` says it."""
     if ref.checksum:
@@ -175,11 +202,11 @@ def load_explained(repo: Any, explanation: Explanation) -> tuple[Any, Any] | Non
 def _direct(repo: Any, pair: PairReport, directory: Path | None) -> Explanation | None:
     """A pair of call-level profiles explains itself: their comparison, or None for other pairs."""
     try:
-        target = _read(repo, pair.target)
+        target = profile_of(repo, pair.target)
         name = (target.collector_info or {}).get("name")
         if name not in CALL_LEVEL:
             return None
-        base = _read(repo, pair.baseline)
+        base = profile_of(repo, pair.baseline)
     except (PerunError, OSError, ValueError):
         return None
     return explain_profiles(str(name), base, target, pair.baseline.minor or pair.baseline.name,
@@ -202,7 +229,7 @@ def explain_report(repo: Any, report: CheckReport, *, directory: Path | None = N
     emit = emit or (lambda event: None)
     cancel = cancel or threading.Event()
     cache = ProfileCache(repo)
-    jobs: list[Job] = []
+    jobs: list[Rerun] = []
     work: dict[tuple[str, str, int], list[tuple[int, int, int]]] = {}
     done: dict[tuple[int, int, int], Explanation] = {}
     for v, version in enumerate(report.versions):
@@ -219,12 +246,10 @@ def explain_report(repo: Any, report: CheckReport, *, directory: Path | None = N
                 for i in wanted:
                     done[(v, p, i)] = direct
                 continue
-            job = None
-            with contextlib.suppress(PerunError):
-                job = _job_for(repo, cache.get(pair.target.checksum)) if pair.target.checksum else None
+            job = rerun_of_pair(repo, cache, pair)
             for i in wanted:
-                if job is None:
-                    done[(v, p, i)] = Explanation(message="no time job of the job matrix makes this profile")
+                if isinstance(job, str):
+                    done[(v, p, i)] = Explanation(message=f"cannot be profiled again: {job}")
                 else:
                     if job not in jobs:
                         jobs.append(job)

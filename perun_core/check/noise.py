@@ -30,8 +30,7 @@ from collections.abc import Iterable, Mapping
 from dataclasses import replace
 from typing import Any
 
-from ..profile.query import resource_table
-from .data import ProfileData
+from .data import ProfileData, RunColumns
 from .results import Finding, PerformanceChange
 
 __all__ = ["ADVICE", "NOISY_CV", "advice", "busy", "contention", "machine_difference", "profile_advice", "temper",
@@ -42,12 +41,18 @@ MACHINE_FIELDS = ("hostname", "cpu", "cores", "memory", "arch", "os")
 #: A wall-time change counts as backed by CPU time when CPU time moved by at least this share of it
 #: (on the log scale), in the same direction.
 BACKED_SHARE = 0.5
-#: One side has "far more" involuntary switches per run when it has this many times the other's ...
+#: One side was measured under contention when it was preempted this many times as often per
+#: CPU-second as the other ...
 SWITCH_RATIO = 3.0
-#: ... and at least this many more per run.  A run on a quiet core is hardly ever preempted, so a
-#: few preemptions per run already mean that other work shared the cores (a short program under
-#: four busy processes on two cores is preempted two or three times per run).
+#: ... at least this many times more per CPU-second (a program on a quiet core meets a few
+#: preemptions a second from the kernel's own threads; one sharing its core with other work is
+#: preempted at every scheduler time slice, a hundred times a second and more) ...
+RATE_EXCESS = 20.0
+#: ... and at least this many times per run: one stray preemption of a short run is not contention
+#: (a short program under four busy processes on two cores is preempted two or three times per run).
 SWITCH_EXCESS = 2.0
+#: Runs shorter than this count as this long when preemptions are divided by their CPU time.
+MIN_RUN_SECONDS = 0.005
 #: A run waiting for a CPU is preempted again every few milliseconds (a scheduler time slice); one
 #: that sleeps or waits for I/O gives the CPU up itself and is preempted rarely.  Extra off-CPU time
 #: with at least this many preemptions per second of it is taken as waiting for a CPU.
@@ -87,22 +92,9 @@ def busy(machine: Mapping[str, Any]) -> float | None:
     return load if load > cores else None
 
 
-def _run_columns(data: ProfileData, uid: str) -> dict[str, dict[int, float]]:
-    """Per subtype of ``uid``: amount and involuntary switches by run (order), from a time profile."""
-
-    table = resource_table(data.profile, ["uid", "subtype", "order", "amount", "involuntary_switches"])
-    out: dict[str, dict[int, float]] = {}
-    count = len(table.get("uid", []))
-    nothing = [None] * count
-    for row_uid, sub, order, amount, switches in zip(table.get("uid", nothing), table.get("subtype", nothing),
-                                                     table.get("order", nothing), table.get("amount", nothing),
-                                                     table.get("involuntary_switches", nothing)):
-        if str(row_uid) != uid or not isinstance(order, int) or not isinstance(amount, (int, float)):
-            continue
-        out.setdefault(str(sub), {})[order] = float(amount)
-        if sub == "real" and isinstance(switches, (int, float)):
-            out.setdefault("switches", {})[order] = float(switches)
-    return out
+def _run_columns(data: ProfileData, uid: str) -> RunColumns:
+    """The runs of command ``uid``: the one source of per-run data for every path a check takes."""
+    return data.run_columns(uid)
 
 
 def _median(values: Iterable[float]) -> float | None:
@@ -113,26 +105,59 @@ def _median(values: Iterable[float]) -> float | None:
     return ordered[middle] if len(ordered) % 2 else (ordered[middle - 1] + ordered[middle]) / 2
 
 
-def _cpu(columns: Mapping[str, Mapping[int, float]]) -> float | None:
+def _cpu(columns: RunColumns) -> float | None:
     user, system = columns.get("user", {}), columns.get("sys", {})
     runs = [user[k] + system.get(k, 0.0) for k in user]
     return _median(runs)
 
 
+def _preemptions(columns: RunColumns) -> tuple[float, float] | None:
+    """Median preemptions of a run, and per second of its CPU time (wall time where CPU time is missing).
+
+    Per CPU-second, because a program that really does more work runs
+    longer and so meets more scheduler ticks and more preemptions in all,
+    on a quiet machine as on a busy one; what marks contention is how often
+    it is preempted for each second it computes.
+    """
+    switches = columns.get("switches", {})
+    if not switches:
+        return None
+    user, system, real = columns.get("user", {}), columns.get("sys", {}), columns.get("real", {})
+    rates = []
+    for run, count in switches.items():
+        busy_time = user[run] + system.get(run, 0.0) if run in user else real.get(run)
+        if busy_time is not None:
+            rates.append(count / max(busy_time, MIN_RUN_SECONDS))
+    per_run, per_second = _median(switches.values()), _median(rates)
+    if per_run is None or per_second is None:
+        return None
+    return per_run, per_second
+
+
+def _contended(base_cols: RunColumns, new_cols: RunColumns) -> tuple[str, float, float] | None:
+    """``(side, its rate, the other's rate)`` when one side was preempted far more often per CPU-second."""
+    base, new = _preemptions(base_cols), _preemptions(new_cols)
+    if base is None or new is None:
+        return None
+    for side, (high_runs, high_rate), (_low_runs, low_rate) in (("target", new, base), ("baseline", base, new)):
+        if (high_rate >= SWITCH_RATIO * low_rate and high_rate - low_rate >= RATE_EXCESS
+                and high_runs >= SWITCH_EXCESS):
+            return side, high_rate, low_rate
+    return None
+
+
 def one_sided(baseline: ProfileData, target: ProfileData, uid: str) -> bool:
-    """Whether only one side was measured under contention: far more preemptions per run on one side.
+    """Whether only one side was measured under contention: far more preemptions per CPU-second on one side.
 
     The preemptions of the runs themselves decide; the load average is a
     one-minute mean that lags behind (it stays high after other work ended
     and rises only slowly when it starts), so it decides only for profiles
     that recorded no preemptions.
     """
-    base_sw = _median(_run_columns(baseline, uid).get("switches", {}).values())
-    new_sw = _median(_run_columns(target, uid).get("switches", {}).values())
-    if base_sw is None or new_sw is None:
+    base_cols, new_cols = _run_columns(baseline, uid), _run_columns(target, uid)
+    if _preemptions(base_cols) is None or _preemptions(new_cols) is None:
         return (busy(_machine(baseline)) is None) != (busy(_machine(target)) is None)
-    high, low = max(base_sw, new_sw), min(base_sw, new_sw)
-    return high >= SWITCH_RATIO * low and high - low >= SWITCH_EXCESS
+    return _contended(base_cols, new_cols) is not None
 
 
 def contention(baseline: ProfileData, target: ProfileData, uid: str) -> str | None:
@@ -144,26 +169,27 @@ def contention(baseline: ProfileData, target: ProfileData, uid: str) -> str | No
         if load is not None:
             parts.append(f"load {load:.1f} on {machine.get('cores')} cores ({name})")
     base_cols, new_cols = _run_columns(baseline, uid), _run_columns(target, uid)
-    base_sw = _median(base_cols.get("switches", {}).values())
-    new_sw = _median(new_cols.get("switches", {}).values())
-    if base_sw is not None and new_sw is not None:
-        high, low = max(base_sw, new_sw), min(base_sw, new_sw)
-        if high >= SWITCH_RATIO * low and high - low >= SWITCH_EXCESS:
-            parts.append(f"{new_sw:.0f} preemptions per run vs {base_sw:.0f}")
+    base, new = _preemptions(base_cols), _preemptions(new_cols)
+    if base is not None and new is not None:
+        contended = _contended(base_cols, new_cols)
+        if contended is not None:
+            side, high, low = contended
+            runs = f"{base[0]:.0f} vs {new[0]:.0f}" if side == "baseline" else f"{new[0]:.0f} vs {base[0]:.0f}"
+            parts.append(f"the {side} was preempted {high:.0f} times per CPU-second vs {low:.0f} ({runs} per run)")
         else:
-            waited = _preempted_wait(base_cols, new_cols, base_sw, new_sw)
+            waited = _preempted_wait(base_cols, new_cols, base[0], new[0])
             if waited is not None:
                 parts.append(waited)
     return "; ".join(parts) or None
 
 
-def _off_cpu(columns: Mapping[str, Mapping[int, float]]) -> float | None:
+def _off_cpu(columns: RunColumns) -> float | None:
     """Median time a run spent off the CPU: its wall time less its user and system time."""
     real, user, system = columns.get("real", {}), columns.get("user", {}), columns.get("sys", {})
     return _median(real[k] - user.get(k, 0.0) - system.get(k, 0.0) for k in real if k in user)
 
 
-def _preempted_wait(base_cols: Mapping[str, Mapping[int, float]], new_cols: Mapping[str, Mapping[int, float]],
+def _preempted_wait(base_cols: RunColumns, new_cols: RunColumns,
                     base_sw: float, new_sw: float) -> str | None:
     """Words for a slower side whose extra wall time was spent off the CPU while it was being preempted.
 

@@ -121,8 +121,8 @@ class ProfileCache:
         return self._keep(checksum, ProfileData(self.repo.objects.read_profile(checksum), label=label), label)
 
     def _keep(self, checksum: str, full: ProfileData, label: str) -> ProfileData:
-        # keep the measurements and models, not the (possibly huge) resources
-        data = ProfileData.prepared(full.light_profile(), full.samples(), label=label)
+        # keep what a check reads, not the (possibly huge) resources
+        data = full.light()
         self._items[checksum] = data
         if len(self._items) > self.capacity:
             self._items.popitem(last=False)

@@ -66,7 +66,7 @@ def _ask(fd: int) -> Any:
     try:
         return _receive(fd)
     except (EOFError, OSError, pickle.UnpicklingError):
-        return ("failed", None, None)
+        return ("failed", None)
 
 
 def _read_exactly(fd: int, size: int) -> bytes:
@@ -96,11 +96,10 @@ def _worker(load: Callable[[], ProfileData], strategy: Strategy, names: tuple[st
             from_parent: int) -> None:
     try:
         data = load()
-        samples = data.samples()
-        if not _tell(to_parent, ("data", data.light_profile(), samples)):
+        if not _tell(to_parent, ("data", data.light())):
             return
     except BaseException:  # noqa: BLE001 - the parent redoes the work and reports the error itself
-        _tell(to_parent, ("failed", None, None))
+        _tell(to_parent, ("failed", None))
         return
     try:
         message = _receive(from_parent)
@@ -108,10 +107,9 @@ def _worker(load: Callable[[], ProfileData], strategy: Strategy, names: tuple[st
         return  # the parent stopped (its own profile was invalid)
     if message[0] != "work":
         return
-    _kind, target_light, target_samples, locations = message
+    _kind, target, locations = message
     try:
         wanted = set(locations)
-        target = ProfileData.prepared(target_light, target_samples)
         outcome = check_pair(data.subset(wanted), target.subset(wanted), strategy,
                              baseline_name=names[0], target_name=names[1])
         _tell(to_parent, ("done", outcome))
@@ -143,19 +141,13 @@ def check_files(load_baseline: Callable[[], ProfileData], load_target: Callable[
         # grouped now, not after the worker reports: whichever process finishes loading first
         # should not then wait for the other to do work it could have done already
         target.samples()
-        kind, light, samples = _ask(up_read)
+        kind, baseline = _ask(up_read)
         if kind != "data":
             _tell(down_write, ("stop",))
             baseline = load_baseline()
             return baseline, target, check_pair(baseline, target, strategy, baseline_name=names[0],
                                                 target_name=names[1])
-        baseline = ProfileData.prepared(light, samples, label=names[0])
-        if baseline.type == "time":
-            # small, and weighed run by run (CPU time and preemptions of each run): loaded whole here
-            _send(down_write, ("stop",))
-            baseline = load_baseline()
-            return baseline, target, check_pair(baseline, target, strategy, baseline_name=names[0],
-                                                target_name=names[1])
+        baseline.label = names[0]
         if baseline.type != target.type or not _splittable(strategy, target.profile):
             _tell(down_write, ("stop",))
             return baseline, target, check_pair(baseline, target, strategy, baseline_name=names[0],
@@ -163,8 +155,8 @@ def check_files(load_baseline: Callable[[], ProfileData], load_target: Callable[
         order = list(dict.fromkeys([*baseline.samples(), *target.samples()]))
         mine, theirs = set(order[: len(order) // 2]), order[len(order) // 2:]
         theirs_set = set(theirs)
-        shipped = {k: v for k, v in target.samples().items() if k in theirs_set}
-        if not _tell(down_write, ("work", target.light_profile(), shipped, theirs)):
+        shipped = target.light().subset(theirs_set)
+        if not _tell(down_write, ("work", shipped, theirs)):
             return baseline, target, check_pair(baseline, target, strategy, baseline_name=names[0],
                                                 target_name=names[1])
         own = check_pair(baseline.subset(mine), target.subset(mine), strategy, baseline_name=names[0],

@@ -195,6 +195,26 @@ def check_generators(value: Any) -> list[Generator]:
     return generators
 
 
+def generator_spec(generator: Generator) -> dict[str, Any]:
+    """The configuration item of ``generator``, as a profile records it (``header.generator``).
+
+    A profile that carries it can be measured again over the very workloads
+    it was made with, whatever the configuration says by then.
+    """
+    return {"id": generator.id, "type": generator.type, **dict(generator.options),
+            "profile_for_each_workload": generator.profile_for_each_workload}
+
+
+def generator_from_spec(value: Any) -> Generator | None:
+    """The generator a profile's ``header.generator`` records in full, or None (only ``id``/``type``, or invalid)."""
+    if not isinstance(value, Mapping) or set(value) <= {"id", "type"}:
+        return None
+    try:
+        return _one_generator(value, 1)
+    except ValueError:
+        return None
+
+
 def generators_from_config(config: Any, path: Path | str | None = None) -> dict[str, Generator]:
     """The configured generators by id; ConfigError naming ``path`` for an invalid section."""
     value = config.get_or(CONFIG_KEY) if config is not None else None

@@ -77,6 +77,8 @@ from ..config.generators import (  # the schema; re-exported so the generator na
     MAX_WORKLOADS,
     Generator,
     check_generators,
+    generator_from_spec,
+    generator_spec,
     generators_from_config,
     steps,
 )
@@ -94,7 +96,10 @@ __all__ = [
     "check_generators",
     "collect_generated",
     "generated_workloads",
+    "generator_from_spec",
+    "generator_spec",
     "generators_from_config",
+    "measure_generated",
     "merge_profiles",
     "with_sizes",
 ]
@@ -296,7 +301,7 @@ def with_sizes(profile: Any, workload: Workload, generator: Generator) -> Any:
                         snapshot.has_models_key)
 
     header = {**profile.header, "workload": f"{generator.id}:{workload.label}", "workload_size": workload.size,
-              "generator": {"id": generator.id, "type": generator.type}}
+              "generator": generator_spec(generator)}
     return Profile(header=header, collector_info=dict(profile.collector_info),
                    postprocessors=list(profile.postprocessors), snapshots=[region(s) for s in profile.snapshots],
                    global_region=None if profile.global_region is None else region(profile.global_region),
@@ -357,7 +362,7 @@ def merge_profiles(runs: Sequence[tuple[Any, int | float]], workload: str, gener
                                  global_models, global_meta)
     header = {**first.header, "workload": workload, "workload_sizes": [size for _, size in runs]}
     if generator is not None:
-        header["generator"] = {"id": generator.id, "type": generator.type}
+        header["generator"] = generator_spec(generator)
     return Profile(header=header, collector_info=dict(first.collector_info), postprocessors=[],
                    snapshots=snapshots, global_region=global_region, origin=first.origin, extra=dict(first.extra))
 
@@ -393,3 +398,30 @@ def collect_generated(job: Any, generator: Generator, ctx: Any, origin: str, sto
     if not generator.profile_for_each_workload:
         merged = merge_profiles(runs, job.workload, generator)
         store(postprocess_job(job, merged, ctx))
+
+
+def measure_generated(job: Any, generator: Generator, ctx: Any, origin: str, label: str | None = None) -> Any:
+    """One profile of ``job`` over the workloads of ``generator``, as :func:`collect_generated` makes it.
+
+    Without postprocessors: for measuring a profile's job again (confirmation,
+    explanation).  ``label`` keeps to the one workload of that label (a
+    profile made with ``profile_for_each_workload``).  Raises
+    :class:`CollectionError`, :class:`WorkloadGenerationFailed`, and
+    ValueError when no workload has ``label``.
+    """
+
+    runs: list[tuple[Any, int | float]] = []
+    with generated_workloads(generator, Path(ctx.cwd), ctx) as makers:
+        for make in makers:
+            ctx.check_cancelled()
+            workload = make()
+            if label is not None and workload.label != label:
+                continue
+            single = replace(job, workload=workload.argument)
+            profile = collect_job(single, replace(ctx, label=single.label), origin, postprocess=False)
+            if label is not None:
+                return with_sizes(profile, workload, generator)
+            runs.append((profile, workload.size))
+    if not runs:
+        raise ValueError(f"generator '{generator.id}' makes no workload '{label}'")
+    return merge_profiles(runs, job.workload, generator)
