@@ -4,6 +4,11 @@ from __future__ import annotations
 
 import numpy as np
 
+from perun_core.profile.model import Profile
+
+MACHINE = {"hostname": "ci-1", "cpu": "Some CPU", "cores": 2, "memory": 8 << 30, "os": "Linux 6.1",
+           "arch": "x86_64", "python": "CPython 3.11.2", "perun": "0.1.0"}
+
 
 def mixed(points: dict[str, tuple], *, models: list | None = None, postprocessors: list | None = None,
           cmd: str = "./search", exclusive: dict | None = None) -> dict:
@@ -48,3 +53,21 @@ def curve(kind: str, seed: int, scale: float = 1.0, n: int = 160, sigma: float =
     base = {"constant": np.full_like(x, 500.0), "linear": 2.0 * x, "quadratic": x * x / 400,
             "nlogn": x * np.log(x) / 3}[kind]
     return x, scale * base * np.exp(rng.normal(0, sigma, len(x)))
+
+
+def time_profile(real, user, sys_=0.002, load=0.3, switches=2, machine=None, cmd="./app"):
+    """A time profile of one command: ``real``/``user`` lists of seconds per run."""
+    rows = []
+    for order, (wall, cpu) in enumerate(zip(real, user), 1):
+        for kind, sub, amount in (("time", "real", wall), ("time", "user", cpu), ("time", "sys", sys_),
+                                  ("memory", "max_rss", 2 << 20)):
+            rows.append({"amount": amount, "type": kind, "subtype": sub, "uid": cmd, "order": order,
+                         "involuntary_switches": switches})
+    header = {"type": "time", "units": {"time": "s", "memory": "B"}, "cmd": cmd, "params": "", "workload": "",
+              "machine": {**(machine or MACHINE), "load_before": load, "load_after": load}}
+    return Profile.from_dict({"header": header, "collector_info": {"name": "time", "params": {}},
+                              "global": {"timestamp": sum(real), "resources": rows}})
+
+
+def spread(level, n=9, step=0.01):
+    return [level * (1 + step * (i - n // 2)) for i in range(n)]
