@@ -38,8 +38,11 @@ __all__ = ["ADVICE", "NOISY_CV", "advice", "busy", "contention", "machine_differ
 
 #: Fields of the ``machine`` section that make two machines different, in the order they are named.
 MACHINE_FIELDS = ("hostname", "cpu", "cores", "memory", "arch", "os")
-#: A wall-time change counts as backed by CPU time when CPU time moved by at least this share of it
-#: (on the log scale), in the same direction.
+#: A wall-time change counts as backed by CPU time when CPU time moved by at least this share of it,
+#: in the same direction.  In seconds, not as ratios: a short program on a busy machine may spend
+#: most of its wall time waiting for a CPU, and then a few milliseconds more of computing (caches
+#: shared with other work) are a large ratio of its small CPU time while the wall time grew by
+#: waiting; what matters is whether the extra wall time was spent computing.
 BACKED_SHARE = 0.5
 #: One side was measured under contention when it was preempted this many times as often per
 #: CPU-second as the other ...
@@ -236,14 +239,13 @@ def _tempered(baseline: ProfileData, target: ProfileData, finding: Finding) -> F
     cpu_b, cpu_t = _cpu(base_cols), _cpu(new_cols)
     if not wall_b or not wall_t or wall_b <= 0 or wall_t <= 0 or cpu_b is None or cpu_t is None:
         return finding
-    wall = math.log(wall_t / wall_b)
     floor = 1e-6
     cpu = math.log(max(cpu_t, floor) / max(cpu_b, floor))
     why = contention(baseline, target, uid)
     if why is None:
         return finding  # a quiet machine: waiting longer (sleep, I/O) is a real change
     maybe = PerformanceChange.MAYBE_DEGRADATION if result.is_degradation else PerformanceChange.MAYBE_OPTIMIZATION
-    if wall != 0 and cpu / wall >= BACKED_SHARE:
+    if wall_t != wall_b and (cpu_t - cpu_b) / (wall_t - wall_b) >= BACKED_SHARE:
         if not one_sided(baseline, target, uid):
             return finding  # both sides equally disturbed: CPU time moved along, the program does more work
         # CPU time moved along, but only one side was measured under contention: a busy sibling core (a

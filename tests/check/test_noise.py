@@ -132,25 +132,16 @@ def test_a_loaded_run_gives_no_wall_time_degradation_and_still_finds_a_cpu_slow_
     build_c(root, "same", C_PROGRAM.replace("FACTOR", "2"))
     build_c(root, "slower", C_PROGRAM.replace("FACTOR", "3"))
     workload = "15000000"
-    # The "quiet" side is only as quiet as the machine: when other work (another test suite, a CI
-    # neighbour) loads it too, both sides are disturbed alike and nothing marks the comparison as
-    # one-sided.  Three independent pairs are measured at most; the claim is that a one-sided load
-    # does not turn identical code into a wall-time Degradation, which one clean pair shows.
-    attempts = []
-    for _attempt in range(3):
-        quiet = collect_time(root, "same", workload, loaded=False)
-        loaded = collect_time(root, "same", workload, loaded=True)
-        header = documented(loaded)["header"]
-        assert {"load_before", "load_after", "perun", "cores"} <= set(header["machine"])
-        result = run_cli("check", "profiles", str(quiet), str(loaded), "--format", "json", cwd=root)
-        assert result.returncode in (0, 3), result.stderr
-        records = {r["uid"]: r for r in json.loads(result.stdout)}
-        real = records["./same [real]"]
-        attempts.append(real)
-        if real["result"] not in ("Degradation", "SevereDegradation", "TotalDegradation"):
-            break
-    else:
-        pytest.fail(f"identical code was a wall-time Degradation in every attempt: {attempts}")
+    # one pair, quiet (as quiet as the machine is) against four busy sessions: identical code is no
+    # certain change anywhere, and the exit status says so
+    quiet = collect_time(root, "same", workload, loaded=False)
+    loaded = collect_time(root, "same", workload, loaded=True)
+    header = documented(loaded)["header"]
+    assert {"load_before", "load_after", "perun", "cores"} <= set(header["machine"])
+    result = run_cli("check", "profiles", str(quiet), str(loaded), "--format", "json", cwd=root)
+    assert result.returncode == 0, result.stdout + result.stderr
+    records = {r["uid"]: r for r in json.loads(result.stdout)}
+    assert not [r for r in records.values() if r["result"] in ("Degradation", "Optimization")], records
 
     # the program renamed so that both profiles have the same uid: 1.5x the loop, measured while busy
     (root / "same").rename(root / "fast")

@@ -1,0 +1,130 @@
+"""Real runs on a busy machine, checked the way users check: ``check head`` (pending and registered
+profiles), the post-commit hook and the TUI.
+
+Four busy loops run while the target is measured, each in a session of its
+own (``setsid``), as other users' work would: Linux groups the processes of
+a session together when it shares the CPUs (autogroup), so loops started in
+this test's own session would compete only with each other.  Identical code
+must not be reported as a Degradation on any path; a program doing 1.5 times
+the work, measured the same way, must be.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import subprocess
+from contextlib import contextmanager
+
+from conftest import run_cli
+from gitrepo import commit_files, make_repo
+from runhelpers import C_PROGRAM, MAKEFILE, needs_cc, run_env  # noqa: F401 - run_env: autouse
+
+from perun_core import api
+from perun_core.api import check as api_check
+
+WORKLOAD = "15000000"
+CERTAIN_DEGRADATIONS = {"Degradation", "SevereDegradation", "TotalDegradation"}
+
+
+@contextmanager
+def busy_sessions(count: int = 4):
+    """``count`` busy loops, each started in a new session."""
+    loops = [subprocess.Popen(["sh", "-c", "while :; do :; done"], start_new_session=True,
+                              stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+             for _ in range(count)]
+    try:
+        yield
+    finally:
+        for loop in loops:
+            try:
+                os.killpg(loop.pid, signal.SIGKILL)
+            except ProcessLookupError:
+                pass
+            loop.wait()
+
+
+def _project(root):
+    files = {"Makefile": MAKEFILE, ".gitignore": "app\n", "app.c": C_PROGRAM.replace("FACTOR", "2")}
+    shas = make_repo(root, [
+        {"files": files, "message": "v1"},
+        {"files": {**files, "README": "same code\n"}, "message": "v2: documentation only"},
+    ])
+    api.init(root)
+    for key, value in {"execute.pre_run": ["make"], "cmds": ["./app"], "workloads": [WORKLOAD],
+                       "collectors": [{"name": "time", "params": {"warmup": 1, "repeat": 9}}]}.items():
+        api.config_set(key, value, scope="local", cwd=root)
+    return shas
+
+
+def _run_matrix(root, sha, *, loaded):
+    if loaded:
+        with busy_sessions():
+            result = run_cli("run", "matrix", "-m", sha, cwd=root)
+    else:
+        result = run_cli("run", "matrix", "-m", sha, cwd=root)
+    assert result.returncode == 0, result.stdout + result.stderr
+
+
+def _check_head(root, *args):
+    result = run_cli("check", "head", *args, "--format", "json", cwd=root)
+    assert result.returncode in (0, 3), result.stderr
+    return result.returncode, {r["uid"]: r for r in json.loads(result.stdout)}
+
+
+def _certain(records):
+    return {uid: r["result"] for uid, r in records.items() if r["result"] in CERTAIN_DEGRADATIONS}
+
+
+@needs_cc
+async def test_identical_code_measured_under_load_is_no_degradation_on_any_path(tmp_path):
+    # lazy: the TUI is needed by this test only
+    from perun_tui.app import PerunApp
+    from perun_tui.screens.check import CheckScreen
+
+    from tests.tui.helpers import settle, wait_until
+
+    root = tmp_path / "cproject"
+    shas = _project(root)
+    _run_matrix(root, shas[0], loaded=False)
+    _run_matrix(root, shas[1], loaded=True)
+
+    status, records = _check_head(root)  # pending profiles, as run matrix leaves them
+    assert (status, _certain(records)) == (0, {}), records
+    for sha in shas:  # the oldest pending profile is v1's; registering it makes v2's the first
+        added = run_cli("add", "0@p", "-m", sha, cwd=root)
+        assert added.returncode == 0, added.stderr
+    status, records = _check_head(root, "--no-pending")
+    assert (status, _certain(records)) == (0, {}), records
+
+    api_check.install_hook(cwd=root)
+    ran = subprocess.run([str(root / ".git" / "hooks" / "post-commit")], cwd=root, capture_output=True, text=True,
+                         timeout=300)
+    assert ran.returncode == 0 and "Traceback" not in ran.stderr, ran.stderr
+    stored = api_check.stored_check(shas[1], cwd=root)
+    assert stored is not None
+    assert not [f for p in stored.pairs for f in p.findings if f.result.value in CERTAIN_DEGRADATIONS]
+
+    app = PerunApp(root)
+    async with app.run_test(size=(120, 40)) as pilot:
+        await settle(pilot)
+        await pilot.press("c")
+        screen = app.screen
+        assert isinstance(screen, CheckScreen)
+        await pilot.press("h")  # with the TUI's default: time changes re-measured interleaved
+        await wait_until(pilot, lambda: not screen.running, timeout=600)
+        shown = [f for _v, _p, f in screen.rows if f.result.value in CERTAIN_DEGRADATIONS]
+    assert shown == []
+
+
+@needs_cc
+def test_one_and_a_half_times_the_work_measured_under_load_is_a_degradation(tmp_path):
+    root = tmp_path / "cproject"
+    shas = _project(root)
+    slower = commit_files(root, {"app.c": C_PROGRAM.replace("FACTOR", "3")}, "v3: one and a half times the work")
+    _run_matrix(root, shas[1], loaded=False)
+    _run_matrix(root, slower, loaded=True)
+    status, records = _check_head(root)
+    assert status == 3, records
+    assert records["./app [user]"]["result"] == "Degradation", records["./app [user]"]
