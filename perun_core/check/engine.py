@@ -59,6 +59,7 @@ def check_pair(baseline: ProfileData, target: ProfileData, strategy: Strategy, *
             outcome.errors.append(reason)
             found = [Finding(PerformanceChange.UNKNOWN, "error", "*", method=method.name, reason=reason)]
         outcome.findings.extend(noise.temper(baseline, target, found))
+    outcome.notes.extend(strategy.notes)
     different = noise.machine_difference(baseline, target)
     if different is not None:
         outcome.notes.append(f"baseline and target were measured on different machines ({different})")

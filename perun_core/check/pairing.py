@@ -168,7 +168,10 @@ class Pairing:
         found = self._infos.get(minor)
         if found is None:
             found = self.repo.registered_infos(minor, self._sort_key) if self.repo.has_index(minor) else []
-            found = found + self.pending_of(minor)
+            # a pending file registered with 'add --keep-profile' is the same measurement as its entry
+            registered = {(info.source, config_key(info)) for info in found}
+            found = found + [info for info in self.pending_of(minor)
+                             if (info.source, config_key(info)) not in registered]
             self._infos[minor] = found
         return found
 

@@ -35,7 +35,7 @@ from .events import (
 )
 from .pairing import ProfileCache, ProfileRef, profile_key, ref_of_info
 from .report import CheckReport, PairReport, VersionReport
-from .strategies import Strategy, load_strategy
+from .strategies import Strategy, load_strategy, settings_notes
 
 if TYPE_CHECKING:  # pragma: no cover
     from .pairing import Pairing
@@ -64,7 +64,8 @@ def _strategy(config: Any, methods: Sequence[str | Mapping[str, Any]] | None) ->
     if methods:
         return Strategy.of_methods(list(methods), cutoff=strategy.cutoff, cutoff_abs=strategy.cutoff_abs,
                                    collect_before_check=strategy.collect_before_check,
-                                   log_collect=strategy.log_collect)
+                                   log_collect=strategy.log_collect,
+                                   notes=settings_notes(config, ("degradation.cutoff", "degradation.cutoff_abs")))
     return strategy
 
 

@@ -172,6 +172,8 @@ class Strategy:
     log_collect: bool = False
     #: ``degradation.collect_before_check`` was set by the repository's own local.yml and ignored
     ignored_local_collect: bool = False
+    #: one-line notes on where settings that change verdicts came from, when not from the repository
+    notes: tuple[str, ...] = ()
 
     def rules_for(self, profile: Any) -> list[Rule]:
         """The rules to apply to ``profile``: the first matching one, or all (``apply: all``)."""
@@ -213,7 +215,29 @@ def load_strategy(config: ConfigStack) -> Strategy:
     collect = _flag(config, "degradation.collect_before_check")
     from_local = collect and config.source_of("degradation.collect_before_check") == "local"
     return Strategy(parse_rules(raw), str(apply), cutoffs[0], cutoffs[1], collect and not from_local,
-                    _flag(config, "degradation.log_collect"), ignored_local_collect=from_local)
+                    _flag(config, "degradation.log_collect"), ignored_local_collect=from_local,
+                    notes=settings_notes(config))
+
+
+#: The settings that decide verdicts.
+VERDICT_KEYS = (KEY, "degradation.apply", "degradation.cutoff", "degradation.cutoff_abs")
+
+
+def settings_notes(config: ConfigStack, keys: Sequence[str] = VERDICT_KEYS) -> tuple[str, ...]:
+    """One note naming the file that verdict settings come from, when that is not the repository's local.yml.
+
+    A shared configuration changes every check of every repository; one
+    written by another tool (the original Perun writes its own shared.yml on
+    any run) would do so silently.  Built-in defaults need no note.
+    """
+    by_file: dict[str, list[str]] = {}
+    foreign_setting = getattr(config, "foreign_setting", None)
+    for key in keys if foreign_setting is not None else ():
+        path = foreign_setting(key, gathered=key == KEY)
+        if path is not None:
+            by_file.setdefault(str(path), []).append(key)
+    return tuple(f"{', '.join(names)} taken from {path}, not from the repository's local.yml"
+                 for path, names in by_file.items())
 
 
 def apply_cutoff(finding: Finding, cutoff: float, cutoff_abs: float) -> Finding:

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import copy
 from collections.abc import Iterator, Mapping
+from pathlib import Path
 from typing import Any
 
 from ..errors import ConfigError
@@ -47,6 +48,17 @@ class ConfigStack:
     def source_of(self, key: str) -> str:
         """Where :meth:`get` finds ``key``: "local", "shared" or "default"."""
         return self._find(key)[0]
+
+    def foreign_setting(self, key: str, *, gathered: bool = False) -> Path | None:
+        """The shared configuration file when it sets ``key`` to something other than the built-in default
+        and that value takes effect (always for a ``gathered`` key; for others when no local value hides it)."""
+        parts = split_key(key)
+        value = _lookup(self.shared.data, parts)
+        if value is _MISSING or value is None or value == _lookup(DEFAULTS, parts):
+            return None
+        if not gathered and self.local is not None and _lookup(self.local.data, parts) is not _MISSING:
+            return None
+        return self.shared.path
 
     def gather(self, key: str) -> list[Any]:
         """Concatenated values of ``key`` from local, shared and defaults.

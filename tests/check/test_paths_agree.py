@@ -156,3 +156,36 @@ async def test_the_tui_check_screen_gives_the_same_verdicts(shape):
         shown = {f.location: (f.result.value, f.reason) for _v, _p, f in screen.rows}
     assert _changes(shown) == _changes(reference)
     assert _stored(root, shas[1]) == reference
+
+
+def test_a_strategy_from_a_shared_configuration_is_named_once(shape, tmp_path):
+    name, root, shas, _reference, _code = shape
+    if name != "cpu-slowdown":
+        pytest.skip("one shape shows it")
+    shared = tmp_path / "elsewhere" / "shared.yml"
+    shared.parent.mkdir()
+    # what another tool's shared configuration may hold: a different method and a cut-off
+    shared.write_text("degradation:\n  strategies:\n    - method: average_amount_threshold\n  cutoff: 1\n")
+    _pending(root, shas, name)
+    for args in (("check", "head"), ("check", "profiles", "0@p", "1@p")):
+        result = run_cli(*args, cwd=root, env={"PERUN_CONFIG_DIR": str(shared.parent), "NO_COLOR": "1"})
+        text = result.stdout + result.stderr
+        note = f"degradation.strategies, degradation.cutoff taken from {shared}, not from the repository's local.yml"
+        assert text.count(note) == 1, text
+    # the repository's own settings need no note, nor do the built-in defaults
+    plain = run_cli("check", "head", cwd=root, env={"NO_COLOR": "1"})
+    assert "taken from" not in plain.stdout + plain.stderr
+
+
+def test_a_profile_registered_and_kept_pending_counts_once(shape):
+    name, root, shas, reference, code = shape
+    if name != "cpu-slowdown":
+        pytest.skip("one shape shows it")
+    _pending(root, shas, name)
+    for pending, sha in (("base.perf", shas[0]), ("target.perf", shas[1])):
+        added = run_cli("add", "--keep-profile", pending, "-m", sha, cwd=root)
+        assert added.returncode == 0, added.stderr
+    result = run_cli("check", "head", "--format", "json", cwd=root)
+    records = json.loads(result.stdout)
+    assert len(records) == len(reference), records  # one pair, not the registered and the pending copy
+    assert (_verdicts(records), result.returncode) == (reference, code)
