@@ -38,12 +38,20 @@ __all__ = ["ADVICE", "NOISY_CV", "advice", "busy", "contention", "machine_differ
 
 #: Fields of the ``machine`` section that make two machines different, in the order they are named.
 MACHINE_FIELDS = ("hostname", "cpu", "cores", "memory", "arch", "os")
-#: A wall-time change counts as backed by CPU time when CPU time moved by at least this share of it,
-#: in the same direction.  In seconds, not as ratios: a short program on a busy machine may spend
-#: most of its wall time waiting for a CPU, and then a few milliseconds more of computing (caches
-#: shared with other work) are a large ratio of its small CPU time while the wall time grew by
-#: waiting; what matters is whether the extra wall time was spent computing.
+#: A wall-time change counts as backed by CPU time when CPU time moved by at least this share of it
+#: (on the log scale: contention stretches wall time in proportion to the work), in the same
+#: direction, and the CPU-time locations of the command show a certain change themselves.  A short
+#: program on a busy machine shows CPU times a few milliseconds apart run to run (caches shared with
+#: other work); a ratio of medians alone would take such a drift for work done.
 BACKED_SHARE = 0.5
+#: On a busy machine CPU time itself drifts between two batches of runs made at different moments
+#: (caches and cores shared with other work, a virtual machine's CPU taken away): by 20 % for a
+#: program of a tenth of a second and by several milliseconds for one of a few milliseconds, as
+#: measured with other work on a 2-core machine.  A CPU-time change measured there counts as
+#: certain only when it exceeds both this ratio ...
+CONTENTION_MARGIN = 1.3
+#: ... and this many seconds per run.  Interleaved re-runs (--confirm) see through the drift.
+CONTENTION_FLOOR = 0.010
 #: One side was measured under contention when it was preempted this many times as often per
 #: CPU-second as the other ...
 SWITCH_RATIO = 3.0
@@ -220,18 +228,66 @@ def _preempted_wait(base_cols: RunColumns, new_cols: RunColumns,
 
 
 def temper(baseline: ProfileData, target: ProfileData, findings: Iterable[Finding]) -> list[Finding]:
-    """The findings, with wall-time changes that CPU time does not back on a busy machine made Maybe."""
-    out = []
-    for finding in findings:
-        out.append(_tempered(baseline, target, finding))
-    return out
+    """The findings, with time changes a busy machine can explain made Maybe (see the module).
+
+    CPU-time locations (``[user]``, ``[sys]``) first: a change within
+    :data:`CONTENTION_MARGIN` measured on a busy machine is uncertain.  Then
+    wall time (``[real]``), which only a certain CPU-time change can back.
+    """
+    found = list(findings)
+    if baseline.type != "time" and target.type != "time":
+        return found
+    why_of: dict[str, str | None] = {}
+
+    def why(uid: str) -> str | None:
+        if uid not in why_of:
+            why_of[uid] = contention(baseline, target, uid)
+        return why_of[uid]
+
+    found = [_tempered_cpu(baseline, target, f, why) for f in found]
+    certain_cpu: dict[str, set[bool]] = {}
+    cpu_checked: set[str] = set()
+    for finding in found:
+        uid, _, what = finding.location.rpartition(" [")
+        if what in ("user]", "sys]"):
+            cpu_checked.add(uid)
+            if finding.result.is_change and not finding.result.is_maybe:
+                certain_cpu.setdefault(uid, set()).add(finding.result.is_degradation)
+    return [_tempered_wall(baseline, target, f, why, certain_cpu, cpu_checked) for f in found]
 
 
-def _tempered(baseline: ProfileData, target: ProfileData, finding: Finding) -> Finding:
+def _maybe(finding: Finding, reason: str) -> Finding:
+    result = finding.result
+    maybe = PerformanceChange.MAYBE_DEGRADATION if result.is_degradation else PerformanceChange.MAYBE_OPTIMIZATION
+    return replace(finding, result=maybe, reason=reason, details={**finding.details, "first_result": result.value})
+
+
+def _tempered_cpu(baseline: ProfileData, target: ProfileData, finding: Finding, why: Any) -> Finding:
+    """A certain CPU-time change no larger than what contention itself does to CPU time, made Maybe."""
+    result = finding.result
+    uid, _, what = finding.location.rpartition(" [")
+    if not result.is_change or result.is_maybe or what not in ("user]", "sys]"):
+        return finding
+    column = what[:-1]
+    before = _median(_run_columns(baseline, uid).get(column, {}).values())
+    after = _median(_run_columns(target, uid).get(column, {}).values())
+    if before is None or after is None:
+        return finding
+    low, high = sorted((before, after))
+    if high - low >= CONTENTION_FLOOR and (low <= 0 or high / low >= CONTENTION_MARGIN):
+        return finding
+    reasons = why(uid)
+    if reasons is None:
+        return finding
+    change = f"{(after - before) * 1e3:+.1f} ms" if low <= 0 else f"{(after / before - 1) * 100:+.0f} %"
+    return _maybe(finding, f"{column} time {change}, within what a busy machine does to CPU time ({reasons}); "
+                           "confirm with --confirm or compare instruction counts")
+
+
+def _tempered_wall(baseline: ProfileData, target: ProfileData, finding: Finding, why: Any,
+                   certain_cpu: dict[str, set[bool]], cpu_checked: set[str]) -> Finding:
     result = finding.result
     if not result.is_change or result.is_maybe or not finding.location.endswith(" [real]"):
-        return finding
-    if baseline.type != "time" and target.type != "time":
         return finding
     uid = finding.location[: -len(" [real]")]
     base_cols, new_cols = _run_columns(baseline, uid), _run_columns(target, uid)
@@ -241,24 +297,23 @@ def _tempered(baseline: ProfileData, target: ProfileData, finding: Finding) -> F
         return finding
     floor = 1e-6
     cpu = math.log(max(cpu_t, floor) / max(cpu_b, floor))
-    why = contention(baseline, target, uid)
-    if why is None:
+    reasons = why(uid)
+    if reasons is None:
         return finding  # a quiet machine: waiting longer (sleep, I/O) is a real change
-    maybe = PerformanceChange.MAYBE_DEGRADATION if result.is_degradation else PerformanceChange.MAYBE_OPTIMIZATION
-    if wall_t != wall_b and (cpu_t - cpu_b) / (wall_t - wall_b) >= BACKED_SHARE:
+    wall = math.log(wall_t / wall_b)
+    # where the method judged the CPU-time locations, a CPU change it did not find certain backs nothing
+    cpu_certain = uid not in cpu_checked or result.is_degradation in certain_cpu.get(uid, set())
+    if wall != 0 and cpu / wall >= BACKED_SHARE and cpu_certain:
         if not one_sided(baseline, target, uid):
             return finding  # both sides equally disturbed: CPU time moved along, the program does more work
         # CPU time moved along, but only one side was measured under contention: a busy sibling core (a
         # hyperthread of the same physical core, as on most virtual machines) slows the very
         # instructions, so CPU time cannot vouch for the wall time here; the [user] and [sys]
         # findings keep their own verdicts, and --confirm re-measures both sides alike.
-        reason = (f"wall and CPU time {math.expm1(cpu) * 100:+.0f} % both measured under contention ({why}); "
-                  "confirm with --confirm or compare instruction counts")
-    else:
-        cpu_text = "CPU time unchanged" if abs(cpu) < math.log(1.05) else f"CPU time {math.expm1(cpu) * 100:+.0f} %"
-        reason = f"wall time only; {cpu_text}; {why}"
-    return replace(finding, result=maybe, reason=reason,
-                   details={**finding.details, "first_result": result.value})
+        return _maybe(finding, f"wall and CPU time {math.expm1(cpu) * 100:+.0f} % both measured under contention "
+                               f"({reasons}); confirm with --confirm or compare instruction counts")
+    cpu_text = "CPU time unchanged" if abs(cpu) < math.log(1.05) else f"CPU time {math.expm1(cpu) * 100:+.0f} %"
+    return _maybe(finding, f"wall time only; {cpu_text}; {reasons}")
 
 
 def time_noise(data: ProfileData) -> float | None:
