@@ -262,19 +262,37 @@ def _maybe(finding: Finding, reason: str) -> Finding:
     return replace(finding, result=maybe, reason=reason, details={**finding.details, "first_result": result.value})
 
 
+def _stretch(columns: RunColumns) -> float | None:
+    """Median wall time over CPU time of a run: how much longer than its computing a run took."""
+    real, user, system = columns.get("real", {}), columns.get("user", {}), columns.get("sys", {})
+    return _median(real[k] / max(user[k] + system.get(k, 0.0), MIN_RUN_SECONDS) for k in real if k in user)
+
+
 def _tempered_cpu(baseline: ProfileData, target: ProfileData, finding: Finding, why: Any) -> Finding:
-    """A certain CPU-time change no larger than what contention itself does to CPU time, made Maybe."""
+    """A certain CPU-time change no larger than what contention itself can do to CPU time, made Maybe.
+
+    Within :data:`CONTENTION_MARGIN` (or :data:`CONTENTION_FLOOR`) always; and
+    when the side with more CPU time also waited longer for a CPU (its runs
+    took more times their CPU time than the other side's), within that
+    difference in contention too: the more other work shared the cores, the
+    slower the very instructions ran.
+    """
     result = finding.result
     uid, _, what = finding.location.rpartition(" [")
     if not result.is_change or result.is_maybe or what not in ("user]", "sys]"):
         return finding
     column = what[:-1]
-    before = _median(_run_columns(baseline, uid).get(column, {}).values())
-    after = _median(_run_columns(target, uid).get(column, {}).values())
+    base_cols, new_cols = _run_columns(baseline, uid), _run_columns(target, uid)
+    before, after = _median(base_cols.get(column, {}).values()), _median(new_cols.get(column, {}).values())
     if before is None or after is None:
         return finding
     low, high = sorted((before, after))
-    if high - low >= CONTENTION_FLOOR and (low <= 0 or high / low >= CONTENTION_MARGIN):
+    required = CONTENTION_MARGIN
+    stretches = _stretch(base_cols), _stretch(new_cols)
+    if None not in stretches:
+        more, less = stretches if before > after else stretches[::-1]
+        required = max(required, more / less)  # type: ignore[operator]
+    if high - low >= CONTENTION_FLOOR and (low <= 0 or high / low >= required):
         return finding
     reasons = why(uid)
     if reasons is None:

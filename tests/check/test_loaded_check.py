@@ -24,7 +24,7 @@ from runhelpers import C_PROGRAM, MAKEFILE, needs_cc, run_env  # noqa: F401 - ru
 from perun_core import api
 from perun_core.api import check as api_check
 
-WORKLOAD = "15000000"
+WORKLOAD = "60000000"  # about a tenth of a second of CPU time
 CERTAIN_DEGRADATIONS = {"Degradation", "SevereDegradation", "TotalDegradation"}
 
 
@@ -123,7 +123,7 @@ def test_one_and_a_half_times_the_work_measured_under_load_is_a_degradation(tmp_
     root = tmp_path / "cproject"
     shas = _project(root)
     slower = commit_files(root, {"app.c": C_PROGRAM.replace("FACTOR", "3")}, "v3: one and a half times the work")
-    _run_matrix(root, shas[1], loaded=False)
+    _run_matrix(root, shas[1], loaded=True)  # both sides measured under four busy sessions
     _run_matrix(root, slower, loaded=True)
     status, records = _check_head(root)
     assert status == 3, records
