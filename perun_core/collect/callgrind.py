@@ -149,11 +149,7 @@ def parse_callgrind(text: str) -> CallgrindData:
                 known = data.lines.get(current)
                 data.lines[current] = last[line_field] if known is None else min(known, last[line_field])
             if pending_calls is not None and current is not None and callee is not None:
-                edge = data.edges.setdefault((current, callee), [0, 0])
-                edge[0] += pending_calls
-                edge[1] += cost
-                if outermost and callee != current:
-                    data.entries[callee] = data.entries.get(callee, 0) + cost
+                _add_call(data, current, callee, pending_calls, cost, outermost)
                 pending_calls = None
                 callee = None
             elif current is not None:
@@ -201,6 +197,16 @@ def parse_callgrind(text: str) -> CallgrindData:
             parts = value.split()
             pending_calls = int(parts[0]) if parts and parts[0].isdigit() else 0
     return data
+
+
+def _add_call(data: CallgrindData, caller: tuple[str, str], callee: tuple[str, str], calls: int, cost: int,
+              outermost: bool) -> None:
+    """Count the calls of one ``calls=`` line and their cost, which is the callee's when it is outermost."""
+    edge = data.edges.setdefault((caller, callee), [0, 0])
+    edge[0] += calls
+    edge[1] += cost
+    if outermost and callee != caller:
+        data.entries[callee] = data.entries.get(callee, 0) + cost
 
 
 def _positions(fields: list[str], last: list[int]) -> None:

@@ -214,3 +214,14 @@ def test_asv_file_copied_with_its_benchmarks_json_keeps_parameter_names(repo, tm
     shutil.copy(ASV_RESULT, results / "r.json")
     uids = {r["uid"] for r in rows(imported(repo, "asv", results / "r.json"))}
     assert "bench_tiny.TimeSort.time_sorted(n=1000)" in uids
+
+
+def test_readme_lists_every_importer_with_the_command_that_makes_its_input():
+    from perun_core.importers import importers
+
+    readme = (FIXTURES.parent.parent.parent / "README.md").read_text()
+    section = readme[readme.index("## Importing"):readme.index("## Comparing two profiles")]
+    for name in importers.names():
+        row = next((line for line in section.splitlines() if line.startswith(f"| `{name}` | ")), None)
+        assert row is not None, f"README does not list the importer {name}"
+        assert "`" in row.split("|")[2], f"README names no command making the input of {name}"
