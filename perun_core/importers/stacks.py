@@ -180,10 +180,13 @@ class SpeedscopeImporter:
         stacks: dict[tuple[int, ...], float] = {}
         units = set()
         names = []
+        exporters: list[str] = []
         for path in files:
             doc = read_json(path)
             root = doc.get({"": doc.data}, "", "", dict)
             frame_ids = self._frames(doc, root, ids)
+            if isinstance(root.get("exporter"), str) and root["exporter"] not in exporters:
+                exporters.append(root["exporter"])  # the tool that wrote the file (py-spy, pyinstrument, ...)
             profiles = doc.get(root, "profiles", "", list)
             for p, _ in enumerate(profiles):
                 where = f"profiles[{p}]"
@@ -207,7 +210,8 @@ class SpeedscopeImporter:
         amounts = np.array(values, dtype=np.int64 if all(isinstance(v, int) for v in values) else np.float64)
         table = stack_table(ids, *flatten(list(stacks)), amounts, kind=kind) if stacks else ResourceTable([])
         header = {"type": kind, "units": {kind: unit},
-                  "tool": {"name": "speedscope", "files": [p.name for p in files], "profiles": names}}
+                  "tool": {"name": "speedscope", "files": [p.name for p in files], "profiles": names,
+                           **({"exporters": exporters} if exporters else {})}}
         return Profile(header=header, global_region=Snapshot(table, [], {}))
 
     @staticmethod

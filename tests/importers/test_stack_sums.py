@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import json
 import re
+import shutil
 import subprocess
 import sys
 from pathlib import Path
@@ -75,6 +76,16 @@ def test_py_spy_raw_frames_give_function_source_and_line(repo):
                 and r["subtype"] == "samples")
     assert leaf["trace"][0] == {"function": "squares.<locals>.<genexpr>", "source": "busy.py", "line": 10}
     assert leaf["trace"][2] == {"function": "work", "source": "busy.py", "line": 17}
+
+
+def test_py_spy_raw_with_threads_and_without_line_numbers(repo):
+    profile = imported(repo, "py-spy", FIXTURES / "py-spy-threads.txt")
+    # 29 samples under the thread's frame, 1 of them in no Python code; squares 2 alone and 14 in its genexpr
+    assert functions(profile) == {"thread (27968)": (29, 1), "<module>": (28, 0), "work": (28, 0), "squares": (16, 2),
+                                  "squares.<locals>.<genexpr>": (14, 14), "fib": (12, 12)}
+    fib = next(r for r in profile.global_region.resources if r.get("uid") == "fib" and r["subtype"] == "samples")
+    assert fib["trace"][0] == {"function": "fib", "source": "busy.py"}
+    assert fib["trace"][-1] == {"function": "thread (27968)"}
 
 
 def test_stackcollapse_perf_with_and_without_kernel_annotations(repo):
@@ -177,6 +188,7 @@ def _evented_reference(path: Path) -> dict[str, tuple[float, float]]:
 def test_speedscope_evented_by_pyinstrument_counts_recursion_once(repo):
     path = FIXTURES / "pyinstrument.speedscope.json"
     profile = imported(repo, "speedscope", path)
+    assert profile.header["tool"]["exporters"] == ["pyinstrument"]
     reference = _evented_reference(path)
     sums = functions(profile)
     assert set(sums) == set(reference) and "fib" in sums
@@ -272,6 +284,8 @@ def _scaled_folded(source: Path, target: Path) -> None:
 
 
 @pytest.mark.parametrize("kind, name", [
+    pytest.param("perf-record", "perf.data", marks=pytest.mark.skipif(shutil.which("perf") is None,
+                                                                      reason="perf is not installed")),
     ("perf-script", "perf.script"), ("folded", "stackcollapse-perf-all.folded"), ("py-spy", "py-spy.txt"),
     ("speedscope", "py-spy.speedscope.json"), ("speedscope", "pyinstrument.speedscope.json"),
     ("callgrind", "callgrind.out"),
