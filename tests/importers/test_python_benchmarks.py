@@ -195,11 +195,11 @@ def test_negative_folded_values_name_the_line(repo, tmp_path, kind, name, line):
 
 @pytest.mark.parametrize("kind, name", [
     ("pyperf", "pyperf-runner.json"), ("memray-stats", "memray-stats.json"), ("py-spy", "py-spy.txt"),
-    ("speedscope", "pyinstrument.speedscope.json"),
+    ("speedscope", "pyinstrument.speedscope.json"), ("asv", str(ASV_RESULT.relative_to(FIXTURES))),
 ])
 def test_cut_files_give_one_error_line(repo, tmp_path, kind, name):
     data = (FIXTURES / name).read_bytes()
-    path = tmp_path / name
+    path = tmp_path / Path(name).name
     path.write_bytes(data[:len(data) // 2])
     done = _cli("import", kind, str(path), "-m", "HEAD", cwd=repo)
     assert done.returncode == 1, done.stdout
@@ -225,3 +225,15 @@ def test_readme_lists_every_importer_with_the_command_that_makes_its_input():
         row = next((line for line in section.splitlines() if line.startswith(f"| `{name}` | ")), None)
         assert row is not None, f"README does not list the importer {name}"
         assert "`" in row.split("|")[2], f"README names no command making the input of {name}"
+
+
+@pytest.mark.parametrize("kind, message", [
+    ("asv", "key 'version': is missing"),
+    ("pyperf", "key 'benchmarks': is missing"),
+    ("memray-stats", "key 'top_allocations_by_size': is missing"),
+])
+def test_another_tools_file_names_the_key_expected(repo, kind, message):
+    path = FIXTURES / "hyperfine.json"
+    done = _cli("import", kind, str(path), "-m", "HEAD", cwd=repo)
+    assert done.returncode == 1
+    assert done.stderr.splitlines() == [f"error: {path}: {message}"]
