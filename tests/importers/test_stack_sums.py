@@ -258,6 +258,12 @@ def test_callgrind_recursion_direct_and_mutual_counts_once(repo):
     assert sums["main"][0] >= sums["fib"][0] + sums["even"][0] + sums["leaf"][0]
     assert all(inclusive <= sums["main"][0] for name, (inclusive, _) in sums.items()
                if name in ("fib", "even", "odd", "leaf"))
+    # every instruction is some function's own: the exclusive costs add up to the file's totals line,
+    # and no inclusive cost is above it (callgrind_annotate --inclusive=yes gives fib'2 139%)
+    totals = int(profile.header["tool"]["files"][0]["totals"])
+    every = [r for r in profile.global_region.resources if r["subtype"] == "function"]  # one per object too
+    assert sum(r["exclusive"] for r in every) == totals == 200970
+    assert max(r["amount"] for r in every) == totals
 
 
 def test_callgrind_negative_cost_is_refused(tmp_path):
