@@ -10,7 +10,9 @@ checks and the difference views treat imported stacks like collected ones::
 
 It is vectorized with numpy: the inclusive amount of a function counts each
 stack once however often the function occurs on it (recursion), found as
-the unique (stack, function) pairs.  The traces stay columnar (frame
+the unique (stack, function) pairs.  A function is a (function, object,
+source) triple: frames of one function at different lines (py-spy,
+speedscope) are one function resource.  The traces stay columnar (frame
 numbers into one table of frame dicts,
 :class:`~perun_core.profile.resources.StackColumn`): a million distinct
 stacks would otherwise be a million lists of a dozen entries each, built
