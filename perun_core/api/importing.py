@@ -170,6 +170,8 @@ def _recorded_command(header: dict[str, Any], kind: str) -> str:
         return str(files[0]["cmd"]).strip()  # callgrind records the program
     if isinstance(tool, dict) and tool.get("executable"):
         return str(tool["executable"])  # google benchmark
+    if isinstance(tool, dict) and tool.get("command"):
+        return str(tool["command"])  # memray: the command line it ran
     if isinstance(tool, dict) and tool.get("commands"):
         return str(tool["commands"][0])  # perf script: the sampled program
     return kind

@@ -69,4 +69,5 @@ def _callback(kind: str) -> Any:
 
 @click.group("import", cls=ImporterGroup, context_settings=CONTEXT)
 def import_group() -> None:
-    """Import what other tools measured (perf, callgrind, benchmark harnesses, folded stacks) as a profile."""
+    """Import what other tools measured (perf, callgrind, py-spy, speedscope, folded stacks, benchmark harnesses,
+    memray) as a profile."""

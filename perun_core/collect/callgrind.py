@@ -24,10 +24,16 @@ of the call on the line after) into resources::
 * ``call``: one per caller -> callee edge, ``amount`` the inclusive cost of
   those calls and ``calls`` their number.
 
-Recursion levels that callgrind names apart (``fact'2``) are merged into
-one function; the inclusive cost of a recursive function counts its
-recursive calls once (as callgrind_annotate does).  A cycle through several
-functions is counted once per function on it.  ``process`` numbers the
+Recursion levels that callgrind names apart (``fact'2``, its default
+``--separate-recs=2``) are merged into one function.  The inclusive cost of
+a function that is called is the cost of its calls at the first level
+(the name without ``'N``) from other functions: the calls not made from
+inside itself, so recursion, direct or through other functions, counts
+once (callgrind_annotate adds the deeper calls again and goes past 100%);
+a function nobody calls (the entry point) costs its own instructions and
+its calls of others.  With ``--separate-recs=1`` callgrind cannot tell the
+levels apart and a cycle through several functions counts once per
+function on it.  ``process`` numbers the
 processes (fork, or exec with ``--trace-children``) when there is more
 than one.
 """
@@ -71,6 +77,11 @@ class CallgrindData:
     lines: dict[tuple[str, str], int] = field(default_factory=dict)
     #: (caller, callee) -> [calls, inclusive cost]
     edges: dict[tuple[tuple[str, str], tuple[str, str]], list[int]] = field(default_factory=dict)
+    #: (object, function) -> inclusive cost of its outermost calls: calls of its first recursion level
+    #: (a name without ``'N``) from another function, so none of them runs inside another one of them
+    entries: dict[tuple[str, str], int] = field(default_factory=dict)
+    #: the number of the first line with a negative cost (none is ever written; the file was altered)
+    negative_line: int | None = None
 
 
 class _Names:
@@ -120,8 +131,9 @@ def parse_callgrind(text: str) -> CallgrindData:
     current: tuple[str, str] | None = None
     callee_object: str | None = None
     callee: tuple[str, str] | None = None
+    outermost = False  # the callee is named without a recursion level ('N): not called from inside itself
     pending_calls: int | None = None
-    for raw in text.splitlines():
+    for number, raw in enumerate(text.splitlines(), start=1):
         line = raw.strip()
         if not line or line.startswith("#"):
             continue
@@ -129,15 +141,15 @@ def parse_callgrind(text: str) -> CallgrindData:
         if head.isdigit() or head in "+-*" or line.startswith("0x"):
             fields = line.split()
             cost = _first_cost(fields, positions)
+            if data.negative_line is None and any(f.startswith("-") for f in fields[positions:]):
+                data.negative_line = number
             _positions(fields, last)
             if (pending_calls is None and current is not None and line_field is not None and last[line_field] > 0
                     and cost_file and cost_file == data.sources.get(current)):
                 known = data.lines.get(current)
                 data.lines[current] = last[line_field] if known is None else min(known, last[line_field])
             if pending_calls is not None and current is not None and callee is not None:
-                edge = data.edges.setdefault((current, callee), [0, 0])
-                edge[0] += pending_calls
-                edge[1] += cost
+                _add_call(data, current, callee, pending_calls, cost, outermost)
                 pending_calls = None
                 callee = None
             elif current is not None:
@@ -177,12 +189,24 @@ def parse_callgrind(text: str) -> CallgrindData:
             files(value)
         elif key == "cfn":
             obj = callee_object if callee_object is not None else current_object
-            callee = (obj, _function_name(functions(value)))
+            name = functions(value)
+            callee = (obj, _function_name(name))
+            outermost = _RECURSION.search(name) is None
             callee_object = None
         elif key == "calls":
             parts = value.split()
             pending_calls = int(parts[0]) if parts and parts[0].isdigit() else 0
     return data
+
+
+def _add_call(data: CallgrindData, caller: tuple[str, str], callee: tuple[str, str], calls: int, cost: int,
+              outermost: bool) -> None:
+    """Count the calls of one ``calls=`` line and their cost, which is the callee's when it is outermost."""
+    edge = data.edges.setdefault((caller, callee), [0, 0])
+    edge[0] += calls
+    edge[1] += cost
+    if outermost and callee != caller:
+        data.entries[callee] = data.entries.get(callee, 0) + cost
 
 
 def _positions(fields: list[str], last: list[int]) -> None:
@@ -206,11 +230,10 @@ def callgrind_resources(data: CallgrindData, process: int | None = None) -> list
     inclusive = {key: data.own.get(key, 0) for key in keys}
     calls: dict[tuple[str, str], int] = {}
     for (caller, callee), (count, cost) in data.edges.items():
-        if caller[1] != callee[1] or caller[0] != callee[0]:
+        if caller != callee:
             inclusive[caller] += cost
-            calls[callee] = calls.get(callee, 0) + count
-        else:
-            calls[callee] = calls.get(callee, 0) + count
+        calls[callee] = calls.get(callee, 0) + count
+    inclusive.update(data.entries)  # called functions: what their outermost calls cost
     extra = {"process": process} if process is not None else {}
     rows = []
     for key in sorted(keys, key=lambda k: (-inclusive[k], k[1], k[0])):

@@ -155,9 +155,10 @@ class Comparison:
 
     @property
     def has_stacks(self) -> bool:
-        """Whether both profiles carry call stacks (a difference flame graph can be drawn)."""
-        return self.baseline is not None and self.target is not None and _has_traces(self.baseline) \
-            and _has_traces(self.target)
+        """Whether both profiles carry call stacks, or caller edges to rebuild them from (callgrind, pytrace):
+        a difference flame graph can be drawn."""
+        return self.baseline is not None and self.target is not None and _has_stacks(self.baseline) \
+            and _has_stacks(self.target)
 
     @property
     def total_change(self) -> float:
@@ -215,12 +216,16 @@ def _unit_of(profile: Profile, kind: str, subtype: str) -> str:
     return str(units.get(f"{kind}({subtype})", units.get(kind, "")))
 
 
-def _has_traces(profile: Profile) -> bool:
+def _has_stacks(profile: Profile) -> bool:
     for _, region in profile.regions():
         table = region.resources
-        if len(table) and "trace" in table.columns()[0]:
-            if any(t is not MISSING and t for t in table.column("trace")):
-                return True
+        if not len(table):
+            continue
+        keys = table.columns()[0]
+        if "trace" in keys and any(t is not MISSING and t for t in table.column("trace")):
+            return True
+        if "caller" in keys and any(c is not MISSING and c for c in table.column("caller")):
+            return True
     return False
 
 

@@ -36,6 +36,10 @@ importers = Registry("importer", "load", RESERVED, {
     "google-benchmark": "perun_core.importers.benchmarks:GoogleBenchmarkImporter",
     "folded": "perun_core.importers.stacks:FoldedImporter",
     "speedscope": "perun_core.importers.stacks:SpeedscopeImporter",
+    "py-spy": "perun_core.importers.stacks:PySpyImporter",
+    "pyperf": "perun_core.importers.pybench:PyperfImporter",
+    "asv": "perun_core.importers.pybench:AsvImporter",
+    "memray-stats": "perun_core.importers.memray:MemrayStatsImporter",
 })
 
 

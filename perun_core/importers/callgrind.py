@@ -6,8 +6,9 @@ so an imported file gives the very resources that collector makes:
 ``function`` (inclusive ``amount``, ``exclusive``, ``calls``, ``object``,
 ``source``) and ``call`` (one per caller -> callee edge).  Several files
 (the processes of one run) are numbered with ``process``.  The unit is the
-event's name (``Ir``: instructions).  The header keeps the ``cmd``,
-``pid``, ``creator`` and ``totals`` the file records.
+event's name (``Ir``: instructions); a negative cost is refused.  The
+header keeps the ``cmd``, ``pid``, ``creator`` and ``totals`` the file
+records.
 """
 
 from __future__ import annotations
@@ -73,6 +74,8 @@ class CallgrindImporter:
                 raise ImportFailed(path, None, f"is not a text file ({exc.reason} at byte {exc.start})") from None
             fields = check_callgrind_text(text, path)
             data = parse_callgrind(text)
+            if data.negative_line is not None:
+                raise ImportFailed(path, f"line {data.negative_line}", "a negative cost: event counts cannot be below 0")
             rows += callgrind_resources(data, number if len(files) > 1 else None)
             metas.append({"file": path.name, **fields})
         events = metas[0]["events"].split()

@@ -10,7 +10,9 @@ checks and the difference views treat imported stacks like collected ones::
 
 It is vectorized with numpy: the inclusive amount of a function counts each
 stack once however often the function occurs on it (recursion), found as
-the unique (stack, function) pairs.  The traces stay columnar (frame
+the unique (stack, function) pairs.  A function is a (function, object,
+source) triple: frames of one function at different lines (py-spy,
+speedscope) are one function resource.  The traces stay columnar (frame
 numbers into one table of frame dicts,
 :class:`~perun_core.profile.resources.StackColumn`): a million distinct
 stacks would otherwise be a million lists of a dozen entries each, built
@@ -92,16 +94,19 @@ def stack_table(
     ends = np.cumsum(lengths, dtype=np.int64)
     starts = ends - lengths
     leaves = flat[starts] if count else np.zeros(0, dtype=np.int64)
-    inclusive, exclusive = function_amounts(len(ids.frames), flat, lengths, leaves, amount)
+    frames = ids.frames
+    # a function is its name, object and source: frames of one function at different lines count as one
+    function_of, firsts = function_numbers(frames)
+    inclusive, exclusive = function_amounts(len(firsts), function_of[flat], lengths, function_of[leaves], amount)
     integral = amount.dtype.kind == "i"
     order = np.argsort(-amount, kind="stable")
-    frames = ids.frames
     used = np.flatnonzero(inclusive > 0)
     used = used[np.lexsort((used, -inclusive[used]))]
     m = len(used)
     # every column packed from numpy: a million rows never become a million Python objects
     stack_rows, function_rows = np.arange(count, dtype=np.int64), np.arange(count, count + m, dtype=np.int64)
     as_numbers = (lambda a: np.rint(a).astype(np.int64)) if integral else (lambda a: a.astype(np.float64))
+    inclusive, exclusive, used = inclusive[used], exclusive[used], firsts[used]  # functions by their first frame
     objects = list(dict.fromkeys(frames[i].get("object", "") for i in used.tolist()))
     object_codes = {name: code for code, name in enumerate(objects)}
     keys_ = ["type", "subtype", "uid", "amount", "trace", "object", "exclusive"]
@@ -109,18 +114,34 @@ def stack_table(
         packed_codes(np.zeros(count + m, dtype=np.int8), [kind]),
         packed_codes(np.repeat(np.array([0, 1], dtype=np.int8), [count, m]), ["samples", "function"]),
         packed_codes(np.concatenate((leaves[order], used)), [entry["function"] for entry in frames]),
-        packed_numbers(np.concatenate((amount[order], as_numbers(inclusive[used])))),
+        packed_numbers(np.concatenate((amount[order], as_numbers(inclusive)))),
         StackColumn(frames, flat, starts[order], ends[order], count + m),
         packed_codes(np.concatenate((np.zeros(count, dtype=np.int64), np.fromiter(
             (object_codes[frames[i].get("object", "")] for i in used.tolist()), dtype=np.int64, count=m))),
             objects or [""], stack_rows),
-        packed_numbers(np.concatenate((np.zeros(count, dtype=np.int64), as_numbers(exclusive[used]))), stack_rows),
+        packed_numbers(np.concatenate((np.zeros(count, dtype=np.int64), as_numbers(exclusive))), stack_rows),
     ]
     if periods is not None:
         keys_.append("period")
         columns.append(packed_numbers(np.concatenate((np.asarray(periods, dtype=np.int64)[order],
                                                       np.zeros(m, dtype=np.int64))), function_rows))
     return ResourceTable.from_columns(count + m, keys_, columns, sparse=True)
+
+
+def function_numbers(frames: list[dict[str, Any]]) -> tuple[Any, Any]:
+    """Each frame's function number, and each function's first frame (int64 arrays).
+
+    A function is a (function, object, source) triple: the line of a frame
+    (py-spy, speedscope) tells where in the function it was, not which one.
+    """
+    import numpy as np
+
+    numbers: dict[tuple[Any, Any, Any], int] = {}
+    function_of = np.fromiter((numbers.setdefault((f["function"], f.get("object"), f.get("source")), len(numbers))
+                               for f in frames), dtype=np.int64, count=len(frames))
+    firsts = np.full(len(numbers), len(frames), dtype=np.int64)
+    np.minimum.at(firsts, function_of, np.arange(len(frames), dtype=np.int64))
+    return function_of, firsts
 
 
 def function_amounts(functions: int, flat: Any, lengths: Any, leaves: Any, amount: Any) -> tuple[Any, Any]:
@@ -155,9 +176,17 @@ class JsonDoc:
     def fail(self, key: str, reason: str) -> ImportFailed:
         return ImportFailed(self.path, f"key '{key}'" if key else None, reason)
 
+    def amount(self, container: Any, key: str | int, where: str, *, optional: bool = False) -> Any:
+        """A number that measures something (a time, a size, a count): 0 or more and finite."""
+        value = self.get(container, key, where, (int, float), optional=optional)
+        if value is not None and not 0 <= value < float("inf"):
+            what = "a negative value" if value < 0 else "not a finite number"
+            raise self.fail(_place(where, key), f"{what} ({value}): expected 0 or more")
+        return value
+
     def get(self, container: Any, key: str | int, where: str, kind: type | tuple[type, ...],
             *, optional: bool = False, default: Any = None) -> Any:
-        place = f"{where}[{key}]" if isinstance(key, int) else (f"{where}.{key}" if where else key)
+        place = _place(where, key)
         if isinstance(key, int):
             value = container[key] if -len(container) <= key < len(container) else None
         else:
@@ -174,6 +203,10 @@ class JsonDoc:
         if not isinstance(value, kinds) or (isinstance(value, bool) and bool not in kinds):
             raise self.fail(place, f"expected {_names(kinds)}, got {_kind(value)}")
         return value
+
+
+def _place(where: str, key: str | int) -> str:
+    return f"{where}[{key}]" if isinstance(key, int) else (f"{where}.{key}" if where else key)
 
 
 def read_json(path: Path) -> JsonDoc:

@@ -2,7 +2,7 @@
 
 :func:`scan_folded` handles the common file: ``frame;frame;... COUNT``
 lines ending in ``\\n``, whole-number counts, no blank lines and no line
-breaks other than ``\\n``.  Anything else (fractional values, CRLF, an odd
+breaks other than ``\\n``, no ``#`` comments.  Anything else (fractional values, CRLF, an odd
 or broken line) makes it answer None, and the line-by-line reader of
 :mod:`perun_core.importers.stacks` reads the file and names any bad line.
 Both give the same stacks, frame numbers and values.
@@ -60,6 +60,8 @@ def scan_folded(data: bytes) -> FoldedScan | None:
     if lines is None:
         return None
     line_starts, value_starts, line_ends, semis, semis_before = lines
+    if (buf[line_starts] == 35).any():  # a '#' comment: the line-by-line reader skips it
+        return None
     values = _whole_numbers(buf, value_starts, line_ends)
     if values is None:
         return None

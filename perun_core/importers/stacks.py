@@ -4,14 +4,22 @@
 ``perf script | stackcollapse-perf.pl``, py-spy ``--format raw``, perun's own
 folded output): one stack resource per distinct stack (lines of the same
 stack are added up) and one function resource per function, as the perf
-collector makes them.  Frames of the form ``function()~source~line``
-(perun's folded output) get their source and line back.  Values are
-samples unless ``--unit`` says otherwise (``--type memory --unit B`` for
-allocation stacks).
+collector makes them.  What frame names hold besides the function
+(perun's ``function()~source~line``, py-spy's ``function (file.py:12)``,
+DTrace's ``module`function``, stackcollapse-perf's ``_[k]`` annotations)
+is read by :mod:`perun_core.importers.framenames`; the function resources
+are per function, whatever line of it a frame was at.  Blank lines and
+``#`` comments are skipped, any line break is read.  Values are samples
+unless ``--unit`` says otherwise (``--type memory --unit B`` for
+allocation stacks); a negative value is refused.
+
+``py-spy`` is ``folded`` for ``py-spy record --format raw`` files, samples
+without any Python frame counted under ``[no frames]``.
 
 ``speedscope`` reads speedscope.app files (``sampled`` and ``evented``
 profiles): samples with their weights, or the time between open and close
-events, per stack.  The unit is the file's (``nanoseconds`` becomes ``ns``,
+events, per stack (a negative weight or time, or an event before the one
+it follows, is refused).  The unit is the file's (``nanoseconds`` becomes ``ns``,
 ``bytes`` becomes ``B`` and a memory profile); a file of several profiles
 (threads) puts each profile's name as the root frame of its stacks.
 
@@ -25,8 +33,8 @@ times a million-line folded file.
 
 from __future__ import annotations
 
+import math
 from itertools import repeat
-from operator import itemgetter
 from pathlib import Path
 from typing import Any
 
@@ -36,32 +44,22 @@ from ..profile.model import Profile, Snapshot
 from ..profile.resources import ResourceTable
 from .common import FrameIds, flatten, read_bytes, read_json, stack_table
 from .foldedscan import FoldedScan, scan_folded
+from .framenames import NO_FRAMES, describe_frames
 
-__all__ = ["FoldedImporter", "SpeedscopeImporter", "parse_folded"]
+__all__ = ["FoldedImporter", "PySpyImporter", "SpeedscopeImporter", "parse_folded"]
 
 _SPEEDSCOPE_UNITS = {"nanoseconds": "ns", "microseconds": "us", "milliseconds": "ms", "seconds": "s",
                      "bytes": "B", "none": "samples"}
 
 
-def _split_label(ids: FrameIds) -> None:
-    """``function()~source~line`` frames (perun's folded output) back into their parts."""
-    for entry in ids.frames:
-        name = entry["function"]
-        if "()" not in name:
-            continue
-        function, sep, rest = name.partition("()")
-        if rest and not rest.startswith("~"):
-            continue
-        entry["function"] = function
-        parts = rest[1:].split("~") if rest else []
-        if parts and parts[0]:
-            entry["source"] = parts[0]
-        if len(parts) > 1 and parts[1].isdigit():
-            entry["line"] = int(parts[1])
-
-
 def parse_folded(data: bytes, path: Path, totals: list) -> None:
-    """Append the stacks (texts) and values (a numpy array) of one folded file to ``totals``."""
+    """Append the stacks (texts) and values (a numpy array) of one folded file to ``totals``.
+
+    Any line break (CR LF too); blank lines and ``#`` comments are skipped;
+    the value is the last word of the line, whatever space or tab comes
+    before it; a line of a value alone (py-spy's samples without frames)
+    counts for :data:`~perun_core.importers.framenames.NO_FRAMES`.
+    """
     import numpy as np
 
     try:
@@ -69,36 +67,35 @@ def parse_folded(data: bytes, path: Path, totals: list) -> None:
     except UnicodeDecodeError as exc:
         raise ImportFailed(path, None, f"is not UTF-8 text ({exc.reason} at byte {exc.start})") from None
     lines = text.splitlines()
-    if any(not line.strip() for line in lines[-1:]) or "" in lines:
-        lines = [line for line in lines if line.strip()]
-    parts = list(map(str.rpartition, lines, repeat(" ")))
-    values = list(map(itemgetter(2), parts))
-    stacks = list(map(itemgetter(0), parts))
+    stacks: list[str] = []
+    values: list[str] = []
+    for number, line in enumerate(lines, start=1):
+        line = line.strip()
+        if not line or line.startswith("#"):
+            continue
+        parts = line.rsplit(None, 1)  # at the last run of spaces or tabs: frame names may hold spaces
+        stack, value = (parts[0], parts[1]) if len(parts) == 2 else ("", parts[0])
+        cut = " (truncated?)" if number == len(lines) else ""
+        if not _is_number(value):
+            if not stack.strip():
+                raise ImportFailed(path, f"line {number}", f"expected 'frame;frame;... VALUE', got '{line[:60]}'{cut}")
+            raise ImportFailed(path, f"line {number}", f"expected a number after the stack, got '{value[:30]}'{cut}")
+        if float(value) < 0:
+            raise ImportFailed(path, f"line {number}", f"a negative value ({value[:30]}): amounts cannot be below 0")
+        stacks.append(stack.rstrip() or NO_FRAMES)
+        values.append(value)
     try:
         amounts = np.array(values, dtype=np.int64)
     except (ValueError, OverflowError):
-        try:
-            amounts = np.array(values, dtype=np.float64)
-        except ValueError:
-            amounts = None
-    if amounts is None or "" in dict.fromkeys(stacks) or (amounts.dtype.kind == "f" and not np.isfinite(amounts).all()):
-        for number, (stack, sep, value) in enumerate(parts, start=1):
-            if not sep or not stack.strip():
-                raise ImportFailed(path, f"line {number}", f"expected 'frame;frame;... VALUE', got "
-                                                           f"'{lines[number - 1][:60]}'"
-                                   + (" (truncated?)" if number == len(parts) else ""))
-            try:
-                ok = bool(np.isfinite(float(value)))
-            except ValueError:
-                ok = False
-            if not ok:
-                raise ImportFailed(path, f"line {number}", f"expected a number after the stack, got '{value[:30]}'"
-                                   + (" (truncated?)" if number == len(parts) else ""))
-    assert amounts is not None
-    if amounts.size and amounts.min() < 0:
-        number = int(np.argmax(amounts < 0)) + 1
-        raise ImportFailed(path, f"line {number}", "a negative value")
+        amounts = np.array(values, dtype=np.float64)
     totals.append((stacks, amounts))
+
+
+def _is_number(text: str) -> bool:
+    try:
+        return math.isfinite(float(text))
+    except ValueError:
+        return False
 
 
 class FoldedImporter:
@@ -123,13 +120,22 @@ class FoldedImporter:
         ids = FrameIds()
         for name in scan.names:
             ids[name]  # numbered in order: the scan numbered the names as they first occur
-        _split_label(ids)
+        describe_frames(ids.frames)
         kind = options.get("type") or "time"
         unit = options.get("unit") or "samples"
         table = stack_table(ids, scan.flat, scan.lengths, scan.values, kind=kind)
         header = {"type": kind, "units": {kind: unit},
-                  "tool": {"name": "folded", "files": [p.name for p in files], "lines": scan.lines}}
+                  "tool": {"name": self.name, "files": [p.name for p in files], "lines": scan.lines}}
         return Profile(header=header, global_region=Snapshot(table, [], {}))
+
+
+class PySpyImporter(FoldedImporter):
+    name = "py-spy"
+    summary = "py-spy record --format raw files: Python stacks with their samples, function, file and line."
+    params: tuple[Param, ...] = ()
+
+    def load(self, files: list[Path], options: dict[str, Any]) -> Profile:
+        return super().load(files, {"type": "time", "unit": "samples"})
 
 
 def _scan_lines(datas: list[bytes], files: list[Path]) -> FoldedScan:
@@ -174,10 +180,13 @@ class SpeedscopeImporter:
         stacks: dict[tuple[int, ...], float] = {}
         units = set()
         names = []
+        exporters: list[str] = []
         for path in files:
             doc = read_json(path)
             root = doc.get({"": doc.data}, "", "", dict)
             frame_ids = self._frames(doc, root, ids)
+            if isinstance(root.get("exporter"), str) and root["exporter"] not in exporters:
+                exporters.append(root["exporter"])  # the tool that wrote the file (py-spy, pyinstrument, ...)
             profiles = doc.get(root, "profiles", "", list)
             for p, _ in enumerate(profiles):
                 where = f"profiles[{p}]"
@@ -201,7 +210,8 @@ class SpeedscopeImporter:
         amounts = np.array(values, dtype=np.int64 if all(isinstance(v, int) for v in values) else np.float64)
         table = stack_table(ids, *flatten(list(stacks)), amounts, kind=kind) if stacks else ResourceTable([])
         header = {"type": kind, "units": {kind: unit},
-                  "tool": {"name": "speedscope", "files": [p.name for p in files], "profiles": names}}
+                  "tool": {"name": "speedscope", "files": [p.name for p in files], "profiles": names,
+                           **({"exporters": exporters} if exporters else {})}}
         return Profile(header=header, global_region=Snapshot(table, [], {}))
 
     @staticmethod
@@ -235,6 +245,8 @@ class SpeedscopeImporter:
         for s, sample in enumerate(samples):
             sample = doc.get(samples, s, f"{where}.samples", list)
             weight = doc.get(weights, s, f"{where}.weights", (int, float))
+            if weight < 0:
+                raise doc.fail(f"{where}.weights[{s}]", f"a negative weight ({weight}): amounts cannot be below 0")
             stack = tuple(self._frame(doc, frame_ids, f, f"{where}.samples[{s}]") for f in reversed(sample))
             stack += prefix
             if stack:
@@ -246,9 +258,14 @@ class SpeedscopeImporter:
         events = doc.get(profile, "events", where, list)
         open_frames: list[int] = []
         last = doc.get(profile, "startValue", where, (int, float), optional=True, default=None)
+        if last is not None and last < 0:
+            raise doc.fail(f"{where}.startValue", f"a negative time ({last})")
         for e, _ in enumerate(events):
             event = doc.get(events, e, f"{where}.events", dict)
             at = doc.get(event, "at", f"{where}.events[{e}]", (int, float))
+            if at < 0 or (last is not None and at < last):
+                raise doc.fail(f"{where}.events[{e}].at", f"a time before the last one ({at} after {last})"
+                               if at >= 0 else f"a negative time ({at})")
             what = doc.get(event, "type", f"{where}.events[{e}]", str)
             frame = self._frame(doc, frame_ids, event.get("frame"), f"{where}.events[{e}].frame")
             if open_frames and last is not None and at > last:

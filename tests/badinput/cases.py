@@ -361,6 +361,10 @@ SPEEDSCOPE = '{"$schema": "https://www.speedscope.app/file-format-schema.json", 
              ' "profiles": [{"type": "sampled", "name": "p", "unit": "none", "startValue": 0, "endValue": 1,' \
              ' "samples": [[0]], "weights": [%s]}]}'
 HYPERFINE = '{"results": [{"command": "sleep 0", "times": [%s]}]}'
+PYPERF = '{"version": "1.0", "metadata": {"name": "b", "unit": "second"}, "benchmarks": [{"runs": [{"values": [%s]}]}]}'
+ASV = '{"version": 2, "result_columns": ["result", "params"], "results": {"b.time_x": [[%s], []]}}'
+MEMRAY = '{"total_num_allocations": 1, "total_bytes_allocated": 8, "top_allocations_by_size": ' \
+         '[{"location": "f:a.py:1", "size": %s}], "top_allocations_by_count": []}'
 GBENCH = '{"context": {}, "benchmarks": [{"name": "BM_x", "run_type": "iteration", "iterations": 1, ' \
          '"real_time": %s, "cpu_time": 1.0, "time_unit": "%s"}]}'
 PYTEST_BENCH = '{"machine_info": {}, "benchmarks": [{"name": "test_x", "fullname": "t.py::test_x", ' \
@@ -433,6 +437,17 @@ IMPORT_CASES = [
     Case("import a named pipe nobody writes", ["import", "folded", "../in/pipe"], 1, "regular file",
          lambda root: _fifo(root.parent / "in" / "pipe")),
     Case("import a device", ["import", "perf-script", "../full"], 1, "regular file", _full_device),
+    *(_import(kind, "empty file", "", f"{kind}.input") for kind in ("py-spy", "pyperf", "asv", "memray-stats")),
+    *(_import(kind, "binary file", BINARY, f"{kind}.input") for kind in ("py-spy", "pyperf", "asv", "memray-stats")),
+    _import("py-spy", "negative count", "<module> (a.py:1);f (a.py:2) 3\n<module> (a.py:1) -2\n",
+            "py-spy.input:2: a negative value"),
+    _import("speedscope", "negative weight", SPEEDSCOPE % "-1", "weights[0]': a negative weight"),
+    _import("pyperf", "negative value", PYPERF % "-0.5", "values[0]': a negative value"),
+    _import("pyperf", "value NaN", PYPERF % "NaN", "values[0]': not a finite number"),
+    _import("asv", "negative time", ASV % "-0.5", "results.b.time_x[0][0]': a negative value"),
+    _import("asv", "results a list", '{"version": 2, "result_columns": ["result", "params"], "results": []}',
+            "key 'results': expected an object"),
+    _import("memray-stats", "negative size", MEMRAY % "-7", "top_allocations_by_size[0].size': a negative value"),
 ]
 
 DIFF_CASES = [

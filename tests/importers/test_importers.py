@@ -24,8 +24,8 @@ def rows(profile, subtype=None):
 
 
 def test_every_kind_is_registered_with_params_declared():
-    assert importers.names() == ["callgrind", "folded", "google-benchmark", "hyperfine", "perf-record",
-                                 "perf-script", "pytest-benchmark", "speedscope"]
+    assert importers.names() == ["asv", "callgrind", "folded", "google-benchmark", "hyperfine", "memray-stats",
+                                 "perf-record", "perf-script", "py-spy", "pyperf", "pytest-benchmark", "speedscope"]
     for name in importers.names():
         unit = importers.get(name)
         assert unit.summary and all(isinstance(p, Param) for p in unit.params)
