@@ -70,9 +70,14 @@ class ConfirmationFinished:
 
 
 def needs_confirmation(pair: PairReport, finding: Finding) -> bool:
-    """Certain changes of time profiles between two commits."""
+    """Changes of time profiles between two commits: certain ones, and those a busy machine made Maybe.
+
+    A change the busy-machine rules made uncertain (it keeps its
+    ``first_result``) is exactly what interleaved runs can settle.
+    """
     result = finding.result
-    return (pair.target.type == "time" and result.is_change and not result.is_maybe
+    tempered = result.is_maybe and "first_result" in finding.details and "confirmation" not in finding.details
+    return (pair.target.type == "time" and result.is_change and (not result.is_maybe or tempered)
             and pair.baseline.minor is not None and pair.target.minor is not None)
 
 
@@ -168,8 +173,10 @@ def _verdict(first: Finding, second: Finding | None, runs: int) -> Finding:
     shown = f"first {_ratio_text(first)}"
     if second is not None and second.result.is_change and not second.result.is_maybe and \
             second.result.is_degradation == first.result.is_degradation:
-        return replace(first, reason=_join(first.reason, f"confirmed by {runs} interleaved runs a side: "
-                                                         f"{shown}, re-run {_ratio_text(second)}"),
+        # a change the busy-machine rules made uncertain gets its first verdict back
+        result = PerformanceChange(first.details.get("first_result", first.result.value))
+        return replace(first, result=result, reason=_join(first.reason, f"confirmed by {runs} interleaved runs a "
+                                                                        f"side: {shown}, re-run {_ratio_text(second)}"),
                        details={**first.details, "confirmation": "confirmed"})
     again = "no measurement" if second is None else f"re-run {_ratio_text(second)} ({second.result.value})"
     maybe = (PerformanceChange.MAYBE_DEGRADATION if first.result.is_degradation
@@ -231,7 +238,8 @@ def confirm_versions(repo: Any, versions: Sequence[VersionReport], cache: Profil
         for v, p, job in items:
             pair = versions[v].pairs[p]
             base_profile, target_profile = measured[jobs.index(job)]
-            outcome = check_pair(ProfileData(base_profile), ProfileData(target_profile), strategy)
+            # interleaved runs share whatever load there was: the busy-machine rules are for runs made apart
+            outcome = check_pair(ProfileData(base_profile), ProfileData(target_profile), strategy, temper=False)
             again = {(f.method, f.location): f for f in outcome.findings}
             for i, f in enumerate(pair.findings):
                 if needs_confirmation(pair, f):

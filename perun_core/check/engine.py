@@ -26,14 +26,16 @@ class PairOutcome:
 
 
 def check_pair(baseline: ProfileData, target: ProfileData, strategy: Strategy, *, baseline_name: str = "baseline",
-               target_name: str = "target", history: list[ProfileData] | None = None) -> PairOutcome:
+               target_name: str = "target", history: list[ProfileData] | None = None,
+               temper: bool = True) -> PairOutcome:
     """Apply the strategy's rules for ``target`` to the pair.
 
     Raises :class:`IncomparableProfiles` for profiles of different types and
     the errors of methods (bad parameters); a method that fails otherwise
     gives one Unknown finding and an entry in ``errors``.  Wall-time changes
     of time profiles that CPU time does not back on a busy machine are made
-    Maybe (see :mod:`perun_core.check.noise`).
+    Maybe (see :mod:`perun_core.check.noise`), unless ``temper`` is False
+    (runs made interleaved, which a busy machine disturbs alike).
     """
 
     if baseline.type != target.type:
@@ -58,7 +60,7 @@ def check_pair(baseline: ProfileData, target: ProfileData, strategy: Strategy, *
             reason = f"method '{method.name}' failed: {type(exc).__name__}: {exc}"
             outcome.errors.append(reason)
             found = [Finding(PerformanceChange.UNKNOWN, "error", "*", method=method.name, reason=reason)]
-        outcome.findings.extend(noise.temper(baseline, target, found))
+        outcome.findings.extend(noise.temper(baseline, target, found) if temper else found)
     outcome.notes.extend(strategy.notes)
     different = noise.machine_difference(baseline, target)
     if different is not None:

@@ -272,10 +272,10 @@ def _tempered_cpu(baseline: ProfileData, target: ProfileData, finding: Finding, 
     """A certain CPU-time change no larger than what contention itself can do to CPU time, made Maybe.
 
     Within :data:`CONTENTION_MARGIN` (or :data:`CONTENTION_FLOOR`) always; and
-    when the side with more CPU time also waited longer for a CPU (its runs
-    took more times their CPU time than the other side's), within that
-    difference in contention too: the more other work shared the cores, the
-    slower the very instructions ran.
+    when only one side was measured under contention and that side has more
+    CPU time, within the difference in waiting too (its runs took that many
+    more times their CPU time than the other side's): the more other work
+    shared the cores, the slower the very instructions ran.
     """
     result = finding.result
     uid, _, what = finding.location.rpartition(" [")
@@ -289,7 +289,7 @@ def _tempered_cpu(baseline: ProfileData, target: ProfileData, finding: Finding, 
     low, high = sorted((before, after))
     required = CONTENTION_MARGIN
     stretches = _stretch(base_cols), _stretch(new_cols)
-    if None not in stretches:
+    if None not in stretches and one_sided(baseline, target, uid):
         more, less = stretches if before > after else stretches[::-1]
         required = max(required, more / less)  # type: ignore[operator]
     if high - low >= CONTENTION_FLOOR and (low <= 0 or high / low >= required):

@@ -57,6 +57,9 @@ def test_a_change_the_interleaved_runs_do_not_repeat_is_listed_as_not_confirmed(
             for resource in data["global"]["resources"]:
                 if resource["type"] == "time":
                     resource["amount"] *= 3
+                    # preempted in proportion, as a machine three times slower throughout would be
+                    if "involuntary_switches" in resource:
+                        resource["involuntary_switches"] *= 3
             profile.path.write_text(json.dumps(data))
         api.add([str(profile.path)], minor=profile.origin, cwd=root)
     plain = run_cli("check", "head", "--format", "json", cwd=root)

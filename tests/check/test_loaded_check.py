@@ -53,7 +53,7 @@ def _project(root):
     ])
     api.init(root)
     for key, value in {"execute.pre_run": ["make"], "cmds": ["./app"], "workloads": [WORKLOAD],
-                       "collectors": [{"name": "time", "params": {"warmup": 1, "repeat": 9}}]}.items():
+                       "collectors": [{"name": "time", "params": {"warmup": 1, "repeat": 15}}]}.items():
         api.config_set(key, value, scope="local", cwd=root)
     return shas
 
