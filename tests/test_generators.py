@@ -219,7 +219,9 @@ def test_time_over_an_integer_generator_merges_one_profile(perun_repo):
     assert profile["origin"] == shas[-1]
     header = profile["header"]
     assert header["workload"] == "naps" and header["workload_sizes"] == [10, 20, 30]
-    assert header["generator"] == {"id": "naps", "type": "integer"}
+    # the generator in full: confirmation and explanation re-run the very workloads it made
+    assert header["generator"] == {"id": "naps", "type": "integer", "min": 10, "max": 30, "step": 10,
+                                   "profile_for_each_workload": False}
     assert [p["name"] for p in profile["postprocessors"]] == ["normalizer"]        # once, on the merged profile
     rows = profile["global"]["resources"]
     assert len(rows) == 12 and [r["structure-unit-size"] for r in rows if r["subtype"] == "real"] == [10, 20, 30]
