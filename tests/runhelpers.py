@@ -9,9 +9,11 @@ from __future__ import annotations
 
 import os
 import shutil
+import signal
 import subprocess
 import tempfile
 import time
+from contextlib import contextmanager
 from pathlib import Path
 
 import pytest
@@ -124,3 +126,25 @@ int main(int argc, char **argv) {
 }
 '''
 FIVE_FUNCTIONS_MAKEFILE = "app: app.c\n\tcc -O1 -g -fno-omit-frame-pointer -o app app.c\n"
+
+
+@contextmanager
+def busy_sessions(count: int = 4):
+    """``count`` busy loops while the block runs, each started in a session of its own (``setsid``).
+
+    Linux groups the processes of a session when they share the CPUs
+    (autogroup), so loops started in the test's own session would compete
+    only with each other; other users' work runs in sessions of its own.
+    """
+    loops = [subprocess.Popen(["sh", "-c", "while :; do :; done"], start_new_session=True,
+                              stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+             for _ in range(count)]
+    try:
+        yield
+    finally:
+        for loop in loops:
+            try:
+                os.killpg(loop.pid, signal.SIGKILL)
+            except ProcessLookupError:
+                pass
+            loop.wait()

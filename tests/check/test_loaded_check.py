@@ -12,37 +12,18 @@ the work, measured the same way, must be.
 from __future__ import annotations
 
 import json
-import os
-import signal
 import subprocess
-from contextlib import contextmanager
 
 from conftest import run_cli
 from gitrepo import commit_files, make_repo
-from runhelpers import C_PROGRAM, MAKEFILE, needs_cc, run_env  # noqa: F401 - run_env: autouse
+from runhelpers import C_PROGRAM, MAKEFILE, busy_sessions, needs_cc, run_env  # noqa: F401 - run_env: autouse
 
 from perun_core import api
 from perun_core.api import check as api_check
+from tests.tui.helpers import tui_check
 
 WORKLOAD = "60000000"  # about a tenth of a second of CPU time
 CERTAIN_DEGRADATIONS = {"Degradation", "SevereDegradation", "TotalDegradation"}
-
-
-@contextmanager
-def busy_sessions(count: int = 4):
-    """``count`` busy loops, each started in a new session."""
-    loops = [subprocess.Popen(["sh", "-c", "while :; do :; done"], start_new_session=True,
-                              stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
-             for _ in range(count)]
-    try:
-        yield
-    finally:
-        for loop in loops:
-            try:
-                os.killpg(loop.pid, signal.SIGKILL)
-            except ProcessLookupError:
-                pass
-            loop.wait()
 
 
 def _project(root):
@@ -79,12 +60,6 @@ def _certain(records):
 
 @needs_cc
 async def test_identical_code_measured_under_load_is_no_degradation_on_any_path(tmp_path):
-    # lazy: the TUI is needed by this test only
-    from perun_tui.app import PerunApp
-    from perun_tui.screens.check import CheckScreen
-
-    from tests.tui.helpers import settle, wait_until
-
     root = tmp_path / "cproject"
     shas = _project(root)
     _run_matrix(root, shas[0], loaded=False)
@@ -106,16 +81,8 @@ async def test_identical_code_measured_under_load_is_no_degradation_on_any_path(
     assert stored is not None
     assert not [f for p in stored.pairs for f in p.findings if f.result.value in CERTAIN_DEGRADATIONS]
 
-    app = PerunApp(root)
-    async with app.run_test(size=(120, 40)) as pilot:
-        await settle(pilot)
-        await pilot.press("c")
-        screen = app.screen
-        assert isinstance(screen, CheckScreen)
-        await pilot.press("h")  # with the TUI's default: time changes re-measured interleaved
-        await wait_until(pilot, lambda: not screen.running, timeout=600)
-        shown = [f for _v, _p, f in screen.rows if f.result.value in CERTAIN_DEGRADATIONS]
-    assert shown == []
+    rows, _subtitle = await tui_check(root, "h")  # the TUI's default: time changes re-measured interleaved
+    assert [f for f in rows if f.result.value in CERTAIN_DEGRADATIONS] == []
 
 
 @needs_cc

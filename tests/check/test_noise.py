@@ -10,7 +10,7 @@ import subprocess
 import pytest
 
 from conftest import run_cli
-from runhelpers import C_PROGRAM, build_c, documented, needs_cc, run_env  # noqa: F401 - run_env: autouse
+from runhelpers import C_PROGRAM, build_c, busy_sessions, documented, needs_cc, run_env  # noqa: F401 - run_env: autouse
 
 from perun_core.api import run as api_run
 from perun_core.check import get_method
@@ -104,29 +104,10 @@ def test_advice_for_noisy_runs_or_a_busy_machine():
 WORKLOAD_SECOND = "60000000"
 
 
-def busy_processes(count=4):
-    """Busy loops, each in a session of its own (as other users' work would be, not in our autogroup)."""
-    return [subprocess.Popen(["sh", "-c", "while :; do :; done"], start_new_session=True,
-                             stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
-            for _ in range(count)]
-
-
-def stop(processes):
-    for process in processes:
-        try:
-            os.killpg(process.pid, signal.SIGKILL)
-        except ProcessLookupError:
-            pass
-        process.wait()
-
-
 def collect_time(root, program, workload, *, loaded):
-    load = busy_processes() if loaded else []
-    try:
+    with busy_sessions(4 if loaded else 0):
         result = api_run.collect("time", [f"./{program}"], [], [workload], {"warmup": 1, "repeat": 9}, cwd=root,
                                  force_dirty=True)
-    finally:
-        stop(load)
     return result.profiles[0].path
 
 

@@ -27,6 +27,8 @@ from gitrepo import make_repo
 from perun_core import api
 from perun_core.api import check as api_check
 
+from tests.tui.helpers import tui_check
+
 from .helpers import spread, time_profile
 
 #: name: (baseline, target, the verdict at [real], the exit status of a check)
@@ -137,23 +139,10 @@ def test_registered_profiles_by_head_all_and_the_hook(shape):
 
 
 async def test_the_tui_check_screen_gives_the_same_verdicts(shape):
-    # lazy: the TUI is needed by this test only
-    from perun_tui.app import PerunApp
-    from perun_tui.screens.check import CheckScreen
-
-    from tests.tui.helpers import settle, wait_until
-
     name, root, shas, reference, _code = shape
     _registered(root, shas, name)
-    app = PerunApp(root)
-    async with app.run_test(size=(120, 40)) as pilot:
-        await settle(pilot)
-        await pilot.press("c")
-        screen = app.screen
-        assert isinstance(screen, CheckScreen)
-        await pilot.press("h")
-        await wait_until(pilot, lambda: not screen.running, timeout=60)
-        shown = {f.location: (f.result.value, f.reason) for _v, _p, f in screen.rows}
+    rows, _subtitle = await tui_check(root, "h", timeout=60)
+    shown = {f.location: (f.result.value, f.reason) for f in rows}
     assert _changes(shown) == _changes(reference)
     assert _stored(root, shas[1]) == reference
 

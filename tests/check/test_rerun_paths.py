@@ -16,6 +16,7 @@ from gitrepo import make_repo
 from runhelpers import run_env  # noqa: F401 - autouse
 
 from perun_core import api
+from tests.tui.helpers import tui_check
 
 from .test_explain import PY_PROGRAM, PY_SLOW
 
@@ -75,25 +76,11 @@ def test_a_job_gone_from_the_matrix_says_so_in_words(tmp_path):
 
 
 async def test_the_tui_confirms_pending_profiles_of_generated_workloads(tmp_path):
-    # lazy: the TUI is needed by this test only
-    from perun_tui.app import PerunApp
-    from perun_tui.screens.check import CheckScreen
-
-    from tests.tui.helpers import settle, wait_until
-
     root = tmp_path / "pyproject"
     _project(root)
-    app = PerunApp(root)
-    async with app.run_test(size=(120, 40)) as pilot:
-        await settle(pilot)
-        await pilot.press("c")
-        screen = app.screen
-        assert isinstance(screen, CheckScreen)
-        await pilot.press("h")  # the TUI confirms time changes by default: the job matrix has time jobs
-        await wait_until(pilot, lambda: not screen.running, timeout=600)
-        degradations = [f for _v, _p, f in screen.rows if f.result.value == "Degradation"]
-        shown = [(f.location, f.result.value, f.reason) for _v, _p, f in screen.rows]
-        subtitle = str(screen.query_one("#check-pane").border_subtitle)
-    assert degradations, (subtitle, shown)
+    # the TUI confirms time changes by default: the job matrix has time jobs
+    rows, subtitle = await tui_check(root, "h")
+    degradations = [f for f in rows if f.result.value == "Degradation"]
+    assert degradations, (subtitle, [(f.location, f.result.value, f.reason) for f in rows])
     assert all("confirmed by" in f.reason and _rerun_ratio(f.reason) > 1.3 for f in degradations), \
         [f.reason for f in degradations]

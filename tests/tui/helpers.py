@@ -9,7 +9,8 @@ from textual.message import Message
 from textual.notifications import Notify
 
 from perun_core import api
-from perun_tui.app import MainScreen
+from perun_tui.app import MainScreen, PerunApp
+from perun_tui.screens.check import CheckScreen
 
 
 async def settle(pilot) -> None:
@@ -112,3 +113,19 @@ def bisect_repo(tmp_path):
         api.add([str(path)], minor=sha, cwd=root)
     set_matrix(root, cmds=["./app"], workloads=["1000"], collectors=[{"name": "time"}])
     return root, shas
+
+
+async def tui_check(root, key: str = "h", timeout: float = 600) -> tuple[list, str]:
+    """Open the TUI on ``root``, start a check from its check screen (``h`` head, ``a`` all), wait for it.
+
+    Returns the findings it lists and the check pane's subtitle.
+    """
+    app = PerunApp(root)
+    async with app.run_test(size=(120, 40)) as pilot:
+        await settle(pilot)
+        await pilot.press("c")
+        screen = app.screen
+        assert isinstance(screen, CheckScreen)
+        await pilot.press(key)
+        await wait_until(pilot, lambda: not screen.running, timeout=timeout)
+        return [finding for _v, _p, finding in screen.rows], str(screen.query_one("#check-pane").border_subtitle)
