@@ -151,6 +151,9 @@ def from_original_028(doc: dict, path: Any = None) -> dict:
     if "header" not in doc and all(key in doc for key in ("type", "collector")):
         doc = update_flat(dict(doc))  # the oldest files: header fields on top, resources already as 0.28 has them
         resources = {key: _seconds_read(value) for key, value in resources.items()}
+    info = doc.get("collector_info")
+    if isinstance(info, dict) and info.get("name") == "kperf":
+        type_map = _kperf_traces(type_map)
     table = _table_028(resources, type_map, path)
     out: dict[str, Any] = {}
     if "origin" in doc:
@@ -185,6 +188,21 @@ def _seconds_read(columns: Any) -> Any:
         match = _SECONDS.fullmatch(value) if isinstance(value, str) else None
         read.append(float(match.group(1)) if match else value)
     return {**columns, "amount": read}
+
+
+def _kperf_traces(type_map: dict) -> dict:
+    """The original's sampling profiles (its kperf collector, its ``import perf``) name each sampled stack
+    by its uid, the frames root first joined by ``;``: each row gets that stack as its ``trace``
+    (innermost frame first, as ours), so flame graphs and the difference views show it."""
+    out = {}
+    for key, props in type_map.items():
+        uid = props.get("uid") if isinstance(props, dict) else None
+        if isinstance(uid, str) and uid and "trace" not in props:
+            # frames of imported folded stacks may end in '()', which our frame labels add themselves
+            frames = [frame[:-2] if frame.endswith("()") else frame for frame in reversed(uid.split(";"))]
+            props = {**props, "trace": [{"function": frame} for frame in frames]}
+        out[key] = props
+    return out
 
 
 def _profile_time(type_map: dict) -> Any:

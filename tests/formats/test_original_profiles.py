@@ -35,6 +35,9 @@ EXPECTED = {
     "complexity-regressogram-auto-median.perf": ("original-0.28", 40, {"mixed"}, 2, ["regressogram"]),
     "complexity-regressogram-user-buckets.perf": ("original-0.28", 40, {"mixed"}, 2, ["regressogram"]),
     "complexity-sorter-zero-sizes.perf": ("original-0.28", 302, {"mixed"}, 0, []),
+    "import-perf-record.perf": ("original-0.28", 4, {None}, 0, []),
+    "import-perf-script-stats-metadata.perf": ("original-0.28", 4, {None}, 0, []),
+    "import-perf-stack.perf": ("original-0.28", 4, {None}, 0, []),
     "kperf-python-empty-exitcode2.perf": ("original-0.28", 0, set(), 0, []),
     "kperf-python-fib.perf": ("original-0.28", 229, {None}, 0, []),
     "kperf-sorter.perf": ("original-0.28", 5, {None}, 0, []),
@@ -261,3 +264,28 @@ def test_a_moving_average_over_other_points_spreads_its_values_over_its_range():
         "collector_info": {"name": "complexity", "params": {}}, "postprocessors": []})
     model = from_json_bytes(text.encode()).global_region.models[0]
     assert model["x"] == [10.0, 20.0, 30.0] and model["y"] == [1.0, 2.0, 5.0]
+
+
+@pytest.mark.parametrize("name", ["kperf-sorter.perf", "import-perf-record.perf", "import-perf-script-stats-metadata.perf",
+                                  "import-perf-stack.perf"])
+def test_the_originals_sampled_stacks_make_flame_graphs(tmp_path, name):
+    from conftest import run_cli
+
+    data = json.loads((PROFILES / name).read_text())
+    samples = {props["uid"]: sum(data["resources"][key]["amount"]) for key, props in data["resource_type_map"].items()}
+    result = run_cli("show", str(PROFILES / name), "flamegraph", "--format", "folded", cwd=tmp_path)
+    assert result.returncode == 0, result.stderr
+    folded = {}
+    for line in result.stdout.splitlines():
+        stack, _, amount = line.rpartition(" ")
+        folded[stack] = float(amount)
+    # one folded line per sampled stack, root first, with its samples (our labels end frames in '()')
+    expected = {";".join(f"{f[:-2] if f.endswith('()') else f}()" for f in uid.split(";")): float(total)
+                for uid, total in samples.items()}
+    assert folded == expected
+
+
+def test_perf_imports_of_the_original_keep_stats_and_metadata():
+    profile = load_profile_from_file(PROFILES / "import-perf-script-stats-metadata.perf")
+    assert profile.extra["stats"][0]["name"] == "total" and profile.extra["stats"][0]["value"] == [12.5]
+    assert profile.extra["metadata"][0]["value"] == "ci-1" and profile.header["exitcode"] == ["0"]
