@@ -25,8 +25,8 @@ length + UTF-8`` (tests/fixtures/original/LAYOUTS.md §2.2).
 apart) and refuses a newer version of either.  :func:`write_index` writes an
 index in the layout the file already has, so an index the original wrote
 stays one it can read; a repository shared with the original asks for
-:data:`ORIGINAL_LAYOUT` for new indexes too (see
-:attr:`~perun_core.storage.repository.PerunRepository.index_layout`).  That
+:data:`ORIGINAL_LAYOUT` for every index it writes (see
+:func:`~perun_core.storage.repository.shared_with_original`).  That
 layout cannot hold what ours adds: the arguments (read back as ``""``), the
 fraction of the time, and the checksum trailer.
 """

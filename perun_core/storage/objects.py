@@ -158,7 +158,7 @@ class ObjectStore:
         return self.path_of(sha).is_file()
 
     def write_profile(self, profile: Profile, *, layout: str = "columnar") -> str:
-        """Store ``profile`` (its origin is not part of the object) as ``columnar`` or ``documented`` JSON; its SHA-1."""
+        """Store ``profile`` (without its origin) as ``columnar`` or ``documented`` JSON; returns the SHA-1."""
         if layout == "columnar":
             pieces = iter_columnar(profile)
         elif layout == "documented":

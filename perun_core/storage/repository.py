@@ -30,7 +30,7 @@ from ..errors import CorruptObject, InvalidProfile, NotPerunRepository, PerunErr
 from ..atomic import atomic_write, file_lock
 from ..profile.codec import load_profile_head
 from ..profile.validate import validate_profile
-from .index import INDEX, ORIGINAL_LAYOUT, PERUN_LAYOUT, IndexEntry, read_index, write_index
+from .index import INDEX, ORIGINAL_LAYOUT, IndexEntry, read_index, write_index
 from .objects import ObjectStore, object_path
 
 if TYPE_CHECKING:
@@ -182,15 +182,6 @@ class PerunRepository:
         return shared_with_original(self.perun_dir)
 
     @property
-    def index_layout(self) -> str:
-        """The layout new indexes get: the original's in a shared repository, else ours.
-
-        An existing index keeps the layout it has, except that in a shared
-        repository one of ours is rewritten in the original's on its next change.
-        """
-        return ORIGINAL_LAYOUT if self.shared_with_original else PERUN_LAYOUT
-
-    @property
     def object_layout(self) -> str:
         """How new objects hold a profile: ``documented`` JSON where the original reads them, else ``columnar``."""
         return "documented" if self.shared_with_original else "columnar"
@@ -204,10 +195,13 @@ class PerunRepository:
         """
         validate_profile(profile, path=source)
         if self.shared_with_original and profile.type not in ORIGINAL_TYPES:
+            readable = ", ".join(ORIGINAL_TYPES)
             raise InvalidProfile(source, "header.type", f"'{profile.type}' cannot be stored where the original Perun "
-                                 f"reads (this repository is shared with it): it reads only {', '.join(ORIGINAL_TYPES)}")
+                                 f"reads (this repository is shared with it): it reads only {readable}")
 
     def _write_index(self, minor: str, entries: list[IndexEntry]) -> None:
+        # shared: every index in the original's layout (one of ours is converted on its next change);
+        # else each index keeps the layout it has, a new one gets ours
         write_index(self.index_path(minor), entries, layout=ORIGINAL_LAYOUT if self.shared_with_original else None)
 
     # -- indexes -------------------------------------------------------------
@@ -264,7 +258,8 @@ class PerunRepository:
     def _index_lock(self, minor: str) -> contextlib.AbstractContextManager[None]:
         return self.index_lock(minor)
 
-    def register(self, minor: str, profile: Profile, source: str, created: float, *, checked: bool = False) -> IndexEntry:
+    def register(self, minor: str, profile: Profile, source: str, created: float, *,
+                 checked: bool = False) -> IndexEntry:
         """Store ``profile`` as an object and append it to ``minor``'s index; idempotent.
 
         The same object at the same commit is registered once: when
