@@ -190,3 +190,22 @@ def test_status_log_show_and_a_new_add_in_the_shared_fixture(shared_by_both):
     assert index_layout(index.read_bytes()) == ORIGINAL_LAYOUT and entries[0].label == "original-added"
     ok("rm", "third.perf", cwd=shared_by_both)
     assert index.read_bytes() == before  # back to the original's own bytes
+
+
+def test_a_version_1_index_of_the_original_reads_and_is_written_back_as_its_version_2(shared_by_both):
+    import struct
+
+    index = index_file(shared_by_both, SHARED_HEAD)
+    entries = decode_index(index.read_bytes(), index)
+    old = [b"pidx", struct.pack("<ii", 1, len(entries))]
+    for entry in entries:  # version 1: mtime, object, name; the rest is read from the objects
+        old += [struct.pack("<I", int(entry.time)), bytes.fromhex(entry.checksum), entry.path.encode() + b"\0"]
+    index.write_bytes(b"".join(old))
+    assert [e.path for e in read_index(index)] == [e.path for e in entries]
+    assert ok("status", cwd=shared_by_both).count("[time] ┃ ./wordfreq") == 2
+    write_pending(shared_by_both, "third.perf", time_profile(SHARED_HEAD))
+    ok("add", "third.perf", cwd=shared_by_both)
+    rewritten = index.read_bytes()
+    assert rewritten[4:8] == struct.pack("<i", 2) and index_layout(rewritten) == ORIGINAL_LAYOUT
+    again = {e.path: e for e in decode_index(rewritten, index)}
+    assert again["ours-added.perf"].label == "ours-added" and again["original-added.perf"].cmd == "./wordfreq"
