@@ -30,6 +30,7 @@ from ..errors import (
     UsageError,
 )
 from ..storage.changes import any_changes, read_changes, read_pairs
+from ..storage.index import ORIGINAL_LAYOUT, write_index
 from ..storage.lookup import FoundProfile, find_profile, sort_key_of
 from ..storage.repository import PERUN_DIR, PerunRepository, ProfileInfo
 from ..vcs import init_repository
@@ -55,6 +56,8 @@ class InitResult:
     reinitialized: bool
     template: str
     config_path: Path
+    #: whether the instance is shared with the original Perun (``compat``, or made by the original)
+    shared_with_original: bool = False
 
 
 def init(
@@ -65,8 +68,16 @@ def init(
     vcs_params: dict[str, str] | None = None,
     vcs_flags: tuple[str, ...] = (),
     template: str = "master",
+    compat: bool = False,
 ) -> InitResult:
-    """Create (or re-create) ``.perun`` at ``path`` and a git repository if missing."""
+    """Create (or re-create) ``.perun`` at ``path`` and a git repository if missing.
+
+    ``compat`` makes an instance the original Perun (0.28) can open and use
+    beside perun: the directories its ``init`` makes (``stats/``, ``tmp/``)
+    and its empty pending index ``jobs/.index``, which tell perun to write
+    indexes and objects the original reads (see
+    :attr:`~perun_core.storage.repository.PerunRepository.shared_with_original`).
+    """
     # lazy: keeps `perun-core status` and the TUI's first frame light
     from ..config.templates import render_local_config
 
@@ -86,12 +97,17 @@ def init(
     git_created = init_repository(vcs_root, bare="bare" in vcs_flags, params=vcs_params or {})
     perun_dir = root / PERUN_DIR
     reinitialized = perun_dir.is_dir()
-    for sub in ("jobs", "objects", "logs", "cache"):
+    for sub in ("jobs", "objects", "logs", "cache", *(("stats", "tmp") if compat else ())):
         (perun_dir / sub).mkdir(parents=True, exist_ok=True)
+    pending_index = perun_dir / "jobs" / ".index"
+    if compat and not pending_index.exists():
+        write_index(pending_index, [], layout=ORIGINAL_LAYOUT)
     config_path = perun_dir / "local.yml"
     if not config_path.exists():
         atomic_write_text(config_path, config_text)
-    return InitResult(root, vcs_root, git_created, reinitialized, template, config_path)
+    with PerunRepository(root) as repo:
+        shared = repo.shared_with_original
+    return InitResult(root, vcs_root, git_created, reinitialized, template, config_path, shared)
 
 
 # -- add / rm ----------------------------------------------------------------------
@@ -135,11 +151,12 @@ def add(
             seen.add(resolved)
             profile = item.load(r)
             _check_origin(r, item.path, profile, target, force)
+            r.check_storable(profile, item.path.name)
             loaded.append((item, profile, item.path.stat().st_mtime))
         added = []
         for item, profile, created in loaded:
             assert item.path is not None
-            entry = r.register(target, profile, item.path.name, created)
+            entry = r.register(target, profile, item.path.name, created, checked=True)
             if not keep_profile:
                 with contextlib.suppress(FileNotFoundError):
                     item.path.unlink()

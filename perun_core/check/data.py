@@ -16,6 +16,7 @@ from dataclasses import dataclass
 from operator import itemgetter
 from typing import TYPE_CHECKING, Any
 
+from ..errors import InvalidParameter
 from ..profile.model import Profile, Snapshot
 from ..profile.query import all_models_of, resource_table
 
@@ -320,7 +321,10 @@ class ProfileData:
             from ..analysis.regression import MODELS, canonical_model_name
 
             for model in stored:
-                kind = canonical_model_name(str(model.get("model", model.get("type", ""))))
+                try:
+                    kind = canonical_model_name(str(model.get("model", model.get("type", ""))))
+                except InvalidParameter:
+                    continue  # a nonparametric record (moving average, regressogram, kernel regression)
                 if kind not in MODELS or not isinstance(model.get("r_square"), (int, float)):
                     continue
                 uid = model.get("uid")

@@ -126,19 +126,23 @@ def cli(ctx: click.Context, no_pager: bool, verbose: int) -> None:
 @click.option("-c", "--configure", is_flag=True, help="Open the new local configuration in the editor.")
 @click.option("-t", "--config-template", default="master", show_default=True,
               type=click.Choice(["master", "developer", "user"]), help="Template of the local configuration.")
+@click.option("--compat", is_flag=True,
+              help="Make a repository the original Perun (perun-toolsuite 0.28) can open and use beside perun.")
 @click.pass_obj
 def init(state: State, path: str | None, vcs_type: str, vcs_path: str | None, vcs_param: tuple,
-         vcs_flag: tuple, configure: bool, config_template: str) -> None:
+         vcs_flag: tuple, configure: bool, config_template: str, compat: bool) -> None:
     """Initialize perun (and git, if missing) at PATH, default the current directory."""
     # lazy: keeps `perun-core --help` light
     from perun_core import api
 
     result = api.init(path, vcs_type=vcs_type, vcs_path=vcs_path, vcs_params=dict(vcs_param),
-                      vcs_flags=vcs_flag, template=config_template)
+                      vcs_flags=vcs_flag, template=config_template, compat=compat)
     if result.git_created:
         _out(f"Initialized empty git repository in {result.vcs_root}")
     verb = "Reinitialized existing" if result.reinitialized else "Initialized empty"
     _out(f"{verb} perun repository in {result.root / '.perun'}")
+    if result.shared_with_original:
+        _out("Shared with the original Perun: indexes and objects are written in the forms it reads")
     if configure:
         _edit(api.config_edit_request(scope="local", cwd=result.root), "local")
 

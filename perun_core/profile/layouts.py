@@ -43,6 +43,7 @@ an empty profile.
 from __future__ import annotations
 
 import math
+import re
 from typing import Any
 
 from ..errors import InvalidProfile
@@ -87,8 +88,14 @@ def normalize_document(doc: dict, layout: str) -> dict:
     if "collector_info" not in doc and isinstance(doc.get("collector"), dict):
         doc["collector_info"] = doc.pop("collector")
     info = doc.get("collector_info")
-    if isinstance(info, dict) and info.get("params") == "":
-        doc["collector_info"] = {**info, "params": {}}
+    if isinstance(info, dict) and isinstance(info.get("params"), str):
+        # old files keep the collector's command line ('-s 0.001') or nothing ('') in params
+        text = info["params"].strip()
+        doc["collector_info"] = {**info, "params": {"command_line": text} if text else {}}
+    header = doc.get("header")
+    if isinstance(header, dict) and isinstance(header.get("units"), list):
+        # an old variant lists units without naming their metrics ([null]): nothing to keep
+        doc["header"] = {key: value for key, value in header.items() if key != "units"}
     units = doc.get("postprocessors")
     if isinstance(units, list):
         doc["postprocessors"] = [
@@ -141,6 +148,12 @@ def from_original_028(doc: dict, path: Any = None) -> dict:
     models = doc.get("models", [])
     if not isinstance(models, list):
         raise InvalidProfile(path, "models", f"expected a list, got {_kind(models)}")
+    if "header" not in doc and all(key in doc for key in ("type", "collector")):
+        doc = update_flat(dict(doc))  # the oldest files: header fields on top, resources already as 0.28 has them
+        resources = {key: _seconds_read(value) for key, value in resources.items()}
+    info = doc.get("collector_info")
+    if isinstance(info, dict) and info.get("name") == "kperf":
+        type_map = _kperf_traces(type_map)
     table = _table_028(resources, type_map, path)
     out: dict[str, Any] = {}
     if "origin" in doc:
@@ -160,6 +173,36 @@ def from_original_028(doc: dict, path: Any = None) -> dict:
                        "collector", "postprocessors", "snapshots", "global"):
             out[key] = value
     return normalize_document(out, "documented")
+
+
+_SECONDS = re.compile(r"\s*(-?\d+(?:\.\d*)?(?:[eE][-+]?\d+)?)\s*s?\s*")
+
+
+def _seconds_read(columns: Any) -> Any:
+    """The oldest profiles write amounts as text (``"0.45"``; time ones with a unit, ``"0.616s"``): read as numbers."""
+    amounts = columns.get("amount") if isinstance(columns, dict) else None
+    if not isinstance(amounts, list) or not any(isinstance(v, str) for v in amounts):
+        return columns
+    read = []
+    for value in amounts:
+        match = _SECONDS.fullmatch(value) if isinstance(value, str) else None
+        read.append(float(match.group(1)) if match else value)
+    return {**columns, "amount": read}
+
+
+def _kperf_traces(type_map: dict) -> dict:
+    """The original's sampling profiles (its kperf collector, its ``import perf``) name each sampled stack
+    by its uid, the frames root first joined by ``;``: each row gets that stack as its ``trace``
+    (innermost frame first, as ours), so flame graphs and the difference views show it."""
+    out = {}
+    for key, props in type_map.items():
+        uid = props.get("uid") if isinstance(props, dict) else None
+        if isinstance(uid, str) and uid and "trace" not in props:
+            # frames of imported folded stacks may end in '()', which our frame labels add themselves
+            frames = [frame[:-2] if frame.endswith("()") else frame for frame in reversed(uid.split(";"))]
+            props = {**props, "trace": [{"function": frame} for frame in frames]}
+        out[key] = props
+    return out
 
 
 def _profile_time(type_map: dict) -> Any:
@@ -244,7 +287,12 @@ def _model(record: dict) -> dict:
 
 def _complete_smoothed(models: list, table: ResourceTable) -> None:
     """Moving-average and kernel records of the original hold one value per data point
-    (``bucket_stats``): our ``x``/``y`` curve is those values at the sorted ``per_key`` values."""
+    (``bucket_stats``): our ``x``/``y`` curve is those values at the sorted ``per_key`` values.
+
+    When the profile's points of the uid are not as many as the values (its
+    resources changed after the postprocessor ran, as in some of the
+    original's test files), the values are spread evenly over the record's
+    ``x_start``..``x_end``, the range they were computed on."""
     wanted = [m for m in models if isinstance(m, dict) and m.get("model") in ("moving_average", "kernel_regression")
               and "x" not in m and isinstance(m.get("bucket_stats"), list)]
     if not wanted or not len(table):
@@ -255,7 +303,10 @@ def _complete_smoothed(models: list, table: ResourceTable) -> None:
         xs = sorted(x for uid, x in zip(uids, table.column(per_key)) if uid == record.get("uid") and _finite(x))
         values = record["bucket_stats"]
         if len(xs) != len(values):
-            continue
+            start, end = record.get("x_start"), record.get("x_end")
+            if not (_finite(start) and _finite(end) and len(values) > 1 and end > start):
+                continue
+            xs = [start + (end - start) * i / (len(values) - 1) for i in range(len(values))]
         pairs = [(x, y) for x, y in zip(xs, values) if _finite(y)]
         if pairs:
             record["x"] = [float(x) for x, _ in pairs]

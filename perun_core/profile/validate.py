@@ -66,10 +66,12 @@ def validate_profile(profile: Profile, *, path: Path | str | None = None, resour
     kind = header.get("type")
     if kind is None:
         raise InvalidProfile(path, "header.type", "is missing")
-    if kind not in KNOWN_TYPES and not (isinstance(kind, str) and _NAME.fullmatch(kind) and _only_resource_type(profile) == kind):
-        raise InvalidProfile(path, "header.type", f"{_shown(kind)} is not a profile type; expected one of "
-                             f"{', '.join(KNOWN_TYPES)}, or the one type all resources have (e.g. 'throughput' of a regex profile)")
     units = header.get("units")
+    if kind not in KNOWN_TYPES and not (isinstance(kind, str) and _NAME.fullmatch(kind) and (
+            _only_resource_type(profile) == kind or (isinstance(units, dict) and kind in units))):
+        raise InvalidProfile(path, "header.type", f"{_shown(kind)} is not a profile type; expected one of "
+                             f"{', '.join(KNOWN_TYPES)}, the one type all resources have (e.g. 'throughput' of a regex "
+                             "profile), or a metric of header.units (e.g. 'bound' of the original's bounds collector)")
     if units is not None:
         if not isinstance(units, dict):
             raise InvalidProfile(path, "header.units", f"expected an object, got {_kind(units)}")
@@ -135,8 +137,10 @@ def _only_resource_type(profile: Profile) -> str | None:
     return next(iter(found)) if len(found) == 1 and isinstance(next(iter(found)), str) else None
 
 
-#: collectors whose resources describe rather than measure: they need a uid, not an amount
-SYMBOLIC_COLLECTORS = frozenset({"bounds"})
+#: collectors whose resources describe or summarize rather than measure: they need a uid, not an amount
+#: (the original's bounds collector writes symbolic bounds, its kernel tracer 'ktrace' per-function
+#: statistics such as 'Total Exclusive T [ms]' and 'ncalls' as properties)
+SYMBOLIC_COLLECTORS = frozenset({"bounds", "ktrace"})
 
 
 def _check_region(region: Snapshot, where: str, memory: bool, path: Path | str | None, *,

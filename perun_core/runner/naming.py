@@ -35,6 +35,7 @@ from ..errors import ConfigError
 from ..profile.codec import store_profile_at
 from ..profile.model import Profile
 from ..profile.validate import validate_profile
+from ..storage.repository import pending_layout
 
 __all__ = ["TAGS", "TEMPLATE_KEY", "render_name", "validate_template", "write_new_profile"]
 
@@ -114,9 +115,13 @@ def render_name(profile: Profile, template: str, *, counter: int = 0, when: floa
     return (stem or "profile") + _EXTENSION
 
 
-def write_new_profile(profile: Profile, directory: Path, name: str, *, layout: str = "compact",
+def write_new_profile(profile: Profile, directory: Path, name: str, *, layout: str | None = None,
                       resources_checked: bool = False) -> Path:
-    """Write ``profile`` as ``directory/name`` (compact columnar layout by default), never replacing a file.
+    """Write ``profile`` as ``directory/name``, never replacing a file.
+
+    The layout is the compact columnar one by default, documented JSON in a
+    ``.perun/jobs`` the original Perun shares (it lists and adds those too);
+    see :func:`~perun_core.storage.repository.pending_layout`.
 
     When the name is taken, ``-1``, ``-2``, ... are inserted before the
     extension.  Returns the path written.  ``resources_checked``: the
@@ -124,6 +129,8 @@ def write_new_profile(profile: Profile, directory: Path, name: str, *, layout: s
     """
 
     validate_profile(profile, path=name, resources=not resources_checked)
+    if layout is None:
+        layout = pending_layout(Path(directory))
     stem, extension = (name[: -len(_EXTENSION)], _EXTENSION) if name.endswith(_EXTENSION) else (name, "")
     attempt = 0
     while True:

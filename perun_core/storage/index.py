@@ -17,13 +17,18 @@ the objects) when it is next written.
 
 The original Perun (0.28) writes the same magic with its own layout: the
 version (1 or 2) and the count as native-order (little-endian) signed 32-bit
-integers, no checksum trailer, and version-2 entries of ``mtime:u32le
-object-sha:20B name\\0`` followed by type, cmd, workload, label, collector and
-the space-joined postprocessor names, each ``u32le length + UTF-8``
-(tests/fixtures/original/LAYOUTS.md §2.2).  :func:`decode_index` reads it
-too (labels are left out: the profile's header keeps them);
-:func:`index_layout` tells the two apart, and :func:`write_index` keeps a
-copy of an original index before replacing it with ours.
+integers, no checksum trailer, entries sorted by name, and version-2 entries
+of ``mtime:u32le object-sha:20B name\\0`` followed by type, cmd, workload,
+label, collector and the space-joined postprocessor names, each ``u32le
+length + UTF-8`` (tests/fixtures/original/LAYOUTS.md §2.2).
+:func:`decode_index` reads both layouts (:func:`index_layout` tells them
+apart) and refuses a newer version of either.  :func:`write_index` writes an
+index in the layout the file already has, so an index the original wrote
+stays one it can read; a repository shared with the original asks for
+:data:`ORIGINAL_LAYOUT` for every index it writes (see
+:func:`~perun_core.storage.repository.shared_with_original`).  That
+layout cannot hold what ours adds: the arguments (read back as ``""``), the
+fraction of the time, and the checksum trailer.
 """
 
 from __future__ import annotations
@@ -49,8 +54,11 @@ _CHECKSUM_SIZE = 20
 _LE_HEADER = struct.Struct("<4sii")
 _LE_U32 = struct.Struct("<I")
 _LE_ENTRY = struct.Struct("<I20s")
+_ORIGINAL_VERSION = 2
 #: Name of the layout the original Perun writes (see the module docstring).
 ORIGINAL_LAYOUT = "original-0.28"
+#: Name of our own layout.
+PERUN_LAYOUT = "perun"
 
 INDEX = Versioned("index", newest=INDEX_VERSION)
 
@@ -68,6 +76,8 @@ class IndexEntry:
     workload: str | None = None
     collector: str | None = None
     postprocessors: tuple[str, ...] = field(default=())
+    #: the profile's label; only the original's layout keeps it (ours reads it from the profile)
+    label: str = ""
 
     @property
     def has_metadata(self) -> bool:
@@ -96,19 +106,25 @@ def update_to_2(entries: list[IndexEntry], *, metadata_of: Any) -> list[IndexEnt
         if not entry.has_metadata:
             meta = metadata_of(entry.checksum)
             entry = IndexEntry(entry.time, entry.checksum, entry.path, meta["type"], meta["cmd"], meta["args"],
-                               meta["workload"], meta["collector"], tuple(meta["postprocessors"]))
+                               meta["workload"], meta["collector"], tuple(meta["postprocessors"]),
+                               entry.label or meta.get("label", ""))
         upgraded.append(entry)
     return upgraded
 
 
 def index_layout(data: bytes) -> str:
-    """``"perun"`` for our layout, :data:`ORIGINAL_LAYOUT` for the original Perun's (by the version field)."""
+    """:data:`PERUN_LAYOUT` for ours, :data:`ORIGINAL_LAYOUT` for the original Perun's (by the version field).
+
+    Our version is a small big-endian number, the original's a small
+    little-endian one: any version below 65536 read the other way round is
+    at least 65536, so the two never meet.
+    """
     if len(data) >= 12 and data[:4] == MAGIC:
         (big,) = struct.unpack_from(">I", data, 4)
         (little,) = struct.unpack_from("<i", data, 4)
-        if big > INDEX_VERSION and little in (1, 2):
+        if big > INDEX_VERSION and 0 < little < 1 << 16:
             return ORIGINAL_LAYOUT
-    return "perun"
+    return PERUN_LAYOUT
 
 
 def decode_index(data: bytes, path: Path | str) -> list[IndexEntry]:
@@ -145,27 +161,40 @@ def read_index(path: Path) -> list[IndexEntry]:
     return decode_index(data, path)
 
 
-def write_index(path: Path, entries: Iterable[IndexEntry], *, backup_dir: Path | None = None) -> None:
-    """Write ``entries`` in our newest layout; an original Perun index there is first copied to ``backup_dir``."""
-    data = encode_index(entries)
-    if backup_dir is not None:
-        try:
-            with open(path, "rb") as handle:
-                old = handle.read()
-        except FileNotFoundError:
-            old = b""
-        if index_layout(old) == ORIGINAL_LAYOUT:
-            backup = backup_dir / f"{path.parent.name}{path.name}.pidx"
-            if not backup.exists():
-                atomic_write(backup, old)
+def file_layout(path: Path) -> str | None:
+    """The layout of the index at ``path`` (None when there is none)."""
+    try:
+        with open(path, "rb") as handle:
+            return index_layout(handle.read(12))
+    except FileNotFoundError:
+        return None
+
+
+def write_index(path: Path, entries: Iterable[IndexEntry], *, layout: str | None = None) -> None:
+    """Write ``entries`` (newest version) in ``layout``; by default in the layout the file at ``path`` has.
+
+    An index the original Perun wrote is thereby written back in its layout
+    by every writer (add, rm, pull, fsck repair), so the original keeps
+    reading it; a new index is in ours unless ``layout`` says otherwise.
+    """
+    if layout is None:
+        layout = file_layout(path) or PERUN_LAYOUT
+    if layout == ORIGINAL_LAYOUT:
+        data = encode_original_index(entries)
+    elif layout == PERUN_LAYOUT:
+        data = encode_index(entries)
+    else:
+        raise ValueError(f"unknown index layout {layout!r}; expected {PERUN_LAYOUT!r} or {ORIGINAL_LAYOUT!r}")
     atomic_write(path, data)
 
 
 def decode_original_index(data: bytes, path: Path | str) -> list[IndexEntry]:
-    """Entries of an index in the original Perun's layout (versions 1 and 2)."""
+    """Entries of an index in the original Perun's layout (versions 1 and 2; a newer one is refused)."""
     if len(data) < _LE_HEADER.size:
         raise CorruptIndex(path, f"truncated ({len(data)} bytes)")
     _magic, version, count = _LE_HEADER.unpack_from(data)
+    if version > _ORIGINAL_VERSION:
+        raise UnsupportedFormatVersion(path, "original Perun index", version, _ORIGINAL_VERSION)
     if count < 0:
         raise CorruptIndex(path, f"negative entry count {count}")
     reader = _Reader(data, _LE_HEADER.size, path, little=True)
@@ -178,22 +207,30 @@ def decode_original_index(data: bytes, path: Path | str) -> list[IndexEntry]:
         if version == 1:
             entries.append(IndexEntry(float(mtime), sha.hex(), name))
             continue
-        kind, cmd, workload, _label, collector, postprocessors = (reader.string() for _ in range(6))
+        kind, cmd, workload, label, collector, postprocessors = (reader.string() for _ in range(6))
         entries.append(IndexEntry(float(mtime), sha.hex(), name, kind, cmd, "", workload, collector,
-                                  tuple(postprocessors.split())))
+                                  tuple(postprocessors.split()), label))
     if reader.offset != len(data):
         raise CorruptIndex(path, f"{len(data) - reader.offset} bytes after the last of {count} entries")
     return entries
 
 
-def encode_original_index(entries: Iterable[IndexEntry], labels: dict[str, str] | None = None) -> bytes:
-    """The original Perun's version-2 layout (for tests and for handing an index back to it)."""
+def encode_original_index(entries: Iterable[IndexEntry]) -> bytes:
+    """The original Perun's version-2 layout, entries sorted by name as it keeps them.
+
+    Times are whole seconds in its unsigned 32-bit field; a name cannot hold
+    the NUL that ends it there (our own layout can), so one with a NUL is
+    refused rather than written truncated.
+    """
     entries = sorted(entries, key=lambda e: e.path.encode("utf-8"))
-    parts = [_LE_HEADER.pack(MAGIC, 2, len(entries))]
+    parts = [_LE_HEADER.pack(MAGIC, _ORIGINAL_VERSION, len(entries))]
     for entry in entries:
-        parts.append(_LE_ENTRY.pack(int(round(entry.time)), bytes.fromhex(entry.checksum)))
+        if "\0" in entry.path:
+            raise ValueError(f"profile name {entry.path!r} holds a NUL, which the original Perun's index cannot")
+        seconds = min(max(int(round(entry.time)), 0), 0xFFFFFFFF)
+        parts.append(_LE_ENTRY.pack(seconds, bytes.fromhex(entry.checksum)))
         parts.append(entry.path.encode("utf-8") + b"\0")
-        texts = (entry.type, entry.cmd, entry.workload, (labels or {}).get(entry.path, ""), entry.collector,
+        texts = (entry.type, entry.cmd, entry.workload, entry.label, entry.collector,
                  " ".join(entry.postprocessors))
         for text in texts:
             raw = (text or "").encode("utf-8")

@@ -4,7 +4,9 @@ An object is ``zlib(b"profile <type> <length>\\0" + content)`` stored at
 ``objects/<sha[:2]>/<sha[2:]>`` where ``sha`` is the SHA-1 of the
 uncompressed bytes, so identical profiles are stored once.  ``content`` is
 JSON: the columnar encoding of :mod:`perun_core.profile.codec`, or the
-documented form for objects written by the original tool.  Every read
+documented form (objects written by the original tool, and ours in a
+repository shared with it, since the original reads that form and not the
+columnar one).  Every read
 recomputes the SHA-1; a mismatch is :class:`~perun_core.errors.CorruptObject`.
 """
 
@@ -17,7 +19,7 @@ from typing import Any
 
 from ..errors import CorruptObject, InvalidProfile
 from ..atomic import atomic_write
-from ..profile.codec import decode_content, iter_columnar
+from ..profile.codec import decode_content, iter_columnar, iter_json_chunks
 from ..profile.model import Profile
 from ..profile.validate import validate_profile
 
@@ -124,9 +126,23 @@ def parse_object(raw: bytes, sha: str, path: Path) -> tuple[str, bytes]:
     if len(fields) != 2 or not fields[1].isdigit():
         raise CorruptObject(sha, path, "malformed header")
     content = raw[end + 1 :]
-    if int(fields[1]) != len(content):
+    if int(fields[1]) != len(content) and int(fields[1]) != _characters(content):
         raise CorruptObject(sha, path, f"header says {int(fields[1])} bytes, object holds {len(content)}")
     return fields[0].decode("utf-8", "replace"), content
+
+
+def _characters(content: bytes) -> int:
+    """How many characters the UTF-8 ``content`` holds (-1 if it is not UTF-8).
+
+    The original Perun's object header counts the characters of the JSON,
+    not its bytes; the two differ only for text outside ASCII.
+    """
+    if content.isascii():
+        return len(content)
+    try:
+        return len(content.decode("utf-8"))
+    except UnicodeDecodeError:
+        return -1
 
 
 class ObjectStore:
@@ -141,13 +157,21 @@ class ObjectStore:
     def exists(self, sha: str) -> bool:
         return self.path_of(sha).is_file()
 
-    def write_profile(self, profile: Profile) -> str:
-        """Store ``profile`` (its origin is not part of the object); returns the SHA-1."""
-        # the columns already encoded are compressed on other threads while the next ones are encoded
+    def write_profile(self, profile: Profile, *, layout: str = "columnar") -> str:
+        """Store ``profile`` (without its origin) as ``columnar`` or ``documented`` JSON; returns the SHA-1."""
+        if layout == "columnar":
+            pieces = iter_columnar(profile)
+        elif layout == "documented":
+            pieces = iter_json_chunks(profile, with_origin=False)
+        else:
+            raise ValueError(f"unknown object layout {layout!r}; expected 'columnar' or 'documented'")
+        # the pieces already encoded are compressed on other threads while the next ones are encoded
         deflater = Deflater()
-        for piece in iter_columnar(profile):
+        for piece in pieces:
             deflater.feed(piece)
-        prefix = object_prefix(profile.type, deflater.size)
+        # documented objects are for the original too, whose header counts characters
+        length = deflater.size if layout == "columnar" else _characters(deflater.content())
+        prefix = object_prefix(profile.type, length)
         sha = hashlib.sha1(deflater.content(prefix)).hexdigest()
         path = self.path_of(sha)
         compressed = deflater.finish(prefix)

@@ -7,6 +7,11 @@ Layout (spec 000 "Perun Storage")::
     .perun/logs/       logs of collection runs
     .perun/cache/      derived data that can always be rebuilt
     .perun/local.yml   local configuration (vcs section, job matrix, formats)
+
+A ``.perun`` the original Perun made (it has the original's ``stats/``
+directory, or its pending index ``jobs/.index``) is shared with the original:
+there perun writes what the original reads, indexes in its layout and
+objects holding the documented JSON form (see :attr:`PerunRepository.shared_with_original`).
 """
 
 from __future__ import annotations
@@ -25,7 +30,7 @@ from ..errors import CorruptObject, InvalidProfile, NotPerunRepository, PerunErr
 from ..atomic import atomic_write, file_lock
 from ..profile.codec import load_profile_head
 from ..profile.validate import validate_profile
-from .index import INDEX, IndexEntry, read_index, write_index
+from .index import INDEX, ORIGINAL_LAYOUT, IndexEntry, read_index, write_index
 from .objects import ObjectStore, object_path
 
 if TYPE_CHECKING:
@@ -33,6 +38,8 @@ if TYPE_CHECKING:
     from ..vcs import GitVcs
 
 PERUN_DIR = ".perun"
+#: the profile types the original Perun 0.28 reads from its objects
+ORIGINAL_TYPES = ("memory", "mixed", "time")
 _PENDING_CACHE_VERSION = 1
 
 
@@ -74,6 +81,7 @@ def meta_of(profile: Profile) -> dict[str, Any]:
         "collector": profile.collector,
         "postprocessors": list(profile.postprocessor_names),
         "origin": profile.origin,
+        "label": str(profile.header.get("label") or ""),
     }
 
 
@@ -90,8 +98,6 @@ class PerunRepository:
         self.logs_dir = self.perun_dir / "logs"
         self.cache_dir = self.perun_dir / "cache"
         self.local_config_path = self.perun_dir / "local.yml"
-        #: copies of the original Perun's indexes, kept when perun first rewrites them
-        self.backup_dir = self.perun_dir / "backup" / "index-0.28"
         self.objects = ObjectStore(self.objects_dir)
         self._objects_prefix = f"{self.objects_dir}{os.sep}"
         self._config: ConfigStack | None = None
@@ -169,6 +175,35 @@ class PerunRepository:
             return self.vcs.head()
         return self.vcs.massage(revision)
 
+    # -- sharing the repository with the original Perun --------------------
+    @property
+    def shared_with_original(self) -> bool:
+        """Whether the original Perun uses this ``.perun`` too (:func:`shared_with_original`)."""
+        return shared_with_original(self.perun_dir)
+
+    @property
+    def object_layout(self) -> str:
+        """How new objects hold a profile: ``documented`` JSON where the original reads them, else ``columnar``."""
+        return "documented" if self.shared_with_original else "columnar"
+
+    def check_storable(self, profile: Profile, source: str) -> None:
+        """Raise :class:`InvalidProfile` unless ``profile`` can be registered here.
+
+        It must be valid; where the original Perun shares the repository, it
+        must also be of a type the original reads, or the original could not
+        list or show the commit any more.
+        """
+        validate_profile(profile, path=source)
+        if self.shared_with_original and profile.type not in ORIGINAL_TYPES:
+            readable = ", ".join(ORIGINAL_TYPES)
+            raise InvalidProfile(source, "header.type", f"'{profile.type}' cannot be stored where the original Perun "
+                                 f"reads (this repository is shared with it): it reads only {readable}")
+
+    def _write_index(self, minor: str, entries: list[IndexEntry]) -> None:
+        # shared: every index in the original's layout (one of ours is converted on its next change);
+        # else each index keeps the layout it has, a new one gets ours
+        write_index(self.index_path(minor), entries, layout=ORIGINAL_LAYOUT if self.shared_with_original else None)
+
     # -- indexes -------------------------------------------------------------
     def index_path(self, minor: str) -> Path:
         return object_path(self.objects_dir, minor)
@@ -223,7 +258,8 @@ class PerunRepository:
     def _index_lock(self, minor: str) -> contextlib.AbstractContextManager[None]:
         return self.index_lock(minor)
 
-    def register(self, minor: str, profile: Profile, source: str, created: float) -> IndexEntry:
+    def register(self, minor: str, profile: Profile, source: str, created: float, *,
+                 checked: bool = False) -> IndexEntry:
         """Store ``profile`` as an object and append it to ``minor``'s index; idempotent.
 
         The same object at the same commit is registered once: when
@@ -233,11 +269,13 @@ class PerunRepository:
         ``source`` name another profile of the index already has gets
         ``-1``, ``-2``, ... before its extension, so registered names stay
         unique even for runs that finish in the same second.  Both are
-        decided under the index lock.
+        decided under the index lock.  ``checked`` says the caller ran
+        :meth:`check_storable` on ``profile`` already.
         """
 
-        validate_profile(profile, path=source)
-        checksum = self.objects.write_profile(profile)
+        if not checked:
+            self.check_storable(profile, source)
+        checksum = self.objects.write_profile(profile, layout=self.object_layout)
         meta = meta_of(profile)
         with self._index_lock(minor):
             entries = self._entries_with_metadata(self.read_index(minor))
@@ -254,9 +292,10 @@ class PerunRepository:
                 meta["workload"],
                 meta["collector"],
                 tuple(meta["postprocessors"]),
+                meta["label"],
             )
             entries.append(entry)
-            write_index(self.index_path(minor), entries, backup_dir=self.backup_dir)
+            self._write_index(minor, entries)
         return entry
 
     def unregister(self, minor: str, checksums_and_paths: list[tuple[str, str]]) -> list[IndexEntry]:
@@ -267,7 +306,7 @@ class PerunRepository:
             kept = [e for e in entries if (e.checksum, e.path) not in wanted]
             removed = [e for e in entries if (e.checksum, e.path) in wanted]
             if removed:
-                write_index(self.index_path(minor), kept, backup_dir=self.backup_dir)
+                self._write_index(minor, kept)
         return removed
 
     def merge_entries(self, minor: str, entries: list[IndexEntry]) -> int:
@@ -284,7 +323,7 @@ class PerunRepository:
                     have.add((entry.checksum, entry.path))
                     added.append(entry)
             if added:
-                write_index(self.index_path(minor), current + added)
+                self._write_index(minor, current + added)
         return len(added)
 
     def entries_with_metadata(self, minor: str) -> list[IndexEntry]:
@@ -395,6 +434,24 @@ class PerunRepository:
 
     def _store_pending_cache(self, entries: dict[str, Any]) -> None:
         _store_checked_json(self.cache_dir / "pending-meta.json", _PENDING_CACHE_VERSION, entries)
+
+
+def shared_with_original(perun_dir: Path) -> bool:
+    """Whether the original Perun uses the ``.perun`` at ``perun_dir`` too.
+
+    It does when the directory has what only the original makes: its
+    ``stats/`` directory (made by its ``init``, and by ``perun-core init
+    --compat``) or its pending index ``jobs/.index`` (made by any of its
+    commands that list pending profiles).  Asked again on every write, so
+    the original starting to use a repository is noticed at once.
+    """
+    return (perun_dir / "stats").is_dir() or (perun_dir / "jobs" / ".index").is_file()
+
+
+def pending_layout(jobs_dir: Path) -> str:
+    """The layout a new pending profile in ``jobs_dir`` gets: documented JSON where the original lists
+    pending profiles too (it cannot read the compact one), else compact."""
+    return "documented" if shared_with_original(Path(jobs_dir).parent) else "compact"
 
 
 def _free_name(name: str, taken: set[str]) -> str:

@@ -35,16 +35,23 @@ EXPECTED = {
     "complexity-regressogram-auto-median.perf": ("original-0.28", 40, {"mixed"}, 2, ["regressogram"]),
     "complexity-regressogram-user-buckets.perf": ("original-0.28", 40, {"mixed"}, 2, ["regressogram"]),
     "complexity-sorter-zero-sizes.perf": ("original-0.28", 302, {"mixed"}, 0, []),
+    "import-perf-record.perf": ("original-0.28", 4, {None}, 0, []),
+    "import-perf-script-stats-metadata.perf": ("original-0.28", 4, {None}, 0, []),
+    "import-perf-stack.perf": ("original-0.28", 4, {None}, 0, []),
     "kperf-python-empty-exitcode2.perf": ("original-0.28", 0, set(), 0, []),
     "kperf-python-fib.perf": ("original-0.28", 229, {None}, 0, []),
     "kperf-sorter.perf": ("original-0.28", 5, {None}, 0, []),
     "memory-sorter-all-traces.perf": ("original-0.28", 29, {"memory"}, 0, []),
     "memory-sorter.perf": ("original-0.28", 29, {"memory"}, 0, []),
+    "synthetic-bounds-bound-type.perf": ("original-0.28", 3, {"local bound", "total bound"}, 0, []),
+    "synthetic-flat-text-amounts.perf": ("original-0.28", 3, {None}, 0, []),
     "synthetic-global-list-resources.perf": ("documented", 4, {"mixed"}, 1, []),
     "synthetic-interval-keys-header-params.perf": ("original-0.28", 4, {"mixed"}, 2, ["regression_analysis"]),
     "synthetic-kperf-exitcode-list-stats-metadata.perf": ("original-0.28", 4, {None}, 0, []),
+    "synthetic-ktrace-stats.perf": ("original-0.28", 3, {"stats"}, 0, []),
     "synthetic-old-time-empty-params.perf": ("original-0.28", 3, {"time"}, 0, ["filter", "normalizer"]),
     "synthetic-snapshots-memory.perf": ("documented", 3, {"memory"}, 0, []),
+    "synthetic-units-list-params-text.perf": ("original-0.28", 3, {"mixed"}, 0, []),
     "time-python-fib-external-generator.perf": ("original-0.28", 18, {"time"}, 0, []),
     "time-sorter-external-generator-regression-analysis-full.perf": ("original-0.28", 36, {"time"}, 2,
                                                                      ["regression_analysis"]),
@@ -191,3 +198,94 @@ def test_an_unknown_layout_through_the_cli_is_one_error_line(tmp_path):
     result = run_cli("show", str(path), "tableof", "resources", cwd=tmp_path)
     assert result.returncode == 1
     assert result.stderr.startswith("error: ") and "meta, results" in result.stderr and "Traceback" not in result.stderr
+
+
+# -- the kinds this perun used to refuse: the old bounds type 'bound', ktrace statistics, the oldest
+# -- flat files with text amounts; and checks of profiles holding nonparametric models
+
+def test_kinds_once_refused_read_with_their_values():
+    ktrace = rows_of("synthetic-ktrace-stats.perf")
+    assert {r["uid"]: r["ncalls"] for r in ktrace} == {"parse_line": 400, "hash_insert": 1000, "main": 1}
+    assert all("amount" not in r and r["Total Exclusive T [ms]"] > 0 for r in ktrace)
+    bounds = load_profile_from_file(PROFILES / "synthetic-bounds-bound-type.perf")
+    assert bounds.type == "bound" and bounds.units == {"bound": "iterations"}
+    flat = load_profile_from_file(PROFILES / "synthetic-flat-text-amounts.perf")
+    assert flat.args == "-n 5" and flat.collector == "time"
+    assert [r["amount"] for r in rows_of("synthetic-flat-text-amounts.perf")] == [0.25, 0.18, 0.04]
+    old = load_profile_from_file(PROFILES / "synthetic-units-list-params-text.perf")
+    assert "units" not in old.header and old.collector_info["params"] == {"command_line": "-t ./build -r count"}
+
+
+def test_a_profile_type_must_still_be_a_type_its_resources_or_units_name():
+    from perun_core.profile.validate import validate_profile
+
+    data = json.loads((PROFILES / "synthetic-bounds-bound-type.perf").read_text())
+    data["header"]["type"] = "loops"
+    with pytest.raises(InvalidProfile) as info:
+        validate_profile(from_json_bytes(json.dumps(data).encode()))
+    assert info.value.key == "header.type" and "header.units" in info.value.reason
+    data = json.loads((PROFILES / "synthetic-ktrace-stats.perf").read_text())
+    data["collector_info"]["name"] = "time"  # statistics without an amount are a ktrace profile's only
+    with pytest.raises(InvalidProfile) as info:
+        validate_profile(from_json_bytes(json.dumps(data).encode()))
+    assert info.value.key.endswith(".amount")
+
+
+@pytest.mark.parametrize("name", ["synthetic-ktrace-stats.perf", "synthetic-bounds-bound-type.perf",
+                                  "synthetic-flat-text-amounts.perf", "synthetic-units-list-params-text.perf"])
+def test_kinds_once_refused_show_through_the_cli(tmp_path, name):
+    from conftest import run_cli
+
+    result = run_cli("show", str(PROFILES / name), "tableof", "resources", "--format", "csv", cwd=tmp_path)
+    assert result.returncode == 0, result.stderr
+    assert len(result.stdout.strip().splitlines()) == 4  # a header and three rows
+
+
+@pytest.mark.parametrize("name", ["complexity-moving-average-sma.perf", "complexity-regressogram-user-buckets.perf",
+                                  "complexity-kernel-regression-kernel-ridge.perf",
+                                  "complexity-regression-analysis-then-regressogram.perf"])
+def test_profiles_with_nonparametric_models_check_and_plot_through_the_cli(tmp_path, name):
+    from conftest import run_cli
+
+    check = run_cli("check", "profiles", str(PROFILES / name), str(PROFILES / name), cwd=tmp_path)
+    assert check.returncode == 0, check.stderr
+    assert "0 degradations" in check.stdout
+    scatter = run_cli("show", str(PROFILES / name), "scatter", cwd=tmp_path)
+    assert scatter.returncode == 0, scatter.stderr
+
+
+def test_a_moving_average_over_other_points_spreads_its_values_over_its_range():
+    text = json.dumps({
+        "resources": {"f#0": {"amount": [1, 2, 3, 4], "structure-unit-size": [1, 2, 3, 4]}},
+        "resource_type_map": {"f#0": {"uid": "f", "type": "mixed", "time": "0.1"}},
+        "models": [{"model": "moving_average", "uid": "f", "bucket_stats": [1.0, 2.0, 5.0], "moving_method": "sma",
+                    "window_width": 1, "x_start": 10, "x_end": 30, "per_key": "structure-unit-size", "r_square": 1.0}],
+        "header": {"type": "mixed", "cmd": "x", "workload": "", "units": {}},
+        "collector_info": {"name": "complexity", "params": {}}, "postprocessors": []})
+    model = from_json_bytes(text.encode()).global_region.models[0]
+    assert model["x"] == [10.0, 20.0, 30.0] and model["y"] == [1.0, 2.0, 5.0]
+
+
+@pytest.mark.parametrize("name", ["kperf-sorter.perf", "import-perf-record.perf", "import-perf-script-stats-metadata.perf",
+                                  "import-perf-stack.perf"])
+def test_the_originals_sampled_stacks_make_flame_graphs(tmp_path, name):
+    from conftest import run_cli
+
+    data = json.loads((PROFILES / name).read_text())
+    samples = {props["uid"]: sum(data["resources"][key]["amount"]) for key, props in data["resource_type_map"].items()}
+    result = run_cli("show", str(PROFILES / name), "flamegraph", "--format", "folded", cwd=tmp_path)
+    assert result.returncode == 0, result.stderr
+    folded = {}
+    for line in result.stdout.splitlines():
+        stack, _, amount = line.rpartition(" ")
+        folded[stack] = float(amount)
+    # one folded line per sampled stack, root first, with its samples (our labels end frames in '()')
+    expected = {";".join(f"{f[:-2] if f.endswith('()') else f}()" for f in uid.split(";")): float(total)
+                for uid, total in samples.items()}
+    assert folded == expected
+
+
+def test_perf_imports_of_the_original_keep_stats_and_metadata():
+    profile = load_profile_from_file(PROFILES / "import-perf-script-stats-metadata.perf")
+    assert profile.extra["stats"][0]["name"] == "total" and profile.extra["stats"][0]["value"] == [12.5]
+    assert profile.extra["metadata"][0]["value"] == "ci-1" and profile.header["exitcode"] == ["0"]

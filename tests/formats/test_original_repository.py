@@ -46,8 +46,8 @@ def test_original_index_layout_round_trips_and_damage_is_reported(original_repo,
     path = index_of(original_repo, "d0692fbbd2d02a4e8aa59204350f46ee52021ceb")
     data = path.read_bytes()
     entries = decode_index(data, path)
-    labels = {}
-    assert encode_original_index(entries, labels) == data  # its layout, byte for byte (labels are all empty)
+    assert encode_original_index(entries) == data  # its layout, byte for byte
+    assert encode_original_index(list(reversed(entries))) == data  # it keeps entries sorted by name
     with pytest.raises(CorruptIndex):
         decode_index(data[:-7], path)
     with pytest.raises(CorruptIndex):
@@ -76,16 +76,18 @@ def test_status_log_show_and_check_answer(original_repo, original_shared):
     assert index_layout(index_of(original_repo, "0fec6f394d16a6c0f1c8fc78488d5371cea3781a").read_bytes()) == ORIGINAL_LAYOUT
 
 
-def test_add_upgrades_the_index_and_keeps_a_backup(original_repo, original_shared):
+def test_add_keeps_the_index_in_the_layout_the_original_reads(original_repo, original_shared):
     sha = "0fec6f394d16a6c0f1c8fc78488d5371cea3781a"
-    before = index_of(original_repo, sha).read_bytes()
+    before = decode_index(index_of(original_repo, sha).read_bytes(), sha)
     added = run_cli("add", "0@p", cwd=original_repo)
     assert added.returncode == 0, added.stderr
     after = index_of(original_repo, sha).read_bytes()
-    assert index_layout(after) != ORIGINAL_LAYOUT
-    assert [e.path for e in read_index(index_of(original_repo, sha))] == [*COMMITS[sha], PENDING]
-    backup = original_repo / ".perun" / "backup" / "index-0.28" / f"{sha}.pidx"
-    assert backup.read_bytes() == before
+    assert index_layout(after) == ORIGINAL_LAYOUT
+    entries = read_index(index_of(original_repo, sha))
+    assert [e.path for e in entries] == sorted([*COMMITS[sha], PENDING])
+    assert entries[0] == before[0]  # the original's entry is written back as it was
+    assert (entries[1].cmd, entries[1].workload, entries[1].collector) == ("./sorter", "./data/size_9000.txt", "time")
+    assert not (original_repo / ".perun" / "backup").exists()
     status = run_cli("status", cwd=original_repo)
     assert status.returncode == 0 and "Tracked profiles (2)" in status.stdout and "(no pending profiles)" in status.stdout
 
@@ -175,7 +177,10 @@ def test_objects_written_by_us_have_the_header_the_original_reads(original_repo,
     entry = read_index(index_of(original_repo, sha))[-1]
     raw = zlib.decompress(index_of(original_repo, entry.checksum).read_bytes())
     assert hashlib.sha1(raw).hexdigest() == entry.checksum and raw.startswith(b"profile time ")
-    shutil.rmtree(original_repo / ".perun" / "backup")
+    header, _, body = raw.partition(b"\0")
+    assert int(header.split()[-1]) == len(body.decode("utf-8"))  # it counts characters
+    document = json.loads(body)  # the documented form, which the original reads; no origin in an object
+    assert "header" in document and "global" in document and "origin" not in document
 
 
 def test_its_shared_yml_in_the_home_directory_breaks_no_command(tmp_path, clean_env, monkeypatch):
