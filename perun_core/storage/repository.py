@@ -21,11 +21,11 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from ..config import Config, ConfigStack, shared_config_dir
-from ..errors import CorruptObject, InvalidProfile, NotPerunRepository, PerunError, ProfileError
+from ..errors import CorruptIndex, CorruptObject, InvalidProfile, NotPerunRepository, PerunError, ProfileError
 from ..atomic import atomic_write, file_lock
 from ..profile.codec import load_profile_head
 from ..profile.validate import validate_profile
-from .index import INDEX, IndexEntry, read_index, write_index
+from .index import INDEX, IndexEntry, decode_index, read_index, write_index
 from .objects import ObjectStore, object_path
 
 if TYPE_CHECKING:
@@ -270,13 +270,23 @@ class PerunRepository:
                 write_index(self.index_path(minor), kept, backup_dir=self.backup_dir)
         return removed
 
-    def merge_entries(self, minor: str, entries: list[IndexEntry]) -> int:
+    def merge_entries(self, minor: str, entries: list[IndexEntry],
+                      on_write: Callable[[Path, bytes | None, bytes], None] | None = None) -> int:
         """Append those of ``entries`` that ``minor``'s index lacks (same object and name); how many were added.
 
-        Used when profiles arrive from a remote: the objects must be stored first.
+        Used when profiles arrive from a remote: the objects must be stored
+        first.  ``on_write(path, old bytes or None, new bytes)`` hears of the
+        index written, still under its lock (so a pull can take it back).
         """
+        path = self.index_path(minor)
         with self._index_lock(minor):
-            current = self._entries_with_metadata(self.read_index(minor))
+            try:
+                old: bytes | None = path.read_bytes()
+            except FileNotFoundError:
+                old = None
+            except OSError as exc:
+                raise CorruptIndex(path, f"cannot be read: {exc.strerror}") from None
+            current = self._entries_with_metadata(decode_index(old, path) if old is not None else [])
             have = {(e.checksum, e.path) for e in current}
             added = []
             for entry in entries:
@@ -284,7 +294,9 @@ class PerunRepository:
                     have.add((entry.checksum, entry.path))
                     added.append(entry)
             if added:
-                write_index(self.index_path(minor), current + added)
+                write_index(path, current + added, backup_dir=self.backup_dir)
+                if on_write is not None:
+                    on_write(path, old, path.read_bytes())
         return len(added)
 
     def entries_with_metadata(self, minor: str) -> list[IndexEntry]:
