@@ -10,7 +10,9 @@ recomputes the SHA-1; a mismatch is :class:`~perun_core.errors.CorruptObject`.
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
+import os
 import zlib
 from pathlib import Path
 from typing import Any
@@ -106,6 +108,15 @@ def _deflate_raw(chunk: Any, last: bool) -> bytes:
     return engine.compress(chunk) + engine.flush(zlib.Z_FINISH if last else zlib.Z_FULL_FLUSH)
 
 
+def object_checksum(profile: Profile) -> str:
+    """The name ``profile`` has (or would have) as an object, computed without storing it."""
+    pieces = list(iter_columnar(profile))
+    digest = hashlib.sha1(object_prefix(profile.type, sum(map(len, pieces))))
+    for piece in pieces:
+        digest.update(piece)
+    return digest.hexdigest()
+
+
 def object_path(objects_dir: Path, sha: str) -> Path:
     return objects_dir / sha[:2] / sha[2:]
 
@@ -152,7 +163,11 @@ class ObjectStore:
         path = self.path_of(sha)
         compressed = deflater.finish(prefix)
         if path.is_file():
-            return sha  # same content already stored: objects are immutable
+            # same content already stored (objects are immutable); its time is renewed, as fsck removes
+            # only objects no index names that are older than its --stale-after: this one is about to be named
+            with contextlib.suppress(OSError):
+                os.utime(path)
+            return sha
         atomic_write(path, compressed)
         return sha
 
