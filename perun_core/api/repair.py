@@ -29,8 +29,10 @@ what can still be read: the entries of its intact part whose objects are
 sound, the sound objects no index names whose profile carries that commit
 as its origin, and, when exactly one index is damaged, every other sound
 object no index names (only then is it certain where they belong).  Objects
-no index or change record names go when older than ``stale_after`` (a
-profile being registered right now is younger) and no index stayed damaged.
+no index or change record names go once older than ``stale_after`` (a
+profile being registered right now is younger); in a store where an index
+was damaged they are moved to ``.perun/quarantine/unplaced`` instead, as
+that index may have named them.
 Every index is rewritten under its lock, from its content read again under
 the lock, so a profile registered while fsck runs is neither lost nor taken
 for missing.  A repair that did all it had to leaves a report that is ``ok``.
@@ -147,7 +149,6 @@ class _Check:
         self.indexes: dict[str, list] = {}
         #: damaged indexes: minor -> (path, reason, bytes, or None for a folder in its place)
         self.broken: dict[str, tuple[Path, str, bytes | None]] = {}
-        self.unrepaired_indexes = 0
         #: objects no sound index names that a damaged index's rebuild takes (or would take)
         self.absorbed: set[str] = set()
         self._commits: dict[str, bool] = {}
@@ -323,8 +324,6 @@ class _Check:
                     done = self._rebuild(minor, path, data, by_origin[minor])
                 except (StorageError, OSError) as exc:
                     reason = f"{reason}; not repaired: {exc}"
-            if not done:
-                self.unrepaired_indexes += 1
             self.report.problems.append(FsckProblem("index", str(path), reason, done))
 
     def _rebuild(self, minor: str, path: Path, data: bytes | None, orphans: list[str]) -> str:
@@ -375,15 +374,18 @@ class _Check:
                                                     "this object", done, damage=False))
 
     def _remove_unreferenced(self, path: Path) -> str:
-        if self.unrepaired_indexes:
-            return "kept: a damaged index that could not be rebuilt may name it"
         old = self.leftovers.old_enough(path)
         if old is None:
             return "gone meanwhile"
         if not old:
             return "kept: younger than --stale-after, it may be being registered"
         try:
+            if self.broken:  # a damaged index may have named it, and nothing tells which: kept aside, not lost
+                moved = quarantine(self.repo, path, "unplaced")
+                return f"moved to {moved.relative_to(self.repo.perun_dir.parent)}: a damaged index may have named it"
             path.unlink()
+        except FileNotFoundError:
+            return "gone meanwhile"
         except OSError as exc:
             return f"kept: cannot be removed: {exc.strerror}"
         with contextlib.suppress(OSError):
