@@ -15,6 +15,7 @@ the way of every reader and still there for a closer look.
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import re
@@ -103,14 +104,21 @@ def leftover_candidates(perun_dir: Path) -> Iterator[Path]:
 def quarantine(repo: PerunRepository, path: Path, kind: str) -> Path:
     """Move the damaged file or folder ``path`` to ``.perun/quarantine/<kind>/``; where it went."""
     target_dir = repo.perun_dir / QUARANTINE_DIR / kind
-    target_dir.mkdir(parents=True, exist_ok=True)
+    made = [folder for folder in (target_dir.parent, target_dir) if not folder.is_dir()]
     name = path.parent.name + path.name
     target = target_dir / name
     number = 0
-    while target.exists() or target.is_symlink():
-        number += 1
-        target = target_dir / f"{name}.{number}"
-    os.rename(path, target)
+    try:
+        target_dir.mkdir(parents=True, exist_ok=True)
+        while target.exists() or target.is_symlink():
+            number += 1
+            target = target_dir / f"{name}.{number}"
+        os.rename(path, target)
+    except OSError:
+        for folder in reversed(made):  # a move that failed leaves no trace
+            with contextlib.suppress(OSError):
+                folder.rmdir()
+        raise
     return target
 
 
