@@ -28,7 +28,7 @@ from pathlib import Path
 from typing import Any
 
 from ..atomic import atomic_write, sync_directories
-from ..errors import CorruptObject, RemoteError, StorageError
+from ..errors import CorruptObject, PerunError, RemoteError, StorageError
 from ..storage.changes import changes_path, parse_record
 from ..storage.index import IndexEntry
 from ..storage.objects import profile_of_object
@@ -37,7 +37,6 @@ from . import layout
 __all__ = ["Incoming", "examine", "store"]
 
 Step = Callable[[], None]
-_REFUSED = "nothing was stored: .perun is as it was"
 
 
 @dataclass(slots=True)
@@ -51,7 +50,7 @@ class Incoming:
 
 
 def _refuse(remote: str, key: bytes, reason: str) -> RemoteError:
-    return RemoteError(remote, f"{key.decode('utf-8', 'replace')}: {reason}", hint=_REFUSED)
+    return RemoteError(remote, f"{key.decode('utf-8', 'replace')}: {reason}", hint=layout.REFUSED_HINT)
 
 
 def _named(flat: layout.Flat, prefix: bytes, remote: str, suffix: str = "") -> dict[str, tuple[bytes, bytes]]:
@@ -69,7 +68,7 @@ def _named(flat: layout.Flat, prefix: bytes, remote: str, suffix: str = "") -> d
     return found
 
 
-def examine(repo: Any, store_: Any, flat: layout.Flat, remote: str, step: Step) -> Incoming:
+def examine(repo: Any, git_store: Any, flat: layout.Flat, remote: str, step: Step) -> Incoming:
     """Check everything of ``flat`` this side would take (see the module docstring); nothing is written."""
     objects = _named(flat, layout.OBJECTS, remote)
     indexes = _named(flat, layout.INDEXES, remote)
@@ -77,10 +76,10 @@ def examine(repo: Any, store_: Any, flat: layout.Flat, remote: str, step: Step) 
     here = set(layout.local_inventory(repo.perun_dir).objects)
     incoming = Incoming()
     for sha, (key, blob_id) in sorted(objects.items()):
+        step()
         if sha in here:
             continue  # content-addressed: what this side holds under that name is that content
-        step()
-        data = layout.blob_of(store_, blob_id, remote, key.decode())
+        data = layout.blob_of(git_store, blob_id, remote, key.decode())
         try:
             profile_of_object(data, sha, f"{remote}:{key.decode()}")
         except CorruptObject as exc:
@@ -91,14 +90,14 @@ def examine(repo: Any, store_: Any, flat: layout.Flat, remote: str, step: Step) 
     held = here | set(objects)
     for minor, (key, blob_id) in sorted(indexes.items()):
         step()
-        entries = layout.decode_remote_index(layout.blob_of(store_, blob_id, remote, key.decode()), key, remote)
+        entries = layout.decode_remote_index(layout.blob_of(git_store, blob_id, remote, key.decode()), key, remote)
         for entry in entries:
             _check_entry(entry, held, key, remote)
         _check_local_index(repo, minor, key, remote)
         incoming.indexes[minor] = entries
     for minor, (key, blob_id) in sorted(changes.items()):
         step()
-        data = layout.blob_of(store_, blob_id, remote, key.decode())
+        data = layout.blob_of(git_store, blob_id, remote, key.decode())
         try:
             parse_record(data, f"{remote}:{key.decode()}")
         except StorageError as exc:
@@ -140,8 +139,11 @@ class _Journal:
     def undo(self, repo: Any) -> None:
         restored = True
         for minor, path, old, new in reversed(self.indexes):
-            with repo.index_lock(minor):
-                restored &= _put_back(path, old, new)
+            try:
+                with repo.index_lock(minor):
+                    restored &= _put_back(path, old, new)
+            except PerunError:  # its lock stayed taken: another writer has it, and may have changed it
+                restored = False
         for path, old, new in reversed(self.changes):
             _put_back(path, old, new)
         if restored:  # else an index another writer changed since may name them
@@ -166,17 +168,17 @@ def _put_back(path: Path, old: bytes | None, new: bytes) -> bool:
     return False
 
 
-def store(repo: Any, store_: Any, incoming: Incoming, step: Step) -> tuple[int, int, int]:
+def store(repo: Any, git_store: Any, incoming: Incoming, step: Step) -> tuple[int, int, int]:
     """Write what :func:`examine` passed: (objects stored, index entries added, change records taken)."""
     journal = _Journal()
     try:
-        return _store(repo, store_, incoming, step, journal)
+        return _store(repo, git_store, incoming, step, journal)
     except BaseException:
         journal.undo(repo)
         raise
 
 
-def _store(repo: Any, store_: Any, incoming: Incoming, step: Step, journal: _Journal) -> tuple[int, int, int]:
+def _store(repo: Any, git_store: Any, incoming: Incoming, step: Step, journal: _Journal) -> tuple[int, int, int]:
     written: set[Path] = set()
     stored = 0
     try:
@@ -187,7 +189,7 @@ def _store(repo: Any, store_: Any, incoming: Incoming, step: Step, journal: _Jou
                 continue  # stored meanwhile by another writer: the same content
             if not path.parent.is_dir():
                 journal.folders.append(path.parent)
-            atomic_write(path, store_[blob_id].data, sync_dir=False)
+            atomic_write(path, git_store[blob_id].data, sync_dir=False)
             journal.objects.append(path)
             written.add(path.parent)
             stored += 1

@@ -41,7 +41,8 @@ _TREE_MODE = 0o040000
 _HEX = frozenset("0123456789abcdef")
 
 Flat = dict[bytes, bytes]  # path in the tree -> blob id (hex, as bytes)
-_REFUSED = "nothing was stored: .perun is as it was"
+#: the hint of every refusal of what a remote holds
+REFUSED_HINT = "nothing was stored: .perun is as it was"
 
 
 def format_document() -> bytes:
@@ -145,8 +146,8 @@ def read_flat(store: Any, tree_id: bytes, remote: str) -> Flat:
             elif depth == 2 and item.mode in _FILE_MODES:
                 flat[path] = item.sha
             else:
-                kind = _KINDS.get(item.mode, "a file") if item.mode in _KINDS or item.mode in _FILE_MODES \
-                    else f"an entry of mode {item.mode:o}"
+                kind = _KINDS.get(item.mode) or ("a file" if item.mode in _FILE_MODES
+                                                 else f"an entry of mode {item.mode:o}")
                 raise RemoteError(remote, f"{REF.decode()}: '{shown}' is {kind}, where the layout has "
                                           f"{'a fan-out folder' if depth == 1 else 'a file'}")
     return flat
@@ -251,7 +252,7 @@ def decode_remote_index(data: bytes, key: bytes, remote: str) -> list[IndexEntry
         return decode_index(data, f"{remote}:{key.decode()}")
     except StorageError as exc:  # damaged, or of a newer version
         raise RemoteError(remote, f"{key.decode()}: {getattr(exc, 'reason', None) or exc}",
-                          hint=_REFUSED) from None
+                          hint=REFUSED_HINT) from None
 
 
 def checked_time(data: bytes) -> float:
