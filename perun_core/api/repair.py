@@ -276,7 +276,7 @@ class _Check:
                 current = read_index(path)  # what a writer may have added since the scan
                 kept = [e for e in current if self.is_sound(e.checksum)]
                 if len(kept) != len(current):
-                    write_index(path, kept)
+                    write_index(path, self.repo.with_metadata(kept))  # written as version 2: with metadata
         except StorageError as exc:
             return str(exc)
         return ""
@@ -341,7 +341,7 @@ class _Check:
                         return "another writer replaced it meanwhile with a sound one"
                     except StorageError:
                         data = current
-            salvaged = [e for e in _salvage(data or b"") if self.is_sound(e.checksum)]
+            salvaged = self.repo.with_metadata([e for e in _salvage(data or b"") if self.is_sound(e.checksum)])
             have = {e.checksum for e in salvaged}
             salvaged += [_entry_of(self.repo, sha) for sha in orphans if sha not in have]
             entries = _unique(salvaged)

@@ -303,6 +303,10 @@ class PerunRepository:
         """``minor``'s index entries, version-1 ones completed from their objects."""
         return self._entries_with_metadata(self.read_index(minor))
 
+    def with_metadata(self, entries: list[IndexEntry]) -> list[IndexEntry]:
+        """``entries`` with version-1 ones completed from their objects (which must be sound)."""
+        return self._entries_with_metadata(entries)
+
     def _entries_with_metadata(self, entries: list[IndexEntry]) -> list[IndexEntry]:
         # Version-1 indexes carry no metadata: the step to version 2 fills it from the objects.
         if all(entry.has_metadata for entry in entries):
@@ -315,7 +319,10 @@ class PerunRepository:
         infos = []
         for entry in self.read_index(minor):
             if not entry.has_metadata:
-                entry = self._entries_with_metadata([entry])[0]
+                # a version-1 entry takes its metadata from its object; a damaged one is listed without it
+                # (the caller marks it by its checksum), never failing the listing of the whole commit
+                with contextlib.suppress(CorruptObject):
+                    entry = self._entries_with_metadata([entry])[0]
             infos.append(
                 ProfileInfo(
                     tag="", source=entry.path, time=entry.time, type=entry.type or "", cmd=entry.cmd or "",

@@ -15,7 +15,7 @@ import pytest
 from conftest import run_cli, time_profile
 
 from perun_core import api
-from perun_core.storage.index import IndexEntry, write_index
+from perun_core.storage.index import encode_index_v1
 from perun_core.storage.repository import PerunRepository
 
 
@@ -97,6 +97,20 @@ def test_a_damaged_object_is_put_aside_and_the_rest_of_its_commit_stays_usable(s
         result = run_cli(*command, cwd=root)
         assert result.returncode == 0 and result.stderr == "", (command, result.stderr)
     assert "./p1.perf" in run_cli("--no-pager", "status", cwd=root).stdout
+
+
+def test_a_damaged_object_of_a_version_1_index_fails_only_its_own_line(store):
+    """Version-1 entries carry no metadata: each is read from its object, and one damaged must not hide the rest."""
+    root, shas, checksums, index = store
+    with PerunRepository(root) as repo:
+        entries = repo.read_index(shas[-1])
+        index.write_bytes(encode_index_v1(entries))
+        repo.objects.path_of(checksums[0]).write_bytes(b"junk")
+    status = run_cli("--no-pager", "status", cwd=root)
+    assert "corrupt object" in _refused(status) and "./p1.perf" in status.stdout
+    assert run_cli("fsck", "--repair", cwd=root).returncode == 0
+    status = run_cli("--no-pager", "status", cwd=root)
+    assert status.returncode == 0 and "./p1.perf" in status.stdout, status.stderr
 
 
 def test_two_destroyed_indexes_take_back_the_objects_that_carry_their_commit(perun_repo):
