@@ -50,7 +50,9 @@ class Incoming:
 
 
 def _refuse(remote: str, key: bytes, reason: str) -> RemoteError:
-    return RemoteError(remote, f"{key.decode('utf-8', 'replace')}: {reason}", hint=layout.REFUSED_HINT)
+    text = key.decode("utf-8", "replace")  # a path of the remote's tree: quoted when it is not printable
+    return RemoteError(remote, f"{text if text.isprintable() else layout.shown(text)}: {reason}",
+                       hint=layout.REFUSED_HINT)
 
 
 def _named(flat: layout.Flat, prefix: bytes, remote: str, suffix: str = "") -> dict[str, tuple[bytes, bytes]]:
@@ -110,11 +112,12 @@ def examine(repo: Any, git_store: Any, flat: layout.Flat, remote: str, step: Ste
 def _check_entry(entry: IndexEntry, held: set[str], key: bytes, remote: str) -> None:
     name = entry.path
     if entry.checksum not in held:
-        raise _refuse(remote, key, f"profile '{name}' names object {entry.checksum}, which the remote does not hold")
+        raise _refuse(remote, key, f"profile {layout.shown(name)} names object {entry.checksum}, which the remote "
+                                   "does not hold")
     if not name or name in (".", "..") or any(c in name for c in "/\\\0") or len(name.encode()) > 255:
         raise _refuse(remote, key, f"profile name {name!r} is not a plain file name")
     if not math.isfinite(entry.time):
-        raise _refuse(remote, key, f"profile '{name}' has the time {entry.time}, expected a finite number")
+        raise _refuse(remote, key, f"profile {layout.shown(name)} has the time {entry.time}, expected a finite number")
 
 
 def _check_local_index(repo: Any, minor: str, key: bytes, remote: str) -> None:

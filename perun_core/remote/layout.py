@@ -45,6 +45,12 @@ Flat = dict[bytes, bytes]  # path in the tree -> blob id (hex, as bytes)
 REFUSED_HINT = "nothing was stored: .perun is as it was"
 
 
+def shown(text: bytes | str) -> str:
+    """A name from the remote as it goes into a message, quoted; with escapes when it is not printable (one line)."""
+    text = text.decode("utf-8", "replace") if isinstance(text, bytes) else text
+    return f"'{text}'" if text.isprintable() else repr(text)
+
+
 def format_document() -> bytes:
     return json.dumps({"format": FORMAT_VERSION, "kind": "perun profiles",
                        "layout": "objects/xx/..., indexes/xx/..., changes/xx/....json"}).encode() + b"\n"
@@ -138,9 +144,8 @@ def read_flat(store: Any, tree_id: bytes, remote: str) -> Flat:
                if item.path + b"/" in _FOLDERS and item.mode == _TREE_MODE]
     while pending:
         prefix, sha, depth = pending.pop()
-        for item in tree_of(store, sha, remote, prefix.decode("utf-8", "replace").rstrip("/")).iteritems():
+        for item in tree_of(store, sha, remote, f"folder {shown(prefix.rstrip(b'/'))}").iteritems():
             path = prefix + item.path
-            shown = path.decode("utf-8", "replace")
             if depth == 1 and item.mode == _TREE_MODE:
                 pending.append((path + b"/", item.sha, 2))
             elif depth == 2 and item.mode in _FILE_MODES:
@@ -148,7 +153,7 @@ def read_flat(store: Any, tree_id: bytes, remote: str) -> Flat:
             else:
                 kind = _KINDS.get(item.mode) or ("a file" if item.mode in _FILE_MODES
                                                  else f"an entry of mode {item.mode:o}")
-                raise RemoteError(remote, f"{REF.decode()}: '{shown}' is {kind}, where the layout has "
+                raise RemoteError(remote, f"{REF.decode()}: {shown(path)} is {kind}, where the layout has "
                                           f"{'a fan-out folder' if depth == 1 else 'a file'}")
     return flat
 
@@ -251,7 +256,7 @@ def decode_remote_index(data: bytes, key: bytes, remote: str) -> list[IndexEntry
     try:
         return decode_index(data, f"{remote}:{key.decode()}")
     except StorageError as exc:  # damaged, or of a newer version
-        raise RemoteError(remote, f"{key.decode()}: {getattr(exc, 'reason', None) or exc}",
+        raise RemoteError(remote, f"{key.decode('utf-8', 'replace')}: {getattr(exc, 'reason', None) or exc}",
                           hint=REFUSED_HINT) from None
 
 

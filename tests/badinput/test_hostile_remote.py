@@ -92,6 +92,10 @@ def _dangling_entry(shas):
     return perun_tree({GOOD_SHA: GOOD_DATA}, {shas[1]: [entry_of(GOOD_SHA), entry_of("cd" * 20, "gone.perf")]})
 
 
+def _control_name(shas):
+    return perun_tree({GOOD_SHA: GOOD_DATA}, {shas[1]: [entry_of("cd" * 20, "a\nerror: \x1b[2Jb.perf")]})
+
+
 def _path_name(shas):
     return perun_tree({GOOD_SHA: GOOD_DATA}, {shas[1]: [entry_of(GOOD_SHA, "../../escape.perf")]})
 
@@ -136,6 +140,7 @@ TREES = {
     "newer index": (_newer_index, "newer than this perun understands"),
     "entry of an absent object": (_dangling_entry, "which the remote does not hold"),
     "entry named like a path": (_path_name, "is not a plain file name"),
+    "entry named with control characters": (_control_name, "profile 'a\\nerror: \\x1b[2Jb.perf' names object"),
     "entry of infinite time": (_infinite_time, "expected a finite number"),
     "symbolic link": (_symlink, "is a symbolic link"),
     "submodule": (_submodule, "is a submodule link"),
@@ -162,6 +167,16 @@ def test_a_hostile_tree_is_refused_whole_and_leaves_perun_byte_identical(clone_o
     for command in (("pull",), ("pull", "--dry-run"), ("fetch",)):
         _assert_refused(run_cli(*command, cwd=mine), says)
         assert tree_hashes(mine / ".perun") == before, command
+
+
+def test_a_clone_that_never_transferred_is_left_without_a_private_store(clone_of, tmp_path):
+    remote, mine, shas = clone_of
+    fresh = clone(remote, tmp_path / "fresh")
+    plant(remote, _fast(shas))
+    before = tree_hashes(fresh / ".perun")
+    for command in ("pull", "fetch"):
+        _assert_refused(run_cli(command, cwd=fresh), "expected a finite number")
+        assert tree_hashes(fresh / ".perun") == before and not (fresh / ".perun/remote").exists()
 
 
 @pytest.mark.parametrize("kind", ["blob", "tree", "absent"])
