@@ -137,9 +137,15 @@ def test_a_damaged_object_is_listed_and_its_entry_dropped_on_repair(perun_repo):
     assert "cmd1" in status.stdout  # the sound profile is still listed
     report = api.fsck(repair=True, cwd=root)
     kinds = sorted(p.kind for p in report.problems)
-    assert kinds == ["entry", "object"] and victim.exists()  # damaged objects are never deleted
+    assert kinds == ["entry", "object"] and report.ok
+    # damaged objects are never deleted: they are put aside, out of every reader's way
+    assert not victim.exists()
+    assert (root / ".perun/quarantine/objects" / entries[0].checksum).read_bytes() == b"garbage"
     with PerunRepository(root) as repo:
         assert [e.checksum for e in repo.read_index(shas[-1])] == [entries[1].checksum]
+    status = run_cli("status", cwd=root)
+    assert status.returncode == 0 and "cmd1" in status.stdout, status.stderr
+    assert run_cli("fsck", cwd=root).returncode == 0
 
 
 def test_deleting_the_objects_is_never_silent(perun_repo):
@@ -253,6 +259,7 @@ def test_a_repair_waits_for_the_index_lock_and_keeps_what_the_writer_added(perun
         holder.kill()
         holder.wait()
     report = outcome["report"]
-    assert [(p.kind, p.repaired) for p in report.problems] == [("object", ""), ("entry", "entry dropped")]
+    assert [(p.kind, p.repaired) for p in report.problems] == [
+        ("object", f"moved to .perun/quarantine/objects/{entries[0].checksum}"), ("entry", "entry dropped")]
     # the damaged entry is gone, and the one registered while the repair waited is still there
     assert [e.checksum for e in read_index(index)] == [entries[1].checksum, added[0].checksum]

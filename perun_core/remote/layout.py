@@ -28,7 +28,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from ..errors import RemoteError, RemoteFormatTooNew
+from ..errors import RemoteError, RemoteFormatTooNew, StorageError
 from ..storage.index import MAGIC as INDEX_MAGIC
 from ..storage.index import IndexEntry, decode_index, encode_index
 
@@ -41,6 +41,14 @@ _TREE_MODE = 0o040000
 _HEX = frozenset("0123456789abcdef")
 
 Flat = dict[bytes, bytes]  # path in the tree -> blob id (hex, as bytes)
+#: the hint of every refusal of what a remote holds
+REFUSED_HINT = "nothing was stored: .perun is as it was"
+
+
+def shown(text: bytes | str) -> str:
+    """A name from the remote as it goes into a message, quoted; with escapes when it is not printable (one line)."""
+    text = text.decode("utf-8", "replace") if isinstance(text, bytes) else text
+    return f"'{text}'" if text.isprintable() else repr(text)
 
 
 def format_document() -> bytes:
@@ -117,40 +125,76 @@ def _fanout(root: Path) -> Iterable[tuple[str, list[str]]]:
 
 # -- reading and writing trees ------------------------------------------------------------
 
-def read_flat(store: Any, tree_id: bytes) -> Flat:
-    """Every blob under ``tree_id`` by its path."""
+#: the folders of the layout, and how deep their files lie (``objects/ab/cdef...``)
+_FOLDERS = (OBJECTS, INDEXES, CHANGES)
+_FILE_MODES = (0o100644, 0o100755)
+_KINDS = {0o120000: "a symbolic link", 0o160000: "a submodule link", _TREE_MODE: "a folder"}
+
+
+def read_flat(store: Any, tree_id: bytes, remote: str) -> Flat:
+    """Every blob of the layout's folders under ``tree_id`` by its path.
+
+    Anything else at the top is left alone (files a newer layout of the same
+    format may add); within the folders only files two levels down may be,
+    and no symbolic link, submodule or object the remote did not send.
+    """
     flat: Flat = {}
-    pending = [(b"", tree_id)]
+    root = tree_of(store, tree_id, remote, "its root tree")
+    pending = [(item.path + b"/", item.sha, 1) for item in root.iteritems()
+               if item.path + b"/" in _FOLDERS and item.mode == _TREE_MODE]
     while pending:
-        prefix, sha = pending.pop()
-        for item in store[sha].iteritems():
+        prefix, sha, depth = pending.pop()
+        for item in tree_of(store, sha, remote, f"folder {shown(prefix.rstrip(b'/'))}").iteritems():
             path = prefix + item.path
-            if item.mode == _TREE_MODE or (item.mode & 0o170000) == 0o040000:
-                pending.append((path + b"/", item.sha))
-            else:
+            if depth == 1 and item.mode == _TREE_MODE:
+                pending.append((path + b"/", item.sha, 2))
+            elif depth == 2 and item.mode in _FILE_MODES:
                 flat[path] = item.sha
+            else:
+                kind = _KINDS.get(item.mode) or ("a file" if item.mode in _FILE_MODES
+                                                 else f"an entry of mode {item.mode:o}")
+                raise RemoteError(remote, f"{REF.decode()}: {shown(path)} is {kind}, where the layout has "
+                                          f"{'a fan-out folder' if depth == 1 else 'a file'}")
     return flat
+
+
+def tree_of(store: Any, sha: bytes, remote: str, what: str) -> Any:
+    """The git tree ``sha``; RemoteError if the remote did not send it or it is no tree."""
+    return _typed(store, sha, remote, what, b"tree")
+
+
+def blob_of(store: Any, sha: bytes, remote: str, what: str) -> bytes:
+    """The content of the git blob ``sha``; RemoteError if the remote did not send it or it is no blob."""
+    return _typed(store, sha, remote, what, b"blob").data
+
+
+def _typed(store: Any, sha: bytes, remote: str, what: str, kind: bytes) -> Any:
+    try:
+        found = store[sha]
+    except KeyError:
+        raise RemoteError(remote, f"{REF.decode()}: {what} ({sha.decode()[:12]}) was not received") from None
+    if found.type_name != kind:
+        raise RemoteError(remote, f"{REF.decode()}: {what} ({sha.decode()[:12]}) is a "
+                                  f"{found.type_name.decode()}, expected a {kind.decode()}")
+    return found
 
 
 def check_format(store: Any, commit_id: bytes, remote: str) -> bytes:
     """The tree of the remote's commit after its ``format`` passed; refuses newer and foreign layouts."""
+    commit = _typed(store, commit_id, remote, "the commit it names", b"commit")
+    tree = tree_of(store, commit.tree, remote, "the commit's tree")
     try:
-        tree_id = store[commit_id].tree
-        tree = store[tree_id]
-    except KeyError:
-        raise RemoteError(remote, f"{REF.decode()} points to {commit_id.decode()[:12]}, which was not received") from None
-    try:
-        _mode, blob_id = tree[FORMAT_FILE]
-        doc = json.loads(store[blob_id].data)
+        mode, blob_id = tree[FORMAT_FILE]
+        doc = json.loads(blob_of(store, blob_id, remote, "its 'format' file")) if mode in _FILE_MODES else None
         version = doc["format"]
-    except (KeyError, ValueError, TypeError, RecursionError):
+    except (KeyError, ValueError, TypeError, RecursionError, RemoteError):
         raise RemoteError(remote, f"{REF.decode()} does not hold perun profiles (no readable 'format' file)",
                           hint="another tool may use this ref name; perun leaves it alone") from None
-    if not isinstance(version, int) or version < 1:
+    if not isinstance(version, int) or isinstance(version, bool) or version < 1:
         raise RemoteError(remote, f"{REF.decode()}: invalid format version {version!r}")
     if version > FORMAT_VERSION:
         raise RemoteFormatTooNew(remote, version, FORMAT_VERSION)
-    return tree_id
+    return commit.tree
 
 
 def build_tree(flat: Flat) -> tuple[bytes, list[Any]]:
@@ -209,7 +253,11 @@ def canonical_index(entries: list[IndexEntry]) -> bytes:
 
 
 def decode_remote_index(data: bytes, key: bytes, remote: str) -> list[IndexEntry]:
-    return decode_index(data, f"{remote}:{key.decode()}")
+    try:
+        return decode_index(data, f"{remote}:{key.decode()}")
+    except StorageError as exc:  # damaged, or of a newer version
+        raise RemoteError(remote, f"{key.decode('utf-8', 'replace')}: {getattr(exc, 'reason', None) or exc}",
+                          hint=REFUSED_HINT) from None
 
 
 def checked_time(data: bytes) -> float:

@@ -22,22 +22,18 @@ private store in :mod:`perun_core.remote.store`.
 from __future__ import annotations
 
 import contextlib
-import hashlib
 import json
 import random
 import re
 import threading
 import time
-import zlib
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from ..errors import CorruptObject, Interrupted, RemoteError
-from ..atomic import atomic_write, sync_directories
-from . import layout
-from ..storage.changes import changes_path
+from ..errors import Interrupted, RemoteError
+from . import incoming, layout
 from .events import PushRetried, RemoteContacted, TransferProgress, TransferStarted
 from .store import PRIVATE_DIR, TRACKING_FILE, PrivateStore, session
 from .transport import Remote, client_of, remote_head, resolve_remote, talking
@@ -132,8 +128,12 @@ def _receive(private: PrivateStore, client: Any, path: str, remote: Remote, head
         if match:
             emit(TransferProgress("receiving", int(match.group(1)), int(match.group(2))))
 
-    with talking(remote):
-        client.fetch(path, private.git, determine_wants=wants, progress=progress)
+    try:
+        with talking(remote):
+            client.fetch(path, private.git, determine_wants=wants, progress=progress)
+    except KeyError:  # a repository on this machine, read in this process, lacks what its ref names
+        raise RemoteError(remote.name, f"{layout.REF.decode()} names {head.decode()[:12]}, which the remote "
+                                       "does not have", hint="its repository is damaged; nothing was stored") from None
     if head not in private.store:
         raise RemoteError(remote.name, f"{layout.REF.decode()} {head.decode()[:12]} was announced but not sent")
     return True
@@ -142,7 +142,7 @@ def _receive(private: PrivateStore, client: Any, path: str, remote: Remote, head
 def _flat_of(private: PrivateStore, commit: bytes | None, remote: Remote) -> layout.Flat:
     if commit is None:
         return {}
-    return layout.read_flat(private.store, layout.check_format(private.store, commit, remote.name))
+    return layout.read_flat(private.store, layout.check_format(private.store, commit, remote.name), remote.name)
 
 
 # -- push ------------------------------------------------------------------------------------------------
@@ -183,7 +183,8 @@ def _plan_push(repo: Any, private: PrivateStore, remote_flat: layout.Flat, remot
         mine = [e for e in repo.entries_with_metadata(minor) if e.checksum in present]
         theirs: list[Any] = []
         if key in remote_flat:
-            theirs = layout.decode_remote_index(private.store[remote_flat[key]].data, key, remote.name)
+            data = layout.blob_of(private.store, remote_flat[key], remote.name, key.decode())
+            theirs = layout.decode_remote_index(data, key, remote.name)
         merged = layout.union_sorted(theirs, mine)
         meter.tick()
         if not merged:
@@ -309,9 +310,26 @@ def _local_object_names(repo: Any) -> set[str]:
     return set(layout.local_inventory(repo.perun_dir).objects)
 
 
+def _examined(repo: Any, private: PrivateStore, remote: Remote, head: bytes, emit: EventCallback,
+              cancel: threading.Event | None) -> incoming.Incoming:
+    """The remote's commit ``head``, every part this side lacks checked (see :mod:`.incoming`)."""
+    flat = _flat_of(private, head, remote)
+    meter = _Meter(emit, "verifying", len(flat))
+
+    def step() -> None:
+        _stop_if(cancel)
+        meter.tick()
+
+    return incoming.examine(repo, private.store, flat, remote.name, step)
+
+
 def fetch(repo: Any, remote_name: str | None = None, *, on_event: EventCallback | None = None,
           cancel: threading.Event | None = None) -> FetchResult:
-    """Bring the remote's profiles into the private store and remember what it holds (nothing is merged)."""
+    """Bring the remote's profiles into the private store, checked, and remember what it holds (nothing is merged).
+
+    A remote holding anything this side would refuse to pull is refused now,
+    and the private store is left as it was.
+    """
     emit = on_event or (lambda event: None)
     remote = resolve_remote(repo, remote_name)
     client, path = client_of(remote)
@@ -321,16 +339,19 @@ def fetch(repo: Any, remote_name: str | None = None, *, on_event: EventCallback 
         if head is None:
             return FetchResult(remote, None, 0, False)
         received = _receive(private, client, path, remote, head, emit)
-        flat = _flat_of(private, head, remote)
+        taken = _examined(repo, private, remote, head, emit, cancel)
         _stop_if(cancel)
         private.track(remote, head)
-        theirs = {layout.name_of(k, layout.OBJECTS) for k in flat if k.startswith(layout.OBJECTS)}
-        return FetchResult(remote, head.decode(), len(theirs - _local_object_names(repo)), received)
+        return FetchResult(remote, head.decode(), len(taken.objects), received)
 
 
 def pull(repo: Any, remote_name: str | None = None, *, dry_run: bool = False,
          on_event: EventCallback | None = None, cancel: threading.Event | None = None) -> PullResult:
-    """Fetch, then take every profile, index entry and newer change record the remote has."""
+    """Fetch, then take every profile, index entry and newer change record the remote has.
+
+    Everything is checked before anything is stored, and stored whole or not
+    at all (:mod:`.incoming`); a refused or failed pull leaves ``.perun`` as it was.
+    """
     emit = on_event or (lambda event: None)
     remote = resolve_remote(repo, remote_name)
     client, path = client_of(remote)
@@ -340,84 +361,18 @@ def pull(repo: Any, remote_name: str | None = None, *, dry_run: bool = False,
         if head is None:
             return PullResult(remote, None, 0, 0, 0, dry_run)
         _receive(private, client, path, remote, head, emit)
-        flat = _flat_of(private, head, remote)
-        if not dry_run:
-            private.track(remote, head)
-        counts = _import(repo, private, flat, remote, emit, cancel, dry_run)
-        return PullResult(remote, head.decode(), *counts, dry_run=dry_run)
-
-
-def _import(repo: Any, private: PrivateStore, flat: layout.Flat, remote: Remote, emit: EventCallback,
-            cancel: threading.Event | None, dry_run: bool) -> tuple[int, int, int]:
-    inventory = layout.local_inventory(repo.perun_dir)
-    # names become paths here: anything but a full lowercase sha (a crafted '..') is ignored
-    objects = {n: v for k, v in flat.items() if k.startswith(layout.OBJECTS)
-               and layout.is_sha(n := layout.name_of(k, layout.OBJECTS))}
-    indexes = {n: (k, v) for k, v in flat.items() if k.startswith(layout.INDEXES)
-               and layout.is_sha(n := layout.name_of(k, layout.INDEXES))}
-    changes = {n: v for k, v in flat.items() if k.startswith(layout.CHANGES)
-               and layout.is_sha(n := layout.name_of(k, layout.CHANGES))}
-    missing = sorted(sha for sha in objects if sha not in inventory.objects)
-    meter = _Meter(emit, "importing", len(missing) + len(indexes) + len(changes))
-    stored = 0
-    written: set[Path] = set()
-    try:
-        for sha in missing:  # objects first: an index must never name an object that is not here
-            _stop_if(cancel)
-            data = private.store[objects[sha]].data
-            _verify_object(data, sha, remote)
-            if not dry_run:
-                path = repo.objects.path_of(sha)
-                atomic_write(path, data, sync_dir=False)
-                written.add(path.parent)
-            stored += 1
-            meter.tick()
-    finally:
-        sync_directories(written)  # one fsync per directory, before any index names these objects
-    here = set(inventory.objects) | set(missing)
-    entries = 0
-    for minor, (key, blob_id) in sorted(indexes.items()):
-        _stop_if(cancel)
-        theirs = [e for e in layout.decode_remote_index(private.store[blob_id].data, key, remote.name)
-                  if e.checksum in here]
+        taken = _examined(repo, private, remote, head, emit, cancel)
         if dry_run:
-            entries += len(layout.missing_entries(repo.read_index(minor), theirs))
-        else:
-            entries += repo.merge_entries(minor, theirs)
-        meter.tick()
-    taken = 0
-    for minor, blob_id in sorted(changes.items()):
-        theirs_bytes = private.store[blob_id].data
-        path = changes_path(repo, minor)
-        try:
-            mine = path.read_bytes()
-        except FileNotFoundError:
-            mine = None
-        meter.tick()
-        if mine is not None and layout.newer_changes(mine, theirs_bytes) is mine:
-            continue
-        if mine == theirs_bytes:
-            continue
-        try:
-            doc = json.loads(theirs_bytes)
-        except ValueError:
-            continue  # a damaged record never replaces a readable one
-        if not isinstance(doc, dict) or not isinstance(doc.get("marks"), str):
-            continue
-        if not dry_run:
-            atomic_write(path, theirs_bytes)
-        taken += 1
-    return stored, entries, taken
+            return PullResult(remote, head.decode(), *incoming.would_take(repo, taken), dry_run=True)
+        meter = _Meter(emit, "importing", taken.work)
 
+        def step() -> None:
+            _stop_if(cancel)
+            meter.tick()
 
-def _verify_object(data: bytes, sha: str, remote: Remote) -> None:
-    try:
-        raw = zlib.decompress(data)
-    except zlib.error as exc:
-        raise CorruptObject(sha, f"{remote.name}:{layout.object_key(sha).decode()}", f"does not decompress ({exc})") from None
-    if hashlib.sha1(raw).hexdigest() != sha:
-        raise CorruptObject(sha, f"{remote.name}:{layout.object_key(sha).decode()}",
-                            "content does not hash to its name") from None
+        counts = incoming.store(repo, private.store, taken, step)
+        private.track(remote, head)  # last: a pull that failed leaves the private store as it was too
+        return PullResult(remote, head.decode(), *counts, dry_run=False)
 
 
 # -- status --------------------------------------------------------------------------------------------

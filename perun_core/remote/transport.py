@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import contextlib
 import hashlib
+import logging
 import re
 from collections.abc import Iterator
 from dataclasses import dataclass
@@ -16,6 +17,10 @@ from typing import Any
 
 from ..errors import PerunError, RemoteError
 from . import layout
+
+# dulwich logs what it finds odd in a repository (a ref naming an absent object) to stderr; perun
+# reports such a remote with its own single error line, and -v (which sets up logging) still shows them
+logging.getLogger("dulwich").addHandler(logging.NullHandler())
 
 __all__ = ["Remote", "client_of", "remote_head", "resolve_remote", "scp_like", "talking"]
 

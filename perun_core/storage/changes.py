@@ -89,15 +89,26 @@ def write_changes(repo: PerunRepository, minor: str, marks: Iterable[str],
 def _read(repo: PerunRepository, minor: str) -> dict[str, Any] | None:
     path = changes_path(repo, minor)
     try:
-        doc = json.loads(path.read_bytes())
+        data = path.read_bytes()
     except FileNotFoundError:
         return None
-    except (OSError, ValueError) as exc:
+    except OSError as exc:
+        raise StorageError(f"cannot read change record {path}: {exc}") from None
+    return parse_record(data, path)
+
+
+def parse_record(data: bytes, path: Path | str) -> dict[str, Any]:
+    """A change record's document, brought to the newest version; StorageError (or a newer version) if it is not one."""
+    try:
+        doc = json.loads(data)
+    except (ValueError, RecursionError) as exc:
         raise StorageError(f"cannot read change record {path}: {exc}") from None
     if not isinstance(doc, dict) or not isinstance(doc.get("marks"), str):
         raise StorageError(f"cannot read change record {path}: unexpected content")
     version = doc.get("version", 1)
-    if not isinstance(version, int) or version > CHANGES_VERSION:
+    if not isinstance(version, int) or isinstance(version, bool) or version < 1:
+        raise StorageError(f"cannot read change record {path}: invalid version {version!r}")
+    if version > CHANGES_VERSION:
         raise UnsupportedFormatVersion(path, "change record", version, CHANGES_VERSION)
     if version >= 2 and not isinstance(doc.get("pairs", []), list):
         raise StorageError(f"cannot read change record {path}: 'pairs' is not a list")

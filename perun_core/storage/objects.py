@@ -12,7 +12,9 @@ recomputes the SHA-1; a mismatch is :class:`~perun_core.errors.CorruptObject`.
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
+import os
 import zlib
 from pathlib import Path
 from typing import Any
@@ -108,6 +110,15 @@ def _deflate_raw(chunk: Any, last: bool) -> bytes:
     return engine.compress(chunk) + engine.flush(zlib.Z_FINISH if last else zlib.Z_FULL_FLUSH)
 
 
+def object_checksum(profile: Profile) -> str:
+    """The name ``profile`` has (or would have) as an object, computed without storing it."""
+    pieces = list(iter_columnar(profile))
+    digest = hashlib.sha1(object_prefix(profile.type, sum(map(len, pieces))))
+    for piece in pieces:
+        digest.update(piece)
+    return digest.hexdigest()
+
+
 def object_path(objects_dir: Path, sha: str) -> Path:
     return objects_dir / sha[:2] / sha[2:]
 
@@ -117,7 +128,7 @@ def object_prefix(profile_type: str, length: int) -> bytes:
     return b"%s %s %d\0" % (_SIGNATURE, profile_type.encode("utf-8"), length)
 
 
-def parse_object(raw: bytes, sha: str, path: Path) -> tuple[str, bytes]:
+def parse_object(raw: bytes, sha: str, path: Path | str) -> tuple[str, bytes]:
     """Split verified, decompressed bytes into (profile type, content)."""
     end = raw.find(b"\0", 0, 512)
     if end < 0 or not raw.startswith(_SIGNATURE + b" "):
@@ -176,32 +187,52 @@ class ObjectStore:
         path = self.path_of(sha)
         compressed = deflater.finish(prefix)
         if path.is_file():
-            return sha  # same content already stored: objects are immutable
+            # same content already stored (objects are immutable); its time is renewed, as fsck removes
+            # only objects no index names that are older than its --stale-after: this one is about to be named
+            with contextlib.suppress(OSError):
+                os.utime(path)
+            return sha
         atomic_write(path, compressed)
         return sha
 
     def read_raw(self, sha: str) -> tuple[str, bytes]:
         """(profile type, content) of a verified object."""
+        return parse_object(verified_raw(self._stored(sha), sha, self.path_of(sha)), sha, self.path_of(sha))
+
+    def read_profile(self, sha: str) -> Profile:
+        return profile_of_object(self._stored(sha), sha, self.path_of(sha))
+
+    def _stored(self, sha: str) -> bytes:
         path = self.path_of(sha)
         try:
-            compressed = path.read_bytes()
+            return path.read_bytes()
         except FileNotFoundError:
             raise CorruptObject(sha, path, "object is missing") from None
         except OSError as exc:
             raise CorruptObject(sha, path, f"cannot be read: {exc.strerror}") from None
-        try:
-            raw = zlib.decompress(compressed)
-        except zlib.error as exc:
-            raise CorruptObject(sha, path, f"does not decompress ({exc})") from None
-        actual = hashlib.sha1(raw).hexdigest()
-        if actual != sha:
-            raise CorruptObject(sha, path, f"checksum mismatch (content hashes to {actual})")
-        return parse_object(raw, sha, path)
 
-    def read_profile(self, sha: str) -> Profile:
-        path = self.path_of(sha)
-        _, content = self.read_raw(sha)
-        try:
-            return validate_profile(decode_content(content, path=path), path=path)
-        except InvalidProfile as exc:
-            raise CorruptObject(sha, path, exc.reason) from None
+
+def verified_raw(compressed: bytes, sha: str, path: Path | str) -> bytes:
+    """The decompressed bytes of a stored object, after they hashed to ``sha``; else CorruptObject."""
+    try:
+        raw = zlib.decompress(compressed)
+    except zlib.error as exc:
+        raise CorruptObject(sha, path, f"does not decompress ({exc})") from None
+    actual = hashlib.sha1(raw).hexdigest()
+    if actual != sha:
+        raise CorruptObject(sha, path, f"checksum mismatch (content hashes to {actual})")
+    return raw
+
+
+def profile_of_object(compressed: bytes, sha: str, path: Path | str) -> Profile:
+    """The valid profile that the stored bytes of object ``sha`` hold; any damage is CorruptObject.
+
+    The one check every object passes, whether read from ``.perun/objects``
+    or received from a remote before it may be stored there.
+    """
+    _, content = parse_object(verified_raw(compressed, sha, path), sha, Path(path))
+    try:
+        return validate_profile(decode_content(content, path=path), path=path)
+    except InvalidProfile as exc:
+        key = f"key '{exc.key}': " if exc.key else ""
+        raise CorruptObject(sha, path, f"invalid profile: {key}{exc.reason}") from None

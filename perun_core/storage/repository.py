@@ -26,11 +26,11 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from ..config import Config, ConfigStack, shared_config_dir
-from ..errors import CorruptObject, InvalidProfile, NotPerunRepository, PerunError, ProfileError
+from ..errors import CorruptIndex, CorruptObject, InvalidProfile, NotPerunRepository, PerunError, ProfileError
 from ..atomic import atomic_write, file_lock
 from ..profile.codec import load_profile_head
 from ..profile.validate import validate_profile
-from .index import INDEX, ORIGINAL_LAYOUT, IndexEntry, read_index, write_index
+from .index import INDEX, ORIGINAL_LAYOUT, IndexEntry, decode_index, read_index, write_index
 from .objects import ObjectStore, object_path
 
 if TYPE_CHECKING:
@@ -309,13 +309,23 @@ class PerunRepository:
                 self._write_index(minor, kept)
         return removed
 
-    def merge_entries(self, minor: str, entries: list[IndexEntry]) -> int:
+    def merge_entries(self, minor: str, entries: list[IndexEntry],
+                      on_write: Callable[[Path, bytes | None, bytes], None] | None = None) -> int:
         """Append those of ``entries`` that ``minor``'s index lacks (same object and name); how many were added.
 
-        Used when profiles arrive from a remote: the objects must be stored first.
+        Used when profiles arrive from a remote: the objects must be stored
+        first.  ``on_write(path, old bytes or None, new bytes)`` hears of the
+        index written, still under its lock (so a pull can take it back).
         """
+        path = self.index_path(minor)
         with self._index_lock(minor):
-            current = self._entries_with_metadata(self.read_index(minor))
+            try:
+                old: bytes | None = path.read_bytes()
+            except FileNotFoundError:
+                old = None
+            except OSError as exc:
+                raise CorruptIndex(path, f"cannot be read: {exc.strerror}") from None
+            current = self._entries_with_metadata(decode_index(old, path) if old is not None else [])
             have = {(e.checksum, e.path) for e in current}
             added = []
             for entry in entries:
@@ -324,11 +334,17 @@ class PerunRepository:
                     added.append(entry)
             if added:
                 self._write_index(minor, current + added)
+                if on_write is not None:
+                    on_write(path, old, path.read_bytes())
         return len(added)
 
     def entries_with_metadata(self, minor: str) -> list[IndexEntry]:
         """``minor``'s index entries, version-1 ones completed from their objects."""
         return self._entries_with_metadata(self.read_index(minor))
+
+    def with_metadata(self, entries: list[IndexEntry]) -> list[IndexEntry]:
+        """``entries`` with version-1 ones completed from their objects (which must be sound)."""
+        return self._entries_with_metadata(entries)
 
     def _entries_with_metadata(self, entries: list[IndexEntry]) -> list[IndexEntry]:
         # Version-1 indexes carry no metadata: the step to version 2 fills it from the objects.
@@ -342,7 +358,10 @@ class PerunRepository:
         infos = []
         for entry in self.read_index(minor):
             if not entry.has_metadata:
-                entry = self._entries_with_metadata([entry])[0]
+                # a version-1 entry takes its metadata from its object; a damaged one is listed without it
+                # (the caller marks it by its checksum), never failing the listing of the whole commit
+                with contextlib.suppress(CorruptObject):
+                    entry = self._entries_with_metadata([entry])[0]
             infos.append(
                 ProfileInfo(
                     tag="", source=entry.path, time=entry.time, type=entry.type or "", cmd=entry.cmd or "",

@@ -227,43 +227,6 @@ def test_unknown_remote_is_one_error_line(two_clones, tmp_path):
     assert out.returncode == 1 and "not a git repository" in out.stderr, out.stderr
 
 
-def test_crafted_names_on_the_remote_never_become_paths(two_clones, tmp_path):
-    """A tree entry named '..' (possible in a hand-made git tree) is ignored, not written outside .perun."""
-    from dulwich.objects import Blob, Commit, Tree
-    from dulwich.repo import Repo
-
-    from perun_core.remote.layout import format_document
-    from perun_core.storage.index import IndexEntry, encode_index
-
-    remote, a, b, shas = two_clones
-    with Repo(str(remote)) as repo:
-        blobs = [Blob.from_string(format_document()),
-                 Blob.from_string(encode_index([IndexEntry(1.0, "ab" * 20, "x.perf", "time", "x", "", "", "time")]))]
-        evil = Tree()
-        evil.add(b"..", 0o100644, blobs[1].id)
-        fan = Tree()
-        fan.add(b"..", 0o040000, evil.id)
-        root = Tree()
-        root.add(b"format", 0o100644, blobs[0].id)
-        root.add(b"indexes", 0o040000, fan.id)
-        commit = Commit()
-        commit.tree, commit.parents = root.id, []
-        commit.author = commit.committer = b"M <m@example.com>"
-        commit.author_time = commit.commit_time = 1_700_000_000
-        commit.author_timezone = commit.commit_timezone = 0
-        commit.message = b"crafted\n"
-        for obj in (*blobs, evil, fan, root, commit):
-            repo.object_store.add_object(obj)
-        repo.refs[b"refs/perun/profiles"] = commit.id
-    def files():
-        return {p for p in tmp_path.rglob("*") if p.is_file() and not {"remote", "locks"} & set(p.parts)}
-
-    before = files()
-    result = api.pull(cwd=b)
-    assert (result.profiles, result.entries) == (0, 0)
-    assert files() == before  # nothing was written anywhere (the private store aside)
-
-
 def _tree(directory: Path) -> dict[str, bytes]:
     return {str(p.relative_to(directory)): (p.read_bytes() if p.is_file() else b"/") for p in directory.rglob("*")}
 
