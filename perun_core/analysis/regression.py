@@ -168,7 +168,7 @@ def _full(points: Points, models: Sequence[str], steps: int, rng: Any) -> _Outco
 
 def _shuffled(points: Points, rng: Any) -> Points:
     order = rng.permutation(len(points.x))
-    return Points(points.x[order], points.y[order])
+    return Points(points.x[order], points.y[order], points.kinds)
 
 
 def _prefix_ends(n: int, steps: int) -> list[int]:
@@ -265,7 +265,7 @@ def _sorted(points: Points) -> Points:
 
     if len(points.x) > 1 and not (points.x[1:] >= points.x[:-1]).all():
         order = np.argsort(points.x, kind="stable")
-        return Points(points.x[order], points.y[order])
+        return Points(points.x[order], points.y[order], points.kinds)
     return points
 
 
@@ -380,8 +380,9 @@ def fit_model(x: Any, y: Any, model: str) -> dict:
     :class:`~perun_core.analysis.points.DegenerateData` when the data cannot
     support the model.
     """
-    points = as_points(x, y)
-    fit = fit_part(points.part(0, len(points.x)), canonical_model_name(model))
+    kind = canonical_model_name(model)
+    points = as_points(x, y, (kind,))
+    fit = fit_part(points.part(0, len(points.x)), kind)
     record = fit.record(None, "full")
     del record["uid"], record["method"]
     return record
@@ -402,7 +403,7 @@ def fit_models(
     steps = _check_steps(steps)
     models = _model_list(regression_models)
     try:
-        points = as_points(x, y)
+        points = as_points(x, y, models)
     except DegenerateData as exc:
         return AnalysisResult([], [Skipped(uid, m, exc.reason) for m in models])
     # only the sampling methods shuffle; the others need no generator
