@@ -209,9 +209,13 @@ def _weighted_fit(part: Part, model: str, w: numpy.ndarray) -> tuple[float, floa
 
 #: Rounds of each stage of a robust fit at most (each usually settles in a few).
 _ROUNDS = 20
-#: The robust fits are compared on the mean of their smallest squared residuals, this share of them
-#: (a third of the points may be outliers without moving the comparison).
+#: A robust fit is first judged on the mean of its smallest squared residuals, this share of them (a third
+#: of the points may be outliers without moving the judgement) ...
 _TRIMMED_SHARE = 2.0 / 3.0
+#: ... and the kinds whose judgement is within this factor of the best one's fit the bulk alike: the fewest
+#: points any of them sets aside are the outliers, and all kinds are compared on the rest (so that no kind
+#: hides where it misfits in the trimmed third)
+_ALIKE = 4.0
 #: Below this many points every part is fitted robustly; above, only a part in which the quick look of
 #: :func:`~perun_core.analysis.robust.start_weights` finds points far off their neighbours.
 _ALWAYS_LOOK = 200
@@ -221,15 +225,16 @@ def robust_fits(part: Part) -> dict[str, Fit] | None:
     """Robust fits of the kinds of ``part.points.kinds`` (those the data allow), or None for least squares.
 
     Each kind is fitted by :func:`_robust_fit` (residuals in log space for
-    positive data, as preemption multiplies a time) and scored on the mean
-    of its smallest squared residuals (the smallest :data:`_TRIMMED_SHARE`:
-    outliers do not count): ``r_square`` is ``1 - T / T_constant``, the
-    share of the bulk's spread that the kind explains, so the kind that
-    explains the bulk best wins.  None when the fit of the best-scoring
-    kind sets no point aside (fewer than one in 2000 get weight 0, at least
-    one): then the exact least-squares fits stand.  Parts of more than
-    :data:`_ALWAYS_LOOK` points are fitted robustly only when a quick look
-    finds points far off their neighbours.
+    positive data, as preemption multiplies a time).  The outliers are
+    counted as the fewest points that a kind fitting the bulk about as well
+    as the best one (see :data:`_ALIKE`) sets aside, and every kind is
+    scored on the mean of its squared residuals without that many of its
+    largest ones: ``r_square`` is ``1 - T / T_constant``, the share of the
+    bulk's spread that the kind explains, so the kind that explains the bulk
+    best wins.  None when there are no outliers (fewer than one in 2000, at
+    least one): then the exact least-squares fits stand.  Parts of more
+    than :data:`_ALWAYS_LOOK` points are fitted robustly only when a quick
+    look finds points far off their neighbours.
     """
     import numpy as np
 
@@ -246,39 +251,50 @@ def robust_fits(part: Part) -> dict[str, Fit] | None:
         if part.n <= _ALWAYS_LOOK:
             starts.append(np.ones(part.n))
         x_min = part.stat("x range")[0]
-        found: dict[str, tuple[float, float, float, numpy.ndarray]] = {}
+        found: dict[str, _RobustFit] = {}
         for model in dict.fromkeys(("constant", *part.points.kinds)):
             if domain_problem(model, x_min, part.stat("y min")):
                 continue
             tries = [t for t in (_robust_fit(part, model, start, log_y) for start in starts) if t is not None]
             if tries:
-                found[model] = min(tries, key=lambda t: t[0])
+                found[model] = min(tries, key=lambda t: t.trimmed)
     if "constant" not in found:
         return None
-    best = min(found, key=lambda m: (found[m][0], RANK[m]))
-    weights = found[best][3]
-    if int((weights <= 0.0).sum()) < max(1, part.n // 2000):
+    top = min(f.trimmed for f in found.values())
+    outliers = min(int((f.weights <= 0.0).sum()) for f in found.values() if f.trimmed <= _ALIKE * top)
+    if outliers < max(1, part.n // 2000):
         return None
-    baseline = found["constant"][0]
+    # more outliers than the trimmed share leaves out is no longer a few measurements gone wrong
+    kept = max(part.n - outliers, int(math.ceil(part.n * _TRIMMED_SHARE)))
+    with np.errstate(all="ignore"):
+        score = {m: float(np.partition(f.absolute * f.absolute, kept - 1)[:kept].mean()) for m, f in found.items()}
+    baseline = score["constant"]
     x_start, x_end = part.stat("x range")
     fits = {}
     for model in part.points.kinds:
         if model not in found:
             continue
-        trimmed, b0, b1, w = found[model]
         if baseline > 0:
-            r2 = min(1.0, 1.0 - trimmed / baseline)
+            r2 = min(1.0, 1.0 - score[model] / baseline)
         else:
-            r2 = 1.0 if trimmed <= 0 else 0.0
+            r2 = 1.0 if score[model] <= 0 else 0.0
         if model not in ("power", "exponential"):
             r2 = max(0.0, r2)
-        fits[model] = Fit(model, b0, b1, r2, x_start, x_end, int((w < 0.5).sum()))
+        fit = found[model]
+        fits[model] = Fit(model, fit.b0, fit.b1, r2, x_start, x_end, int((fit.weights < 0.5).sum()))
     return fits
 
 
-def _robust_fit(part: Part, model: str, w: numpy.ndarray,
-                log_y: numpy.ndarray | None) -> tuple[float, float, float, numpy.ndarray] | None:
-    """``(trimmed mean of squared residuals, b0, b1, bisquare weights)`` of ``model`` fitted robustly from ``w``.
+class _RobustFit(NamedTuple):
+    trimmed: float              # mean of the smallest _TRIMMED_SHARE of the squared residuals
+    b0: float
+    b1: float
+    weights: numpy.ndarray      # bisquare
+    absolute: numpy.ndarray     # absolute residuals (log space for positive data)
+
+
+def _robust_fit(part: Part, model: str, w: numpy.ndarray, log_y: numpy.ndarray | None) -> _RobustFit | None:
+    """``model`` fitted robustly, starting from the weights ``w``.
 
     First the fit is concentrated on the points it explains best (least
     trimmed squares by concentration steps: fit, keep the
@@ -339,7 +355,7 @@ def _robust_fit(part: Part, model: str, w: numpy.ndarray,
             break
     b0, b1, absolute = result
     trimmed = float(np.partition(absolute * absolute, kept - 1)[:kept].mean())
-    return trimmed, b0, b1, w
+    return _RobustFit(trimmed, b0, b1, w, absolute)
 
 
 def _least_squares(part: Part, model: str) -> Fit:

@@ -64,17 +64,19 @@ def start_weights(x: numpy.ndarray, y: numpy.ndarray, log_y: numpy.ndarray | Non
     order, which follow the curve whatever its model; deviations beyond
     :data:`_SCREEN_C` robust standard deviations are flagged.  None (no
     robust fitting needed) unless at least one point in 1000 (and at least
-    one) is flagged.  The neighbours of points of equal x are taken in the
-    order of a sort by x, so the flags do not depend on the model; callers
-    fit robustly when this says so and decide from those fits.
+    one) is flagged.  Neither the model nor the order of the points matters;
+    callers fit robustly when this says so and decide from those fits.
     """
     import numpy as np
 
     n = len(y)
     if n < 5:
         return None
-    order = np.argsort(x)
-    v = (log_y if log_y is not None else y)[order]
+    values = log_y if log_y is not None else y
+    # by x, points of equal x by value: the neighbours, and so the flags, do not depend on the points' order
+    by_value = np.argsort(values)
+    order = by_value[np.argsort(x[by_value], kind="stable")]
+    v = values[order]
     if n >= 6:
         # the median of four values is the mean of the two in the middle: the sum less the extremes, halved
         around = (v[:-4], v[1:-3], v[3:-1], v[4:])       # i-2, i-1, i+1, i+2 of the points 2 .. n-3
