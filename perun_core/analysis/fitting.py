@@ -2,10 +2,11 @@
 
 :class:`Points` holds the points of one uid with their transforms (``ln x``,
 ``x^2``, ...) computed once; a :class:`Part` is a contiguous slice of them.
-:func:`fit_part` fits one kind by least squares, or by weighted least squares
-when :func:`~perun_core.analysis.robust.outlier_weights` finds outliers, and
-raises :class:`~perun_core.analysis.points.DegenerateData` when the data
-cannot support the kind.  The formulas are listed in
+:func:`fit_part` fits one kind by least squares, or takes the kind's robust
+fit when :func:`robust_fits` finds outliers in the part (the fits of all
+kinds of a part are made and scored together, once), and raises
+:class:`~perun_core.analysis.points.DegenerateData` when the data cannot
+support the kind.  The formulas are listed in
 :mod:`perun_core.analysis.regression`.
 """
 
