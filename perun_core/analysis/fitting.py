@@ -177,7 +177,12 @@ def fit_part(part: Part, model: str) -> Fit:
     """Least squares, or the robust fit when the part has outliers (see :func:`robust_fits`)."""
     fit = _least_squares(part, model)  # the domain checks, and the answer without outliers
     robust = part.robust_fits()
-    return fit if robust is None else robust.get(model, fit)
+    if robust is None:
+        return fit
+    if model not in robust:
+        # a least-squares r_square is not comparable with the robust ones of the other kinds
+        raise DegenerateData("the points that are not outliers cannot support it")
+    return robust[model]
 
 
 def _weighted_fit(part: Part, model: str, w: numpy.ndarray) -> tuple[float, float, numpy.ndarray]:
