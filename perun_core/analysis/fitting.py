@@ -60,7 +60,7 @@ class Points:
         self.x = x
         self.y = y
         self.kinds = tuple(kinds)
-        self._cache: dict[str, numpy.ndarray] = {}
+        self._cache: dict[str, Any] = {}
 
     def transform(self, name: str) -> numpy.ndarray:
         import numpy as np
@@ -108,9 +108,11 @@ class Part:
 
         See :func:`robust_fits`.
         """
-        if "robust" not in self._stats:
-            self._stats["robust"] = robust_fits(self)
-        return self._stats["robust"]
+        # kept with the points: the methods make a new Part of the same slice for each kind they fit
+        key = f"robust {self.start}:{self.stop}"
+        if key not in self.points._cache:
+            self.points._cache[key] = robust_fits(self)  # type: ignore[assignment]
+        return self.points._cache[key]  # type: ignore[return-value]
 
     def stat(self, name: str) -> Any:
         import numpy as np
