@@ -129,17 +129,19 @@ def bench_postprocess(work: Path, built: dict, env: dict[str, str], args: argpar
     jobs = root / ".perun" / "jobs"
     keep = {p.name for p in jobs.iterdir()}
     results: dict[str, Any] = {}
-    for layout in ("compact", "documented"):
+    for layout in args.layouts:
         argv = [str(perun), "postprocessby", built["inputs"][layout], "regression_analysis", "-m", "full"]
         note(f"postprocessby ({layout} input)")
         run_once(argv, root, env, jobs, keep)
-        walls, rss = [], []
+        walls, rss, cpus = [], [], []
         for _ in range(args.repeat):
-            wall, peak, _cpu = run_once(argv, root, env, jobs, keep)
+            wall, peak, cpu = run_once(argv, root, env, jobs, keep)
             walls.append(wall)
             rss.append(peak)
-        results[layout] = {"wall_s": stats(walls), "peak_rss_mb": round(max(rss), 1)}
-        note(f"  wall {statistics.median(walls):.3f} s, peak RSS {max(rss):.0f} MB")
+            cpus.append(cpu)
+        results[layout] = {"wall_s": stats(walls), "cpu_s": stats(cpus), "peak_rss_mb": round(max(rss), 1)}
+        note(f"  wall {statistics.median(walls):.3f} s, CPU {statistics.median(cpus):.3f} s, "
+             f"peak RSS {max(rss):.0f} MB")
     if args.original:
         results["original"] = original_postprocess(work, built, args)
     return results
@@ -183,14 +185,15 @@ def bench_read_write(built: dict, args: argparse.Namespace) -> dict:
     from perun_core.profile.codec import load_profile_from_file, store_profile_at
 
     results = {}
-    for layout in ("compact", "documented"):
+    for layout in args.layouts:
         path = Path(built["inputs"][layout])
-        reads, writes = [], []
+        reads, read_cpus, writes = [], [], []
         for _ in range(args.repeat):
             gc.collect()
-            start = time.perf_counter()
+            start, cpu = time.perf_counter(), time.process_time()
             profile = load_profile_from_file(path)
             reads.append(time.perf_counter() - start)
+            read_cpus.append(time.process_time() - cpu)
             target = path.with_name(f"written-{layout}.perf")
             start = time.perf_counter()
             store_profile_at(profile, target, indent=None, layout=layout)
@@ -198,9 +201,10 @@ def bench_read_write(built: dict, args: argparse.Namespace) -> dict:
             count = profile.resource_count()
             del profile
             target.unlink()
-        results[layout] = {"resources": count, "read_s": stats(reads), "write_s": stats(writes),
-                           "bytes": path.stat().st_size}
-        note(f"{layout}: read {statistics.median(reads):.3f} s, write {statistics.median(writes):.3f} s")
+        results[layout] = {"resources": count, "read_s": stats(reads), "read_cpu_s": stats(read_cpus),
+                           "write_s": stats(writes), "bytes": path.stat().st_size}
+        note(f"{layout}: read {statistics.median(reads):.3f} s ({statistics.median(read_cpus):.3f} s CPU), "
+             f"write {statistics.median(writes):.3f} s")
     return results
 
 
@@ -259,6 +263,8 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
     parser.add_argument("--original-home", default="/tmp/orig-home", help="HOME of the original's runs")
     parser.add_argument("--original-config", default="/tmp/orig-cfg", help="PERUN_CONFIG_DIR of the original's runs")
     parser.add_argument("--only", choices=("postprocess", "read_write", "memory"), action="append")
+    parser.add_argument("--layout", choices=("compact", "documented"), action="append", dest="layouts",
+                        help="layouts of the postprocess and read_write inputs (repeatable; default both)")
     parser.add_argument("--memory-size", type=int, action="append", dest="memory_sizes",
                         help="nodes of the memory benchmark's tree (repeatable: one measurement per size; "
                         "300,000 nodes run about 0.13 s plain)")
@@ -267,6 +273,7 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
     args = parser.parse_args(argv)
     if args.quick:
         args.uids, args.points, args.repeat = 10, 1_000, 2
+    args.layouts = list(dict.fromkeys(args.layouts or ("compact", "documented")))
     return args
 
 

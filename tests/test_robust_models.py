@@ -1,12 +1,15 @@
-"""Robust models: preempted measurements do not move the models, clean data keep least squares."""
+"""Robust models: preempted measurements do not move the models or the choice among them, clean data keep
+least squares."""
 
 from __future__ import annotations
 
 import numpy as np
 import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
 
 from perun_core.analysis.bins import regressogram
-from perun_core.analysis.regression import fit_model, fit_models
+from perun_core.analysis.regression import best_model, fit_model, fit_models
 
 
 def _quadratic(seed: int, repeated: bool) -> tuple[np.ndarray, np.ndarray]:
@@ -72,3 +75,97 @@ def test_nonparametric_models_leave_out_preempted_points_and_say_how_many():
     model = result.models[0]
     assert model["downweighted"] >= 18 and clean.models[0]["downweighted"] == 0
     assert model["r_square"] > 0.95
+
+
+# -- the model choice under preemption, as properties --------------------------------------------------
+
+FAMILIES = ("linear", "quadratic", "logarithmic", "power", "exponential")
+
+
+def _curve(family: str, x: np.ndarray, a: float, b: float) -> np.ndarray:
+    """The noise-free amounts of ``family`` with coefficients drawn as ``a``, ``b`` in [0, 1]."""
+    if family == "linear":
+        return 100 * a + (0.1 + 10 * b) * x
+    if family == "quadratic":
+        return 100 * a + (1e-3 + b) * x * x
+    if family == "logarithmic":
+        return 1 + 100 * a + (1 + 50 * b) * np.log(x)
+    if family == "power":
+        return (0.1 + 10 * a) * x ** (0.3 + 2.7 * b)
+    return (0.1 + 10 * a) * np.exp((2 + 6 * b) * x / x.max())   # 2 to 8 e-foldings over the range
+
+
+def _log_misfit(family: str, x: np.ndarray, clean: np.ndarray) -> float:
+    """RMS of the log error of ``family``'s closest curve (relative least squares) to the noise-free amounts."""
+    if family in ("power", "exponential"):
+        slope, intercept = np.polyfit(np.log(x) if family == "power" else x, np.log(clean), 1)
+        fitted = np.exp(intercept + slope * (np.log(x) if family == "power" else x))
+    elif family == "constant":
+        fitted = np.full(len(x), np.exp(np.mean(np.log(clean))))
+    else:
+        g = {"linear": x, "quadratic": x * x, "logarithmic": np.log(x), "nlogn": x * np.log(x)}[family]
+        slope, intercept = np.polyfit(g, clean, 1, w=1 / clean)   # weights scale residuals: relative errors
+        fitted = intercept + slope * g
+    if (fitted <= 0).any():
+        return np.inf
+    return float(np.sqrt(np.mean(np.log(fitted / clean) ** 2)))
+
+
+@st.composite
+def preempted_data(draw):
+    """Points of one family with random coefficients and sizes, up to 2 % noise, and up to a quarter of
+    them 10-40 times too slow (preempted calls)."""
+    family = draw(st.sampled_from(FAMILIES))
+    a, b = draw(st.floats(0, 1)), draw(st.floats(0, 1))
+    n = draw(st.integers(20, 400))
+    low = draw(st.floats(1, 100))
+    span = draw(st.floats(5, 100))
+    noise = draw(st.floats(0, 0.02))
+    share = draw(st.floats(0, 0.25))
+    rng = np.random.default_rng(draw(st.integers(0, 2**32 - 1)))
+    x = np.round(rng.uniform(low, low * span, n))
+    clean = _curve(family, x, a, b)
+    y = clean * np.exp(rng.normal(0, noise, n))
+    hit = rng.choice(n, int(share * n), replace=False)
+    y[hit] *= rng.uniform(10, 40, len(hit))
+    return family, x, clean, y, noise
+
+
+def _chosen(x: np.ndarray, y: np.ndarray) -> str:
+    return best_model(fit_models(x, y).models)["model"]
+
+
+@settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(preempted_data())
+def test_the_chosen_model_is_the_true_family_or_indistinguishable_from_it(data):
+    family, x, clean, y, noise = data
+    chosen = _chosen(x, y)
+    # indistinguishable: the chosen kind's closest curve to the noise-free amounts is off by less than the noise
+    assert chosen == family or _log_misfit(chosen, x, clean) <= 1.5 * noise + 0.005, (
+        family, chosen, _log_misfit(chosen, x, clean), noise)
+
+
+@settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(preempted_data(), st.randoms(use_true_random=False))
+def test_scaling_the_amounts_or_reordering_the_points_keeps_the_choice(data, shuffle):
+    _family, x, _clean, y, _noise = data
+    chosen = _chosen(x, y)
+    assert _chosen(x, y * 1000.0) == chosen
+    order = list(range(len(x)))
+    shuffle.shuffle(order)
+    assert _chosen(x[order], y[order]) == chosen
+
+
+@pytest.mark.parametrize("seed", range(20))
+def test_long_calls_preempted_most_do_not_make_a_quadratic_function_exponential(seed):
+    """The issue's case: an O(n^2) function called once per size (29 sizes) on a busy machine, where 7 of the
+    12 longest calls were preempted 10-40x.  Least squares on these points called it exponential."""
+    rng = np.random.default_rng(seed)
+    x = np.arange(30.0, 900.0, 30.0)
+    y = (20 + 0.05 * x * x) * np.exp(rng.normal(0, 0.03, len(x)))
+    slow = rng.choice(np.arange(len(x) - 12, len(x)), 7, replace=False)
+    y[slow] *= rng.uniform(10, 40, 7)
+    best = best_model(fit_models(x, y).models)
+    exponent = best["coeffs"][1]["value"] if best["model"] == "power" else None
+    assert best["model"] == "quadratic" or (exponent is not None and abs(exponent - 2) < 0.1), best
+    assert best["downweighted"] >= 7

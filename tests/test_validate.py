@@ -209,3 +209,34 @@ def test_long_packed_columns_give_the_same_verdicts_with_or_without_numpy(monkey
     with pytest.raises(InvalidProfile) as caught:
         validate_profile(_packed_memory_profile(list(range(16, 16 + n)), codes_shift=1))
     assert "refers to a value the column does not hold" in caught.value.reason
+
+
+@pytest.mark.parametrize("numpy_loaded", [False, True])
+def test_packed_float_columns_are_checked_for_nan_and_infinity_with_or_without_numpy(monkeypatch, numpy_loaded):
+    import struct
+    import sys
+
+    import numpy  # noqa: F401
+
+    from perun_core.profile.model import Snapshot
+    from perun_core.profile.resources import PackedColumn, ResourceTable
+
+    if not numpy_loaded:
+        monkeypatch.delitem(sys.modules, "numpy")
+    n = 10_000
+
+    def profile(amounts: list[float]) -> Profile:
+        columns = [PackedColumn("f64", "d", struct.pack(f"<{n}d", *amounts), n),
+                   PackedColumn("dict", "b", bytes(n), n, ["f"])]
+        table = ResourceTable.from_columns(n, ["amount", "uid"], columns)
+        return Profile(header={"type": "time"}, snapshots=[Snapshot(table, [], {"time": "1"})])
+
+    amounts = [i * 0.5 for i in range(n)]
+    amounts[10] = 1.7e308       # finite, but its last byte is the 0x7f that NaN and infinity have too
+    amounts[11] = -1.7e308
+    validate_profile(profile(amounts))
+    for bad in (math.nan, math.inf, -math.inf):
+        amounts[4321] = bad
+        with pytest.raises(InvalidProfile) as caught:
+            validate_profile(profile(amounts))
+        assert caught.value.key == "snapshots[0].resources[4321].amount" and "not a finite number" in caught.value.reason

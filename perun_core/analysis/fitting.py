@@ -2,10 +2,11 @@
 
 :class:`Points` holds the points of one uid with their transforms (``ln x``,
 ``x^2``, ...) computed once; a :class:`Part` is a contiguous slice of them.
-:func:`fit_part` fits one kind by least squares, or by weighted least squares
-when :func:`~perun_core.analysis.robust.outlier_weights` finds outliers, and
-raises :class:`~perun_core.analysis.points.DegenerateData` when the data
-cannot support the kind.  The formulas are listed in
+:func:`fit_part` fits one kind by least squares, or takes the kind's robust
+fit when :func:`robust_fits` finds outliers in the part (the fits of all
+kinds of a part are made and scored together, once), and raises
+:class:`~perun_core.analysis.points.DegenerateData` when the data cannot
+support the kind.  The formulas are listed in
 :mod:`perun_core.analysis.regression`.
 """
 
@@ -15,9 +16,9 @@ import math
 from collections.abc import Iterable
 from typing import TYPE_CHECKING, Any, NamedTuple
 
-from .parametric import RANK, tie_limit
+from .parametric import MODELS, RANK, tie_limit
 from .points import DegenerateData, interval_bound, r_square
-from .robust import outlier_weights, weighted_line, weighted_r_square
+from .robust import BISQUARE_C, bisquare, residual_scale, start_weights, weighted_line, weighted_r_square
 
 if TYPE_CHECKING:  # pragma: no cover
     import numpy
@@ -49,12 +50,17 @@ class Fit(NamedTuple):
 
 
 class Points:
-    """The points of one uid in a fixed order, with transforms computed once."""
+    """The points of one uid in a fixed order, with transforms computed once.
 
-    def __init__(self, x: numpy.ndarray, y: numpy.ndarray) -> None:
+    ``kinds`` are the models being compared; the robust fits of a part (see
+    :meth:`Part.weights`) pick their common weights among them.
+    """
+
+    def __init__(self, x: numpy.ndarray, y: numpy.ndarray, kinds: Iterable[str] = MODELS) -> None:
         self.x = x
         self.y = y
-        self._cache: dict[str, numpy.ndarray] = {}
+        self.kinds = tuple(kinds)
+        self._cache: dict[str, Any] = {}
 
     def transform(self, name: str) -> numpy.ndarray:
         import numpy as np
@@ -78,15 +84,6 @@ class Points:
     def part(self, start: int, stop: int) -> Part:
         return Part(self, start, stop)
 
-    def weights(self) -> numpy.ndarray | None:
-        """Outlier weights of all points (None: no outliers), computed once."""
-        import numpy as np
-
-        if "weights" not in self._cache:
-            with np.errstate(all="ignore"):
-                self._cache["weights"] = outlier_weights(self.x, self.y)  # type: ignore[assignment]
-        return self._cache["weights"]
-
 
 class Part:
     """A contiguous slice of :class:`Points` with its own summary statistics."""
@@ -106,12 +103,16 @@ class Part:
     def transform(self, name: str) -> numpy.ndarray:
         return self.points.transform(name)[self.start:self.stop]
 
-    def weights(self) -> numpy.ndarray | None:
-        found = self.points.weights()
-        if found is None:
-            return None
-        part = found[self.start:self.stop]
-        return part if bool((part < 1.0).any()) and float(part.sum()) > 0 else None
+    def robust_fits(self) -> dict[str, Fit] | None:
+        """The robust fits of the part's kinds, or None when least squares will do; computed once.
+
+        See :func:`robust_fits`.
+        """
+        # kept with the points: the methods make a new Part of the same slice for each kind they fit
+        key = f"robust {self.start}:{self.stop}"
+        if key not in self.points._cache:
+            self.points._cache[key] = robust_fits(self)  # type: ignore[assignment]
+        return self.points._cache[key]  # type: ignore[return-value]
 
     def stat(self, name: str) -> Any:
         import numpy as np
@@ -175,49 +176,194 @@ def _line(f: numpy.ndarray, target: numpy.ndarray) -> tuple[float, float]:
 
 
 def fit_part(part: Part, model: str) -> Fit:
-    """Least squares, or weighted least squares when some points are outliers.
+    """Least squares, or the robust fit when the part has outliers (see :func:`robust_fits`)."""
+    fit = _least_squares(part, model)  # the domain checks, and the answer without outliers
+    robust = part.robust_fits()
+    if robust is None:
+        return fit
+    if model not in robust:
+        # a least-squares r_square is not comparable with the robust ones of the other kinds
+        raise DegenerateData("the points that are not outliers cannot support it")
+    return robust[model]
 
-    The outliers are those :func:`~perun_core.analysis.robust.outlier_weights` finds.
+
+def _weighted_fit(part: Part, model: str, w: numpy.ndarray) -> tuple[float, float, numpy.ndarray]:
+    """``(b0, b1, fitted values)`` of ``model`` by least squares weighted by ``w``; DegenerateData when the
+    weighted points cannot support it or the result is not finite."""
+    import numpy as np
+
+    total = float(w.sum())
+    if not (math.isfinite(total) and total > 0.0):
+        raise DegenerateData("no point has weight")
+    if model == "constant":
+        b0, b1 = float(np.einsum("i,i->", w, part.y)) / total, 0.0
+        fitted = np.full(part.n, b0)
+    elif model in ("power", "exponential"):
+        f = part.transform("ln x") if model == "power" else part.x
+        a, slope = weighted_line(f, part.transform("ln y"), w)
+        b0 = math.exp(a) if a < 709.0 else math.inf
+        b1 = slope if model == "power" else (math.exp(slope) if slope < 709.0 else math.inf)
+        if not (math.isfinite(b0) and math.isfinite(b1) and b0 > 0.0 and (b1 > 0.0 or model == "power")):
+            raise DegenerateData("the computation overflowed (a coefficient is not representable)")
+        fitted = np.exp(a + slope * f)
+    else:
+        f = part.x if model == "linear" else part.transform(TRANSFORMS[model])
+        b0, b1 = weighted_line(f, part.y, w)
+        fitted = b0 + b1 * f
+    if not (math.isfinite(b0) and math.isfinite(b1) and np.isfinite(fitted).all()):
+        raise DegenerateData("the computation overflowed (a result is not finite)")
+    return b0, b1, fitted
+
+
+#: Rounds of each stage of a robust fit at most (each usually settles in a few).
+_ROUNDS = 20
+#: A robust fit is first judged on the mean of its smallest squared residuals, this share of them (a third
+#: of the points may be outliers without moving the judgement) ...
+_TRIMMED_SHARE = 2.0 / 3.0
+#: ... and the kinds whose judgement is within this factor of the best one's fit the bulk alike: the fewest
+#: points any of them sets aside are the outliers, and all kinds are compared on the rest (so that no kind
+#: hides where it misfits in the trimmed third)
+_ALIKE = 4.0
+#: Below this many points every part is fitted robustly; above, only a part in which the quick look of
+#: :func:`~perun_core.analysis.robust.start_weights` finds points far off their neighbours.
+_ALWAYS_LOOK = 200
+
+
+def robust_fits(part: Part) -> dict[str, Fit] | None:
+    """Robust fits of the kinds of ``part.points.kinds`` (those the data allow), or None for least squares.
+
+    Each kind is fitted by :func:`_robust_fit` (residuals in log space for
+    positive data, as preemption multiplies a time).  The outliers are
+    counted as the fewest points that a kind fitting the bulk about as well
+    as the best one (see :data:`_ALIKE`) sets aside, and every kind is
+    scored on the mean of its squared residuals without that many of its
+    largest ones: ``r_square`` is ``1 - T / T_constant``, the share of the
+    bulk's spread that the kind explains, so the kind that explains the bulk
+    best wins.  None when there are no outliers (fewer than one in 2000, at
+    least one): then the exact least-squares fits stand.  Parts of more
+    than :data:`_ALWAYS_LOOK` points are fitted robustly only when a quick
+    look finds points far off their neighbours.
     """
     import numpy as np
 
-    w = part.weights()
-    if w is None:
-        return _least_squares(part, model)
-    fit = _least_squares(part, model)  # the domain checks, and the answer if the weighted fit fails
-    usable = w > 0
-    if int(usable.sum()) < 2 or float(part.x[usable].min()) == float(part.x[usable].max()):
-        return fit
+    if part.n < 5:
+        return None
+    positive = part.stat("y min") > 0
     with np.errstate(all="ignore"):
-        try:
-            if model == "constant":
-                b0, b1 = float(np.dot(w, part.y)) / float(w.sum()), 0.0
-                fitted = np.full(part.n, b0)
-            elif model in ("power", "exponential"):
-                f = part.transform("ln x") if model == "power" else part.x
-                a, slope = weighted_line(f, part.transform("ln y"), w)
-                b0 = math.exp(a) if a < 709.0 else math.inf
-                b1 = slope if model == "power" else (math.exp(slope) if slope < 709.0 else math.inf)
-                if not (math.isfinite(b0) and math.isfinite(b1) and b0 > 0.0 and (b1 > 0.0 or model == "power")):
-                    return fit
-                fitted = np.exp(a + slope * f)
-            else:
-                f = part.x if model == "linear" else part.transform(TRANSFORMS[model])
-                b0, b1 = weighted_line(f, part.y, w)
-                fitted = b0 + b1 * f
-        except DegenerateData:
-            return fit
-        if not np.isfinite(fitted).all():
-            return fit
-        if model == "constant":
-            r2 = 1.0 if fit.r_square == 1.0 else 0.0
+        log_y = part.transform("ln y") if positive else None
+        screened = start_weights(part.x, part.y, log_y)
+        if screened is None and part.n > _ALWAYS_LOOK:
+            return None
+        # a small part is also fitted from all its points, in case the quick look missed something
+        starts = [screened] if screened is not None else []
+        if part.n <= _ALWAYS_LOOK:
+            starts.append(np.ones(part.n))
+        x_min = part.stat("x range")[0]
+        found: dict[str, _RobustFit] = {}
+        for model in dict.fromkeys(("constant", *part.points.kinds)):
+            if domain_problem(model, x_min, part.stat("y min")):
+                continue
+            tries = [t for t in (_robust_fit(part, model, start, log_y) for start in starts) if t is not None]
+            if tries:
+                found[model] = min(tries, key=lambda t: t.trimmed)
+    if "constant" not in found:
+        return None
+    top = min(f.trimmed for f in found.values())
+    outliers = min(int((f.weights <= 0.0).sum()) for f in found.values() if f.trimmed <= _ALIKE * top)
+    if outliers < max(1, part.n // 2000):
+        return None
+    # more outliers than the trimmed share leaves out is no longer a few measurements gone wrong
+    kept = max(part.n - outliers, int(math.ceil(part.n * _TRIMMED_SHARE)))
+    with np.errstate(all="ignore"):
+        score = {m: float(np.partition(f.absolute * f.absolute, kept - 1)[:kept].mean()) for m, f in found.items()}
+    baseline = score["constant"]
+    x_start, x_end = part.stat("x range")
+    fits = {}
+    for model in part.points.kinds:
+        if model not in found:
+            continue
+        if baseline > 0:
+            r2 = min(1.0, 1.0 - score[model] / baseline)
         else:
-            r2 = weighted_r_square(part.y, fitted, w)
-            if model not in ("power", "exponential"):
-                r2 = min(1.0, max(0.0, r2))
-    if not all(map(math.isfinite, (b0, b1, r2))):
-        return fit
-    return Fit(model, float(b0), float(b1), float(r2), fit.x_start, fit.x_end, int((w < 0.5).sum()))
+            r2 = 1.0 if score[model] <= 0 else 0.0
+        if model not in ("power", "exponential"):
+            r2 = max(0.0, r2)
+        fit = found[model]
+        fits[model] = Fit(model, fit.b0, fit.b1, r2, x_start, x_end, int((fit.weights < 0.5).sum()))
+    return fits
+
+
+class _RobustFit(NamedTuple):
+    trimmed: float              # mean of the smallest _TRIMMED_SHARE of the squared residuals
+    b0: float
+    b1: float
+    weights: numpy.ndarray      # bisquare
+    absolute: numpy.ndarray     # absolute residuals (log space for positive data)
+
+
+def _robust_fit(part: Part, model: str, w: numpy.ndarray, log_y: numpy.ndarray | None) -> _RobustFit | None:
+    """``model`` fitted robustly, starting from the weights ``w``.
+
+    First the fit is concentrated on the points it explains best (least
+    trimmed squares by concentration steps: fit, keep the
+    :data:`_TRIMMED_SHARE` of the points with the smallest residuals, fit
+    again, until the kept points stay the same; each step lowers the
+    trimmed mean), then refined by Tukey's bisquare with a scale of 1.4826
+    times the median absolute residual.  The trimmed mean is that of the
+    final fit.  None when the model cannot be fitted to the weighted points
+    or a result is not finite.
+    """
+    import numpy as np
+
+    n = part.n
+    kept = max(2, int(math.ceil(n * _TRIMMED_SHARE)))
+    # a model may reach 0 or below where y is positive: its residual there is taken against a tiny value
+    floor = float(part.stat("y min")) * 1e-9 if log_y is not None else 0.0
+    tiny = 1e-9 if log_y is not None else 1e-12 * float(np.abs(part.y).max())
+
+    # the kinds fitted on y itself minimize relative errors (weights 1/y^2) when their residuals are taken in
+    # log space, as the kinds fitted on ln y do
+    relative = None
+    if log_y is not None and model not in ("power", "exponential"):
+        relative = np.exp(-2.0 * (log_y - float(np.median(log_y))))  # (median / y)^2: near 1, not under 1e-308
+        relative[~np.isfinite(relative)] = 0.0
+
+    def fitted_with(weights: numpy.ndarray) -> tuple[float, float, numpy.ndarray] | None:
+        if int((weights > 0).sum()) < 2:
+            return None
+        try:
+            b0, b1, fitted = _weighted_fit(part, model, weights if relative is None else weights * relative)
+        except DegenerateData:
+            return None
+        found = np.abs(log_y - np.log(np.maximum(fitted, floor)) if log_y is not None else part.y - fitted)
+        return (b0, b1, found) if np.isfinite(found).all() else None
+
+    result = fitted_with(w)
+    if result is None:
+        return None
+    for _ in range(_ROUNDS):
+        # the kept points: residuals up to the kept-th smallest (ties at that value are all kept)
+        limit = np.partition(result[2], kept - 1)[kept - 1]
+        chosen = (result[2] <= limit).astype(np.float64)
+        if np.array_equal(chosen, w):
+            break
+        w = chosen
+        result = fitted_with(w)
+        if result is None:
+            return None
+    for _ in range(_ROUNDS):
+        absolute = result[2]
+        new = bisquare(absolute / (BISQUARE_C * residual_scale(absolute, tiny)))
+        settled = float(np.max(np.abs(new - w))) < 1e-3
+        refined = fitted_with(new)
+        if refined is None:
+            break
+        w, result = new, refined
+        if settled:
+            break
+    b0, b1, absolute = result
+    trimmed = float(np.partition(absolute * absolute, kept - 1)[:kept].mean())
+    return _RobustFit(trimmed, b0, b1, w, absolute)
 
 
 def _least_squares(part: Part, model: str) -> Fit:
@@ -280,7 +426,7 @@ def best_fit(fits: Iterable[Fit]) -> Fit | None:
     return min(tied, key=lambda f: RANK[f.model])
 
 
-def as_points(x: Any, y: Any) -> Points:
+def as_points(x: Any, y: Any, kinds: Iterable[str] = MODELS) -> Points:
     import numpy as np
 
     with np.errstate(all="ignore"):
@@ -290,4 +436,4 @@ def as_points(x: Any, y: Any) -> Points:
         raise ValueError("x and y must have the same length")
     if not (np.isfinite(xa).all() and np.isfinite(ya).all()):
         raise DegenerateData("the points contain NaN or infinity")
-    return Points(xa, ya)
+    return Points(xa, ya, kinds)

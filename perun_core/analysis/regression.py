@@ -25,27 +25,23 @@ Layout: the kinds, their records and ranking live in
 :mod:`~perun_core.analysis.robust`; this module runs the methods below.
 
 Robustness: a measurement now and then is far off (a call preempted by the
-scheduler takes 3-10x its neighbours' time), and a handful of them drag a
-least-squares curve far enough to make the right model look wrong.  So the
-points of a uid are first weighed against their neighbourhood, whatever
-the model (:func:`~perun_core.analysis.robust.outlier_weights`: the median of the points of the same
-size, or of the nearest sizes).  When some lie beyond Tukey's bisquare
-limit (4.685 robust standard deviations of the log ratios), every model is
-fitted by weighted least squares with the bisquare weights (0 for those
-points, near 1 for the rest), and its ``r_square`` is the weighted one.  The record's ``downweighted`` counts the
-points whose weight fell below one half (0 for a plain least-squares fit).
-Data without such points keep the exact least-squares coefficients.
-
-``r_square`` is always measured on the original y (``1 - SS_res/SS_tot``,
-see :func:`~perun_core.analysis.points.r_square`), so the models of one uid
-are comparable.  For the linearly fitted kinds it lies in [0, 1]; power and
-exponential, fitted in log space, can score below 0 when they are worse
-than the mean.  The best model is the one with the highest ``r_square``,
-except that models whose unexplained share ``1 - r_square`` exceeds the
-best one's by at most :data:`TIE_RELATIVE` (0.1 %, plus
-:data:`TIE_ABSOLUTE`) count as tied, and the simplest of the tied ones (in
-the order of :data:`MODELS`) wins.  So pure noise around a constant, where
-every model explains next to nothing, is called constant.
+scheduler takes 10-40x its neighbours' time; on a busy machine a quarter of
+the calls may be), and least squares would let those points pick the model
+(an exponential, whose log-space fit they pull least).  So every part of
+up to :data:`~perun_core.analysis.fitting._ALWAYS_LOOK` points, and every
+larger one in which a quick look finds points far off their neighbours in
+x (:func:`~perun_core.analysis.robust.start_weights`), is fitted robustly
+by :func:`~perun_core.analysis.fitting.robust_fits`: each kind by least
+trimmed squares, then Tukey's bisquare, with residuals in log space for
+positive data (preemption multiplies a time; the kinds fitted on y then
+minimize relative errors).  The fewest points that any kind fitting the
+bulk about as well as the best one sets aside are the outliers; every kind
+is scored on the rest, ``r_square = 1 - T / T_constant`` with ``T`` the
+mean squared log residual there, so the kind that explains the bulk best
+wins, and the record's ``downweighted`` counts the points its fit gave a
+weight below one half.  Data without outliers (that sets none aside) keep
+the exact least-squares coefficients and ``r_square`` below, and
+``downweighted`` 0.
 
 A model the data cannot support is not stored: too few points, all x
 equal, a logarithm of a value <= 0, or an overflow anywhere.  Each such case
@@ -168,7 +164,7 @@ def _full(points: Points, models: Sequence[str], steps: int, rng: Any) -> _Outco
 
 def _shuffled(points: Points, rng: Any) -> Points:
     order = rng.permutation(len(points.x))
-    return Points(points.x[order], points.y[order])
+    return Points(points.x[order], points.y[order], points.kinds)
 
 
 def _prefix_ends(n: int, steps: int) -> list[int]:
@@ -265,7 +261,7 @@ def _sorted(points: Points) -> Points:
 
     if len(points.x) > 1 and not (points.x[1:] >= points.x[:-1]).all():
         order = np.argsort(points.x, kind="stable")
-        return Points(points.x[order], points.y[order])
+        return Points(points.x[order], points.y[order], points.kinds)
     return points
 
 
@@ -380,8 +376,9 @@ def fit_model(x: Any, y: Any, model: str) -> dict:
     :class:`~perun_core.analysis.points.DegenerateData` when the data cannot
     support the model.
     """
-    points = as_points(x, y)
-    fit = fit_part(points.part(0, len(points.x)), canonical_model_name(model))
+    kind = canonical_model_name(model)
+    points = as_points(x, y, (kind,))
+    fit = fit_part(points.part(0, len(points.x)), kind)
     record = fit.record(None, "full")
     del record["uid"], record["method"]
     return record
@@ -402,7 +399,7 @@ def fit_models(
     steps = _check_steps(steps)
     models = _model_list(regression_models)
     try:
-        points = as_points(x, y)
+        points = as_points(x, y, models)
     except DegenerateData as exc:
         return AnalysisResult([], [Skipped(uid, m, exc.reason) for m in models])
     # only the sampling methods shuffle; the others need no generator

@@ -17,7 +17,8 @@ from .points import DegenerateData
 if TYPE_CHECKING:  # pragma: no cover
     import numpy
 
-__all__ = ["BISQUARE_C", "outlier_weights", "weighted_line", "weighted_r_square"]
+__all__ = ["BISQUARE_C", "bisquare", "outlier_weights", "residual_scale", "start_weights", "weighted_line",
+           "weighted_r_square"]
 
 
 #: Tukey's bisquare constant (95 % efficiency under normal noise), in robust standard deviations.
@@ -28,11 +29,99 @@ _WINDOW = 7
 _DENSE = 20_000
 
 
-def _bisquare(u: numpy.ndarray) -> numpy.ndarray:
+#: :func:`start_weights` takes the scale of the deviations from blocks of this many neighbouring points.
+_BLOCK = 200
+#: :func:`start_weights` flags a point this many robust standard deviations off its neighbours: beyond what
+#: normal noise does in a large sample, even with a block's scale estimated a little low; a point less far
+#: off than that does not move a model much.
+_SCREEN_C = 5.0
+
+
+def bisquare(u: numpy.ndarray) -> numpy.ndarray:
+    """Tukey's bisquare weights of standardized residuals ``u`` (1 at 0, falling to 0 at |u| >= 1)."""
     import numpy as np
 
     clipped = np.clip(u, -1.0, 1.0)
     return (1.0 - clipped * clipped) ** 2
+
+
+def residual_scale(absolute: numpy.ndarray, floor: float) -> float:
+    """Robust standard deviation of residuals from their absolute values (1.4826 times their median), at least
+    ``floor``, so that exact data (a median residual of 0) still tell their outliers apart."""
+    import numpy as np
+
+    n = len(absolute)
+    middle = np.partition(absolute, [(n - 1) // 2, n // 2])
+    median = 0.5 * (float(middle[(n - 1) // 2]) + float(middle[n // 2]))
+    return max(1.4826 * median, floor)
+
+
+def start_weights(x: numpy.ndarray, y: numpy.ndarray, log_y: numpy.ndarray | None) -> numpy.ndarray | None:
+    """A quick look for points far off their neighbours in x: 0/1 weights to start robust fits from, or None.
+
+    Each value (``log_y`` when given, as preemption multiplies a time, else
+    ``y``) is compared with the median of its four nearest neighbours in x
+    order, which follow the curve whatever its model; deviations beyond
+    :data:`_SCREEN_C` robust standard deviations are flagged.  None (no
+    robust fitting needed) unless at least one point in 1000 (and at least
+    one) is flagged.  Neither the model nor the order of the points matters;
+    callers fit robustly when this says so and decide from those fits.
+    """
+    import numpy as np
+
+    n = len(y)
+    if n < 5:
+        return None
+    values = log_y if log_y is not None else y
+    # by x, points of equal x by value: the neighbours, and so the flags, do not depend on the points' order
+    by_value = np.argsort(values)
+    order = by_value[np.argsort(_sort_key(x[by_value]), kind="stable")]
+    v = values[order]
+    if n >= 6:
+        # the median of four values is the mean of the two in the middle: the sum less the extremes, halved
+        around = (v[:-4], v[1:-3], v[3:-1], v[4:])       # i-2, i-1, i+1, i+2 of the points 2 .. n-3
+        low = np.minimum(np.minimum(around[0], around[1]), np.minimum(around[2], around[3]))
+        high = np.maximum(np.maximum(around[0], around[1]), np.maximum(around[2], around[3]))
+        inner = (around[0] + around[1] + around[2] + around[3] - low - high) * 0.5
+        # the two points at each end take the other four of the five at their end
+        first = [float(np.median(np.delete(v[:5], i))) for i in (0, 1)]
+        last = [float(np.median(np.delete(v[-5:], i))) for i in (3, 4)]
+        reference = np.concatenate((first, inner, last))
+    else:
+        reference = np.array([np.median(np.delete(v, i)) for i in range(n)])
+    with np.errstate(all="ignore"):
+        deviation = np.abs(v - reference)
+        if not np.isfinite(deviation).all():
+            return None
+    # each point is judged against the spread of the deviations around it (blocks of _BLOCK points in x order:
+    # noise need not be equally large everywhere), taken from the smallest quarter of them: where outliers
+    # crowd together (long calls are preempted more often) they spoil their clean neighbours' references too,
+    # and a median would take its size from them
+    blocks = max(1, n // _BLOCK)
+    size = n // blocks
+    quarter = (size - 1) // 4
+    spread = np.partition(deviation[:blocks * size].reshape(blocks, size), quarter, axis=1)[:, quarter] / 0.3186
+    scale = np.repeat(spread, size)
+    scale = np.concatenate((scale, np.full(n - len(scale), spread[-1])))  # the last few join the last block
+    floor = 1e-12 if log_y is not None else 1e-12 * float(np.abs(v).max())
+    flagged = deviation > _SCREEN_C * np.maximum(scale, floor)
+    if int(flagged.sum()) < max(1, n // 1000):
+        return None
+    weights = np.ones(n)
+    weights[order[flagged]] = 0.0
+    return weights
+
+
+def _sort_key(x: numpy.ndarray) -> numpy.ndarray:
+    """``x`` as 16-bit integers when it holds only such values (sizes often do: numpy sorts those stably by
+    radix, ten times faster), else ``x`` itself."""
+    import numpy as np
+
+    if len(x) and float(x.min()) >= -32768.0 and float(x.max()) <= 32767.0:
+        small = x.astype(np.int16)
+        if np.array_equal(small, x):
+            return small
+    return x
 
 
 def outlier_weights(x: numpy.ndarray, y: numpy.ndarray) -> numpy.ndarray | None:
@@ -73,7 +162,7 @@ def outlier_weights(x: numpy.ndarray, y: numpy.ndarray) -> numpy.ndarray | None:
     if not np.isfinite(u).all() or int((np.abs(u) >= 1.0).sum()) < max(1, n // 2000):
         return None
     weights = np.empty(n)
-    weights[order] = _bisquare(u)
+    weights[order] = bisquare(u)
     return weights
 
 
@@ -156,15 +245,15 @@ def weighted_line(f: numpy.ndarray, target: numpy.ndarray, w: numpy.ndarray) -> 
     import numpy as np
 
     total = float(w.sum())
-    f_mean = float(np.dot(w, f)) / total
-    t_mean = float(np.dot(w, target)) / total
+    f_mean = float(np.einsum("i,i->", w, f)) / total
+    t_mean = float(np.einsum("i,i->", w, target)) / total
     centred = f - f_mean
-    s_ff = float(np.dot(w, centred * centred))
+    s_ff = float(np.einsum("i,i->", w, centred * centred))
     if not math.isfinite(s_ff):
         raise DegenerateData("the computation overflowed (a result is not finite)")
     if s_ff <= 0.0:
         raise DegenerateData("the transformed x values are all equal")
-    slope = float(np.dot(w, centred * (target - t_mean))) / s_ff
+    slope = float(np.einsum("i,i->", w, centred * (target - t_mean))) / s_ff
     return t_mean - slope * f_mean, slope
 
 
@@ -173,9 +262,9 @@ def weighted_r_square(y: numpy.ndarray, fitted: numpy.ndarray, w: numpy.ndarray)
     import numpy as np
 
     total = float(w.sum())
-    mean = float(np.dot(w, y)) / total
-    ss_tot = float(np.dot(w, (y - mean) ** 2))
-    ss_res = float(np.dot(w, (y - fitted) ** 2))
+    mean = float(np.einsum("i,i->", w, y)) / total
+    ss_tot = float(np.einsum("i,i,i->", w, y - mean, y - mean))
+    ss_res = float(np.einsum("i,i,i->", w, y - fitted, y - fitted))
     if ss_tot <= 0:
         return 1.0 if ss_res <= 0 else 0.0
     return 1.0 - ss_res / ss_tot

@@ -157,6 +157,11 @@ class PythonRun:
     out: Path
     exit_status: int
     stderr_tail: str
+    #: wall time of the whole run (interpreter start-up included), its CPU time (user + system) and how often
+    #: the kernel preempted it (None where not counted): together they tell a busy machine
+    wall_seconds: float = 0.0
+    cpu_seconds: float = 0.0
+    involuntary_switches: int | None = None
 
     @property
     def failed(self) -> bool:
@@ -203,7 +208,8 @@ def run_python(ctx: UnitContext, target: PythonTarget, config: dict[str, Any], *
             else:
                 reason = f"the Python program {describe_status(status)}"
             raise CollectionError(label, reason, status, outcome.stderr_tail)
-        yield PythonRun(meta, out, status, outcome.stderr_tail)
+        yield PythonRun(meta, out, status, outcome.stderr_tail, outcome.wall_ns / 1e9,
+                        outcome.user_seconds + outcome.sys_seconds, outcome.involuntary_switches)
     finally:
         shutil.rmtree(out, ignore_errors=True)
 

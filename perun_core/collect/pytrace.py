@@ -42,6 +42,7 @@ profile type ``time``.
 from __future__ import annotations
 
 import math
+import os
 import struct
 from array import array
 from collections import Counter
@@ -49,6 +50,8 @@ from pathlib import Path
 from typing import Any
 
 from ..errors import CollectionError, UsageError
+from ..events import MeasurementAdvice
+from ..profile.machine import load_average
 from ..profile.model import Profile, Snapshot
 from ..profile.resources import MISSING, ResourceTable
 from ..units import PhaseResult, UnitContext
@@ -63,7 +66,13 @@ from .pyprogram import (
     short_source,
 )
 
-__all__ = ["PyTraceCollector", "parse_function_pattern"]
+__all__ = ["PyTraceCollector", "busy_machine_advice", "parse_function_pattern"]
+
+#: A run preempted at least this many times ...
+PREEMPTED_SWITCHES = 10
+#: ... that waited at least this share of its wall time (runnable but not running, or blocked) was slowed by
+#: other work: its calls' wall times include those waits.
+WAITED_SHARE = 0.2
 
 def parse_function_pattern(text: str, default_size: str | None = None) -> tuple[str, str, str | None]:
     """``MODULE:QUALNAME[=SIZE]`` as (module glob, qualname glob, size expression or None).
@@ -144,6 +153,7 @@ class PyTraceCollector:
             raise UsageError("pytrace mode 'cprofile' profiles every function; --function and --size "
                              "need mode 'functions'")
         kwargs["pytrace_mode"] = mode
+        kwargs["pytrace_load_before"] = load_average()
         kwargs["pytrace_target"] = resolve_target(kwargs["argv"], kwargs.get("python"), Path(ctx.cwd), ctx.label)
         return PhaseResult.ok(kwargs)
 
@@ -158,6 +168,10 @@ class PyTraceCollector:
                         keep_failed=bool(kwargs.get("keep_failed"))) as run:
             if mode == "functions":
                 kwargs["pytrace_result"] = (run.meta, read_calls(run.out / "calls.bin"), failure_header(run))
+                if config["clock"] == "wall":
+                    kwargs["pytrace_advice"] = busy_machine_advice(
+                        run.wall_seconds, run.cpu_seconds, run.involuntary_switches,
+                        [kwargs.get("pytrace_load_before"), load_average()], os.cpu_count())
             else:
                 kwargs["pytrace_result"] = (run.meta, None, failure_header(run))
         return PhaseResult.ok(kwargs)
@@ -166,6 +180,8 @@ class PyTraceCollector:
         meta, calls, failed = kwargs.pop("pytrace_result")
         target = kwargs.pop("pytrace_target")
         mode = kwargs.pop("pytrace_mode")
+        kwargs.pop("pytrace_load_before", None)
+        advice = kwargs.pop("pytrace_advice", None)
         if mode == "functions":
             header: dict[str, Any] = {"type": "mixed", "units": {"mixed(time delta)": "us"}}
         else:
@@ -181,6 +197,9 @@ class PyTraceCollector:
                 header["size_errors"] = errors
             if meta.get("unmatched"):
                 header["unmatched_functions"] = list(meta["unmatched"])
+            if advice:
+                header["advice"] = advice
+                ctx.emit(MeasurementAdvice(ctx.job, advice))
         else:
             table = ResourceTable(cprofile_rows(meta.get("cprofile") or [], Path(ctx.cwd)))
         kwargs["profile"] = Profile(header=header, global_region=Snapshot(table, [], {"timestamp": elapsed}))
@@ -223,6 +242,30 @@ class PyTraceCollector:
 
     def _size_errors(self, meta: dict) -> dict[str, dict[str, Any]]:
         return {uid: {"calls": n, "error": message} for uid, (n, message) in self._size_errors_raw(meta).items()}
+
+
+def busy_machine_advice(wall_seconds: float, cpu_seconds: float, involuntary_switches: int | None,
+                        loads: list[float | None], cores: int | None) -> str | None:
+    """One line advising ``--clock cpu`` when a wall-clock run was slowed by other work, else None.
+
+    The run counts as preempted when the kernel switched it out at least
+    :data:`PREEMPTED_SWITCHES` times against its will and it spent at least
+    :data:`WAITED_SHARE` of its wall time off the CPU; the machine as busy
+    when the load average before or after the run exceeded its cores.
+    """
+    why = []
+    waited = wall_seconds - cpu_seconds
+    if (involuntary_switches is not None and involuntary_switches >= PREEMPTED_SWITCHES and wall_seconds > 0
+            and waited >= WAITED_SHARE * wall_seconds):
+        why.append(f"the program was preempted {involuntary_switches} times and spent "
+                   f"{waited / wall_seconds * 100:.0f} % of its run off the CPU")
+    known = [load for load in loads if load is not None]
+    if known and cores and max(known) > cores:
+        why.append(f"the machine was busy (load {max(known):.1f} on {cores} cores)")
+    if not why:
+        return None
+    return ("advice: " + " and ".join(why) + ": the calls' wall times include waits for the CPU; "
+            "collect again with --clock cpu")
 
 
 def read_calls(path: Path) -> tuple[list[int], list[int], list[float], list[float]]:

@@ -278,7 +278,15 @@ def _numpy_view(column: PackedColumn) -> Any:
 
 def _all_finite(column: PackedColumn, numbers: Any) -> bool:
     view = _numpy_view(column)
-    return all(map(math.isfinite, numbers)) if view is None else bool(sys.modules["numpy"].isfinite(view).all())
+    if view is not None:
+        return bool(sys.modules["numpy"].isfinite(view).all())
+    if column.typecode == "d" and len(column.data) == 8 * column.length:
+        # NaN and infinity have every exponent bit set: the last byte of such a little-endian double is 0x7f
+        # or 0xff.  A column without those bytes is finite, found by a C-speed scan; else each value is looked at
+        high = column.data[7::8]
+        if b"\x7f" not in high and b"\xff" not in high:
+            return True
+    return all(map(math.isfinite, numbers))
 
 
 def _smallest(column: PackedColumn, numbers: Any) -> Any:
@@ -290,6 +298,11 @@ def _used_codes(column: PackedColumn, codes: Any) -> list[int]:
     """The distinct codes of a dictionary column, ascending."""
     view = _numpy_view(column)
     if view is None:
+        count = len(column.values or ())
+        if column.typecode == "b" and count and not column.data.translate(None, bytes(range(min(count, 128)))):
+            # one byte per code, each a valid one (nothing is left when they are deleted): which occur is a
+            # search for each possible byte, in C, and a present one is found early
+            return [code for code in range(min(count, 128)) if bytes((code,)) in column.data]
         return sorted(set(codes))
     low, high = int(view.min()), int(view.max())
     if low < 0:
