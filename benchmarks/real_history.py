@@ -75,6 +75,26 @@ def input_file(lines: int) -> str:
     return "\n".join(body) + "\n"
 
 
+def flagged_changes(report: str) -> dict[str, list[str]]:
+    """``check all``'s changes by commit (short sha): e.g. ``Degradation [user] x3.4``."""
+    flagged: dict[str, list[str]] = {}
+    commit = ""
+    change = ""
+    for row in report.splitlines():
+        header = re.match(r"\* ([0-9a-f]{7,}):", row)
+        if header:
+            commit = header.group(1)[:7]
+        found = re.match(r"\|\s+[-+~]\s+(\w+)\s+at .*?(\[\w+\])?$", row)
+        if found and ("Degradation" in found.group(1) or "Optimization" in found.group(1)):
+            change = f"{found.group(1)} {found.group(2) or ''}".strip()
+            flagged.setdefault(commit, []).append(change)
+        ratio = re.search(r"\(x([0-9.]+),", row)
+        if ratio and change and flagged.get(commit):
+            flagged[commit][-1] = f"{change} x{ratio.group(1)}"
+            change = ""
+    return flagged
+
+
 def perun(env: dict, binary: Path, *args: str, cwd: Path, check: bool = True) -> subprocess.CompletedProcess:
     done = subprocess.run([str(binary / "perun-core"), *args], cwd=cwd, env=env, capture_output=True, text=True)
     if check and done.returncode != 0:
@@ -114,6 +134,7 @@ def main() -> None:
     parser.add_argument("--workdir", type=Path)
     args = parser.parse_args()
     started = time.perf_counter()
+    machine = machine_info()
     work, cleanup = work_directory(args.workdir, "perun-bench-history-")
     try:
         env = isolate_in(work, work / "pycache")
@@ -139,13 +160,13 @@ def main() -> None:
         note("check all")
         checked = perun(env, binary, "--no-pager", "check", "all", cwd=repo, check=False)
         sys.stderr.write(checked.stdout)
-        flagged = [row for row in checked.stdout.splitlines() if "Degradation" in row or "Optimization" in row]
+        flagged = flagged_changes(checked.stdout)
         good, bad = line[0], (line[line.index(fix) - 1] if fix in line else line[-1])
         runs = []
         for number in range(args.bisects):
             note(f"bisect {number + 1}/{args.bisects}: {good[:7]}..{bad[:7]} (documented culprit {culprit[:7]})")
             runs.append(bisect_once(env, binary, repo, work / "copy", good, bad))
-        result = {"machine": machine_info(), "project": "terryyin/lizard", "regression": SOURCE,
+        result = {"machine": machine, "project": "terryyin/lizard", "regression": SOURCE,
                   "commits": [sha[:7] for sha in line], "culprit": culprit[:7], "fix": fix[:7],
                   "collect_s": round(collect_s, 1), "check_all_exit": checked.returncode,
                   "check_all_flagged": flagged,
