@@ -34,7 +34,7 @@ import math
 import threading
 import time
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
@@ -337,6 +337,7 @@ class _Bisector:
     def test(self, shas: Sequence[str], *, use_stored: bool = True, recheck: bool = False) -> dict[str, BisectStep]:
         """Place each of ``shas`` (see the module docstring); skipped ones have the reason."""
         steps: dict[str, BisectStep] = {}
+        from_stored: dict[str, BisectStep] = {}
         if use_stored and self.reference is not None:
             for sha in shas:
                 data = self.stored(sha)
@@ -345,6 +346,14 @@ class _Bisector:
                     self.last[sha] = data
                     if step.verdict != "undecided":
                         steps[sha] = step
+                    from_stored[sha] = step
+
+        def unmeasured(sha: str, why: str) -> BisectStep:
+            # a commit its stored profiles left undecided stays undecided, with both reasons
+            if sha in from_stored:
+                return replace(from_stored[sha], reason=f"{from_stored[sha].reason}; measuring it failed: {why}")
+            return BisectStep(sha, "skipped", False, why, recheck=recheck)
+
         pending = [sha for sha in shas if sha not in steps]
         pooled: dict[str, dict[tuple, list[Any]]] = {}
         for number in range(MAX_WINDOWS):
@@ -356,7 +365,7 @@ class _Bisector:
                     self.worktree(sha)
             except _Skip as skip:
                 bad_sha = next(s for s in pending if s not in self.worktrees)
-                steps[bad_sha] = BisectStep(bad_sha, "skipped", False, skip.reason, recheck=recheck)
+                steps[bad_sha] = unmeasured(bad_sha, skip.reason)
                 pending.remove(bad_sha)
                 continue
             order = [self.good, *pending, self.bad]
@@ -364,7 +373,7 @@ class _Bisector:
                 measured = self.window(order)
             except _Skip as skip:
                 for sha in pending:
-                    steps[sha] = BisectStep(sha, "skipped", False, skip.reason, recheck=recheck)
+                    steps[sha] = unmeasured(sha, skip.reason)
                 break
             for sha, profiles in zip(order, measured):
                 for key, runs in profiles.items():

@@ -46,7 +46,8 @@ def test_bisect_names_the_slow_commit_and_rechecks_it(tmp_path):
     assert "runs a side in turns with GOOD and BAD" in out.stderr
     assert f"re-check: {shas[SLOW_FROM][:7]} is bad" in out.stderr, out.stderr
     assert f"re-check: {shas[SLOW_FROM - 1][:7]} is good" in out.stderr, out.stderr
-    assert "against its parent: Degradation at ./app [real]" in out.stdout, out.stdout
+    # the findings against GOOD and against the parent (which places degrade certainly is the strategy's call)
+    assert "against its parent: " in out.stdout and "Degradation at ./app [" in out.stdout, out.stdout
     # --register kept one merged profile of each job at each measured commit (GOOD, BAD, c1, c3, c4)
     assert ", 5 profiles registered" in out.stdout, out.stdout
     with PerunRepository(root) as repo:
@@ -92,3 +93,24 @@ def test_pending_profiles_are_used_instead_of_measuring(tmp_path):
     assert f"first degraded commit: {shas[3]}\n" in out.stdout, out.stdout + out.stderr
     assert "0 collections run" in out.stdout and "collecting" not in out.stderr
     assert "(stored profiles, at " in out.stderr
+
+
+def test_a_commit_the_profiles_cannot_place_is_undecided_and_the_culprit_uncertain(tmp_path):
+    """c2 sits halfway between GOOD's and BAD's levels: neither good nor bad; ./app does not exist to measure it."""
+    root = tmp_path / "proj"
+    shas = make_repo(root, [{"files": {"n.txt": f"{i}\n"}, "message": f"c{i}"} for i in range(4)])
+    api.init(root)
+    for key, value in {"cmds": ["./app"], "workloads": [WORKLOAD], "collectors": [{"name": "time"}]}.items():
+        api.config_set(key, value, scope="local", cwd=root)
+    for i, (sha, level) in enumerate(zip(shas, (1.0, 1.0, 1.5 ** 0.5, 1.5))):
+        amounts = [level * (1 + 0.01 * ((i + k) % 5)) for k in range(8)]
+        (root / ".perun" / "jobs" / f"p{i}.perf").write_text(json.dumps(_timed(amounts, sha)))
+    result = api.bisect(shas[0], shas[-1], cwd=root)
+    undecided = [s for s in result.steps if s.commit == shas[2]]
+    assert [s.verdict for s in undecided] == ["undecided"], result.steps
+    assert "cannot tell GOOD's level from BAD's" in undecided[0].reason and "measuring it failed" in undecided[0].reason
+    assert result.culprit == shas[3] and result.candidates == (shas[2],)
+    assert not result.certain and shas[2][:7] in result.doubt
+    out = run_cli("bisect", shas[0], shas[-1], cwd=root)
+    assert out.returncode == 0, out.stderr
+    assert f"first degraded commit: {shas[3]}\n  uncertain: commits set aside lie before it: {shas[2][:7]}" in out.stdout
