@@ -311,7 +311,8 @@ class _Bisector:
             sides = [profiles[key].samples().get(location) for profiles in (good, candidate, bad)]
             if any(sample is None for sample in sides):
                 continue
-            placements.append((place(*(sample.y for sample in sides), alpha=alpha), location))  # type: ignore[union-attr]
+            values = [sample.y for sample in sides]  # type: ignore[union-attr]
+            placements.append((place(*values, alpha=alpha), location))
         if not placements:
             return "undecided", Placement("undecided", math.nan, 1.0), ""
         decided = [p for p in placements if p[0].verdict != "undecided"]
@@ -509,6 +510,7 @@ def _search(worker: _Bisector, line: list[str], first: BisectStep) -> BisectResu
 def _result(worker: _Bisector, culprit: str | None, findings: Sequence[Finding],
             parent_findings: Sequence[Finding], steps: list[BisectStep], line: list[str],
             candidates: tuple[str, ...], *, certain: bool, doubt: str | None = None) -> BisectResult:
-    skipped = tuple((s.commit, s.reason or "") for s in steps if s.verdict in ("skipped", "undecided") and not s.recheck)
+    skipped = tuple((s.commit, s.reason or "") for s in steps
+                    if s.verdict in ("skipped", "undecided") and not s.recheck)
     return BisectResult(worker.good, worker.bad, culprit, tuple(findings), tuple(parent_findings), skipped,
                         tuple(steps), worker.collections, len(line), candidates, worker.registered, certain, doubt)

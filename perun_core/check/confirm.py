@@ -49,8 +49,8 @@ if TYPE_CHECKING:  # pragma: no cover
     from .pairing import ProfileCache
     from .strategies import Strategy
 
-__all__ = ["DEFAULT_RUNS", "ConfirmationFinished", "ConfirmationStarted", "alternate", "built_worktree", "confirm_versions", "merge_runs",
-           "needs_confirmation"]
+__all__ = ["DEFAULT_RUNS", "ConfirmationFinished", "ConfirmationStarted", "alternate", "built_worktree",
+           "confirm_versions", "merge_runs", "needs_confirmation"]
 
 #: Measured runs a side: with seven a side the rank test can reach p < 0.001 when the sides do not overlap.
 DEFAULT_RUNS = 7
