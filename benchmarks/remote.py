@@ -7,11 +7,13 @@
 * ``pull``: ``perun-core pull`` of all of them into a second clone;
 * ``push_incremental``: ``perun-core push`` after 10 more profiles were
   registered in the first clone (what a CI job does after a collection);
-* ``bisect``: ``perun-core bisect`` over a history of ``--commits`` (64)
-  commits whose program (a Python loop; CPU-bound) runs 20 times longer from
-  one commit on, nothing stored: the number of collections run is the
-  figure of merit (the ideal is about log2 of the commits, plus GOOD and BAD),
-  the wall time depends on the machine.
+* ``bisect``: ``perun-core bisect`` (the API, the default strategy) over a
+  history of ``--commits`` (64) commits whose program (a Python loop;
+  CPU-bound) runs ``--factor`` (2) times longer from one commit on, nothing
+  stored, ``--repeat`` times: whether it names the culprit each time (and
+  whether a wrong one was reported as certain), the measurement windows
+  run (the ideal is about log2 of the commits, plus GOOD against BAD and the
+  re-check), the wall time, which depends on the machine.
 
 Commands run as the installed ``perun-core`` console script in an isolated
 environment (private HOME); the wall time of each is reported with the
@@ -118,21 +120,29 @@ def bench_bisect(work: Path, args: argparse.Namespace) -> dict:
     root = work / "bisect"
     shutil.rmtree(root, ignore_errors=True)
     culprit_at = args.commits * 5 // 8
-    make_repo(root, [{"files": {"work.py": WORK_PY.format(loops=200_000 * (20 if i >= culprit_at else 1)),
+    loops = 1_000_000
+    make_repo(root, [{"files": {"work.py": WORK_PY.format(loops=int(loops * (args.factor if i >= culprit_at else 1))),
                                 "n.txt": f"{i}\n"}, "message": f"c{i}"} for i in range(args.commits)])
     api.init(root)
     for key, value in {"cmds": [sys.executable], "args": ["work.py"],
-                       "collectors": [{"name": "time", "params": {"warmup": 0, "repeat": 3}}],
-                       "degradation.cutoff": 150}.items():
+                       "collectors": [{"name": "time", "params": {"warmup": 0, "repeat": 3}}]}.items():
         api.config_set(key, value, scope="local", cwd=root)
     shas = git("rev-list", "--reverse", "HEAD", cwd=root).split()
-    note(f"bisecting {len(shas)} commits (slow from c{culprit_at})")
-    started = time.perf_counter()
-    result = api.bisect(shas[0], shas[-1], cwd=root)
-    wall = time.perf_counter() - started
-    return {"commits": len(shas), "found": result.culprit == shas[culprit_at], "collections": result.collections,
-            "steps": len(result.steps) + 1, "ideal_collections": 2 + (len(shas) - 2).bit_length(),
-            "wall_s": round(wall, 2)}
+    runs = []
+    for number in range(args.repeat):
+        note(f"bisect {number + 1}/{args.repeat}: {len(shas)} commits (x{args.factor} slower from c{culprit_at})")
+        load = float(Path("/proc/loadavg").read_text().split()[0])
+        started = time.perf_counter()
+        result = api.bisect(shas[0], shas[-1], cwd=root)
+        wall = time.perf_counter() - started
+        named = shas.index(result.culprit) if result.culprit in shas else None
+        runs.append({"found": result.culprit == shas[culprit_at], "named": named, "certain": result.certain,
+                     "collections": result.collections, "tested": len({s.commit for s in result.steps}) + 1,
+                     "wall_s": round(wall, 2), "load_1m_before": load})
+    return {"commits": len(shas), "factor": args.factor, "culprit": culprit_at,
+            "found": sum(run["found"] for run in runs), "wrong_and_certain": sum(
+                1 for run in runs if run["named"] is not None and not run["found"] and run["certain"]),
+            "bisects": len(runs), "ideal_collections": 2 + (len(shas) - 2).bit_length(), "runs": runs}
 
 
 def main() -> None:
@@ -140,6 +150,8 @@ def main() -> None:
     parser.add_argument("--profiles", type=int, default=1000)
     parser.add_argument("--megabytes", type=float, default=50.0)
     parser.add_argument("--commits", type=int, default=64)
+    parser.add_argument("--factor", type=float, default=2.0, help="how much slower the culprit makes the program")
+    parser.add_argument("--repeat", type=int, default=1, help="bisects run in one process")
     parser.add_argument("--only", choices=("transfer", "bisect"))
     parser.add_argument("--workdir", type=Path)
     args = parser.parse_args()

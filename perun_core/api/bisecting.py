@@ -79,9 +79,14 @@ def bisect(
     """Find the first commit from ``good`` to ``bad`` whose profiles of the selected jobs degrade.
 
     ``jobs`` selects jobs of the matrix by number (from 1) or by a part of
-    their label (default: every job).  Stored profiles are reused; missing
-    ones are collected in temporary worktrees and kept with ``register``.
-    ``methods`` overrides the configured check strategy.  Raises
+    their label (default: every job).  Tested commits run in turns with
+    GOOD and BAD in temporary worktrees and are placed between their levels
+    (see :mod:`perun_core.check.bisect`); stored profiles (registered or
+    pending) are used instead; ``register`` keeps the measured ones.
+    ``methods`` overrides the configured check strategy (which decides what
+    BAD's degradation against GOOD is).  ``result.certain`` is False when
+    the re-check of the boundary disagreed or set-aside commits may hold
+    the culprit (``result.doubt`` says which).  Raises
     InvalidRevision, UsageError (GOOD not an ancestor of BAD, bad -j),
     ConfigError (no job matrix), PerunError (GOOD or BAD cannot be
     profiled), Interrupted.

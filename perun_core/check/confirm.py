@@ -5,8 +5,8 @@ moment for the baseline and at another for the target; a machine that got
 busier in between makes the later side slower.  Confirmation re-measures
 both sides *alternately*: the commits of the baseline and of the target are
 each exported to a temporary worktree and built once (``execute.pre_run``),
-then the job that made the profile runs A B A B ... (``runs`` measured runs
-a side, one run per turn).  A drift of the machine's load then hits both
+then the job that made the profile runs A B B A A B ... (``runs`` measured
+runs a side, one run per turn).  A drift of the machine's load then hits both
 sides alike.  The interleaved runs are checked with the same strategy, and
 
 * a finding they repeat (same location, same direction, certain) is
@@ -47,7 +47,8 @@ if TYPE_CHECKING:  # pragma: no cover
     from .pairing import ProfileCache
     from .strategies import Strategy
 
-__all__ = ["DEFAULT_RUNS", "ConfirmationFinished", "ConfirmationStarted", "confirm_versions", "needs_confirmation"]
+__all__ = ["DEFAULT_RUNS", "ConfirmationFinished", "ConfirmationStarted", "alternate", "built_worktree",
+           "confirm_versions", "merge_runs", "needs_confirmation"]
 
 #: Measured runs a side: with seven a side the rank test can reach p < 0.001 when the sides do not overlap.
 DEFAULT_RUNS = 7
@@ -90,7 +91,7 @@ def _ratio_text(finding: Finding) -> str:
     return finding.result.value
 
 
-def _merged(profiles: list[Any]) -> Any:
+def merge_runs(profiles: list[Any]) -> Any:
     """One profile of all the runs of one side (orders renumbered, the highest load kept)."""
 
     rows: list[dict] = []
@@ -129,32 +130,57 @@ def _pre_run(commands: list[tuple[str, list[str]]], workdir: Path, cancel: threa
             raise PreRunFailed(text, describe_status(outcome.exit_status), outcome.exit_status, outcome.stdout_tail)
 
 
+def built_worktree(stack: Any, repo: Any, minor: str, cancel: threading.Event) -> Path:
+    """A temporary worktree of ``minor`` (removed when ``stack`` closes) with ``execute.pre_run`` run in it.
+
+    Raises PreRunFailed or Interrupted.
+    """
+    commands = _split_commands(repo.config.get_or("execute.pre_run") or [])
+    workdir = stack.enter_context(temporary_worktree(repo.vcs, minor))
+    _pre_run(commands, workdir, cancel)
+    return workdir
+
+
+def alternate(sides: Sequence[tuple[str, Path]], reruns: Sequence[Rerun], runs: int,
+              cancel: threading.Event) -> list[list[Any]]:
+    """Run the jobs of ``reruns`` in built worktrees, one run a side per turn, ``runs`` turns; merged
+    profiles [job][side].
+
+    ``sides`` are (commit, worktree).  The turns go forth and back (A B C,
+    C B A, A B C ...): a load that rises or falls steadily during the turns
+    then weighs on every side alike, not most on the side measured last.  A
+    job over generated workloads runs each of its workloads once a turn.
+    Raises CollectionError or Interrupted.
+    """
+    collected: list[list[list[Any]]] = [[[] for _side in sides] for _rerun in reruns]
+    for turn in range(runs):
+        order = list(enumerate(sides))
+        if turn % 2:
+            order.reverse()
+        for side, (minor, workdir) in order:
+            for number, rerun in enumerate(reruns):
+                if cancel.is_set():
+                    raise Interrupted("cancelled")
+                ctx = UnitContext(workdir, lambda event: None, cancel, 0, rerun.job.label)
+                profile = measure(rerun, one_run(rerun.job, turn == 0), ctx, minor)
+                collected[number][side].append(profile)
+    return [[merge_runs(profiles) for profiles in per_side] for per_side in collected]
+
+
 def interleave(repo: Any, base_minor: str, target_minor: str, reruns: Sequence[Rerun], runs: int,
                cancel: threading.Event) -> list[tuple[Any, Any]]:
-    """Run the jobs of ``reruns`` A B A B ... ``runs`` times a side in two worktrees; the merged
+    """Run the jobs of ``reruns`` A B B A ... ``runs`` times a side in two worktrees; the merged
     (baseline, target) profiles, one pair per rerun in their order.
 
-    A job over generated workloads runs each of its workloads once a turn.
     Raises PreRunFailed, CollectionError or Interrupted.
     """
     import contextlib
 
-    commands = _split_commands(repo.config.get_or("execute.pre_run") or [])
-    collected: list[tuple[list[Any], list[Any]]] = [([], []) for _rerun in reruns]
     with contextlib.ExitStack() as stack:
-        base_dir = stack.enter_context(temporary_worktree(repo.vcs, base_minor))
-        target_dir = stack.enter_context(temporary_worktree(repo.vcs, target_minor))
-        _pre_run(commands, base_dir, cancel)
-        _pre_run(commands, target_dir, cancel)
-        for turn in range(runs):
-            for side, (minor, workdir) in enumerate(((base_minor, base_dir), (target_minor, target_dir))):
-                for number, rerun in enumerate(reruns):
-                    if cancel.is_set():
-                        raise Interrupted("cancelled")
-                    ctx = UnitContext(workdir, lambda event: None, cancel, 0, rerun.job.label)
-                    profile = measure(rerun, one_run(rerun.job, turn == 0), ctx, minor)
-                    collected[number][side].append(profile)
-    return [(_merged(a), _merged(b)) for a, b in collected]
+        base_dir = built_worktree(stack, repo, base_minor, cancel)
+        target_dir = built_worktree(stack, repo, target_minor, cancel)
+        measured = alternate(((base_minor, base_dir), (target_minor, target_dir)), reruns, runs, cancel)
+    return [(base, target) for base, target in measured]
 
 
 def rerun_of_pair(repo: Any, cache: ProfileCache | None, pair: PairReport) -> Rerun | str:

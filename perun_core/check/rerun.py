@@ -33,7 +33,7 @@ if TYPE_CHECKING:  # pragma: no cover
     from ..config.generators import Generator
     from ..runner.jobs import Job
 
-__all__ = ["Rerun", "measure", "one_run", "profile_of", "rerun_of"]
+__all__ = ["Rerun", "measure", "one_run", "profile_of", "rerun_for_job", "rerun_of"]
 
 
 @dataclass(frozen=True, slots=True)
@@ -99,8 +99,17 @@ def rerun_of(repo: Any, profile: Any) -> Rerun | str:
     return f"no time job of the job matrix runs '{shown}' (the job matrix changed since it was measured)"
 
 
+def rerun_for_job(repo: Any, job: Job) -> Rerun:
+    """A job of the job matrix as a :class:`Rerun`: with the configured generator its workload names."""
+    generator = generators_from_config(repo.config, getattr(repo, "local_config_path", None)).get(job.workload)
+    return Rerun(job, generator)
+
+
 def one_run(job: Job, first: bool) -> Job:
-    """``job`` measuring one run, without postprocessors; warm-up runs only before the first."""
+    """What one turn of interleaved runs measures: a time job one run (its warm-up runs only before the
+    first), another collector once; without postprocessors either way."""
+    if job.collector.name != "time":
+        return replace(job, postprocessors=())
     params = dict(job.collector.params)
     params["repeat"] = 1
     if not first:

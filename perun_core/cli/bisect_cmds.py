@@ -31,11 +31,21 @@ def _progress(verbose: int) -> Any:
             plain(event.event)
         elif isinstance(event, api_bisect.BisectTested):
             step = event.step
-            how = "stored profiles" if step.reused else "collected"
-            detail = f": {step.reason}" if step.reason else f" ({how})"
-            click.echo(f"  {step.commit[:7]} is {step.verdict}{detail}; {event.remaining} left to test", err=True)
+            label = "  re-check: " if step.recheck else "  "
+            click.echo(f"{label}{step.commit[:7]} is {step.verdict}{_step_detail(step)}; "
+                       f"{event.remaining} left to test", err=True)
 
     return on_event
+
+
+def _step_detail(step: Any) -> str:
+    """``(stored profiles, at 0.97 of the way to BAD, p=0.0003)`` or ``: why`` for a skipped or undecided one."""
+    if step.reason:
+        return f": {step.reason}"
+    how = "stored profiles" if step.reused else f"{step.runs} runs a side in turns with GOOD and BAD"
+    if step.position is not None and step.position == step.position and step.p_value is not None:
+        how += f", at {step.position:.2f} of the way to BAD, p={step.p_value:.2g}"
+    return f" ({how})"
 
 
 def _finding_line(finding: Any) -> str:
@@ -62,10 +72,14 @@ def bisect(ctx: click.Context, good: str, bad: str, jobs: tuple[str, ...], regis
            methods: tuple[str, ...], fail_on: str) -> None:
     """Find the first commit from GOOD to BAD (default HEAD) where a job's profile degrades.
 
-    Each tested commit is checked against GOOD with the configured strategy.
-    Profiles stored at a commit are reused; missing ones are collected with
-    the job matrix in a temporary worktree of that commit (execute.pre_run
-    builds it there).  Commits that cannot be built or profiled are skipped.
+    BAD is checked against GOOD with the configured strategy; the degraded
+    places are followed.  Each tested commit runs in turns with GOOD and BAD
+    (temporary worktrees built by execute.pre_run) and is bad when it sits
+    significantly nearer BAD's level than GOOD's, undecided when the runs
+    cannot tell.  Stored profiles (registered or pending) are used instead
+    of measuring.  The first bad commit and its parent are measured again;
+    a culprit that does not hold is reported as uncertain.  Commits that
+    cannot be built, profiled or placed are set aside.
     """
     # lazy: keeps `perun-core --help` light
     from perun_core import api
@@ -73,19 +87,18 @@ def bisect(ctx: click.Context, good: str, bad: str, jobs: tuple[str, ...], regis
     verbose = int(getattr(ctx.find_root().obj, "verbose", 0) or 0)
     result = api.bisect(good, bad, jobs=list(jobs), methods=list(methods) or None, register=register,
                         fail_on=fail_on, on_event=_progress(verbose))
-    tested = len(result.steps) + 1  # GOOD is profiled too
+    tested = len({step.commit for step in result.steps}) + 1  # GOOD is profiled too
     if result.culprit is None:
         click.echo(f"{result.bad[:7]} is not degraded against {result.good[:7]}: nothing to bisect")
     else:
         click.echo(f"first degraded commit: {result.culprit}")
+        if not result.certain:
+            click.echo(f"  uncertain: {result.doubt}")
         for finding in result.findings:
             click.echo(f"  against {result.good[:7]}: {_finding_line(finding)}")
         changes = [f for f in result.parent_findings if f.result.is_change]
         for finding in changes:
             click.echo(f"  against its parent: {_finding_line(finding)}")
-        if result.candidates:
-            names = ", ".join(c[:7] for c in result.candidates)
-            click.echo(f"  (or one of the skipped commits just before it: {names})")
     for commit, reason in result.skipped:
         click.echo(f"skipped {commit[:7]}: {reason}")
     click.echo(f"tested {tested} of {result.commits} commits, {result.collections} collection"

@@ -1,23 +1,25 @@
-"""bisect on a real C project: a slow-down at one commit, a commit that does not build."""
+"""bisect on a real C project: a 1.6x slow-down at one commit, a commit that does not build, the default strategy."""
 
 from __future__ import annotations
 
-import pytest
+import json
+
 from conftest import run_cli
 from gitrepo import make_repo
 from runhelpers import C_PROGRAM, MAKEFILE, needs_cc, run_env  # noqa: F401 - run_env: autouse
 
 from perun_core import api
-from perun_core.errors import UsageError
+from perun_core.storage.repository import PerunRepository
 
-WORKLOAD = "20000000"
+WORKLOAD = "50000000"
+SLOW_FROM = 4
 
 
 def _history(root):
-    """c0..c8: the loop runs 20 times as often from c4 on (CPU time, which load disturbs least); c2 does not build."""
+    """c0..c8: the loop runs 1.6 times as long from c4 on; c2 does not build; the configured strategy is the default."""
     commits = []
     for number in range(9):
-        factor = "20" if number >= 4 else "1"
+        factor = "16 / 10" if number >= SLOW_FROM else "1"
         source = C_PROGRAM.replace("FACTOR", factor)
         if number == 2:
             source = source.replace("return 0;", "return 0 /* missing semicolon */")
@@ -25,42 +27,91 @@ def _history(root):
         commits.append({"files": files, "message": f"c{number}"})
     shas = make_repo(root, commits)
     api.init(root)
-    # changes under 2.5x are ignored: only the 20x slow-down counts, never the noise of a busy machine
     for key, value in {"execute.pre_run": ["make"], "cmds": ["./app"], "workloads": [WORKLOAD],
-                       "collectors": [{"name": "time", "params": {"warmup": 1, "repeat": 3}}],
-                       "degradation.cutoff": 150}.items():
+                       "collectors": [{"name": "time", "params": {"warmup": 1, "repeat": 3}}]}.items():
         api.config_set(key, value, scope="local", cwd=root)
     return shas
 
 
 @needs_cc
-def test_bisect_finds_the_slow_commit_and_skips_the_broken_one(tmp_path):
+def test_bisect_names_the_slow_commit_and_rechecks_it(tmp_path):
     root = tmp_path / "proj"
     shas = _history(root)
-    events = []
-    result = api.bisect(shas[0], shas[-1], register=True, cwd=root, on_event=events.append)
-    assert result.culprit == shas[4], [(s.commit[:7], s.verdict, s.reason) for s in result.steps]
-    assert [c for c, _ in result.skipped] == [shas[2]] and "make" in result.skipped[0][1]
-    assert result.findings and all(f.result.is_degradation for f in result.findings)
-    assert any(f.result.is_degradation for f in result.parent_findings)
-    assert result.collections == 6 and result.commits == 9 and result.candidates == ()
-    # --register kept them: a second bisect collects only the commit that cannot be built
-    out = run_cli("bisect", shas[0][:7], shas[-1][:7], "-j", "1", cwd=root)
+    out = run_cli("bisect", shas[0][:7], shas[-1][:7], "--register", cwd=root)
     assert out.returncode == 0, out.stderr
-    assert f"first degraded commit: {shas[4]}" in out.stdout
-    assert f"skipped {shas[2][:7]}" in out.stdout
-    assert "tested 6 of 9 commits, 1 collection run" in out.stdout, out.stdout
-    assert "is bad (stored profiles)" in out.stderr
+    assert f"first degraded commit: {shas[SLOW_FROM]}\n" in out.stdout, out.stdout + out.stderr
+    assert "uncertain" not in out.stdout, out.stdout + out.stderr
+    assert f"skipped {shas[2][:7]}: " in out.stdout and "make" in out.stdout
+    # every tested commit ran in turns with GOOD and BAD; the boundary was measured twice
+    assert "runs a side in turns with GOOD and BAD" in out.stderr
+    assert f"re-check: {shas[SLOW_FROM][:7]} is bad" in out.stderr, out.stderr
+    assert f"re-check: {shas[SLOW_FROM - 1][:7]} is good" in out.stderr, out.stderr
+    # the findings against GOOD and against the parent (which places degrade certainly is the strategy's call)
+    assert "against its parent: " in out.stdout and "Degradation at ./app [" in out.stdout, out.stdout
+    # --register kept one merged profile of each job at each measured commit (GOOD, BAD, c1, c3, c4)
+    assert ", 5 profiles registered" in out.stdout, out.stdout
+    with PerunRepository(root) as repo:
+        assert [len(repo.entries_with_metadata(sha)) for sha in shas] == [1, 1, 0, 1, 1, 0, 0, 0, 1]
 
 
 @needs_cc
-def test_bisect_reports_no_degradation_and_refuses_reversed_ranges(tmp_path):
+def test_bisect_of_an_unchanged_range_finds_nothing(tmp_path):
     root = tmp_path / "proj"
     shas = _history(root)
     result = api.bisect(shas[0], shas[1], cwd=root)
-    assert result.culprit is None and result.collections == 2
+    assert result.culprit is None and result.collections >= 1
+    assert result.steps[0].verdict == "good"
     assert not list((root / ".perun" / "jobs").iterdir())  # without --register nothing is kept
-    with pytest.raises(UsageError, match="is not an ancestor"):
-        api.bisect(shas[5], shas[3], cwd=root)
+    out = run_cli("bisect", shas[5], shas[3], cwd=root)
+    assert out.returncode == 2 and "is not an ancestor" in out.stderr, out.stderr
     out = run_cli("bisect", shas[0], shas[1], "-j", "nosuch", cwd=root)
     assert out.returncode == 2 and "matches 0 jobs" in out.stderr
+
+
+def _timed(amounts, origin):
+    resources = [{"amount": value, "type": "time", "subtype": "real", "uid": "./app", "order": order}
+                 for order, value in enumerate(amounts, 1)]
+    return {"origin": origin, "header": {"type": "time", "units": {"time": "s"}, "cmd": "./app", "params": "",
+                                         "workload": WORKLOAD},
+            "collector_info": {"name": "time", "params": {"repeat": len(amounts)}}, "postprocessors": [],
+            "global": {"timestamp": sum(amounts), "resources": resources, "models": []}}
+
+
+def test_pending_profiles_are_used_instead_of_measuring(tmp_path):
+    """Pending profiles of the job (origin: their commit) place every commit: nothing runs, ./app does not exist."""
+    root = tmp_path / "proj"
+    shas = make_repo(root, [{"files": {"n.txt": f"{i}\n"}, "message": f"c{i}"} for i in range(6)])
+    api.init(root)
+    for key, value in {"cmds": ["./app"], "workloads": [WORKLOAD], "collectors": [{"name": "time"}]}.items():
+        api.config_set(key, value, scope="local", cwd=root)
+    for i, sha in enumerate(shas):
+        level = 1.5 if i >= 3 else 1.0
+        amounts = [level * (1 + 0.01 * ((i + k) % 5)) for k in range(8)]
+        (root / ".perun" / "jobs" / f"p{i}.perf").write_text(json.dumps(_timed(amounts, sha)))
+    out = run_cli("bisect", shas[0], shas[-1], cwd=root)
+    assert out.returncode == 0, out.stderr
+    assert f"first degraded commit: {shas[3]}\n" in out.stdout, out.stdout + out.stderr
+    assert "0 collections run" in out.stdout and "collecting" not in out.stderr
+    assert "(stored profiles, at " in out.stderr
+
+
+def test_a_commit_the_profiles_cannot_place_is_undecided_and_the_culprit_uncertain(tmp_path):
+    """c2 sits halfway between GOOD's and BAD's levels: neither good nor bad; ./app does not exist to measure it."""
+    root = tmp_path / "proj"
+    shas = make_repo(root, [{"files": {"n.txt": f"{i}\n"}, "message": f"c{i}"} for i in range(4)])
+    api.init(root)
+    for key, value in {"cmds": ["./app"], "workloads": [WORKLOAD], "collectors": [{"name": "time"}]}.items():
+        api.config_set(key, value, scope="local", cwd=root)
+    for i, (sha, level) in enumerate(zip(shas, (1.0, 1.0, 1.5 ** 0.5, 1.5))):
+        amounts = [level * (1 + 0.01 * ((i + k) % 5)) for k in range(8)]
+        (root / ".perun" / "jobs" / f"p{i}.perf").write_text(json.dumps(_timed(amounts, sha)))
+    result = api.bisect(shas[0], shas[-1], cwd=root)
+    undecided = [s for s in result.steps if s.commit == shas[2]]
+    assert [s.verdict for s in undecided] == ["undecided"], result.steps
+    assert "cannot tell GOOD's level from BAD's" in undecided[0].reason and "measuring it failed" in undecided[0].reason
+    assert result.culprit == shas[3] and result.candidates == (shas[2],)
+    assert not result.certain and shas[2][:7] in result.doubt
+    out = run_cli("bisect", shas[0], shas[-1], cwd=root)
+    assert out.returncode == 0, out.stderr
+    doubt = f"  uncertain: commits set aside lie before it: {shas[2][:7]}"
+    assert f"first degraded commit: {shas[3]}\n{doubt}\n" in out.stdout, out.stdout

@@ -1,0 +1,43 @@
+"""place(): a commit's runs against GOOD's and BAD's, with the threshold at half the change."""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+
+from perun_core.check.bisect import place
+
+RNG = np.random.default_rng(7)
+GOOD = 0.100 * np.exp(RNG.normal(0, 0.05, 14))
+BAD = 0.160 * np.exp(RNG.normal(0, 0.05, 14))
+
+
+def _at(level: float) -> np.ndarray:
+    return level * np.exp(RNG.normal(0, 0.05, 14))
+
+
+def test_a_commit_at_bads_level_is_bad_and_at_goods_level_good():
+    bad = place(GOOD, _at(0.160), BAD)
+    assert bad.verdict == "bad" and 0.8 < bad.position < 1.2 and bad.p_value < 0.001
+    good = place(GOOD, _at(0.100), BAD)
+    assert good.verdict == "good" and -0.2 < good.position < 0.2 and good.p_value < 0.001
+
+
+def test_a_commit_halfway_is_undecided_and_a_small_step_does_not_count():
+    halfway = place(GOOD, _at(math.sqrt(0.100 * 0.160)), BAD)  # the middle on a log scale
+    assert halfway.verdict == "undecided" and 0.3 < halfway.position < 0.7
+    # 10 % slower than GOOD is a change, but far nearer GOOD's level than BAD's: good, not bad
+    assert place(GOOD, _at(0.110), BAD).verdict == "good"
+
+
+def test_overlapping_sides_stay_undecided():
+    wide = np.exp(np.random.default_rng(3).normal(0, 0.6, (3, 7)))
+    assert place(wide[0], wide[1] * 1.3, wide[2] * 1.6).verdict == "undecided"
+
+
+def test_a_bad_level_below_goods_is_followed_downwards_and_without_a_shift_nothing_is_placed():
+    assert place(BAD, _at(0.100), GOOD).verdict == "bad"
+    assert place(GOOD, _at(0.100), GOOD).verdict == "undecided"
+    # zeros (a resource that was not used) are placed on the linear scale
+    assert place(np.zeros(7), np.full(7, 4.0) + np.arange(7) / 10, np.full(7, 4.0) + np.arange(7) / 9).verdict == "bad"
