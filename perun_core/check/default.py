@@ -43,6 +43,7 @@ from .data import ProfileData
 from ..params import Param
 from .methods.common import SETTINGS, comparison_finding, location_pairs, read_params, settings_from
 from .results import Finding, PerformanceChange
+from .sampled import counted_pair
 
 __all__ = ["DEFAULT", "DEFAULT_RULES", "SizeAwareRankTest"]
 
@@ -64,12 +65,16 @@ class SizeAwareRankTest:
     def pairwise(self, baseline: ProfileData, target: ProfileData, values: Mapping[str, Any]) -> Iterator[Finding]:
         """The findings of the rank tests alone; ``values`` holds converted :data:`SETTINGS`."""
         settings = settings_from(values, use_sizes=True)
+        counts = counted_pair(baseline, target)
         for base, new, presence in location_pairs(baseline, target, self.name):
             if presence is not None:
                 yield presence
                 continue
             assert base is not None and new is not None
-            result = compare(base.x, base.y, new.x, new.y, settings)
+            if counts is not None:
+                result = counts.compare(base, new, settings)
+            else:
+                result = compare(base.x, base.y, new.x, new.y, settings)
             yield comparison_finding(base.location, result, self.name)
 
     def check(self, baseline: ProfileData, target: ProfileData, params: Mapping[str, Any]) -> Iterator[Finding]:
