@@ -28,7 +28,7 @@ RANK = {"Optimization": -2, "MaybeOptimization": -1, "NoChange": 0, "MaybeDegrad
 CERTAIN = ("Degradation", "Optimization")
 FLIPPED = {"Degradation": "Optimization", "Optimization": "Degradation", "MaybeDegradation": "MaybeOptimization",
            "MaybeOptimization": "MaybeDegradation", "NoChange": "NoChange"}
-FEW = settings(max_examples=5, deadline=None, suppress_health_check=list(HealthCheck), derandomize=True)
+FEW = settings(max_examples=3, deadline=None, suppress_health_check=list(HealthCheck), derandomize=True)
 SOME = settings(max_examples=25, deadline=None, suppress_health_check=list(HealthCheck), derandomize=True)
 
 
@@ -117,8 +117,6 @@ def test_through_the_command_a_uniform_factor_is_certain_and_swapping_flips_it(t
     expected = "Degradation" if factor > 1 else "Optimization"
     assert cli_verdict(tmp, base, new) == (expected, 3 if factor > 1 else 0)
     assert cli_verdict(tmp, new, base)[0] == FLIPPED[expected]
-    same, _exit = cli_verdict(tmp, base, base)
-    assert same not in CERTAIN
 
 
 @SOME
@@ -191,6 +189,7 @@ def test_eight_sizes_once_each_at_exactly_twice_the_cost_are_a_degradation(tmp_p
     sizes = np.array([10.0, 20, 50, 100, 200, 500, 1000, 2000])
     m = {"xb": sizes, "xt": sizes, "cost": lambda x: 400 + 0.01 * x**2, "noise_b": np.ones(8),
          "noise_t": np.ones(8), "shuffle": np.arange(8), "compact": False, "split": False, "layout": "sweep"}
-    for factor, expected in ((2.0, "Degradation"), (1.3, "Degradation"), (3.0, "Degradation"),
-                             (0.5, "Optimization"), (1.0, "NoChange")):
-        assert cli_verdict(tmp_path, *pair(tmp_path, m, factor, f"x{factor}"))[0] == expected
+    assert cli_verdict(tmp_path, *pair(tmp_path, m, 2.0, "twice")) == ("Degradation", 3)
+    assert cli_verdict(tmp_path, *pair(tmp_path, m, 1.0, "same")) == ("NoChange", 0)
+    for factor, expected in ((1.3, "Degradation"), (3.0, "Degradation"), (0.5, "Optimization")):
+        assert verdict(*pair(tmp_path, m, factor, f"x{factor}")) == expected
