@@ -45,11 +45,15 @@ labelled suite's (see :func:`class_case`):
   at a noise CV of 2 to 10 % (with input sizes or without);
 
 each with an unchanged twin drawn from the same generator (the false
-alarms).  ``hit`` is the share reported as the right certain change,
-``maybe`` the share that got only a Maybe, ``false_alarms`` the share of
-unchanged twins given anything but NoChange, ``wrong_direction`` counts
-changes called the other way.  Seeds start at ``--start`` + 7 (never
-used while developing).
+alarms); and the classes of ``check_classes.py`` (constant factors 1.3x, 2x
+and 3x in four layouts, one point per size, the upper third of a sparse
+sweep, no change at 1, 5 and 15 % noise, sampled call stacks).  Per class:
+``precision``, ``recall`` (= ``hit``, the share reported as the right
+certain change) and ``f1`` (a certain change on an unchanged twin or in the
+wrong direction is a false positive), ``maybe`` the share that got only a
+Maybe, ``false_alarms`` the share of unchanged twins given anything but
+NoChange, ``wrong_direction`` counts changes called the other way.  Seeds
+start at ``--start`` + 7 (never used while developing).
 """
 
 from __future__ import annotations

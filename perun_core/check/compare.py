@@ -27,7 +27,10 @@ of sizes both profiles cover is compared, at equal sizes:
   target per bin, and never more flexible than the distinct sizes allow --
   is taken out.
 
-(The bins and residuals are made in :mod:`perun_core.check.sizes`.)
+(The bins and residuals are made in :mod:`perun_core.check.sizes`.)  A
+sweep measured once or twice per size at five or more shared sizes is
+compared size by size instead, by paired log ratios
+(:mod:`perun_core.check.paired`).
 The residuals are cut into up to six bins of sizes (one per size when there
 are few) and compared with the rank test per bin; the weighted combination
 (Stouffer) over all bins catches small uniform changes, over the upper half

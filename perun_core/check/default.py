@@ -12,10 +12,15 @@ find 1.1x changes when the data allow it, and not cry wolf.  Per location:
    :mod:`perun_core.check.compare`).  A change is reported when it is
    significant at 1 %, significantly beyond half the 5 % floor, and at
    least 5 %; one of at least 50 % that the data cannot make significant is
-   a Maybe.  Few measurements at input sizes (one or two per size, up to 24
-   a side) are also compared curve to curve: robust lines of both profiles
-   at the largest size both reach, so a complexity change seen at a few
-   points is certain and a chance difference in a few bins is not.
+   a Maybe.  One or two measurements per size at five or more sizes both
+   profiles measured are compared size by size (paired log ratios, see
+   :mod:`perun_core.check.paired`); other few measurements at input sizes
+   (up to 24 a side) are also compared curve to curve: robust lines of both
+   profiles at the largest size both reach, so a complexity change seen at a
+   few points is certain and a chance difference in a few bins is not.
+   Profiles of samples or event counts (perf, folded, speedscope,
+   callgrind) are compared as counts instead (see
+   :mod:`perun_core.check.sampled`).
 3. With a history of the configuration (``check head`` and ``check all``),
    a location that did not change at this version is also checked for a
    creeping change: a steady drift of at least 10 % over the last 20

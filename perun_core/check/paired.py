@@ -30,6 +30,7 @@ import math
 from typing import TYPE_CHECKING
 
 from .results import PerformanceChange
+from .stats import median
 
 if TYPE_CHECKING:  # pragma: no cover
     import numpy
@@ -57,8 +58,6 @@ def paired_sizes(xb: numpy.ndarray, ub: numpy.ndarray, xt: numpy.ndarray, ut: nu
     to the rank tests of :mod:`perun_core.check.compare`).
     """
     import numpy as np
-
-    from .stats import median
 
     shared = np.intersect1d(xb, xt)
     if len(shared) < MIN_PAIRS:
