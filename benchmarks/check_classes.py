@@ -5,13 +5,14 @@ to score it on data it was not shaped on.  Each generator draws one pair of
 profiles and names the location to judge:
 
 * ``constant-1.3x`` / ``constant-2x`` / ``constant-3x``: a constant factor
-  (drawn +-3 % around it) in one of four layouts -- repeated runs without
+  (drawn +-3 % around it) in one of five layouts -- repeated runs without
   sizes, repeated runs at a few sizes, one point per size, two points per
-  size -- at a noise of 1 to 5 %, sometimes heavy-tailed;
+  size, 6 to 40 sizes drawn by each profile on its own ("apart") -- at a
+  noise of 1 to 5 %, sometimes heavy-tailed;
 * ``sparse-one-point``: one measurement per size at 5 to 12 sizes, a factor
   of 1.3 to 3 over a curved cost (``a + b n^k``), noise 0 to 5 %;
 * ``upper-third-sparse``: one or two measurements per size at 6 to 12 sizes,
-  1.5x to 3x only in the upper third of the sizes;
+  or 6 to 40 sizes apart, 1.5x to 3x only in the upper third of the sizes;
 * ``no-change-1%`` / ``-5%`` / ``-15%``: nothing changed, any layout above,
   at that noise (only false alarms are counted);
 * ``sampled``: two profiles of sampled call stacks (perf's layout: a
@@ -33,7 +34,7 @@ NEW_CLASSES = ("constant-1.3x", "constant-2x", "constant-3x", "sparse-one-point"
                "no-change-1%", "no-change-5%", "no-change-15%", "sampled")
 #: classes that only draw unchanged pairs
 QUIET = ("no-change-1%", "no-change-5%", "no-change-15%")
-LAYOUTS = ("runs", "sized-runs", "one-point", "two-points")
+LAYOUTS = ("runs", "sized-runs", "one-point", "two-points", "apart")
 UID = "work"
 
 
@@ -87,6 +88,11 @@ def _layout_pair(rng: np.random.Generator, layout: str, cv: float, heavy: bool, 
     if layout == "sized-runs":
         grid = _grid(rng, int(rng.integers(3, 9)))
         xb, xt = np.repeat(grid, int(rng.integers(3, 11))), np.repeat(grid, int(rng.integers(3, 11)))
+    elif layout == "apart":
+        # each profile drew its own sizes: hardly any size is measured by both
+        grid = _grid(rng, 2)
+        xb = np.round(rng.uniform(grid[0], grid[-1], int(rng.integers(6, 41))))
+        xt = np.round(rng.uniform(grid[0], grid[-1], int(rng.integers(6, 41))))
     else:
         grid = _grid(rng, int(rng.integers(5, 13)))
         per = 1 if layout == "one-point" else 2
@@ -155,7 +161,7 @@ def new_class_case(kind: str, seed: int, changed: bool) -> tuple[dict, dict, str
             first = sizes[len(sizes) - max(2, int(math.ceil(len(sizes) / 3)))]
             return np.where(x >= first, factor, 1.0)
 
-        layout = "one-point" if rng.random() < 0.5 else "two-points"
+        layout = str(rng.choice(["one-point", "two-points", "apart"]))
         base, new = _layout_pair(rng, layout, cv, rng.random() < 0.2, upper)
     elif kind in QUIET:
         cv = float(kind.split("-")[-1].rstrip("%")) / 100

@@ -30,7 +30,9 @@ of sizes both profiles cover is compared, at equal sizes:
 (The bins and residuals are made in :mod:`perun_core.check.sizes`.)  A
 sweep measured once or twice per size at five or more shared sizes is
 compared size by size instead, by paired log ratios
-(:mod:`perun_core.check.paired`).
+(:mod:`perun_core.check.paired`); sizes the profiles do not share, too few
+for bins of larger sizes, also through one curve fitted to both
+(:mod:`perun_core.check.fitted`).
 The residuals are cut into up to six bins of sizes (one per size when there
 are few) and compared with the rank test per bin; the weighted combination
 (Stouffer) over all bins catches small uniform changes, over the upper half
@@ -50,9 +52,10 @@ cannot make significant is a Maybe too.
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING
 
+from .fitted import fitted_comparison
 from .paired import paired_comparison
 from .results import PerformanceChange
 from .sizes import (
@@ -79,6 +82,9 @@ MAX_POINTS = 400
 RANK_ONLY_SIZE = 8
 #: Each bin wants about this many measurements of the smaller profile.
 POINTS_PER_BIN = 20
+#: Below this many measurements a side (three bins' worth) sizes that the profiles do not share are
+#: also compared through one curve fitted to both (:mod:`perun_core.check.fitted`).
+FITTED_MAX_POINTS = 3 * POINTS_PER_BIN
 #: Each profile needs this many measurements at sizes the other one measured too.
 MIN_OVERLAP = 5
 #: A bin of larger inputs at this p-value that changed the other way makes a verdict a Maybe.
@@ -218,6 +224,12 @@ def compare(
     paired = paired_comparison(xb, ub, yb, xt, ut, settings)  # type: ignore[arg-type]
     if paired is not None:
         return paired
+    if min(len(yb), len(yt)) < FITTED_MAX_POINTS:
+        # too few measurements for bins of larger sizes: one curve of both finds what bins cannot; a second
+        # way to find a change in the same data, so it gets half the significance level
+        fitted = fitted_comparison(xb, ub, yb, xt, ut, replace(settings, alpha=settings.alpha / 2))  # type: ignore[arg-type]
+        if fitted is not None and fitted.verdict.is_change and not fitted.verdict.is_maybe:
+            return fitted
     found = _by_size(xb, ub, yb, xt, ut, settings)  # type: ignore[arg-type]
     certain = found.verdict.is_change and not found.verdict.is_maybe
     if min(len(yb), len(yt)) > SPARSE_MAX_POINTS:

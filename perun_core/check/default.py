@@ -14,7 +14,9 @@ find 1.1x changes when the data allow it, and not cry wolf.  Per location:
    least 5 %; one of at least 50 % that the data cannot make significant is
    a Maybe.  One or two measurements per size at five or more sizes both
    profiles measured are compared size by size (paired log ratios, see
-   :mod:`perun_core.check.paired`); other few measurements at input sizes
+   :mod:`perun_core.check.paired`); fewer than 60 a side at sizes the
+   profiles do not share are also fitted with one curve of both (see
+   :mod:`perun_core.check.fitted`); other few measurements at input sizes
    (up to 24 a side) are also compared curve to curve: robust lines of both
    profiles at the largest size both reach, so a complexity change seen at a
    few points is certain and a chance difference in a few bins is not.

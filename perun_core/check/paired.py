@@ -30,14 +30,14 @@ import math
 from typing import TYPE_CHECKING
 
 from .results import PerformanceChange
-from .stats import median
+from .stats import distinct, median
 
 if TYPE_CHECKING:  # pragma: no cover
     import numpy
 
     from .compare import Comparison, Region, Settings
 
-__all__ = ["MAX_DISTINCT_PER_SIZE", "MIN_PAIRS", "paired_comparison", "paired_sizes"]
+__all__ = ["MAX_DISTINCT_PER_SIZE", "MIN_PAIRS", "paired_comparison", "paired_sizes", "t_p", "verdict_of"]
 
 #: A size with at most this many distinct amounts a side is sparsely measured.
 MAX_DISTINCT_PER_SIZE = 2
@@ -59,10 +59,13 @@ def paired_sizes(xb: numpy.ndarray, ub: numpy.ndarray, xt: numpy.ndarray, ut: nu
     """
     import numpy as np
 
-    shared = np.intersect1d(xb, xt)
+    # sorted searches, not np.intersect1d / np.isin: those load numpy.ma (see stats.distinct)
+    in_base = distinct(xb)
+    sizes_t = distinct(xt)
+    shared = in_base[sizes_t[np.searchsorted(sizes_t, in_base).clip(max=len(sizes_t) - 1)] == in_base]
     if len(shared) < MIN_PAIRS:
         return None
-    in_b, in_t = np.isin(xb, shared), np.isin(xt, shared)
+    in_b, in_t = _member(xb, shared), _member(xt, shared)
     if in_b.sum() < SHARED_SHARE * len(xb) or in_t.sum() < SHARED_SHARE * len(xt):
         return None
     medians = []
@@ -72,21 +75,47 @@ def paired_sizes(xb: numpy.ndarray, ub: numpy.ndarray, xt: numpy.ndarray, ut: nu
         x, u = x[order], u[order]
         starts = np.flatnonzero(np.concatenate(([True], x[1:] != x[:-1])))
         parts = np.split(u, starts[1:])
-        if max(len(np.unique(part)) for part in parts) > MAX_DISTINCT_PER_SIZE:
+        if max(len(distinct(part)) for part in parts) > MAX_DISTINCT_PER_SIZE:
             return None
         medians.append(np.array([median(part) for part in parts]))
     return shared, medians[0], medians[1]
 
 
-def _t_p(t: float, df: int) -> float:
-    """Two-sided p-value of Student's t with ``df`` degrees of freedom."""
+def _member(values: numpy.ndarray, sorted_set: numpy.ndarray) -> numpy.ndarray:
+    """Which of ``values`` are in ``sorted_set`` (sorted, distinct, not empty)."""
+    import numpy as np
+
+    return sorted_set[np.searchsorted(sorted_set, values).clip(max=len(sorted_set) - 1)] == values
+
+
+def t_p(t: float, df: int) -> float:
+    """Two-sided p-value of Student's t with ``df`` (a whole number) degrees of freedom.
+
+    The finite series of Abramowitz and Stegun 26.7.3-4 in the angle
+    ``atan(t / sqrt(df))``: exact for whole ``df``, and it spares
+    ``check profiles`` importing scipy.
+    """
     if math.isinf(t):
         return 0.0
     if t == 0 or math.isnan(t):
         return 1.0
-    from scipy.special import stdtr
-
-    return float(min(1.0, 2.0 * stdtr(df, -abs(t))))
+    df = max(1, int(df))
+    theta = math.atan(abs(t) / math.sqrt(df))
+    cos2 = math.cos(theta) ** 2
+    term, total = 1.0, 1.0
+    if df % 2:
+        # odd: 2/pi (theta + sin cos (1 + 2/3 cos^2 + 2*4/(3*5) cos^4 + ...)), df - 3 the last power
+        for k in range(2, df - 1, 2):
+            term *= cos2 * k / (k + 1)
+            total += term
+        inside = 2 / math.pi * (theta + (math.sin(theta) * math.cos(theta) * total if df > 1 else 0.0))
+    else:
+        # even: sin (1 + 1/2 cos^2 + 1*3/(2*4) cos^4 + ...), df - 2 the last power
+        for k in range(1, df - 2, 2):
+            term *= cos2 * k / (k + 1)
+            total += term
+        inside = math.sin(theta) * total
+    return min(1.0, max(0.0, 1.0 - inside))
 
 
 def _mean_test(d: numpy.ndarray, scatter: float, df: int, margin: float) -> tuple[float, float, float]:
@@ -100,7 +129,7 @@ def _mean_test(d: numpy.ndarray, scatter: float, df: int, margin: float) -> tupl
         t = math.copysign(math.inf, shifted) if shifted != 0 else 0.0
     else:
         t = shifted / se
-    p = _t_p(t, df)
+    p = t_p(t, df)
     return mean, t, (p / 2 if margin > 0 else p)
 
 
@@ -116,7 +145,7 @@ def paired_comparison(xb: numpy.ndarray, ub: numpy.ndarray, yb: numpy.ndarray, x
     d = mt - mb
     k = len(d)
     v = np.log(sizes - min(0.0, float(sizes.min())) + 1.0)
-    level_all = float(np.median(np.exp(mb)))
+    level_all = math.exp(median(mb))
     regions = [_region("all sizes", d, float(np.std(d, ddof=1)), k - 1, settings, sizes, level_all)]
     # a ratio that grows with the size (a complexity change): the line of log ratios over log size,
     # read at the largest size
@@ -134,9 +163,9 @@ def paired_comparison(xb: numpy.ndarray, ub: numpy.ndarray, yb: numpy.ndarray, x
     lower, upper = d[:start], d[start:]
     pooled = float(((lower - lower.mean()) ** 2).sum() + ((upper - upper.mean()) ** 2).sum())
     regions.append(_region("larger sizes", upper, math.sqrt(pooled / (k - 2)), k - 2, settings,
-                           sizes[start:], float(np.median(np.exp(mb[start:])))))
-    family = len(regions)
-    return _verdict(regions, family, settings)
+                           sizes[start:], math.exp(median(mb[start:]))))
+    return verdict_of(regions, settings, "one or two measurements per size: log ratios at the sizes both "
+                                         "profiles measured, paired")
 
 
 def _region(name: str, part: numpy.ndarray, scatter: float, df: int, settings: Settings, sizes: numpy.ndarray,
@@ -150,10 +179,15 @@ def _region(name: str, part: numpy.ndarray, scatter: float, df: int, settings: S
                   float(sizes[0]), float(sizes[-1]), p_floor=max(p, p_margin))
 
 
-def _verdict(regions: list[Region], family: int, settings: Settings) -> Comparison:
+def verdict_of(regions: list[Region], settings: Settings, why: str) -> Comparison:
+    """The verdict of tests of the target's difference: the overall one first, then ones of larger sizes.
+
+    Bonferroni over the tests; a change must reach ``floor`` and be
+    significantly beyond half of it; the largest inputs decide.
+    """
     from .compare import Comparison, direction  # at call time: compare imports this module
 
-    why = "one or two measurements per size: log ratios at the sizes both profiles measured, paired"
+    family = len(regions)
 
     def corrected(p: float) -> float:
         return min(1.0, p * family)

@@ -12,7 +12,10 @@ the target takes for one of the baseline's.
 ``s`` is the ratio of the typical function: the median ratio of the
 functions' own (exclusive) samples over the functions well sampled in both
 profiles (at least :data:`MIN_TYPICAL` of them, each with
-:data:`MIN_SAMPLES` samples).  A longer recording, a higher sampling rate, or
+:data:`MIN_SAMPLES` samples).  Their scatter also says how sure that rate
+is and how much more than counting alone the functions vary from run to
+run (quasi-Poisson dispersion): a normal test of the log ratio that
+includes both must agree with the binomial one.  A longer recording, a higher sampling rate, or
 a change of one function then leaves the other functions alone, and a
 function whose share of the samples did not change is not flagged.  With
 fewer well-sampled functions the sampling periods decide (the ``period``
@@ -32,6 +35,7 @@ from typing import TYPE_CHECKING
 
 from ..profile.query import resource_table
 from .results import PerformanceChange
+from .stats import median, normal_sf
 
 if TYPE_CHECKING:  # pragma: no cover
     from .compare import Comparison, Settings
@@ -43,6 +47,9 @@ __all__ = ["CountedPair", "counted_pair", "is_counted"]
 MIN_TYPICAL = 3
 #: Samples (both profiles together) a function needs to count as well sampled.
 MIN_SAMPLES = 20
+#: A change of at least ``maybe`` that is not significant is a Maybe below this p-value: counts carry
+#: their own statistics, so a large ratio of a few samples that chance explains is no change.
+MAYBE_P = 0.05
 #: Units whose amounts are counts: samples of a sampling profiler.
 COUNT_UNITS = frozenset({"samples"})
 #: Unit keys of profiles counting events exactly (callgrind's instructions).
@@ -67,13 +74,19 @@ def _mean_period(data: ProfileData) -> float | None:
 
 
 class CountedPair:
-    """Two counted profiles and the rate that makes their counts comparable."""
+    """Two counted profiles and the rate that makes their counts comparable.
+
+    ``dispersion`` is how much more the well-sampled functions' ratios
+    scatter than counting alone explains (at least 1), ``rate_variance`` the
+    variance of the log rate estimated from them; both 1 and 0 when the rate
+    comes from the sampling periods.
+    """
 
     def __init__(self, baseline: ProfileData, target: ProfileData) -> None:
+        self.dispersion, self.rate_variance = 1.0, 0.0
         self.rate, self.rate_from = self._rate(baseline, target)
 
-    @staticmethod
-    def _rate(baseline: ProfileData, target: ProfileData) -> tuple[float, str]:
+    def _rate(self, baseline: ProfileData, target: ProfileData) -> tuple[float, str]:
         """``(s, how)``: target samples per baseline sample of an unchanged function."""
         import numpy as np
 
@@ -82,13 +95,28 @@ class CountedPair:
                if loc in new and b.exclusive is not None and new[loc].exclusive is not None]
         if not own:
             own = [(float(b.y.sum()), float(new[loc].y.sum())) for loc, b in base.items() if loc in new]
-        ratios = [math.log(t / b) for b, t in own if b > 0 and t > 0 and b + t >= MIN_SAMPLES]
-        if len(ratios) >= MIN_TYPICAL:
-            return float(math.exp(float(np.median(ratios)))), "the typical function"
+        pairs = np.array([(b, t) for b, t in own if b > 0 and t > 0 and b + t >= MIN_SAMPLES]).reshape(-1, 2)
+        if len(pairs) >= MIN_TYPICAL:
+            ratios = np.log(pairs[:, 1] / pairs[:, 0])
+            centre = median(ratios)
+            counting = 1 / pairs[:, 0] + 1 / pairs[:, 1]  # the variance of each log ratio from counting alone
+            # quasi-Poisson: the robust scatter of the standardized log ratios beyond 1 inflates every test
+            spread = 1.4826 * median(np.abs(ratios - centre) / np.sqrt(counting))
+            self.dispersion = max(1.0, spread**2)
+            # the median of k log ratios varies about pi/2 times as much as their mean
+            self.rate_variance = math.pi / 2 * self.dispersion * float(counting.mean()) / len(pairs)
+            return math.exp(centre), "the typical function"
         before, after = _mean_period(baseline), _mean_period(target)
         if before and after:
             return before / after, "the sampling periods"
         return 1.0, "equal sampling rates"
+
+    def _normal_p(self, c_b: float, c_t: float, shift: float) -> tuple[float, float]:
+        """``(z, two-sided p)`` of the log ratio minus ``shift`` with counting, dispersion and rate variance."""
+        b, t = max(c_b, 0.5), max(c_t, 0.5)
+        sd = math.sqrt(self.dispersion * (1 / b + 1 / t) + self.rate_variance)
+        z = (math.log(t / b) - math.log(self.rate) - shift) / sd
+        return z, min(1.0, 2 * normal_sf(abs(z)))
 
     def compare(self, base: Sample, new: Sample, settings: Settings) -> Comparison:
         """The verdict on one location's counts."""
@@ -98,18 +126,18 @@ class CountedPair:
         s = self.rate
         # half a sample keeps the log ratio finite for a location one profile saw but never sampled
         effect = math.log((c_t or 0.5) / (c_b or 0.5)) - math.log(s)
-        p = _binomial_p(c_b, c_t, s)
         half = math.copysign(settings.floor / 2, effect)
-        p_margin = _binomial_tail(c_b, c_t, s * math.exp(half), upper=effect > 0)
-        n = c_b + c_t
-        share = s / (1 + s)
-        sd = math.sqrt(n * share * (1 - share)) if n > 0 else 0.0
-        z = (c_t - n * share) / sd if sd > 0 else 0.0
+        z, p_normal = self._normal_p(c_b, c_t, 0.0)
+        z_margin, p_normal_margin = self._normal_p(c_b, c_t, half)
+        beyond = p_normal_margin / 2 if (z_margin > 0) == (effect > 0) and z_margin != 0 else 1.0
+        # exact for few samples, the normal one for the scatter beyond counting: the larger p of the two
+        p = max(_binomial_p(c_b, c_t, s), p_normal)
+        p_margin = max(_binomial_tail(c_b, c_t, s * math.exp(half), upper=effect > 0), beyond)
         region = Region("all", int(round(c_b)), int(round(c_t)), effect, z, p, c_b, p_floor=max(p, p_margin))
         why = f"sample counts (binomial test; rate from {self.rate_from})"
         if region.p_floor < settings.alpha and abs(effect) >= settings.floor:
             return Comparison(direction(effect), effect, p, "ratio", c_b, region, [region], why)
-        if abs(effect) >= settings.maybe and p < 0.2:
+        if abs(effect) >= settings.maybe and p < MAYBE_P:
             return Comparison(direction(effect, maybe=True), effect, p, "ratio", c_b, region, [region], why)
         return Comparison(PerformanceChange.NO_CHANGE, effect, p, "ratio", c_b, region, [region], why)
 

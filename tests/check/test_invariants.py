@@ -4,8 +4,9 @@ One property goes through ``perun-core check profiles`` as a subprocess (few
 examples: a process each); the others call :func:`perun_core.api.check.check_profiles`,
 which the command calls, on the same kind of files with more examples.
 Layouts: one or two points per size at 5 to 12 sizes (a sweep), repeated
-runs at a few sizes, repeated runs without sizes; documented or compact
-JSON; resources in one snapshot or spread over several.
+runs at a few sizes, repeated runs without sizes, 12 to 30 sizes drawn by
+each side on its own; documented or compact JSON; resources in one snapshot
+or spread over several.
 """
 
 from __future__ import annotations
@@ -33,7 +34,7 @@ SOME = settings(max_examples=25, deadline=None, suppress_health_check=list(Healt
 
 
 @st.composite
-def measurements(draw, *, layouts=("sweep", "runs-at-sizes", "runs")) -> dict:
+def measurements(draw, *, layouts=("sweep", "runs-at-sizes", "runs", "apart")) -> dict:
     """Sizes, the cost at them and the noise of both sides (multiplicative, log-normal)."""
     layout = draw(st.sampled_from(layouts))
     seed = draw(st.integers(0, 2**31))
@@ -47,6 +48,11 @@ def measurements(draw, *, layouts=("sweep", "runs-at-sizes", "runs")) -> dict:
     elif layout == "runs-at-sizes":
         sizes = np.array([100.0, 200, 400, 800])[: draw(st.integers(2, 4))]
         xb, xt = np.repeat(sizes, draw(st.integers(5, 10))), np.repeat(sizes, draw(st.integers(5, 10)))
+    elif layout == "apart":
+        # each side drew its own sizes
+        high = 10 * draw(st.sampled_from([20, 100, 1000]))
+        xb = np.sort(np.round(rng.uniform(10, high, draw(st.integers(12, 30)))))
+        xt = np.sort(np.round(rng.uniform(10, high, draw(st.integers(12, 30)))))
     else:
         xb, xt = None, None
     nb = len(xb) if xb is not None else draw(st.integers(5, 30))
