@@ -45,6 +45,9 @@ __all__ = ["CountedPair", "counted_pair", "is_counted"]
 
 #: Functions well sampled in both profiles needed to take their median ratio as the common rate.
 MIN_TYPICAL = 3
+#: Well-sampled functions needed to estimate how much more than counting they scatter (with fewer,
+#: the robust spread of their ratios is mostly chance and would only blunt the tests).
+MIN_DISPERSION = 6
 #: Samples (both profiles together) a function needs to count as well sampled.
 MIN_SAMPLES = 20
 #: A change of at least ``maybe`` that is not significant is a Maybe below this p-value: counts carry
@@ -102,7 +105,8 @@ class CountedPair:
             counting = 1 / pairs[:, 0] + 1 / pairs[:, 1]  # the variance of each log ratio from counting alone
             # quasi-Poisson: the robust scatter of the standardized log ratios beyond 1 inflates every test
             spread = 1.4826 * median(np.abs(ratios - centre) / np.sqrt(counting))
-            self.dispersion = max(1.0, spread**2)
+            if len(pairs) >= MIN_DISPERSION:
+                self.dispersion = max(1.0, spread**2)
             # the median of k log ratios varies about pi/2 times as much as their mean
             self.rate_variance = math.pi / 2 * self.dispersion * float(counting.mean()) / len(pairs)
             return math.exp(centre), "the typical function"
