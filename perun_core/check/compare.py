@@ -73,7 +73,7 @@ from .stats import distinct, hodges_lehmann, mann_whitney, median, normal_sf, sp
 if TYPE_CHECKING:  # pragma: no cover
     import numpy
 
-__all__ = ["Comparison", "Region", "Settings", "compare", "direction"]
+__all__ = ["EDGE", "Comparison", "Region", "Settings", "compare", "direction"]
 
 #: Larger samples are thinned to this many measurements a side (evenly over their order):
 #: beyond it the tests gain little but cost time.
@@ -99,6 +99,11 @@ SPARSE_CONFIRM_Z = 2.0
 SPARSE_AGREE = 0.75
 
 
+#: Thresholds sit this much (relatively) below their nominal value: a change of exactly the floor is
+#: then at least the floor however the amounts are scaled (the last bit of a log ratio follows the scale).
+EDGE = 1e-9
+
+
 @dataclass(frozen=True, slots=True)
 class Settings:
     """Thresholds of :func:`compare`.
@@ -109,8 +114,8 @@ class Settings:
     """
 
     alpha: float = 0.01
-    floor: float = math.log(1.05)
-    maybe: float = math.log(1.5)
+    floor: float = math.log(1.05) * (1 - EDGE)
+    maybe: float = math.log(1.5) * (1 - EDGE)
     use_sizes: bool = True
     max_points: int = MAX_POINTS
 

@@ -199,3 +199,13 @@ def test_eight_sizes_once_each_at_exactly_twice_the_cost_are_a_degradation(tmp_p
     assert cli_verdict(tmp_path, *pair(tmp_path, m, 1.0, "same")) == ("NoChange", 0)
     for factor, expected in ((1.3, "Degradation"), (3.0, "Degradation"), (0.5, "Optimization")):
         assert verdict(*pair(tmp_path, m, factor, f"x{factor}")) == expected
+
+
+def test_a_change_of_exactly_the_floor_does_not_depend_on_the_scale_of_the_amounts():
+    """Found by the scaling property: 5 % exactly, noise-free, was a change at one scale and none at another."""
+    from perun_core.check.compare import compare
+
+    for level in (0.003560374261641088, 3.560374261641088, 1e6):
+        same = np.full(5, level)
+        assert compare(None, same, None, same * 1.05).verdict.value == "Degradation"
+        assert compare(None, same * 1.05, None, same).verdict.value == "Optimization"
