@@ -45,11 +45,15 @@ labelled suite's (see :func:`class_case`):
   at a noise CV of 2 to 10 % (with input sizes or without);
 
 each with an unchanged twin drawn from the same generator (the false
-alarms).  ``hit`` is the share reported as the right certain change,
-``maybe`` the share that got only a Maybe, ``false_alarms`` the share of
-unchanged twins given anything but NoChange, ``wrong_direction`` counts
-changes called the other way.  Seeds start at ``--start`` + 7 (never
-used while developing).
+alarms); and the classes of ``check_classes.py`` (constant factors 1.3x, 2x
+and 3x in four layouts, one point per size, the upper third of a sparse
+sweep, no change at 1, 5 and 15 % noise, sampled call stacks).  Per class:
+``precision``, ``recall`` (= ``hit``, the share reported as the right
+certain change) and ``f1`` (a certain change on an unchanged twin or in the
+wrong direction is a false positive), ``maybe`` the share that got only a
+Maybe, ``false_alarms`` the share of unchanged twins given anything but
+NoChange, ``wrong_direction`` counts changes called the other way.  Seeds
+start at ``--start`` + 7 (never used while developing).
 """
 
 from __future__ import annotations
@@ -66,6 +70,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 sys.path.insert(0, str(ROOT / "tests" / "check"))
+sys.path.insert(0, str(ROOT / "benchmarks"))
 
 import math  # noqa: E402
 
@@ -254,26 +259,46 @@ def class_case(kind: str, seed: int, changed: bool) -> tuple[dict, dict, str]:
     return base, new, "degradation"
 
 
+def _tally(rows: list[tuple[str, str]]) -> dict:
+    """Scores of (label, verdict kind) rows: a hit is the right certain change, a false alarm anything
+    but NoChange on an unchanged pair."""
+    changed = [(label, found) for label, found in rows if label != "none"]
+    quiet = [found for label, found in rows if label == "none"]
+    tp = sum(found == label for label, found in changed)
+    fp = sum(found in ("degradation", "optimization") for found in quiet) + \
+        sum(found in ("degradation", "optimization") and found != label for label, found in changed)
+    fn = len(changed) - tp
+    wrong = sum((label == "degradation" and "optimization" in found) or
+                (label == "optimization" and "degradation" in found) for label, found in changed)
+    return {"cases": len(changed), "quiet": len(quiet),
+            "hit": round(tp / len(changed), 4) if changed else None,
+            "maybe": round(sum(found == f"maybe-{label}" for label, found in changed) / len(changed), 4)
+            if changed else None,
+            "precision": round(tp / (tp + fp), 4) if tp + fp else None,
+            "recall": round(tp / len(changed), 4) if changed else None,
+            "f1": round(2 * tp / (2 * tp + fp + fn), 4) if changed else None,
+            "false_alarms": round(sum(found != "none" for found in quiet) / len(quiet), 4) if quiet else None,
+            "wrong_direction": wrong}
+
+
 def classes(method: str, seeds: range) -> dict:
+    from check_classes import NEW_CLASSES, new_class_case
+
     table = {}
     for kind in CLASSES:
-        hits = maybes = wrong = alarms = changed_total = quiet_total = 0
+        rows = []
         for seed in seeds:
             for changed in (True, False):
                 base, new, label = class_case(kind, seed, changed)
-                found = kind_of(next(iter(verdicts(method, base, new).values())))
-                if label == "none":
-                    quiet_total += 1
-                    alarms += found != "none"
-                    continue
-                changed_total += 1
-                hits += found == label
-                maybes += found == f"maybe-{label}"
-                wrong += (label == "degradation" and "optimization" in found) or \
-                         (label == "optimization" and "degradation" in found)
-        table[kind] = {"cases": changed_total, "hit": round(hits / changed_total, 4),
-                       "maybe": round(maybes / changed_total, 4), "false_alarms": round(alarms / quiet_total, 4),
-                       "wrong_direction": wrong}
+                rows.append((label, kind_of(next(iter(verdicts(method, base, new).values())))))
+        table[kind] = _tally(rows)
+    for kind in NEW_CLASSES:
+        rows = []
+        for seed in seeds:
+            for changed in (True, False):
+                base, new, label, location = new_class_case(kind, seed, changed)
+                rows.append((label, kind_of(verdicts(method, base, new).get(location, "Unknown"))))
+        table[kind] = _tally(rows)
     return table
 
 
@@ -317,10 +342,15 @@ def through_cli(cases: list) -> dict:
 
 
 def print_classes(table: dict) -> None:
-    print(f"{'class':<14}{'cases':>7}{'hit':>8}{'maybe':>8}{'false alarms':>14}{'wrong dir':>11}", file=sys.stderr)
+    def cell(value: float | None) -> str:
+        return "-" if value is None else f"{value:.3f}"
+
+    print(f"{'class':<20}{'cases':>6}{'prec':>7}{'recall':>7}{'f1':>7}{'maybe':>7}{'false al.':>10}{'wrong':>6}",
+          file=sys.stderr)
     for kind, row in table.items():
-        print(f"{kind:<14}{row['cases']:>7}{row['hit']:>8.3f}{row['maybe']:>8.3f}{row['false_alarms']:>14.3f}"
-              f"{row['wrong_direction']:>11}", file=sys.stderr)
+        print(f"{kind:<20}{row['cases'] or row['quiet']:>6}{cell(row['precision']):>7}{cell(row['recall']):>7}"
+              f"{cell(row['f1']):>7}{cell(row['maybe']):>7}{cell(row['false_alarms']):>10}"
+              f"{row['wrong_direction']:>6}", file=sys.stderr)
 
 
 def main() -> None:

@@ -27,7 +27,12 @@ of sizes both profiles cover is compared, at equal sizes:
   target per bin, and never more flexible than the distinct sizes allow --
   is taken out.
 
-(The bins and residuals are made in :mod:`perun_core.check.sizes`.)
+(The bins and residuals are made in :mod:`perun_core.check.sizes`.)  A
+sweep measured once or twice per size at five or more shared sizes is
+compared size by size instead, by paired log ratios
+(:mod:`perun_core.check.paired`); sizes the profiles do not share, too few
+for bins of larger sizes, also through one curve fitted to both
+(:mod:`perun_core.check.fitted`).
 The residuals are cut into up to six bins of sizes (one per size when there
 are few) and compared with the rank test per bin; the weighted combination
 (Stouffer) over all bins catches small uniform changes, over the upper half
@@ -47,9 +52,11 @@ cannot make significant is a Maybe too.
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING
 
+from .fitted import fitted_comparison
+from .paired import paired_comparison
 from .results import PerformanceChange
 from .sizes import (
     MAX_BINS,
@@ -66,7 +73,7 @@ from .stats import distinct, hodges_lehmann, mann_whitney, median, normal_sf, sp
 if TYPE_CHECKING:  # pragma: no cover
     import numpy
 
-__all__ = ["Comparison", "Region", "Settings", "compare"]
+__all__ = ["EDGE", "Comparison", "Region", "Settings", "compare", "direction"]
 
 #: Larger samples are thinned to this many measurements a side (evenly over their order):
 #: beyond it the tests gain little but cost time.
@@ -75,6 +82,9 @@ MAX_POINTS = 400
 RANK_ONLY_SIZE = 8
 #: Each bin wants about this many measurements of the smaller profile.
 POINTS_PER_BIN = 20
+#: Below this many measurements a side (three bins' worth) sizes that the profiles do not share are
+#: also compared through one curve fitted to both (:mod:`perun_core.check.fitted`).
+FITTED_MAX_POINTS = 3 * POINTS_PER_BIN
 #: Each profile needs this many measurements at sizes the other one measured too.
 MIN_OVERLAP = 5
 #: A bin of larger inputs at this p-value that changed the other way makes a verdict a Maybe.
@@ -89,6 +99,11 @@ SPARSE_CONFIRM_Z = 2.0
 SPARSE_AGREE = 0.75
 
 
+#: Thresholds sit this much (relatively) below their nominal value: a change of exactly the floor is
+#: then at least the floor however the amounts are scaled (the last bit of a log ratio follows the scale).
+EDGE = 1e-9
+
+
 @dataclass(frozen=True, slots=True)
 class Settings:
     """Thresholds of :func:`compare`.
@@ -99,8 +114,8 @@ class Settings:
     """
 
     alpha: float = 0.01
-    floor: float = math.log(1.05)
-    maybe: float = math.log(1.5)
+    floor: float = math.log(1.05) * (1 - EDGE)
+    maybe: float = math.log(1.5) * (1 - EDGE)
     use_sizes: bool = True
     max_points: int = MAX_POINTS
 
@@ -174,7 +189,7 @@ def _log_amounts(yb: numpy.ndarray, yt: numpy.ndarray) -> tuple[numpy.ndarray, n
     return np.log(np.maximum(yb, 0.0) + eps), np.log(np.maximum(yt, 0.0) + eps)
 
 
-def _direction(effect: float, maybe: bool = False) -> PerformanceChange:
+def direction(effect: float, maybe: bool = False) -> PerformanceChange:
     if effect > 0:
         return PerformanceChange.MAYBE_DEGRADATION if maybe else PerformanceChange.DEGRADATION
     return PerformanceChange.MAYBE_OPTIMIZATION if maybe else PerformanceChange.OPTIMIZATION
@@ -211,6 +226,15 @@ def compare(
             sized = False
     if not sized:
         return _plain(ub, ut, yb, settings)
+    paired = paired_comparison(xb, ub, yb, xt, ut, settings)  # type: ignore[arg-type]
+    if paired is not None:
+        return paired
+    if min(len(yb), len(yt)) < FITTED_MAX_POINTS:
+        # too few measurements for bins of larger sizes: one curve of both finds what bins cannot; a second
+        # way to find a change in the same data, so it gets half the significance level
+        fitted = fitted_comparison(xb, ub, yb, xt, ut, replace(settings, alpha=settings.alpha / 2))  # type: ignore[arg-type]
+        if fitted is not None and fitted.verdict.is_change and not fitted.verdict.is_maybe:
+            return fitted
     found = _by_size(xb, ub, yb, xt, ut, settings)  # type: ignore[arg-type]
     certain = found.verdict.is_change and not found.verdict.is_maybe
     if min(len(yb), len(yt)) > SPARSE_MAX_POINTS:
@@ -229,7 +253,7 @@ def compare(
         found.verdict = PerformanceChange.NO_CHANGE
         found.reason = "few measurements; the profiles' lines do not bear the change out"
     elif (region.effect > 0) != (found.effect > 0):
-        found.verdict = _direction(found.effect, maybe=True)
+        found.verdict = direction(found.effect, maybe=True)
         found.reason = "few measurements; the profiles' lines lean the other way"
     return found
 
@@ -243,7 +267,7 @@ def _plain(ub: numpy.ndarray, ut: numpy.ndarray, yb: numpy.ndarray, settings: Se
         effect = median(ut) - median(ub)
         region = Region("all", nb, nt, effect, 0.0, 1.0, base_level)
         if abs(effect) >= settings.maybe:
-            return Comparison(_direction(effect, maybe=True), effect, 1.0, "ratio", base_level, region, [region],
+            return Comparison(direction(effect, maybe=True), effect, 1.0, "ratio", base_level, region, [region],
                               "a single measurement cannot show significance")
         if abs(effect) < settings.floor:
             return Comparison(PerformanceChange.NO_CHANGE, effect, 1.0, "ratio", base_level, region, [region])
@@ -416,7 +440,7 @@ def _sparse_curves(xb: numpy.ndarray, ub: numpy.ndarray, yb: numpy.ndarray, xt: 
     if abs(z) < SPARSE_Z or abs(effect) < settings.maybe or not agree:
         return Comparison(PerformanceChange.NO_CHANGE, effect, region.p, "ratio", base_level, region, [region], why)
     kind = "scaling" if abs(st - sb) > 0.1 else "ratio"
-    return Comparison(_direction(effect), effect, region.p, kind, base_level, region, [region], why)
+    return Comparison(direction(effect), effect, region.p, kind, base_level, region, [region], why)
 
 
 def _bin_region(name: str, v: numpy.ndarray, residual: numpy.ndarray, side: numpy.ndarray,
@@ -471,7 +495,7 @@ def _decide(tests: list[Region], bins: list[Region], family: int, base_level: fl
     overall = next((r for r in tests if r.name in ("all sizes", "all")), tests[0])
     if not significant:
         if abs(overall.effect) >= settings.maybe and (small or corrected(overall) < 0.2):
-            return Comparison(_direction(overall.effect, maybe=True), overall.effect, corrected(overall),
+            return Comparison(direction(overall.effect, maybe=True), overall.effect, corrected(overall),
                               "ratio", overall.base_level, overall, bins)
         return Comparison(PerformanceChange.NO_CHANGE, overall.effect, corrected(overall), "ratio",
                           overall.base_level, overall, bins)
@@ -492,7 +516,7 @@ def _decide(tests: list[Region], bins: list[Region], family: int, base_level: fl
                    and b.p < CONFLICT_P]
         if against:
             top = against[-1]
-            return Comparison(_direction(top.effect, maybe=True), top.effect, corrected(top), "scaling",
+            return Comparison(direction(top.effect, maybe=True), top.effect, corrected(top), "scaling",
                               top.base_level, top, bins,
                               "smaller inputs changed the other way; the largest ones decide")
     effects = [b.effect for b in bins if b.n_base >= MIN_PER_SIDE and b.n_target >= MIN_PER_SIDE]
@@ -500,5 +524,5 @@ def _decide(tests: list[Region], bins: list[Region], family: int, base_level: fl
     kind = "scaling" if len(effects) > 1 and spread > max(settings.floor * 4, 0.2) else "ratio"
     if kind == "ratio" and overall in significant and (overall.effect > 0) == (deciding.effect > 0):
         deciding = overall  # a uniform change: the estimate over all sizes is the more precise one
-    return Comparison(_direction(deciding.effect), deciding.effect, corrected(deciding), kind,
+    return Comparison(direction(deciding.effect), deciding.effect, corrected(deciding), kind,
                       deciding.base_level, deciding, bins)

@@ -12,10 +12,17 @@ find 1.1x changes when the data allow it, and not cry wolf.  Per location:
    :mod:`perun_core.check.compare`).  A change is reported when it is
    significant at 1 %, significantly beyond half the 5 % floor, and at
    least 5 %; one of at least 50 % that the data cannot make significant is
-   a Maybe.  Few measurements at input sizes (one or two per size, up to 24
-   a side) are also compared curve to curve: robust lines of both profiles
-   at the largest size both reach, so a complexity change seen at a few
-   points is certain and a chance difference in a few bins is not.
+   a Maybe.  One or two measurements per size at five or more sizes both
+   profiles measured are compared size by size (paired log ratios, see
+   :mod:`perun_core.check.paired`); fewer than 60 a side at sizes the
+   profiles do not share are also fitted with one curve of both (see
+   :mod:`perun_core.check.fitted`); other few measurements at input sizes
+   (up to 24 a side) are also compared curve to curve: robust lines of both
+   profiles at the largest size both reach, so a complexity change seen at a
+   few points is certain and a chance difference in a few bins is not.
+   Profiles of samples or event counts (perf, folded, speedscope,
+   callgrind) are compared as counts instead (see
+   :mod:`perun_core.check.sampled`).
 3. With a history of the configuration (``check head`` and ``check all``),
    a location that did not change at this version is also checked for a
    creeping change: a steady drift of at least 10 % over the last 20
@@ -43,6 +50,7 @@ from .data import ProfileData
 from ..params import Param
 from .methods.common import SETTINGS, comparison_finding, location_pairs, read_params, settings_from
 from .results import Finding, PerformanceChange
+from .sampled import counted_pair
 
 __all__ = ["DEFAULT", "DEFAULT_RULES", "SizeAwareRankTest"]
 
@@ -64,12 +72,16 @@ class SizeAwareRankTest:
     def pairwise(self, baseline: ProfileData, target: ProfileData, values: Mapping[str, Any]) -> Iterator[Finding]:
         """The findings of the rank tests alone; ``values`` holds converted :data:`SETTINGS`."""
         settings = settings_from(values, use_sizes=True)
+        counts = counted_pair(baseline, target)
         for base, new, presence in location_pairs(baseline, target, self.name):
             if presence is not None:
                 yield presence
                 continue
             assert base is not None and new is not None
-            result = compare(base.x, base.y, new.x, new.y, settings)
+            if counts is not None:
+                result = counts.compare(base, new, settings)
+            else:
+                result = compare(base.x, base.y, new.x, new.y, settings)
             yield comparison_finding(base.location, result, self.name)
 
     def check(self, baseline: ProfileData, target: ProfileData, params: Mapping[str, Any]) -> Iterator[Finding]:

@@ -13,7 +13,7 @@ from collections.abc import Iterator, Mapping
 from typing import TYPE_CHECKING, Any
 
 from ...params import Param, convert_params
-from ..compare import Settings
+from ..compare import EDGE, Settings
 from ..results import Finding, PerformanceChange
 from ..stats import median
 
@@ -123,7 +123,8 @@ def settings_from(values: Mapping[str, Any], *, use_sizes: bool):
     """
 
     alpha, floor, maybe = (values.get(p.name, p.default) for p in SETTINGS)
-    return Settings(alpha, math.log1p(floor / 100.0), math.log1p(maybe / 100.0), use_sizes)
+    edge = 1 - EDGE
+    return Settings(alpha, math.log1p(floor / 100.0) * edge, math.log1p(maybe / 100.0) * edge, use_sizes)
 
 
 def comparison_finding(location: str, comparison: Any, method: str) -> Finding:
