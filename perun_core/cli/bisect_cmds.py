@@ -10,6 +10,8 @@ from typing import Any
 
 import click
 
+from perun_core.api.text import escape_controls
+
 CONTEXT = {"help_option_names": ["-h", "--help"], "max_content_width": 100}
 
 
@@ -33,7 +35,8 @@ def _progress(verbose: int) -> Any:
             step = event.step
             how = "stored profiles" if step.reused else "collected"
             detail = f": {step.reason}" if step.reason else f" ({how})"
-            click.echo(f"  {step.commit[:7]} is {step.verdict}{detail}; {event.remaining} left to test", err=True)
+            click.echo(escape_controls(f"  {step.commit[:7]} is {step.verdict}{detail}; {event.remaining} left to test"),
+                       err=True)
 
     return on_event
 
@@ -43,8 +46,8 @@ def _finding_line(finding: Any) -> str:
     from perun_core.api.check import format_value
 
     change = f" ({finding.delta_rel:+.3g} %)" if isinstance(finding.delta_rel, (int, float)) else ""
-    return (f"{finding.result.value} at {finding.location}: {format_value(finding.from_)} -> "
-            f"{format_value(finding.to)}{change} [{finding.method}]")
+    return escape_controls(f"{finding.result.value} at {finding.location}: {format_value(finding.from_)} -> "
+                           f"{format_value(finding.to)}{change} [{finding.method}]")
 
 
 @click.command("bisect", context_settings=CONTEXT)
@@ -87,7 +90,7 @@ def bisect(ctx: click.Context, good: str, bad: str, jobs: tuple[str, ...], regis
             names = ", ".join(c[:7] for c in result.candidates)
             click.echo(f"  (or one of the skipped commits just before it: {names})")
     for commit, reason in result.skipped:
-        click.echo(f"skipped {commit[:7]}: {reason}")
+        click.echo(f"skipped {commit[:7]}: {escape_controls(reason)}")
     click.echo(f"tested {tested} of {result.commits} commits, {result.collections} collection"
                f"{'s' if result.collections != 1 else ''} run"
                + (f", {result.registered} profiles registered" if result.registered else ""))

@@ -18,6 +18,7 @@ from typing import Any
 
 import click
 
+from perun_core.api.text import escape_controls
 from perun_core.cli.terminal import paint_segments, use_colour
 from perun_core.errors import UnknownUnit
 from perun_core.params import convert_params
@@ -143,7 +144,8 @@ def _collection_printer(verbose: int) -> Callable[[Any], None]:
             click.echo(f"Explaining: call-level profiles for {event.jobs} job{'s' if event.jobs != 1 else ''} "
                        f"of {event.pairs} pair{'s' if event.pairs != 1 else ''} of commits", err=True)
         elif name == "ExplainCollecting":
-            click.echo(f"  {event.collector}: {event.command} at {', '.join(event.commits)}", err=True)
+            click.echo(escape_controls(f"  {event.collector}: {event.command} at {', '.join(event.commits)}"),
+                       err=True)
         elif name == "ExplainRound":
             if verbose:
                 click.echo(f"    round {event.round}/{event.rounds}: {event.commit}", err=True)
@@ -159,7 +161,7 @@ def _collection_printer(verbose: int) -> Callable[[Any], None]:
         elif isinstance(event, CollectionEvent):
             plain(event.event)
         elif isinstance(event, Notice):
-            click.echo(f"warning: {event.text}", err=True)
+            click.echo(f"warning: {escape_controls(event.text)}", err=True)
 
     return on_event
 
@@ -170,7 +172,7 @@ def _emit_report(report: Any, output_format: str, fail_on: str, output: str | No
 
     if output_format in ("json", "junit"):
         for note in report.notes:  # the tree shows them after its summary; here they must not spoil stdout
-            click.echo(f"note: {note}", err=True)
+            click.echo(f"note: {escape_controls(note)}", err=True)
     if output_format == "json":
         import json
 
@@ -198,7 +200,7 @@ def _emit_report(report: Any, output_format: str, fail_on: str, output: str | No
 
 def _finish(report: Any, fail_on: str) -> None:
     for error in report.errors:
-        click.echo(f"error: {error}", err=True)
+        click.echo(f"error: {escape_controls(error)}", err=True)
     if report.errors:
         sys.exit(1)
     if report.failed(fail_on):
@@ -383,8 +385,6 @@ def install_hook(uninstall: bool, command: str | None, yes: bool) -> None:
                    else f"No perun block in {result.path}")
         return
     # the hook runs the job matrix after every commit: name what that executes and ask first
-    from perun_core.api import escape_controls
-
     commands = api_check.matrix_commands()
     click.echo("After every commit the hook will run the job matrix, that is:", err=True)
     for line in commands or ["(no commands: the job matrix is empty)"]:
