@@ -36,6 +36,18 @@ def escape_controls(text: str) -> str:
     return _UNSAFE.sub(_escape, text)
 
 
+def drop_controls(text: str) -> str:
+    """``text`` without its control characters: for text already laid out in terminal cells.
+
+    Control characters take no cell, so dropping them keeps every column
+    where it was, where a visible escape would push the rest of the line
+    out of its box; a lone surrogate or a noncharacter took one cell and
+    becomes U+FFFD.  The TUI's last line of defence: what its panes show
+    was escaped with :func:`escape_controls` before it was laid out.
+    """
+    return _UNSAFE.sub(lambda m: "\ufffd" if m.group() >= "\ud800" else "", text)
+
+
 def has_controls(text: str) -> bool:
     """Whether :func:`escape_controls` would change ``text``."""
     return _UNSAFE.search(text) is not None

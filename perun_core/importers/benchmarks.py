@@ -74,11 +74,11 @@ class PytestBenchmarkImporter:
                 data = doc.get(stats, "data", f"{where}.stats", list, optional=True)
                 if data:
                     for j, value in enumerate(data):
-                        doc.get(data, j, f"{where}.stats.data", _NUMBER)
+                        doc.duration(data, j, f"{where}.stats.data")
                         rows.append({"type": "time", "subtype": "round", "uid": uid, "amount": value,
                                      "round": j, **extra})
                 else:
-                    mean = doc.get(stats, "mean", f"{where}.stats", _NUMBER)
+                    mean = doc.duration(stats, "mean", f"{where}.stats")
                     summary = {key: stats[key] for key in ("min", "max", "stddev", "median", "rounds")
                                if isinstance(stats.get(key), _NUMBER)}
                     rows.append({"type": "time", "subtype": "mean", "uid": uid, "amount": mean, **summary, **extra})
@@ -108,13 +108,13 @@ class HyperfineImporter:
                 codes = doc.get(result, "exit_codes", where, list, optional=True, default=[])
                 extra = {"parameters": result["parameters"]} if isinstance(result.get("parameters"), dict) else {}
                 for j, _ in enumerate(times):
-                    value = doc.get(times, j, f"{where}.times", _NUMBER)
+                    value = doc.duration(times, j, f"{where}.times")
                     row = {"type": "time", "subtype": "wall", "uid": command, "amount": value, "run": j, **extra}
                     if j < len(codes) and isinstance(codes[j], int):
                         row["exit_code"] = codes[j]
                     rows.append(row)
                 for key in ("user", "system"):
-                    value = doc.get(result, key, where, _NUMBER, optional=True)
+                    value = doc.duration(result, key, where, optional=True)
                     if value is not None:
                         rows.append({"type": "time", "subtype": key, "uid": command, "amount": value, **extra})
         return _profile(rows, "s", {"name": "hyperfine", "files": [p.name for p in files]})
@@ -166,7 +166,7 @@ class GoogleBenchmarkImporter:
             if own != unit:
                 extra["time_unit"] = own
             for key in ("real_time", "cpu_time"):
-                value = doc.get(bench, key, where, _NUMBER)
+                value = doc.duration(bench, key, where)
                 rows.append({"type": "time", "subtype": key, "uid": uid,
                              "amount": value * scale if scale != 1 else value, **extra})
         tool = {"name": "google-benchmark", **(contexts[0] if len(contexts) == 1 else {"files": contexts})}

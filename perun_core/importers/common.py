@@ -176,6 +176,15 @@ class JsonDoc:
         return value
 
 
+    def duration(self, container: Any, key: str | int, where: str, *, optional: bool = False) -> Any:
+        """A time (or a sample weight) at ``key``: a number, never negative (a measured time cannot be)."""
+        value = self.get(container, key, where, (int, float), optional=optional)
+        if value is not None and value < 0:
+            place = f"{where}[{key}]" if isinstance(key, int) else (f"{where}.{key}" if where else key)
+            raise self.fail(place, f"is negative ({value!r}); a measured time or weight is 0 or more")
+        return value
+
+
 def read_json(path: Path) -> JsonDoc:
     """The JSON of ``path``; a one-line ImportFailed with the line of a syntax error or truncation."""
     import json

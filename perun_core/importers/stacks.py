@@ -234,7 +234,7 @@ class SpeedscopeImporter:
             raise doc.fail(f"{where}.weights", f"has {len(weights)} items for {len(samples)} samples")
         for s, sample in enumerate(samples):
             sample = doc.get(samples, s, f"{where}.samples", list)
-            weight = doc.get(weights, s, f"{where}.weights", (int, float))
+            weight = doc.duration(weights, s, f"{where}.weights")
             stack = tuple(self._frame(doc, frame_ids, f, f"{where}.samples[{s}]") for f in reversed(sample))
             stack += prefix
             if stack:
@@ -251,6 +251,8 @@ class SpeedscopeImporter:
             at = doc.get(event, "at", f"{where}.events[{e}]", (int, float))
             what = doc.get(event, "type", f"{where}.events[{e}]", str)
             frame = self._frame(doc, frame_ids, event.get("frame"), f"{where}.events[{e}].frame")
+            if e and at < last:  # a frame open for a negative time
+                raise doc.fail(f"{where}.events[{e}].at", f"goes back in time ({at!r} after {last!r})")
             if open_frames and last is not None and at > last:
                 stack = tuple(reversed(open_frames)) + prefix
                 stacks[stack] = stacks.get(stack, 0) + (at - last)
