@@ -120,6 +120,8 @@ CHECK_FORMS = [
     ["check", "all", "--format", "markdown"],
     ["check", "all", "--format", "junit"],
     ["check", "profiles", "0@i", "0@i", "-m", "HEAD"],
+    ["status"],  # after the checks above: their findings, uid and all
+    ["status", "-s"],
 ]
 
 
