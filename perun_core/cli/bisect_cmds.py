@@ -10,9 +10,10 @@ from typing import Any
 
 import click
 
-from perun_core.api.text import escape_controls
+from perun_core.cli.terminal import escape_controls
 
 CONTEXT = {"help_option_names": ["-h", "--help"], "max_content_width": 100}
+
 
 
 def _progress(verbose: int) -> Any:

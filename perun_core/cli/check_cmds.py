@@ -18,8 +18,7 @@ from typing import Any
 
 import click
 
-from perun_core.api.text import escape_controls
-from perun_core.cli.terminal import paint_segments, use_colour
+from perun_core.cli.terminal import escape_controls, paint_segments, use_colour
 from perun_core.errors import UnknownUnit
 from perun_core.params import convert_params
 
@@ -29,6 +28,7 @@ CONTEXT = {"help_option_names": ["-h", "--help"], "max_content_width": 100}
 FORMATS = ("tree", "json", "junit", "markdown")
 FAIL_ON = ("degradation", "maybe", "never")
 DEGRADED_EXIT = 3
+
 
 def _verbosity(ctx: click.Context, local: int) -> int:
     root = ctx.find_root().obj
