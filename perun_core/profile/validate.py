@@ -254,7 +254,10 @@ def _check_packed(column: PackedColumn, key: str, label: str, path: Path | str |
         raise InvalidProfile(path, label.format(0), "refers to a value the column does not hold")
     distinct = [values[c] for c in used]
     try:
-        _check_values(distinct, "\0{}", path, **_rule(key, memory))
+        if key == "amount":  # amounts stored by their distinct values: the same checks as a plain column
+            _check_amounts(distinct, "\0{}", path)
+        else:
+            _check_values(distinct, "\0{}", path, **_rule(key, memory))
     except InvalidProfile as exc:
         position = int(str(exc.key).split("\0", 1)[1].split(".", 1)[0].split("[", 1)[0]) if exc.key else 0
         rest = str(exc.key)[len(f"\0{position}"):] if exc.key else ""

@@ -153,3 +153,21 @@ def test_check_all_in_a_shallow_clone_checks_what_is_there(tmp_path):
     assert "error" not in done.stderr and "Traceback" not in done.stderr, done.stderr
     assert shas[-1][:7] in done.stdout and "1 pair of profiles checked" in done.stdout, done.stdout
     assert Path(clone / ".perun/changes").is_dir()
+
+
+def test_a_stored_object_with_an_amount_beyond_a_double_is_refused_when_read(tmp_path):
+    """An object written before amounts were bounded (its column packed by distinct values) fails validation,
+    which reading it from the store reports as a corrupt object."""
+    from perun_core.errors import InvalidProfile
+    from perun_core.profile.codec import decode_content, encode_columnar, from_json_bytes
+    from perun_core.profile.validate import validate_profile
+
+    from .cases import good_profile
+    from .hole_cases import _huge_amount
+
+    profile = from_json_bytes(_huge_amount().replace("{head}", "0" * 40))  # parsed, not validated
+    content = encode_columnar(profile)
+    with pytest.raises(InvalidProfile, match=r"resources\[0\]\.amount.*beyond the range of a double"):
+        validate_profile(decode_content(content, path="object"), path="object")
+    ordinary = from_json_bytes(json.dumps(good_profile("0" * 40)))
+    validate_profile(decode_content(encode_columnar(ordinary), path="object"), path="object")
