@@ -37,7 +37,7 @@ from ..vcs import init_repository, is_bare_repository
 from ._repo import open_repository, using as _using
 
 __all__ = ["SORT_KEYS", "open_repository", "InitResult", "init", "AddedProfile", "add", "RemovedProfile", "remove",
-           "StatusReport", "status", "ProfileCounts", "LogEntry", "log", "log_format"]
+           "StatusReport", "status", "ProfileCounts", "LogEntry", "log", "log_format", "shallow_commits"]
 
 if TYPE_CHECKING:
     from ..profile.model import Profile
@@ -366,6 +366,12 @@ def log(
 def _count(infos: list[ProfileInfo]) -> ProfileCounts:
     kinds = [i.type for i in infos]
     return ProfileCounts(len(infos), kinds.count("memory"), kinds.count("mixed"), kinds.count("time"))
+
+
+def shallow_commits(*, repo: PerunRepository | None = None, cwd: Path | str | None = None) -> list[str]:
+    """The commits the history of a shallow clone ends at (older ones are not there to check); empty if none."""
+    with _using(repo, cwd) as r:
+        return r.vcs.shallow_commits()
 
 
 def log_format(*, repo: PerunRepository | None = None, cwd: Path | str | None = None) -> str:

@@ -265,7 +265,22 @@ def _check_history(ctx: click.Context, function: str, revision: str | None, comp
                                           include_pending=include_pending, on_event=_collection_printer(verbose))
     report = _explain(report, *explaining, verbose)
     _emit_report(report, output_format, fail_on, output, verbose)
+    if function == "check_all":
+        _note_shallow_history()
     _finish(report, fail_on)
+
+
+def _note_shallow_history() -> None:
+    """One note when the history checked is cut short (a shallow clone): the versions before it were not checked."""
+    # lazy: keeps `perun-core --help` light
+    from perun_core import api
+
+    ends = api.shallow_commits()
+    if ends:
+        listed = ", ".join(sha[:7] for sha in ends[:5]) + (f" and {len(ends) - 5} more" if len(ends) > 5 else "")
+        click.echo(f"note: this is a shallow clone: its history ends at {listed}; the parents of "
+                   f"{'that commit' if len(ends) == 1 else 'those commits'} and everything older were not checked "
+                   "('git fetch --unshallow' brings them)", err=True)
 
 
 @check.command("profiles", context_settings=CONTEXT)

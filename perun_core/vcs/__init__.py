@@ -166,6 +166,10 @@ class GitVcs(RevisionsMixin, HistoryMixin, WorktreeMixin):
     def bare(self) -> bool:
         return bool(self.repo.bare)
 
+    def shallow_commits(self) -> list[str]:
+        """The commits a shallow clone ends at (their parents are missing); empty for a whole history."""
+        return sorted(sha.decode() for sha in self.repo.get_shallow())
+
     # ------------------------------------------------------------------ objects
 
     def _reader(self) -> Any:

@@ -122,7 +122,8 @@ def test_a_store_on_a_full_file_system_names_the_object(template, tmp_path):
 
 
 def test_check_all_in_a_shallow_clone_checks_what_is_there(tmp_path):
-    """A clone of depth 2 of five commits with profiles: the two commits there are checked, nothing fails."""
+    """A clone of depth 2 of five commits with profiles: the two commits there are checked, nothing fails,
+    and a note names the commit the history ends at."""
     from gitrepo import make_repo
 
     from perun_core import api
@@ -152,6 +153,9 @@ def test_check_all_in_a_shallow_clone_checks_what_is_there(tmp_path):
     assert done.returncode in (0, 3), done.stderr
     assert "error" not in done.stderr and "Traceback" not in done.stderr, done.stderr
     assert shas[-1][:7] in done.stdout and "1 pair of profiles checked" in done.stdout, done.stdout
+    # one line says where the history ends, and that what is older was not checked
+    notes = [line for line in done.stderr.splitlines() if "shallow clone" in line]
+    assert len(notes) == 1 and shas[-2][:7] in notes[0] and "not checked" in notes[0], done.stderr
     assert Path(clone / ".perun/changes").is_dir()
 
 
