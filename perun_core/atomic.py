@@ -196,7 +196,9 @@ def atomic_write(path: Path | str, data: bytes | Iterable[bytes], *, exclusive: 
     path = Path(path)
     if mode is None:
         mode = default_file_mode()
+    made: list[Path] = []  # directories made here, removed again when the write fails
     if create_parent:
+        made = [p for p in (path.parent, *path.parent.parents) if not p.exists()]
         path.parent.mkdir(parents=True, exist_ok=True)
     writer = f"w{os.getpid()}-{writer_tag()}."
     if len(path.name.encode()) + len(writer) + 14 > 255:
@@ -218,9 +220,15 @@ def atomic_write(path: Path | str, data: bytes | Iterable[bytes], *, exclusive: 
             os.unlink(tmp_name)
         else:
             os.replace(tmp_name, path)
-    except BaseException:
+    except BaseException as exc:
         with contextlib.suppress(FileNotFoundError):
             os.unlink(tmp_name)
+        for directory in made:  # innermost first; one that is no longer empty stays
+            with contextlib.suppress(OSError):
+                directory.rmdir()
+        if isinstance(exc, OSError) and exc.filename is None:
+            # a failed write() or fsync() (a full disk) names no file: the error names the one being written
+            exc.filename = str(path)
         raise
     if sync_dir:
         _fsync_dir(path.parent)

@@ -10,9 +10,10 @@ from __future__ import annotations
 
 import re
 
-# C0 controls (but tab), DEL, C1 controls, and lone surrogates (which a
-# terminal cannot show and an encoder refuses)
-_UNSAFE = re.compile("[\x00-\x08\x0a-\x1f\x7f-\x9f\ud800-\udfff]")
+# C0 controls (but tab), DEL, C1 controls, lone surrogates (which a
+# terminal cannot show and an encoder refuses) and the noncharacters U+FFFE
+# and U+FFFF (which XML 1.0 forbids, so a JUnit report holding one is invalid)
+_UNSAFE = re.compile("[\x00-\x08\x0a-\x1f\x7f-\x9f\ud800-\udfff\ufffe\uffff]")
 _NAMED = {"\n": "\\n", "\r": "\\r", "\x1b": "\\e"}
 
 
@@ -26,10 +27,25 @@ def _escape(match: re.Match[str]) -> str:
 
 
 def escape_controls(text: str) -> str:
-    """``text`` with control characters and lone surrogates written as visible escapes (``\\e``, ``\\x07``)."""
+    """``text`` with control characters and lone surrogates written as visible escapes (``\\e``, ``\\x07``).
+
+    What comes out is also a valid XML 1.0 character sequence (tab is the only control left).
+    """
     if not isinstance(text, str):
         text = str(text)
     return _UNSAFE.sub(_escape, text)
+
+
+def drop_controls(text: str) -> str:
+    """``text`` without its control characters: for text already laid out in terminal cells.
+
+    Control characters take no cell, so dropping them keeps every column
+    where it was, where a visible escape would push the rest of the line
+    out of its box; a lone surrogate or a noncharacter took one cell and
+    becomes U+FFFD.  The TUI's last line of defence: what its panes show
+    was escaped with :func:`escape_controls` before it was laid out.
+    """
+    return _UNSAFE.sub(lambda m: "\ufffd" if m.group() >= "\ud800" else "", text)
 
 
 def has_controls(text: str) -> bool:

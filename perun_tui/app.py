@@ -20,10 +20,11 @@ from textual.screen import Screen
 from textual.widgets import DataTable
 from textual.worker import Worker, WorkerState
 
+from perun_core.api import escape_controls, escape_lines
 from perun_core.errors import PerunError
 
 from .core import Core
-from .formatting import display_path
+from .formatting import ControlFilter, display_path
 from .modals.details import ProfileDetailsScreen
 from .modals.dialogs import ConfirmScreen, HelpScreen
 from .modals.too_small import TooSmallScreen, too_small
@@ -70,7 +71,12 @@ class PerunApp(App[None]):
         super().__init__(ansi_color=True if not colour else None)
         self.core = core if core is not None else Core.open(path)
         self.pictures = PictureCache()
-        self.sub_title = display_path(self.core.root)
+        self.sub_title = escape_controls(display_path(self.core.root))
+        self._control_filter = ControlFilter()
+
+    def get_line_filters(self):
+        """Textual's filters and, last, :class:`ControlFilter` (so no raw control character is ever drawn)."""
+        return [*super().get_line_filters(), *([self._control_filter] if self._control_filter.enabled else [])]
 
     def get_default_screen(self) -> Screen:
         return MainScreen()
@@ -99,9 +105,14 @@ class PerunApp(App[None]):
         return result
 
     def notify(self, message, *args, **kwargs) -> None:
-        """Notify as usual, the toasts put on the side of the screen away from the focused row."""
+        """Notify as usual, the toasts put on the side of the screen away from the focused row.
+
+        Messages name profiles, files and commands: their control characters are escaped line by line.
+        """
         self.place_notifications()
-        super().notify(message, *args, **kwargs)
+        if isinstance(kwargs.get("title"), str):
+            kwargs["title"] = escape_controls(kwargs["title"])
+        super().notify(escape_lines(str(message)), *args, **kwargs)
 
     def place_notifications(self) -> None:
         """Toasts at the top while the focused cursor row is in the lower half, else at the bottom."""

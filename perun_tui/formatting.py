@@ -7,6 +7,12 @@ from pathlib import Path
 from datetime import datetime, timedelta, timezone
 
 from rich.cells import cell_len, set_cell_size
+from rich.segment import Segment
+from rich.text import Text
+from textual.color import Color
+from textual.filter import LineFilter
+
+from perun_core.api import drop_controls, escape_output, has_controls
 
 
 def commit_date(epoch: int, tz_offset: int, *, with_time: bool = False) -> str:
@@ -46,3 +52,28 @@ def display_path(path: Path, *, limit: int = 48) -> str:
             break
         tail = f"{part}/{tail}"
     return f"…/{tail}"
+
+
+def ansi_picture(text: str, **options) -> Text:
+    """A view the core drew (ANSI colours) as Rich text; a control character in a label it holds is escaped.
+
+    ``Text.from_ansi`` would act on any escape sequence in a uid or frame
+    name (recolour, hide text); only the colour sequences the view wrote stay.
+    """
+    return Text.from_ansi(escape_output(text, keep_colour=True), **options)
+
+
+class ControlFilter(LineFilter):
+    """The last net under every pane: no control character of a drawn line reaches the terminal.
+
+    Foreign text (commit messages, commands, uids, file names) is escaped
+    where a pane takes it in; a raw ESC that one of them misses would still
+    let a profile retitle the terminal or move its cursor.  Control
+    characters take no cell, so dropping them here leaves the layout as it
+    was drawn.
+    """
+
+    def apply(self, segments: list[Segment], background: Color) -> list[Segment]:
+        if not any(has_controls(segment.text) for segment in segments):
+            return segments
+        return [Segment(drop_controls(segment.text), segment.style, segment.control) for segment in segments]

@@ -32,7 +32,7 @@ def _export(module: str, names: str) -> None:
 
 _export("_repo", "open_repository PerunRepository")
 _export("repository", """SORT_KEYS InitResult init AddedProfile add RemovedProfile remove StatusReport status
-        ProfileCounts LogEntry log log_format ProfileInfo""")
+        ProfileCounts LogEntry log log_format ProfileInfo shallow_commits""")
 _export("config", """ConfigValue config_get config_set config_reset EditRequest config_edit_request
         validate_config_file parse_config_value editor_command""")
 _export("profiles", "LoadedProfile load_profile")
@@ -47,7 +47,7 @@ _export("views", """Shown show view view_names build_view render_view one_plot o
         Theme DEFAULT_THEME FlameLayout Span layout_flame block_colour HeapLayout layout_heap allocations_in
         site_glyph heat_glyph HEAT_GLYPHS HTML_SUFFIXES PLAIN_SUFFIXES""")
 _export("files", "atomic_write atomic_write_text ensure_writable_directory ensure_writable_target write_user_file")
-_export("text", "escape_controls escape_lines escape_output has_controls")
+_export("text", "drop_controls escape_controls escape_lines escape_output has_controls")
 _export("demo", "demo_dir build_demo demo_is_built")
 _export("formats", "LAYOUT_CHOICES ConvertResult convert profile_bytes unused_config_keys")
 _export("importing", "ImporterInfo ImportedProfile importer_kinds read_imported import_profiles")

@@ -28,16 +28,17 @@ from ..errors import (
     ProfileNotFound,
     StorageError,
     UsageError,
+    VcsError,
 )
 from ..storage.changes import any_changes, read_changes, read_pairs
 from ..storage.index import ORIGINAL_LAYOUT, write_index
 from ..storage.lookup import FoundProfile, find_profile, sort_key_of
 from ..storage.repository import PERUN_DIR, PerunRepository, ProfileInfo
-from ..vcs import init_repository
+from ..vcs import init_repository, is_bare_repository
 from ._repo import open_repository, using as _using
 
 __all__ = ["SORT_KEYS", "open_repository", "InitResult", "init", "AddedProfile", "add", "RemovedProfile", "remove",
-           "StatusReport", "status", "ProfileCounts", "LogEntry", "log", "log_format"]
+           "StatusReport", "status", "ProfileCounts", "LogEntry", "log", "log_format", "shallow_commits"]
 
 if TYPE_CHECKING:
     from ..profile.model import Profile
@@ -86,8 +87,16 @@ def init(
     unknown_flags = [f for f in vcs_flags if f != "bare"]
     if unknown_flags:
         raise UsageError(f"--vcs-flag '{unknown_flags[0]}' is not supported; known: bare")
+    # perun profiles a working tree and finds its repository by .git: in a bare repository every
+    # later command would fail, so init refuses to make one or to settle in one
+    if "bare" in vcs_flags:
+        raise UsageError("--vcs-flag bare: a bare git repository has no working tree to profile; "
+                         "perun needs an ordinary one (or a clone of the bare one)")
     root = Path(path or os.getcwd()).expanduser().resolve()
     vcs_root = Path(vcs_path).expanduser().resolve() if vcs_path else root
+    if is_bare_repository(vcs_root):
+        raise VcsError(f"{vcs_root} is a bare git repository: it has no working tree to profile",
+                       hint="clone it ('git clone <bare> <dir>') and run 'perun-core init' in the clone")
     # Render first: a bad template must not leave a half-made instance behind.
     # The original Perun joins vcs.url to the .perun directory, perun to the directory holding
     # it: '..' for the usual layout means the same to both, any other place is written absolute.
@@ -374,6 +383,12 @@ def log(
 def _count(infos: list[ProfileInfo]) -> ProfileCounts:
     kinds = [i.type for i in infos]
     return ProfileCounts(len(infos), kinds.count("memory"), kinds.count("mixed"), kinds.count("time"))
+
+
+def shallow_commits(*, repo: PerunRepository | None = None, cwd: Path | str | None = None) -> list[str]:
+    """The commits the history of a shallow clone ends at (older ones are not there to check); empty if none."""
+    with _using(repo, cwd) as r:
+        return r.vcs.shallow_commits()
 
 
 def log_format(*, repo: PerunRepository | None = None, cwd: Path | str | None = None) -> str:

@@ -5,6 +5,10 @@ paint the styles (``degradation``, ``optimization``, ``maybe``, ``muted``,
 ``error``, ``notice``, ``checksum``, ``heading``, ``graph``) or print the
 text as it is -- every result carries its name and a glyph, so nothing
 depends on colour.
+
+Uids, commands, file names and reasons come from profiles: every form
+escapes their control characters (:mod:`perun_core.safetext`), so a report
+can neither act on the terminal that shows it nor be invalid XML.
 """
 
 from __future__ import annotations
@@ -13,6 +17,7 @@ import math
 from collections.abc import Iterator
 from typing import TYPE_CHECKING, Any
 
+from ..safetext import escape_controls, escape_lines
 from .results import Finding, PerformanceChange
 
 if TYPE_CHECKING:  # pragma: no cover
@@ -183,7 +188,12 @@ def note_lines(report: CheckReport) -> Iterator[Line]:
 
 
 def tree_lines(report: CheckReport, *, verbose: int = 0) -> Iterator[Line]:
-    """The report as the history tree of spec chapter 8, newest version first."""
+    """The report as the history tree of spec chapter 8, newest version first; every segment escaped."""
+    for line in _raw_tree_lines(report, verbose):
+        yield [(escape_controls(text), style) for text, style in line]
+
+
+def _raw_tree_lines(report: CheckReport, verbose: int) -> Iterator[Line]:
     for version in report.versions:
         if not version.pairs and not version.unpaired:
             continue
@@ -229,25 +239,26 @@ def junit_xml(report: CheckReport, fail_on: str = "degradation") -> str:
     totals = {"tests": 0, "failures": 0, "errors": 0, "skipped": 0}
     for _version_report in report.versions:
         for pair in _version_report.pairs:
-            suite = ET.SubElement(root, "testsuite", name=f"{pair.target.name} vs {pair.baseline.name}")
+            suite = ET.SubElement(root, "testsuite", name=escape_controls(f"{pair.target.name} vs {pair.baseline.name}"))
             counts = {"tests": 0, "failures": 0, "errors": 0, "skipped": 0}
             for finding in pair.findings:
                 counts["tests"] += 1
-                case = ET.SubElement(suite, "testcase", classname=f"perun.check.{finding.method}",
-                                     name=finding.location)
+                case = ET.SubElement(suite, "testcase", classname=escape_controls(f"perun.check.{finding.method}"),
+                                     name=escape_controls(finding.location))
                 detail = f"{finding.result.value} at {finding.location}: {_detail(finding)}"
                 if _explanation(finding) is not None:
                     detail += f"; {_explanation_text(finding)}"
+                detail = escape_controls(detail)
                 if fails(finding.result):
                     counts["failures"] += 1
                     failure = ET.SubElement(case, "failure", type=finding.result.value, message=detail)
                     failure.text = detail
                 elif finding.type == "error":
                     counts["errors"] += 1
-                    ET.SubElement(case, "error", type="MethodFailed", message=finding.reason)
+                    ET.SubElement(case, "error", type="MethodFailed", message=escape_controls(finding.reason or ""))
                 elif finding.result is PerformanceChange.UNKNOWN:
                     counts["skipped"] += 1
-                    ET.SubElement(case, "skipped", message=finding.reason or "unknown")
+                    ET.SubElement(case, "skipped", message=escape_controls(finding.reason or "unknown"))
                 else:
                     out = ET.SubElement(case, "system-out")
                     out.text = detail
@@ -261,8 +272,8 @@ def junit_xml(report: CheckReport, fail_on: str = "degradation") -> str:
 
 
 def _cell(text: Any) -> str:
-    """Text safe inside a Markdown table cell: pipes escaped, newlines and backticks tamed."""
-    return str(text).replace("\\", "\\\\").replace("|", "\\|").replace("\n", " ").replace("`", "'")
+    """Text safe inside a Markdown table cell: pipes escaped, newlines and backticks tamed, controls escaped."""
+    return escape_controls(str(text).replace("\\", "\\\\").replace("|", "\\|").replace("\n", " ").replace("`", "'"))
 
 
 def _code(text: Any) -> str:
@@ -365,4 +376,5 @@ def markdown(report: CheckReport, fail_on: str = "degradation") -> str:
         lines.append("")
     for error in report.errors:
         lines.append(f"> **error:** {_cell(error)}")
-    return "\n".join(lines).rstrip("\n") + "\n"
+    # the cells are escaped already; this also covers the summary and the headings
+    return escape_lines("\n".join(lines).rstrip("\n")) + "\n"

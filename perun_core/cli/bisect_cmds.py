@@ -10,7 +10,10 @@ from typing import Any
 
 import click
 
+from perun_core.cli.terminal import escape_controls
+
 CONTEXT = {"help_option_names": ["-h", "--help"], "max_content_width": 100}
+
 
 
 def _progress(verbose: int) -> Any:
@@ -32,8 +35,8 @@ def _progress(verbose: int) -> Any:
         elif isinstance(event, api_bisect.BisectTested):
             step = event.step
             label = "  re-check: " if step.recheck else "  "
-            click.echo(f"{label}{step.commit[:7]} is {step.verdict}{_step_detail(step)}; "
-                       f"{event.remaining} left to test", err=True)
+            click.echo(escape_controls(f"{label}{step.commit[:7]} is {step.verdict}{_step_detail(step)}; "
+                                       f"{event.remaining} left to test"), err=True)
 
     return on_event
 
@@ -53,8 +56,8 @@ def _finding_line(finding: Any) -> str:
     from perun_core.api.check import format_value
 
     change = f" ({finding.delta_rel:+.3g} %)" if isinstance(finding.delta_rel, (int, float)) else ""
-    return (f"{finding.result.value} at {finding.location}: {format_value(finding.from_)} -> "
-            f"{format_value(finding.to)}{change} [{finding.method}]")
+    return escape_controls(f"{finding.result.value} at {finding.location}: {format_value(finding.from_)} -> "
+                           f"{format_value(finding.to)}{change} [{finding.method}]")
 
 
 @click.command("bisect", context_settings=CONTEXT)
@@ -93,14 +96,14 @@ def bisect(ctx: click.Context, good: str, bad: str, jobs: tuple[str, ...], regis
     else:
         click.echo(f"first degraded commit: {result.culprit}")
         if not result.certain:
-            click.echo(f"  uncertain: {result.doubt}")
+            click.echo(f"  uncertain: {escape_controls(result.doubt)}")
         for finding in result.findings:
             click.echo(f"  against {result.good[:7]}: {_finding_line(finding)}")
         changes = [f for f in result.parent_findings if f.result.is_change]
         for finding in changes:
             click.echo(f"  against its parent: {_finding_line(finding)}")
     for commit, reason in result.skipped:
-        click.echo(f"skipped {commit[:7]}: {reason}")
+        click.echo(f"skipped {commit[:7]}: {escape_controls(reason)}")
     click.echo(f"tested {tested} of {result.commits} commits, {result.collections} collection"
                f"{'s' if result.collections != 1 else ''} run"
                + (f", {result.registered} profiles registered" if result.registered else ""))

@@ -18,7 +18,7 @@ from typing import Any
 
 import click
 
-from perun_core.cli.terminal import paint_segments, use_colour
+from perun_core.cli.terminal import escape_controls, paint_segments, use_colour
 from perun_core.errors import UnknownUnit
 from perun_core.params import convert_params
 
@@ -28,6 +28,7 @@ CONTEXT = {"help_option_names": ["-h", "--help"], "max_content_width": 100}
 FORMATS = ("tree", "json", "junit", "markdown")
 FAIL_ON = ("degradation", "maybe", "never")
 DEGRADED_EXIT = 3
+
 
 def _verbosity(ctx: click.Context, local: int) -> int:
     root = ctx.find_root().obj
@@ -143,7 +144,8 @@ def _collection_printer(verbose: int) -> Callable[[Any], None]:
             click.echo(f"Explaining: call-level profiles for {event.jobs} job{'s' if event.jobs != 1 else ''} "
                        f"of {event.pairs} pair{'s' if event.pairs != 1 else ''} of commits", err=True)
         elif name == "ExplainCollecting":
-            click.echo(f"  {event.collector}: {event.command} at {', '.join(event.commits)}", err=True)
+            click.echo(escape_controls(f"  {event.collector}: {event.command} at {', '.join(event.commits)}"),
+                       err=True)
         elif name == "ExplainRound":
             if verbose:
                 click.echo(f"    round {event.round}/{event.rounds}: {event.commit}", err=True)
@@ -159,7 +161,7 @@ def _collection_printer(verbose: int) -> Callable[[Any], None]:
         elif isinstance(event, CollectionEvent):
             plain(event.event)
         elif isinstance(event, Notice):
-            click.echo(f"warning: {event.text}", err=True)
+            click.echo(f"warning: {escape_controls(event.text)}", err=True)
 
     return on_event
 
@@ -170,7 +172,7 @@ def _emit_report(report: Any, output_format: str, fail_on: str, output: str | No
 
     if output_format in ("json", "junit"):
         for note in report.notes:  # the tree shows them after its summary; here they must not spoil stdout
-            click.echo(f"note: {note}", err=True)
+            click.echo(f"note: {escape_controls(note)}", err=True)
     if output_format == "json":
         import json
 
@@ -198,7 +200,7 @@ def _emit_report(report: Any, output_format: str, fail_on: str, output: str | No
 
 def _finish(report: Any, fail_on: str) -> None:
     for error in report.errors:
-        click.echo(f"error: {error}", err=True)
+        click.echo(f"error: {escape_controls(error)}", err=True)
     if report.errors:
         sys.exit(1)
     if report.failed(fail_on):
@@ -263,7 +265,22 @@ def _check_history(ctx: click.Context, function: str, revision: str | None, comp
                                           include_pending=include_pending, on_event=_collection_printer(verbose))
     report = _explain(report, *explaining, verbose)
     _emit_report(report, output_format, fail_on, output, verbose)
+    if function == "check_all":
+        _note_shallow_history()
     _finish(report, fail_on)
+
+
+def _note_shallow_history() -> None:
+    """One note when the history checked is cut short (a shallow clone): the versions before it were not checked."""
+    # lazy: keeps `perun-core --help` light
+    from perun_core import api
+
+    ends = api.shallow_commits()
+    if ends:
+        listed = ", ".join(sha[:7] for sha in ends[:5]) + (f" and {len(ends) - 5} more" if len(ends) > 5 else "")
+        click.echo(f"note: this is a shallow clone: its history ends at {listed}; the parents of "
+                   f"{'that commit' if len(ends) == 1 else 'those commits'} and everything older were not checked "
+                   "('git fetch --unshallow' brings them)", err=True)
 
 
 @check.command("profiles", context_settings=CONTEXT)
@@ -383,8 +400,6 @@ def install_hook(uninstall: bool, command: str | None, yes: bool) -> None:
                    else f"No perun block in {result.path}")
         return
     # the hook runs the job matrix after every commit: name what that executes and ask first
-    from perun_core.api import escape_controls
-
     commands = api_check.matrix_commands()
     click.echo("After every commit the hook will run the job matrix, that is:", err=True)
     for line in commands or ["(no commands: the job matrix is empty)"]:

@@ -6,6 +6,7 @@ the rest when it runs, which keeps ``perun-core --help`` fast.
 
 from __future__ import annotations
 
+import contextlib
 import os
 import sys
 from typing import Any
@@ -453,6 +454,9 @@ def main(argv: list[str] | None = None) -> None:
             traceback.print_exc()
         if isinstance(exc, OSError) and not isinstance(exc, BrokenPipeError):
             # the operating system said no (EROFS, ENOSPC, EACCES, ENOENT...): not a bug
+            if exc.filename is None and _raised_writing_stdout(exc):
+                exc.filename = _stdout_name()
+                _silence_stdout()
             exc = EnvironmentFailure.from_os_error(exc)
         if isinstance(exc, PerunError):
             click.echo(f"error: {escape_lines(exc.message)}", err=True)
@@ -463,6 +467,41 @@ def main(argv: list[str] | None = None) -> None:
         if not verbose:
             click.echo("hint: this is a bug; run with -v for the traceback, and please report it", err=True)
         sys.exit(EXIT_INTERNAL)
+
+
+def _raised_writing_stdout(exc: BaseException) -> bool:
+    """Whether ``exc`` (an OSError naming no file: a full disk) came from writing standard output.
+
+    Writes to stdout are made by ``click.echo`` (whose ``file`` is the stream),
+    by ``sys.stdout.write`` or its bound method: the frame the error left holds
+    or names one of them.
+    """
+    import linecache
+
+    trace = exc.__traceback__
+    if trace is None:
+        return False
+    while trace.tb_next is not None:
+        trace = trace.tb_next
+    frame = trace.tb_frame
+    streams = {id(sys.stdout), id(sys.__stdout__)}
+    held = frame.f_locals.values()
+    if any(id(value) in streams or id(getattr(value, "__self__", None)) in streams for value in held):
+        return True
+    return "stdout" in linecache.getline(frame.f_code.co_filename, trace.tb_lineno)
+
+
+def _silence_stdout() -> None:
+    """Point standard output at /dev/null: the interpreter's last flush must not print a second error."""
+    with contextlib.suppress(OSError, ValueError, AttributeError):
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+
+
+def _stdout_name() -> str:
+    """``standard output`` and, where the system says, the file it goes to."""
+    with contextlib.suppress(OSError, ValueError, AttributeError):
+        return f"standard output ({os.readlink(f'/proc/self/fd/{sys.stdout.fileno()}')})"
+    return "standard output"
 
 
 if __name__ == "__main__":

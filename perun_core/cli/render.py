@@ -62,8 +62,9 @@ def _check_section(findings, short: bool, color: bool) -> list[str]:
         style = "degradation" if "Degradation" in result else "optimization" if "Optimization" in result else ""
         rel = record.get("delta_rel")
         change = f" ({rel:+.3g} %)" if isinstance(rel, (int, float)) else ""
-        lines.append(f"  {paint(_MARKS.get(result, '?') + ' ' + result, style, color)} at {record.get('uid', '')}"
-                     f"{change} [{record.get('method', '')}] in {record.get('source', '')}")
+        lines.append(f"  {paint(_MARKS.get(result, '?') + ' ' + _safe(result), style, color)} at "
+                     f"{_safe(record.get('uid', ''))}{change} [{_safe(record.get('method', ''))}] in "
+                     f"{_safe(record.get('source', ''))}")
     if not findings and not short:
         lines.append(paint("  (no performance changes)", "muted", color))
     return lines

@@ -198,7 +198,8 @@ def _run_options(ctx: click.Context) -> dict[str, Any]:
         "crawl_parents": bool(group.get("crawl_parents") or mine.get("crawl_parents")),
         "force_dirty": bool(group.get("force_dirty") or mine.get("force_dirty")),
         "output_template": mine.get("output_filename_template") or group.get("output_filename_template"),
-        "shard": mine.get("shard") or group.get("shard"),
+        # an empty --shard (an unset CI variable) is refused, not taken for "no shard"
+        "shard": mine.get("shard") if mine.get("shard") is not None else group.get("shard"),
     }
 
 

@@ -44,6 +44,8 @@ class PlainRenderer:
         if isinstance(event, ev.RunPlanned):
             self.total = event.total
             jobs = f"{event.jobs} job{'s' if event.jobs != 1 else ''}"
+            if not event.versions:
+                return "Nothing to run: this shard holds none of the commit x job pairs"
             if event.in_place:
                 return f"Running {jobs} for {_short(event.versions[0])} in the working tree"
             commits = len(event.versions)

@@ -30,6 +30,14 @@ STYLES = {
 RESET = "\x1b[0m"
 
 
+def escape_controls(text: str) -> str:
+    """:func:`perun_core.api.escape_controls`, loaded when first used (modules on the start-up path call this)."""
+    # lazy: keeps `perun-core --help` light
+    from perun_core.api.text import escape_controls as escape
+
+    return escape(text)
+
+
 def use_colour() -> bool:
     """Colour on a terminal; NO_COLOR turns it off, FORCE_COLOR on (NO_COLOR wins)."""
     if os.environ.get("NO_COLOR"):

@@ -191,6 +191,9 @@ def deltadebug(cmd: str, input_path: str | Path, output_dir: str | Path, *, args
     out = (where / Path(output_dir).expanduser()).resolve()
     if keep not in ("density", "time"):
         raise FuzzError(f"deltadebugging: --keep {keep!r} is not known; expected density or time")
+    if source.exists() and not source.is_file() and not source.is_dir():
+        raise FuzzError(f"input {source} is not a regular file (a pipe, device or socket); expected the slow input "
+                        "to shrink")
     if not source.is_file():
         raise FuzzError(f"input {source} does not exist; expected the slow input to shrink")
     original = source.read_bytes()

@@ -102,6 +102,10 @@ def read_seeds(paths: Sequence[str], pattern: str | None) -> list[tuple[Path, by
                 raise FuzzError(f"seed directory {path} has no files{what}; expected seed inputs in it")
         elif path.is_file():
             files = [path]
+        elif path.exists():
+            # a named pipe would block the read until someone writes; a device never ends
+            raise FuzzError(f"seed {path} is not a regular file (a pipe, device or socket); "
+                            "expected a file or a directory of seed inputs")
         else:
             raise FuzzError(f"seed {path} does not exist; expected a file or a directory of seed inputs")
         for file in files:

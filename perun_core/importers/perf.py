@@ -29,7 +29,7 @@ from pathlib import Path
 from typing import Any
 
 from ..collect.perf import HOW_TO_GET_PERF
-from ..errors import ExternalToolError, ImportFailed
+from ..errors import ExternalToolError, ImportFailed, InvalidParameter
 from ..params import Param
 from ..profile.model import Profile, Snapshot
 from ..profile.resources import ResourceTable
@@ -302,6 +302,10 @@ class PerfRecordImporter:
         import subprocess
         import tempfile
 
+        symfs = options.get("symfs")
+        if symfs is not None and (not str(symfs).strip() or not Path(symfs).expanduser().is_dir()):
+            # perf script ignores a --symfs that is not there and leaves every frame unresolved
+            raise InvalidParameter(self.name, "symfs", str(symfs), "an existing directory holding the binaries")
         if shutil.which("perf") is None:
             raise ExternalToolError("perf", HOW_TO_GET_PERF)
         profiles = []
@@ -309,8 +313,8 @@ class PerfRecordImporter:
             read_bytes(path)[:0]  # a missing or unreadable file is reported like the other importers do
             with tempfile.TemporaryDirectory(prefix="perun-import-") as work:
                 command = ["perf", "--buildid-dir", str(Path(work) / "buildid"), "script", "-i", str(path)]
-                if options.get("symfs"):
-                    command += ["--symfs", str(options["symfs"])]
+                if symfs is not None:
+                    command += ["--symfs", str(Path(symfs).expanduser())]
                 try:
                     done = subprocess.run(command, capture_output=True, stdin=subprocess.DEVNULL, timeout=600,
                                           check=False)

@@ -268,6 +268,8 @@ class SpeedscopeImporter:
                                if at >= 0 else f"a negative time ({at})")
             what = doc.get(event, "type", f"{where}.events[{e}]", str)
             frame = self._frame(doc, frame_ids, event.get("frame"), f"{where}.events[{e}].frame")
+            if e and at < last:  # a frame open for a negative time
+                raise doc.fail(f"{where}.events[{e}].at", f"goes back in time ({at!r} after {last!r})")
             if open_frames and last is not None and at > last:
                 stack = tuple(reversed(open_frames)) + prefix
                 stacks[stack] = stacks.get(stack, 0) + (at - last)

@@ -156,6 +156,12 @@ def _check_region(region: Snapshot, where: str, memory: bool, path: Path | str |
     for i, model in enumerate(region.models):
         if not isinstance(model, dict):
             raise InvalidProfile(path, f"{where}.models[{i}]", f"expected an object, got {_kind(model)}")
+        # every view and check reads a model by its kind and the uid it fits
+        if not isinstance(model.get("model"), str) or not model.get("model"):
+            raise InvalidProfile(path, f"{where}.models[{i}].model", "is missing" if "model" not in model else
+                                 f"expected the model's kind (linear, moving_average, ...), got {_kind(model['model'])}")
+        if "uid" in model and not isinstance(model["uid"], str):
+            raise InvalidProfile(path, f"{where}.models[{i}].uid", f"expected a string, got {_kind(model['uid'])}")
         _walk(model, f"{where}.models[{i}]", path)
     table = region.resources
     if not isinstance(table, ResourceTable):
@@ -252,7 +258,10 @@ def _check_packed(column: PackedColumn, key: str, label: str, path: Path | str |
         raise InvalidProfile(path, label.format(0), "refers to a value the column does not hold")
     distinct = [values[c] for c in used]
     try:
-        _check_values(distinct, "\0{}", path, **_rule(key, memory))
+        if key == "amount":  # amounts stored by their distinct values: the same checks as a plain column
+            _check_amounts(distinct, "\0{}", path)
+        else:
+            _check_values(distinct, "\0{}", path, **_rule(key, memory))
     except InvalidProfile as exc:
         position = int(str(exc.key).split("\0", 1)[1].split(".", 1)[0].split("[", 1)[0]) if exc.key else 0
         rest = str(exc.key)[len(f"\0{position}"):] if exc.key else ""
@@ -324,8 +333,18 @@ def _rule(key: str, memory: bool = False) -> dict[str, Any]:
     return {"allowed": None, "what": ""}
 
 
+#: the largest finite double: an integer amount beyond it cannot be analysed
+_DOUBLE_MAX = int(sys.float_info.max)
+
+
 def _check_amounts(column: list, label: str, path: Path | str | None) -> None:
     kinds = set(map(type, column))
+    # JSON integers have no bound, but every analysis computes in doubles (max and min: a fast look first)
+    if int in kinds and kinds <= {int, float} and column and (max(column) > _DOUBLE_MAX or min(column) < -_DOUBLE_MAX):
+        row = next((i for i, v in enumerate(column) if type(v) is int and abs(v) > _DOUBLE_MAX), None)
+        if row is not None:
+            raise InvalidProfile(path, label.format(row), f"an integer of {column[row].bit_length()} bits is beyond "
+                                 "the range of a double (about 1.8e308)")
     if kinds <= {int}:
         return
     if kinds <= {int, float}:

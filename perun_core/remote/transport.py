@@ -67,9 +67,17 @@ def scp_like(text: str) -> bool:
     return bool(re.match(r"^[^/:]+@[^/:]+:", text))
 
 
+#: URL schemes dulwich has a client for; any other would be read as an scp-like ssh address ("ftp" the host)
+TRANSPORT_SCHEMES = ("file", "git", "ssh", "git+ssh", "ssh+git", "http", "https")
+
+
 def client_of(remote: Remote) -> tuple[Any, str]:
     from dulwich.client import get_transport_and_path
 
+    scheme = re.match(r"([A-Za-z][A-Za-z0-9+.-]*)://", remote.url)
+    if scheme and scheme.group(1).lower() not in TRANSPORT_SCHEMES:
+        raise RemoteError(remote.name, f"'{scheme.group(1)}://' is not a transport perun can use; expected "
+                          + ", ".join(f"{s}://" for s in TRANSPORT_SCHEMES if "+" not in s) + ", user@host:path or a path")
     try:
         return get_transport_and_path(remote.url)
     except Exception as exc:  # noqa: BLE001 - dulwich raises several kinds for a bad URL

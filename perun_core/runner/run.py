@@ -105,14 +105,22 @@ class RunOptions:
     advise: Callable[[Profile], str | None] | None = None
 
 
+#: the most slices ``--shard`` cuts a run into (more CI jobs than this is a typo, not a plan)
+MAX_SHARDS = 10_000
+
+
 def parse_shard(text: str) -> tuple[int, int]:
-    """``"K/N"`` as (K, N) with 1 <= K <= N; UsageError otherwise."""
+    """``"K/N"`` as (K, N) with 1 <= K <= N <= :data:`MAX_SHARDS`; UsageError otherwise (also for an empty text)."""
     import re
 
     match = re.fullmatch(r"\s*(\d+)\s*/\s*(\d+)\s*", str(text))
     if not match:
         raise UsageError(f"--shard '{text}': expected K/N, e.g. 2/4 for the second of four slices")
-    k, n = int(match.group(1)), int(match.group(2))
+    # a digit string of thousands of digits is too long for int(): compare lengths first
+    if len(match.group(2).lstrip("0")) > len(str(MAX_SHARDS)) or int(match.group(2)) > MAX_SHARDS:
+        raise UsageError(f"--shard '{text}': N must be at most {MAX_SHARDS}")
+    n = int(match.group(2))
+    k = int(match.group(1)) if len(match.group(1).lstrip("0")) <= len(str(MAX_SHARDS)) else n + 1
     if n < 1 or not 1 <= k <= n:
         raise UsageError(f"--shard '{text}': K must be between 1 and N (N at least 1)")
     return k, n

@@ -38,6 +38,7 @@ __all__ = [
     "SavedState",
     "find_git_root",
     "init_repository",
+    "is_bare_repository",
 ]
 
 
@@ -46,6 +47,12 @@ def _looks_like_repo(path: Path) -> bool:
         return True
     # a bare repository
     return (path / "HEAD").is_file() and (path / "objects").is_dir() and (path / "refs").is_dir()
+
+
+def is_bare_repository(path: Path) -> bool:
+    """Whether ``path`` is a bare git repository (its objects and refs at the top, no ``.git``, no working tree)."""
+    path = Path(path)
+    return path.is_dir() and not os.path.lexists(path / ".git") and _looks_like_repo(path)
 
 
 def find_git_root(start: Path) -> Path | None:
@@ -158,6 +165,10 @@ class GitVcs(RevisionsMixin, HistoryMixin, WorktreeMixin):
     @property
     def bare(self) -> bool:
         return bool(self.repo.bare)
+
+    def shallow_commits(self) -> list[str]:
+        """The commits a shallow clone ends at (their parents are missing); empty for a whole history."""
+        return sorted(sha.decode() for sha in self.repo.get_shallow())
 
     # ------------------------------------------------------------------ objects
 

@@ -100,8 +100,9 @@ def build(profile: Profile, *, of: str, per: str, uid: str | None, models: tuple
     import numpy as np
 
     require_key("scatter", "of", profile, of, numeric=True, snapshots=False)
-    # without input sizes the points stand in run order: the collector's 'order' or the order of the resources
-    by_order = per == SIZE_KEY and SIZE_KEY not in resource_keys(profile, numeric=True, snapshots=False)
+    # without input sizes the points stand in run order: the collector's 'order' or the order of the resources;
+    # sizes that are there but not numbers are an error below, not a reason to plot something else
+    by_order = per == SIZE_KEY and SIZE_KEY not in resource_keys(profile, snapshots=False)
     per_name = "run order" if by_order else per
     if by_order and "order" in resource_keys(profile, numeric=True, snapshots=False):
         per, by_order = "order", False

@@ -15,7 +15,7 @@ from textual.widgets import DataTable, Label, Static
 from textual.worker import Worker, WorkerState
 
 from perun_core.errors import PerunError
-from perun_core.api import ProfileInfo
+from perun_core.api import ProfileInfo, escape_controls
 
 from ..messages import ProfileLoaded
 from perun_core.api import format_number
@@ -72,20 +72,22 @@ class ProfileDetailsScreen(ModalScreen[None]):
         grid = Table.grid(padding=(0, 2))
         grid.add_column(style="dim", no_wrap=True)
         grid.add_column(ratio=1)
-        grid.add_row("command", Text(" ".join(p for p in (profile.cmd, profile.args) if p)))
-        grid.add_row("workload", Text(profile.workload or "-"))
+        # every name and value here comes from the profile file: shown with its control characters escaped
+        grid.add_row("command", Text(escape_controls(" ".join(p for p in (profile.cmd, profile.args) if p))))
+        grid.add_row("workload", Text(escape_controls(profile.workload or "-")))
         if profile.units:
-            grid.add_row("units", Text(", ".join(f"{k}: {v}" for k, v in profile.units.items())))
+            grid.add_row("units", Text(escape_controls(", ".join(f"{k}: {v}" for k, v in profile.units.items()))))
         for key, value in profile.header.items():
             if key not in ("type", "cmd", "args", "params", "workload", "units"):
-                grid.add_row(str(key), Text(_compact(value)))
-        grid.add_row("collector", Text(_unit(profile.collector or "?", profile.collector_info.get("params"))))
+                grid.add_row(Text(escape_controls(str(key))), Text(escape_controls(_compact(value))))
+        grid.add_row("collector", Text(escape_controls(_unit(profile.collector or "?",
+                                                             profile.collector_info.get("params")))))
         for number, unit in enumerate(profile.postprocessors):
-            grid.add_row("postprocessor" if number == 0 else "", Text(_unit(str(unit.get("name", "?")),
-                                                                             unit.get("params"))))
+            grid.add_row("postprocessor" if number == 0 else "",
+                         Text(escape_controls(_unit(str(unit.get("name", "?")), unit.get("params")))))
         if not profile.postprocessors:
             grid.add_row("postprocessor", Text("none", style="dim"))
-        grid.add_row("source", Text(message.loaded.source))
+        grid.add_row("source", Text(escape_controls(message.loaded.source)))
         self.query_one("#details-meta", Static).update(grid)
 
         regions = f"{summary.regions} region{'s' * (summary.regions != 1)}"
@@ -93,7 +95,7 @@ class ProfileDetailsScreen(ModalScreen[None]):
         stats = self.query_one("#details-stats", DataTable)
         stats.add_columns("numeric field", "count", "min", "mean", "max")
         for row in summary.fields:
-            stats.add_row(Text(row.name), *(Text(format_number(v), justify="right")
+            stats.add_row(Text(escape_controls(row.name)), *(Text(format_number(v), justify="right")
                                             for v in (row.count, row.minimum, row.mean, row.maximum)))
         stats.display = bool(summary.fields)
         models = self.query_one("#details-models", DataTable)
@@ -102,10 +104,10 @@ class ProfileDetailsScreen(ModalScreen[None]):
             heading.update(f"Models · {len(summary.models)}")
             models.add_columns("uid", "model", "r²", "coefficients", "interval")
             for model in summary.models:
-                models.add_row(Text(model.uid), Text(model.model),
+                models.add_row(Text(escape_controls(model.uid)), Text(escape_controls(model.model)),
                                Text(format_number(model.r_square) if model.r_square is not None else "",
                                     justify="right"),
-                               Text(model.coeffs), Text(model.interval))
+                               Text(escape_controls(model.coeffs)), Text(escape_controls(model.interval)))
         else:
             heading.update("Models · none (a regression postprocessor adds them)")
             models.display = False

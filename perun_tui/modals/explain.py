@@ -32,17 +32,19 @@ from textual.worker import Worker
 from perun_core import api
 from perun_core.errors import Interrupted, PerunError
 
+from ..formatting import ansi_picture
+
 NO_FLAME = "no call stacks in both call-level profiles: no difference flame graph"
 
 
 def explanation_text(explanation: Any) -> Text:
     """The headline and the notes (profiles reused, files written) of an explanation."""
     text = Text()
-    text.append(explanation.headline(), style="bold" if explanation.explained else "yellow")
+    text.append(api.escape_controls(explanation.headline()), style="bold" if explanation.explained else "yellow")
     for item in explanation.reused:
-        text.append(f"\n     reused {item}", style="dim")
+        text.append(f"\n     reused {api.escape_controls(item)}", style="dim")
     for path in explanation.written:
-        text.append(f"\n     wrote {path}", style="dim")
+        text.append(f"\n     wrote {api.escape_controls(path)}", style="dim")
     return text
 
 
@@ -50,7 +52,7 @@ def function_prompt(rank: int, function: Any, unit: str) -> Text:
     """One ranked function: ``  1. name (file:line): ...``."""
     text = Text()
     text.append(f"{rank:>3}. ", style="dim")
-    text.append(function.text(unit), style="bold red" if rank == 1 else "")
+    text.append(api.escape_controls(function.text(unit)), style="bold red" if rank == 1 else "")
     return text
 
 
@@ -79,7 +81,7 @@ class ExplainScreen(ModalScreen[None]):
 
     def on_mount(self) -> None:
         dialog = self.query_one("#explain-dialog")
-        dialog.border_title = f"Why? {escape(self.title_text)}"
+        dialog.border_title = f"Why? {escape(api.escape_controls(self.title_text))}"
         dialog.border_subtitle = "enter opens a function's source · esc to close"
         self.query_one("#explain-functions", OptionList).display = False
         self.explain(max(self.app.size.width - 12, 40), max(self.app.size.height // 3, 8))
@@ -139,7 +141,7 @@ class ExplainScreen(ModalScreen[None]):
             functions.highlighted = 0
             functions.focus()
         if explanation.explained:
-            self.query_one("#explain-flame", Static).update(Text.from_ansi(flame) if flame is not None
+            self.query_one("#explain-flame", Static).update(ansi_picture(flame) if flame is not None
                                                             else Text(NO_FLAME, style="dim"))
 
     def on_option_list_option_selected(self, event: OptionList.OptionSelected) -> None:

@@ -31,7 +31,7 @@ from textual.screen import Screen
 from textual.widgets import DataTable, Header, Static
 from textual.worker import Worker, get_current_worker
 
-from perun_core.api import CheckReport, fit_middle, format_number
+from perun_core.api import CheckReport, escape_controls, fit_middle, format_number
 from perun_core.errors import Interrupted, PerunError
 
 from ..commands import PaletteCommand, ScreenCommands
@@ -244,7 +244,7 @@ class CheckScreen(Screen[bool]):
             self.refresh_bindings()
         if message.status == "error":
             pane.border_subtitle = "failed"
-            self._status(Text(f"error: {message.error}", style="bold red"))
+            self._status(Text(escape_controls(f"error: {message.error}"), style="bold red"))
             self.app.notify(message.error, title="check", severity="error", timeout=10, markup=False)
             return
         if message.status == "interrupted":
@@ -271,9 +271,9 @@ class CheckScreen(Screen[bool]):
         # warnings and advice (different machines, noisy measurements), each once
         notes = list(dict.fromkeys(note for _, pair, _ in rows for note in getattr(pair, "notes", ())))
         if errors:
-            self._status(Text(f"problem: {errors[0]}", style="bold red"))
+            self._status(Text(escape_controls(f"problem: {errors[0]}"), style="bold red"))
         elif notes:
-            self._status(Text(f"note: {notes[0]}", style="yellow"))
+            self._status(Text(escape_controls(f"note: {notes[0]}"), style="yellow"))
         elif not rows:
             self._status("nothing to compare: no profile has a baseline" if not message.stored else
                          "the last check found nothing")
@@ -298,12 +298,12 @@ class CheckScreen(Screen[bool]):
             minor = getattr(version, "minor", None) or pair.target.minor
             rows.append((str(index), [
                 Text((minor or "-")[:7], style="yellow"),
-                Text(finding.location),
+                Text(escape_controls(finding.location)),
                 Text(f"{result.glyph} {result.value}", style=_RESULT_STYLES.get(result.style, "")),
                 Text(_delta(finding), justify="right"),
                 Text(f"{_compact(finding.from_)} → {_compact(finding.to)}"),
                 Text(_confidence(finding)),
-                Text(finding.method or "-"),
+                Text(escape_controls(finding.method or "-")),
             ]))
         table.set_rows(rows)
         self._show_filter()
@@ -333,11 +333,11 @@ class CheckScreen(Screen[bool]):
             return
         _, pair, finding = current
         text = Text(no_wrap=True, overflow="ellipsis")
-        text.append(pair.baseline.name, style="dim")
+        text.append(escape_controls(pair.baseline.name), style="dim")
         text.append(" → ")
-        text.append(pair.target.name)
+        text.append(escape_controls(pair.target.name))
         if finding.reason:
-            text.append(f" · {finding.reason}", style="italic")
+            text.append(f" · {escape_controls(finding.reason)}", style="italic")
         pair_line.update(text)
 
     @on(DataTable.RowHighlighted, "#check-findings")
@@ -514,7 +514,7 @@ class CompareScreen(Screen[None]):
         line = Text(no_wrap=True, overflow="ellipsis")
         line.append(f"{result.glyph} {result.value}", style=_RESULT_STYLES.get(result.style, ""))
         line.append(f" · {_value(finding.from_)} → {_value(finding.to)} · {_delta(finding)}"
-                    f" · {_confidence(finding)} · {finding.method or '-'}")
+                    f" · {_confidence(finding)} · {escape_controls(finding.method or '-')}")
         self.query_one("#compare-finding", Static).update(line)
         self.set_class(self.app.size.width < STACK_BELOW, "stacked")
         self.load()
@@ -528,7 +528,7 @@ class CompareScreen(Screen[None]):
         from textual.content import Content
 
         room = max(self.app.size.width - 16, 10)
-        self.query_one("#compare-pane").border_title = Content(f"Compare · {fit_middle(self.finding.location, room)}")
+        self.query_one("#compare-pane").border_title = Content(f"Compare · {fit_middle(escape_controls(self.finding.location), room)}")
 
     @work(thread=True, exclusive=True, exit_on_error=False, group="compare", description="loading two profiles")
     def load(self) -> None:
@@ -557,7 +557,8 @@ class CompareScreen(Screen[None]):
     def on_compare_loaded(self, message: CompareLoaded) -> None:
         if message.error:
             self.app.notify(message.error, title="compare", severity="error", timeout=10, markup=False)
-            self.query_one("#compare-finding", Static).update(Text(f"error: {message.error}", style="bold red"))
+            self.query_one("#compare-finding", Static).update(Text(escape_controls(f"error: {message.error}"),
+                                                                   style="bold red"))
             return
         for side, ref, model in (("baseline", self.pair.baseline, message.baseline),
                                  ("target", self.pair.target, message.target)):

@@ -23,8 +23,10 @@ from textual.widgets import Header, Static, TabbedContent, TabPane
 
 from perun_core import api
 from perun_core.errors import PerunError
+from perun_core.api import escape_controls
 
 from ..widgets.footer import Footer
+from ..formatting import ansi_picture
 
 __all__ = ["DiffScreen"]
 
@@ -78,7 +80,7 @@ class DiffScreen(Screen[None]):
         yield Footer()
 
     def on_mount(self) -> None:
-        self.sub_title = self.label
+        self.sub_title = escape_controls(self.label)
         self.compare(max(self.app.size.width - 4, 30), max(self.app.size.height - 8, 6))
 
     @work(thread=True, exclusive=True, exit_on_error=False, group="diff", description="comparing two profiles")
@@ -102,14 +104,15 @@ class DiffScreen(Screen[None]):
         self.result = message
         if message.error:
             self.app.notify(message.error, title="difference", severity="error", timeout=10, markup=False)
-            self.query_one("#diff-table-text", Static).update(Text(f"error: {message.error}", style="bold red"))
+            self.query_one("#diff-table-text", Static).update(Text(escape_controls(f"error: {message.error}"),
+                                                                   style="bold red"))
             return
-        self.sub_title = message.title
-        self.query_one("#diff-table-text", Static).update(Text.from_ansi(message.table))
+        self.sub_title = escape_controls(message.title)
+        self.query_one("#diff-table-text", Static).update(ansi_picture(message.table))
         flame = message.flame if message.flame is not None else \
             "no call stacks in both profiles: no difference flame graph"
-        self.query_one("#diff-flame-text", Static).update(Text.from_ansi(flame))
-        self.query_one("#diff-bars-text", Static).update(Text.from_ansi(message.bars))
+        self.query_one("#diff-flame-text", Static).update(ansi_picture(flame))
+        self.query_one("#diff-bars-text", Static).update(ansi_picture(message.bars))
 
     def action_tab(self, pane: str) -> None:
         self.query_one(TabbedContent).active = pane

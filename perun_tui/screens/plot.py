@@ -33,7 +33,7 @@ from textual.screen import Screen
 from textual.widgets import ContentSwitcher, Header, Static
 from textual.worker import Worker
 
-from perun_core.api import ProfileInfo, fit_middle
+from perun_core.api import ProfileInfo, escape_controls, fit_middle
 from perun_core.errors import PerunError
 
 from ..commands import UNAVAILABLE_STYLE, PaletteCommand, ScreenCommands
@@ -142,7 +142,7 @@ class PlotScreen(Screen[None]):
         """The command line the profile measured: as text, not markup, shortened in the middle to fit."""
         from textual.content import Content
 
-        line = " ".join(p for p in (self.info.cmd, self.info.args, self.info.workload) if p)
+        line = escape_controls(" ".join(p for p in (self.info.cmd, self.info.args, self.info.workload) if p))
         room = max(self.app.size.width - 8, 10)
         self.query_one("#plot-pane").border_subtitle = Content(fit_middle(line, room))
 

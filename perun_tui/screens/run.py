@@ -51,6 +51,7 @@ from textual.worker import Worker, WorkerState, get_current_worker
 
 from perun_core.errors import Interrupted, PerunError
 from perun_core.api import run_events as ev
+from perun_core.api import escape_controls, escape_lines
 
 from ..commands import PaletteCommand, ScreenCommands
 from ..formatting import fit
@@ -330,7 +331,7 @@ class RunScreen(Screen[ProfileLink | None]):
         if lines is None:
             return
         self._output_taken = time.monotonic()
-        self._output_tail = lines
+        self._output_tail = [escape_controls(line) for line in lines]  # the profiled program's own output
         self._show_output()
 
     def _show_output(self) -> None:
@@ -345,7 +346,7 @@ class RunScreen(Screen[ProfileLink | None]):
         reason_rows = min(-(-len(self._failure) // width) + 1, rows)  # +1: wrapping at words takes more
         lines = [Text(line, no_wrap=True, overflow="ellipsis") for line in self._output_tail[-(rows - reason_rows):]
                  ] if rows > reason_rows else []
-        output.update(Text("\n").join([*lines, Text(self._failure, style="red")]))
+        output.update(Text("\n").join([*lines, Text(escape_lines(self._failure), style="red")]))
 
     def on_run_done(self, message: RunDone) -> None:
         self._take_output()

@@ -8,7 +8,7 @@ from rich.text import Text
 from textual.containers import VerticalScroll
 from textual.widgets import Static
 
-from perun_core.api import LogEntry
+from perun_core.api import LogEntry, escape_controls, escape_lines
 
 from ..formatting import commit_date
 
@@ -35,8 +35,8 @@ class CommitPane(VerticalScroll, can_focus=False):
         grid = Table.grid(padding=(0, 1))
         grid.add_column(style="dim", justify="right", no_wrap=True)
         grid.add_column(ratio=1)
-        grid.add_row("author", Text(version.author))
-        grid.add_row("", Text(f"<{version.email}>"))
+        grid.add_row("author", Text(escape_controls(version.author)))
+        grid.add_row("", Text(escape_controls(f"<{version.email}>")))
         grid.add_row("date", commit_date(version.date, version.tz_offset, with_time=True))
         grid.add_row("parents", " ".join(p[:7] for p in version.parents) or "(root)")
         kinds = [f"{n} {kind}" for n, kind in ((counts.time, "time"), (counts.mixed, "mixed"),
@@ -47,4 +47,4 @@ class CommitPane(VerticalScroll, can_focus=False):
             found = [f"{worse} degradation{'s' * (worse != 1)}"] if worse else []
             found += [f"{better} optimization{'s' * (better != 1)}"] if better else []
             grid.add_row("changes", ", ".join(found))
-        body.update(Group(title, grid, Text(""), Text(version.desc.rstrip())))
+        body.update(Group(title, grid, Text(""), Text(escape_lines(version.desc.rstrip()))))

@@ -22,7 +22,7 @@ from textual.scroll_view import ScrollView
 from textual.strip import Strip
 from textual.widgets import Input
 
-from perun_core.api import LogEntry
+from perun_core.api import LogEntry, escape_controls
 
 from ..formatting import commit_date, fit
 from ..messages import CommitHighlighted
@@ -337,7 +337,7 @@ class HistoryView(ScrollView, can_focus=True):
             add(commit_date(version.date, version.tz_offset), "history--date")
             add(" ")
         if layout.author:
-            add(fit(version.author, layout.author_width), "history--author")
+            add(fit(escape_controls(version.author), layout.author_width), "history--author")
             add(" ")
         counts = entry.counts
         for value in (counts.total, counts.memory, counts.mixed, counts.time):
@@ -345,7 +345,7 @@ class HistoryView(ScrollView, can_focus=True):
             add(text.rjust(2), "history--zero" if value == 0 else "history--count")
         add(" ")
         matched = bool(self.query_text) and self.query_text.lower() in self._haystack[index]
-        add(fit(version.short_desc, layout.subject), "history--match" if matched else None)
+        add(fit(escape_controls(version.short_desc), layout.subject), "history--match" if matched else None)
         return Strip(segments).adjust_cell_length(width, row_style)
 
 

@@ -10,7 +10,7 @@ from textual.coordinate import Coordinate
 from textual.widgets import DataTable, Static
 
 from perun_core.api import LogEntry
-from perun_core.api import ProfileInfo
+from perun_core.api import ProfileInfo, escape_controls
 
 from ..formatting import local_time
 from ..messages import DiffRequested, ProfileAction
@@ -146,12 +146,12 @@ class ProfilesTable(DataTable):
             self._cells.append((info.tag, [
                 Text(info.tag, style=tag_style),
                 kind,
-                Text(info.collector),
-                Text(info.workload),
+                Text(escape_controls(info.collector)),
+                Text(escape_controls(info.workload)),
                 Text(local_time(info.time)),
-                Text(info.cmd),
-                Text(info.args),
-                Text(", ".join(info.postprocessors) or "-"),
+                Text(escape_controls(info.cmd)),
+                Text(escape_controls(info.args)),
+                Text(escape_controls(", ".join(info.postprocessors) or "-")),
                 Text((info.origin or "")[:7]),
             ]))
         self.cursor_coordinate = Coordinate(0, 0)
@@ -307,9 +307,9 @@ class ProfilesPane(Vertical):
         elif info is None:
             note.update("")
         elif info.error:
-            note.update(Text(f"{info.tag}: {info.error}"))
+            note.update(Text(escape_controls(f"{info.tag}: {info.error}")))
         elif info.registered:
-            note.update(Text(f"{info.tag} {info.source}"))
+            note.update(Text(escape_controls(f"{info.tag} {info.source}")))
         else:
             origin = f" · collected at {info.origin[:7]}" if info.origin else " · no origin"
-            note.update(Text(f"{info.tag} {info.source}{origin}"))
+            note.update(Text(escape_controls(f"{info.tag} {info.source}{origin}")))

@@ -79,3 +79,69 @@ def test_an_error_naming_a_file_escapes_it(repo):
     done = perun(repo, "import", "folded", f"../missing{EVIL}.folded")
     assert done.returncode == 1 and done.stderr.startswith("error: ")
     assert not CONTROLS.search(done.stderr), repr(done.stderr)
+
+
+def _evil_time_profile(origin: str, amount: float) -> dict:
+    resources = [{"amount": amount * (1 + i / 100), "uid": f"f{EVIL}\x00\ufffe", "type": "time", "subtype": "real",
+                  "order": i} for i in range(8)]
+    return {"origin": origin, "header": {"type": "time", "units": {"time": "s"}, "cmd": f"./app{EVIL}\x00",
+                                         "args": f"-n\x1b[2J", "workload": f"w\x9b1m"},
+            "collector_info": {"name": "time", "params": {}}, "postprocessors": [],
+            "global": {"time": 1.0, "resources": resources, "models": []}}
+
+
+@pytest.fixture(scope="module")
+def checked_repo(tmp_path_factory):
+    """Two commits, each with a registered time profile whose uid and cmd carry ESC, BEL and NUL; HEAD's is slower."""
+    import json
+
+    from gitrepo import make_repo
+
+    base = tmp_path_factory.mktemp("escaped-check")
+    root = base / "repo"
+    shas = make_repo(root, [{"files": {"a.txt": "one\n"}, "message": "first"},
+                            {"files": {"a.txt": "two\n"}, "message": "second"}])
+    env = {**os.environ, "HOME": str(base), "PERUN_CONFIG_DIR": str(base / "config"), "NO_COLOR": "1"}
+    api.init(root)
+    for sha, amount in zip(shas, (0.1, 0.5)):
+        name = f"p{sha[:4]}.perf"
+        (root / ".perun/jobs" / name).write_text(json.dumps(_evil_time_profile(sha, amount)))
+        api.add([name], minor=sha, cwd=root)
+    return root, env
+
+
+CHECK_FORMS = [
+    ["check", "head"],
+    ["check", "head", "-v"],
+    ["check", "head", "--format", "markdown"],
+    ["check", "head", "--format", "json"],
+    ["check", "head", "--format", "junit"],
+    ["check", "all", "-v"],
+    ["check", "all", "--format", "markdown"],
+    ["check", "all", "--format", "junit"],
+    ["check", "profiles", "0@i", "0@i", "-m", "HEAD"],
+    ["status"],  # after the checks above: their findings, uid and all
+    ["status", "-s"],
+]
+
+
+@pytest.mark.parametrize("argv", CHECK_FORMS, ids=" ".join)
+def test_check_escapes_every_form(checked_repo, argv):
+    done = perun(checked_repo, *argv)
+    text = done.stdout + done.stderr
+    assert done.returncode in (0, 3) and "Traceback" not in text, text
+    found = CONTROLS.search(text)
+    assert found is None, f"raw {found.group()!r} in {text[max(0, found.start() - 60):found.end() + 20]!r}"
+    assert "\ufffe" not in text
+    if "json" in argv:  # JSON keeps the uid exact, its controls as \\u escapes
+        import json
+
+        assert {record["uid"] for record in json.loads(done.stdout)} == {f"f{EVIL}\x00\ufffe"}
+    elif "head" in argv or "all" in argv:
+        assert "\\e]0;pwned\\x07" in done.stdout, done.stdout  # the uid is shown, visibly escaped
+    if "junit" in argv:
+        import xml.dom.minidom
+
+        document = xml.dom.minidom.parseString(done.stdout.encode())  # an XML 1.0 parser accepts it
+        names = [case.getAttribute("name") for case in document.getElementsByTagName("testcase")]
+        assert names and all("\\e]0;pwned\\x07" in name for name in names), names

@@ -8,6 +8,7 @@ from rich.text import Text
 from textual.binding import Binding
 
 from .picture import PictureWidget
+from ...formatting import ansi_picture
 
 
 #: the footer shows both uid keys as one item
@@ -43,8 +44,7 @@ class ChartView(PictureWidget):
     def draw(self, model: Any, state: tuple, width: int, height: int, theme: Any) -> Any:
         core = self.app.core
         figure = core.one_plot(model, state[0]) if len(model.plots) > 1 else model
-        return Text.from_ansi(core.render_view(self.view, figure, width, height, theme), no_wrap=True,
-                              end="")
+        return ansi_picture(core.render_view(self.view, figure, width, height, theme), no_wrap=True, end="")
 
     def render(self) -> Text:
         if self.picture is None:

@@ -9,6 +9,7 @@ from textual import events
 from textual.widget import Widget
 
 from perun_core.errors import PerunError
+from perun_core.api import escape_controls
 
 from ...messages import PictureReady, PlotStatus
 from ...pictures import plot_theme, theme_key
@@ -137,7 +138,7 @@ class PictureWidget(Widget, can_focus=True):
         self.request()
 
     def status(self, text: str) -> None:
-        self.post_message(PlotStatus(text))
+        self.post_message(PlotStatus(escape_controls(text)))
 
 
 def style_colour(rgb: tuple[int, int, int]) -> str:

@@ -5,7 +5,7 @@ from __future__ import annotations
 from rich.text import Text
 from textual.widgets import Static
 
-from perun_core.api import fit_middle
+from perun_core.api import escape_controls, fit_middle
 
 
 class MiddleTitle(Static):
@@ -18,12 +18,11 @@ class MiddleTitle(Static):
     def __init__(self, head: str = "", text: str = "", tail: str = "", *, id: str | None = None,
                  classes: str | None = None) -> None:
         super().__init__("", id=id, classes=classes)
-        self.head = head
-        self.text = text
-        self.tail = tail
+        # a uid or a profile name: escaped before it is measured, so the escapes count in its width
+        self.head, self.text, self.tail = (escape_controls(part) for part in (head, text, tail))
 
     def set_text(self, head: str, text: str, tail: str = "") -> None:
-        self.head, self.text, self.tail = head, text, tail
+        self.head, self.text, self.tail = (escape_controls(part) for part in (head, text, tail))
         self.refresh()
 
     @property
