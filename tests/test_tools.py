@@ -74,4 +74,4 @@ def test_ci_installs_the_package_of_every_tool_and_requires_them():
     for tool, package in PACKAGES.items():
         assert re.search(rf"packages\+=\({re.escape(package)}\)", script), f"{tool}: .ci/run installs no {package}"
     assert re.search(rf"^export {REQUIRE_TOOLS}=1$", script, re.MULTILINE)
-    assert script.index(f"export {REQUIRE_TOOLS}=1") < script.index("make test")
+    assert script.index(f"export {REQUIRE_TOOLS}=1") < script.index("\nmake test")
