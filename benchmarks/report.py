@@ -54,13 +54,14 @@ def loadavg() -> list[float]:
 
 
 def commit() -> str:
-    """HEAD's short hash, with ``+dirty`` when tracked files differ from it."""
+    """HEAD's short hash, with ``+dirty`` when tracked files other than the ones the report writes differ."""
     def git(*args: str) -> str:
         done = subprocess.run(["git", *args], cwd=ROOT, capture_output=True, text=True)
         return done.stdout.strip() if done.returncode == 0 else ""
 
     head = git("rev-parse", "--short", "HEAD") or "unknown"
-    return head + ("+dirty" if git("status", "--porcelain", "--untracked-files=no") else "")
+    written = [f":!{name}" for name in ("benchmarks/report.json", "benchmarks/REPORT.md", *READMES)]
+    return head + ("+dirty" if git("status", "--porcelain", "--untracked-files=no", "--", ".", *written) else "")
 
 
 def cpu_model() -> str:
