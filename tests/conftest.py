@@ -18,6 +18,18 @@ import pytest
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT / "tests"))
 
+from tools import need_tools  # noqa: E402 - found through the line above
+
+
+def pytest_configure(config):
+    config.addinivalue_line("markers", "tools(*names): programs the test runs; missing ones skip it, or fail it "
+                            "under PERUN_REQUIRE_NATIVE_TOOLS=1 (see tests/tools.py)")
+
+
+def pytest_runtest_setup(item):
+    for mark in item.iter_markers("tools"):
+        need_tools(*mark.args)
+
 
 @pytest.fixture(autouse=True)
 def clean_env(tmp_path_factory, monkeypatch):

@@ -5,6 +5,7 @@ from __future__ import annotations
 import copy
 import math
 import sys
+import types
 
 import pytest
 from test_query import (
@@ -104,12 +105,22 @@ def test_pandas_missing_raises_external_tool_error(monkeypatch):
     assert info.value.hint == "pip install pandas"
 
 
-def test_pandas_dataframe_when_available():
-    pytest.importorskip("pandas")
+def test_pandas_dataframe_is_built_from_the_table_columns_in_order(monkeypatch):
+    """pandas is optional (documented in the function; neither a dependency nor a test extra): a stand-in
+    module records what the DataFrame is made of, so the conversion is tested on every machine."""
+    made = {}
+
+    class DataFrame:
+        def __init__(self, data, columns):
+            made.update(data=data, columns=columns)
+
+    monkeypatch.setitem(sys.modules, "pandas", types.SimpleNamespace(DataFrame=DataFrame))
     frame = resources_to_pandas_dataframe(memory_profile())
-    assert list(frame.columns) == resources_to_table(memory_profile())[0]
-    assert frame["subtype"].tolist() == ["malloc", "free"]
-    assert frame["uid:line"].tolist() == [22, 27]
+    names, columns = resources_to_table(memory_profile())
+    assert isinstance(frame, DataFrame)
+    assert made["columns"] == names and list(made["data"]) == names
+    assert made["data"]["subtype"] == ["malloc", "free"] and made["data"]["uid:line"] == [22, 27]
+    assert [made["data"][name] for name in names] == columns
 
 
 # -- flame graphs ----------------------------------------------------------------------------

@@ -8,6 +8,8 @@ import threading
 
 import pytest
 
+from tools import need_tools
+
 from perun_core import api
 from perun_core.api import check as api_check
 from perun_core.api._demo.gitwrite import write_history
@@ -15,9 +17,8 @@ from perun_core.api._demo.collected import DEMO_COMMITS, _history, build_collect
 from perun_core.errors import ExternalToolError, Interrupted, UsageError
 from perun_core.views import get_view
 
-needs_tools = pytest.mark.skipif(
-    any(shutil.which(tool) is None for tool in ("cc", "make", "nm", "addr2line")),
-    reason="the collected demo compiles and profiles C: needs cc, make and binutils (apt install build-essential)")
+#: the collected demo compiles and profiles C
+needs_tools = pytest.mark.tools("cc", "make", "nm", "addr2line")
 
 SLOW = "Drop the tail pointer: find the last node when appending"
 FAST = "Keep a tail pointer again: appending was quadratic"
@@ -25,8 +26,7 @@ FAST = "Keep a tail pointer again: appending was quadratic"
 
 @pytest.fixture(scope="module")
 def demo(tmp_path_factory):
-    if any(shutil.which(tool) is None for tool in ("cc", "make", "nm", "addr2line")):
-        pytest.skip("the collected demo needs cc, make and binutils (apt install build-essential)")
+    need_tools("cc", "make", "nm", "addr2line")
     home = tmp_path_factory.mktemp("home")
     lines: list[str] = []
     with pytest.MonkeyPatch.context() as patch:

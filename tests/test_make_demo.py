@@ -16,7 +16,7 @@ from pathlib import Path
 import pytest
 
 ROOT = Path(__file__).resolve().parent.parent
-needs_make = pytest.mark.skipif(not shutil.which("make"), reason="needs make")
+needs_make = pytest.mark.tools("make")
 
 FAKE_PYTHON = """#!/bin/sh
 # a stand-in for 'python3 -m venv DIR': makes DIR/bin/python, a noisy pip

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import json
 import os
-import shutil
 import signal
 import subprocess
 import time
@@ -14,6 +13,7 @@ from pathlib import Path
 import pytest
 
 from runhelpers import build_c, line_of, run_env, documented  # noqa: F401 - run_env: autouse fixture
+from tools import machine_cannot, need_tools, require
 
 from perun_core.api import run as api_run
 from perun_core.collect.callgrind import callgrind_resources, parse_callgrind
@@ -27,28 +27,14 @@ from perun_core.profile.convert import to_flame_graph_format, to_heap_map_format
 from perun_core.units import UnitContext, call_phase, collectors, convert_params
 from perun_core.units.requirements import check_unit
 
-#: Set by .ci/run, which installs the tools: there a missing tool fails the tests that need it instead of skipping them.
-REQUIRE_TOOLS = "PERUN_REQUIRE_NATIVE_TOOLS"
-
-
-def need_tool(tool: str, why: str) -> None:
-    """Skip the calling test when ``tool`` is not on PATH, or fail it when REQUIRE_TOOLS is 1."""
-    if shutil.which(tool) is not None:
-        return
-    message = f"'{tool}' is missing ({why})"
-    if os.environ.get(REQUIRE_TOOLS) == "1":
-        pytest.fail(f"{message}; {REQUIRE_TOOLS}=1 requires it", pytrace=False)
-    pytest.skip(message)
-
-
 @pytest.fixture(autouse=True, scope="module")
 def needs_cc():
-    need_tool("cc", "the test programs are C; .ci/run installs the tools")
+    need_tools("cc")
 
 
 @pytest.fixture
 def needs_valgrind():
-    need_tool("valgrind", "installed by .ci/run")
+    need_tools("valgrind")
 
 MEMORY_C = r"""
 #include <malloc.h>
@@ -432,7 +418,8 @@ def test_statically_linked_programs_are_refused_clearly(programs, tmp_path):
     try:
         binary = build_c(tmp_path, "static", "int main(void) { return 0; }\n", "-static")
     except subprocess.CalledProcessError:
-        pytest.skip("no static C library to link with")
+        require(False, "a static C library to link with (Debian: libc6-dev)")
+        raise
     with pytest.raises(CollectionError, match="did not load the memory library"):
         collect("memory", [binary], tmp_path)
 
@@ -582,7 +569,7 @@ def test_trace_sampling_rules_split_at_the_last_equals_sign_and_must_match(progr
         collect("trace", ["./fib", "5"], cwd, files=["fib.c"], sampling=["fob=2"])
 
 
-@pytest.mark.skipif(shutil.which("g++") is None, reason="no C++ compiler (.ci/run installs none)")
+@pytest.mark.tools("g++")
 def test_trace_sampling_of_cpp_qualified_names(programs):
     cwd = programs["dir"]
     profile, _ = collect("trace", ["./sll"], cwd, files=["sll.cpp"], cflags=["-O0"], rules=["SLL::*"],
@@ -620,10 +607,10 @@ def test_uprobes_requirement_when_tracefs_is_not_readable(programs, monkeypatch,
 
 
 def needs_uprobes() -> None:
-    need_tool("perf", "installed by .ci/run")
+    need_tools("perf")
     requirement = uprobes_requirement()
     if not requirement.ok:
-        pytest.skip(f"uprobes are not available here: {requirement.detail}")
+        machine_cannot("uprobe events", requirement.detail)
 
 
 def test_uprobes_threads_lose_no_calls_or_say_so(programs, monkeypatch):
@@ -662,16 +649,16 @@ def test_uprobes_beside_another_groups_probes_of_the_same_names(programs, tmp_pa
 
 # -- perf ---------------------------------------------------------------------------------------
 
-def perf_allowed() -> tuple[bool, str]:
-    need_tool("perf", "installed by .ci/run")
+def needs_perf_sampling() -> None:
+    """perf on PATH (installable), and a kernel that lets it sample (not)."""
+    need_tools("perf")
     allowed, detail, _ = perf_permission()
-    return allowed, detail
+    if not allowed:
+        machine_cannot("sampling with perf", detail)
 
 
 def test_perf_finds_the_hot_function_of_a_busy_loop(programs):
-    allowed, reason = perf_allowed()
-    if not allowed:
-        pytest.skip(f"the kernel forbids perf here: {reason}")
+    needs_perf_sampling()
     profile, _ = collect("perf", [programs["busy"]], programs["dir"])
     functions = {r["uid"]: r for r in rows(profile) if r["subtype"] == "function"}
     hottest = max(functions.values(), key=lambda r: r["exclusive"])
@@ -686,9 +673,7 @@ def test_perf_finds_the_hot_function_of_a_busy_loop(programs):
 
 
 def test_perf_follows_threads_and_forks_and_reports_crashes(programs, run_env):
-    allowed, reason = perf_allowed()
-    if not allowed:
-        pytest.skip(f"the kernel forbids perf here: {reason}")
+    needs_perf_sampling()
     threads, _ = collect("perf", [programs["threads"]], programs["dir"], mode="stat")
     assert {r["subtype"] for r in rows(threads)} >= {"page-faults", "context-switches"}
     forked, _ = collect("perf", [programs["fork"]], programs["dir"], frequency=4000)
@@ -701,9 +686,7 @@ def test_perf_follows_threads_and_forks_and_reports_crashes(programs, run_env):
 
 
 def test_perf_stat_reports_a_program_killed_by_a_signal(programs, run_env):
-    allowed, reason = perf_allowed()
-    if not allowed:
-        pytest.skip(f"the kernel forbids perf here: {reason}")
+    needs_perf_sampling()
     # perf stat itself now and then leaves the signal unreported (2 of 60 runs of perf 6.1 here, with
     # these events): what perun can detect, it must; a few attempts keep that from flaking
     for _ in range(5):
@@ -835,9 +818,7 @@ def test_callgrind_timeout_leaves_no_vgdb_pipes(programs, run_env):
 
 
 def test_perf_and_uprobes_leave_nothing_in_the_build_id_cache(programs, tmp_path, monkeypatch):
-    allowed, reason = perf_allowed()
-    if not allowed:
-        pytest.skip(f"the kernel forbids perf here: {reason}")
+    needs_perf_sampling()
     home = tmp_path / "home"
     home.mkdir()
     monkeypatch.setenv("HOME", str(home))
@@ -846,19 +827,6 @@ def test_perf_and_uprobes_leave_nothing_in_the_build_id_cache(programs, tmp_path
     if uprobes_requirement().ok:
         collect("trace", [programs["fib_plain"], "5"], programs["dir"], engine="uprobes", rules=["fib"])
     assert list(home.iterdir()) == []
-
-
-def test_missing_tools_skip_or_fail_when_ci_requires_them(tmp_path, monkeypatch):
-    monkeypatch.setenv("PATH", str(tmp_path))
-    monkeypatch.delenv(REQUIRE_TOOLS, raising=False)
-    with pytest.raises(pytest.skip.Exception, match="'valgrind' is missing"):
-        need_tool("valgrind", "installed by .ci/run")
-    monkeypatch.setenv(REQUIRE_TOOLS, "1")
-    with pytest.raises(pytest.fail.Exception, match=f"'valgrind' is missing .*; {REQUIRE_TOOLS}=1 requires it"):
-        need_tool("valgrind", "installed by .ci/run")
-    monkeypatch.setenv("PATH", os.path.dirname(shutil.which("sh", path=os.defpath)))
-    need_tool("sh", "always there")
-
 
 def test_callgrind_parser_handles_compression_and_recursion():
     text = """version: 1

@@ -8,9 +8,11 @@ from pathlib import Path
 
 import pytest
 
+from tools import machine_cannot
+
 from perun_core.collect import symbols
 
-pytestmark = pytest.mark.skipif(shutil.which("addr2line") is None, reason="needs binutils (installed on CI)")
+pytestmark = pytest.mark.tools("addr2line")
 
 
 def system_library() -> tuple[str, int]:
@@ -20,7 +22,7 @@ def system_library() -> tuple[str, int]:
         if os.path.realpath(region.path).startswith(symbols.STABLE_DIRS) and region.end - region.start > 0x2000:
             path, offset = maps.locate(region.start + 0x1000)
             return path, symbols.file_offset_to_vaddr(path, offset)
-    pytest.skip("no system library mapped executable in this process")
+    machine_cannot("a system library mapped executable in this process", "none in /proc/self/maps")
 
 
 @pytest.fixture
@@ -83,7 +85,7 @@ def test_a_damaged_cache_file_is_asked_again(cache_home):
     assert symbols.addr2line(path, [vaddr]) == first
 
 
-@pytest.mark.skipif(shutil.which("readelf") is None, reason="needs binutils' readelf")
+@pytest.mark.tools("readelf")
 def test_the_build_id_is_read_from_the_notes_as_readelf_shows_it():
     import subprocess
 

@@ -16,12 +16,16 @@ import time
 import pytest
 
 from runhelpers import process_gone, run_env, documented  # noqa: F401 - run_env: autouse fixture
+from tools import require
 
 from perun_core.api import run as api_run
 from perun_core.errors import CollectionError, Interrupted
 from perun_core import events as ev
 from perun_core.runner.helper import spawn_helper
 from perun_core.runner.process import RepeatedRuns, run_process
+
+#: What a missing spawn helper means: the C compiler that builds it is missing.
+NO_HELPER = "a C compiler to build the spawn helper (Debian: build-essential)"
 
 PY = sys.executable
 
@@ -73,8 +77,7 @@ def test_measures_wall_cpu_and_memory(perun_repo, tmp_path):
 
 
 def test_peak_memory_is_the_programs_own(perun_repo):
-    if spawn_helper() is None:
-        pytest.skip("no C compiler to build the spawn helper")
+    require(spawn_helper() is not None, NO_HELPER)
     root, _ = perun_repo
     profile, _ = collect(root, "true")
     # a fork of the Python interpreter would report tens of megabytes here
@@ -141,8 +144,7 @@ def test_commands_that_cannot_run(perun_repo, cmd, needle):
 @pytest.mark.parametrize("use_helper", [True, False])
 def test_run_process_streams_lines_and_reports_exec_errors(tmp_path, use_helper):
     helper = spawn_helper() if use_helper else None
-    if use_helper and helper is None:
-        pytest.skip("no C compiler to build the spawn helper")
+    require(not use_helper or helper is not None, NO_HELPER)
     lines = []
     outcome = run_process(["sh", "-c", "echo a; echo b >&2; printf 'no newline'"], cwd=tmp_path, helper=helper,
                           on_line=lambda stream, text: lines.append((stream, text)))
@@ -178,8 +180,7 @@ def counted(script: str, counter) -> str:
 def helper():
     """The compiled spawn helper (skips where no C compiler can build it)."""
     built = spawn_helper()
-    if built is None:
-        pytest.skip("no C compiler to build the spawn helper")
+    require(built is not None, NO_HELPER)
     return built
 
 
@@ -187,8 +188,7 @@ def helper():
 def spawning(request, monkeypatch):
     """Both ways of starting runs: the spawn helper (one for all runs) and Python (one Popen per run)."""
     if request.param == "helper":
-        if spawn_helper() is None:
-            pytest.skip("no C compiler to build the spawn helper")
+        require(spawn_helper() is not None, NO_HELPER)
     else:
         monkeypatch.setenv("PERUN_NO_SPAWN_HELPER", "1")
     return request.param
@@ -258,11 +258,12 @@ def test_keep_failed_records_a_failing_middle_run(perun_repo, tmp_path, spawning
     assert statuses == {(1, None), (2, 7), (3, None)}
 
 
+@pytest.mark.tools("setsid")
 def test_cancel_in_the_middle_of_a_batch_leaves_no_process(perun_repo, tmp_path, spawning):
     root, _ = perun_repo
     counter, pids = tmp_path / "count", tmp_path / "pids"
     # only the helper finds descendants that left the run's process group (it is a child subreaper)
-    escape = spawning == "helper" and shutil.which("setsid") is not None
+    escape = spawning == "helper"
     script = (f'if [ $n = 3 ]; then {f"setsid sleep 60 & echo $! >> {pids}; " if escape else ""}'
               f'sleep 60 & echo $! >> {pids}; echo $$ >> {pids}; echo started; wait; fi')
     cancel = threading.Event()
@@ -292,8 +293,7 @@ def test_cancel_in_the_middle_of_a_batch_leaves_no_process(perun_repo, tmp_path,
 def test_cancel_reaches_a_run_whose_program_floods_its_output_faster_than_its_lines_are_handled(tmp_path, use_helper):
     """Such a program keeps its pipe full for as long as it runs: reading "until the pipe is empty" never ends."""
     helper = spawn_helper() if use_helper else None
-    if use_helper and helper is None:
-        pytest.skip("no C compiler to build the spawn helper")
+    require(not use_helper or helper is not None, NO_HELPER)
     marker = tmp_path / "flood-pid"
     script = f"echo $$ > {marker}; while :; do echo a line of a program that floods its output; done"
     cancel = threading.Event()
@@ -351,7 +351,7 @@ def helpers_running(marker: str) -> list[int]:
     return found
 
 
-@pytest.mark.skipif(not shutil.which("setsid"), reason="needs setsid (util-linux)")
+@pytest.mark.tools("setsid")
 def test_the_helper_kills_descendants_that_left_the_process_group(tmp_path, helper):
     pid_file = tmp_path / "pid"
     with RepeatedRuns(["sh", "-c", f"setsid sleep 60 & echo $! > {pid_file}"], cwd=tmp_path, helper=helper) as runs:
@@ -365,8 +365,7 @@ def test_the_helper_kills_descendants_that_left_the_process_group(tmp_path, help
 
 
 def test_peak_memory_is_the_programs_own_in_every_run(perun_repo):
-    if spawn_helper() is None:
-        pytest.skip("no C compiler to build the spawn helper")
+    require(spawn_helper() is not None, NO_HELPER)
     root, _ = perun_repo
     profile, _ = collect(root, "true", warmup=2, repeat=20)
     peaks = [r["amount"] for r in resources(profile, "max_rss")]
@@ -376,8 +375,7 @@ def test_peak_memory_is_the_programs_own_in_every_run(perun_repo):
 @pytest.mark.parametrize("use_helper", [True, False])
 def test_output_lines_reach_the_callback_while_the_run_goes_on(tmp_path, use_helper):
     helper = spawn_helper() if use_helper else None
-    if use_helper and helper is None:
-        pytest.skip("no C compiler to build the spawn helper")
+    require(not use_helper or helper is not None, NO_HELPER)
     go = tmp_path / "go"
     script = f'echo first; while [ ! -e {go} ]; do sleep 0.01; done; rm {go}; echo second'
     lines = []
@@ -448,8 +446,7 @@ def _static_c_library(tmp_path) -> bool:
 
 def test_the_helper_is_linked_statically_so_its_own_peak_memory_is_small_and_steady(tmp_path, helper):
     """A run started by posix_spawn inherits the helper's peak RSS as the floor of its ru_maxrss."""
-    if not _static_c_library(tmp_path):
-        pytest.skip("no static C library (libc.a) here: the helper is linked dynamically")
+    require(_static_c_library(tmp_path), "a static C library (libc.a, Debian: libc6-dev) to link the helper statically")
 
     data = helper.read_bytes()
     assert data[:4] == b"\x7fELF" and data[4] == 2  # 64-bit

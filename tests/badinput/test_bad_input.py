@@ -22,6 +22,8 @@ from pathlib import Path
 
 import pytest
 
+from tools import machine_cannot
+
 from .cases import CASES, NEW_COMMAND_CASES, Case, good_profile
 
 from perun_core import api
@@ -76,7 +78,7 @@ def immutable(*paths: Path):
         for path in paths:
             made = subprocess.run(["chattr", "+i", str(path)], capture_output=True, text=True)
             if made.returncode != 0:
-                pytest.skip(f"cannot make {path} read-only here (chattr: {made.stderr.strip()}), and root writes anywhere")
+                machine_cannot("a read-only file for root", f"chattr +i {path}: {made.stderr.strip()}")
             done.append(path)
         yield
     finally:

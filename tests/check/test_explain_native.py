@@ -57,7 +57,7 @@ def _build(tmp_path, *flags):
     return str(binary), str(source)
 
 
-binutils = pytest.mark.skipif(not (shutil.which("nm") and shutil.which("addr2line")), reason="needs binutils")
+binutils = pytest.mark.tools("nm", "addr2line")
 
 
 @needs_cc
@@ -89,17 +89,20 @@ def test_without_debug_information_or_binutils_the_name_stays_alone(tmp_path, mo
     assert symbols.function_lines(str(tmp_path / "missing"), ["middle"]) == {}
 
 
-def _perf_allowed() -> bool:
+def _perf_refused() -> str | None:
+    """Why the kernel refuses perf sampling, or None (also None without perf: the ``tools`` mark says that)."""
     if not shutil.which("perf"):
-        return False
+        return None
     from perun_core.collect.perf import perf_permission
 
-    return perf_permission()[0]
+    allowed, detail, _ = perf_permission()
+    return None if allowed else detail
 
 
 @needs_cc
 @binutils
-@pytest.mark.skipif(not _perf_allowed(), reason="needs perf allowed to sample")
+@pytest.mark.tools("perf")
+@pytest.mark.skipif(_perf_refused() is not None, reason=f"machine cannot: sampling with perf: {_perf_refused()}")
 def test_perf_explains_a_c_function_with_its_file_and_line(tmp_path, run_env):
     import json
 

@@ -9,11 +9,13 @@ import pytest
 from perun_core import api
 
 from views.test_chromium import BROWSER, console_errors, open_in_chromium  # tests/ is on sys.path
+from tools import require
 
 FIXTURES = Path(__file__).resolve().parent.parent / "fixtures" / "import"
 
-pytestmark = pytest.mark.skipif(
-    BROWSER is None, reason="no headless Chromium on PATH (e.g. 'apt-get install -y chromium') to open the report in")
+@pytest.fixture(autouse=True)
+def needs_browser():
+    require(BROWSER is not None, "a headless Chromium to open the report in (Debian: chromium)")
 
 
 @pytest.fixture(scope="module")

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import json
-import shutil
 import subprocess
 
 import pytest
@@ -62,7 +61,7 @@ int main(int argc, char **argv) {
 """
 
 
-@pytest.mark.skipif(shutil.which("gcc") is None or shutil.which("gcov") is None, reason="needs gcc and gcov")
+@pytest.mark.tools("gcc", "gcov")
 def test_the_coverage_prefilter_is_used_when_the_program_has_gcov_notes_and_skipped_otherwise(tmp_path):
     build = tmp_path / "build"
     build.mkdir()

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import json
-import shutil
 import subprocess
 import sys
 from pathlib import Path
@@ -66,7 +65,7 @@ def test_imported_stacks_work_in_the_flame_graph_view():
     assert "__libc_start_call_main();main();leaf() 54" in folded.splitlines()
 
 
-@pytest.mark.skipif(shutil.which("perf") is None, reason="perf is not installed")
+@pytest.mark.tools("perf")
 def test_perf_record_reads_perf_data_through_perf_script():
     profile = api.read_imported("perf-record", [FIXTURES / "perf.data"])
     samples = rows(profile, "samples")

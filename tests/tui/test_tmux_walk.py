@@ -32,8 +32,7 @@ from pathlib import Path
 
 import pytest
 
-pytestmark = pytest.mark.skipif(shutil.which("tmux") is None,
-                                reason="tmux is not installed (apt-get install tmux; .ci/run installs it)")
+pytestmark = pytest.mark.tools("tmux")
 
 SIZES = [pytest.param((40, 12), id="40x12"), pytest.param((80, 24), id="80x24"),
          pytest.param((120, 40), id="120x40")]

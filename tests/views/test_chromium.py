@@ -10,13 +10,16 @@ import pytest
 
 from perun_core.views import get_view
 
+from tools import require
+
 from .profiles import memory_profile
 
 BROWSERS = ("chromium", "chromium-browser", "google-chrome", "google-chrome-stable")
 BROWSER = next((found for found in map(shutil.which, BROWSERS) if found), None)
 
-pytestmark = pytest.mark.skipif(
-    BROWSER is None, reason="no headless Chromium on PATH (e.g. 'apt-get install -y chromium') to open the SVG in")
+@pytest.fixture(autouse=True)
+def needs_browser():
+    require(BROWSER is not None, "a headless Chromium to open the SVG in (Debian: chromium)")
 
 
 def open_in_chromium(path, fragment: str = "") -> tuple[str, str]:

@@ -12,7 +12,6 @@
 from __future__ import annotations
 
 import os
-import shutil
 import subprocess
 from collections import Counter
 from pathlib import Path
@@ -28,7 +27,7 @@ from perun_core.collect.nativelog import read_logs
 from perun_core.collect.trace import instrumentation_flags
 from perun_core.units import UnitContext, call_phase, collectors, convert_params
 
-pytestmark = pytest.mark.skipif(shutil.which("cc") is None, reason="needs a C compiler (installed on CI)")
+pytestmark = pytest.mark.tools("cc")
 
 FIRST_C = r"""
 #include <stdlib.h>
