@@ -12,6 +12,7 @@ import time
 from pathlib import Path
 
 import pytest
+from tools import machine_cannot
 
 from runhelpers import process_gone, run_env, documented  # noqa: F401 - run_env: autouse fixture
 
@@ -268,8 +269,9 @@ CROWDED = """\
 """
 
 
-@pytest.mark.skipif(not hasattr(os, "sched_setaffinity"), reason="needs sched_setaffinity (Linux)")
 def test_a_preempted_wall_clock_run_advises_the_cpu_clock(perun_repo):
+    if not hasattr(os, "sched_setaffinity"):
+        machine_cannot("pinning a process to one CPU", "no sched_setaffinity (not Linux)")
     root, _ = perun_repo
     write(root, "crowded.py", CROWDED)
     result = run_cli("collect", "-c", "crowded.py", "pytrace", "-F", "work=args[0]", cwd=root)

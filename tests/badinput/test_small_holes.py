@@ -15,6 +15,7 @@ import sys
 from pathlib import Path
 
 import pytest
+from tools import machine_cannot
 
 from .hole_cases import HOLE_CASES
 from .test_bad_input import _params, check, immutable, prepare, run_as_subprocess, run_in_process, template, \
@@ -72,7 +73,7 @@ def test_standard_output_on_a_full_disk_is_named(template, tmp_path, argv):
     try:
         os.mknod(full, stat.S_IFCHR | 0o666, os.makedev(1, 7))
     except PermissionError:
-        pytest.skip("making a device file needs root")
+        machine_cannot("a device file", "making one needs root")
     before = tree_hashes(repo / ".perun")
     with open(full, "w") as stdout:
         done = subprocess.run([sys.executable, "-m", "perun_core.cli.entry", *argv], cwd=repo, stdout=stdout,
@@ -101,7 +102,7 @@ def test_a_store_on_a_full_file_system_names_the_object(template, tmp_path):
     if mounted.returncode != 0:
         shutil.rmtree(objects)
         shutil.move(kept, objects)
-        pytest.skip(f"cannot mount a small tmpfs here: {mounted.stderr.strip()}")
+        machine_cannot("a small tmpfs", mounted.stderr.strip() or "mount refused")
     try:
         for item in kept.iterdir():
             subprocess.run(["cp", "-a", str(item), str(objects)], check=True)

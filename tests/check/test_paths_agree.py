@@ -86,7 +86,17 @@ def _changes(verdicts: dict) -> dict:
 @pytest.fixture(params=sorted(SHAPES))
 def shape(request, tmp_path):
     """(name, the project with two commits, their shas, the reference verdicts and exit status)."""
-    base, target, real, status = SHAPES[request.param]
+    return _shape(request.param, tmp_path)
+
+
+@pytest.fixture
+def cpu_slowdown(tmp_path):
+    """:func:`shape` of the CPU slow-down alone."""
+    return _shape("cpu-slowdown", tmp_path)
+
+
+def _shape(name, tmp_path):
+    base, target, real, status = SHAPES[name]
     files = tmp_path / "files"
     files.mkdir()
     (files / "base.perf").write_text(json.dumps(_doc(base)))
@@ -98,7 +108,7 @@ def shape(request, tmp_path):
     shas = make_repo(root, [{"files": {"a.txt": "one\n"}, "message": "first"},
                             {"files": {"a.txt": "two\n"}, "message": "second"}])
     api.init(root)
-    return request.param, root, shas, reference, code
+    return name, root, shas, reference, code
 
 
 def _pending(root, shas, name):
@@ -147,10 +157,8 @@ async def test_the_tui_check_screen_gives_the_same_verdicts(shape):
     assert _stored(root, shas[1]) == reference
 
 
-def test_a_strategy_from_a_shared_configuration_is_named_once(shape, tmp_path):
-    name, root, shas, _reference, _code = shape
-    if name != "cpu-slowdown":
-        pytest.skip("one shape shows it")
+def test_a_strategy_from_a_shared_configuration_is_named_once(cpu_slowdown, tmp_path):
+    name, root, shas, _reference, _code = cpu_slowdown
     shared = tmp_path / "elsewhere" / "shared.yml"
     shared.parent.mkdir()
     # what another tool's shared configuration may hold: a different method and a cut-off
@@ -166,10 +174,8 @@ def test_a_strategy_from_a_shared_configuration_is_named_once(shape, tmp_path):
     assert "taken from" not in plain.stdout + plain.stderr
 
 
-def test_a_profile_registered_and_kept_pending_counts_once(shape):
-    name, root, shas, reference, code = shape
-    if name != "cpu-slowdown":
-        pytest.skip("one shape shows it")
+def test_a_profile_registered_and_kept_pending_counts_once(cpu_slowdown):
+    name, root, shas, reference, code = cpu_slowdown
     _pending(root, shas, name)
     for pending, sha in (("base.perf", shas[0]), ("target.perf", shas[1])):
         added = run_cli("add", "--keep-profile", pending, "-m", sha, cwd=root)

@@ -290,8 +290,7 @@ def _scaled_folded(source: Path, target: Path) -> None:
 
 
 @pytest.mark.parametrize("kind, name", [
-    pytest.param("perf-record", "perf.data", marks=pytest.mark.skipif(shutil.which("perf") is None,
-                                                                      reason="perf is not installed")),
+    pytest.param("perf-record", "perf.data", marks=pytest.mark.tools("perf")),
     ("perf-script", "perf.script"), ("folded", "stackcollapse-perf-all.folded"), ("py-spy", "py-spy.txt"),
     ("speedscope", "py-spy.speedscope.json"), ("speedscope", "pyinstrument.speedscope.json"),
     ("callgrind", "callgrind.out"),

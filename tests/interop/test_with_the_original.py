@@ -19,6 +19,7 @@ import subprocess
 from pathlib import Path
 
 import pytest
+from tools import machine_cannot
 from conftest import run_cli
 
 from perun_core.storage.index import ORIGINAL_LAYOUT, index_layout, read_index
@@ -26,8 +27,11 @@ from perun_core.storage.index import ORIGINAL_LAYOUT, index_layout, read_index
 ORIGINAL = os.environ.get("PERUN_ORIGINAL", "")
 ANSI = re.compile(r"\x1b\[[0-9;]*m")  # it colours some messages despite --no-color
 
-pytestmark = pytest.mark.skipif(not (ORIGINAL and os.access(ORIGINAL, os.X_OK)),
-                                reason="set PERUN_ORIGINAL to the perun executable of perun-toolsuite 0.28.3 to run")
+@pytest.fixture(autouse=True)
+def the_original():
+    """The original tool is never a dependency: only where PERUN_ORIGINAL names its executable."""
+    if not (ORIGINAL and os.access(ORIGINAL, os.X_OK)):
+        machine_cannot("the original Perun", "set PERUN_ORIGINAL to the perun executable of perun-toolsuite 0.28.3")
 
 
 def original(*args: str, cwd: Path) -> str:
