@@ -25,7 +25,6 @@ without anyone noticing:
     none;
   - a device file or a small tmpfs for the full-disk cases: making one needs
     root, mounting one a privilege a container may lack;
-  - pinning a process to one CPU (``sched_setaffinity``) outside Linux;
   - the original Perun (perun-toolsuite 0.28.3): never a dependency, it may
     only be installed in a throwaway environment outside the project, so its
     round trips run where ``PERUN_ORIGINAL`` names its executable.
