@@ -23,6 +23,7 @@ machine's load average.  One JSON object goes to stdout, progress to stderr.
 from __future__ import annotations
 
 import argparse
+import statistics
 import json
 import random
 import shutil
@@ -142,7 +143,9 @@ def bench_bisect(work: Path, args: argparse.Namespace) -> dict:
     return {"commits": len(shas), "factor": args.factor, "culprit": culprit_at,
             "found": sum(run["found"] for run in runs), "wrong_and_certain": sum(
                 1 for run in runs if run["named"] is not None and not run["found"] and run["certain"]),
-            "bisects": len(runs), "ideal_collections": 2 + (len(shas) - 2).bit_length(), "runs": runs}
+            "bisects": len(runs), "ideal_collections": 2 + (len(shas) - 2).bit_length(),
+            "median_collections": statistics.median(run["collections"] for run in runs),
+            "median_wall_s": round(statistics.median(run["wall_s"] for run in runs), 2), "runs": runs}
 
 
 def main() -> None:
