@@ -78,9 +78,12 @@ valid_resource = st.fixed_dictionaries(
     {"amount": st.one_of(st.integers(-(2**60), 2**60), st.floats(allow_nan=False, allow_infinity=False)), "uid": text},
     optional={"type": st.sampled_from(["time", "memory"]), "structure-unit-size": st.integers(0, 10**6),
               "x y": st.one_of(st.integers(), text)})
+# a model record names its kind (``model``) and, when it has one, a text uid; other keys are free
+valid_model = st.dictionaries(keys, values, max_size=3).map(
+    lambda record: {**{k: v for k, v in record.items() if k not in ("model", "uid")}, "model": "linear"})
 valid_region = st.fixed_dictionaries({"time": st.one_of(st.integers(0, 10**6), text),
                                       "resources": st.lists(valid_resource, max_size=25),
-                                      "models": st.lists(st.dictionaries(keys, values, max_size=3), max_size=2)})
+                                      "models": st.lists(valid_model, max_size=2)})
 valid_documents = st.fixed_dictionaries(
     {"header": st.fixed_dictionaries({"type": st.sampled_from(["time", "memory", "mixed"]), "cmd": st.text(max_size=5),
                                       "units": st.dictionaries(keys, st.text(max_size=3), max_size=2)}),

@@ -11,7 +11,7 @@ from runhelpers import C_PROGRAM, MAKEFILE, needs_cc, run_env  # noqa: F401 - ru
 from perun_core import api
 from perun_core.storage.repository import PerunRepository
 
-WORKLOAD = "50000000"
+WORKLOAD = "150000000"  # about 60 ms a run: shorter runs are mostly start-up and scheduling noise
 SLOW_FROM = 4
 
 
