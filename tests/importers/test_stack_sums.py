@@ -9,33 +9,21 @@ from __future__ import annotations
 import json
 import re
 import shutil
-import subprocess
-import sys
 from pathlib import Path
 
 import pytest
+
+from .test_importers import _cli, perun_repo  # noqa: F401 - perun_repo: a fixture
 
 from perun_core import api
 
 FIXTURES = Path(__file__).resolve().parent.parent / "fixtures" / "import"
 
 
-def _cli(*args: str, cwd: Path) -> subprocess.CompletedProcess:
-    return subprocess.run([sys.executable, "-m", "perun_core.cli.main", *args], cwd=cwd, capture_output=True,
-                          text=True, timeout=120)
-
-
 @pytest.fixture
-def repo(tmp_path, monkeypatch):
-    monkeypatch.setenv("HOME", str(tmp_path / "home"))
-    monkeypatch.setenv("PERUN_CONFIG_DIR", str(tmp_path / "home" / "perun"))
-    root = tmp_path / "repo"
-    root.mkdir()
-    for args in (["init", "-q"], ["-c", "user.email=t@t", "-c", "user.name=t", "commit", "-q", "--allow-empty",
-                                  "-m", "one"]):
-        subprocess.run(["git", *args], cwd=root, check=True)
-    api.init(root)
-    return root
+def repo(perun_repo):
+    """An empty git repository with perun initialized (the fixture of test_importers)."""
+    return perun_repo
 
 
 def imported(repo: Path, kind: str, *files: Path, options: tuple[str, ...] = ()):
