@@ -980,3 +980,38 @@ def test_walk_reads_packed_commits_itself_and_matches_dulwich(tmp_path: Path) ->
         assert big is not None and big[0] == 1 and "ž" * 30_000 in big[1].decode()
     assert packed == loose
     assert [v.checksum for v in packed] == shas[::-1]
+
+
+def test_threads_resolving_their_first_commits_at_once_all_find_them(tmp_path):
+    """A freshly opened repository whose history is one pack, looked up by four threads at the same moment.
+
+    dulwich fills its pack cache lazily; without the rescan one thread in two
+    reported a present commit as missing (the demo's two collection phases
+    failed that way on a CI machine).
+    """
+    import threading
+
+    from perun_core.api._demo.gitwrite import GitCommit, write_history
+
+    for attempt in range(25):
+        root = tmp_path / f"packed-{attempt}"
+        commits = [GitCommit({"a": str(n).encode()}, f"c{n}", ("A", "a@example", 0), BASE_TIME + n,
+                             [n - 1] if n else []) for n in range(4)]
+        shas = write_history(root, commits, {"main": 3})
+        errors: list[BaseException] = []
+        with vcs.GitVcs(root) as repo:
+            start = threading.Barrier(len(shas))
+
+            def resolve(sha: str) -> None:
+                start.wait()
+                try:
+                    assert repo.massage(sha) == sha
+                except BaseException as exc:  # noqa: BLE001 - collected and reported below
+                    errors.append(exc)
+
+            threads = [threading.Thread(target=resolve, args=(sha,)) for sha in shas]
+            for thread in threads:
+                thread.start()
+            for thread in threads:
+                thread.join()
+        assert not errors, f"attempt {attempt}: {errors[0]!r}"

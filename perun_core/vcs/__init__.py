@@ -139,6 +139,22 @@ class GitVcs(RevisionsMixin, HistoryMixin, WorktreeMixin):
         except (DulwichNotGitRepository, FileNotFoundError, NotADirectoryError, PermissionError) as exc:
             raise NotGitRepository(self.root) from exc
         self._closed = False
+        self._refresh_packs()
+
+    def _refresh_packs(self) -> None:
+        """Let the object store list the pack directory now.
+
+        dulwich fills its pack cache lazily and is not thread-safe while doing so:
+        when two threads (the demo's two collection phases, the TUI's workers)
+        look up their first object at once, one can see an empty cache, find the
+        pack already claimed by the other and report a present commit as
+        missing.  Listing the packs here, and again before giving up on an
+        object, closes that window.
+        """
+        try:
+            self.repo.object_store.packs  # noqa: B018 - the property rescans the pack directory
+        except Exception:  # noqa: BLE001 - a damaged pack is reported by the lookup that meets it
+            pass
 
     # ------------------------------------------------------------------ lifecycle
 
@@ -210,7 +226,12 @@ class GitVcs(RevisionsMixin, HistoryMixin, WorktreeMixin):
         return read
 
     def _raw(self, sha: str) -> tuple[int, bytes] | None:
-        try:
-            return self.repo.object_store.get_raw(sha.encode("ascii"))
-        except (KeyError, AssertionError, ValueError):
-            return None
+        for attempt in range(2):
+            try:
+                return self.repo.object_store.get_raw(sha.encode("ascii"))
+            except KeyError:
+                if attempt == 0:
+                    self._refresh_packs()
+            except (AssertionError, ValueError):
+                return None
+        return None

@@ -15,7 +15,7 @@ import pytest
 from perun_core import api
 from perun_core.errors import ImportFailed
 
-from .test_stack_sums import FIXTURES, _cli, imported, repo  # noqa: F401 (repo is a fixture)
+from .test_stack_sums import FIXTURES, _cli, imported, perun_repo, repo  # noqa: F401 (perun_repo, repo: fixtures)
 
 ASV_RESULT = next((FIXTURES / "asv" / "results" / "vm").glob("ecf062e4-*.json"))
 
