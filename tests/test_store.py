@@ -29,12 +29,14 @@ def test_object_layout_matches_spec(tmp_path):
     assert store.read_profile(sha) == profile
 
 
-def test_identical_profiles_are_stored_once(tmp_path):
+def test_identical_profiles_are_stored_once_per_origin(tmp_path):
     store = ObjectStore(tmp_path)
     a = store.write_profile(Profile.from_dict(time_profile("1" * 40)))
-    b = store.write_profile(Profile.from_dict(time_profile("2" * 40)))  # origin is not stored
-    assert a == b
-    assert len(list(tmp_path.rglob("*"))) == 2  # one fan-out dir, one object
+    again = store.write_profile(Profile.from_dict(time_profile("1" * 40)))
+    b = store.write_profile(Profile.from_dict(time_profile("2" * 40)))
+    assert a == again and a != b  # the origin is part of the object
+    assert store.read_profile(a).origin == "1" * 40 and store.read_profile(b).origin == "2" * 40
+    assert len([p for p in tmp_path.rglob("*") if p.is_file()]) == 2
 
 
 def test_flipped_byte_is_detected(tmp_path):

@@ -53,7 +53,7 @@ from ..profile.codec import load_profile_from_file
 from ..storage import index as index_module
 from ..storage.cleanup import Leftovers, leftover_candidates, names_in_records, quarantine
 from ..storage.index import MAGIC, IndexEntry, decode_index, read_index, write_index
-from ..storage.objects import object_checksum
+from ..storage.objects import object_checksums
 from ..storage.repository import PerunRepository, meta_of
 from ._repo import using as _using
 
@@ -435,7 +435,7 @@ def _check_pending(repo: PerunRepository, check: _Check, registered: dict[str, t
             report.problems.append(FsckProblem("pending", str(path), getattr(exc, "reason", str(exc)),
                                                "left alone: remove it with 'perun-core rm'" if report.repaired else ""))
             continue
-        where = registered.get(object_checksum(profile))
+        where = next((registered[sha] for sha in object_checksums(profile) if sha in registered), None)
         if where is None:
             continue
         done = ""

@@ -221,7 +221,7 @@ def iter_layout(profile: Profile, layout: str, *, indent: int | None = 2) -> Ite
 # -- columnar store encoding ---------------------------------------------------
 
 def encode_columnar(profile: Profile) -> bytes:
-    """Store encoding of ``profile`` (without its origin, as registered profiles have none)."""
+    """The columnar encoding of ``profile`` without its origin (the form of objects perun stored before they kept it)."""
     return b"".join(iter_columnar(profile))
 
 

@@ -110,13 +110,23 @@ def _deflate_raw(chunk: Any, last: bool) -> bytes:
     return engine.compress(chunk) + engine.flush(zlib.Z_FINISH if last else zlib.Z_FULL_FLUSH)
 
 
-def object_checksum(profile: Profile) -> str:
-    """The name ``profile`` has (or would have) as an object, computed without storing it."""
-    pieces = list(iter_columnar(profile))
+def object_checksum(profile: Profile, *, with_origin: bool = True) -> str:
+    """The name ``profile`` has (or would have) as a columnar object, computed without storing it.
+
+    Objects carry the commit they are registered at as their origin (so
+    fsck can tell where an object no index names belongs); those perun
+    wrote before that carry none: ``with_origin=False`` gives their name.
+    """
+    pieces = list(iter_columnar(profile, with_origin=with_origin))
     digest = hashlib.sha1(object_prefix(profile.type, sum(map(len, pieces))))
     for piece in pieces:
         digest.update(piece)
     return digest.hexdigest()
+
+
+def object_checksums(profile: Profile) -> set[str]:
+    """Every name ``profile`` may have as a stored object: with its origin, and as older objects had it."""
+    return {object_checksum(profile), object_checksum(profile, with_origin=False)}
 
 
 def object_path(objects_dir: Path, sha: str) -> Path:
@@ -169,11 +179,17 @@ class ObjectStore:
         return self.path_of(sha).is_file()
 
     def write_profile(self, profile: Profile, *, layout: str = "columnar") -> str:
-        """Store ``profile`` (without its origin) as ``columnar`` or ``documented`` JSON; returns the SHA-1."""
+        """Store ``profile`` with its origin as ``columnar`` or ``documented`` JSON; returns the SHA-1.
+
+        The original Perun drops the origin when it registers a profile; perun
+        keeps it (the commit the profile is registered at), so that an object
+        an index lost can be put back where it belongs.  The original ignores
+        the extra key when it reads such an object.
+        """
         if layout == "columnar":
-            pieces = iter_columnar(profile)
+            pieces = iter_columnar(profile, with_origin=True)
         elif layout == "documented":
-            pieces = iter_json_chunks(profile, with_origin=False)
+            pieces = iter_json_chunks(profile, with_origin=True)
         else:
             raise ValueError(f"unknown object layout {layout!r}; expected 'columnar' or 'documented'")
         # the pieces already encoded are compressed on other threads while the next ones are encoded

@@ -17,6 +17,7 @@ objects holding the documented JSON form (see :attr:`PerunRepository.shared_with
 from __future__ import annotations
 
 import contextlib
+import dataclasses
 import hashlib
 import json
 import os
@@ -275,6 +276,9 @@ class PerunRepository:
 
         if not checked:
             self.check_storable(profile, source)
+        if profile.origin != minor:
+            # the object names the commit it is registered at (fsck puts an object an index lost back by it)
+            profile = dataclasses.replace(profile, origin=minor)
         checksum = self.objects.write_profile(profile, layout=self.object_layout)
         meta = meta_of(profile)
         with self._index_lock(minor):

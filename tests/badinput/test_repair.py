@@ -15,6 +15,7 @@ import pytest
 from conftest import run_cli, time_profile
 
 from perun_core import api
+from perun_core.profile.model import Profile
 from perun_core.storage.index import encode_index_v1
 from perun_core.storage.repository import PerunRepository
 
@@ -136,12 +137,33 @@ def test_two_destroyed_indexes_take_back_the_objects_that_carry_their_commit(per
     assert run_cli("fsck", cwd=root).returncode == 0
 
 
-def test_objects_of_an_index_that_cannot_be_rebuilt_are_never_removed(perun_repo):
-    """Two destroyed indexes and objects that carry no origin: nowhere certain to put them, so they are put aside."""
+def test_every_destroyed_index_is_rebuilt_from_the_origins_its_objects_carry(perun_repo):
+    """Objects name the commit they were registered at: two destroyed indexes are each rebuilt whole."""
     root, shas = perun_repo
-    checksums = [add(root, minor, "p.perf", 1.0 + i) for i, minor in enumerate(shas)]
+    checksums = [add(root, minor, f"p{i}.perf", 1.0 + i) for i, minor in enumerate(shas)]
     with PerunRepository(root) as repo:
         for minor in shas:
+            repo.index_path(minor).write_bytes(b"garbage")
+    _refused(run_cli("status", cwd=root))
+    repaired = run_cli("fsck", "--repair", cwd=root)
+    assert repaired.returncode == 0 and repaired.stdout.count("rebuilt with 1 profile") == 2, repaired.stdout
+    with PerunRepository(root) as repo:
+        assert [[e.checksum for e in repo.read_index(minor)] for minor in shas] == [[sha] for sha in checksums]
+    assert not (root / ".perun/quarantine/unplaced").exists()
+    shown = run_cli("status", cwd=root)  # HEAD is the last commit
+    assert shown.returncode == 0 and "p1.perf" in shown.stdout, shown.stdout + shown.stderr
+    assert run_cli("fsck", cwd=root).returncode == 0
+
+
+def test_objects_of_an_index_that_cannot_be_rebuilt_are_never_removed(perun_repo):
+    """Two destroyed indexes and objects that carry no origin (as perun wrote them before objects kept it):
+    nowhere certain to put them, so they are put aside."""
+    root, shas = perun_repo
+    with PerunRepository(root) as repo:
+        checksums = []
+        for i, minor in enumerate(shas):
+            checksums.append(repo.objects.write_profile(Profile.from_dict(time_profile(None, cmd=f"./p{i}.perf"))))
+            repo.index_path(minor).parent.mkdir(parents=True, exist_ok=True)
             repo.index_path(minor).write_bytes(b"garbage")
         contents = [repo.objects.path_of(sha).read_bytes() for sha in checksums]
     report = api.fsck(repair=True, stale_after=0, cwd=root)
