@@ -52,7 +52,7 @@ from ..errors import CorruptIndex, CorruptObject, PerunError, ProfileError, Stor
 from ..profile.codec import load_profile_from_file
 from ..storage import index as index_module
 from ..storage.cleanup import Leftovers, leftover_candidates, names_in_records, quarantine
-from ..storage.index import MAGIC, IndexEntry, decode_index, read_index, write_index
+from ..storage.index import MAGIC, IndexEntry, decode_index, read_index
 from ..storage.objects import object_checksums
 from ..storage.repository import PerunRepository, meta_of
 from ._repo import using as _using
@@ -276,7 +276,7 @@ class _Check:
                 current = read_index(path)  # what a writer may have added since the scan
                 kept = [e for e in current if self.is_sound(e.checksum)]
                 if len(kept) != len(current):
-                    write_index(path, self.repo.with_metadata(kept))  # written as version 2: with metadata
+                    self.repo.rewrite_index(minor, self.repo.with_metadata(kept))
         except StorageError as exc:
             return str(exc)
         return ""
@@ -347,7 +347,7 @@ class _Check:
             entries = _unique(salvaged)
             moved = quarantine(self.repo, path, "indexes") if path.exists() or path.is_symlink() else None
             if entries:
-                write_index(path, entries)
+                self.repo.rewrite_index(minor, entries)
         kept = f"the damaged one moved to {moved.relative_to(self.repo.perun_dir.parent)}" if moved else ""
         if not entries:
             return f"no profile of it could be recovered; {kept or 'nothing left to move'}"

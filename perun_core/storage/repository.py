@@ -205,6 +205,13 @@ class PerunRepository:
         # else each index keeps the layout it has, a new one gets ours
         write_index(self.index_path(minor), entries, layout=ORIGINAL_LAYOUT if self.shared_with_original else None)
 
+    def rewrite_index(self, minor: str, entries: list[IndexEntry]) -> None:
+        """Write ``minor``'s index anew (fsck's repairs), in the layout every other writer here uses.
+
+        The caller holds :meth:`index_lock`.
+        """
+        self._write_index(minor, entries)
+
     # -- indexes -------------------------------------------------------------
     def index_path(self, minor: str) -> Path:
         return object_path(self.objects_dir, minor)

@@ -119,6 +119,21 @@ def test_an_index_of_ours_in_a_shared_repository_is_rewritten_in_the_original_la
     assert index_layout(index.read_bytes()) == ORIGINAL_LAYOUT and len(read_index(index)) == 2
 
 
+def test_a_repaired_index_in_a_shared_repository_is_written_in_the_original_layout(compat_repo):
+    root, shas = compat_repo
+    write_pending(root, "a.perf", time_profile(shas[-1]))
+    ok("add", "a.perf", cwd=root)
+    index = index_file(root, shas[-1])
+    (checksum,) = [e.checksum for e in read_index(index)]
+    index.write_bytes(b"garbage")
+    assert "rebuilt with 1 profile" in ok("fsck", "--repair", cwd=root)
+    data = index.read_bytes()
+    assert index_layout(data) == ORIGINAL_LAYOUT and [e.checksum for e in decode_index(data, index)] == [checksum]
+    # the object names its commit, so the original can be handed back its index whole
+    raw = zlib.decompress(index_file(root, checksum).read_bytes())
+    assert json.loads(raw.partition(b"\0")[2])["origin"] == shas[-1]
+
+
 def test_every_writer_keeps_the_layout_an_index_has(tmp_path):
     entry = IndexEntry(1700000000.0, "ab" * 20, "x.perf", "time", "x", "", "w", "time", ("regression_analysis",), "l")
     theirs, mine = tmp_path / "theirs", tmp_path / "mine"
