@@ -18,6 +18,26 @@ one of these signs is present, with the reason in words.  A wall-time
 change on a quiet machine stays what it is: a program that now sleeps or
 waits on I/O longer is slower, whatever its CPU time says.
 
+The rules at a glance (each constant below says why it is what it is):
+
+==========================  ==========================================  ===============================
+rule                        a side counts as ...                        thresholds
+==========================  ==========================================  ===============================
+contention                  measured under contention when preempted     :data:`SWITCH_RATIO` as often
+                            far more often per CPU-second than the       per CPU-second, :data:`RATE_EXCESS`
+                            other                                        more per second, :data:`SWITCH_EXCESS`
+                                                                         more per run
+backed wall time            a ``[real]`` change stays certain on a busy  CPU time moved by
+                            machine only when CPU time backs it          :data:`BACKED_SHARE` of it (log)
+CPU time on a busy machine  a certain ``[user]``/``[sys]`` change only   :data:`CONTENTION_MARGIN` and
+                            beyond the drift of shared caches and cores  :data:`CONTENTION_FLOOR` per run
+waiting for a CPU           extra off-CPU time is waiting, not sleeping  :data:`PREEMPTIONS_PER_WAITED_SECOND`
+noisy runs                  runs too spread to trust without repeats     :data:`NOISY_CV`
+==========================  ==========================================  ===============================
+
+Interleaved re-runs (``--confirm``, bisect) are not tempered: alternating the
+two versions exposes both to the same load.
+
 :func:`machine_difference` names the first field of the ``machine``
 sections that differs (host, CPU model, cores, ...), and :func:`advice`
 says what to do when the measurements are noisy.
