@@ -176,14 +176,19 @@ def _params(cases: list[Case]) -> list:
             for c in cases]
 
 
-@pytest.mark.parametrize("case", _params(CASES))
-def test_bad_input(case, template, tmp_path):
+def run_case(case: Case, template: Path, tmp_path: Path, runner) -> None:
+    """Run ``case`` with ``runner`` (in this process or as a real one) and hold it to its expectations."""
     repo, argv, guard = prepare(case, template, tmp_path)
     with guard:
         before, outside = tree_hashes(repo / ".perun"), tree_hashes(tmp_path)
-        code, _, stderr = run_in_process(argv, repo)
+        code, _, stderr = runner(argv, repo)
         after, outside_after = tree_hashes(repo / ".perun"), tree_hashes(tmp_path)
     check(case, code, stderr, before, after, (outside, outside_after), repo)
+
+
+@pytest.mark.parametrize("case", _params(CASES))
+def test_bad_input(case, template, tmp_path):
+    run_case(case, template, tmp_path, run_in_process)
 
 
 #: a sample of the table, run as real processes
@@ -211,9 +216,4 @@ def test_the_sample_is_complete():
 
 @pytest.mark.parametrize("case", _params(SUBPROCESS + SUBPROCESS_NEW))
 def test_bad_input_in_a_subprocess(case, template, tmp_path):
-    repo, argv, guard = prepare(case, template, tmp_path)
-    with guard:
-        before, outside = tree_hashes(repo / ".perun"), tree_hashes(tmp_path)
-        code, _, stderr = run_as_subprocess(argv, repo)
-        after, outside_after = tree_hashes(repo / ".perun"), tree_hashes(tmp_path)
-    check(case, code, stderr, before, after, (outside, outside_after), repo)
+    run_case(case, template, tmp_path, run_as_subprocess)

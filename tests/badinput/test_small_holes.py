@@ -18,8 +18,7 @@ import pytest
 from tools import machine_cannot
 
 from .hole_cases import HOLE_CASES
-from .test_bad_input import _params, check, immutable, prepare, run_as_subprocess, run_in_process, template, \
-    tree_hashes
+from .test_bad_input import _params, immutable, run_as_subprocess, run_case, run_in_process, template, tree_hashes
 
 pytestmark = pytest.mark.filterwarnings("ignore")
 
@@ -28,12 +27,7 @@ __all__ = ["template"]  # the fixture, shared with test_bad_input
 
 @pytest.mark.parametrize("case", _params(HOLE_CASES))
 def test_hole(case, template, tmp_path):
-    repo, argv, guard = prepare(case, template, tmp_path)
-    with guard:
-        before, outside = tree_hashes(repo / ".perun"), tree_hashes(tmp_path)
-        code, _, stderr = run_in_process(argv, repo)
-        after, outside_after = tree_hashes(repo / ".perun"), tree_hashes(tmp_path)
-    check(case, code, stderr, before, after, (outside, outside_after), repo)
+    run_case(case, template, tmp_path, run_in_process)
 
 
 SUBPROCESS = [c for c in HOLE_CASES if c.name in ("run matrix --shard ''", "add: integer amount 10**400",
@@ -46,12 +40,7 @@ def test_the_sample_is_complete():
 
 @pytest.mark.parametrize("case", _params(SUBPROCESS))
 def test_hole_in_a_subprocess(case, template, tmp_path):
-    repo, argv, guard = prepare(case, template, tmp_path)
-    with guard:
-        before, outside = tree_hashes(repo / ".perun"), tree_hashes(tmp_path)
-        code, _, stderr = run_as_subprocess(argv, repo)
-        after, outside_after = tree_hashes(repo / ".perun"), tree_hashes(tmp_path)
-    check(case, code, stderr, before, after, (outside, outside_after), repo)
+    run_case(case, template, tmp_path, run_as_subprocess)
 
 
 def _one_error(done: subprocess.CompletedProcess, code: int) -> str:
