@@ -32,6 +32,7 @@ may be negative.
 from __future__ import annotations
 
 import itertools
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -55,6 +56,22 @@ def _profile(rows: list[dict], units: dict[str, str], tool: dict[str, Any]) -> P
     header = {"type": kinds[0] if len(kinds) == 1 and kinds[0] in ("time", "memory") else "mixed",
               "units": units or {"time": "s"}, "tool": tool}
     return Profile(header=header, global_region=Snapshot(ResourceTable(rows), [], {}))
+
+
+#: Reads one result file: its rows (adding the units it uses to the dict given) and what it says of its run.
+FileReader = Callable[[Path, dict[str, str]], tuple[list[dict], dict[str, Any]]]
+
+
+def _profile_of_files(tool: str, files: list[Path], read_file: FileReader) -> Profile:
+    """One profile of every file's rows; the header's ``tool`` holds each file's description."""
+    rows: list[dict] = []
+    units: dict[str, str] = {}
+    described = []
+    for path in files:
+        found, description = read_file(path, units)
+        rows += found
+        described.append({"file": path.name, **description})
+    return _profile(rows, units, {"name": tool, **(described[0] if len(described) == 1 else {"files": described})})
 
 
 def _read_json_file(path: Path) -> JsonDoc:
@@ -84,19 +101,17 @@ class PyperfImporter:
     params: tuple[Param, ...] = ()
 
     def load(self, files: list[Path], options: dict[str, Any]) -> Profile:
+        return _profile_of_files("pyperf", files, self._file)
+
+    def _file(self, path: Path, units: dict[str, str]) -> tuple[list[dict], dict[str, Any]]:
+        doc = _read_json_file(path)
+        root = doc.get({"": doc.data}, "", "", dict)
+        common = doc.get(root, "metadata", "", dict, optional=True, default={})
+        benchmarks = doc.get(root, "benchmarks", "", list)
         rows: list[dict] = []
-        units: dict[str, str] = {}
-        tools = []
-        for path in files:
-            doc = _read_json_file(path)
-            root = doc.get({"": doc.data}, "", "", dict)
-            common = doc.get(root, "metadata", "", dict, optional=True, default={})
-            benchmarks = doc.get(root, "benchmarks", "", list)
-            for i, _ in enumerate(benchmarks):
-                rows += self._benchmark(doc, doc.get(benchmarks, i, "benchmarks", dict), f"benchmarks[{i}]",
-                                        common, units)
-            tools.append({"file": path.name, "version": root.get("version"), "metadata": common})
-        return _profile(rows, units, {"name": "pyperf", **(tools[0] if len(tools) == 1 else {"files": tools})})
+        for i, _ in enumerate(benchmarks):
+            rows += self._benchmark(doc, doc.get(benchmarks, i, "benchmarks", dict), f"benchmarks[{i}]", common, units)
+        return rows, {"version": root.get("version"), "metadata": common}
 
     @staticmethod
     def _benchmark(doc: JsonDoc, bench: dict, where: str, common: dict, units: dict[str, str]) -> list[dict]:
@@ -130,25 +145,25 @@ class AsvImporter:
     params: tuple[Param, ...] = ()
 
     def load(self, files: list[Path], options: dict[str, Any]) -> Profile:
+        return _profile_of_files("asv", files, self._file)
+
+    @staticmethod
+    def _file(path: Path, units: dict[str, str]) -> tuple[list[dict], dict[str, Any]]:
+        doc = read_json(path)
+        root = doc.get({"": doc.data}, "", "", dict)
+        version = doc.get(root, "version", "", int)
+        if version != 2:
+            raise doc.fail("version", f"expected 2 (the result files of asv 0.5 and later), got {version}")
+        columns = doc.get(root, "result_columns", "", list)
+        if "result" not in columns or "params" not in columns:
+            raise doc.fail("result_columns", "expected the columns 'result' and 'params'")
+        results = doc.get(root, "results", "", dict)
+        known = _benchmark_types(path)  # types, units and parameter names
         rows: list[dict] = []
-        units: dict[str, str] = {}
-        tools = []
-        for path in files:
-            doc = read_json(path)
-            root = doc.get({"": doc.data}, "", "", dict)
-            version = doc.get(root, "version", "", int)
-            if version != 2:
-                raise doc.fail("version", f"expected 2 (the result files of asv 0.5 and later), got {version}")
-            columns = doc.get(root, "result_columns", "", list)
-            if "result" not in columns or "params" not in columns:
-                raise doc.fail("result_columns", "expected the columns 'result' and 'params'")
-            results = doc.get(root, "results", "", dict)
-            known = _benchmark_types(path)  # types, units and parameter names
-            for name, entry in results.items():
-                rows += _asv_rows(doc, name, entry, columns, known, units)
-            tools.append({"file": path.name, **{key: root[key] for key in ("commit_hash", "env_name", "date", "python",
-                                                                            "params", "requirements") if key in root}})
-        return _profile(rows, units, {"name": "asv", **(tools[0] if len(tools) == 1 else {"files": tools})})
+        for name, entry in results.items():
+            rows += _asv_rows(doc, name, entry, columns, known, units)
+        return rows, {key: root[key] for key in ("commit_hash", "env_name", "date", "python", "params", "requirements")
+                      if key in root}
 
 
 def _benchmark_types(path: Path) -> dict[str, tuple[str, str, list]]:
