@@ -19,7 +19,11 @@ __all__ = ["FoldedScan", "scan_folded"]
 
 #: Line breaks str.splitlines knows besides "\n" (as UTF-8): files with them take the slow path.
 _OTHER_BREAKS_ASCII = (b"\r", b"\x0b", b"\x0c", b"\x1c", b"\x1d", b"\x1e")
-_OTHER_BREAKS_UTF8 = ("\x85", "\u2028", "\u2029")
+#: ... and the other characters beyond ASCII str.strip and str.split take for spaces (line breaks among them).
+_OTHER_BREAKS_UTF8 = ("\x85", "\xa0", "\u1680", *map(chr, range(0x2000, 0x200B)), "\u2028", "\u2029", "\u202f",
+                      "\u205f", "\u3000")
+#: The ASCII spaces the line reader strips from a line's ends and from around its value, other than line breaks.
+_SPACES = (9, 31, 32)
 #: Longer counts might not fit in int64.
 _MAX_DIGITS = 18
 
@@ -108,6 +112,10 @@ def _frames(buf: Any) -> tuple[Any, Any, Any, Any, Any, Any] | None:
     line_starts = np.concatenate(([0], line_ends[:-1] + 1)).astype(np.int64)
     separators = found[before]
     if (separators <= line_starts).any():  # an empty stack
+        return None
+    # the line reader strips spaces from a line's start and from the end of its stack (a run of spaces or a
+    # tab before the value): names are read the same only without them
+    if np.isin(buf[line_starts], _SPACES).any() or np.isin(buf[separators - 1], _SPACES).any():
         return None
     semis = kind == 59
     lengths = np.diff(np.cumsum(semis)[breaks], prepend=0) + 1
