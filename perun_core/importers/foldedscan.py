@@ -118,12 +118,17 @@ def _frames(buf: Any) -> tuple[Any, Any, Any, Any, Any, Any] | None:
     if np.isin(buf[line_starts], _SPACES).any() or np.isin(buf[separators - 1], _SPACES).any():
         return None
     semis = kind == 59
-    lengths = np.diff(np.cumsum(semis)[breaks], prepend=0) + 1
-    ending = semis.copy()
-    ending[before] = True
-    ends = found[ending]
-    semis[breaks[:-1]] = True  # after every line break but the last a frame starts, as after every ';'
-    starts = np.concatenate(([0], found[semis] + 1))
+    first = np.concatenate(([0], breaks[:-1] + 1))  # each line's first mark
+    lengths = np.add.reduceat(semis, first, dtype=np.int64) + 1  # one frame more than ";" on each line
+    semis[before] = True
+    ends = found[semis]
+    del semis, found
+    # a frame starts after the end of the one before it, or at its line's start (a million lines make ten
+    # million frames, 90 MB an array of them: written in place, without a temporary of that size)
+    starts = np.empty(len(ends), dtype=np.int64)
+    starts[0] = 0
+    np.add(ends[:-1], 1, out=starts[1:])
+    starts[np.cumsum(lengths[:-1])] = line_starts[1:]
     return line_starts, separators + 1, line_ends, lengths, starts, ends
 
 
