@@ -11,8 +11,9 @@ process:
   (1,000,000 by default) of distinct stacks, 3 to 20 frames deep;
 * ``cli_import_perf_script`` and ``cli_import_folded``: the same two files
   imported as a user does, ``perun-core import KIND FILE -m HEAD`` in a
-  scratch repository, from process start to the pending profile written
-  (the two above are the reading alone, in this process);
+  scratch repository, from process start to the pending profile written,
+  with compiled bytecode as an installed perun has it (the two above are the
+  reading alone, in this process);
 * ``diff_short``: the short table of two profiles of ``--resources``
   resources (1,000,000 by default; the second is the first with 10 % of
   its amounts changed), from loaded profiles to the rendered table;
@@ -202,11 +203,19 @@ def measure(name: str, repeat: int, action: Callable[[], Any]) -> dict:
 
 
 def cli_repository(work: Path) -> tuple[Path, dict[str, str]]:
-    """A git repository with one commit and perun initialized, and an environment with private config."""
+    """A git repository with one commit and perun initialized, and an environment with private config.
+
+    The commands compile their bytecode once into a private directory and
+    reuse it, as an installed perun does (see ``run.isolated_env``), even
+    when this environment sets PYTHONDONTWRITEBYTECODE.
+    """
+    from run import isolated_env
+
     repo = work / "repo"
     repo.mkdir()
-    env = dict(os.environ, HOME=str(work / "home"), PERUN_CONFIG_DIR=str(work / "config"),
-               GIT_AUTHOR_NAME="b", GIT_AUTHOR_EMAIL="b@b", GIT_COMMITTER_NAME="b", GIT_COMMITTER_EMAIL="b@b")
+    (work / "home").mkdir(exist_ok=True)
+    env = dict(isolated_env(work / "home", work / "pycache"), GIT_AUTHOR_NAME="b", GIT_AUTHOR_EMAIL="b@b",
+               GIT_COMMITTER_NAME="b", GIT_COMMITTER_EMAIL="b@b")
     subprocess.run(["git", "init", "-q"], cwd=repo, check=True, env=env)
     subprocess.run(["git", "commit", "-q", "--allow-empty", "-m", "x"], cwd=repo, check=True, env=env)
     subprocess.run([*PERUN, "init"], cwd=repo, check=True, env=env, stdout=subprocess.DEVNULL)

@@ -193,3 +193,37 @@ def test_absent_rows_read_out_of_order_are_written_back_as_they_were():
     again = decode_content(json.dumps(doc).encode())
     rewritten = json.loads(encode_columnar(again))["global"]["cols"][doc["global"]["keys"].index("x")]
     assert "absent_runs" not in rewritten and rewritten["absent"] == column["absent"]
+
+
+def _packed_texts(document: dict) -> list[str]:
+    return [column[member] for region in [document["global"], *document["snapshots"]] if region
+            for column in region["cols"] for member in ("b", "c") if member in column]
+
+
+@pytest.mark.parametrize("respell", ["none", "stray bits", "line breaks"])
+def test_packed_columns_are_written_back_as_canonical_base64(respell):
+    """A column read from the columnar layout is written back from its text when that text is what encoding
+    its bytes gives; text spelled otherwise (stray bits in the last group, line breaks) is encoded afresh."""
+    import base64
+
+    resources = [{"amount": float(i) / 3, "uid": f"f{i % 4}", "structure-unit-size": 7 * i} for i in range(1, 51)]
+    data = {"header": {"type": "mixed"}, "collector_info": {}, "postprocessors": [], "snapshots": [],
+            "global": {"timestamp": 1.0, "resources": resources, "models": []}}
+    written = json.loads(encode_columnar(Profile.from_dict(data)))
+    canonical = _packed_texts(written)
+    assert canonical and all(text.endswith("=") for text in canonical)  # 50 values of 1, 2 or 8 bytes: padded
+    read = json.loads(json.dumps(written))
+    for column in read["global"]["cols"]:
+        member = "b" if "b" in column else "c"
+        text = column[member]
+        if respell == "stray bits":
+            # the character before the padding with its lowest bit set: the same bytes, another spelling
+            position = text.rstrip("=")[-1]
+            alphabet = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/"
+            text = text.rstrip("=")[:-1] + alphabet[alphabet.index(position) | 1] + "=" * (len(text) - len(text.rstrip("=")))
+        elif respell == "line breaks":
+            text = base64.encodebytes(base64.b64decode(text)).decode("ascii")
+        column[member] = text
+    decoded = decode_content(json.dumps(read).encode())
+    assert decoded.to_dict()["global"]["resources"] == resources
+    assert _packed_texts(json.loads(encode_columnar(decoded))) == canonical

@@ -169,3 +169,49 @@ def test_long_calls_preempted_most_do_not_make_a_quadratic_function_exponential(
     exponent = best["coeffs"][1]["value"] if best["model"] == "power" else None
     assert best["model"] == "quadratic" or (exponent is not None and abs(exponent - 2) < 0.1), best
     assert best["downweighted"] >= 7
+
+
+@settings(max_examples=200, deadline=None)
+@given(st.lists(st.floats(allow_nan=True, allow_infinity=True, width=64), min_size=4, max_size=4))
+def test_the_median_of_four_end_points_is_numpys(values):
+    from perun_core.analysis.robust import _median_of_four
+
+    with np.errstate(all="ignore"):
+        expected = float(np.median(np.array(values)))
+    found = _median_of_four(list(values))
+    assert found == expected or (np.isnan(found) and np.isnan(expected))
+
+
+@settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(st.integers(min_value=3, max_value=80), st.integers(min_value=0, max_value=2**32 - 1),
+       st.sampled_from(["uniform", "repeated", "wide"]))
+def test_least_squares_coefficients_and_r_square_agree_with_a_reference_solver(n, seed, spread):
+    """Every kind's least squares fit (x, ln x and ln y centred once per part and shared between kinds) gives
+    the coefficients and r_square of numpy's least squares solver on the transformed data."""
+    from perun_core.analysis.fitting import TRANSFORMS, _least_squares, as_points
+    from perun_core.analysis.points import DegenerateData
+
+    rng = np.random.default_rng(seed)
+    x = {"uniform": lambda: rng.uniform(1, 1000, n), "repeated": lambda: rng.integers(1, 6, n).astype(float),
+         "wide": lambda: np.exp(rng.uniform(0, 7, n))}[spread]()
+    y = rng.uniform(0.5, 2.0, n) * (3.0 + 0.01 * x)
+    part = as_points(x, y).part(0, n)
+    for kind in ("linear", "logarithmic", "quadratic", "nlogn", "power", "exponential"):
+        try:
+            fit = _least_squares(part, kind)
+        except DegenerateData:
+            continue
+        log_space = kind in ("power", "exponential")
+        f = np.log(x) if kind == "power" else x if kind in ("exponential", "linear") else \
+            {"ln x": np.log(x), "x^2": x * x, "x ln x": x * np.log(x)}[TRANSFORMS[kind]]
+        target = np.log(y) if log_space else y
+        (intercept, slope), *_ = np.linalg.lstsq(np.column_stack([np.ones(n), f]), target, rcond=None)
+        b0, b1 = (np.exp(intercept), slope if kind == "power" else np.exp(slope)) if log_space else (intercept, slope)
+        fitted = b0 * np.power(x, b1) if kind == "power" else b0 * np.power(b1, x) if kind == "exponential" \
+            else b0 + b1 * f
+        r2 = 1.0 - np.sum((y - fitted) ** 2) / np.sum((y - y.mean()) ** 2)
+        scale = max(1.0, abs(b1) * float(np.abs(f).max()) if not log_space else 1.0)
+        assert fit.b1 == pytest.approx(b1, rel=1e-6, abs=1e-9 * scale / max(float(np.ptp(f)), 1e-300))
+        assert fit.b0 == pytest.approx(b0, rel=1e-6, abs=1e-9 * max(scale, abs(float(np.mean(target)))))
+        assert fit.r_square == pytest.approx(max(0.0, min(1.0, r2)) if not log_space else min(1.0, r2),
+                                             rel=1e-6, abs=1e-8)

@@ -131,6 +131,13 @@ class Part:
                 elif name == "ss_tot":
                     centred = self.stat("y centred")
                     found = float(np.einsum("i,i->", centred, centred))
+                elif name.startswith("centred "):
+                    # (mean, values - mean, their sum of squares) of x, ln x or ln y: two kinds of a part
+                    # regress on each (linear and exponential on x, logarithmic and power on ln x)
+                    values = self.x if name == "centred x" else self.transform(name[len("centred "):])
+                    mean = float(values.mean())
+                    centred = values - mean
+                    found = (mean, centred, float(np.einsum("i,i->", centred, centred)))
                 else:  # pragma: no cover - programming error
                     raise KeyError(name)
             self._stats[name] = found
@@ -151,11 +158,8 @@ def domain_problem(model: str, x_min: float, y_min: float) -> str | None:
 TRANSFORMS = {"logarithmic": "ln x", "quadratic": "x^2", "nlogn": "x ln x"}
 
 
-def _spread(centred: numpy.ndarray) -> float:
-    """Sum of squares of centred regressor values; must be positive and finite."""
-    import numpy as np
-
-    s_ff = float(np.einsum("i,i->", centred, centred))
+def _spread(s_ff: float) -> float:
+    """The sum of squares of centred regressor values, refused unless positive and finite."""
     if not math.isfinite(s_ff):
         raise DegenerateData("the computation overflowed (a result is not finite)")
     if s_ff <= 0.0:
@@ -163,15 +167,28 @@ def _spread(centred: numpy.ndarray) -> float:
     return s_ff
 
 
-def _line(f: numpy.ndarray, target: numpy.ndarray) -> tuple[float, float]:
-    """Least squares line ``target = a + slope * f``: returns ``(a, slope)``."""
+def _centred(part: Part, regressor: str) -> tuple[float, numpy.ndarray, float]:
+    """``(mean, centred values, sum of squares)`` of ``regressor`` (x or a transform) over ``part``; the sum
+    checked by :func:`_spread`.  x, ln x and ln y are centred once per part."""
     import numpy as np
 
-    f_mean = float(f.mean())
-    centred = f - f_mean
-    s_ff = _spread(centred)
-    t_mean = float(target.mean())
-    slope = float(np.einsum("i,i->", centred, target - t_mean)) / s_ff
+    if regressor in ("x", "ln x", "ln y"):
+        mean, centred, s_ff = part.stat(f"centred {regressor}")
+    else:
+        values = part.transform(regressor)
+        mean = float(values.mean())
+        centred = values - mean
+        s_ff = float(np.einsum("i,i->", centred, centred))
+    return mean, centred, _spread(s_ff)
+
+
+def _line(part: Part, regressor: str) -> tuple[float, float]:
+    """Least squares line ``ln y = a + slope * f`` of ``regressor`` f: returns ``(a, slope)``."""
+    import numpy as np
+
+    f_mean, centred, s_ff = _centred(part, regressor)
+    t_mean, target, _ = part.stat("centred ln y")
+    slope = float(np.einsum("i,i->", centred, target)) / s_ff
     return t_mean - slope * f_mean, slope
 
 
@@ -390,8 +407,9 @@ def _least_squares(part: Part, model: str) -> Fit:
             r2 = 1.0 if ss_tot == 0.0 else 0.0
         elif model in ("power", "exponential"):
             # linear in log space: ln y = a + slope * f
-            f = part.transform("ln x") if model == "power" else part.x
-            a, slope = _line(f, part.transform("ln y"))
+            regressor = "ln x" if model == "power" else "x"
+            a, slope = _line(part, regressor)
+            f = part.transform(regressor) if model == "power" else part.x
             b0 = math.exp(a) if a < 709.0 else math.inf
             b1 = slope if model == "power" else (math.exp(slope) if slope < 709.0 else math.inf)
             # b0 (and an exponential's b1) are exp() of something: 0 or inf means out of range
@@ -400,12 +418,9 @@ def _least_squares(part: Part, model: str) -> Fit:
             fitted = np.exp(a + slope * f)
             if not np.isfinite(fitted).all():
                 raise DegenerateData("the computation overflowed (the model is not finite on the data)")
-            r2 = r_square(part.y, fitted)
+            r2 = r_square(part.y, fitted, ss_tot)
         else:
-            f = part.x if model == "linear" else part.transform(TRANSFORMS[model])
-            f_mean = float(f.mean())
-            centred = f - f_mean
-            s_ff = _spread(centred)
+            f_mean, centred, s_ff = _centred(part, "x" if model == "linear" else TRANSFORMS[model])
             s_fy = float(np.einsum("i,i->", centred, part.stat("y centred")))
             b1 = s_fy / s_ff
             b0 = y_mean - b1 * f_mean

@@ -135,8 +135,9 @@ def interval_bound(value: Any) -> int | float:
     return number
 
 
-def r_square(y: numpy.ndarray, fitted: numpy.ndarray) -> float:
-    """Coefficient of determination ``1 - SS_res / SS_tot`` of ``fitted`` against ``y``.
+def r_square(y: numpy.ndarray, fitted: numpy.ndarray, ss_tot: float | None = None) -> float:
+    """Coefficient of determination ``1 - SS_res / SS_tot`` of ``fitted`` against ``y`` (``ss_tot``: the sum of
+    squares of ``y`` about its mean, when the caller has it already).
 
     When ``y`` is constant (``SS_tot = 0``) it is 1.0 if the fit reproduces
     ``y`` up to rounding and 0.0 otherwise.  It is negative when the fit is
@@ -146,9 +147,9 @@ def r_square(y: numpy.ndarray, fitted: numpy.ndarray) -> float:
     import numpy as np
 
     with np.errstate(all="ignore"):
-        mean = y.mean()
-        centred = y - mean
-        ss_tot = float(np.einsum("i,i->", centred, centred))
+        if ss_tot is None:
+            centred = y - y.mean()
+            ss_tot = float(np.einsum("i,i->", centred, centred))
         residual = y - fitted
         ss_res = float(np.einsum("i,i->", residual, residual))
         if not (math.isfinite(ss_tot) and math.isfinite(ss_res)):

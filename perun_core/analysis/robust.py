@@ -83,9 +83,11 @@ def start_weights(x: numpy.ndarray, y: numpy.ndarray, log_y: numpy.ndarray | Non
         low = np.minimum(np.minimum(around[0], around[1]), np.minimum(around[2], around[3]))
         high = np.maximum(np.maximum(around[0], around[1]), np.maximum(around[2], around[3]))
         inner = (around[0] + around[1] + around[2] + around[3] - low - high) * 0.5
-        # the two points at each end take the other four of the five at their end
-        first = [float(np.median(np.delete(v[:5], i))) for i in (0, 1)]
-        last = [float(np.median(np.delete(v[-5:], i))) for i in (3, 4)]
+        # the two points at each end take the other four of the five at their end (four Python floats:
+        # np.median costs more per call than its sort)
+        head, tail = v[:5].tolist(), v[-5:].tolist()
+        first = [_median_of_four(head[:i] + head[i + 1:]) for i in (0, 1)]
+        last = [_median_of_four(tail[:i] + tail[i + 1:]) for i in (3, 4)]
         reference = np.concatenate((first, inner, last))
     else:
         reference = np.array([np.median(np.delete(v, i)) for i in range(n)])
@@ -110,6 +112,14 @@ def start_weights(x: numpy.ndarray, y: numpy.ndarray, log_y: numpy.ndarray | Non
     weights = np.ones(n)
     weights[order[flagged]] = 0.0
     return weights
+
+
+def _median_of_four(values: list[float]) -> float:
+    """The median of four floats (the mean of the middle two, as numpy takes it); NaN when one is NaN."""
+    if any(value != value for value in values):
+        return math.nan
+    values.sort()
+    return (values[1] + values[2]) / 2
 
 
 def _sort_key(x: numpy.ndarray) -> numpy.ndarray:

@@ -19,7 +19,11 @@ __all__ = ["FoldedScan", "scan_folded"]
 
 #: Line breaks str.splitlines knows besides "\n" (as UTF-8): files with them take the slow path.
 _OTHER_BREAKS_ASCII = (b"\r", b"\x0b", b"\x0c", b"\x1c", b"\x1d", b"\x1e")
-_OTHER_BREAKS_UTF8 = ("\x85", "\u2028", "\u2029")
+#: ... and the other characters beyond ASCII str.strip and str.split take for spaces (line breaks among them).
+_OTHER_BREAKS_UTF8 = ("\x85", "\xa0", "\u1680", *map(chr, range(0x2000, 0x200B)), "\u2028", "\u2029", "\u202f",
+                      "\u205f", "\u3000")
+#: The ASCII spaces the line reader strips from a line's ends and from around its value, other than line breaks.
+_SPACES = (9, 31, 32)
 #: Longer counts might not fit in int64.
 _MAX_DIGITS = 18
 
@@ -56,20 +60,15 @@ def scan_folded(data: bytes) -> FoldedScan | None:
             return None
         del text
     buf = np.frombuffer(data, dtype=np.uint8)
-    lines = _line_parts(buf)
-    if lines is None:
+    found = _frames(buf)
+    if found is None:
         return None
-    line_starts, value_starts, line_ends, semis, semis_before = lines
+    line_starts, value_starts, line_ends, lengths, starts, ends = found
     if (buf[line_starts] == 35).any():  # a '#' comment: the line-by-line reader skips it
         return None
     values = _whole_numbers(buf, value_starts, line_ends)
     if values is None:
         return None
-    # semis_before[i]: the ';' before line i's value, so also before the start of line i + 1
-    semis_before_start = np.concatenate(([0], semis_before[:-1]))
-    lengths = semis_before - semis_before_start + 1
-    starts, ends = _frame_bounds(line_starts, value_starts - 1, semis)
-    del semis, semis_before, semis_before_start  # a hundred megabytes each: freed before the next big arrays
     tokens, codes = intern_tokens(data, starts, ends)
     del starts, ends
     leaders, values = _add_up_repeated(data, codes, lengths, line_starts, value_starts, values)
@@ -89,26 +88,65 @@ def scan_folded(data: bytes) -> FoldedScan | None:
     return FoldedScan(names, renumber[flat], lengths[::-1].copy(), values[::-1].copy(), len(line_starts))
 
 
-def _line_parts(buf: Any) -> tuple[Any, Any, Any, Any, Any] | None:
-    """Start of each line, start of its value (after the last space), its end, every ';' position, and
-    per line the number of ';' before its value."""
+def _frames(buf: Any) -> tuple[Any, Any, Any, Any, Any, Any] | None:
+    """Start of each line, start of its value, its end, its number of frames, and the start and end of every
+    frame; None when a line has no space before its value or an empty stack.
+
+    One pass finds every line break, space and ';' (in that order of the
+    text).  The last of them before a line break must be the space before
+    the value (a ';' there would be inside the value); the frames end at
+    each ';' and at that space, and start after each ';' and line break.
+    Spaces inside frame names are neither.
+    """
     import numpy as np
 
-    line_ends = _positions(buf, 10)
+    found = _positions_of_any(buf, (10, 32, 59))
+    kind = buf[found]
+    breaks = np.flatnonzero(kind == 10)
+    if not len(breaks) or breaks[0] == 0:
+        return None
+    before = breaks - 1  # the last space or ';' of each line: the space before its value
+    if (kind[before] != 32).any():
+        return None
+    line_ends = found[breaks]
     line_starts = np.concatenate(([0], line_ends[:-1] + 1)).astype(np.int64)
-    spaces = _positions(buf, 32)
-    last = np.searchsorted(spaces, line_ends) - 1
-    if not len(line_ends) or (last < 0).any():
+    separators = found[before]
+    if (separators <= line_starts).any():  # an empty stack
         return None
-    separators = spaces[last]
-    if (separators <= line_starts).any():  # no space on the line, or an empty stack
+    # the line reader strips spaces from a line's start and from the end of its stack (a run of spaces or a
+    # tab before the value): names are read the same only without them
+    if np.isin(buf[line_starts], _SPACES).any() or np.isin(buf[separators - 1], _SPACES).any():
         return None
-    semis = _positions(buf, 59)
-    semis_before = np.searchsorted(semis, separators)
-    if (semis_before[:-1] != np.searchsorted(semis, line_starts[1:])).any() or \
-            (len(semis) and semis[-1] > separators[-1]):
-        return None  # a ';' after the value's space
-    return line_starts, separators + 1, line_ends, semis, semis_before
+    semis = kind == 59
+    first = np.concatenate(([0], breaks[:-1] + 1))  # each line's first mark
+    lengths = np.add.reduceat(semis, first, dtype=np.int64) + 1  # one frame more than ";" on each line
+    semis[before] = True
+    ends = found[semis]
+    del semis, found
+    # a frame starts after the end of the one before it, or at its line's start (a million lines make ten
+    # million frames, 90 MB an array of them: written in place, without a temporary of that size)
+    starts = np.empty(len(ends), dtype=np.int64)
+    starts[0] = 0
+    np.add(ends[:-1], 1, out=starts[1:])
+    starts[np.cumsum(lengths[:-1])] = line_starts[1:]
+    return line_starts, separators + 1, line_ends, lengths, starts, ends
+
+
+def _positions_of_any(buf: Any, marks: tuple[int, ...]) -> Any:
+    """Where any byte of ``marks`` occurs in ``buf`` (int64, ascending), found chunk by chunk."""
+    import numpy as np
+
+    parts = []
+    hit = np.empty(min(len(buf), _CHUNK), dtype=bool)
+    other = np.empty_like(hit)
+    for lo in range(0, len(buf), _CHUNK):
+        chunk = buf[lo:lo + _CHUNK]
+        size = len(chunk)
+        np.equal(chunk, marks[0], out=hit[:size])
+        for mark in marks[1:]:
+            hit[:size] |= np.equal(chunk, mark, out=other[:size])
+        parts.append(np.flatnonzero(hit[:size]) + lo)
+    return np.concatenate(parts) if parts else np.zeros(0, dtype=np.int64)
 
 
 #: Bytes compared at once: the temporary mask stays small enough to be reused, not mapped anew.
@@ -138,16 +176,6 @@ def _whole_numbers(buf: Any, starts: Any, ends: Any) -> Any | None:
             return None
         values[having] = values[having] * 10 + digit
     return values
-
-
-def _frame_bounds(line_starts: Any, stack_ends: Any, semis: Any) -> tuple[Any, Any]:
-    """Start and end of every frame: the stacks (``line_starts`` .. ``stack_ends``) split at their ';'."""
-    import numpy as np
-
-    # each concatenation is two ascending runs: the stable sort (timsort) only merges them, faster than np.insert
-    starts = np.sort(np.concatenate((line_starts, semis + 1)), kind="stable")
-    ends = np.sort(np.concatenate((semis, stack_ends)), kind="stable")
-    return starts, ends
 
 
 def _add_up_repeated(data: bytes, codes: Any, lengths: Any, line_starts: Any, stack_ends: Any,

@@ -141,8 +141,10 @@ class _Table:
         return self.token[bucket], same
 
 
-#: Tokens handled at once: the temporary arrays of a chunk stay small enough to be reused, not mapped anew.
-_CHUNK = 1 << 21
+#: Tokens handled at once: the temporary arrays of a chunk stay small enough to be reused, not mapped anew,
+#: and to stay in the cache (a million folded lines: 2**21 tokens a chunk touched 500 MB, 2**18 touch 140 MB
+#: and take 40 % less time).
+_CHUNK = 1 << 18
 
 
 #: Fewer tokens than this are numbered in one thread: splitting them would cost more than it saves.

@@ -48,7 +48,8 @@ from ..errors import InvalidProfile
 from ..versions import Versioned
 from . import fastjson
 from .model import Profile, Snapshot
-from .packing import check_codes, int_kind, pack, pack_array, packed_bytes, packed_rows, runs_as_rows, unpack
+from .packing import (check_codes, int_kind, pack, pack_array, packed_bytes, packed_bytes_and_text, packed_rows,
+                      runs_as_rows, unpack)
 from .resources import MISSING, PackedColumn, ResourceTable, StackColumn
 from .validate import MAX_DEPTH, validate_profile
 
@@ -379,13 +380,14 @@ def _encode_packed(column: PackedColumn) -> dict:
     def text(data: bytes) -> str:
         return binascii.b2a_base64(data, newline=False).decode("ascii")
 
+    packed = column.text if column.text is not None else text(column.data)
     out: dict[str, Any]
     if column.kind == "dict":
-        out = {"t": "dict", "w": column.typecode, "v": column.values, "c": text(column.data)}
+        out = {"t": "dict", "w": column.typecode, "v": column.values, "c": packed}
     elif column.kind == "f64":
-        out = {"t": "f64", "b": text(column.data)}
+        out = {"t": "f64", "b": packed}
     else:
-        out = {"t": "int", "w": column.typecode, "b": text(column.data)}
+        out = {"t": "int", "w": column.typecode, "b": packed}
     if column.absent:
         # rows read from a file need not ascend: a run only when the bytes are exactly first .. last
         first, last = unpack("q", column.absent[:8], 1, raw=True)[0], unpack("q", column.absent[-8:], 1, raw=True)[0]
@@ -514,17 +516,17 @@ def _decode_column(doc: dict, length: int) -> list | PackedColumn | StackColumn:
             raise ValueError("an absent row number is out of range")
     if kind in ("int", "dict") and doc["w"] not in ("b", "h", "i", "q"):
         raise ValueError(f"unknown integer width {doc['w']!r}")
-    if kind == "int":
-        return PackedColumn("int", doc["w"], packed_bytes(doc["w"], doc["b"], length), length, None, absent)
-    if kind == "f64":
-        return PackedColumn("f64", "d", packed_bytes("d", doc["b"], length), length, None, absent)
+    if kind in ("int", "f64"):
+        typecode = doc["w"] if kind == "int" else "d"
+        data, text = packed_bytes_and_text(typecode, doc["b"], length)
+        return PackedColumn(kind, typecode, data, length, None, absent, text)
     if kind == "dict":
         values = doc["v"]
         if not isinstance(values, list):
             raise TypeError("the dictionary of a column must be a list")
-        codes = packed_bytes(doc["w"], doc["c"], length)
+        codes, text = packed_bytes_and_text(doc["w"], doc["c"], length)
         check_codes(doc["w"], codes, len(values))
-        return PackedColumn("dict", doc["w"], codes, length, values, absent)
+        return PackedColumn("dict", doc["w"], codes, length, values, absent, text)
     if kind == "stacks":
         return _stack_column(doc, length, absent)
     if kind == "raw":

@@ -10,9 +10,14 @@ use here keeps json's results exactly:
   json accepts (``NaN`` and ``Infinity`` literals, ``1e400``, lone
   surrogate escapes); any text orjson refuses goes to json, which then
   parses it or raises its own, precise error.  orjson also reads integers
-  beyond 64 bits as floats, without an error: text with a run of 19 or more
-  digits goes to json straight away (a scan of a few milliseconds per
-  megabyte; floats as json or orjson write them have at most 17 digits).
+  beyond 64 bits as floats, without an error.  Such a float is at least
+  2**63 in size, so a result without one is json's; a result with one goes
+  to json again.  Looking at every value of a result with many small values
+  (documented resources) costs more than scanning the text for a run of 19
+  or more digits (a few milliseconds per megabyte; floats as json or orjson
+  write them have at most 17 digits), so such results are judged by the
+  scan instead; results with few values (the columnar layout, whose bulk is
+  a handful of base64 strings) skip it.
 * :func:`number_tokens` gives, per number, a token that parses back to the
   same value (orjson spells some floats differently: ``1e-5`` where json
   writes ``1e-05``).  Callers check NaN and infinity before, as orjson would
@@ -42,16 +47,47 @@ def available() -> bool:
 _DIGITS_ONLY = bytes(48 if 48 <= i <= 57 else 32 for i in range(256))
 #: orjson reads an integer beyond 64 bits as a float; such integers need at least 19 digits.
 _LONG_RUN = b"0" * 19
+#: ... and the float is at least this large (-2**63 - 1 becomes -2**63).
+_BEYOND_64_BITS = float(2**63)
+#: Values of a result looked at per byte of its text at most, before the digit scan is the cheaper check.
+_VALUES_PER_BYTE = 1 / 1024
 
 
 def loads(data: bytes | str) -> Any:
     """``json.loads(data)``, faster for UTF-8 bytes."""
-    if _orjson is not None and isinstance(data, bytes) and data.translate(_DIGITS_ONLY).find(_LONG_RUN) < 0:
+    if _orjson is not None and isinstance(data, bytes):
         try:
-            return _orjson.loads(data)
+            parsed = _orjson.loads(data)
         except _orjson.JSONDecodeError:
-            pass
+            return json.loads(data)
+        exact = _no_wide_floats(parsed, int(len(data) * _VALUES_PER_BYTE))
+        if exact is None:
+            exact = data.translate(_DIGITS_ONLY).find(_LONG_RUN) < 0
+        if exact:
+            return parsed
     return json.loads(data)
+
+
+def _no_wide_floats(parsed: Any, budget: int) -> bool | None:
+    """Whether ``parsed`` holds no float of 2**63 or more in size; None when it holds more than ``budget``
+    values (looking at them all would cost more than the scan of its text)."""
+    pending = [parsed]
+    seen = 0
+    while pending:
+        node = pending.pop()
+        kind = type(node)
+        values = node.values() if kind is dict else node if kind is list else (node,)
+        seen += len(values)
+        if seen > budget:
+            return None
+        for value in values:
+            kind = type(value)
+            if kind is float:
+                if not -_BEYOND_64_BITS < value < _BEYOND_64_BITS:
+                    return False
+            elif kind is dict or kind is list:
+                pending.append(value)
+    return True
 
 
 def number_tokens(values: list) -> list[str]:

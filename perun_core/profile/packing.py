@@ -61,14 +61,42 @@ ITEM_SIZES = {"b": 1, "h": 2, "i": 4, "q": 8, "d": 8}
 
 def packed_bytes(kind: str, text: str, length: int) -> bytes:
     """The bytes of a packed array of typecode ``kind`` from its base64, checked to hold ``length`` values."""
+    return packed_bytes_and_text(kind, text, length)[0]
+
+
+def packed_bytes_and_text(kind: str, text: str, length: int) -> tuple[bytes, str | None]:
+    """:func:`packed_bytes`, and ``text`` itself when it is exactly what encoding those bytes gives (else None):
+    such text can be written back as it is, without encoding megabytes again."""
     if kind not in ITEM_SIZES:
         raise ValueError(f"unknown array width {kind!r}")
-    data = binascii.a2b_base64(text)
+    data, canonical = _decode_base64(text)
     if length >= 0 and len(data) != length * ITEM_SIZES[kind]:
         raise ValueError(f"column holds {len(data) // ITEM_SIZES[kind]} values, expected {length}")
     if len(data) % ITEM_SIZES[kind]:
         raise ValueError("packed column is cut short")
-    return data
+    return data, text if canonical and type(text) is str else None
+
+
+def _decode_base64(text: str | bytes) -> tuple[bytes, bool]:
+    """The bytes of base64 ``text`` and whether ``text`` is what :func:`binascii.b2a_base64` makes of them.
+
+    Strict decoding (as fast as the lenient one) refuses anything but the
+    alphabet and padding at the end; what it accepts is canonical when its
+    length fits and its last group carries no stray bits.  Text strict
+    decoding refuses is decoded leniently, as always.
+    """
+    try:
+        data = binascii.a2b_base64(text, strict_mode=True)
+    except binascii.Error:
+        return binascii.a2b_base64(text), False
+    size = len(data)
+    if len(text) != (size + 2) // 3 * 4:
+        return data, False
+    if not size:
+        return data, True
+    last = binascii.b2a_base64(data[(size - 1) // 3 * 3:], newline=False)
+    tail = text[-4:]
+    return data, (tail.encode("ascii") if isinstance(tail, str) else tail) == last
 
 
 def check_codes(kind: str, data: bytes, count: int) -> None:

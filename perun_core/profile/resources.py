@@ -39,19 +39,23 @@ class PackedColumn:
     ``"dict"`` (``data`` holds integer codes of typecode ``typecode`` into
     ``values``).  ``absent`` holds the packed int64 row numbers that lack the
     key (their cells in ``data`` are fillers), or is empty.  All packed data
-    is little-endian, whatever the machine.  Instances are immutable.
+    is little-endian, whatever the machine.  ``text``, when known, is the
+    base64 text of ``data`` exactly as the encoding writes it (a column read
+    from a file is written back without encoding it again).  Instances are
+    immutable.
     """
 
-    __slots__ = ("kind", "typecode", "data", "values", "absent", "length")
+    __slots__ = ("kind", "typecode", "data", "values", "absent", "length", "text")
 
     def __init__(self, kind: str, typecode: str, data: bytes, length: int, values: list | None = None,
-                 absent: bytes = b"") -> None:
+                 absent: bytes = b"", text: str | None = None) -> None:
         self.kind = kind
         self.typecode = typecode
         self.data = data
         self.length = length
         self.values = values
         self.absent = absent
+        self.text = text
 
     def numbers(self) -> array:
         """``data`` as an :class:`array.array` in native byte order."""

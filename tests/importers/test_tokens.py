@@ -7,6 +7,8 @@ from pathlib import Path
 
 import numpy as np
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from perun_core.importers import foldedscan, stacks, tokens
 from perun_core.profile.resources import MISSING, ResourceTable, StackColumn
@@ -103,3 +105,22 @@ def test_tokens_numbered_in_two_halves_at_once_match_one_pass(monkeypatch):
     monkeypatch.setattr(tokens.os, "sched_getaffinity", lambda pid: {0, 1})
     found, numbers = tokens.intern_tokens(data, starts, ends)
     assert len(found) == len(set(seq)) and [found[n] for n in numbers.tolist()] == seq
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.lists(st.tuples(st.lists(st.sampled_from(["a", "bb", "x y", " ", "", "#", "7", "ü", "t\t", "\x1f", "n\u00a0", "z "]), min_size=1, max_size=5),
+                          st.sampled_from([" ", "", "  ", ";", " ;", "\t ", " \t"]), st.sampled_from(["3", "12", "", "x", "1 2", "0"])),
+                min_size=1, max_size=8))
+def test_bulk_folded_reader_reads_a_file_as_the_line_reader_does_or_leaves_it_to_it(lines):
+    """Whatever the spaces, ';' and values of the lines: the one-pass scan gives the line reader's stacks, or
+    None (then the line reader reads the file and names a bad line)."""
+    data = "".join(f"{';'.join(frames)}{gap}{value}\n" for frames, gap, value in lines).encode()
+    fast = foldedscan.scan_folded(data)
+    try:
+        slow = stacks._scan_lines([data], [Path("x.folded")])
+    except Exception:  # a line the reader refuses: the scan must not have read the file either
+        assert fast is None
+        return
+    if fast is not None:
+        assert (fast.names, fast.flat.tolist(), fast.lengths.tolist(), fast.values.tolist(), fast.lines) == \
+            (slow.names, slow.flat.tolist(), slow.lengths.tolist(), slow.values.tolist(), slow.lines)
