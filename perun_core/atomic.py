@@ -20,7 +20,6 @@ import hashlib
 import os
 import re
 import stat
-import tempfile
 import time
 from collections.abc import Iterable, Iterator
 from pathlib import Path
@@ -203,6 +202,8 @@ def atomic_write(path: Path | str, data: bytes | Iterable[bytes], *, exclusive: 
     writer = f"w{os.getpid()}-{writer_tag()}."
     if len(path.name.encode()) + len(writer) + 14 > 255:
         writer = ""  # a name near the file system's limit: fsck judges such a file by its age
+    import tempfile  # here: a listing (status, log) that writes nothing need not load it
+
     fd, tmp_name = tempfile.mkstemp(prefix=f".{path.name}.{writer}", suffix=".tmp", dir=path.parent)
     try:
         with os.fdopen(fd, "wb") as handle:

@@ -58,11 +58,11 @@ _export("bisecting", """BisectResult BisectStep BisectStarted BisectCollecting B
         bisect bisect_jobs""")
 _export("explaining", "Explanation ExplainedFunction ExplainStarted ExplainCollecting ExplainRound ExplainFinished explain "
         "explanation_of explanation_comparison")
-_export("remote", """PushResult FetchResult PullResult RemoteState push fetch pull remote_status PushRetried RemoteContacted
+_export("remote_state", "remote_status")
+_export("remote", """PushResult FetchResult PullResult RemoteState push fetch pull PushRetried RemoteContacted
         TransferProgress TransferStarted""")
 _export("repair", "STALE_AFTER FsckProblem FsckReport fsck")
-_export("views", "ViewFit view_fits fitting_views share_y_scale y_extent")
-_export("text", "fit_middle")
+_export("views", "ViewFit view_fits fitting_views share_y_scale y_extent fit_middle")
 _export("statistics", "FieldStats ModelRow ProfileSummary summary short_number format_number MEASURED_KEYS")
 
 __all__ = sorted(_EXPORTS)

@@ -5,10 +5,14 @@ PyYAML is imported inside the functions that need it, so importing this module i
 
 from __future__ import annotations
 
+import contextlib
+import hashlib
+import json
 from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
+from ..atomic import atomic_write
 from ..errors import ConfigError, UnsupportedFormatVersion
 from .schema import CONFIG_VERSION, _describe
 
@@ -60,7 +64,42 @@ def _flow_yaml(value: Any) -> str:
     return text.rstrip("\n")[1:-1]
 
 
-def _parse_text(text: str, path: Path | str | None) -> dict[str, Any]:
+#: File in a repository's ``.perun/cache`` holding the parsed mapping of each configuration file by path.
+PARSED_CACHE = "parsed-config.json"
+
+
+def _parse_text(text: str, path: Path | str | None, cache_dir: Path | None = None) -> dict[str, Any]:
+    """The mapping ``text`` holds; with ``cache_dir`` remembered there by the text's digest.
+
+    Loading PyYAML costs more than everything else a listing (``status``,
+    ``log``) does with the configuration, so the last parse of each file is
+    kept as JSON and used while the text is byte for byte the same.  Only
+    mappings JSON carries unchanged are kept (no dates, no non-string keys).
+    """
+    if cache_dir is None or path is None:
+        return _parse_yaml(text, path)
+    cache_file = Path(cache_dir) / PARSED_CACHE
+    digest = hashlib.sha1(text.encode("utf-8", "surrogatepass")).hexdigest()
+    try:
+        entries = json.loads(cache_file.read_bytes())
+        digest_seen, data = entries[str(path)]
+        if digest_seen == digest and isinstance(data, dict):
+            return data
+    except (OSError, ValueError, KeyError, TypeError):
+        entries = {}
+    data = _parse_yaml(text, path)
+    try:
+        kept = json.loads(json.dumps(data)) == data
+    except (TypeError, ValueError):
+        kept = False
+    if kept and isinstance(entries, dict):
+        entries[str(path)] = [digest, data]
+        with contextlib.suppress(OSError):  # a cache that cannot be written is only a missed speed-up
+            atomic_write(cache_file, json.dumps(entries).encode())
+    return data
+
+
+def _parse_yaml(text: str, path: Path | str | None) -> dict[str, Any]:
     yaml = _yaml()
     try:
         data = yaml.safe_load(text)

@@ -17,13 +17,13 @@ import hashlib
 import os
 import zlib
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from ..errors import CorruptObject, InvalidProfile
 from ..atomic import atomic_write
-from ..profile.codec import decode_content, iter_columnar, iter_json_chunks
-from ..profile.model import Profile
-from ..profile.validate import validate_profile
+
+if TYPE_CHECKING:
+    from ..profile.model import Profile
 
 _SIGNATURE = b"profile"
 # Large objects are compressed faster at a small cost in size, and in
@@ -112,6 +112,9 @@ def _deflate_raw(chunk: Any, last: bool) -> bytes:
 
 def object_checksum(profile: Profile) -> str:
     """The name ``profile`` has (or would have) as an object, computed without storing it."""
+    # lazy: listing and verifying objects (status, log) never encodes a profile
+    from ..profile.codec import iter_columnar
+
     pieces = list(iter_columnar(profile))
     digest = hashlib.sha1(object_prefix(profile.type, sum(map(len, pieces))))
     for piece in pieces:
@@ -170,6 +173,9 @@ class ObjectStore:
 
     def write_profile(self, profile: Profile, *, layout: str = "columnar") -> str:
         """Store ``profile`` (without its origin) as ``columnar`` or ``documented`` JSON; returns the SHA-1."""
+        # lazy: listing and verifying objects (status, log) never encodes a profile
+        from ..profile.codec import iter_columnar, iter_json_chunks
+
         if layout == "columnar":
             pieces = iter_columnar(profile)
         elif layout == "documented":
@@ -230,6 +236,10 @@ def profile_of_object(compressed: bytes, sha: str, path: Path | str) -> Profile:
     The one check every object passes, whether read from ``.perun/objects``
     or received from a remote before it may be stored there.
     """
+    # lazy (both): listing and verifying objects (status, log) never decodes a profile
+    from ..profile.codec import decode_content
+    from ..profile.validate import validate_profile  # lazy: as the line above
+
     _, content = parse_object(verified_raw(compressed, sha, path), sha, Path(path))
     try:
         return validate_profile(decode_content(content, path=path), path=path)
