@@ -241,6 +241,29 @@ def sync_directories(directories: Iterable[Path | str]) -> None:
         _fsync_dir(directory)
 
 
+#: cache files a command writes only once it has succeeded: path -> content (see write_when_done)
+_WHEN_DONE: dict[str, bytes] = {}
+
+
+def write_when_done(path: Path | str, data: bytes) -> None:
+    """Write ``data`` to the cache file ``path`` when the running command has succeeded (:func:`write_deferred`).
+
+    For what a run learns only to be faster next time: a command that fails
+    on bad input (or on a full disk) must leave every file as it was, its
+    caches included.  A process that never calls :func:`write_deferred` (a
+    library user, the TUI) simply gains nothing from these caches.
+    """
+    _WHEN_DONE[str(path)] = bytes(data)
+
+
+def write_deferred() -> None:
+    """Write every file :func:`write_when_done` kept (best effort: a cache that cannot be written is skipped)."""
+    while _WHEN_DONE:
+        path, data = _WHEN_DONE.popitem()
+        with contextlib.suppress(OSError):
+            atomic_write(path, data)
+
+
 def atomic_write_text(path: Path | str, text: str, *, exclusive: bool = False) -> None:
     atomic_write(path, text.encode("utf-8"), exclusive=exclusive)
 

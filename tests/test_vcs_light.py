@@ -15,6 +15,7 @@ import pytest
 from dulwich.repo import Repo
 from gitrepo import make_repo, stage_files  # tests/ is on sys.path
 
+from perun_core.atomic import write_deferred
 from perun_core.vcs import GitVcs
 from perun_core.vcs.reffiles import RefFiles
 from perun_core.vcs.statecache import STATE_FILE
@@ -33,9 +34,11 @@ def age(root: Path) -> None:
 
 
 def fresh_dirty(root: Path, cache: Path) -> bool:
-    """is_dirty as a new process would ask it: a new GitVcs on the same cache."""
+    """is_dirty as a command of a new process asks it: a new GitVcs on the same cache, the command succeeding."""
     with GitVcs(root, cache_dir=cache) as repo:
-        return repo.is_dirty()
+        dirty = repo.is_dirty()
+    write_deferred()
+    return dirty
 
 
 @pytest.fixture
@@ -132,3 +135,12 @@ def test_an_unborn_branch_and_a_gitfile(tmp_path):
     linked.mkdir()
     (linked / ".git").write_text(f"gitdir: {real / '.git'}\n")
     assert RefFiles(linked).resolve() == shas[0]
+
+
+def test_an_answer_is_written_only_when_the_command_succeeds(aged_repo):
+    root, cache, _ = aged_repo
+    with GitVcs(root, cache_dir=cache) as repo:
+        assert repo.is_dirty() is False
+    assert not (cache / STATE_FILE).exists()  # the command has not ended yet (or failed): nothing written
+    write_deferred()
+    assert (cache / STATE_FILE).is_file()

@@ -10,7 +10,7 @@ from typing import Any
 from ..atomic import atomic_write_text
 from ..errors import ConfigError
 from .schema import _MISSING, Kind, _describe, _lookup, split_key, validate, validate_data
-from .yamltext import _check_version_of, _parse_text, _yaml, dump_yaml
+from .yamltext import _check_version_of, _parse_text, _yaml, dump_yaml, remember_mapping, remembered_mapping
 
 __all__ = ["Config", "reset"]
 
@@ -64,10 +64,15 @@ class Config:
         """A configuration for ``path`` with content ``text`` (nothing is written but the parse cache)."""
         if text.startswith("\ufeff"):
             text = text[1:]
-        data = _parse_text(text, path, cache_dir)
+        data = remembered_mapping(text, cache_dir) if cache_dir is not None and validate else None
+        if data is not None:
+            return cls(path, kind, data, text)
+        data = _parse_text(text, path)
         _check_version_of(data, path)
         if validate:
             validate_data(data, path=path)
+        if validate and cache_dir is not None:
+            remember_mapping(text, data, cache_dir)
         return cls(path, kind, data, text)
 
     # -- reading -----------------------------------------------------------

@@ -5,14 +5,13 @@ PyYAML is imported inside the functions that need it, so importing this module i
 
 from __future__ import annotations
 
-import contextlib
 import hashlib
 import json
 from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
-from ..atomic import atomic_write
+from ..atomic import write_when_done
 from ..errors import ConfigError, UnsupportedFormatVersion
 from .schema import CONFIG_VERSION, _describe
 
@@ -64,42 +63,55 @@ def _flow_yaml(value: Any) -> str:
     return text.rstrip("\n")[1:-1]
 
 
-#: File in a repository's ``.perun/cache`` holding the parsed mapping of each configuration file by path.
+#: File in a repository's ``.perun/cache`` holding the parsed mappings of configuration texts by digest.
 PARSED_CACHE = "parsed-config.json"
+#: How many parsed texts it keeps (the local and the shared configuration, and the versions just before).
+PARSED_KEPT = 4
 
 
-def _parse_text(text: str, path: Path | str | None, cache_dir: Path | None = None) -> dict[str, Any]:
-    """The mapping ``text`` holds; with ``cache_dir`` remembered there by the text's digest.
+def _digest(text: str) -> str:
+    return hashlib.sha1(text.encode("utf-8", "surrogatepass")).hexdigest()
+
+
+def remembered_mapping(text: str, cache_dir: Path) -> dict[str, Any] | None:
+    """The mapping a valid configuration ``text`` was parsed to before, from ``cache_dir``; None if unknown.
 
     Loading PyYAML costs more than everything else a listing (``status``,
-    ``log``) does with the configuration, so the last parse of each file is
-    kept as JSON and used while the text is byte for byte the same.  Only
-    mappings JSON carries unchanged are kept (no dates, no non-string keys).
+    ``log``) does with the configuration, so the last parses of valid files
+    are kept as JSON, keyed by the text's digest alone (the mapping depends
+    on nothing else).
     """
-    if cache_dir is None or path is None:
-        return _parse_yaml(text, path)
+    try:
+        entries = json.loads((Path(cache_dir) / PARSED_CACHE).read_bytes())
+        data = entries.get(_digest(text)) if isinstance(entries, dict) else None
+    except (OSError, ValueError):
+        return None
+    return data if isinstance(data, dict) else None
+
+
+def remember_mapping(text: str, data: dict[str, Any], cache_dir: Path) -> None:
+    """Keep the mapping of a validated ``text`` for :func:`remembered_mapping` once the command has succeeded
+    (only what JSON carries unchanged: no dates, no non-string keys)."""
+    try:
+        if json.loads(json.dumps(data)) != data:
+            return
+    except (TypeError, ValueError):
+        return
     cache_file = Path(cache_dir) / PARSED_CACHE
-    digest = hashlib.sha1(text.encode("utf-8", "surrogatepass")).hexdigest()
     try:
         entries = json.loads(cache_file.read_bytes())
-        digest_seen, data = entries[str(path)]
-        if digest_seen == digest and isinstance(data, dict):
-            return data
-    except (OSError, ValueError, KeyError, TypeError):
+    except (OSError, ValueError):
         entries = {}
-    data = _parse_yaml(text, path)
-    try:
-        kept = json.loads(json.dumps(data)) == data
-    except (TypeError, ValueError):
-        kept = False
-    if kept and isinstance(entries, dict):
-        entries[str(path)] = [digest, data]
-        with contextlib.suppress(OSError):  # a cache that cannot be written is only a missed speed-up
-            atomic_write(cache_file, json.dumps(entries).encode())
-    return data
+    if not isinstance(entries, dict):
+        entries = {}
+    entries.pop(_digest(text), None)
+    entries[_digest(text)] = data
+    for old in list(entries)[:-PARSED_KEPT]:
+        del entries[old]
+    write_when_done(cache_file, json.dumps(entries).encode())  # once the command succeeded
 
 
-def _parse_yaml(text: str, path: Path | str | None) -> dict[str, Any]:
+def _parse_text(text: str, path: Path | str | None) -> dict[str, Any]:
     yaml = _yaml()
     try:
         data = yaml.safe_load(text)

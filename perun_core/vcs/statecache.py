@@ -9,19 +9,20 @@ the (size, mtime, inode, mode) of every path the index lists, and reused
 while all of them are the same.  As git does for its index, an answer is not
 kept when any of those files changed less than :data:`RACY_NS` before it was
 computed: a change within the same timestamp tick would go unseen.
-Submodules (whose state is their own HEAD) are never cached.
+Submodules (whose state is their own HEAD) are never cached.  An answer is
+written when the command that asked ends well (:func:`~perun_core.atomic.write_when_done`):
+one failing on bad input leaves every file as it was.
 """
 
 from __future__ import annotations
 
-import contextlib
 import json
 import os
 import time
 from pathlib import Path
 from typing import Any
 
-from ..atomic import atomic_write
+from ..atomic import write_when_done
 from .commits import MinorVersion
 
 STATE_FILE = "worktree-state.json"
@@ -60,21 +61,24 @@ def load_state(cache_dir: Path, worktree: Path, key: dict[str, Any]) -> tuple[bo
         return None  # a cache is only a shortcut: anything odd means asking git again
 
 
-def store_state(cache_dir: Path, worktree: Path, key: dict[str, Any], paths: list[bytes], dirty: bool,
-                head: MinorVersion, started_ns: int) -> None:
-    """Remember an answer computed from ``started_ns`` on (best effort; a young answer is not kept)."""
+def state_document(worktree: Path, key: dict[str, Any], paths: list[bytes], dirty: bool, head: MinorVersion,
+                   started_ns: int) -> dict[str, Any] | None:
+    """What :func:`store_state` writes for an answer computed from ``started_ns`` on; None when it is too young."""
     base = os.fsencode(worktree)
     files = []
     young = started_ns - RACY_NS
     for stamp in (key.get("index"), key.get("config")):
         if stamp is not None and stamp[1] > young:
-            return
+            return None
     for path in paths:
         stamp = path_stamp(os.path.join(base, path))
         if stamp is not None and stamp[1] > young:
-            return
+            return None
         files.append([os.fsdecode(path), stamp])
     row = [head.checksum, head.date, head.tz_offset, head.author, head.email, head.desc, list(head.parents)]
-    doc = {"version": STATE_VERSION, "key": key, "dirty": dirty, "head": row, "files": files, "written": time.time()}
-    with contextlib.suppress(OSError, ValueError):  # an unwritable cache is only a missed speed-up
-        atomic_write(cache_dir / STATE_FILE, json.dumps(doc).encode())
+    return {"version": STATE_VERSION, "key": key, "dirty": dirty, "head": row, "files": files, "written": time.time()}
+
+
+def store_state(cache_dir: Path, document: dict[str, Any]) -> None:
+    """Write a :func:`state_document` once the command that asked has succeeded."""
+    write_when_done(cache_dir / STATE_FILE, json.dumps(document).encode())

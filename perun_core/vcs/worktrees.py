@@ -14,7 +14,7 @@ from ..errors import EmptyRepository, InvalidRevision, VcsError
 from .constants import _BLOB
 from .commits import SavedState, _as_ns, _blob_id, _valid_path_element
 from .constants import _HEX40, _SYMREF, _S_IFGITLINK
-from .statecache import load_state, store_state
+from .statecache import load_state, state_document, store_state
 
 
 class WorktreeMixin:
@@ -182,7 +182,9 @@ class WorktreeMixin:
             head = self._commit(key["head"])[1]
         except InvalidRevision:
             return
-        store_state(self.cache_dir, self.root, key, paths, dirty, head, started)
+        document = state_document(self.root, key, paths, dirty, head, started)
+        if document is not None:
+            store_state(self.cache_dir, document)
 
     def export_tree(self, sha: str, dest: Path) -> None:
         """Write the tree of commit ``sha`` into the empty (or missing) directory ``dest``.
