@@ -20,7 +20,6 @@ import hashlib
 import os
 import re
 import stat
-import tempfile
 import time
 from collections.abc import Iterable, Iterator
 from pathlib import Path
@@ -203,6 +202,8 @@ def atomic_write(path: Path | str, data: bytes | Iterable[bytes], *, exclusive: 
     writer = f"w{os.getpid()}-{writer_tag()}."
     if len(path.name.encode()) + len(writer) + 14 > 255:
         writer = ""  # a name near the file system's limit: fsck judges such a file by its age
+    import tempfile  # here: a listing (status, log) that writes nothing need not load it
+
     fd, tmp_name = tempfile.mkstemp(prefix=f".{path.name}.{writer}", suffix=".tmp", dir=path.parent)
     try:
         with os.fdopen(fd, "wb") as handle:
@@ -238,6 +239,29 @@ def sync_directories(directories: Iterable[Path | str]) -> None:
     """fsync each directory once: makes the renames of ``atomic_write(..., sync_dir=False)`` durable."""
     for directory in set(map(Path, directories)):
         _fsync_dir(directory)
+
+
+#: cache files a command writes only once it has succeeded: path -> content (see write_when_done)
+_WHEN_DONE: dict[str, bytes] = {}
+
+
+def write_when_done(path: Path | str, data: bytes) -> None:
+    """Write ``data`` to the cache file ``path`` when the running command has succeeded (:func:`write_deferred`).
+
+    For what a run learns only to be faster next time: a command that fails
+    on bad input (or on a full disk) must leave every file as it was, its
+    caches included.  A process that never calls :func:`write_deferred` (a
+    library user, the TUI) simply gains nothing from these caches.
+    """
+    _WHEN_DONE[str(path)] = bytes(data)
+
+
+def write_deferred() -> None:
+    """Write every file :func:`write_when_done` kept (best effort: a cache that cannot be written is skipped)."""
+    while _WHEN_DONE:
+        path, data = _WHEN_DONE.popitem()
+        with contextlib.suppress(OSError):
+            atomic_write(path, data)
 
 
 def atomic_write_text(path: Path | str, text: str, *, exclusive: bool = False) -> None:

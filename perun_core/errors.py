@@ -204,21 +204,21 @@ class ProfileNotFound(ProfileError):
 
 
 class TagOutOfRange(ProfileError):
-    """A ``N@i`` / ``N@p`` tag past the last profile; ``where`` says which list (``at de579c5`` for an index)."""
+    """A ``N@i`` / ``N@p`` tag past the last profile; ``where`` says which commit's list (``at de579c5``)."""
 
     def __init__(self, tag: str, count: int, kind: str, where: str = "") -> None:
         suffix = tag[tag.index("@"):] if "@" in tag else ""
         place = f" {where}" if where else ""
         if kind == "pending":
-            listed = "no profile is pending" if count == 0 else \
-                f"{count} profile{' is' if count == 1 else 's are'} pending"
+            listed = f"no profile is pending{place}" if count == 0 else \
+                f"{count} profile{' is' if count == 1 else 's are'} pending{place}"
         else:
             listed = f"no profile is {kind}{place}" if count == 0 else \
                 f"{count} profile{' is' if count == 1 else 's are'} {kind}{place}"
         tags = "" if count == 0 else f" (tag 0{suffix})" if count == 1 else f" (tags 0{suffix} to {count - 1}{suffix})"
         super().__init__(
             f"tag '{tag}' is out of range: {listed}{tags}",
-            hint="run 'perun-core status' to list profiles and their tags",
+            hint="run 'perun-core status' (HEAD) or 'perun-core log' (every commit) to list profiles and their tags",
         )
         self.tag = tag
         self.count = count

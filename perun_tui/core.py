@@ -79,18 +79,23 @@ class Core:
 
     def load(self, info: ProfileInfo, minor: str | None) -> api.LoadedProfile:
         with self.lock:
-            return api.load_profile(info.tag, minor=None if not info.registered else minor, repo=self.repo)
+            if not info.registered and info.path is not None:
+                # by its file: a pending tag counts within one commit's list, the path names it anywhere
+                return api.load_profile(str(info.path), repo=self.repo)
+            return api.load_profile(info.tag, minor=minor, repo=self.repo)
 
     # -- changing ----------------------------------------------------------------
     def register(self, info: ProfileInfo) -> list[api.AddedProfile]:
         """Register a pending profile at the commit it was collected for."""
         with self.lock:
-            return api.add([info.tag], minor=info.origin, repo=self.repo)
+            spec = str(info.path) if info.path is not None else info.tag  # the file names it wherever it is listed
+            return api.add([spec], minor=info.origin, repo=self.repo)
 
     def remove(self, info: ProfileInfo, minor: str | None) -> list[api.RemovedProfile]:
         """Unlink a registered profile from ``minor``, or delete a pending one."""
         with self.lock:
-            return api.remove([info.tag], minor=minor if info.registered else None, repo=self.repo)
+            # a pending tag counts within the list of the commit it was shown under, as a registered one does
+            return api.remove([info.tag], minor=minor, repo=self.repo)
 
     # -- views -------------------------------------------------------------------
     def view_model(self, profile: Any, view: str, params: dict[str, Any] | None = None) -> Any:

@@ -59,11 +59,14 @@ def test_new_user_flow(perun_repo):
 def test_profile_of_another_commit_is_refused(perun_repo):
     root, shas = perun_repo
     path = write_pending(root, "old.perf", time_profile(shas[0]))
-    result = run_cli("add", "0@p", cwd=root)
+    result = run_cli("add", "old.perf", cwd=root)
     assert result.returncode == 1
     assert shas[0] in result.stderr and shas[1] in result.stderr
     assert "Traceback" not in result.stderr
     assert path.exists()
+    # its tag counts among the pending profiles of its own commit, not HEAD's
+    at_head = run_cli("add", "0@p", cwd=root)
+    assert at_head.returncode == 1 and "no profile is pending at" in at_head.stderr and path.exists()
     assert run_cli("add", "-m", "HEAD~1", "0@p", cwd=root).returncode == 0
 
 

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 import subprocess
 import sys
 from pathlib import Path
@@ -81,3 +82,45 @@ def test_help_cache_is_per_width_and_ignores_a_damaged_file(tmp_path):
         path.write_text(path.read_text()[:40])  # cut short, as by a full disk
     redone, loaded = help_run(tmp_path, "--help", columns="100")
     assert redone == wide and "click" in loaded
+
+
+#: What `status` and `log` never need: the sharing and view engines, numeric and plotting libraries, and
+#: (on a warm cache) neither git's object machinery nor the YAML parser.
+LISTING_NEVER = ("perun_core.remote.sync", "perun_core.remote.transport", "perun_core.remote.store",
+                 "perun_core.views", "perun_core.api.views", "perun_core.profile.codec", "numpy", "scipy",
+                 "plotext", "textual", "rich")
+LISTING_NOT_WHEN_WARM = ("dulwich", "yaml")
+
+
+def listing_modules(root: Path, *argv: str) -> set[str]:
+    """The modules ``perun-core ARGV`` loaded, run through the console script's entry in ``root``."""
+    code = ("import sys, io, contextlib\nfrom perun_core.cli.entry import main\nout = io.StringIO()\n"
+            f"with contextlib.redirect_stdout(out):\n    main({list(argv)!r})\n"
+            "sys.stderr.write(out.getvalue())\nprint('\\n'.join(sys.modules))")
+    env = {"PATH": "/usr/bin:/bin", "HOME": str(root.parent), "PERUN_CONFIG_DIR": str(root.parent / "cfg")}
+    result = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, cwd=root, check=True,
+                            env=env)
+    assert "benchmark commit" in result.stderr or "On major version" in result.stderr
+    return set(result.stdout.split())
+
+
+@pytest.mark.parametrize("argv", [("--no-pager", "status"), ("--no-pager", "log", "-s"), ("--no-pager", "log")])
+def test_status_and_log_load_only_what_they_use(tmp_path, argv):
+    sys.path.insert(0, str(ROOT / "tests"))
+    from gitrepo import fast_linear_history
+
+    from perun_core import api
+
+    root = tmp_path / "project"
+    fast_linear_history(root, 5)
+    api.init(root)
+    first = listing_modules(root, *argv)
+    assert not {m for m in first if m.startswith(LISTING_NEVER)}
+    # the caches of the first run (history, parsed configuration) spare git's objects and YAML next time;
+    # the worktree answer is kept only for files older than the racy window, so the checkout is aged first
+    old = 1_600_000_000
+    for path in (root / "bench.txt", root / ".git" / "index", root / ".git" / "config"):
+        os.utime(path, (old, old))
+    listing_modules(root, *argv)
+    again = listing_modules(root, *argv)
+    assert not {m for m in again if m.startswith(LISTING_NEVER + LISTING_NOT_WHEN_WARM)}

@@ -46,7 +46,8 @@ _export("check", "MethodInfo check_method check_methods")
 _export("views", """Shown show view view_names build_view render_view one_plot only_types profile_json write_output
         Theme DEFAULT_THEME FlameLayout Span layout_flame block_colour HeapLayout layout_heap allocations_in
         site_glyph heat_glyph HEAT_GLYPHS HTML_SUFFIXES PLAIN_SUFFIXES""")
-_export("files", "atomic_write atomic_write_text ensure_writable_directory ensure_writable_target write_user_file")
+_export("files", "atomic_write atomic_write_text ensure_writable_directory ensure_writable_target write_user_file "
+        "write_deferred")
 _export("text", "drop_controls escape_controls escape_lines escape_output has_controls")
 _export("demo", "demo_dir build_demo demo_is_built")
 _export("formats", "LAYOUT_CHOICES ConvertResult convert profile_bytes unused_config_keys")
@@ -58,11 +59,11 @@ _export("bisecting", """BisectResult BisectStep BisectStarted BisectCollecting B
         bisect bisect_jobs""")
 _export("explaining", "Explanation ExplainedFunction ExplainStarted ExplainCollecting ExplainRound ExplainFinished explain "
         "explanation_of explanation_comparison")
-_export("remote", """PushResult FetchResult PullResult RemoteState push fetch pull remote_status PushRetried RemoteContacted
+_export("remote_state", "remote_status")
+_export("remote", """PushResult FetchResult PullResult RemoteState push fetch pull PushRetried RemoteContacted
         TransferProgress TransferStarted""")
 _export("repair", "STALE_AFTER FsckProblem FsckReport fsck")
-_export("views", "ViewFit view_fits fitting_views share_y_scale y_extent")
-_export("text", "fit_middle")
+_export("views", "ViewFit view_fits fitting_views share_y_scale y_extent fit_middle")
 _export("statistics", "FieldStats ModelRow ProfileSummary summary short_number format_number MEASURED_KEYS")
 
 __all__ = sorted(_EXPORTS)

@@ -25,6 +25,7 @@ from ..remote.events import PushRetried, RemoteContacted, TransferProgress, Tran
 from ..remote.sync import FetchResult, PullResult, PushResult, RemoteState
 from ..storage.repository import PerunRepository
 from ._repo import using as _using
+from .remote_state import remote_status
 
 __all__ = ["FetchResult", "PullResult", "PushResult", "PushRetried", "RemoteContacted", "RemoteState",
            "TransferProgress", "TransferStarted", "fetch", "pull", "push", "remote_status"]
@@ -59,10 +60,3 @@ def pull(remote: str | None = None, *, dry_run: bool = False, on_event: Callable
 
     with _using(repo, cwd) as r:
         return sync.pull(r, remote, dry_run=dry_run, on_event=on_event, cancel=cancel)
-
-
-def remote_status(*, repo: PerunRepository | None = None, cwd: Path | str | None = None) -> list[RemoteState]:
-    """Profiles only here / only there per remote, as of the last transfer (no network)."""
-
-    with _using(repo, cwd) as r:
-        return sync.remote_states(r)

@@ -33,6 +33,7 @@ from ..errors import (
 from ..storage.changes import any_changes, read_changes, read_pairs
 from ..storage.index import ORIGINAL_LAYOUT, write_index
 from ..storage.lookup import FoundProfile, find_profile, sort_key_of
+from ..storage.pending import PendingByCommit
 from ..storage.repository import PERUN_DIR, PerunRepository, ProfileInfo
 from ..vcs import init_repository, is_bare_repository
 from ._repo import open_repository, using as _using
@@ -260,12 +261,14 @@ class StatusReport:
     damaged: list[PerunError] = field(default_factory=list)
     #: findings of the last degradation check of HEAD (stored records of perun_core.storage.changes), None if never checked
     checks: list[dict[str, Any]] | None = None
+    #: pending profiles of other commits (listed under those by ``log``), not in ``pending``
+    pending_elsewhere: int = 0
 
 
 def status(
     *, sort_by: str | None = None, repo: PerunRepository | None = None, cwd: Path | str | None = None
 ) -> StatusReport:
-    """HEAD, its registered profiles and the pending ones.
+    """HEAD, its registered profiles and its pending ones (see :mod:`perun_core.storage.pending`).
 
     Tags always follow ``format.sort_profiles_by`` so that ``0@p`` names the
     same profile in every command; ``sort_by`` only reorders the listing.
@@ -278,6 +281,8 @@ def status(
         if tag_key not in SORT_KEYS:
             raise ConfigError(r.local_config_path, "format.sort_profiles_by", f"'{tag_key}' is not one of {', '.join(SORT_KEYS)}")
         head_sha = r.vcs.head()
+        # asked first: a remembered answer brings HEAD's commit along, so git's objects need not be read
+        dirty = r.vcs.is_dirty()
         head = r.vcs.minor_info(head_sha)
         problems: list[PerunError] = []
         if not r.objects_dir.is_dir():
@@ -289,7 +294,8 @@ def status(
         except StorageError as exc:  # a damaged index: the pending profiles are still worth listing
             registered = []
             problems.append(exc)
-        pending = r.pending_infos(tag_key)
+        every_pending = r.pending_infos(tag_key)
+        pending = PendingByCommit(every_pending, tag_key, head_sha).of(head_sha)
         damaged = _mark_damaged(r, registered)
         if damaged:
             registered = [replace(i, error=f"corrupt object: {damaged[i.checksum].reason}") if i.checksum in damaged else i
@@ -297,8 +303,9 @@ def status(
         if sort_by and sort_by != tag_key:
             registered = sorted(registered, key=lambda i: _order(i, sort_by))
             pending = sorted(pending, key=lambda i: _order(i, sort_by))
-        return StatusReport(head, r.vcs.major_version(), r.vcs.is_dirty(), registered, pending, status_format,
-                            sort_by or tag_key, [*problems, *damaged.values()], _check_findings(r, head_sha))
+        return StatusReport(head, r.vcs.major_version(), dirty, registered, pending, status_format,
+                            sort_by or tag_key, [*problems, *damaged.values()], _check_findings(r, head_sha),
+                            len(every_pending) - len(pending))
 
 
 def _check_findings(repo: PerunRepository, minor: str) -> list[dict[str, Any]] | None:
@@ -348,6 +355,8 @@ class LogEntry:
     changes: str = ""
     #: why this version's profiles could not be listed (a damaged index), None when they could
     error: str | None = None
+    #: the pending profiles listed under this version (with_profiles only), tagged 0@p onwards
+    pending: list[ProfileInfo] = field(default_factory=list)
 
 
 def log(
@@ -360,24 +369,30 @@ def log(
     """Minor versions from ``revision`` (default HEAD) back, with their profiles.
 
     A generator: the walk and index reads happen as entries are consumed.
+    ``with_profiles`` also lists each version's pending profiles.
     """
     with _using(repo, cwd) as r:
         start = r.resolve_minor(revision)
         sort_key = sort_key_of(r) if with_profiles else "time"
+        pending = None
+        if with_profiles:
+            head = start if revision is None else r.resolve_minor(None)
+            pending = PendingByCommit(r.pending_infos(sort_key), sort_key, head)
 
         checked = any_changes(r)
         has_index = r.index_tester()
         for version in r.vcs.walk_minor_versions(start):
             changes = read_changes(r, version.checksum) if checked else ""
+            waiting = pending.of(version.checksum) if pending is not None else []
             if not has_index(version.checksum):
-                yield LogEntry(version, ProfileCounts(), [], changes)
+                yield LogEntry(version, ProfileCounts(), [], changes, pending=waiting)
                 continue
             try:
                 infos = r.registered_infos(version.checksum, sort_key)
             except StorageError as exc:  # one damaged index must not hide the rest of the history
-                yield LogEntry(version, ProfileCounts(), [], changes, str(exc))
+                yield LogEntry(version, ProfileCounts(), [], changes, str(exc), waiting)
                 continue
-            yield LogEntry(version, _count(infos), infos if with_profiles else [], changes)
+            yield LogEntry(version, _count(infos), infos if with_profiles else [], changes, pending=waiting)
 
 
 def _count(infos: list[ProfileInfo]) -> ProfileCounts:

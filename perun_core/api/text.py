@@ -3,6 +3,5 @@
 from __future__ import annotations
 
 from ..safetext import drop_controls, escape_controls, escape_lines, escape_output, has_controls
-from ..views.style import fit_middle
 
-__all__ = ["drop_controls", "escape_controls", "escape_lines", "escape_output", "fit_middle", "has_controls"]
+__all__ = ["drop_controls", "escape_controls", "escape_lines", "escape_output", "has_controls"]

@@ -39,6 +39,7 @@ from .explain_collect import (CALL_LEVEL, BuildFailed, ExplainRound, choose_coll
                               is_python, keep_profile, python_command, stored_profile)
 from .explain_compare import MIN_SAMPLES, MIN_SHARE, TOP, explain_profiles, sample_p_value
 from .explain_result import ExplainedFunction, Explanation, relative_text
+from .explain_store import kept_profiles
 from .explain_store import store_explanations as store
 from .pairing import ProfileCache
 from .rerun import Rerun, profile_of
@@ -139,7 +140,8 @@ def _explain_job(repo: Any, base_minor: str, target_minor: str, job: Job, *, dir
     except PerunError as exc:
         return Explanation(collector=name, message=exc.message)
     sides = (base_minor, target_minor)
-    stored = [stored_profile(repo, minor, call_job, name) for minor in sides]
+    kept = kept_profiles(repo, sides)
+    stored = [stored_profile(repo, minor, call_job, name, kept.get(minor, ())) for minor in sides]
     reused = tuple(f"{minor[:7]}: {found[1]}" for minor, found in zip(sides, stored) if found)
     profiles = [found[0] if found else None for found in stored]
     names = [found[2] if found else "" for found in stored]

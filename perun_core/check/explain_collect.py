@@ -33,7 +33,7 @@ from ..errors import Interrupted, PerunError
 from ..profile.codec import load_profile_from_file
 from ..profile.model import Snapshot
 from ..profile.resources import ResourceTable
-from ..runner.naming import TEMPLATE_KEY, render_name, write_new_profile
+from ..runner.naming import TEMPLATE_KEY, render_name
 from ..runner.run import _split_commands, collect_job
 from ..runner.worktree import temporary_worktree
 from ..storage.lookup import sort_key_of
@@ -123,11 +123,14 @@ def choose_collector(argv: Sequence[str], workdir: Path, wanted: str | None = No
 
 # -- profiles ---------------------------------------------------------------------------------------
 
-def stored_profile(repo: Any, minor: str, job: Job, collector: str) -> tuple[Any, str, str, str] | None:
-    """The newest registered (else pending) profile of ``collector`` for the job's command at ``minor``.
+def stored_profile(repo: Any, minor: str, job: Job, collector: str,
+                   kept: Sequence[tuple[str, str]] = ()) -> tuple[Any, str, str, str] | None:
+    """The newest registered (else pending, else kept) profile of ``collector`` for the job's command at ``minor``.
 
-    Returns the profile, its tag (``i@i``, or the pending file name), its
-    name and where it is (``object:<checksum>`` or ``pending:<file name>``).
+    ``kept`` are the (name, checksum) of the profiles earlier explanations
+    kept at ``minor`` (:func:`.explain_store.kept_profiles`).  Returns the
+    profile, its tag (``i@i``, or the file name), its name and where it is
+    (``object:<checksum>`` or ``pending:<file name>``).
     """
 
     def fits(info: Any) -> bool:
@@ -149,6 +152,16 @@ def stored_profile(repo: Any, minor: str, job: Job, collector: str) -> tuple[Any
         if collector != "pytrace" or mode in (None, "cprofile"):
             where = f"object:{info.checksum}" if registered else f"pending:{Path(info.path).name}"
             return profile, info.tag or info.source, info.source, where
+    for name, checksum in kept:
+        try:
+            profile = repo.objects.read_profile(checksum)
+        except (PerunError, OSError, ValueError):
+            continue
+        same = (profile.collector == collector and profile.cmd == job.cmd and profile.args == job.args
+                and profile.workload == job.workload)
+        if same and (collector != "pytrace" or (profile.collector_info or {}).get("params", {}).get("mode")
+                     in (None, "cprofile")):
+            return profile, name, name, f"object:{checksum}"
     return None
 
 
@@ -238,13 +251,18 @@ def _combined(identity: dict, values: list[list[Any]], runs: int, how: str) -> d
 
 
 def keep_profile(repo: Any, profile: Any, minor: str, register: bool, counter: int) -> tuple[str, str, str]:
-    """Write a collected profile as pending (or register it): what was written, the profile's name and where
-    it is (``object:<checksum>`` or ``pending:<file name>``)."""
+    """Keep a collected profile with the explanation (or register it): what was written, the profile's name
+    and where it is (``object:<checksum>``).
+
+    Kept means stored as an object that no index names: the explanation's
+    record names it (``fsck`` keeps it while one does), so it is neither a
+    pending profile under every commit nor a profile the next check pairs.
+    """
 
     now = time.time()
     name = render_name(profile, str(repo.config.get(TEMPLATE_KEY)), counter=counter, when=now)
     if register:
         entry = repo.register(minor, profile, name, now)
         return f"registered {name} at {minor[:7]} ({entry.checksum[:7]})", name, f"object:{entry.checksum}"
-    path = write_new_profile(profile, repo.jobs_dir, name)
-    return str(path), Path(path).name, f"pending:{Path(path).name}"
+    checksum = repo.objects.write_profile(profile, layout=repo.object_layout)
+    return f"{name} (object {checksum[:7]}, kept with the explanation)", name, f"object:{checksum}"

@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import json
 from dataclasses import replace
+from collections.abc import Iterable
 from typing import TYPE_CHECKING, Any
 
 from ..errors import PerunError
@@ -27,7 +28,7 @@ if TYPE_CHECKING:  # pragma: no cover
     from ..storage.repository import PerunRepository
     from .report import CheckReport, PairReport, VersionReport
 
-__all__ = ["carry_explanations", "store_explanations"]
+__all__ = ["carry_explanations", "kept_profiles", "store_explanations"]
 
 
 def _pair_key(record: dict[str, Any]) -> tuple:
@@ -117,3 +118,34 @@ def carry_explanations(repo: PerunRepository, version: VersionReport) -> Version
             findings.append(finding)
         pairs.append(replace(pair, findings=tuple(findings)))
     return replace(version, pairs=tuple(pairs))
+
+
+def kept_profiles(repo: PerunRepository, minors: Iterable[str]) -> dict[str, list[tuple[str, str]]]:
+    """Per commit, the (name, checksum) of call-level profiles kept with the explanations stored at ``minors``.
+
+    An explanation names the objects it compared in ``sources`` (baseline,
+    target); each side belongs to the commit of that side of its pair.  A
+    later explanation of the same commits reuses them instead of collecting.
+    """
+    found: dict[str, list[tuple[str, str]]] = {}
+    for minor in dict.fromkeys(minors):
+        try:
+            pairs = read_pairs(repo, minor) or []
+        except PerunError:
+            continue
+        for pair in pairs:
+            if not isinstance(pair, dict):
+                continue
+            sides = [ref.get("minor") if isinstance(ref, dict) else None
+                     for ref in (pair.get("baseline"), pair.get("target"))]
+            for finding in pair.get("findings") or ():
+                record = finding.get("explanation") if isinstance(finding, dict) else None
+                if not isinstance(record, dict):
+                    continue
+                sources, names = record.get("sources") or [], record.get("profiles") or []
+                for side, source in enumerate(sources[:2] if isinstance(sources, list) else ()):
+                    if isinstance(source, str) and source.startswith("object:") and isinstance(sides[side], str):
+                        name = str(names[side]) if isinstance(names, list) and side < len(names) else source
+                        if (name, source[7:]) not in found.get(sides[side], ()):
+                            found.setdefault(sides[side], []).append((name, source[7:]))
+    return found

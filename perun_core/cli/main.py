@@ -428,6 +428,10 @@ def main(argv: list[str] | None = None) -> None:
     tune_for_bulk_work()
     try:
         cli.main(args=argv, prog_name="perun-core", standalone_mode=False)
+        # lazy: keeps `perun-core --help` light; what the command learnt is kept only now that it succeeded
+        from perun_core.api.files import write_deferred
+
+        write_deferred()
     except click.exceptions.Exit as exc:
         sys.exit(exc.exit_code)
     except click.exceptions.Abort:

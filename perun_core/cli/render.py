@@ -44,6 +44,12 @@ def render_status(report, *, short: bool, color: bool) -> list[str]:
                                   empty="(no tracked profiles at this minor version)"))
     lines.extend(_profile_section("Pending profiles", report.pending, report.status_format, short, color,
                                   empty="(no pending profiles)"))
+    if report.pending_elsewhere:
+        others = report.pending_elsewhere
+        at = len(lines) - 1 if lines and lines[-1] == "" else len(lines)  # before the section's closing blank line
+        lines.insert(at, paint(
+            f"  ({others} more pending profile{'s' if others != 1 else ''} of other commits: "
+            "'perun-core log' lists each under its commit)", "muted", color))
     lines.extend(_check_section(report.checks, short, color))
     return lines
 
@@ -123,9 +129,10 @@ def render_log(revision: str | None, *, short: bool, graph: bool, limit: int | N
                 yield pad
                 for line in version.desc.splitlines() or [""]:
                     yield pad + "    " + _safe(line)
-                for info in entry.profiles:
+                for info in [*entry.profiles, *entry.pending]:
                     what = _safe(f"[{info.type}] {info.cmd} {info.args} {info.workload} ({info.collector})")
-                    yield pad + f"    {paint(info.tag, 'tag', color)} {what}".rstrip()
+                    waiting = "" if info.registered else " " + paint("pending: " + _safe(info.source), "muted", color)
+                    yield pad + f"    {paint(info.tag, 'tag', color)} {what}{waiting}".rstrip()
                 yield pad
             for connector in connectors:
                 yield paint(connector, "graph", color)

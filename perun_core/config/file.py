@@ -10,7 +10,7 @@ from typing import Any
 from ..atomic import atomic_write_text
 from ..errors import ConfigError
 from .schema import _MISSING, Kind, _describe, _lookup, split_key, validate, validate_data
-from .yamltext import _check_version_of, _parse_text, _yaml, dump_yaml
+from .yamltext import _check_version_of, _parse_text, _yaml, dump_yaml, remember_mapping, remembered_mapping
 
 __all__ = ["Config", "reset"]
 
@@ -33,12 +33,13 @@ class Config:
     # -- construction ------------------------------------------------------
 
     @classmethod
-    def load(cls, path: Path | str, *, kind: Kind, validate: bool = True) -> "Config":
+    def load(cls, path: Path | str, *, kind: Kind, validate: bool = True, cache_dir: Path | None = None) -> "Config":
         """Read ``path``.  A missing shared file is an empty configuration.
 
         With ``validate`` (the default) every known option is checked; front
         ends that must open a broken file to repair it pass ``validate=False``.
-        The ``config_version`` is always checked.
+        The ``config_version`` is always checked.  With ``cache_dir`` (a
+        repository's ``.perun/cache``) the parsed text is remembered there.
         """
         path = Path(path)
         try:
@@ -55,17 +56,23 @@ class Config:
             text = raw.decode("utf-8")
         except UnicodeDecodeError as exc:
             raise ConfigError(path, None, f"is not UTF-8 text (byte {exc.start})") from None
-        return cls.from_text(path, text, kind=kind, validate=validate)
+        return cls.from_text(path, text, kind=kind, validate=validate, cache_dir=cache_dir)
 
     @classmethod
-    def from_text(cls, path: Path | str, text: str, *, kind: Kind, validate: bool = True) -> "Config":
-        """A configuration for ``path`` with content ``text`` (nothing is written)."""
+    def from_text(cls, path: Path | str, text: str, *, kind: Kind, validate: bool = True,
+                  cache_dir: Path | None = None) -> "Config":
+        """A configuration for ``path`` with content ``text`` (nothing is written but the parse cache)."""
         if text.startswith("\ufeff"):
             text = text[1:]
+        data = remembered_mapping(text, cache_dir) if cache_dir is not None and validate else None
+        if data is not None:
+            return cls(path, kind, data, text)
         data = _parse_text(text, path)
         _check_version_of(data, path)
         if validate:
             validate_data(data, path=path)
+        if validate and cache_dir is not None:
+            remember_mapping(text, data, cache_dir)
         return cls(path, kind, data, text)
 
     # -- reading -----------------------------------------------------------

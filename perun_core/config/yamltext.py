@@ -5,10 +5,13 @@ PyYAML is imported inside the functions that need it, so importing this module i
 
 from __future__ import annotations
 
+import hashlib
+import json
 from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
+from ..atomic import write_when_done
 from ..errors import ConfigError, UnsupportedFormatVersion
 from .schema import CONFIG_VERSION, _describe
 
@@ -58,6 +61,54 @@ def _flow_yaml(value: Any) -> str:
         return text.rstrip("\n")
     text = yaml.safe_dump([value], default_flow_style=True, allow_unicode=True, width=2**31 - 1)
     return text.rstrip("\n")[1:-1]
+
+
+#: File in a repository's ``.perun/cache`` holding the parsed mappings of configuration texts by digest.
+PARSED_CACHE = "parsed-config.json"
+#: How many parsed texts it keeps (the local and the shared configuration, and the versions just before).
+PARSED_KEPT = 4
+
+
+def _digest(text: str) -> str:
+    return hashlib.sha1(text.encode("utf-8", "surrogatepass")).hexdigest()
+
+
+def remembered_mapping(text: str, cache_dir: Path) -> dict[str, Any] | None:
+    """The mapping a valid configuration ``text`` was parsed to before, from ``cache_dir``; None if unknown.
+
+    Loading PyYAML costs more than everything else a listing (``status``,
+    ``log``) does with the configuration, so the last parses of valid files
+    are kept as JSON, keyed by the text's digest alone (the mapping depends
+    on nothing else).
+    """
+    try:
+        entries = json.loads((Path(cache_dir) / PARSED_CACHE).read_bytes())
+        data = entries.get(_digest(text)) if isinstance(entries, dict) else None
+    except (OSError, ValueError):
+        return None
+    return data if isinstance(data, dict) else None
+
+
+def remember_mapping(text: str, data: dict[str, Any], cache_dir: Path) -> None:
+    """Keep the mapping of a validated ``text`` for :func:`remembered_mapping` once the command has succeeded
+    (only what JSON carries unchanged: no dates, no non-string keys)."""
+    try:
+        if json.loads(json.dumps(data)) != data:
+            return
+    except (TypeError, ValueError):
+        return
+    cache_file = Path(cache_dir) / PARSED_CACHE
+    try:
+        entries = json.loads(cache_file.read_bytes())
+    except (OSError, ValueError):
+        entries = {}
+    if not isinstance(entries, dict):
+        entries = {}
+    entries.pop(_digest(text), None)
+    entries[_digest(text)] = data
+    for old in list(entries)[:-PARSED_KEPT]:
+        del entries[old]
+    write_when_done(cache_file, json.dumps(entries).encode())  # once the command succeeded
 
 
 def _parse_text(text: str, path: Path | str | None) -> dict[str, Any]:

@@ -18,12 +18,11 @@ from typing import Any
 from ..atomic import atomic_write
 from .rollback import undone_on_failure
 from ..errors import StorageError
+from . import PRIVATE_DIR, TRACKING_FILE
 from .transport import Remote
 
 __all__ = ["PRIVATE_DIR", "TRACKING_FILE", "PrivateStore", "session"]
 
-PRIVATE_DIR = "remote"
-TRACKING_FILE = "tracking.json"
 
 
 class PrivateStore:

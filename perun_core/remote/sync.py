@@ -33,7 +33,7 @@ from pathlib import Path
 from typing import Any
 
 from ..errors import Interrupted, RemoteError
-from . import incoming, layout
+from . import has_transferred, incoming, layout
 from .events import PushRetried, RemoteContacted, TransferProgress, TransferStarted
 from .store import PRIVATE_DIR, TRACKING_FILE, PrivateStore, session
 from .transport import Remote, client_of, remote_head, resolve_remote, talking
@@ -384,9 +384,9 @@ def remote_states(repo: Any) -> list[RemoteState]:
     """
     from dulwich.repo import Repo
 
-    path = Path(repo.perun_dir) / PRIVATE_DIR
-    if not (path / "objects").is_dir():
+    if not has_transferred(repo.perun_dir):
         return []
+    path = Path(repo.perun_dir) / PRIVATE_DIR
     git = Repo(str(path))
     try:
         info: dict[str, Any] = {}

@@ -123,7 +123,8 @@ def quarantine(repo: PerunRepository, path: Path, kind: str) -> Path:
 
 
 def names_in_records(repo: PerunRepository, on_error: Callable[[Path, str], Any] | None = None) -> set[str]:
-    """Every object name the change records mention (the checked pairs name their profiles' objects)."""
+    """Every object name the change records mention (the checked pairs name their profiles' objects, explanations
+    the call-level profiles kept with them)."""
     found: set[str] = set()
     root = repo.perun_dir / "changes"
     for folder, _dirs, names in os.walk(root):
@@ -151,3 +152,5 @@ def _collect_shas(value: Any, found: set[str]) -> None:
             pending.extend(item)
         elif isinstance(item, str) and _SHA.fullmatch(item):
             found.add(item)
+        elif isinstance(item, str) and item.startswith("object:") and _SHA.fullmatch(item[7:]):
+            found.add(item[7:])  # an explanation's source: the call-level profiles kept with it

@@ -12,12 +12,15 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from ..config import sort_key
-from ..errors import ProfileNotFound, TagOutOfRange, UsageError
-from ..profile.codec import load_profile_from_file
-from ..profile.model import Profile
+from ..errors import ProfileNotFound, TagOutOfRange, UsageError, VcsError
+from .pending import PendingByCommit
 from .repository import PerunRepository, ProfileInfo
+
+if TYPE_CHECKING:
+    from ..profile.model import Profile
 
 TAG = re.compile(r"^(\d+)@([ip])$")
 
@@ -43,6 +46,9 @@ class FoundProfile:
             assert repo is not None and self.info is not None and self.info.checksum
             return repo.objects.read_profile(self.info.checksum)
         assert self.path is not None
+        # lazy: resolving a spec (status, log, add) never parses a profile file
+        from ..profile.codec import load_profile_from_file
+
         return load_profile_from_file(self.path)
 
 
@@ -72,9 +78,12 @@ def find_profile(
             if number >= len(infos):
                 raise TagOutOfRange(spec, len(infos), "registered", f"at {minor[:7]}")
         else:
-            infos = repo.pending_infos(sort_key_of(repo))
+            head = _head_or_none(repo)
+            at = minor or head
+            key = sort_key_of(repo)
+            infos = PendingByCommit(repo.pending_infos(key), key, head).of(at) if at else repo.pending_infos(key)
             if number >= len(infos):
-                raise TagOutOfRange(spec, len(infos), "pending")
+                raise TagOutOfRange(spec, len(infos), "pending", f"at {at[:7]}" if at else "")
         info = infos[number]
         return FoundProfile(kind, spec, minor if kind == "index" else None, info, info.path)
 
@@ -98,7 +107,7 @@ def find_profile(
         if len(partial) == 1:
             return FoundProfile("pending", spec, None, partial[0], partial[0].path)
         if len(partial) > 1:
-            names = ", ".join(f"{i.tag} {i.source}" for i in partial[:5])
+            names = ", ".join(i.source for i in partial[:5])
             raise UsageError(f"'{spec}' matches {len(partial)} pending profiles ({names}); be more specific or use a tag")
     raise ProfileNotFound(spec)
 
@@ -108,3 +117,11 @@ def _pending_by_name(repo: PerunRepository, name: str, spec: str) -> FoundProfil
         if name == info.source or name == Path(info.source).stem:
             return FoundProfile("pending", spec, None, info, info.path)
     return None
+
+
+def _head_or_none(repo: PerunRepository) -> str | None:
+    """HEAD's commit, or None in a repository without one (its pending tags then count the whole directory)."""
+    try:
+        return repo.vcs.head()
+    except VcsError:
+        return None

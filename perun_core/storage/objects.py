@@ -17,13 +17,13 @@ import hashlib
 import os
 import zlib
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from ..errors import CorruptObject, InvalidProfile
 from ..atomic import atomic_write
-from ..profile.codec import decode_content, iter_columnar, iter_json_chunks
-from ..profile.model import Profile
-from ..profile.validate import validate_profile
+
+if TYPE_CHECKING:
+    from ..profile.model import Profile
 
 _SIGNATURE = b"profile"
 # Large objects are compressed faster at a small cost in size, and in
@@ -117,6 +117,9 @@ def object_checksum(profile: Profile, *, with_origin: bool = True) -> str:
     fsck can tell where an object no index names belongs); those perun
     wrote before that carry none: ``with_origin=False`` gives their name.
     """
+    # lazy: listing and verifying objects (status, log) never encodes a profile
+    from ..profile.codec import iter_columnar
+
     pieces = list(iter_columnar(profile, with_origin=with_origin))
     digest = hashlib.sha1(object_prefix(profile.type, sum(map(len, pieces))))
     for piece in pieces:
@@ -186,6 +189,9 @@ class ObjectStore:
         an index lost can be put back where it belongs.  The original ignores
         the extra key when it reads such an object.
         """
+        # lazy: listing and verifying objects (status, log) never encodes a profile
+        from ..profile.codec import iter_columnar, iter_json_chunks
+
         if layout == "columnar":
             pieces = iter_columnar(profile, with_origin=True)
         elif layout == "documented":
@@ -246,6 +252,10 @@ def profile_of_object(compressed: bytes, sha: str, path: Path | str) -> Profile:
     The one check every object passes, whether read from ``.perun/objects``
     or received from a remote before it may be stored there.
     """
+    # lazy (both): listing and verifying objects (status, log) never decodes a profile
+    from ..profile.codec import decode_content
+    from ..profile.validate import validate_profile  # lazy: as the line above
+
     _, content = parse_object(verified_raw(compressed, sha, path), sha, Path(path))
     try:
         return validate_profile(decode_content(content, path=path), path=path)

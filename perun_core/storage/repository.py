@@ -29,8 +29,6 @@ from typing import TYPE_CHECKING, Any
 from ..config import Config, ConfigStack, shared_config_dir
 from ..errors import CorruptIndex, CorruptObject, InvalidProfile, NotPerunRepository, PerunError, ProfileError
 from ..atomic import atomic_write, file_lock
-from ..profile.codec import load_profile_head
-from ..profile.validate import validate_profile
 from .index import INDEX, ORIGINAL_LAYOUT, IndexEntry, decode_index, read_index, write_index
 from .objects import ObjectStore, object_path
 
@@ -129,8 +127,8 @@ class PerunRepository:
     @property
     def config(self) -> ConfigStack:
         if self._config is None:
-            local = Config.load(self.local_config_path, kind="local")
-            shared = Config.load(shared_config_dir() / "shared.yml", kind="shared")
+            local = Config.load(self.local_config_path, kind="local", cache_dir=self.cache_dir)
+            shared = Config.load(shared_config_dir() / "shared.yml", kind="shared", cache_dir=self.cache_dir)
             self._config = ConfigStack(local, shared)
         return self._config
 
@@ -194,6 +192,9 @@ class PerunRepository:
         must also be of a type the original reads, or the original could not
         list or show the commit any more.
         """
+        # lazy: listings (status, log) never validate a profile
+        from ..profile.validate import validate_profile
+
         validate_profile(profile, path=source)
         if self.shared_with_original and profile.type not in ORIGINAL_TYPES:
             readable = ", ".join(ORIGINAL_TYPES)
@@ -380,7 +381,7 @@ class PerunRepository:
                     postprocessors=entry.postprocessors, registered=True, checksum=entry.checksum,
                 )
             )
-        return _tagged(infos, sort_key, "i")
+        return tagged(infos, sort_key, "i")
 
     def damaged_objects(self, checksums: list[str]) -> dict[str, str]:
         """Verify objects by checksum; returns {sha: reason} for the damaged ones.
@@ -423,7 +424,10 @@ class PerunRepository:
             return []
 
     def pending_infos(self, sort_key: str) -> list[ProfileInfo]:
-        """Pending profiles with their ``i@p`` tags, in tag order.
+        """Every pending profile, tagged ``i@p`` across the whole directory, in tag order.
+
+        Checks group these by origin themselves; what a commit lists, and the
+        tags a user types, come from :mod:`.pending` (one list per commit).
 
         Metadata is cached by (name, size, mtime) in ``.perun/cache`` so a
         large pending profile is parsed once, not on every ``status``.
@@ -457,7 +461,7 @@ class PerunRepository:
             )
         if fresh != cache:
             self._store_pending_cache(fresh)
-        return _tagged(infos, sort_key, "p")
+        return tagged(infos, sort_key, "p")
 
     def _load_pending_cache(self) -> dict[str, Any]:
         return _load_checked_json(self.cache_dir / "pending-meta.json", _PENDING_CACHE_VERSION)
@@ -518,6 +522,9 @@ def _store_checked_json(path: Path, version: int, entries: dict[str, Any]) -> No
 
 
 def _read_pending_meta(path: Path) -> tuple[dict[str, Any] | None, str | None]:
+    # lazy: a listing parses a pending profile only when the metadata cache does not know it yet
+    from ..profile.codec import load_profile_head
+
     try:
         return meta_of(load_profile_head(path)), None
     except ProfileError as exc:
@@ -526,7 +533,8 @@ def _read_pending_meta(path: Path) -> tuple[dict[str, Any] | None, str | None]:
         return None, f"invalid profile: {key}{reason}"
 
 
-def _tagged(infos: list[ProfileInfo], sort_key: str, suffix: str) -> list[ProfileInfo]:
+def tagged(infos: list[ProfileInfo], sort_key: str, suffix: str) -> list[ProfileInfo]:
+    """``infos`` in the order of ``sort_key`` (then time, then name), tagged ``0@SUFFIX`` onwards."""
     from dataclasses import replace
 
     ordered = sorted(infos, key=lambda info: (_sortable(info.sort_value(sort_key)), info.time, info.source))

@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import binascii
 import os
+import threading
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -23,6 +24,7 @@ from ..errors import NotGitRepository, VcsError
 from ..atomic import atomic_write
 from .constants import _INIT_PARAMS
 from .packs import _PackOffsets, _map_pack, _read_whole_object
+from .reffiles import RefFiles
 
 from .commits import MinorVersion, SavedState
 from .history import HistoryMixin
@@ -129,16 +131,26 @@ class GitVcs(RevisionsMixin, HistoryMixin, WorktreeMixin):
     """
 
     def __init__(self, root: Path, cache_dir: Path | None = None) -> None:
+        self.root = Path(root)
+        self.cache_dir = Path(cache_dir) if cache_dir is not None else None
+        self._refs = RefFiles(self.root)
+        self._repo: Repo | None = None
+        self._open_lock = threading.Lock()
+        self._closed = False
+        #: commits already parsed (or read from the worktree state cache) by sha; commits never change
+        self._minors: dict[str, MinorVersion] = {}
+        if self._refs.git_dir is None:
+            self._open()  # a layout the ref readers do not know: dulwich decides, and names what is wrong
+
+    def _open(self) -> None:
+        """Open the repository through dulwich (on first use: ``status`` and ``log`` often need none of it)."""
         from dulwich.errors import NotGitRepository as DulwichNotGitRepository
         from dulwich.repo import Repo
 
-        self.root = Path(root)
-        self.cache_dir = Path(cache_dir) if cache_dir is not None else None
         try:
-            self._repo: Repo | None = Repo(str(self.root))
+            self._repo = Repo(str(self.root))
         except (DulwichNotGitRepository, FileNotFoundError, NotADirectoryError, PermissionError) as exc:
             raise NotGitRepository(self.root) from exc
-        self._closed = False
         self._refresh_packs()
 
     def _refresh_packs(self) -> None:
@@ -159,9 +171,10 @@ class GitVcs(RevisionsMixin, HistoryMixin, WorktreeMixin):
     # ------------------------------------------------------------------ lifecycle
 
     def close(self) -> None:
-        if not self._closed and self._repo is not None:
+        if not self._closed:
             self._closed = True
-            self._repo.close()
+            if self._repo is not None:
+                self._repo.close()
 
     def __enter__(self) -> GitVcs:
         return self
@@ -173,13 +186,27 @@ class GitVcs(RevisionsMixin, HistoryMixin, WorktreeMixin):
         return f"GitVcs({str(self.root)!r})"
 
     @property
-    def repo(self) -> Repo:
-        if self._closed or self._repo is None:
+    def ref_files(self) -> RefFiles:
+        """The light readers of HEAD and refs (see :mod:`.reffiles`); closed like the repository."""
+        if self._closed:
             raise VcsError(f"the git repository at {self.root} was already closed")
+        return self._refs
+
+    @property
+    def repo(self) -> Repo:
+        if self._closed:
+            raise VcsError(f"the git repository at {self.root} was already closed")
+        if self._repo is None:
+            with self._open_lock:  # the TUI's workers share one instance
+                if self._repo is None:
+                    self._open()
+        assert self._repo is not None
         return self._repo
 
     @property
     def bare(self) -> bool:
+        if self._refs.git_dir is not None:
+            return self._refs.bare
         return bool(self.repo.bare)
 
     def shallow_commits(self) -> list[str]:

@@ -14,7 +14,7 @@ from ..errors import InvalidRevision
 from ..atomic import atomic_write
 from .constants import _COMMIT
 from .commits import MinorVersion, _new_minor, _parse_commit
-from .constants import HISTORY_CACHE_LIMIT, HISTORY_CACHE_VERSION, _CACHE_HEADER, _CACHE_NAME
+from .constants import _HEX40, HISTORY_CACHE_LIMIT, HISTORY_CACHE_VERSION, _CACHE_HEADER, _CACHE_NAME
 
 
 class HistoryMixin:
@@ -30,6 +30,9 @@ class HistoryMixin:
         its first child leaves it.  With ``cache_dir`` the result is stored and
         reused, also for walks from descendants of a cached start.
         """
+        if _HEX40.fullmatch(start) and start.lower() in self._cached_starts():
+            # a walk was cached from this very commit, so it exists: no need to open git's objects
+            return self._walk_from(start.lower())
         return self._walk_from(self.massage(start))
 
     def _walk_from(self, head: str) -> Iterator[MinorVersion]:

@@ -56,9 +56,15 @@ class RevisionsMixin:
     # ------------------------------------------------------------------ refs
 
     def _head_contents(self) -> bytes | None:
+        contents = self.ref_files.head_contents()
+        if contents is not None:
+            return contents
         return self.repo.refs.read_ref(b"HEAD")
 
     def _head_sha(self) -> str | None:
+        sha = self.ref_files.resolve(b"HEAD")
+        if sha is not None:
+            return sha
         try:
             return self.repo.refs[b"HEAD"].decode("ascii")
         except KeyError:
@@ -209,6 +215,9 @@ class RevisionsMixin:
     def minor_info(self, sha: str) -> MinorVersion:
         """Everything perun keeps about one commit (any revision is accepted)."""
         if isinstance(sha, str) and _HEX40.fullmatch(sha):
+            known = self._minors.get(sha.lower())
+            if known is not None:
+                return known
             raw = self._raw(sha.lower())
             if raw is not None and raw[0] == _COMMIT:
                 return _parse_commit(sha.lower(), raw[1])[1]

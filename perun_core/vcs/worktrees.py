@@ -5,6 +5,7 @@ from __future__ import annotations
 import contextlib
 import os
 import stat
+import time
 from collections.abc import Iterable
 from pathlib import Path
 from typing import Any
@@ -13,6 +14,7 @@ from ..errors import EmptyRepository, InvalidRevision, VcsError
 from .constants import _BLOB
 from .commits import SavedState, _as_ns, _blob_id, _valid_path_element
 from .constants import _HEX40, _SYMREF, _S_IFGITLINK
+from .statecache import load_state, state_document, store_state
 
 
 class WorktreeMixin:
@@ -152,9 +154,37 @@ class WorktreeMixin:
         """
         if self.bare:
             return False
+        head = self._head_sha()
+        key = {"head": head, "index": self.ref_files.stamp("index"), "config": self.ref_files.stamp("config")}
+        if self.cache_dir is not None and head is not None:
+            known = load_state(self.cache_dir, self.root, key)
+            if known is not None:
+                self._minors[head] = known[1]
+                return known[0]
+        started = time.time_ns()
         worktree = self._worktree()
         index = self._open_index()
-        return self._has_staged_changes(index) or self._has_unstaged_changes(index, worktree)
+        dirty = self._has_staged_changes(index) or self._has_unstaged_changes(index, worktree)
+        if self.cache_dir is not None and head is not None and self.ref_files.git_dir is not None:
+            self._remember_state(key, index, dirty, started)
+        return dirty
+
+    def _remember_state(self, key: dict[str, Any], index: Any, dirty: bool, started: int) -> None:
+        """Keep the answer of :meth:`is_dirty` for the next run (see :mod:`.statecache`)."""
+        from dulwich.index import ConflictedIndexEntry
+
+        paths = []
+        for path, entry in index.iteritems():
+            if isinstance(entry, ConflictedIndexEntry) or stat.S_IFMT(entry.mode) == _S_IFGITLINK:
+                return  # conflicts and submodules: asked afresh every time
+            paths.append(path)
+        try:
+            head = self._commit(key["head"])[1]
+        except InvalidRevision:
+            return
+        document = state_document(self.root, key, paths, dirty, head, started)
+        if document is not None:
+            store_state(self.cache_dir, document)
 
     def export_tree(self, sha: str, dest: Path) -> None:
         """Write the tree of commit ``sha`` into the empty (or missing) directory ``dest``.

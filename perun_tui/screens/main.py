@@ -215,7 +215,10 @@ class MainScreen(Screen[None]):
         registered = list(entry.profiles) if entry else []
         if self._is_head(minor):
             registered = self.report.registered  # carries the damage found by status
-        pending = list(self.report.pending) if self.report else []
+        # each commit lists only its own pending profiles (HEAD's as status reported them)
+        pending = list(entry.pending) if entry else []
+        if self.report is not None and (entry is None or self._is_head(minor)):
+            pending = list(self.report.pending)
         self.query_one(ProfilesPane).show(entry, registered, pending)
         self.query_one(CommitPane).show(entry, is_head=self._is_head(minor))
         self._show_first_use()

@@ -80,14 +80,24 @@ def test_a_python_function_switched_to_a_list_scan_is_named_first(tmp_path, run_
     assert any(name.endswith(".html") for name in written) and any(name.endswith(".txt") for name in written)
     assert "Explaining" in result.stderr and "  pytrace: python3 prog.py 3000 at " in result.stderr
     assert leftover_worktrees(run_env) == []
-    # the tree names it too, with its share; the call-level profiles stay pending
+    # the call-level profiles are kept with the explanation: nothing pending, nothing a check pairs
+    assert not [p.name for p in (root / ".perun" / "jobs").iterdir() if "pytrace" in p.name]
+    status = run_cli("status", cwd=root)
+    assert "(no pending profiles)" in status.stdout and "pending profiles of other commits" not in status.stdout
+    assert "pytrace" not in run_cli("log", cwd=root).stdout
+    # the tree names it too, with its share, from the kept profiles of the first explanation
     tree = run_cli("check", "head", "--explain", cwd=root, env={"NO_COLOR": "1"})
     assert tree.returncode == 3
     assert "explained by (pytrace" in tree.stdout
     assert "1. lookup (prog.py:7)" in tree.stdout and "% of the change" in tree.stdout
-    assert "reused " in tree.stdout  # the pending call-level profiles of the first explanation
-    pending = [p.name for p in (root / ".perun" / "jobs").iterdir()]
-    assert sum("pytrace" in name for name in pending) == 2, pending
+    assert "reused " in tree.stdout and "wrote " not in tree.stdout.replace("wrote " + str(tmp_path / "why"), "")
+    # a check without --explain compares the time profiles only: the kept profiles are no pairs of its
+    plain = run_cli("check", "head", "--format", "json", cwd=root)
+    assert plain.returncode == 3
+    compared = [{k: v for k, v in r.items() if k not in ("explanation", "explained_by")} for r in json.loads(plain.stdout)]
+    assert compared and "pytrace" not in json.dumps(compared)
+    # fsck keeps them while the stored explanation names them
+    assert run_cli("fsck", cwd=root).returncode == 0
 
 
 def test_two_slower_functions_are_both_named_before_any_other(tmp_path, run_env):
