@@ -229,8 +229,7 @@ class ProfileData:
         y = _numbers(table.get(self.y_key, nothing))
         x = _numbers(table[self.x_key]) if self.x_key in table else np.full(count, np.nan)
         exclusive = _numbers(table[exclusive_key]) if exclusive_key else None
-        kinds = table.get("type", nothing)
-        subtypes = table.get("subtype", nothing)
+        kinds, subtypes = table.get("type", nothing), table.get("subtype", nothing)
         # the usual case: one (type, subtype) for all resources, locations are the uids
         single = len(set(kinds)) == 1 and len(set(subtypes)) == 1
         if single:
