@@ -163,8 +163,8 @@ def relative_change(before: Any, after: Any) -> float | None:
 def format_percent(percent: Any) -> str:
     """A change in percent with its sign and three significant digits: ``+43.6%``, ``-0.12%``, ``+1250%``.
 
-    A change that is not zero never reads as ``0%``; None (no baseline to
-    compare with) is ``n/a``.
+    A change that is not zero never reads as ``0%`` (below 0.01 % it is
+    ``+<0.01%``); None (no baseline to compare with) is ``n/a``.
     """
     if percent is None or isinstance(percent, bool) or not isinstance(percent, (int, float)):
         return "n/a"
@@ -179,10 +179,11 @@ def format_percent(percent: Any) -> str:
         text = f"{magnitude:.1f}"
     elif magnitude >= 1:
         text = f"{magnitude:.2f}"
-    else:
+    elif magnitude >= 0.01:
         text = f"{magnitude:.2g}"
-        if "e" in text:
-            text = f"{magnitude:.2e}"
+    else:
+        # a change of less than a ten-thousandth: its digits would only be noise (8.12e-05%)
+        text = "<0.01"
     return f"{'+' if percent > 0 else '-'}{text}%"
 
 

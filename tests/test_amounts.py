@@ -83,6 +83,9 @@ def test_is_monotonic(a, b, unit):
 def test_percentages_keep_their_sign_and_never_read_zero(percent):
     text = format_percent(percent)
     assert text[0] == ("+" if percent > 0 else "-")
+    if abs(percent) < 0.01:
+        assert text[1:] == "<0.01%"
+        return
     assert float(text[1:-1]) != 0
     assert math.isclose(float(text[:-1]), percent, rel_tol=0.051)
 
