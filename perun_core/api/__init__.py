@@ -64,7 +64,8 @@ _export("repair", "STALE_AFTER FsckProblem FsckReport fsck")
 _export("views", "ViewFit view_fits fitting_views share_y_scale y_extent")
 _export("text", "fit_middle")
 _export("text", "format_amount format_percent relative_change amount_scale nice_ticks")
-_export("statistics", "FieldStats ModelRow ProfileSummary summary short_number format_number MEASURED_KEYS")
+_export("statistics", """FieldStats ModelRow ProfileSummary summary short_number format_number MEASURED_KEYS
+        describe_machine""")
 
 __all__ = sorted(_EXPORTS)
 
