@@ -52,7 +52,7 @@ _export("text", "drop_controls escape_controls escape_lines escape_output has_co
 _export("demo", "demo_dir build_demo demo_is_built")
 _export("formats", "LAYOUT_CHOICES ConvertResult convert profile_bytes unused_config_keys")
 _export("importing", "ImporterInfo ImportedProfile importer_kinds read_imported import_profiles")
-_export("diff", "DIFF_VIEWS compare_profiles diff_profiles render_diff diff_formats")
+_export("diff", "NOISE_FLOOR DIFF_VIEWS compare_profiles diff_profiles render_diff diff_formats")
 _export("fuzz", """FUZZ_PARAMS DELTA_PARAMS FuzzForm RuleInfo fuzz_form fuzz_rules FuzzSettings FuzzResult Finding FuzzStarted
         FuzzProgress InputKept FuzzFinished ProfilesCollected run_fuzzing slowdown_plot DeltaStep DeltaResult deltadebug""")
 _export("bisecting", """BisectResult BisectStep BisectStarted BisectCollecting BisectRunEvent BisectTested BisectFinished
@@ -64,7 +64,9 @@ _export("remote", """PushResult FetchResult PullResult RemoteState push fetch pu
         TransferProgress TransferStarted""")
 _export("repair", "STALE_AFTER FsckProblem FsckReport fsck")
 _export("views", "ViewFit view_fits fitting_views share_y_scale y_extent fit_middle")
-_export("statistics", "FieldStats ModelRow ProfileSummary summary short_number format_number MEASURED_KEYS")
+_export("text", "format_amount format_percent relative_change amount_scale nice_ticks")
+_export("statistics", """FieldStats ModelRow ProfileSummary summary short_number format_number MEASURED_KEYS
+        describe_machine""")
 
 __all__ = sorted(_EXPORTS)
 

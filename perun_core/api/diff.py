@@ -12,7 +12,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from ..diff import compare
+from ..diff import NOISE_FLOOR, compare
 
 from ..diff.render import FORMATS, render
 
@@ -25,16 +25,21 @@ if TYPE_CHECKING:  # pragma: no cover
     from ..profile.model import Profile
     from ..storage.repository import PerunRepository
 
-__all__ = ["DIFF_VIEWS", "compare_profiles", "diff_formats", "diff_profiles", "render_diff"]
+__all__ = ["NOISE_FLOOR", "DIFF_VIEWS", "compare_profiles", "diff_formats", "diff_profiles", "render_diff"]
 
 DIFF_VIEWS = ("short", "flamegraph", "bars", "report")
 
 
 def compare_profiles(baseline: Profile, target: Profile, *, baseline_name: str = "baseline",
-                     target_name: str = "target", functions: bool = True) -> Comparison:
-    """The :class:`~perun_core.diff.Comparison` of two loaded profiles."""
+                     target_name: str = "target", functions: bool = True,
+                     noise_floor: float = NOISE_FLOOR) -> Comparison:
+    """The :class:`~perun_core.diff.Comparison` of two loaded profiles.
 
-    return compare(baseline, target, baseline_name=baseline_name, target_name=target_name, functions=functions)
+    A value that moved by less than ``noise_floor`` (a share of its baseline) counts as unchanged.
+    """
+
+    return compare(baseline, target, baseline_name=baseline_name, target_name=target_name, functions=functions,
+                   noise_floor=noise_floor)
 
 
 def diff_profiles(
@@ -46,8 +51,9 @@ def diff_profiles(
     target_minor: str | None = None,
     repo: PerunRepository | None = None,
     cwd: Path | str | None = None,
+    noise_floor: float = NOISE_FLOOR,
 ) -> Comparison:
-    """Look both profiles up and compare them.
+    """Look both profiles up and compare them (``noise_floor`` as in :func:`compare_profiles`).
 
     ``minor`` is the commit whose ``i@i`` tags and registered names both
     specs refer to (default HEAD); ``baseline_minor`` / ``target_minor``
@@ -59,7 +65,8 @@ def diff_profiles(
     for spec, at in ((baseline, baseline_minor or minor), (target, target_minor or minor)):
         loaded.append(load_profile(spec, minor=at, repo=repo, cwd=cwd))
     names = [spec if item.kind == "file" else item.source for spec, item in zip((baseline, target), loaded)]
-    return compare_profiles(loaded[0].profile, loaded[1].profile, baseline_name=names[0], target_name=names[1])
+    return compare_profiles(loaded[0].profile, loaded[1].profile, baseline_name=names[0], target_name=names[1],
+                            noise_floor=noise_floor)
 
 
 def render_diff(comparison: Comparison, view: str = "short", *, fmt: str | None = None, width: int = 100,

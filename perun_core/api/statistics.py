@@ -14,13 +14,14 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from ..profile.machine import describe_machine
 from .profiles import load_profile
 
 if TYPE_CHECKING:  # pragma: no cover
     from ..profile.model import Profile
     from ..storage.repository import PerunRepository
 
-__all__ = ["FieldStats", "ModelRow", "ProfileSummary", "summary", "short_number", "format_number", "MEASURED_KEYS"]
+__all__ = ["describe_machine", "FieldStats", "ModelRow", "ProfileSummary", "summary", "short_number", "format_number", "MEASURED_KEYS"]
 
 #: Keys whose values are measurements in the unit of their resource's type (and subtype).
 MEASURED_KEYS = ("amount", "exclusive")

@@ -1,7 +1,9 @@
-"""Text from profiles, made safe for terminals (front ends escape what they did not write)."""
+"""Text from profiles, made safe for terminals (front ends escape what they did not write), and measured values as text."""
 
 from __future__ import annotations
 
+from ..amounts import amount_scale, format_amount, format_percent, nice_ticks, relative_change
 from ..safetext import drop_controls, escape_controls, escape_lines, escape_output, has_controls
 
-__all__ = ["drop_controls", "escape_controls", "escape_lines", "escape_output", "has_controls"]
+__all__ = ["amount_scale", "drop_controls", "escape_controls", "escape_lines", "escape_output", "format_amount",
+           "format_percent", "has_controls", "nice_ticks", "relative_change"]

@@ -52,6 +52,8 @@ class Sample:
     y: numpy.ndarray
     x: numpy.ndarray | None
     exclusive: numpy.ndarray | None = None
+    #: the unit of ``y`` as the profile's header names it for the location's type and subtype ("" if none)
+    unit: str = ""
 
     @property
     def count(self) -> int:
@@ -227,8 +229,7 @@ class ProfileData:
         y = _numbers(table.get(self.y_key, nothing))
         x = _numbers(table[self.x_key]) if self.x_key in table else np.full(count, np.nan)
         exclusive = _numbers(table[exclusive_key]) if exclusive_key else None
-        kinds = table.get("type", nothing)
-        subtypes = table.get("subtype", nothing)
+        kinds, subtypes = table.get("type", nothing), table.get("subtype", nothing)
         # the usual case: one (type, subtype) for all resources, locations are the uids
         single = len(set(kinds)) == 1 and len(set(subtypes)) == 1
         if single:
@@ -250,6 +251,7 @@ class ProfileData:
             labels = list(zip(uids, kinds, subtypes))
             seen = combos
         order = [label for label in seen if label in names]
+        unit_of = self._unit_finder(single, kinds[0] if single else None, subtypes[0] if single else None)
         code_of = dict.fromkeys(seen, -1)
         code_of.update((label, i) for i, label in enumerate(order))
         codes = np.fromiter(map(code_of.__getitem__, labels), dtype=np.int64, count=len(labels))
@@ -275,11 +277,33 @@ class ProfileData:
                 y_part = np.concatenate((old.y, y_part))
                 sizes = np.concatenate((old.x, sizes)) if old.x is not None and sizes is not None else None
                 ex_part = None
-            samples[location] = Sample(location, uid, y_part, sizes, ex_part)
+            samples[location] = Sample(location, uid, y_part, sizes, ex_part, unit_of(label))
             self._uid_locations.setdefault(uid, [])
             if location not in self._uid_locations[uid]:
                 self._uid_locations[uid].append(location)
         return samples
+
+    def _unit_finder(self, single: bool, kind: Any, subtype: Any) -> Any:
+        """A function of a location's label giving its unit: by ``type(subtype)``, else by type, else of ``y_key``.
+
+        With ``single`` the profile has one type and subtype (``kind`` and
+        ``subtype``) and the labels are uids; else labels are ``(uid, type, subtype)``.
+        """
+        units = self.profile.units
+        own = str(units.get(self.y_key, "")) if self.y_key != DEFAULT_Y else ""
+
+        def unit(kind: Any, subtype: Any) -> str:
+            if own or self.y_key != DEFAULT_Y:
+                return own
+            found = units.get(f"{kind}({subtype})", units.get(str(kind)))
+            if found is None and len(units) == 1:
+                found = next(iter(units.values()))  # a header naming one unit under another name
+            return "" if found is None else str(found)
+
+        if single:
+            fixed = unit(kind, subtype)
+            return lambda _label: fixed
+        return lambda label: unit(label[1], label[2])
 
     # -- runs ---------------------------------------------------------------------
     def run_columns(self, uid: str) -> RunColumns:

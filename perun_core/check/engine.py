@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING, Any
 
 from . import noise
@@ -13,7 +13,7 @@ from .strategies import Strategy, apply_cutoff
 if TYPE_CHECKING:  # pragma: no cover
     from .data import ProfileData
 
-__all__ = ["PairOutcome", "check_pair"]
+__all__ = ["PairOutcome", "check_pair", "with_units"]
 
 
 @dataclass(slots=True)
@@ -60,6 +60,7 @@ def check_pair(baseline: ProfileData, target: ProfileData, strategy: Strategy, *
             reason = f"method '{method.name}' failed: {type(exc).__name__}: {exc}"
             outcome.errors.append(reason)
             found = [Finding(PerformanceChange.UNKNOWN, "error", "*", method=method.name, reason=reason)]
+        found = with_units(found, baseline, target)
         outcome.findings.extend(noise.temper(baseline, target, found) if temper else found)
     outcome.notes.extend(strategy.notes)
     different = noise.machine_difference(baseline, target)
@@ -69,3 +70,13 @@ def check_pair(baseline: ProfileData, target: ProfileData, strategy: Strategy, *
     if advice is not None:
         outcome.notes.append(advice)
     return outcome
+
+
+def with_units(findings: list[Finding], baseline: ProfileData, target: ProfileData) -> list[Finding]:
+    """The findings with the unit of their location's amounts (the target's, else the baseline's) where they lack one."""
+    if all(f.unit for f in findings):
+        return findings
+    units = {location: sample.unit for location, sample in baseline.samples().items()}
+    units.update((location, sample.unit) for location, sample in target.samples().items() if sample.unit)
+    fallback = target.unit() or baseline.unit()
+    return [f if f.unit else replace(f, unit=units.get(f.location) or fallback) for f in findings]

@@ -13,6 +13,8 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
+from ..amounts import format_amount, format_percent
+
 __all__ = ["ExplainedFunction", "Explanation", "relative_text"]
 
 _BLOCKS = ("<genexpr>", "<listcomp>", "<dictcomp>", "<setcomp>", "<lambda>")
@@ -74,12 +76,12 @@ class ExplainedFunction:
         """``name (file:line): +42 % own cost, 87 % of the change``."""
         parts = [self.function + (f" ({self.where})" if self.where else "")]
         if self.status == "new":
-            parts.append(f"new, {_number(self.target)} {unit}".rstrip())
+            parts.append(f"new, {format_amount(self.target, unit)}")
         elif self.status == "gone":
-            parts.append(f"gone, was {_number(self.baseline)} {unit}".rstrip())
+            parts.append(f"gone, was {format_amount(self.baseline, unit)}")
         else:
             rel = self.relative
-            parts.append(f"{_number(self.baseline)} -> {_number(self.target)} {unit}".rstrip()
+            parts.append(f"{format_amount(self.baseline, unit)} -> {format_amount(self.target, unit)}"
                          + (f" ({relative_text(rel)})" if rel is not None else ""))
         parts.append(f"{100 * self.share:.0f} % of the change")
         if self.p_value is not None:
@@ -117,8 +119,8 @@ class Explanation:
             return f"not explained: {self.message}"
         change = self.target_total - self.baseline_total
         rel = f" ({relative_text(change / self.baseline_total)})" if self.baseline_total else ""
-        return (f"explained by ({self.collector}, {_number(self.baseline_total)} -> {_number(self.target_total)} "
-                f"{self.unit}{rel}):").replace(" )", ")")
+        return (f"explained by ({self.collector}, {format_amount(self.baseline_total, self.unit)} -> "
+                f"{format_amount(self.target_total, self.unit)}{rel}):")
 
     def to_record(self) -> dict[str, Any]:
         return {"collector": self.collector, "unit": self.unit, "baseline_total": self.baseline_total,
@@ -152,15 +154,9 @@ def _texts(value: Any) -> tuple[str, ...]:
 
 
 def relative_text(relative: float | None) -> str:
-    """``+42 %``, or ``x391`` for changes beyond ten times."""
+    """``+42.0%`` (:func:`~perun_core.amounts.format_percent`), or ``x391`` for changes beyond ten times."""
     if relative is None:
         return ""
     if relative >= 9:
         return f"x{1 + relative:.3g}"
-    return f"{100 * relative:+.0f} %"
-
-
-def _number(value: float) -> str:
-    if value == int(value) and abs(value) < 1e15:
-        return f"{int(value):,}".replace(",", " ")
-    return f"{value:.4g}"
+    return format_percent(100 * relative)

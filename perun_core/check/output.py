@@ -17,6 +17,7 @@ import math
 from collections.abc import Iterator
 from typing import TYPE_CHECKING, Any
 
+from ..amounts import format_amount, format_percent
 from ..safetext import escape_controls, escape_lines
 from .results import Finding, PerformanceChange
 
@@ -30,36 +31,37 @@ Line = list[Segment]
 
 #: The keys of every JSON record, in order.
 JSON_KEYS = ("baseline", "target", "method", "uid", "result", "type", "from", "to", "delta_abs", "delta_rel",
-             "confidence_type", "confidence_rate", "reason")
+             "unit", "confidence_type", "confidence_rate", "reason")
 _RESULT_WIDTH = max(len(r.value) for r in PerformanceChange)
 
 
-def format_value(value: Any) -> str:
-    """A number with four significant digits (model names and text as they are)."""
-    if value is None:
-        return "-"
-    if isinstance(value, bool) or not isinstance(value, (int, float)):
-        return str(value)
-    if not math.isfinite(value):
-        return str(value)
-    return f"{value:.4g}"
+def format_value(value: Any, unit: str = "") -> str:
+    """A measured value with its unit (:func:`~perun_core.amounts.format_amount`); model names and text as they are."""
+    return format_amount(value, unit)
+
+
+def _signed(value: Any, unit: str) -> str:
+    """An amount of change with its sign: ``+64.3 ms``."""
+    text = format_amount(value, unit)
+    return text if text.startswith("-") or not isinstance(value, (int, float)) else "+" + text
 
 
 def _detail(finding: Finding) -> str:
     result = finding.result
+    unit = finding.unit
     if result is PerformanceChange.UNKNOWN:
         return f"reason: {finding.reason or 'not known'}"
     if result is PerformanceChange.NOT_IN_BASELINE:
-        return f"new, now: {format_value(finding.to)}"
+        return f"new, now: {format_value(finding.to, unit)}"
     if result is PerformanceChange.NOT_IN_TARGET:
-        return f"gone, was: {format_value(finding.from_)}"
-    text = f"from: {format_value(finding.from_)} -> to: {format_value(finding.to)}"
+        return f"gone, was: {format_value(finding.from_, unit)}"
+    text = f"from: {format_value(finding.from_, unit)} -> to: {format_value(finding.to, unit)}"
     extra = []
     if finding.delta_rel is not None and isinstance(finding.from_, (int, float)) and isinstance(finding.to, (int, float)):
         if finding.from_ and finding.to and finding.from_ > 0 and finding.to > 0:
             extra.append(f"x{finding.to / finding.from_:.3g}")
     if finding.delta_rel is not None:
-        extra.append(f"{finding.delta_rel:+.3g} %")
+        extra.append(format_percent(finding.delta_rel))
     if finding.confidence_type and finding.confidence_type != "no":
         extra.append(f"confidence {finding.confidence_type} = {finding.confidence_rate:.2f}")
     if extra:
@@ -206,7 +208,11 @@ def _raw_tree_lines(report: CheckReport, verbose: int) -> Iterator[Line]:
 
 
 def json_records(report: CheckReport) -> list[dict[str, Any]]:
-    """One record per finding with the keys of :data:`JSON_KEYS` (NoChange included)."""
+    """One record per finding with the keys of :data:`JSON_KEYS` (NoChange included).
+
+    ``from``, ``to`` and ``delta_abs`` stay raw numbers (in the profile's unit,
+    which ``unit`` names), so scripts compute with them.
+    """
     records = []
     for _version, pair, finding in report.findings():
         record = finding.to_record()
@@ -283,9 +289,9 @@ def _code(text: Any) -> str:
 def _change(finding: Finding) -> str:
     parts = []
     if finding.delta_rel is not None and isinstance(finding.delta_rel, (int, float)) and math.isfinite(finding.delta_rel):
-        parts.append(f"{finding.delta_rel:+.3g} %")
+        parts.append(format_percent(finding.delta_rel))
     if finding.delta_abs is not None and isinstance(finding.delta_abs, (int, float)) and math.isfinite(finding.delta_abs):
-        parts.append(f"({finding.delta_abs:+.4g})")
+        parts.append(f"({_signed(finding.delta_abs, finding.unit)})")
     return " ".join(parts) or "-"
 
 
@@ -318,7 +324,7 @@ def _markdown_explanations(changes: list[tuple[Any, Finding]]) -> list[str]:
                 if f.p_value is not None:
                     rel += f" (p = {f.p_value:.2g})"
                 lines.append(f"| {rank} | {_code(f.function)} | {_code(f.where) if f.where else '-'} | "
-                             f"{format_value(f.baseline)} | {format_value(f.target)} | {_cell(rel)} | "
+                             f"{format_value(f.baseline, explanation.unit)} | {format_value(f.target, explanation.unit)} | {_cell(rel)} | "
                              f"{100 * f.share:.0f} % |")
             lines.append("")
     return lines
@@ -355,8 +361,8 @@ def markdown(report: CheckReport, fail_on: str = "degradation") -> str:
             result = finding.result
             lines.append(
                 f"| {_cell(result.glyph)} | **{result.value}** | {_code(finding.location)} | "
-                f"{_code(pair.baseline.name)} → {_code(pair.target.name)} | {_cell(format_value(finding.from_))} | "
-                f"{_cell(format_value(finding.to))} | {_cell(_change(finding))} | {_cell(_confidence(finding))} | "
+                f"{_code(pair.baseline.name)} → {_code(pair.target.name)} | {_cell(format_value(finding.from_, finding.unit))} | "
+                f"{_cell(format_value(finding.to, finding.unit))} | {_cell(_change(finding))} | {_cell(_confidence(finding))} | "
                 f"{_cell(finding.method)} |")
         lines.append("")
         lines += _markdown_explanations(changes)

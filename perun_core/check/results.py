@@ -7,7 +7,7 @@ and a target profile.  It carries what the original tool's
 plus the absolute and relative delta of the paper's tables.
 
 ``delta_rel`` is in percent of the baseline value (``+100`` = twice as
-slow); ``delta_abs`` is in the profile's unit of ``amount``.  ``from_`` and
+slow); ``delta_abs`` is in the profile's unit of ``amount``, which ``unit`` names.  ``from_`` and
 ``to`` are numbers (typical amounts) or model names (``"linear"``), as the
 method says in ``type``.
 """
@@ -160,6 +160,8 @@ class Finding:
     reason: str = ""
     #: extra numbers a method wants to keep (not part of the JSON output)
     details: dict[str, Any] = field(default_factory=dict, compare=False, hash=False)
+    #: the unit of ``from_``, ``to`` and ``delta_abs`` (the profile's unit of the location's amounts; "" if none)
+    unit: str = ""
 
     def with_method(self, method: str) -> Finding:
         return self if self.method else replace(self, method=method)
@@ -174,6 +176,7 @@ class Finding:
             "to": _clean(self.to),
             "delta_abs": _clean(self.delta_abs),
             "delta_rel": _clean(self.delta_rel),
+            "unit": self.unit,
             "confidence_type": self.confidence_type,
             "confidence_rate": _clean(self.confidence_rate),
         }
@@ -186,4 +189,5 @@ class Finding:
             record.get("from"), record.get("to"), record.get("delta_abs"), record.get("delta_rel"),
             str(record.get("confidence_type", "no")), record.get("confidence_rate") or 0.0,
             method or str(record.get("method", "")), str(record.get("reason", "")),
+            unit=str(record.get("unit") or ""),
         )

@@ -53,11 +53,11 @@ def _step_detail(step: Any) -> str:
 
 def _finding_line(finding: Any) -> str:
     # lazy: keeps `perun-core --help` light
-    from perun_core.api.check import format_value
+    from perun_core.api.text import format_amount, format_percent
 
-    change = f" ({finding.delta_rel:+.3g} %)" if isinstance(finding.delta_rel, (int, float)) else ""
-    return escape_controls(f"{finding.result.value} at {finding.location}: {format_value(finding.from_)} -> "
-                           f"{format_value(finding.to)}{change} [{finding.method}]")
+    change = f" ({format_percent(finding.delta_rel)})" if isinstance(finding.delta_rel, (int, float)) else ""
+    return escape_controls(f"{finding.result.value} at {finding.location}: {format_amount(finding.from_, finding.unit)} -> "
+                           f"{format_amount(finding.to, finding.unit)}{change} [{finding.method}]")
 
 
 @click.command("bisect", context_settings=CONTEXT)

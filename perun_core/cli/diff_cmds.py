@@ -37,9 +37,12 @@ SUFFIXES = {".svg": "svg", ".folded": "folded", ".collapsed": "folded", ".html":
 @click.option("--width", type=click.IntRange(20, MAX_PIXELS),
               help=f"Columns (default: the terminal's, at most {MAX_WIDTH}); SVG: pixels.")
 @click.option("--height", type=click.IntRange(5, MAX_HEIGHT), help="Rows of the icicle (default: the terminal's).")
+@click.option("--noise-floor", type=click.FloatRange(0, 100), default=1.0, show_default=True, metavar="PERCENT",
+              help="A value that moved by less than this percentage of its baseline counts as unchanged (two runs "
+                   "of one program differ by about 1 %).")
 def diff(baseline: str, target: str, view: str, minor: str | None, baseline_minor: str | None,
          target_minor: str | None, fmt: str | None, filename: str | None, limit: int | None, width: int | None,
-         height: int | None) -> None:
+         height: int | None, noise_floor: float) -> None:
     """What changed between two profiles.
 
     \b
@@ -68,7 +71,7 @@ def diff(baseline: str, target: str, view: str, minor: str | None, baseline_mino
     if view == "report" and not filename and sys.stdout.isatty():
         raise UsageError("the report is an HTML file: give it a name with -f FILE.html")
     comparison = api.diff_profiles(baseline, target, minor=minor, baseline_minor=baseline_minor,
-                                   target_minor=target_minor)
+                                   target_minor=target_minor, noise_floor=noise_floor / 100)
     size = shutil.get_terminal_size((100, 30))
 
     color = filename is None and use_colour()

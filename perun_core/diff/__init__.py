@@ -38,10 +38,15 @@ from ..profile.resources import MISSING
 if TYPE_CHECKING:  # pragma: no cover
     from ..profile.model import Profile
 
-__all__ = ["Change", "Comparison", "FunctionChange", "compare", "function_costs", "FunctionCosts"]
+__all__ = ["NOISE_FLOOR", "Change", "Comparison", "FunctionChange", "compare", "function_costs", "FunctionCosts"]
 
 #: Seconds per unit of the time units profiles use.
 TIME_UNITS = {"ns": 1e-9, "us": 1e-6, "µs": 1e-6, "ms": 1e-3, "s": 1.0}
+
+#: The noise floor: a value that moved by less than this share of its baseline (1 %) is ``same``, not
+#: ``changed``.  Two measurements of one unchanged program differ by about this much (the peak memory by a
+#: page or two, times by scheduling), so a smaller difference says nothing; ``diff --noise-floor`` sets it.
+NOISE_FLOOR = 0.01
 
 
 @dataclass(frozen=True, slots=True)
@@ -59,6 +64,8 @@ class Change:
     baseline_count: int
     target_count: int
     impact: float
+    #: relative changes smaller than this count as ``same`` (see :data:`NOISE_FLOOR`)
+    noise_floor: float = NOISE_FLOOR
 
     @property
     def absolute(self) -> float:
@@ -73,12 +80,19 @@ class Change:
 
     @property
     def status(self) -> str:
-        """``new`` (only in the target), ``gone`` (only in the baseline), ``same`` or ``changed``."""
+        """``new`` (only in the target), ``gone`` (only in the baseline), ``same`` or ``changed``.
+
+        ``same`` when the values are equal or differ by less than the noise
+        floor (a share of the baseline).
+        """
         if self.baseline is None:
             return "new"
         if self.target is None:
             return "gone"
-        return "same" if self.absolute == 0 else "changed"
+        relative = self.relative
+        if self.absolute == 0 or (relative is not None and abs(relative) < self.noise_floor):
+            return "same"
+        return "changed"
 
 
 @dataclass(frozen=True, slots=True)
@@ -460,8 +474,11 @@ def _compare_functions(base: FunctionCosts, target: FunctionCosts, names: tuple[
 # -- the comparison ---------------------------------------------------------------------------
 
 def compare(baseline: Profile, target: Profile, *, baseline_name: str = "baseline", target_name: str = "target",
-            functions: bool = True) -> Comparison:
+            functions: bool = True, noise_floor: float = NOISE_FLOOR) -> Comparison:
     """Compare ``target`` with ``baseline``; see the module docstring.
+
+    ``noise_floor`` is the share of the baseline below which a change is
+    ``same`` (:data:`NOISE_FLOOR`).
 
     Raises :class:`IncomparableProfiles` when a type is in units that
     cannot be converted into each other.
@@ -501,7 +518,7 @@ def compare(baseline: Profile, target: Profile, *, baseline_name: str = "baselin
     for kind, subtype, uid, unit, bv, tv, stat, bn, tn in changes_raw:
         whole = totals.get((kind, subtype)) or 1.0
         impact = abs((tv or 0.0) - (bv or 0.0)) / whole
-        changes.append(Change(uid, subtype, kind, unit, bv, tv, stat, bn, tn, impact))
+        changes.append(Change(uid, subtype, kind, unit, bv, tv, stat, bn, tn, impact, noise_floor))
     changes.sort(key=lambda c: (-c.impact, c.type, c.subtype, c.uid))
     result_functions = None
     function_unit = ""

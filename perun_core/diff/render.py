@@ -28,7 +28,8 @@ from typing import Any
 from ..errors import IncomparableProfiles, UnsupportedProfile, UsageError
 from ..views.base import RenderOptions
 from ..views.flamegraph import SVG_WIDTH, build, paused_gc, render_icicle, render_svg
-from ..views.style import DEFAULT_THEME, RGB, fit, format_number, pad, paint
+from ..amounts import format_amount, format_percent, relative_change
+from ..views.style import DEFAULT_THEME, RGB, fit, pad, paint
 from . import Change, Comparison
 
 __all__ = ["DiffFlame", "VIEWS", "build_flame", "folded_pair", "render", "render_bars", "render_report",
@@ -40,14 +41,14 @@ UP: RGB = (215, 48, 39)
 DOWN: RGB = (26, 152, 80)
 
 
-def _signed(value: float) -> str:
-    text = format_number(round(value, 6) if isinstance(value, float) else value)
+def _signed(value: float, unit: str = "") -> str:
+    """An amount of change with its sign and unit: ``+64.3 ms``, ``-2 samples``."""
+    text = format_amount(round(value, 6) if isinstance(value, float) else value, unit)
     return text if text.startswith("-") else "+" + text
 
 
 def _percent(fraction: float) -> str:
-    text = f"{100 * fraction:+.1f}%"
-    return "0.0%" if text in ("+0.0%", "-0.0%") else text
+    return format_percent(100 * fraction)
 
 
 def _relative(change: Change) -> str:
@@ -59,10 +60,10 @@ def _relative(change: Change) -> str:
     return "n/a" if rel is None else _percent(rel)
 
 
-def _number(value: float | None) -> str:
+def _number(value: float | None, unit: str = "") -> str:
     if value is None:
         return "-"
-    return format_number(round(value, 6) if isinstance(value, float) else value)
+    return format_amount(round(value, 6) if isinstance(value, float) else value, unit)
 
 
 def _tint(text: str, delta: float, color: bool) -> str:
@@ -78,28 +79,30 @@ def render_short(comparison: Comparison, *, width: int = 100, color: bool = Fals
     out = [f"{comparison.baseline_name} -> {comparison.target_name} ({comparison.type or 'no type'} profiles)"]
     if comparison.converted:
         out.append("converted: " + ", ".join(f"{key} from {a} to {b}" for key, (a, b) in comparison.converted.items()))
-    numbers = [(_number(c.baseline), _number(c.target), _signed(c.absolute), _relative(c)) for c in shown]
+    numbers = [(_number(c.baseline, c.unit), _number(c.target, c.unit), _signed(c.absolute, c.unit), _relative(c))
+               for c in shown]
     cols = [max([len(h)] + [len(n[i]) for n in numbers]) for i, h in enumerate(("baseline", "target", "change", "rel"))]
-    unit_width = max([4] + [len(c.unit) for c in shown])
     sub_width = min(max([7] + [len(c.subtype) for c in shown]), 16)
-    fixed = sum(cols) + unit_width + sub_width + 2 * 6
+    fixed = sum(cols) + sub_width + 2 * 5
     uid_width = max(min(max([3] + [len(c.uid) for c in shown]), width - fixed), 12)
     head = "  ".join([pad("uid", uid_width), pad("subtype", sub_width), *(pad(h, w, right=True) for h, w in
                                                                       zip(("baseline", "target", "change", "rel"),
-                                                                          cols)), "unit"])
+                                                                          cols))])
     out.append(paint(head, bold=True) if color else head)
     for change, (b, t, a, r) in zip(shown, numbers):
+        # a change under the noise floor is not coloured: it is no change worth a look
+        moved = change.absolute if change.status != "same" else 0
         line = "  ".join([pad(fit(change.uid, uid_width), uid_width), pad(fit(change.subtype, sub_width), sub_width),
                           pad(b, cols[0], right=True), pad(t, cols[1], right=True),
-                          _tint(pad(a, cols[2], right=True), change.absolute, color),
-                          _tint(pad(r, cols[3], right=True), change.absolute, color), change.unit])
+                          _tint(pad(a, cols[2], right=True), moved, color),
+                          _tint(pad(r, cols[3], right=True), moved, color)])
         out.append(line.rstrip())
     if len(rows) > len(shown):
         out.append(f"... {len(rows) - len(shown)} more (--limit 0 shows all)")
-    new = sum(1 for c in rows if c.status == "new")
-    gone = sum(1 for c in rows if c.status == "gone")
-    changed = sum(1 for c in rows if c.status == "changed")
-    out.append(f"{len(rows)} uids: {changed} changed, {new} new, {gone} gone")
+    count = {status: sum(1 for c in rows if c.status == status) for status in ("changed", "new", "gone", "same")}
+    floor = rows[0].noise_floor if rows else 0.0
+    out.append(f"{len(rows)} uids: {count['changed']} changed, {count['new']} new, {count['gone']} gone, "
+               f"{count['same']} same (within {100 * floor:g}% of the baseline)")
     if comparison.functions:
         out.append("")
         out.extend(_function_lines(comparison, width=width, color=color, limit=limit))
@@ -112,7 +115,8 @@ def _function_lines(comparison: Comparison, *, width: int, color: bool, limit: i
     unit = comparison.function_unit
     total = comparison.total_change
     out = [f"functions by exclusive change ({unit or 'no unit'}; program total "
-           f"{_number(comparison.baseline_total)} -> {_number(comparison.target_total)}, {_signed(total)})"]
+           f"{_number(comparison.baseline_total, unit)} -> {_number(comparison.target_total, unit)}, "
+           f"{_signed(total, unit)})"]
     titles = ("excl base", "excl target", "change", "share", "incl base", "incl target", "calls")
     numbers = []
     for f in shown:
@@ -120,8 +124,9 @@ def _function_lines(comparison: Comparison, *, width: int, color: bool, limit: i
             f"{_number(f.baseline_calls)}->{_number(f.target_calls)}"
         share = "new" if f.status == "new" else "gone" if f.status == "gone" else ""
         share = (_percent(f.contribution) if total else "-") + (f" {share}" if share else "")
-        numbers.append((_number(f.baseline_exclusive), _number(f.target_exclusive), _signed(f.exclusive_change),
-                        share, _number(f.baseline_inclusive), _number(f.target_inclusive), calls))
+        numbers.append((_number(f.baseline_exclusive, unit), _number(f.target_exclusive, unit),
+                        _signed(f.exclusive_change, unit), share, _number(f.baseline_inclusive, unit),
+                        _number(f.target_inclusive, unit), calls))
     cols = [max([len(h)] + [len(n[i]) for n in numbers]) for i, h in enumerate(titles)]
     name_width = max(min(max([8] + [len(f.function) for f in shown]), width - sum(cols) - 2 * len(cols)), 12)
     head = "  ".join([pad("function", name_width), *(pad(h, w, right=True) for h, w in zip(titles, cols))])
@@ -163,13 +168,12 @@ class DiffFlame:
         return (255, 30 + fade, 30 + fade) if delta > 0 else (30 + fade, 30 + fade, 255)
 
     def tooltip(self, frame: Any) -> str:
-        unit = f" {self.graph.unit}" if self.graph.unit else ""
         if id(frame) not in self.base_total:
-            return f"{frame.name}: new, {format_number(frame.total)}{unit}"
+            return f"{frame.name}: new, {format_amount(frame.total, self.graph.unit)}"
         before = self.base_total[id(frame)]
-        rel = f", {100 * (frame.total - before) / before:+.1f}%" if before else ""
-        return (f"{frame.name}: {format_number(before)} -> {format_number(frame.total)}{unit}{rel} "
-                f"(own {_signed(self.change(frame))})")
+        rel = f", {format_percent(relative_change(before, frame.total))}" if before else ""
+        return (f"{frame.name}: {format_amount(before, self.graph.unit)} -> "
+                f"{format_amount(frame.total, self.graph.unit)}{rel} (own {_signed(self.change(frame), self.graph.unit)})")
 
 
 def build_flame(comparison: Comparison, *, of: str | None = None) -> DiffFlame:
@@ -265,7 +269,7 @@ def render_bars(comparison: Comparison, *, width: int = 100, color: bool = False
                     bar = paint(bar, colour=(153, 153, 153) if which == "b" else
                                 (UP if change.absolute > 0 else DOWN if change.absolute < 0 else (86, 180, 233)))
                 name = pad(fit(change.uid, label_width), label_width) if which == "b" else " " * label_width
-                out.append(f"{name} {pad(_number(value), value_width, right=True)} {bar}".rstrip())
+                out.append(f"{name} {pad(_number(value, change.unit), value_width, right=True)} {bar}".rstrip())
     return "\n".join(out)
 
 
@@ -283,7 +287,7 @@ def _bars_svg(comparison: Comparison, limit: int = 15) -> str:
                                                (change.target, "#d73027" if change.absolute > 0 else "#1a9850"))):
                 w = 0 if value is None else abs(value) / largest * 560
                 rows.append(f'<rect x="300" y="{y + 2 + 13 * j}" width="{w:.1f}" height="12" fill="{fill}">'
-                            f'<title>{"baseline" if j == 0 else "target"}: {_number(value)}</title></rect>')
+                            f'<title>{"baseline" if j == 0 else "target"}: {_number(value, change.unit)}</title></rect>')
         rows.append("</svg>")
         parts.append("\n".join(rows))
     return "\n".join(parts)
@@ -312,26 +316,30 @@ def render_report(comparison: Comparison, *, limit: int = 200) -> str:
            f'<p class="note">{len(comparison.changes)} uids compared; rows by impact (change as a share of the '
            f'baseline total of their type and subtype).</p>', '<h2>Changes</h2>', '<table id="changes">',
            "<tr><th>uid</th><th>subtype</th><th>baseline</th><th>target</th><th>change</th><th>relative</th>"
-           "<th>unit</th></tr>"]
+           "</tr>"]
     for change in comparison.changes[:limit]:
         css = "up" if change.absolute > 0 else "down" if change.absolute < 0 else ""
-        out.append(f"<tr><td>{esc(change.uid)}</td><td>{esc(change.subtype)}</td><td>{_number(change.baseline)}</td>"
-                   f"<td>{_number(change.target)}</td><td class=\"{css}\">{_signed(change.absolute)}</td>"
-                   f"<td class=\"{css}\">{_relative(change)}</td><td>{esc(change.unit)}</td></tr>")
+        out.append(f"<tr><td>{esc(change.uid)}</td><td>{esc(change.subtype)}</td>"
+                   f"<td>{_number(change.baseline, change.unit)}</td><td>{_number(change.target, change.unit)}</td>"
+                   f"<td class=\"{css}\">{_signed(change.absolute, change.unit)}</td>"
+                   f"<td class=\"{css}\">{_relative(change)}</td></tr>")
     out.append("</table>")
     if comparison.functions:
+        unit = comparison.function_unit
         out += [f"<h2>Functions</h2><p class=\"note\">Exclusive cost in {esc(comparison.function_unit or 'no unit')}; "
-                f"program total {_number(comparison.baseline_total)} -> {_number(comparison.target_total)}.</p>",
+                f"program total {_number(comparison.baseline_total, unit)} -> "
+                f"{_number(comparison.target_total, unit)}.</p>",
                 '<table id="functions"><tr><th>function</th><th>exclusive baseline</th><th>exclusive target</th>'
                 "<th>change</th><th>share of the change</th><th>inclusive baseline</th><th>inclusive target</th></tr>"]
         total = comparison.total_change
         for f in comparison.functions[:limit]:
             css = "up" if f.exclusive_change > 0 else "down" if f.exclusive_change < 0 else ""
             share = _percent(f.contribution) if total else "-"
-            out.append(f"<tr><td>{esc(f.function)}</td><td>{_number(f.baseline_exclusive)}</td>"
-                       f"<td>{_number(f.target_exclusive)}</td><td class=\"{css}\">{_signed(f.exclusive_change)}</td>"
+            out.append(f"<tr><td>{esc(f.function)}</td><td>{_number(f.baseline_exclusive, unit)}</td>"
+                       f"<td>{_number(f.target_exclusive, unit)}</td>"
+                       f"<td class=\"{css}\">{_signed(f.exclusive_change, unit)}</td>"
                        f"<td>{share} {f.status if f.status in ('new', 'gone') else ''}</td>"
-                       f"<td>{_number(f.baseline_inclusive)}</td><td>{_number(f.target_inclusive)}</td></tr>")
+                       f"<td>{_number(f.baseline_inclusive, unit)}</td><td>{_number(f.target_inclusive, unit)}</td></tr>")
         out.append("</table>")
     if comparison.has_stacks:
         svg = render_flame(build_flame(comparison), "svg")

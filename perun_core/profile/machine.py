@@ -13,8 +13,9 @@ import platform
 from typing import Any
 
 from .. import __version__
+from ..amounts import format_amount
 
-__all__ = ["load_average", "machine_info"]
+__all__ = ["describe_machine", "load_average", "machine_info"]
 
 _MAX_TEXT = 120
 
@@ -82,3 +83,28 @@ def machine_info() -> dict[str, Any]:
     Collection adds ``load_before`` and ``load_after`` (see :func:`load_average`).
     """
     return dict(_collect())
+
+
+def describe_machine(machine: Any) -> list[tuple[str, str]]:
+    """A profile's ``machine`` entry as ``(name, text)`` rows with units: ``memory`` is ``23.5 GiB``, not bytes.
+
+    The load averages before and after the collection share a row
+    (``0.52 -> 0.61``); keys this version does not know are shown as they
+    are, after the known ones.  Anything but a mapping gives no rows.
+    """
+    if not isinstance(machine, dict):
+        return []
+    rows = []
+    for key, value in machine.items():
+        if value is None or key in ("load_before", "load_after"):
+            continue
+        if key == "memory" and isinstance(value, (int, float)) and not isinstance(value, bool):
+            rows.append(("memory", format_amount(value, "B")))
+        elif key == "cores":
+            rows.append(("cores", str(value)))
+        else:
+            rows.append((str(key), str(value)))
+    loads = [machine.get("load_before"), machine.get("load_after")]
+    if any(isinstance(load, (int, float)) for load in loads):
+        rows.append(("load", " -> ".join(f"{load:.2f}" if isinstance(load, (int, float)) else "?" for load in loads)))
+    return rows

@@ -5,7 +5,7 @@ values of the resources sharing one ``per`` value (``snapshots``, the
 region number, by default).  With ``by`` every bar is split by that key's
 values, stacked on top of each other or grouped side by side.  Different
 subtypes (a time profile's real, user and sys seconds) are never added up by
-default: without ``--per`` and ``--by`` a profile with several subtypes gets
+default, and a time profile's runs are averaged (``mean``), not summed: without ``--per`` and ``--by`` a profile with several subtypes gets
 a bar per subtype (one snapshot) or the subtypes side by side in every
 snapshot.  Values of
 different units are never added up: see ``--type``.
@@ -39,8 +39,14 @@ from .style import format_number
 if TYPE_CHECKING:  # pragma: no cover
     from ..profile.model import Profile
 
-FUNC = Param("func", help="Aggregation of the values of each bar.", kind="choice", default="sum",
+FUNC = Param("func", help="Aggregation of the values of each bar [default: mean for time profiles, whose resources "
+             "are one value per run (their sum grows with the number of runs), else sum].", kind="choice",
              choices=AGGREGATIONS, positional=True, metavar="[sum|count|mean|median|min|max]")
+
+
+def default_func(profile: Profile) -> str:
+    """The aggregation when none is given: the mean of a time profile's runs, else the sum."""
+    return "mean" if profile.type == "time" else "sum"
 OF = Param("of", help="Resource key aggregated on the Y axis (numeric unless counting).", flags=("-o", "--of"),
            default="amount", metavar="KEY")
 BY = Param("by", help="Resource key splitting every bar into groups.", flags=("-b", "--by"), metavar="KEY")
@@ -88,9 +94,10 @@ def _per_subtype(profile: Profile, per: str, stacked: bool) -> tuple[str, str | 
     return per, "subtype", False
 
 
-def build(profile: Profile, *, func: str, of: str, per: str | None, by: str | None, stacked: bool, type: str | None,
-          x_label: str | None, y_label: str | None, title: str | None) -> Figure:
+def build(profile: Profile, *, func: str | None, of: str, per: str | None, by: str | None, stacked: bool,
+          type: str | None, x_label: str | None, y_label: str | None, title: str | None) -> Figure:
     """The bars of ``func(of)`` per ``per`` value (split by ``by``) as a one-plot :class:`Figure`."""
+    func = func or default_func(profile)
     checked_keys("bars", profile, func, of, per=per, by=by)
     shown = select_type("bars", profile, of, type, counting=func == "count")
     if per is None:
@@ -116,6 +123,7 @@ def build(profile: Profile, *, func: str, of: str, per: str | None, by: str | No
         series=series,
         categories=categories,
         stacked=stacked,
+        unit="" if func == "count" else shown.unit,
     )
     return Figure([plot])
 

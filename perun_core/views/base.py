@@ -227,6 +227,8 @@ class Plot:
     stacked: bool = False
     #: the y axis's (low, high) when set (plots compared side by side share it), else from the data
     ylim: tuple[float, float] | None = None
+    #: the unit of the y values: the tick labels take its best prefix, which the y label's ``[unit]`` then names
+    unit: str = ""
 
 
 @dataclass(slots=True)
@@ -251,6 +253,7 @@ def render_figure(figure: Figure, options: RenderOptions) -> str:
             "xlabel": plot.xlabel,
             "ylabel": plot.ylabel,
             "ylim": plot.ylim,
+            "unit": plot.unit,
         }
         if plot.kind == "scatter":
             parts.append(plotting.render_scatter(plot.series, plot.curves, **common))

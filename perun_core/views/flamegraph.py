@@ -38,6 +38,7 @@ from .callgraph import caller_stacks
 from .fits import needs_calls
 # the SVG lives in its own module; its names stay importable from here
 from .flamesvg import MIN_FRAME_WIDTH, SVG_WIDTH, frame_width, name_hash, render_svg, warm_colour  # noqa: F401
+from ..amounts import format_amount
 from .style import RGB, Theme, fit, format_number, pad, paint
 
 if TYPE_CHECKING:  # pragma: no cover
@@ -108,8 +109,8 @@ class FlameGraph:
         return self.root.total
 
     def amount(self, value: float) -> str:
-        text = format_number(value)
-        return f"{text} {self.unit}" if self.unit else text
+        """``value`` with the graph's unit in its best prefix (``12.3 ms``, ``4.50 MiB``)."""
+        return format_amount(value, self.unit)
 
     def share(self, frame: Frame) -> float:
         return frame.total / self.root.total if self.root.total else 0.0

@@ -1,8 +1,10 @@
 """Flow: an aggregation of ``--of`` through ``--through``, one line per ``--by`` value (spec §6.1.3).
 
 For every value of ``by`` (one line when there is no ``by``), the line
-goes through the ``through`` values in order (``snapshots`` by default)
-with ``func`` of the ``of`` values of the resources at each of them.
+goes through the ``through`` values in order (``snapshots`` by default;
+a time profile's runs, ``order``, for time profiles) with ``func`` of the
+``of`` values of the resources at each of them (``mean`` by default for a
+time profile, ``sum`` otherwise; several subtypes get a line each).
 ``--accumulate`` makes each point the sum of its line up to there;
 ``--stacked`` puts every line on top of the previous ones, so the top line
 is the total.  Missing values count as 0 once lines are accumulated or
@@ -15,8 +17,9 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 from ..errors import EmptyProfile
-from .bars import FUNC, OF, TITLE, X_LABEL, Y_LABEL, aggregated, checked_keys, value_label
-from .base import TYPE, Figure, Param, Plot, Series, View, render_figure, select_type, with_notes
+from ..profile.query import unique_resource_values_of
+from .bars import FUNC, OF, TITLE, X_LABEL, Y_LABEL, aggregated, checked_keys, default_func, value_label
+from .base import TYPE, Figure, Param, Plot, Series, View, render_figure, resource_keys, select_type, with_notes
 from .fits import needs_amount
 from .style import format_number
 
@@ -24,14 +27,31 @@ if TYPE_CHECKING:  # pragma: no cover
     from ..profile.model import Profile
 
 
-def build(profile: Profile, *, func: str, of: str, through: str, by: str | None, stacked: bool,
+def _defaults(profile: Profile, func: str | None, through: str | None, by: str | None) -> tuple[str, str, str | None]:
+    """``(func, through, by)`` with what was not given filled in for ``profile``.
+
+    A time profile's runs are averaged (``mean``) through their ``order``;
+    several subtypes (real, user, sys) get a line each rather than one sum.
+    """
+    timed = profile.type == "time"
+    func = func or default_func(profile)
+    if through is None:
+        through = "order" if timed and "order" in resource_keys(profile, snapshots=False) else "snapshots"
+    if by is None and func != "count":
+        subtypes = [v for v in unique_resource_values_of(profile, "subtype") if v is not None]
+        by = "subtype" if len(subtypes) > 1 else None
+    return func, through, by
+
+
+def build(profile: Profile, *, func: str | None, of: str, through: str | None, by: str | None, stacked: bool,
           accumulate: bool, type: str | None, x_label: str | None, y_label: str | None,
           title: str | None) -> Figure:
     """The lines of ``func(of)`` through ``through`` (one per ``by`` value) as a one-plot :class:`Figure`."""
     import numpy as np
 
-    checked_keys("flow", profile, func, of, through=through, by=by)
+    checked_keys("flow", profile, func or "sum", of, through=through, by=by)
     shown = select_type("flow", profile, of, type, counting=func == "count")
+    func, through, by = _defaults(shown.profile, func, through, by)
     x_values, by_values, matrix = aggregated("flow", shown.profile, func, of, through, by)
     if not x_values:
         raise EmptyProfile("flow", f"resources with both '{of}' and '{through}'")
@@ -57,6 +77,7 @@ def build(profile: Profile, *, func: str, of: str, through: str, by: str | None,
         ylabel=value_label(func, of, shown.unit) if y_label is None else y_label,
         series=series,
         categories=[] if numeric else [format_number(v) for v in x_values],
+        unit="" if func == "count" else shown.unit,
     )
     return Figure([plot])
 
@@ -68,9 +89,10 @@ VIEW = View(
     params=(
         FUNC,
         OF,
-        Param("through", help="Resource key on the X axis (the independent variable).", flags=("-t", "--through"),
-              default="snapshots", metavar="KEY"),
-        Param("by", help="Resource key whose every value gets a line of its own.", flags=("-b", "--by"), metavar="KEY"),
+        Param("through", help="Resource key on the X axis (the independent variable) [default: order (the runs) "
+                              "for time profiles, else snapshots].", flags=("-t", "--through"), metavar="KEY"),
+        Param("by", help="Resource key whose every value gets a line of its own [default: subtype when the "
+                         "resources have several].", flags=("-b", "--by"), metavar="KEY"),
         Param("stacked", help="Stack the lines on top of each other (the top one is the total).", kind="bool",
               flags=("-s", "--stacked"), default=False),
         Param("accumulate", help="Each point sums its line up to there.", kind="bool",

@@ -19,7 +19,8 @@ from ..errors import EmptyProfile, InvalidParameter
 from ..profile.convert import to_heap_map_format
 from .base import Param, RenderOptions, View
 from .fits import needs_addresses
-from .style import fit, format_number, paint
+from ..amounts import format_amount
+from .style import fit, paint
 
 if TYPE_CHECKING:  # pragma: no cover
     from ..profile.model import Profile
@@ -266,7 +267,7 @@ def _site_legend(heap: HeapMap, number: int, width: int) -> list[str]:
     per_site: dict[int, float] = {}
     for amount, site in zip(snapshot.amounts, snapshot.sites):
         per_site[site] = per_site.get(site, 0) + amount
-    entries = [f"{site_glyph(s)} {heap.sites[s].label}: {format_number(per_site[s])} {heap.unit}"
+    entries = [f"{site_glyph(s)} {heap.sites[s].label}: {format_amount(per_site[s], heap.unit)}"
                for s in sorted(per_site)]
     return _legend(entries, width)
 
@@ -292,7 +293,7 @@ def render_heap(heap: HeapMap, number: int, options: RenderOptions, *, legend_ro
         return paint(site_glyph(site), colour=theme.on_block, background=theme.colour(site))
 
     header = (f"snapshot {number} (time {snapshot.time}): {_plural(len(snapshot.addresses), 'allocation')}, "
-              f"{format_number(snapshot.allocated)} {heap.unit}; {format_number(size)} {heap.unit} per cell")
+              f"{format_amount(snapshot.allocated, heap.unit)}; {format_amount(size, heap.unit)} per cell")
     lines = [fit(header, options.width)]
     lines += _map_lines(layout, glyph)
     if theme is not None:
@@ -328,7 +329,7 @@ def render_heat(heap: HeapMap, options: RenderOptions) -> str:
 
     allocations = sum(len(s.addresses) for s in heap.snapshots)
     header = (f"heat map of {_plural(len(heap.snapshots), 'snapshot')}: {_plural(allocations, 'allocation')}; "
-              f"{format_number(size)} {heap.unit} per cell; hottest cell {max(heat, default=0)}")
+              f"{format_amount(size, heap.unit)} per cell; hottest cell {max(heat, default=0)}")
     scale = f"{EMPTY} none  " + "".join(HEAT_GLYPHS) + f"  1 .. {max(heat, default=0)} allocations"
     if theme is not None:
         ramp = "".join(paint("█", colour=theme.heat_colour((i + 1) / len(theme.heat))) for i in range(len(theme.heat)))

@@ -20,6 +20,7 @@ import threading
 from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
+from ..amounts import amount_scale, nice_ticks, unit_family
 from .style import DEFAULT_THEME, RGB, Theme, fit, fit_middle, strip_ansi
 
 if TYPE_CHECKING:  # pragma: no cover
@@ -30,7 +31,9 @@ if TYPE_CHECKING:  # pragma: no cover
 __all__ = [
     "DEFAULT_THEME",
     "Theme",
+    "even_ticks",
     "integer_ticks",
+    "y_axis",
     "render_bars",
     "render_lines",
     "render_scatter",
@@ -44,6 +47,8 @@ _LOCK = threading.Lock()
 #: Markers telling series apart when there is no colour.
 _PLAIN_CURVE_MARKERS = ("braille", "*", "+", "x", "o", "=", "#", "~", "%", "@", "$")
 _PLAIN_BAR_MARKERS = ("█", "▒", "░", "#", "=", "+", "%", "@", "x", "o")
+#: A bar lower than half a row: a block an eighth of a row high on the axis.
+_THIN_BAR = "▁"
 #: Marker of scatter points: one dot per character cell.
 _POINT_MARKER = "dot"
 #: Marker of lines when colours tell them apart.
@@ -153,6 +158,52 @@ def integer_ticks(arrays: Sequence[numpy.ndarray], width: int) -> list[float] | 
     return values.tolist()
 
 
+def y_axis(low: float, high: float, rows: int, unit: str, ylabel: str) -> tuple[list[float], list[str], str]:
+    """``(ticks, labels, ylabel)``: evenly spaced round ticks within low..high (about one per two rows).
+
+    When ``ylabel`` ends in ``[unit]`` the labels are in the unit's best
+    prefix for the range and the label names it (``mean(amount) [ms]``).
+    """
+    divisor = 1.0
+    suffix = f"[{unit}]"
+    if unit and ylabel.endswith(suffix) and (unit_family(unit) != "count" or unit.isalpha()):
+        divisor, scaled = amount_scale(max(abs(low), abs(high)), unit)
+        ylabel = ylabel[: -len(suffix)] + f"[{scaled}]"
+    ticks, labels = even_ticks(low, high, max(3, rows // 2), divisor)
+    return ticks, labels, ylabel
+
+
+def even_ticks(low: float, high: float, count: int, divisor: float = 1.0) -> tuple[list[float], list[str]]:
+    """About ``count`` round ticks within low..high and their labels (values / ``divisor``).
+
+    Every label has as many decimals as the step needs, so they read alike
+    (0.05, 0.10, 0.15 rather than 0.127, 0.106, 0.064).
+    """
+    span = high - low
+    ticks = [t for t in nice_ticks(low, high, count) if low - 1e-9 * abs(span) <= t <= high + 1e-9 * abs(span)]
+    if len(ticks) < 2:
+        return ticks, [f"{t / divisor:g}" for t in ticks]
+    step = (ticks[1] - ticks[0]) / divisor
+    decimals = max(0, -math.floor(math.log10(step) + 1e-9))
+    return ticks, [f"{t / divisor:.{decimals}f}" for t in ticks]
+
+
+def _x_ticks(plt: Any, arrays: Sequence[numpy.ndarray], xlim: tuple[float, float], width: int) -> None:
+    """Label the x axis: every value when few integers (snapshots, runs), else even round ticks."""
+    ticks = integer_ticks(arrays, width)
+    if ticks:
+        plt.xticks(ticks, [f"{t:g}" for t in ticks])
+        return
+    spread, labels = even_ticks(*xlim, max(3, width // 8))
+    if len(spread) >= 2:
+        plt.xticks(spread, labels)
+
+
+def _rows(height: int, title: str, xlabel: str, ylabel: str) -> int:
+    """The rows of the plot area: the height less the title, the x axis, its ticks and the labels' line."""
+    return height - 3 - bool(title) - bool(xlabel or ylabel)
+
+
 # -- plotext ------------------------------------------------------------------------------------
 
 def _ordered_unique(data: Any) -> list:
@@ -228,8 +279,9 @@ def render_scatter(
     xlabel: str = "",
     ylabel: str = "",
     ylim: tuple[float, float] | None = None,
+    unit: str = "",
 ) -> str:
-    """Point clouds (``series``) and model curves (``curves``) as one plot.
+    """Point clouds (``series``) and model curves (``curves``) as one plot (y ticks: :func:`y_axis` in ``unit``).
 
     Each series and curve has ``name``, ``x`` and ``y`` (numbers; NaN and
     infinities are skipped).  Point clouds are thinned to what the plot can
@@ -241,13 +293,13 @@ def render_scatter(
     lines = [(c.name, *_finite(_as_array(c.x), _as_array(c.y))) for c in curves]
     xlim = _limits([x for _, x, _ in clouds + lines])
     ylim = ylim or _limits([y for _, _, y in clouds + lines])
+    yticks, ylabels, ylabel = y_axis(*ylim, _rows(height, title, xlabel, ylabel), unit, ylabel)
     with _LOCK:
         plt = _figure(width, height, theme, title, xlabel, ylabel)
         plt.xlim(*xlim)
         plt.ylim(*ylim)
-        ticks = integer_ticks([x for _, x, _ in clouds], width)
-        if ticks:
-            plt.xticks(ticks, [f"{t:g}" for t in ticks])
+        plt.yticks(yticks, ylabels)
+        _x_ticks(plt, [x for _, x, _ in clouds], xlim, width)
         # curves first: the measured points stay visible on top of them
         for index, (name, x, y) in enumerate(lines):
             if not len(x):
@@ -274,16 +326,18 @@ def render_bars(
     xlabel: str = "",
     ylabel: str = "",
     ylim: tuple[float, float] | None = None,
+    unit: str = "",
 ) -> str:
-    """Bars: one position per category, one bar (or stack part) per group.
+    """Bars: one position per category, one bar (or stack part) per group (y ticks: :func:`y_axis` in ``unit``).
 
     Each group's ``y`` holds one value per category (NaN counts as 0).
     With several groups they are stacked or stand side by side; without
     colour each group gets its own fill character.  The y axis spans
     ``ylim`` when given (plots to compare share it), else the values and 0.
     A zero (or float noise around it) is drawn as no bar at all: plotext
-    would blank a row of the stack part above it; a small value that is
-    not zero keeps its one row, so it stays told apart from nothing.
+    would blank a row of the stack part above it.  A lone group's value lower
+    than half a row is drawn as a thin line on the axis (:func:`_single_bars`),
+    so it is told apart from nothing without looking a row high.
     """
     import numpy as np
 
@@ -297,25 +351,50 @@ def render_bars(
     else:
         markers = [_PLAIN_BAR_MARKERS[i % len(_PLAIN_BAR_MARKERS)] for i in range(count)]
         colours = ["default"] * count
-    rows = height - 3 - bool(title) - bool(xlabel or ylabel)
+    rows = _rows(height, title, xlabel, ylabel)
     # plotext draws the legend over the top rows of the plot: keep the bars below it
     limits = _bar_limits(values, stacked=stacked, rows=rows, reserved=count if count > 1 else 0, span=ylim)
+    yticks: list[float] = []
+    ylabels: list[str] = []
     if limits is not None:
         values = _without_noise(values, (limits[1] - limits[0]) * 1e-12)
+        yticks, ylabels, ylabel = y_axis(*limits, rows, unit, ylabel)
     with _LOCK:
         plt = _figure(width, height, theme, title, xlabel, ylabel)
-        if labels and count and limits is not None and (count > 1 or ylim is not None):
+        if labels and count and limits is not None:
             plt.ylim(*limits)
+            plt.yticks(yticks, ylabels)
         if not labels or not count:
             pass
         elif count == 1:
             # one group needs no legend: the axis label says what the bars are
-            plt.bar(labels, values[0], marker=markers[0], color=colours[0])
+            row = (limits[1] - limits[0]) / max(rows, 1) if limits is not None else 0.0
+            _single_bars(plt, labels, values[0], markers[0], colours[0], row)
         elif stacked:
             _stacked_bars(plt, labels, values, markers, colours, names)
         else:
             plt.multiple_bar(labels, values, marker=markers, color=colours, labels=names)
         return _finish(plt, theme)
+
+
+def _single_bars(plt: Any, labels: list[str], values: list[float], marker: str, colour: Any, row: float) -> None:
+    """One bar per label; a bar lower than half a ``row`` (but not zero) is a thin line on the axis.
+
+    plotext draws any value that is not zero at least one full row high, so
+    1 ms next to 250 ms looked like 25 ms; an eighth-of-a-row block tells it
+    apart from both that and nothing.
+    """
+    positions = list(range(1, len(labels) + 1))
+    tiny = [k for k, value in enumerate(values) if value != 0 and abs(value) < row / 2]
+    plt.xticks(positions, labels)
+    plt.xlim(0.6, len(labels) + 0.4)  # where plotext puts the edges of bars 0.8 wide
+    for chosen, mark in (([k for k in range(len(values)) if k not in tiny], marker), (tiny, _THIN_BAR)):
+        if not chosen:
+            continue
+        xs = [positions[k] for k in chosen]
+        # plotext scales a bar's width by the spacing of the positions given: undo it for gaps
+        spacing = (xs[-1] - xs[0]) / (len(xs) - 1) if len(xs) > 1 else 1.0
+        plt.bar(xs, [values[k] for k in chosen], marker=mark, color=colour, width=0.8 / spacing, reset_ticks=False)
 
 
 def _without_noise(values: list[list[float]], least: float) -> list[list[float]]:
@@ -389,8 +468,11 @@ def render_lines(
     xlabel: str = "",
     ylabel: str = "",
     ylim: tuple[float, float] | None = None,
+    unit: str = "",
 ) -> str:
     """Polylines, one per series, in the order of their x values as given (the y axis ``ylim`` when given).
+
+    The y ticks are :func:`y_axis`'s in ``unit``.
 
     With ``categories`` the x values are positions 0, 1, ... labelled by
     them (for x keys that are not numbers).  A single line gets no legend.
@@ -399,18 +481,18 @@ def render_lines(
     lines = [(s.name, *_finite(_as_array(s.x), _as_array(s.y))) for s in series]
     xlim = _limits([x for _, x, _ in lines])
     ylim = ylim or _limits([y for _, _, y in lines])
+    yticks, ylabels, ylabel = y_axis(*ylim, _rows(height, title, xlabel, ylabel), unit, ylabel)
     with _LOCK:
         plt = _figure(width, height, theme, title, xlabel, ylabel)
         plt.xlim(*xlim)
         plt.ylim(*ylim)
+        plt.yticks(yticks, ylabels)
         if categories:
             positions = list(range(len(categories)))
             step = max(1, math.ceil(len(categories) / max(width // 12, 1)))
             plt.xticks(positions[::step], [str(c) for c in categories][::step])
         else:
-            ticks = integer_ticks([x for _, x, _ in lines], width)
-            if ticks:
-                plt.xticks(ticks, [f"{t:g}" for t in ticks])
+            _x_ticks(plt, [x for _, x, _ in lines], xlim, width)
         legend = len(lines) > 1
         for index, (name, x, y) in enumerate(lines):
             if not len(x):

@@ -144,6 +144,7 @@ def build(profile: Profile, *, of: str, per: str, uid: str | None, models: tuple
             ylabel=ylabel,
             series=[Series(str(key), x, y)],
             curves=curves,
+            unit=shown.unit,
         ))
     return Figure(plots)
 

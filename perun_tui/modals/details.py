@@ -15,10 +15,9 @@ from textual.widgets import DataTable, Label, Static
 from textual.worker import Worker, WorkerState
 
 from perun_core.errors import PerunError
-from perun_core.api import ProfileInfo, escape_controls
+from perun_core.api import ProfileInfo, describe_machine, escape_controls, format_amount, format_number
 
 from ..messages import ProfileLoaded
-from perun_core.api import format_number
 
 
 class ProfileDetailsScreen(ModalScreen[None]):
@@ -78,7 +77,11 @@ class ProfileDetailsScreen(ModalScreen[None]):
         if profile.units:
             grid.add_row("units", Text(escape_controls(", ".join(f"{k}: {v}" for k, v in profile.units.items()))))
         for key, value in profile.header.items():
-            if key not in ("type", "cmd", "args", "params", "workload", "units"):
+            if key == "machine" and isinstance(value, dict):
+                # amounts with their units (memory: 23.5 GiB), one entry a row
+                for number, (name, text) in enumerate(describe_machine(value)):
+                    grid.add_row("machine" if number == 0 else "", Text(escape_controls(f"{name}: {text}")))
+            elif key not in ("type", "cmd", "args", "params", "workload", "units"):
                 grid.add_row(Text(escape_controls(str(key))), Text(escape_controls(_compact(value))))
         grid.add_row("collector", Text(escape_controls(_unit(profile.collector or "?",
                                                              profile.collector_info.get("params")))))
@@ -95,8 +98,9 @@ class ProfileDetailsScreen(ModalScreen[None]):
         stats = self.query_one("#details-stats", DataTable)
         stats.add_columns("numeric field", "count", "min", "mean", "max")
         for row in summary.fields:
-            stats.add_row(Text(escape_controls(row.name)), *(Text(format_number(v), justify="right")
-                                            for v in (row.count, row.minimum, row.mean, row.maximum)))
+            stats.add_row(Text(escape_controls(row.name)), Text(format_number(row.count), justify="right"),
+                          *(Text(escape_controls(format_amount(v, row.unit)), justify="right")
+                            for v in (row.minimum, row.mean, row.maximum)))
         stats.display = bool(summary.fields)
         models = self.query_one("#details-models", DataTable)
         heading = self.query_one("#details-models-heading", Label)

@@ -31,7 +31,7 @@ from textual.screen import Screen
 from textual.widgets import DataTable, Header, Static
 from textual.worker import Worker, get_current_worker
 
-from perun_core.api import CheckReport, escape_controls, fit_middle, format_number
+from perun_core.api import CheckReport, escape_controls, fit_middle, format_amount, format_percent
 from perun_core.errors import Interrupted, PerunError
 
 from ..commands import PaletteCommand, ScreenCommands
@@ -70,7 +70,7 @@ FINDING_COLUMNS = (
     Column("location", "location", 0, 12, 40, shrink=True),
     Column("result", "result", 1, 6, 16),
     Column("delta", "delta", 3, 6),
-    Column("change", "from → to", 4, 9, 21),
+    Column("change", "from → to", 4, 9, 23),
     Column("confidence", "confidence", 5, 8),
     Column("method", "method", 6, 6, 30),
 )
@@ -79,30 +79,18 @@ FINDING_COLUMNS = (
 STACK_BELOW = 120
 
 
-def _value(value: Any) -> str:
-    return format_number(value) if isinstance(value, (int, float)) and not isinstance(value, bool) else str(
-        value if value is not None else "-")
-
-
-def _compact(value: Any) -> str:
-    """A number in at most about six cells (three significant digits, k/M/G for large ones), for the table."""
-    if not isinstance(value, (int, float)) or isinstance(value, bool):
-        return _value(value)
-    magnitude = abs(value)
-    # below 10,000 an integer is shown whole: four digits fit and say it exactly
-    for threshold, unit, suffix in ((1e9, 1e9, "G"), (1e6, 1e6, "M"), (1e4, 1e3, "k")):
-        if magnitude >= threshold:
-            return f"{value / unit:.3g}{suffix}"
-    if magnitude >= 1000 or float(value).is_integer():
-        return f"{value:.0f}"
-    return f"{value:.3g}"
+def _amount(finding: Any, value: Any) -> str:
+    """One of the finding's amounts with its unit (``183.9 ms``), as the command line prints it."""
+    return format_amount(value, finding.unit)
 
 
 def _delta(finding: Any) -> str:
+    """The finding's change: its percentage, else its amount of change with the unit."""
     if finding.delta_rel is not None:
-        return f"{finding.delta_rel:+.0f}%" if abs(finding.delta_rel) >= 1000 else f"{finding.delta_rel:+.1f}%"
+        return format_percent(finding.delta_rel)
     if finding.delta_abs is not None:
-        return f"{finding.delta_abs:+.4g}"
+        text = format_amount(finding.delta_abs, finding.unit)
+        return text if text.startswith("-") else "+" + text
     return "-"
 
 
@@ -301,7 +289,7 @@ class CheckScreen(Screen[bool]):
                 Text(escape_controls(finding.location)),
                 Text(f"{result.glyph} {result.value}", style=_RESULT_STYLES.get(result.style, "")),
                 Text(_delta(finding), justify="right"),
-                Text(f"{_compact(finding.from_)} → {_compact(finding.to)}"),
+                Text(f"{_amount(finding, finding.from_)} → {_amount(finding, finding.to)}"),
                 Text(_confidence(finding)),
                 Text(escape_controls(finding.method or "-")),
             ]))
@@ -455,21 +443,27 @@ def compare_params(view: str, profile_type: str, location: str) -> dict[str, Any
     return view_params(view, profile_type)
 
 
-def relative_changes(baseline: Any, target: Any) -> str:
-    """``real +100.1% · user +99.8%``: target against baseline per bar, for bars of one group; "" otherwise."""
+def relative_changes(pair: Any, finding: Any, baseline: Any, target: Any) -> str:
+    """``real +42.5% · user +40.1%``: the check's own change for each bar of one group; "" otherwise.
+
+    The percentages are the findings' (of the same method, for the bars'
+    categories as subtypes of the finding's uid), never recomputed from the
+    bars: the bars show means, the check a robust estimate of the shift, and
+    one change must read the same in the verdict line and over the plot.
+    """
     if baseline is None or target is None or not baseline.plots or not target.plots:
         return ""
     before, after = baseline.plots[0], target.plots[0]
     if before.kind != "bars" or after.kind != "bars" or len(before.series) != 1 or len(after.series) != 1:
         return ""
-    old = dict(zip(before.categories, (float(v) for v in before.series[0].y)))
+    uid, bracket, _subtype = finding.location.rpartition(" [")
+    uid = uid if bracket else finding.location
+    by_location = {f.location: f for f in pair.findings if f.method == finding.method and f.delta_rel is not None}
     parts = []
-    for category, value in zip(after.categories, (float(v) for v in after.series[0].y)):
-        base = old.get(category)
-        if base is None or base == 0:
-            continue
-        change = (value - base) / abs(base) * 100
-        parts.append(f"{category} {change:+.0f}%" if abs(change) >= 1000 else f"{category} {change:+.1f}%")
+    for category in after.categories:
+        found = by_location.get(f"{uid} [{category}]")
+        if found is not None:
+            parts.append(f"{category} {format_percent(found.delta_rel)}")
     return " · ".join(parts)
 
 
@@ -513,7 +507,7 @@ class CompareScreen(Screen[None]):
             self.query_one(f"#compare-{side} .compare-title", MiddleTitle).set_text(side, ref.name)
         line = Text(no_wrap=True, overflow="ellipsis")
         line.append(f"{result.glyph} {result.value}", style=_RESULT_STYLES.get(result.style, ""))
-        line.append(f" · {_value(finding.from_)} → {_value(finding.to)} · {_delta(finding)}"
+        line.append(f" · {_amount(finding, finding.from_)} → {_amount(finding, finding.to)} · {_delta(finding)}"
                     f" · {_confidence(finding)} · {escape_controls(finding.method or '-')}")
         self.query_one("#compare-finding", Static).update(line)
         self.set_class(self.app.size.width < STACK_BELOW, "stacked")
@@ -564,7 +558,7 @@ class CompareScreen(Screen[None]):
                                  ("target", self.pair.target, message.target)):
             chart = self.query_one(f"#compare-{side}-chart", ChartView)
             chart.set_model((ref.checksum or ref.name, self.view, self.finding.location), self.view, model)
-        changes = relative_changes(message.baseline, message.target)
+        changes = relative_changes(self.pair, self.finding, message.baseline, message.target)
         if changes:
             self.query_one("#compare-target .compare-title", MiddleTitle).set_text(
                 "target", self.pair.target.name, f"· {changes}")

@@ -58,17 +58,18 @@ def default_view(profile_type: str, fitting: set[str] | None = None) -> str:
 def view_params(view: str, profile_type: str) -> dict[str, Any]:
     """The parameters the TUI gives each view, by profile type.
 
-    The views' own defaults suit the command line's memory profiles; for
-    time profiles the runs are the x axis (``order``) and the kinds of time
-    the groups, for mixed profiles the functions (uids).
+    Time profiles take the views' own defaults, which the command line shows
+    too (the mean of the runs per kind of time, through the runs); for
+    mixed profiles the functions (uids) are the groups, for the others the
+    subtypes of every snapshot.
     """
+    if profile_type == "time":
+        return {}
     if view == "bars":
-        return {"time": {"func": "mean", "per": "subtype"},
-                "mixed": {"func": "sum", "per": "uid"}}.get(profile_type, {"func": "sum", "per": "snapshots",
-                                                                           "by": "subtype"})
+        return {"mixed": {"func": "sum", "per": "uid"}}.get(profile_type, {"func": "sum", "per": "snapshots",
+                                                                          "by": "subtype"})
     if view == "flow":
-        return {"time": {"func": "mean", "through": "order", "by": "subtype"},
-                "mixed": {"func": "mean", "through": "structure-unit-size", "by": "uid"}}.get(
+        return {"mixed": {"func": "mean", "through": "structure-unit-size", "by": "uid"}}.get(
             profile_type, {"func": "sum", "through": "snapshots", "by": "subtype"})
     return {}
 

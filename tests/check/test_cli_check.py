@@ -12,7 +12,7 @@ from conftest import run_cli
 from .helpers import curve, mixed, timed
 
 KEYS = ["baseline", "target", "method", "uid", "result", "type", "from", "to", "delta_abs", "delta_rel",
-        "confidence_type", "confidence_rate", "reason"]
+        "unit", "confidence_type", "confidence_rate", "reason"]
 
 
 @pytest.fixture
@@ -40,6 +40,8 @@ def test_json_records_and_exit_status(files):
     assert by_uid["h"]["result"] == "NotInBaseline"
     assert by_uid["f"]["baseline"] == "BASELINE.perf" and by_uid["f"]["target"] == "TARGET.perf"
     assert by_uid["f"]["method"] == "size_aware_rank_test"
+    # raw numbers stay numbers; the unit the profile's header names sits next to them
+    assert isinstance(by_uid["f"]["from"], float) and {r["unit"] for r in records} == {"us"}
     # the other direction is an optimization, and that is not a failure
     back = run_cli("check", "profiles", "TARGET.perf", "BASELINE.perf", "--format", "json", cwd=where)
     assert back.returncode == 0, back.stderr

@@ -41,7 +41,7 @@ def test_markdown_without_changes_and_other_formats_keep_their_shape(perun_repo)
     assert "| | Result |" not in same.stdout
     records = json.loads(run_cli("check", "head", "-f", "json", cwd=root).stdout)
     assert records and list(records[0]) == ["baseline", "target", "method", "uid", "result", "type", "from", "to",
-                                            "delta_abs", "delta_rel", "confidence_type", "confidence_rate", "reason"]
+                                            "delta_abs", "delta_rel", "unit", "confidence_type", "confidence_rate", "reason"]
     junit = run_cli("check", "head", "-f", "junit", cwd=root).stdout
     assert junit.startswith('<?xml version="1.0" encoding="UTF-8"?>\n<testsuites') and "<failure" in junit
     written = root / "summary.md"

@@ -134,7 +134,7 @@ def test_difference_svg_structure():
     by_name = {g.get("data-name"): g for g in frames}
     assert set(by_name) == {"all", "__libc_start_call_main()", "main()", "leaf()", "other()"}
     other = by_name["other()"]
-    assert other.find("s:title", ns).text.startswith("other(): 36 -> 67 samples, +86.1% (own +32)")
+    assert other.find("s:title", ns).text.startswith("other(): 36 samples -> 67 samples, +86.1% (own +32 samples)")
     assert other.find("s:rect", ns).get("fill") == "rgb(255,30,30)"  # the largest growth: deepest red
     assert by_name["main()"].find("s:rect", ns).get("fill") == "rgb(235,235,235)"  # own amount unchanged
     # widths come from the target: other() has 67 of 130 samples
@@ -212,3 +212,41 @@ def test_cli_diff_of_two_files_and_the_showdiff_alias(tmp_path):
     assert done.returncode == 1 and done.stderr.startswith("error: profile") and "Traceback" not in done.stderr
     done = _cli("diff", str(base), str(target), "bars", "--format", "svg", cwd=tmp_path)
     assert done.returncode == 2 and "has no format 'svg'" in done.stderr
+
+
+# -- the noise floor -------------------------------------------------------------------------------------
+
+def _timed_file(path: Path, real: float, rss: int) -> None:
+    import json
+
+    rows = [{"type": "time", "subtype": "real", "uid": "./app", "amount": real, "order": 1},
+            {"type": "memory", "subtype": "max_rss", "uid": "./app", "amount": rss, "order": 1}]
+    path.write_text(json.dumps({"header": {"type": "time", "units": {"time": "s", "memory": "B"}, "cmd": "./app"},
+                                "collector_info": {"name": "time", "params": {}},
+                                "global": {"timestamp": real, "resources": rows}}))
+
+
+def test_changes_under_the_noise_floor_are_same():
+    base = _flat("s", {("a", "wall"): [1.0], ("b", "wall"): [1.0], ("c", "wall"): [1.0]})
+    target = _flat("s", {("a", "wall"): [0.999], ("b", "wall"): [1.0101], ("c", "wall"): [1.2]})
+    by_uid = {c.uid: c for c in compare(base, target).changes}
+    assert [by_uid[u].status for u in "abc"] == ["same", "changed", "changed"]
+    # the floor is a share of the baseline: tighter, the 0.1 % change counts; looser, the 1 % one does not
+    assert compare(base, target, noise_floor=0.0005).changes[-1].status == "changed"
+    assert {c.uid: c.status for c in compare(base, target, noise_floor=0.02).changes}["b"] == "same"
+
+
+def test_diff_cli_counts_a_tiny_max_rss_change_as_same(tmp_path):
+    _timed_file(tmp_path / "old.perf", 0.25, 25_276_514_304)
+    _timed_file(tmp_path / "new.perf", 0.30, 25_251_237_790)  # max_rss -0.1 %, real +20 %
+    result = subprocess.run([sys.executable, "-m", "perun_core.cli.entry", "diff", "old.perf", "new.perf"],
+                            cwd=tmp_path, capture_output=True, text=True, env={**__import__("os").environ,
+                                                                              "NO_COLOR": "1"})
+    assert result.returncode == 0, result.stderr
+    assert "2 uids: 1 changed, 0 new, 0 gone, 1 same (within 1% of the baseline)" in result.stdout
+    # amounts in their units: 250 ms, 23.5 GiB
+    assert "250.0 ms" in result.stdout and "300.0 ms" in result.stdout and "23.5 GiB" in result.stdout
+    assert "-0.1%" in result.stdout and "+20.0%" in result.stdout
+    strict = subprocess.run([sys.executable, "-m", "perun_core.cli.entry", "diff", "old.perf", "new.perf",
+                             "--noise-floor", "0.05"], cwd=tmp_path, capture_output=True, text=True)
+    assert "2 uids: 2 changed, 0 new, 0 gone, 0 same (within 0.05% of the baseline)" in strict.stdout

@@ -180,6 +180,33 @@ async def test_details_show_header_collector_statistics_and_models(demo_repo):
         assert isinstance(app.screen, MainScreen)
 
 
+async def test_details_show_the_machine_and_amounts_with_units(demo_repo):
+    import json
+
+    rows = [{"type": "time", "subtype": "real", "uid": "./app", "amount": 0.1839 + 0.001 * order, "order": order}
+            for order in range(1, 4)]
+    machine = {"hostname": "box", "cpu": "Some CPU", "cores": 8, "memory": 25_276_514_304, "os": "Linux 6.1",
+               "load_before": 0.52, "load_after": 0.61}
+    (demo_repo / ".perun" / "jobs" / "app-time-machine.perf").write_text(json.dumps(
+        {"header": {"type": "time", "units": {"time": "s"}, "cmd": "./app", "machine": machine},
+         "collector_info": {"name": "time", "params": {}}, "global": {"timestamp": 1.0, "resources": rows}}))
+    tag = next(i.tag for i in status_of(demo_repo).pending if i.path and i.path.name == "app-time-machine.perf")
+    app = PerunApp(demo_repo)
+    async with app.run_test(size=(100, 40)) as pilot:
+        await settle(pilot)
+        await focus_profiles(pilot, tag)
+        await pilot.press("enter")
+        await settle(pilot)
+        screen = app.screen
+        assert isinstance(screen, ProfileDetailsScreen)
+        meta = rendered_text(screen.query_one("#details-meta", Static))
+        # the machine entry row by row, its memory in GiB rather than 25276514304
+        assert "machine        hostname: box" in meta and "memory: 23.5 GiB" in meta
+        assert "load: 0.52 -> 0.61" in meta and "25276514304" not in meta and "{" not in meta
+        stats = screen.query_one("#details-stats", DataTable)
+        assert [str(c) for c in stats.get_row_at(0)[1:]] == ["3", "184.9 ms", "185.9 ms", "186.9 ms"]
+
+
 async def test_search_finds_a_commit_and_n_repeats_it(demo_repo):
     entries = entries_of(demo_repo)
     app = PerunApp(demo_repo)

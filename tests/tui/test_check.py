@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import re
+
 from textual.widgets import DataTable, Input
 
 from perun_core import api
@@ -43,6 +45,9 @@ async def test_check_all_finds_the_slowdown_filters_and_compares_it(demo_repo):
                    if str(table.get_cell_at((i, 0))) == slow[:7] and "[real]" in str(table.get_cell_at((i, 1))))
         table.move_cursor(row=row)
         assert float(str(table.get_cell_at((row, 3))).rstrip("%")) > 80  # about twice as slow
+        # the amounts carry the unit of the profile (seconds, scaled), as the command line prints them
+        change = str(table.get_cell_at((row, 4)))
+        assert re.fullmatch(r"[0-9.]+ (ms|s) → [0-9.]+ (ms|s)", change), change
         await pilot.press("enter")
         await settle(pilot)
         compare = app.screen
@@ -88,7 +93,20 @@ async def test_check_profiles_compares_two_named_profiles(demo_repo):
 
 
 def test_from_and_to_fit_the_table_at_80_columns():
-    from perun_tui.screens.check import _compact
+    from types import SimpleNamespace
 
-    assert [_compact(v) for v in (1_929_216, 41_080.5, 625.2432, 0.05126, 0, 7, 6084, 5160.4, -25_000, 3.2e9, None)] \
-        == ["1.93M", "41.1k", "625", "0.0513", "0", "7", "6084", "5160", "-25k", "3.2G", "-"]
+    from perun_tui.screens.check import FINDING_COLUMNS, _amount, _delta
+
+    def shown(value, unit):
+        return _amount(SimpleNamespace(unit=unit), value)
+
+    # amounts carry their unit in its best prefix, as on the command line; small ones never read 0
+    assert [shown(v, u) for v, u in ((1_929_216, "B"), (41_080.5, "us"), (625.2432, "s"), (0.05126, "s"), (0, "s"),
+                                     (7, ""), (6084, "samples"), (3.2e9, "instructions"), (0.0004, "ms"),
+                                     (None, "s"))] \
+        == ["1.84 MiB", "41.1 ms", "625.2 s", "51.3 ms", "0 s", "7", "6084 samples", "3.20G instructions",
+            "400.0 ns", "-"]
+    widest = next(column.maximum for column in FINDING_COLUMNS if column.key == "change")
+    assert len(f"{shown(0.1839, 's')} → {shown(0.2482, 's')}") <= widest
+    assert _delta(SimpleNamespace(delta_rel=42.5, delta_abs=0.1, unit="s")) == "+42.5%"
+    assert _delta(SimpleNamespace(delta_rel=None, delta_abs=0.0123, unit="s")) == "+12.3 ms"

@@ -2,9 +2,13 @@
 
 from __future__ import annotations
 
-from textual.widgets import DataTable
+import re
+from types import SimpleNamespace
+
+from textual.widgets import DataTable, Static
 
 from perun_core import api
+from perun_core.check.results import Finding, PerformanceChange
 from perun_core.views.base import Figure, Plot, Series
 from perun_tui.app import PerunApp
 from perun_tui.screens.check import CheckScreen, CompareScreen, relative_changes
@@ -52,14 +56,28 @@ async def test_compare_shares_the_y_scale_and_shows_the_change(demo_repo):
         assert len(shown) <= title.content_region.width
         assert shown.startswith("target ") and "…" in shown and shown.endswith("%")  # cut in the middle
         assert "real +" in shown and ".perf" in shown
+        # the change over the plot is the verdict line's, to the digit
+        verdict = str(compare.query_one("#compare-finding", Static).render())
+        percent = re.search(r"real ([+-][0-9.]+%)", shown).group(1)
+        assert f" · {percent} · " in verdict and compare.query_one("#compare-pane").border_subtitle.endswith(percent)
+        # and the amounts carry their unit
+        assert re.search(r" · [0-9.]+ m?s → [0-9.]+ m?s · ", verdict), verdict
 
 
-def test_relative_changes_of_two_bar_charts_and_middle_titles():
+def test_relative_changes_are_the_findings_own():
     def bars(values):
         return Figure([Plot("bars", "t", "", "", [Series("mean", list(range(3)), values)],
                             categories=["real", "sys", "user"])])
 
-    assert relative_changes(bars([1.0, 0.0, 0.5]), bars([2.0, 0.1, 0.25])) == "real +100.0% · user -50.0%"
+    def finding(subtype, rel, method="m"):
+        return Finding(PerformanceChange.DEGRADATION, "ratio", f"./app [{subtype}]", 1.0, 2.0, 1.0, rel,
+                       method=method, unit="s")
+
+    real = finding("real", 42.5)
+    pair = SimpleNamespace(findings=[real, finding("user", -50.0), finding("user", 7.0, method="other")])
+    # the bars' means would say +100% for real: the check's estimate is what the verdict line says, so it is shown
+    assert relative_changes(pair, real, bars([1.0, 0.0, 0.5]), bars([2.0, 0.1, 0.25])) == "real +42.5% · user -50.0%"
+    assert relative_changes(pair, real, bars([1.0]), None) == ""
     shared = api.share_y_scale(bars([1.0, 0.0, 0.5]), bars([2.0, 0.1, 0.25]))
     assert [figure.plots[0].ylim for figure in shared] == [(0.0, 2.0), (0.0, 2.0)]
     title = MiddleTitle("target", "cba88d3:sll-bench-time-small-2024-03-23-18-54-00.perf", "· real +100.6%")

@@ -283,5 +283,33 @@ def test_help_is_plain_text(profiles):
     assert "Width of the output in columns (default: the terminal's); of svg in pixels (default 1200)." \
         in " ".join(flame.split())
     flow = " ".join(run_cli("show", "p", "flow", "--help", cwd=profiles, env={"COLUMNS": "100"}).stdout.split())
-    assert "-b, --by KEY Resource key whose every value gets a line of its own." in flow
+    assert ("-b, --by KEY Resource key whose every value gets a line of its own [default: subtype when the "
+            "resources have several].") in flow
     assert "every bar" not in flow
+
+
+def _y_ticks(text: str) -> list[float]:
+    """The numbers labelling the y axis of a plain plot (``200┤``), from the lowest up."""
+    return sorted(float(m) for m in re.findall(r"^\s*(-?[0-9.]+)┤", text, flags=re.MULTILINE))
+
+
+def test_time_bars_and_flow_show_means_in_scaled_units(profiles):
+    # a time profile's runs are averaged per kind of time, as the TUI shows them; the axis reads in ms
+    bars = show(profiles, "time.perf", "bars", "--width", "60", "--height", "16", env={"NO_COLOR": "1"})
+    assert bars.returncode == 0, bars.stderr
+    assert "mean of amount per subtype (time only)" in bars.stdout and "mean(amount) [ms]" in bars.stdout
+    ticks = _y_ticks(bars.stdout)
+    steps = {round(b - a, 9) for a, b in zip(ticks, ticks[1:])}
+    assert len(ticks) >= 3 and len(steps) == 1 and ticks[-1] > ticks[0]
+    # 1, 2 or 5 times a power of ten: no 0.127 / 0.106 / 0.064 labels
+    step = steps.pop()
+    assert step in (1, 2, 5, 10, 20, 50, 100, 200, 500)
+    # the mean real time is 575 ms: the top tick is below it and the next would be above
+    assert ticks[-1] <= 575 < ticks[-1] + step
+    flow = show(profiles, "time.perf", "flow", "--width", "90", "--height", "16", env={"NO_COLOR": "1"})
+    assert flow.returncode == 0, flow.stderr
+    assert "mean of amount through order by subtype" in flow.stdout and "mean(amount) [ms]" in flow.stdout
+    assert all(name in flow.stdout for name in ("real", "user", "sys"))
+    # asked for, the sum is still there
+    summed = show(profiles, "time.perf", "bars", "sum", "--width", "60", "--height", "16", env={"NO_COLOR": "1"})
+    assert "sum of amount per subtype" in summed.stdout and "sum(amount) [s]" in summed.stdout

@@ -39,18 +39,28 @@ def test_amount_unit_says_when_units_are_mixed():
 
 
 def test_time_profiles_show_their_times_by_default():
-    # real, user and sys seconds are not added up: a bar per subtype
+    # real, user and sys seconds are not added up: a bar per subtype, the mean of its 4 runs (a sum of runs
+    # grows with their number)
     bars = plot("bars", time_profile())
     assert bars.categories == ["real", "sys", "user"]
-    assert sum(bars.series[0].y.tolist()) == pytest.approx(SECONDS)
-    assert bars.ylabel == "sum(amount) [s]" and bars.title == "sum of amount per subtype (time only)"
+    assert bars.series[0].y.tolist() == pytest.approx([(0.51 + 0.54 + 0.59 + 0.66) / 4, (0.11 + 0.14 + 0.19 + 0.26) / 4,
+                                                       (0.31 + 0.34 + 0.39 + 0.46) / 4])
+    assert sum(bars.series[0].y.tolist()) == pytest.approx(SECONDS / 4)
+    assert bars.ylabel == "mean(amount) [s]" and bars.title == "mean of amount per subtype (time only)"
+    assert bars.unit == "s"
     # asked for explicitly, one bar per snapshot still adds them
-    every = plot("bars", time_profile(), {"per": "snapshots"})
+    every = plot("bars", time_profile(), {"func": "sum", "per": "snapshots"})
     assert every.series[0].y.tolist() == [pytest.approx(SECONDS)]
     by_subtype = plot("bars", time_profile(), {"per": "subtype"})
     assert by_subtype.categories == ["real", "sys", "user"]
     flow = plot("flow", time_profile(), {"through": "order", "by": "subtype"})
-    assert [s.name for s in flow.series] == ["real", "sys", "user"] and flow.ylabel == "sum(amount) [s]"
+    assert [s.name for s in flow.series] == ["real", "sys", "user"] and flow.ylabel == "mean(amount) [s]"
+    # the same by default: through the runs, a line per kind of time, never real + user + sys in one point
+    default_flow = plot("flow", time_profile())
+    assert [s.name for s in default_flow.series] == ["real", "sys", "user"] and default_flow.xlabel == "order"
+    assert default_flow.series[0].y.tolist() == pytest.approx([0.51, 0.54, 0.59, 0.66])
+    assert plot("flow", time_profile(), {"func": "sum", "through": "snapshots", "by": "subtype"}).series[0].y.tolist() \
+        == pytest.approx([0.51 + 0.54 + 0.59 + 0.66])
     # one plot per measured quantity of the uid (see the scatter test below)
     scatters = get_view("scatter").run(time_profile(), {"per": "order"}).plots
     assert [p.title for p in scatters] == [f"amount per order; uid: ./app [{s}] (time only)"
@@ -60,8 +70,9 @@ def test_time_profiles_show_their_times_by_default():
 
 def test_another_type_or_all_of_them_on_request():
     memory = plot("bars", time_profile(), {"type": "memory"})
-    assert memory.series[0].y.tolist() == [BYTES]
-    assert memory.ylabel == "sum(amount) [B]" and memory.title.endswith("(memory only)")
+    assert memory.series[0].y.tolist() == [BYTES / 4]
+    assert memory.ylabel == "mean(amount) [B]" and memory.title.endswith("(memory only)")
+    assert plot("bars", time_profile(), {"func": "sum", "type": "memory"}).series[0].y.tolist() == [BYTES]
     every = plot("bars", time_profile(), {"func": "max", "per": "subtype", "type": "all"})
     assert every.categories == ["max_rss", "real", "sys", "user"]
     assert every.ylabel == "max(amount) [mixed units: B, s]" and "only" not in every.title

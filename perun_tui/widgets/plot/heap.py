@@ -12,7 +12,7 @@ from textual.binding import Binding
 from textual.strip import Strip
 
 from perun_core import api
-from perun_core.api import format_number
+from perun_core.api import format_amount
 
 from ...formatting import fit
 from .picture import PictureWidget, style_colour
@@ -83,11 +83,11 @@ class HeapView(PictureWidget):
         if layout.mode == "heat":
             allocations = sum(len(s.addresses) for s in heap.snapshots)
             return (f"heat of {len(heap.snapshots)} snapshots · {allocations} allocations · "
-                    f"{format_number(layout.size)} {unit} per cell · hottest {layout.hottest}")
+                    f"{format_amount(layout.size, unit)} per cell · hottest {layout.hottest}")
         shot = heap.snapshots[layout.snapshot]
         return (f"snapshot {layout.snapshot + 1} of {len(heap.snapshots)} (time {shot.time}) · "
-                f"{len(shot.addresses)} allocations, {format_number(shot.allocated)} {unit} · "
-                f"{format_number(layout.size)} {unit} per cell")
+                f"{len(shot.addresses)} allocations, {format_amount(shot.allocated, unit)} · "
+                f"{format_amount(layout.size, unit)} per cell")
 
     def _legend(self, layout: Any, theme: Any, width: int, base: Style) -> Strip:
         heap = self.heap
@@ -171,7 +171,7 @@ class HeapView(PictureWidget):
             return
         address, amount, site = found[0]
         more = f" (+{len(found) - 1} more)" if len(found) > 1 else ""
-        self.status(f"{where}: {heap.sites[site].label} · {format_number(amount)} {heap.unit} at {address:#x}{more}")
+        self.status(f"{where}: {heap.sites[site].label} · {format_amount(amount, heap.unit)} at {address:#x}{more}")
 
     # -- actions --------------------------------------------------------------------------
     def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:

@@ -1,0 +1,56 @@
+"""Amounts in check output carry their unit, scaled, never rounded to 0: tree, -v, Markdown, JSON, JUnit."""
+
+from __future__ import annotations
+
+import json
+import re
+import xml.etree.ElementTree as ET
+
+import pytest
+
+from conftest import run_cli
+
+from .helpers import timed
+
+#: a program of about 0.4 ms that got about 50 % slower
+BASELINE = [0.00040, 0.00041, 0.00039, 0.00040, 0.00042, 0.00040, 0.00041, 0.00039, 0.00040, 0.00041]
+TARGET = [0.00060, 0.00061, 0.00059, 0.00060, 0.00062, 0.00060, 0.00061, 0.00059, 0.00060, 0.00061]
+_MICROSECONDS = re.compile(r"from: (\d+\.\d) µs -> to: (\d+\.\d) µs \(x1\.\d+, \+(\d+\.\d)%")
+
+
+@pytest.fixture
+def where(tmp_path):
+    (tmp_path / "old.perf").write_text(json.dumps(timed(BASELINE)))
+    (tmp_path / "new.perf").write_text(json.dumps(timed(TARGET)))
+    return tmp_path
+
+
+def test_tree_shows_amounts_with_units(where):
+    result = run_cli("check", "profiles", "old.perf", "new.perf", "-v", cwd=where, env={"NO_COLOR": "1"})
+    assert result.returncode == 3, result.stderr
+    found = _MICROSECONDS.search(result.stdout)
+    assert found, result.stdout
+    before, after, percent = map(float, found.groups())
+    assert 390 <= before <= 420 and 590 <= after <= 620 and 40 <= percent <= 60
+    # max_rss is in bytes: about 1.9 MiB, not 2e+06
+    assert re.search(r"\[max_rss\]\n\|\s+from: 1\.91 MiB -> to: 1\.91 MiB", result.stdout), result.stdout
+    assert " 0 -> " not in result.stdout and "e+0" not in result.stdout
+
+
+def test_markdown_and_junit_show_units(where, tmp_path):
+    markdown = run_cli("check", "profiles", "old.perf", "new.perf", "-f", "markdown", cwd=where)
+    assert markdown.returncode == 3, markdown.stderr
+    row = next(line for line in markdown.stdout.splitlines() if "[real]" in line and "Degradation" in line)
+    assert re.search(r"\| \d+\.\d µs \| \d+\.\d µs \| \+\d+\.\d% \(\+\d+\.\d µs\) \|", row), row
+    out = tmp_path / "report.xml"
+    run_cli("check", "profiles", "old.perf", "new.perf", "-f", "junit", "-o", str(out), cwd=where)
+    failure = ET.parse(out).getroot().find(".//testcase[@name='./app [real]']/failure")
+    assert failure is not None and _MICROSECONDS.search(failure.get("message", "")), ET.tostring(failure)
+
+
+def test_json_keeps_raw_numbers_with_their_unit(where):
+    result = run_cli("check", "profiles", "old.perf", "new.perf", "-f", "json", cwd=where)
+    records = {r["uid"]: r for r in json.loads(result.stdout)}
+    real, rss = records["./app [real]"], records["./app [max_rss]"]
+    assert real["unit"] == "s" and rss["unit"] == "B"
+    assert real["from"] == pytest.approx(0.0004, rel=0.05) and real["to"] == pytest.approx(0.0006, rel=0.05)

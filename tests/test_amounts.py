@@ -1,0 +1,116 @@
+"""The one formatter of measured values (perun_core/amounts.py): units, prefixes, digits, percentages, ticks."""
+
+from __future__ import annotations
+
+import math
+import re
+
+import pytest
+from hypothesis import assume, given, settings
+from hypothesis import strategies as st
+
+from perun_core.amounts import format_amount, format_percent, nice_ticks, relative_change
+
+#: what one prefixed unit is worth in the family's base unit (seconds, bytes, one)
+_WORTH = {"ns": 1e-9, "µs": 1e-6, "ms": 1e-3, "s": 1.0, "B": 1.0, "KiB": 1024.0, "MiB": 1024.0 ** 2,
+          "GiB": 1024.0 ** 3, "TiB": 1024.0 ** 4, "": 1.0, "k": 1e3, "M": 1e6, "G": 1e9, "T": 1e12}
+_BASE = {"s": 1.0, "ms": 1e-3, "us": 1e-6, "ns": 1e-9, "B": 1.0, "KiB": 1024.0, "samples": 1.0, "": 1.0}
+_TEXT = re.compile(r"^(-?)([0-9.]+(?:e[-+][0-9]+)?)([kMGT]?)(?: (.*))?$")
+
+
+def read_back(text: str, unit: str) -> float:
+    """The value a reader takes from ``text``, in ``unit``."""
+    match = _TEXT.match(text)
+    assert match, text
+    sign, number, suffix, shown = match.groups()
+    value = float(number)
+    if unit in ("samples", ""):
+        assert (shown or "") == unit, text
+        worth = _WORTH[suffix]
+    else:
+        assert not suffix, text
+        worth = _WORTH[shown] / _BASE[unit]
+    return (-1 if sign else 1) * value * worth
+
+
+@pytest.mark.parametrize("value,unit,expected", [
+    (0.1839, "s", "183.9 ms"),
+    (12000, "us", "12.0 ms"),
+    (58600, "us", "58.6 ms"),
+    (25276514304, "B", "23.5 GiB"),
+    (512, "B", "512 B"),
+    (5, "allocations", "5 allocations"),
+    (58600, "samples", "58.6k samples"),
+    (0.00042, "s", "420.0 µs"),
+    (-0.0123, "s", "-12.3 ms"),
+    (0, "s", "0 s"),
+    (999.96, "ms", "1.00 s"),
+    (None, "s", "-"),
+    ("linear", "s", "linear"),
+])
+def test_examples(value, unit, expected):
+    assert format_amount(value, unit) == expected
+
+
+_UNITS = st.sampled_from(sorted(_BASE))
+_POSITIVE = st.floats(min_value=1e-9, max_value=1e13, allow_nan=False, allow_infinity=False)
+
+
+@given(_POSITIVE, _UNITS)
+@settings(max_examples=400, deadline=None)
+def test_never_prints_a_value_that_is_not_zero_as_zero(value, unit):
+    assert read_back(format_amount(value, unit), unit) != 0
+
+
+@given(_POSITIVE, _UNITS)
+@settings(max_examples=400, deadline=None)
+def test_round_trips_the_value_to_three_significant_digits(value, unit):
+    shown = read_back(format_amount(value, unit), unit)
+    assert math.isclose(shown, value, rel_tol=0.0051), (value, unit, format_amount(value, unit))
+    # so the order of magnitude survives too
+    assert abs(math.log10(shown) - math.log10(value)) < 0.01
+
+
+@given(_POSITIVE, _POSITIVE, _UNITS)
+@settings(max_examples=400, deadline=None)
+def test_is_monotonic(a, b, unit):
+    low, high = sorted((a, b))
+    assert read_back(format_amount(low, unit), unit) <= read_back(format_amount(high, unit), unit)
+    assert read_back(format_amount(-high, unit), unit) <= read_back(format_amount(-low, unit), unit)
+
+
+@given(st.floats(min_value=-1e6, max_value=1e6, allow_nan=False).filter(lambda p: p != 0))
+def test_percentages_keep_their_sign_and_never_read_zero(percent):
+    text = format_percent(percent)
+    assert text[0] == ("+" if percent > 0 else "-")
+    if abs(percent) < 0.01:
+        assert text[1:] == "<0.01%"
+        return
+    assert float(text[1:-1]) != 0
+    assert math.isclose(float(text[:-1]), percent, rel_tol=0.051)
+
+
+def test_one_percentage_for_one_change():
+    assert relative_change(0.1839, 0.2482) == pytest.approx(34.96, abs=0.01)
+    assert format_percent(relative_change(100, 142.5)) == "+42.5%"
+    assert relative_change(0, 1) is None and format_percent(None) == "n/a"
+    assert format_percent(0.0) == "0%"
+
+
+@given(st.floats(min_value=-1e6, max_value=1e6, allow_nan=False), st.floats(min_value=1e-6, max_value=1e6),
+       st.integers(min_value=3, max_value=8))
+def test_ticks_are_even_round_and_cover_the_range(low, span, count):
+    # a span below a millionth of the values is beyond what a float's ticks can tell apart
+    assume(span > 1e-6 * abs(low))
+    high = low + span
+    ticks = nice_ticks(low, high, count)
+    assert ticks[0] <= low + 1e-9 * max(1, abs(low)) and ticks[-1] >= high - 1e-9 * max(1, abs(high))
+    steps = [b - a for a, b in zip(ticks, ticks[1:])]
+    assert all(math.isclose(s, steps[0], rel_tol=1e-6) for s in steps)
+    mantissa = steps[0] / 10 ** math.floor(math.log10(steps[0]) + 1e-6)
+    assert any(math.isclose(mantissa, m, rel_tol=1e-6) for m in (1, 2, 5))
+    assert len(ticks) <= 2 * count + 1
+
+
+def test_short_plots_get_even_ticks():
+    assert nice_ticks(0.042, 0.127, 4) == [0.0, 0.05, 0.1, 0.15]
