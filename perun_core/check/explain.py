@@ -38,7 +38,8 @@ from .confirm import rerun_of_pair
 from .explain_collect import (CALL_LEVEL, BuildFailed, ExplainRound, choose_collector, collect_interleaved,
                               is_python, keep_profile, python_command, stored_profile)
 from .explain_compare import MIN_SAMPLES, MIN_SHARE, TOP, explain_profiles, sample_p_value
-from .explain_result import ExplainedFunction, Explanation, relative_text
+from .explain_owned import repository_roots
+from .explain_result import ExplainedFunction, Explanation, ThroughFunction, relative_text
 from .explain_store import store_explanations as store
 from .pairing import ProfileCache
 from .rerun import Rerun, profile_of
@@ -49,7 +50,7 @@ if TYPE_CHECKING:  # pragma: no cover
     from .results import Finding
 
 __all__ = ["CALL_LEVEL", "MIN_SAMPLES", "MIN_SHARE", "TOP", "ExplainCollecting", "ExplainFinished", "ExplainRound",
-           "ExplainStarted", "ExplainedFunction", "Explanation", "choose_collector", "explain_profiles",
+           "ExplainStarted", "ExplainedFunction", "Explanation", "ThroughFunction", "choose_collector", "explain_profiles",
            "explain_report", "is_python", "load_explained", "needs_explanation", "relative_text", "sample_p_value",
            "store_explanations"]
 
@@ -166,7 +167,7 @@ def _explain_job(repo: Any, base_minor: str, target_minor: str, job: Job, *, dir
     rounds = max(int((p.header or {}).get("rounds", 1) or 1) for p in profiles)
     return explain_profiles(name, profiles[0], profiles[1], base_minor, target_minor, job.command_line,
                             directory=directory, written=tuple(written), reused=reused, profiles=tuple(names),
-                            rounds=rounds, sources=tuple(sources))
+                            rounds=rounds, sources=tuple(sources), roots=repository_roots(repo))
 
 def _where(ref: Any) -> str:
     """Where a report's reference is, as :attr:`Explanation.sources` says it."""
@@ -212,7 +213,7 @@ def _direct(repo: Any, pair: PairReport, directory: Path | None) -> Explanation 
     return explain_profiles(str(name), base, target, pair.baseline.minor or pair.baseline.name,
                             pair.target.minor or pair.target.name, str(target.header.get("cmd") or pair.target.name),
                             directory=directory, profiles=(pair.baseline.name, pair.target.name),
-                            sources=(_where(pair.baseline), _where(pair.target)))
+                            sources=(_where(pair.baseline), _where(pair.target)), roots=repository_roots(repo))
 
 
 def explain_report(repo: Any, report: CheckReport, *, directory: Path | None = None, register: bool = False,

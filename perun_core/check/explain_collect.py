@@ -51,7 +51,7 @@ CALL_LEVEL = ("callgrind", "pytrace", "perf")
 ROUNDS = {"callgrind": 1, "perf": 3, "pytrace": 3}
 MERGE = {"callgrind": "sum", "perf": "sum", "pytrace": "median"}
 #: The numbers of a resource that rounds combine; every other key identifies the resource.
-_COMBINED = ("amount", "exclusive", "calls", "primitive_calls", "period")
+_COMBINED = ("amount", "exclusive", "calls", "primitive_calls", "period", "every_level")
 _PYTHON = re.compile(r"^python(\d+(\.\d+)?)?$")
 
 
