@@ -44,7 +44,7 @@ if TYPE_CHECKING:  # pragma: no cover
     from ..runner.jobs import Job
 
 __all__ = ["CALL_LEVEL", "ROUNDS", "BuildFailed", "ExplainRound", "choose_collector", "collect_interleaved",
-           "is_python", "keep_profile", "merge_rounds", "stored_profile"]
+           "is_python", "keep_profile", "merge_rounds", "no_native_collector", "perf_allowed", "stored_profile"]
 
 CALL_LEVEL = ("callgrind", "pytrace", "perf")
 #: Runs of each side, interleaved, per collector; the rounds of a side are merged by ``MERGE``.
@@ -86,7 +86,7 @@ def is_python(argv: Sequence[str], workdir: Path) -> bool:
     return False
 
 
-def _perf_allowed() -> tuple[bool, str]:
+def perf_allowed() -> tuple[bool, str]:
     if shutil.which("perf") is None:
         return False, "perf is not installed"
 
@@ -94,7 +94,7 @@ def _perf_allowed() -> tuple[bool, str]:
     return allowed, detail
 
 
-def _no_native_collector(detail: str) -> str:
+def no_native_collector(detail: str) -> str:
     perf = "install perf (linux-perf)" if shutil.which("perf") is None else f"{detail}; {HOW_TO_ALLOW}"
     return f"no call-level collector for a native program: {HOW_TO_GET_VALGRIND}, or {perf}"
 
@@ -112,13 +112,13 @@ def choose_collector(argv: Sequence[str], workdir: Path, wanted: str | None = No
         return "callgrind", {}
     if wanted == "callgrind":
         return f"callgrind needs valgrind: {HOW_TO_GET_VALGRIND}"
-    allowed, detail = _perf_allowed()
+    allowed, detail = perf_allowed()
     if allowed:
         return "perf", {"mode": "record"}
     if wanted == "perf":
         return ("perf is not installed: install linux-perf" if shutil.which("perf") is None
                 else f"perf may not profile here ({detail}): {HOW_TO_ALLOW}")
-    return _no_native_collector(detail)
+    return no_native_collector(detail)
 
 
 # -- profiles ---------------------------------------------------------------------------------------
@@ -161,14 +161,17 @@ class BuildFailed(Exception):
 
 
 def collect_interleaved(repo: Any, job: Job, sides: Sequence[str], collector: str, cancel: threading.Event,
-                        emit: Callable[[Any], None], rounds: int | None = None) -> list[Any]:
+                        emit: Callable[[Any], None], rounds: int | None = None,
+                        deadline: float | None = None) -> list[Any]:
     """One profile of ``job`` per commit of ``sides``, collected interleaved in temporary worktrees.
 
     Each side is checked out and built (``execute.pre_run``) once; then
     every round runs each side in turn, in the order of ``sides`` (baseline
     first), emitting an :class:`ExplainRound` before each run.  The rounds
-    of a side are merged with :func:`merge_rounds`.  Raises BuildFailed,
-    Interrupted, PerunError (a collection that failed).
+    of a side are merged with :func:`merge_rounds`.  With a ``deadline``
+    (``time.monotonic()``), each run may take its share of the time left
+    and is killed after it.  Raises BuildFailed, Interrupted, PerunError (a
+    collection that failed, or the deadline passed).
     """
 
     count = rounds if rounds is not None else ROUNDS.get(collector, 1)
@@ -187,8 +190,22 @@ def collect_interleaved(repo: Any, job: Job, sides: Sequence[str], collector: st
                     raise Interrupted("cancelled")
                 emit(ExplainRound(job.command_line, collector, minor[:7], number, count))
                 ctx = UnitContext(workdir, lambda event: None, cancel, 0, job.label)
-                runs[side].append(collect_job(job, ctx, minor, postprocess=False))
+                runs[side].append(collect_job(_within(job, deadline, (count - number + 1) * len(sides) - side),
+                                              ctx, minor, postprocess=False))
     return [merge_rounds(profiles, MERGE.get(collector, "sum")) for profiles in runs]
+
+
+def _within(job: Job, deadline: float | None, runs_left: int) -> Job:
+    """``job`` whose run is killed after its share of the time left before ``deadline``."""
+    if deadline is None:
+        return job
+    left = deadline - time.monotonic()
+    if left <= 0:
+        raise PerunError("the explain budget is spent (--explain-budget)")
+    params = dict(job.collector.params)
+    share = left / max(runs_left, 1)
+    params["timeout"] = min(share, params["timeout"]) if params.get("timeout") else share
+    return replace(job, collector=replace(job.collector, params=params))
 
 
 def merge_rounds(profiles: Sequence[Any], how: str = "sum") -> Any:
