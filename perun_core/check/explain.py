@@ -138,7 +138,7 @@ def _explain_one(repo: Any, base_minor: str, target_minor: str, rerun: Rerun, **
         return Explanation(message=exc.message)
 
 
-def _plan(repo: Any, target_minor: str, argv: list[str], wanted: str | None, seconds: tuple[float, float] | None,
+def _plan(repo: Any, target_minor: str, argv: list[str], wanted: str | None, seconds: tuple[Any, Any],
           budget: Budget) -> Plan | str:
     """The collector for the job by its expected cost (:mod:`.explain_cost`), or why there is none."""
     if wanted is not None:
@@ -151,10 +151,10 @@ def _plan(repo: Any, target_minor: str, argv: list[str], wanted: str | None, sec
         with temporary_worktree(repo.vcs, target_minor) as probe:
             python = is_python(argv, probe)
     if python or wanted is not None:
-        return plan(python, wanted, seconds, budget.left(), False, False)
+        return plan(python, wanted, seconds[0], budget.left(), False, False)
     valgrind = shutil.which("valgrind") is not None
     perf, detail = perf_allowed()
-    return plan(False, None, seconds, budget.left(), valgrind, perf) or no_native_collector(detail)
+    return plan(False, None, seconds[0], budget.left(), valgrind, perf, seconds[1]) or no_native_collector(detail)
 
 
 def _over_budget(chosen: Plan, job: Job, smaller: Any, budget: Budget) -> tuple[Job, Plan] | str:
@@ -173,7 +173,7 @@ def _over_budget(chosen: Plan, job: Job, smaller: Any, budget: Budget) -> tuple[
 
 def _explain_job(repo: Any, base_minor: str, target_minor: str, job: Job, *, directory: Path | None,
                  register: bool, cancel: threading.Event, counter: list[int], wanted: str | None,
-                 emit: Callable[[Any], None], seconds: tuple[float, float] | None, budget: Budget,
+                 emit: Callable[[Any], None], seconds: tuple[Any, Any], budget: Budget,
                  smaller: Any) -> Explanation:
     """Choose the collector, reuse or collect the call-level profiles of both commits and compare them.
 
@@ -214,7 +214,7 @@ def _explain_job(repo: Any, base_minor: str, target_minor: str, job: Job, *, dir
                                max(budget.left(), 0.0), chosen.notes))
         try:
             collected = collect_interleaved(repo, call_job, missing, name, cancel, emit,
-                                            deadline=budget.started + budget.seconds)
+                                            budget=budget)
         except BuildFailed as exc:
             return Explanation(collector=name, message=exc.message)
         except Interrupted:
@@ -281,13 +281,18 @@ def _direct(repo: Any, pair: PairReport, directory: Path | None) -> Explanation 
                             sources=(_where(pair.baseline), _where(pair.target)), roots=repository_roots(repo))
 
 
-def _seconds(repo: Any, pair: PairReport) -> tuple[float, float] | None:
-    """One plain run of the baseline and of the target, from the pair's time profiles (None: unknown)."""
+def _seconds(repo: Any, pair: PairReport) -> tuple[tuple[float, float] | None, tuple[float, float] | None]:
+    """The wall time and the user-mode CPU time of one plain run of the baseline and of the target, from the
+    pair's time profiles (None: unknown)."""
     try:
-        found = (native_seconds(profile_of(repo, pair.baseline)), native_seconds(profile_of(repo, pair.target)))
+        profiles = (profile_of(repo, pair.baseline), profile_of(repo, pair.target))
     except (PerunError, OSError, ValueError):
-        return None
-    return (found[0], found[1]) if found[0] is not None and found[1] is not None else None
+        return None, None
+    found = []
+    for subtype in ("real", "user"):
+        base, target = (native_seconds(profile, subtype) for profile in profiles)
+        found.append((base, target) if base is not None and target is not None else None)
+    return found[0], found[1]
 
 
 def explain_report(repo: Any, report: CheckReport, *, directory: Path | None = None, register: bool = False,
@@ -307,7 +312,7 @@ def explain_report(repo: Any, report: CheckReport, *, directory: Path | None = N
     if budget is not None and not budget > 0:
         raise UsageError(f"--explain-budget {budget}: expected a positive number of seconds")
     limit = Budget(DEFAULT_BUDGET if budget is None else float(budget))
-    seconds: dict[tuple[str, str, int], tuple[float, float] | None] = {}
+    seconds: dict[tuple[str, str, int], tuple[Any, Any]] = {}
     emit = emit or (lambda event: None)
     cancel = cancel or threading.Event()
     cache = ProfileCache(repo)
@@ -337,7 +342,7 @@ def explain_report(repo: Any, report: CheckReport, *, directory: Path | None = N
                         jobs.append(job)
                     key = (pair.baseline.minor, pair.target.minor, jobs.index(job))
                     work.setdefault(key, []).append((v, p, i))  # type: ignore[arg-type]
-                    if seconds.get(key) is None:  # type: ignore[call-overload]
+                    if key not in seconds:
                         seconds[key] = _seconds(repo, pair)  # type: ignore[index]
     if work:
         emit(ExplainStarted(len(work), len({(b, t) for b, t, _ in work})))
@@ -348,7 +353,8 @@ def explain_report(repo: Any, report: CheckReport, *, directory: Path | None = N
             raise Interrupted("cancelled")
         explanation = _explain_one(repo, base_minor, target_minor, job, directory=directory,
                                    register=register, cancel=cancel, counter=counter, wanted=collector,
-                                   emit=emit, seconds=seconds.get((base_minor, target_minor, number)), budget=limit)
+                                   emit=emit, seconds=seconds.get((base_minor, target_minor, number), (None, None)),
+                                   budget=limit)
         for place in places:
             done[place] = explanation
     if work:

@@ -39,6 +39,7 @@ from ..runner.worktree import temporary_worktree
 from ..storage.lookup import sort_key_of
 from ..units import UnitContext
 from .confirm import _pre_run
+from .explain_cost import Budget
 
 if TYPE_CHECKING:  # pragma: no cover
     from ..runner.jobs import Job
@@ -162,16 +163,16 @@ class BuildFailed(Exception):
 
 def collect_interleaved(repo: Any, job: Job, sides: Sequence[str], collector: str, cancel: threading.Event,
                         emit: Callable[[Any], None], rounds: int | None = None,
-                        deadline: float | None = None) -> list[Any]:
+                        budget: Budget | None = None) -> list[Any]:
     """One profile of ``job`` per commit of ``sides``, collected interleaved in temporary worktrees.
 
     Each side is checked out and built (``execute.pre_run``) once; then
     every round runs each side in turn, in the order of ``sides`` (baseline
     first), emitting an :class:`ExplainRound` before each run.  The rounds
-    of a side are merged with :func:`merge_rounds`.  With a ``deadline``
-    (``time.monotonic()``), each run may take its share of the time left
-    and is killed after it.  Raises BuildFailed, Interrupted, PerunError (a
-    collection that failed, or the deadline passed).
+    of a side are merged with :func:`merge_rounds`.  With a ``budget``,
+    each run may take its share of the time left of it and is killed after
+    that.  Raises BuildFailed, Interrupted, PerunError (a collection that
+    failed, or the budget spent).
     """
 
     count = rounds if rounds is not None else ROUNDS.get(collector, 1)
@@ -190,21 +191,18 @@ def collect_interleaved(repo: Any, job: Job, sides: Sequence[str], collector: st
                     raise Interrupted("cancelled")
                 emit(ExplainRound(job.command_line, collector, minor[:7], number, count))
                 ctx = UnitContext(workdir, lambda event: None, cancel, 0, job.label)
-                runs[side].append(collect_job(_within(job, deadline, (count - number + 1) * len(sides) - side),
-                                              ctx, minor, postprocess=False))
+                if budget is None:
+                    runs[side].append(collect_job(job, ctx, minor, postprocess=False))
+                    continue
+                with budget.run((count - number + 1) * len(sides) - side) as share:
+                    runs[side].append(collect_job(_within(job, share), ctx, minor, postprocess=False))
     return [merge_rounds(profiles, MERGE.get(collector, "sum")) for profiles in runs]
 
 
-def _within(job: Job, deadline: float | None, runs_left: int) -> Job:
-    """``job`` whose run is killed after its share of the time left before ``deadline``."""
-    if deadline is None:
-        return job
-    left = deadline - time.monotonic()
-    if left <= 0:
-        raise PerunError("the explain budget is spent (--explain-budget)")
+def _within(job: Job, seconds: float) -> Job:
+    """``job`` whose run is killed after ``seconds``."""
     params = dict(job.collector.params)
-    share = left / max(runs_left, 1)
-    params["timeout"] = min(share, params["timeout"]) if params.get("timeout") else share
+    params["timeout"] = min(seconds, params["timeout"]) if params.get("timeout") else seconds
     return replace(job, collector=replace(job.collector, params=params))
 
 

@@ -16,8 +16,8 @@ collector's run time for both commits and picks one:
 
 The estimate is reported before collection starts.  When callgrind would
 take longer than what is left of the budget (``--explain-budget``,
-:data:`DEFAULT_BUDGET` seconds for all jobs of one check, enough for a CI
-job), the explanation samples with perf instead where it may, or runs a
+:data:`DEFAULT_BUDGET` seconds of profiled runs for all jobs of one check,
+enough for a CI job; building the commits is not counted), the explanation samples with perf instead where it may, or runs a
 smaller generated workload, and says so in its ``notes``; every run gets
 the time left as its timeout, so the budget holds even where the estimate
 was wrong.
@@ -25,16 +25,19 @@ was wrong.
 
 from __future__ import annotations
 
+import contextlib
 import statistics
 import time
-from dataclasses import dataclass, field
+from collections.abc import Iterator
+from dataclasses import dataclass
 from typing import Any
 
+from ..errors import PerunError
 from ..profile.resources import MISSING
 from ..runner.generators import SIZE_KEY
 
-__all__ = ["CALLGRIND_FACTOR", "DEFAULT_BUDGET", "PERF_ENOUGH", "PYTRACE_FACTOR", "Budget", "Plan", "expected",
-           "native_seconds", "plan"]
+__all__ = ["CALLGRIND_FACTOR", "DEFAULT_BUDGET", "PERF_ENOUGH", "PYTRACE_FACTOR", "Budget", "BudgetSpent", "Plan",
+           "expected", "native_seconds", "plan", "reduction_note"]
 
 #: Seconds of call-level collection one check may spend explaining (all jobs together).
 DEFAULT_BUDGET = 240.0
@@ -55,13 +58,32 @@ _ROUNDS = {"callgrind": 1, "perf": 3, "pytrace": 3}
 
 @dataclass
 class Budget:
-    """Seconds the explanations of one check may spend collecting, counted from when it was made."""
+    """Seconds the profiled runs of one check's explanations may take (building the commits is not counted)."""
 
     seconds: float = DEFAULT_BUDGET
-    started: float = field(default_factory=time.monotonic)
+    spent: float = 0.0
 
     def left(self) -> float:
-        return self.seconds - (time.monotonic() - self.started)
+        return self.seconds - self.spent
+
+    @contextlib.contextmanager
+    def run(self, runs_left: int) -> Iterator[float]:
+        """Time one run, which may take its share of what is left (given to the body); raises BudgetSpent."""
+        left = self.left()
+        if left <= 0:
+            raise BudgetSpent(self.seconds)
+        started = time.monotonic()
+        try:
+            yield left / max(runs_left, 1)
+        finally:
+            self.spent += time.monotonic() - started
+
+
+class BudgetSpent(PerunError):
+    """The explain budget is spent before a run could start."""
+
+    def __init__(self, seconds: float) -> None:
+        super().__init__(f"the explain budget of {seconds:g} s is spent (--explain-budget)")
 
 
 @dataclass(frozen=True)
@@ -77,8 +99,9 @@ class Plan:
     over: bool = False
 
 
-def native_seconds(profile: Any) -> float | None:
-    """The median wall time of one run in a time profile (``time`` resources of subtype ``real``), or None.
+def native_seconds(profile: Any, subtype: str = "real") -> float | None:
+    """The median wall time of one run in a time profile (``time`` resources of subtype ``real``; ``user``:
+    its CPU time in user mode, what perf samples where the kernel forbids profiling itself), or None.
 
     Of a profile over generated workloads, that of the largest workload
     (the one an explanation runs).
@@ -92,8 +115,8 @@ def native_seconds(profile: Any) -> float | None:
             continue
         kinds = table.column("type") if "type" in keys else [MISSING] * len(table)
         sizes = table.column(SIZE_KEY) if SIZE_KEY in keys else [0] * len(table)
-        for kind, subtype, amount, size in zip(kinds, table.column("subtype"), table.column("amount"), sizes):
-            if kind == "time" and subtype == "real" and type(amount) in (int, float):
+        for kind, found, amount, size in zip(kinds, table.column("subtype"), table.column("amount"), sizes):
+            if kind == "time" and found == subtype and type(amount) in (int, float):
                 by_size.setdefault(float(size) if type(size) in (int, float) else 0.0, []).append(amount * scale)
     return statistics.median(by_size[max(by_size)]) if by_size else None
 
@@ -120,14 +143,16 @@ def _about(seconds: float) -> str:
 
 
 def plan(python: bool, wanted: str | None, seconds: tuple[float, float] | None, left: float,
-         valgrind: bool, perf: bool) -> Plan | str:
+         valgrind: bool, perf: bool, sampled: tuple[float, float] | None = None) -> Plan | str:
     """The collector for a job (see the module docstring), or a one-line message saying why there is none.
 
     ``python``: the program is Python; ``wanted``: the collector the user
     asked for; ``seconds``: one plain run of the baseline and the target
     (None when unknown); ``left``: seconds of the budget left;
-    ``valgrind``/``perf``: whether each may run here.
+    ``valgrind``/``perf``: whether each may run here; ``sampled``: the
+    seconds of a run perf samples (its user-mode CPU time), default ``seconds``.
     """
+    sampled = sampled or seconds
     if wanted == "pytrace" or (wanted is None and python):
         return Plan("pytrace", {"mode": "cprofile"}, expected("pytrace", seconds) if seconds else None)
     costs = {name: expected(name, seconds) if seconds else None for name in ("callgrind", "perf")}
@@ -135,16 +160,16 @@ def plan(python: bool, wanted: str | None, seconds: tuple[float, float] | None, 
         over = wanted == "callgrind" and costs["callgrind"] is not None and costs["callgrind"] > left
         params = {"mode": "record"} if wanted == "perf" else {}
         return Plan(wanted, params, costs[wanted], over=over)
-    shows = seconds is not None and _samples(seconds)[0] >= PERF_ENOUGH and _samples(seconds)[1] >= _SIDE_SAMPLES
+    shows = sampled is not None and _samples(sampled)[0] >= PERF_ENOUGH and _samples(sampled)[1] >= _SIDE_SAMPLES
     if perf and shows:
-        assert seconds is not None and costs["callgrind"] is not None
-        change = _samples(seconds)[0]
+        assert sampled is not None and costs["callgrind"] is not None
+        change = _samples(sampled)[0]
         return Plan("perf", {"mode": "record"}, costs["perf"],
                     (f"sampled with perf: the change shows in about {change:.0f} samples; callgrind would take "
                      f"{_about(costs['callgrind'])}",))
     if valgrind:
         cost = costs["callgrind"]
-        if cost is not None and cost > left and perf and seconds is not None and _samples(seconds)[1] >= _SIDE_SAMPLES:
+        if cost is not None and cost > left and perf and sampled is not None and _samples(sampled)[1] >= _SIDE_SAMPLES:
             return Plan("perf", {"mode": "record"}, costs["perf"],
                         (f"sampled with perf: callgrind would take {_about(cost)}, more than the "
                          f"{left:.0f} s left of the explain budget",))

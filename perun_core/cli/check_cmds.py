@@ -61,8 +61,9 @@ def _output_options(function: Callable[..., Any]) -> Callable[..., Any]:
 def _explain_options(function: Callable[..., Any]) -> Callable[..., Any]:
     function = click.option("--explain-budget", "explain_budget", type=click.FloatRange(min=0, min_open=True),
                             metavar="SECONDS", default=None,
-                            help="With --explain (implied): seconds the call-level collection may take for all "
-                                 "explained jobs together (default 240). The collector is chosen by its expected "
+                            help="With --explain (implied): seconds the profiled runs of the call-level "
+                                 "collection may take for all explained jobs together, builds not counted "
+                                 "(default 240). The collector is chosen by its expected "
                                  "cost, which is printed first; a callgrind run that would take longer samples "
                                  "with perf or uses a smaller generated workload, and says so.")(function)
     function = click.option("--explain-with", "explain_with", type=click.Choice(("callgrind", "perf", "pytrace")),

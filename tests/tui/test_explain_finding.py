@@ -137,7 +137,8 @@ def _perf_profile(path, middle, root):
     app = str(root / "app")
     stacks = {(("middle", app), ("main", app)): [middle, middle * 1000],
               (("alpha", app), ("main", app)): [100, 100000],
-              (("memcpy", "/usr/lib/libc.so.6"), ("main", app)): [middle // 5, middle * 200]}
+              (("memcpy", "/usr/lib/libc.so.6"), ("middle", app), ("main", app)): [middle // 3, middle * 300],
+              (("memcpy", "/usr/lib/libc.so.6"), ("_dl_start", "/usr/lib/ld.so")): [middle // 5, middle * 200]}
     rows = stack_resources(stacks)
     for row in rows:
         if row["subtype"] == "function" and row["uid"] in ("middle", "alpha", "main"):
@@ -178,13 +179,17 @@ async def test_the_difference_flame_graph_of_two_perf_profiles_and_sources_outsi
         await wait_until(pilot, lambda: modal.explanation is not None, timeout=30)
         await settle(pilot)
         assert "1. middle (" in _text(modal) and "app.c:7)" in _text(modal)
+        # the library's memcpy called by middle is middle's cost, shown below it as in the command line's tree
+        assert "through memcpy: 100 -> 300 samples" in _text(modal), _text(modal)
         flame = str(modal.query_one("#explain-flame", Static).render())
         assert NO_FLAME not in flame and "middle" in flame and "main" in flame, flame
         await pilot.press("enter")  # middle: app.c is in the repository
         await settle(pilot)
         assert _calls(calls) == [["+7", str((root / "app.c").resolve())]]
         functions = modal.query_one("#explain-functions", OptionList)
+        # memcpy called only by the loader has no caller in the repository: listed itself, after the program's
         memcpy = next(i for i, f in enumerate(modal.explanation.functions) if f.function == "memcpy")
+        assert modal.explanation.functions[memcpy].owned is False and modal.explanation.functions[0].owned
         functions.highlighted = memcpy
         await pilot.press("enter")  # memcpy's source is not a file of this repository: a warning, no editor
         await settle(pilot)
