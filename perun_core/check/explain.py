@@ -177,7 +177,7 @@ def _explain_job(repo: Any, base_minor: str, target_minor: str, job: Job, *, dir
                  smaller: Any) -> Explanation:
     """Choose the collector, reuse or collect the call-level profiles of both commits and compare them.
 
-    Longer than 80 lines only by the error paths each step has (each ends the explanation with its reason).
+    It is long because each step has an error path that ends the explanation with its reason.
     """
     try:
         argv = job.argv()

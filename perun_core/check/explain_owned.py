@@ -38,7 +38,7 @@ _INSTALLED = frozenset({"site-packages", "dist-packages", "node_modules", ".venv
 #: Start-up code the toolchain links into every program (crt files): not written by the user.
 _STARTUP = frozenset({"_start", "_init", "_fini", "__libc_csu_init", "__libc_csu_fini", "frame_dummy",
                       "register_tm_clones", "deregister_tm_clones", "__do_global_dtors_aux"})
-#: Foreign callers followed upwards at most (deeper chains stay with the foreign function).
+#: Steps up the call graph at most (cost still on its way after them stays with the foreign function).
 _DEEPEST = 200
 #: ``file:line(name)``: cProfile's uid of a Python function.
 _PY_UID = re.compile(r"^(?P<file>.+?):(?P<line>\d+)\((?P<name>.*)\)$")
@@ -163,9 +163,10 @@ def attribute(profile: Any, ownership: Ownership) -> Attribution | None:
     result = Attribution(owned=_owned_names(rows, ownership))
     if rows.stacks:
         _from_stacks(rows, ownership, result)
+        result.total = sum(samples for _, samples in rows.stacks)
     else:
         _from_edges(rows, result)
-    result.total = sum(result.charged.values()) + sum(result.unowned.values())
+        result.total = sum(rows.own.values())
     return result
 
 
@@ -189,42 +190,42 @@ def _from_stacks(rows: _Rows, ownership: Ownership, result: Attribution) -> None
 
 def _from_edges(rows: _Rows, result: Attribution) -> None:
     """Own costs of foreign functions split over their callers by the cost of the calls each made."""
-    shares: dict[str, dict[str, float]] = {}
     for name, own in rows.own.items():
         if result.owned.get(name, False):
             result.charge(name, own)
             continue
         if own == 0:
             continue
-        spread = _owners(name, rows.edges, result.owned, shares, set())
         placed = 0.0
-        for owner, share in spread.items():
+        for owner, share in _owners(name, rows.edges, result.owned).items():
             result.charge(owner, own * share, name)
             placed += own * share
         if own - placed > 1e-9 * max(abs(own), 1.0):
             result.unowned[name] = result.unowned.get(name, 0.0) + own - placed
 
 
-def _owners(name: str, edges: dict[str, dict[str, float]], owned: dict[str, bool],
-            memo: dict[str, dict[str, float]], active: set[str]) -> dict[str, float]:
-    """owned function -> the share of ``name``'s cost it carries (shares add up to at most 1)."""
-    if name in memo:
-        return memo[name]
-    if len(active) > _DEEPEST:
-        return {}
-    active.add(name)
-    callers = {c: w for c, w in edges.get(name, {}).items() if c != name and c not in active}
-    whole = sum(callers.values())
+def _owners(name: str, edges: dict[str, dict[str, float]], owned: dict[str, bool]) -> dict[str, float]:
+    """owned function -> the share of ``name``'s cost it carries (shares add up to at most 1).
+
+    The share flows from each function to its callers, split by the cost of
+    their calls, step by step up the call graph until it reaches owned
+    functions; a cycle of foreign functions passes it round until it leaves
+    the cycle (what is still going round after :data:`_DEEPEST` steps, or
+    reaches a function nobody called, stays with ``name``).
+    """
     spread: dict[str, float] = {}
-    for caller, weight in callers.items():
-        share = weight / whole
-        if owned.get(caller, False):
-            spread[caller] = spread.get(caller, 0.0) + share
-            continue
-        for owner, part in _owners(caller, edges, owned, memo, active).items():
-            spread[owner] = spread.get(owner, 0.0) + share * part
-    active.discard(name)
-    memo[name] = spread
+    frontier = {name: 1.0}
+    for _ in range(_DEEPEST):
+        following: dict[str, float] = {}
+        for function, share in frontier.items():
+            callers = [(caller, weight) for caller, weight in edges.get(function, {}).items() if caller != function]
+            whole = sum(weight for _, weight in callers)
+            for caller, weight in callers:
+                into = spread if owned.get(caller, False) else following
+                into[caller] = into.get(caller, 0.0) + share * weight / whole
+        frontier = {function: share for function, share in following.items() if share > 1e-12}
+        if not frontier:
+            break
     return spread
 
 
