@@ -44,16 +44,20 @@ DEFAULT_BUDGET = 240.0
 #: How many times slower a program runs under callgrind, and valgrind's start-up in seconds.
 CALLGRIND_FACTOR = 100.0
 CALLGRIND_START = 1.0
-#: The same for perf sampling (the program runs almost at full speed; perf script takes the rest) and cProfile.
-PERF_FACTOR = 1.5
+#: The same for perf sampling with DWARF call stacks (the program runs almost at full speed; ``perf script``
+#: unwinding the stacks takes a few seconds per second sampled) and for cProfile.
+PERF_FACTOR = 5.0
 PERF_START = 1.0
 PYTRACE_FACTOR = 3.0
 #: Samples a second (perf's default frequency here) and the samples of the change perf needs to localize it.
 PERF_FREQUENCY = 999
-PERF_ENOUGH = 1000
+PERF_ENOUGH = 300
 #: Fewer samples than this on a side localize nothing (see explain_compare.MIN_SAMPLES).
 _SIDE_SAMPLES = 50
 _ROUNDS = {"callgrind": 1, "perf": 3, "pytrace": 3}
+#: perf for explanations: stacks unwound from DWARF, since the C library's leaf functions (memcpy, strlen) keep
+#: no frame pointer and frame-pointer stacks skip the caller an explanation must name
+PERF_PARAMS = {"mode": "record", "call_graph": "dwarf"}
 
 
 @dataclass
@@ -158,24 +162,24 @@ def plan(python: bool, wanted: str | None, seconds: tuple[float, float] | None, 
     costs = {name: expected(name, seconds) if seconds else None for name in ("callgrind", "perf")}
     if wanted is not None:
         over = wanted == "callgrind" and costs["callgrind"] is not None and costs["callgrind"] > left
-        params = {"mode": "record"} if wanted == "perf" else {}
+        params = dict(PERF_PARAMS) if wanted == "perf" else {}
         return Plan(wanted, params, costs[wanted], over=over)
     shows = sampled is not None and _samples(sampled)[0] >= PERF_ENOUGH and _samples(sampled)[1] >= _SIDE_SAMPLES
     if perf and shows:
         assert sampled is not None and costs["callgrind"] is not None
         change = _samples(sampled)[0]
-        return Plan("perf", {"mode": "record"}, costs["perf"],
+        return Plan("perf", dict(PERF_PARAMS), costs["perf"],
                     (f"sampled with perf: the change shows in about {change:.0f} samples; callgrind would take "
                      f"{_about(costs['callgrind'])}",))
     if valgrind:
         cost = costs["callgrind"]
         if cost is not None and cost > left and perf and sampled is not None and _samples(sampled)[1] >= _SIDE_SAMPLES:
-            return Plan("perf", {"mode": "record"}, costs["perf"],
+            return Plan("perf", dict(PERF_PARAMS), costs["perf"],
                         (f"sampled with perf: callgrind would take {_about(cost)}, more than the "
                          f"{left:.0f} s left of the explain budget",))
         return Plan("callgrind", {}, cost, over=cost is not None and cost > left)
     if perf:
-        return Plan("perf", {"mode": "record"}, costs["perf"])
+        return Plan("perf", dict(PERF_PARAMS), costs["perf"])
     return ""
 
 

@@ -74,7 +74,8 @@ class Ownership:
         if not name or name.startswith(("(", "0x", "[")) or name in _STARTUP:
             return False
         if obj and obj != "???":
-            if not self.owns_path(obj):
+            # perf names no object for a frame inlined into another: the physical frame around it decides
+            if obj == "inlined" or not self.owns_path(obj):
                 return False
             return not source or not PurePath(source).is_absolute() or self.owns_path(source)
         return bool(source) and self.owns_path(source)

@@ -62,8 +62,11 @@ def _through(first):
 @needs_cc
 @callgrind
 def test_a_c_function_copying_its_input_is_named_before_memcpy_and_strlen(tmp_path, run_env):
-    root, record, result = _explain(tmp_path, "words", "app.c", WORDS_FAST, WORDS_SLOW, MAKE_C, "1500")
+    root, record, result = _explain(tmp_path, "words", "app.c", WORDS_FAST, WORDS_SLOW, MAKE_C, "1500",
+                                    "--explain-with", "callgrind")
     assert record["explanation"]["collector"] == "callgrind"
+    # the expected cost is said before collecting
+    assert "s expected, 240 s left of the explain budget)" in result.stderr, result.stderr
     first = _first_owned(record, "starts_word", "app.c", "static int starts_word", WORDS_SLOW)
     below = _through(first)
     assert "memcpy" in below or "memmove" in below, first["through"]
@@ -84,16 +87,17 @@ def test_a_c_function_copying_its_input_is_named_before_memcpy_and_strlen(tmp_pa
 @needs_cc
 @callgrind
 def test_a_recursive_c_parser_calling_strlen_is_named_and_counted_once_per_stack(tmp_path, run_env):
-    root, record, _ = _explain(tmp_path, "nested", "app.c", NESTED_FAST, NESTED_SLOW, MAKE_C, "9000")
+    root, record, _ = _explain(tmp_path, "nested", "app.c", NESTED_FAST, NESTED_SLOW, MAKE_C, "9000",
+                               "--explain-with", "callgrind")
     first = _first_owned(record, "parse", "app.c", "static long parse", NESTED_SLOW)
     assert "strlen" in _through(first), first["through"]
     _within_totals(record)
     # the collected profiles themselves: no function's and no call edge's cost exceeds the program's
     from perun_core.profile.codec import load_profile_from_file
 
-    for path in (root / ".perun" / "jobs").iterdir():
-        if "callgrind" not in path.name:
-            continue
+    collected = [path for path in (root / ".perun" / "jobs").iterdir() if "callgrind" in path.name]
+    assert len(collected) == 2, collected
+    for path in collected:
         profile = load_profile_from_file(path)
         table = profile.global_region.resources
         total = profile.header["total_instructions"]
@@ -123,8 +127,34 @@ def test_a_cpp_dictionary_copying_the_rest_of_the_input_is_named_in_a_recursive_
 
 
 def test_a_python_function_calling_hashlib_more_often_is_named_before_the_extension(tmp_path, run_env):
-    _, record, _ = _explain(tmp_path, "hashes", "prog.py", HASHES_FAST, HASHES_SLOW, None, "3000")
+    _, record, _ = _explain(tmp_path, "hashes", "prog.py", HASHES_FAST, HASHES_SLOW, None, "2000")
     assert record["explanation"]["collector"] == "pytrace"
     first = _first_owned(record, "fingerprint", "prog.py", "def fingerprint", HASHES_SLOW)
     assert "sha256" in _through(first) or "digest" in _through(first), first["through"]
+    _within_totals(record)
+
+
+def _perf_refused():
+    import shutil
+
+    if not shutil.which("perf"):
+        return None
+    from perun_core.collect.perf import perf_permission
+
+    allowed, detail, _ = perf_permission()
+    return None if allowed else detail
+
+
+@needs_cc
+@pytest.mark.tools("perf")
+@pytest.mark.skipif(_perf_refused() is not None, reason=f"machine cannot: sampling with perf: {_perf_refused()}")
+def test_perf_stacks_charge_memcpy_to_the_function_that_calls_it(tmp_path, run_env):
+    # the C library's memcpy keeps no frame pointer: its caller is found only by unwinding with DWARF
+    _, record, _ = _explain(tmp_path, "words", "app.c", WORDS_FAST, WORDS_SLOW, MAKE_C, "600 10000",
+                            "--explain-with", "perf")
+    assert record["explanation"]["collector"] == "perf"
+    first = _first_owned(record, "starts_word", "app.c", "static int starts_word", WORDS_SLOW)
+    assert first["p_value"] is not None and first["p_value"] < 0.01, first
+    below = _through(first)
+    assert "memcpy" in below or "memmove" in below, first["through"]
     _within_totals(record)
