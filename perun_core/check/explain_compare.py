@@ -30,7 +30,7 @@ __all__ = ["MIN_SAMPLES", "MIN_SHARE", "TOP", "explain_profiles", "in_repository
 
 #: Functions listed per explanation.
 TOP = 5
-#: Fewer perf samples than this on a side cannot localize anything.
+#: Fewer perf samples than this on the slower side cannot localize anything.
 MIN_SAMPLES = 50
 #: Functions after the first are listed when they carry at least this share of the change.
 MIN_SHARE = 0.01
@@ -211,7 +211,8 @@ def explain_profiles(name: str, base: Any, target: Any, base_name: str, target_n
             "notes": notes}
 
     if name == "perf":
-        fewest = min(_samples(base), _samples(target))
+        # the slower side's samples say where its extra time went (a tenfold regression's baseline may have few)
+        fewest = max(_samples(base), _samples(target))
         if fewest < MIN_SAMPLES:
             how = ("explain with callgrind (--explain-with callgrind), which counts every instruction"
                    if shutil.which("valgrind") else "install valgrind to count its instructions with callgrind")

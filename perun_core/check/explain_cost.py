@@ -52,7 +52,7 @@ PYTRACE_FACTOR = 3.0
 #: Samples a second (perf's default frequency here) and the samples of the change perf needs to localize it.
 PERF_FREQUENCY = 999
 PERF_ENOUGH = 300
-#: Fewer samples than this on a side localize nothing (see explain_compare.MIN_SAMPLES).
+#: Fewer samples than this on the slower side localize nothing (see explain_compare.MIN_SAMPLES).
 _SIDE_SAMPLES = 50
 _ROUNDS = {"callgrind": 1, "perf": 3, "pytrace": 3}
 #: perf for explanations: stacks unwound from DWARF, since the C library's leaf functions (memcpy, strlen) keep
@@ -136,10 +136,10 @@ def expected(collector: str, seconds: tuple[float, float]) -> float:
 
 
 def _samples(seconds: tuple[float, float]) -> tuple[float, float]:
-    """(samples of the change, samples of the faster side) perf is expected to take over its rounds."""
+    """(samples of the change, samples of the slower side) perf is expected to take over its rounds."""
     rounds = _ROUNDS["perf"]
     return (abs(seconds[1] - seconds[0]) * PERF_FREQUENCY * rounds,
-            min(seconds) * PERF_FREQUENCY * rounds)
+            max(seconds) * PERF_FREQUENCY * rounds)
 
 
 def _about(seconds: float) -> str:

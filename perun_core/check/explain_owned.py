@@ -38,6 +38,9 @@ _INSTALLED = frozenset({"site-packages", "dist-packages", "node_modules", ".venv
 #: Start-up code the toolchain links into every program (crt files): not written by the user.
 _STARTUP = frozenset({"_start", "_init", "_fini", "__libc_csu_init", "__libc_csu_fini", "frame_dummy",
                       "register_tm_clones", "deregister_tm_clones", "__do_global_dtors_aux"})
+#: Names the C and C++ standards reserve for the implementation (``__memcpy_avx2``, ``_IO_vfprintf``) and the
+#: standard library's namespaces, whose templates are compiled into the program but are not its code.
+_RESERVED = re.compile(r"^(?:__|_[A-Z]|(?:std|__gnu_cxx|__cxxabiv1)::)")
 #: Steps up the call graph at most (cost still on its way after them stays with the foreign function).
 _DEEPEST = 200
 #: ``file:line(name)``: cProfile's uid of a Python function.
@@ -71,7 +74,7 @@ class Ownership:
         known, lies there too (an inlined system header or a linked-in crt
         file is not); Python functions (without an object) when their file does.
         """
-        if not name or name.startswith(("(", "0x", "[")) or name in _STARTUP:
+        if not name or name.startswith(("(", "0x", "[")) or name in _STARTUP or _RESERVED.match(name):
             return False
         if obj and obj != "???":
             # perf names no object for a frame inlined into another: the physical frame around it decides
@@ -172,14 +175,26 @@ def attribute(profile: Any, ownership: Ownership) -> Attribution | None:
 
 
 def _from_stacks(rows: _Rows, ownership: Ownership, result: Attribution) -> None:
-    """Each sample to the innermost owned frame of its stack."""
+    """Each sample to the innermost owned frame of its stack.
+
+    perf names no object for a frame inlined into another (``inlined``): it
+    is in the object of the next frame out that has one, and its name says
+    whether it is the library's.
+    """
+    seen: dict[tuple[str, str], bool] = {}
     for frames, samples in rows.stacks:
         leaf = frames[0][0]
         owner = None
-        for function, obj in frames:
-            known = result.owned.get(function)
+        outer = ""
+        objects = []
+        for function, obj in reversed(frames):
+            outer = obj if obj and obj != "inlined" else outer
+            objects.append(outer)
+        for (function, obj), where in zip(frames, reversed(objects)):
+            known = seen.get((function, where))
             if known is None:
-                known = result.owned[function] = ownership.owns(function, obj)
+                known = seen[(function, where)] = ownership.owns(function, where, rows.where.get(function, ("", ""))[1])
+                result.owned[function] = result.owned.get(function, False) or known
             if known:
                 owner = function
                 break

@@ -27,6 +27,10 @@ def test_the_users_code_is_what_lies_in_the_repository_or_a_worktree_of_it():
     # start-up code and callgrind's made-up names are nobody's change to make
     assert not mine.owns("_start", WORKTREE) and not mine.owns("(below main)", WORKTREE)
     assert not mine.owns("0x000000000001ab70", WORKTREE)
+    # names reserved for the implementation, and the standard library's templates compiled into the program
+    assert not mine.owns("__strlen_avx2", WORKTREE) and not mine.owns("_IO_vfprintf", WORKTREE)
+    assert not mine.owns("std::vector<int>::_M_realloc_insert", WORKTREE)
+    assert mine.owns("peg::Trie::match", WORKTREE) and mine.owns("_parse", WORKTREE)
     # Python: relative files are the job's; installed packages and the standard library are not
     assert mine.owns("lookup", "", "prog.py")
     assert not mine.owns("findall", "", "/usr/lib/python3.11/re/__init__.py")
@@ -84,6 +88,19 @@ def test_sampled_stacks_go_to_their_innermost_owned_frame():
     result = attribute(_profile(rows), Ownership())
     assert result.charged == {"copy": 50} and result.through == {"copy": {"memcpy": 40}}
     assert result.unowned == {"memcpy": 3} and result.total == 53
+
+
+def test_inlined_frames_are_in_the_object_around_them_and_the_standard_library_is_not_the_users():
+    app = WORKTREE
+    trace = [{"function": "__memcpy_avx_unaligned_erms", "object": "inlined"},
+             {"function": "std::string::_M_construct<char const*>", "object": app},
+             {"function": "peg::Trie::match", "object": "inlined"},
+             {"function": "peg::Dictionary::parse_core", "object": app}]
+    rows = [{"type": "time", "subtype": "samples", "uid": "memcpy", "amount": 30, "trace": trace},
+            {"type": "time", "subtype": "samples", "uid": "parse_core", "amount": 5, "trace": trace[3:]}]
+    result = attribute(_profile(rows), Ownership())
+    assert result.charged == {"peg::Trie::match": 30, "peg::Dictionary::parse_core": 5}
+    assert result.through == {"peg::Trie::match": {"__memcpy_avx_unaligned_erms": 30}}
 
 
 names = st.sampled_from(["main", "parse", "emit", "memcpy", "strlen", "helper", "qsort"])
