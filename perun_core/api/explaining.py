@@ -42,6 +42,7 @@ def explain(
     repo: PerunRepository | None = None,
     cwd: Path | str | None = None,
     store: bool = True,
+    budget: float | None = None,
 ) -> CheckReport:
     """``report`` with an :class:`Explanation` on every certain time change between two commits.
 
@@ -56,15 +57,17 @@ def explain(
     perf, pytrace) overrides the choice.  With ``store``, the explanations
     are kept with the stored results of the check (``.perun/changes``), so
     that later reports, the TUI and pushed findings show them; a check that
-    stored nothing (``check profiles``) stores nothing here either.  Raises UsageError (unknown
-    ``collector``), Interrupted.
+    stored nothing (``check profiles``) stores nothing here either.  ``budget`` bounds the seconds spent
+    collecting (default ``DEFAULT_BUDGET``, 240): the collector is chosen by its expected cost, and a run
+    that would not fit samples with perf or uses a smaller generated workload (the explanation's ``notes``
+    say which).  Raises UsageError (unknown ``collector``, a budget that is not positive), Interrupted.
     """
 
     directory = Path(explain_dir).expanduser() if explain_dir is not None else None
     # profile files checked outside a repository can still be explained when they are call-level
     with using_if_any(repo, cwd) as opened:
         explained = explain_report(opened, report, directory=directory, register=register, collector=collector,
-                                   emit=on_event, cancel=cancel)
+                                   emit=on_event, cancel=cancel, budget=budget)
         if store:
             store_explanations(opened, explained)
         return explained

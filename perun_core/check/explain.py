@@ -23,7 +23,7 @@ saying why (nothing to install, a build that failed, a run too short).
 from __future__ import annotations
 
 import contextlib
-import shutil  # noqa: F401  (tests replace shutil.which through this module)
+import shutil  # tests replace shutil.which through this module
 import threading
 from collections.abc import Callable
 from dataclasses import dataclass, replace
@@ -35,10 +35,13 @@ from ..profile.codec import load_profile_from_file
 from ..runner.jobs import unit_config
 from ..runner.worktree import temporary_worktree
 from .confirm import rerun_of_pair
-from .explain_collect import (CALL_LEVEL, BuildFailed, ExplainRound, choose_collector, collect_interleaved,
-                              is_python, keep_profile, python_command, stored_profile)
+from .explain_collect import (CALL_LEVEL, BuildFailed, ExplainRound, no_native_collector, perf_allowed,
+                              choose_collector, collect_interleaved, is_python, keep_profile, python_command,
+                              stored_profile)
+from .explain_cost import DEFAULT_BUDGET, Budget, Plan, native_seconds, plan, reduction_note
 from .explain_compare import MIN_SAMPLES, MIN_SHARE, TOP, explain_profiles, sample_p_value
-from .explain_result import ExplainedFunction, Explanation, relative_text
+from .explain_owned import repository_roots
+from .explain_result import ExplainedFunction, Explanation, ThroughFunction, relative_text
 from .explain_store import kept_profiles
 from .explain_store import store_explanations as store
 from .pairing import ProfileCache
@@ -49,8 +52,8 @@ if TYPE_CHECKING:  # pragma: no cover
     from .report import CheckReport, PairReport
     from .results import Finding
 
-__all__ = ["CALL_LEVEL", "MIN_SAMPLES", "MIN_SHARE", "TOP", "ExplainCollecting", "ExplainFinished", "ExplainRound",
-           "ExplainStarted", "ExplainedFunction", "Explanation", "choose_collector", "explain_profiles",
+__all__ = ["CALL_LEVEL", "DEFAULT_BUDGET", "MIN_SAMPLES", "MIN_SHARE", "TOP", "ExplainCollecting", "ExplainFinished", "ExplainRound",
+           "ExplainStarted", "ExplainedFunction", "Explanation", "ThroughFunction", "choose_collector", "explain_profiles",
            "explain_report", "is_python", "load_explained", "needs_explanation", "relative_text", "sample_p_value",
            "store_explanations"]
 
@@ -65,11 +68,15 @@ class ExplainStarted:
 
 @dataclass(frozen=True, slots=True)
 class ExplainCollecting:
-    """``collector`` profiles of ``command`` are collected at ``commits`` (the others are reused)."""
+    """``collector`` profiles of ``command`` are collected at ``commits`` (the others are reused); they are
+    expected to take ``estimate`` seconds (None: unknown) of the ``left`` seconds left of the budget."""
 
     command: str
     collector: str
     commits: tuple[str, ...]
+    estimate: float | None = None
+    left: float | None = None
+    notes: tuple[str, ...] = ()
 
 
 @dataclass(frozen=True, slots=True)
@@ -87,61 +94,117 @@ def needs_explanation(pair: PairReport, finding: Finding) -> bool:
 @contextlib.contextmanager
 def _concrete(repo: Any, rerun: Rerun) -> Any:
     """The job of ``rerun`` with one concrete workload: its own, the one of a per-workload profile, else the
-    largest its generator makes (where a change that grows with the input shows most).
+    largest its generator makes (where a change that grows with the input shows most); and a function
+    giving a smaller workload of the same generator (or None without a generator).
 
-    A generated file exists while the context lasts.  Raises PerunError.
+    ``smaller(fraction)`` returns ``(job, from label, to label)`` with the largest generated workload at
+    most ``fraction`` of the chosen one's size, or None.  A generated file exists while the context lasts.
+    Raises PerunError.
     """
     if rerun.generator is None:
-        yield rerun.job
+        yield rerun.job, None
         return
     # lazy: the runner's generator module is needed only for jobs over generated workloads
     from ..runner.generators import generated_workloads
 
     with generated_workloads(rerun.generator, Path(repo.root)) as makers:
         chosen = None
-        for make in makers if rerun.label is not None else makers[-1:]:
+        index = len(makers) - 1
+        for index, make in enumerate(makers) if rerun.label is not None else [(index, makers[-1])]:
             workload = make()
             if rerun.label is None or workload.label == rerun.label:
                 chosen = workload
                 break
         if chosen is None:
             raise PerunError(f"generator '{rerun.generator.id}' makes no workload '{rerun.label}'")
-        yield replace(rerun.job, workload=chosen.argument)
+
+        def smaller(fraction: float) -> tuple[Job, str, str] | None:
+            for make in reversed(makers[:index]):
+                candidate = make()
+                if candidate.size <= chosen.size * fraction:
+                    return replace(rerun.job, workload=candidate.argument), chosen.label, candidate.label
+            return None
+
+        yield replace(rerun.job, workload=chosen.argument), smaller
 
 
 def _explain_one(repo: Any, base_minor: str, target_minor: str, rerun: Rerun, **keywords: Any) -> Explanation:
     """:func:`_explain_job` on the job of ``rerun`` with one concrete workload."""
     try:
-        with _concrete(repo, rerun) as job:
-            return _explain_job(repo, base_minor, target_minor, job, **keywords)
+        with _concrete(repo, rerun) as (job, smaller):
+            return _explain_job(repo, base_minor, target_minor, job, smaller=smaller, **keywords)
     except Interrupted:
         raise
     except PerunError as exc:
         return Explanation(message=exc.message)
 
 
+def _plan(repo: Any, target_minor: str, argv: list[str], wanted: str | None, seconds: tuple[Any, Any],
+          budget: Budget) -> Plan | str:
+    """The collector for the job by its expected cost (:mod:`.explain_cost`), or why there is none."""
+    if wanted is not None:
+        usable = choose_collector(argv, Path(repo.root), wanted)
+        if isinstance(usable, str):
+            return usable
+    if python_command(argv) or wanted is not None:
+        python = python_command(argv)
+    else:  # a script's first line says whether it is Python: look at the target commit's file
+        with temporary_worktree(repo.vcs, target_minor) as probe:
+            python = is_python(argv, probe)
+    if python or wanted is not None:
+        return plan(python, wanted, seconds[0], budget.left(), False, False)
+    valgrind = shutil.which("valgrind") is not None
+    perf, detail = perf_allowed()
+    return plan(False, None, seconds[0], budget.left(), valgrind, perf, seconds[1]) or no_native_collector(detail)
+
+
+def _over_budget(chosen: Plan, job: Job, smaller: Any, budget: Budget) -> tuple[Job, Plan] | str:
+    """The job within the budget: a smaller generated workload, or why callgrind cannot run."""
+    assert chosen.estimate is not None
+    left = budget.left()
+    reduced = smaller(left / chosen.estimate * 0.8) if smaller is not None and left > 0 else None
+    if reduced is None:
+        return (f"callgrind would take about {chosen.estimate:.0f} s, more than the {max(left, 0):.0f} s left of "
+                f"the explain budget of {budget.seconds:g} s: raise --explain-budget, explain a smaller workload, "
+                f"or allow perf sampling")
+    job, old, new = reduced
+    note = reduction_note(old, new, chosen.estimate, left)
+    return job, replace(chosen, estimate=None, notes=(*chosen.notes, note), over=False)
+
+
 def _explain_job(repo: Any, base_minor: str, target_minor: str, job: Job, *, directory: Path | None,
                  register: bool, cancel: threading.Event, counter: list[int], wanted: str | None,
-                 emit: Callable[[Any], None]) -> Explanation:
+                 emit: Callable[[Any], None], seconds: tuple[Any, Any], budget: Budget,
+                 smaller: Any) -> Explanation:
+    """Choose the collector, reuse or collect the call-level profiles of both commits and compare them.
+
+    It is long because each step has an error path that ends the explanation with its reason.
+    """
     try:
         argv = job.argv()
     except PerunError as exc:
         return Explanation(message=exc.message)
-    if wanted is not None or python_command(argv):
-        chosen = choose_collector(argv, Path(repo.root), wanted)
-    else:  # a script's first line says whether it is Python: look at the target commit's file
-        with temporary_worktree(repo.vcs, target_minor) as probe:
-            chosen = choose_collector(argv, probe, wanted)
+    chosen = _plan(repo, target_minor, argv, wanted, seconds, budget)
     if isinstance(chosen, str):
         return Explanation(message=chosen)
-    name, params = chosen
-    try:
-        call_job = replace(job, collector=unit_config("collector", name, params), postprocessors=())
-    except PerunError as exc:
-        return Explanation(collector=name, message=exc.message)
+    name = chosen.collector
     sides = (base_minor, target_minor)
     kept = kept_profiles(repo, sides)
-    stored = [stored_profile(repo, minor, call_job, name, kept.get(minor, ())) for minor in sides]
+
+    def lookup(job: Job) -> tuple[Job, list[Any]]:
+        call_job = replace(job, collector=unit_config("collector", name, chosen.params), postprocessors=())
+        return call_job, [stored_profile(repo, minor, call_job, name, kept.get(minor, ())) for minor in sides]
+
+    try:
+        call_job, stored = lookup(job)
+        if chosen.over and not all(stored):
+            within = _over_budget(chosen, job, smaller, budget)
+            if isinstance(within, str):
+                return Explanation(collector=name, message=within)
+            job, chosen = within
+            call_job, stored = lookup(job)
+    except PerunError as exc:
+        return Explanation(collector=name, message=exc.message)
     reused = tuple(f"{minor[:7]}: {found[1]}" for minor, found in zip(sides, stored) if found)
     profiles = [found[0] if found else None for found in stored]
     names = [found[2] if found else "" for found in stored]
@@ -149,9 +212,11 @@ def _explain_job(repo: Any, base_minor: str, target_minor: str, job: Job, *, dir
     missing = [minor for minor, p in zip(sides, profiles) if p is None]
     written: list[str] = []
     if missing:
-        emit(ExplainCollecting(job.command_line, name, tuple(minor[:7] for minor in missing)))
+        emit(ExplainCollecting(job.command_line, name, tuple(minor[:7] for minor in missing), chosen.estimate,
+                               max(budget.left(), 0.0), chosen.notes))
         try:
-            collected = collect_interleaved(repo, call_job, missing, name, cancel, emit)
+            collected = collect_interleaved(repo, call_job, missing, name, cancel, emit,
+                                            budget=budget)
         except BuildFailed as exc:
             return Explanation(collector=name, message=exc.message)
         except Interrupted:
@@ -168,7 +233,8 @@ def _explain_job(repo: Any, base_minor: str, target_minor: str, job: Job, *, dir
     rounds = max(int((p.header or {}).get("rounds", 1) or 1) for p in profiles)
     return explain_profiles(name, profiles[0], profiles[1], base_minor, target_minor, job.command_line,
                             directory=directory, written=tuple(written), reused=reused, profiles=tuple(names),
-                            rounds=rounds, sources=tuple(sources))
+                            rounds=rounds, sources=tuple(sources), roots=repository_roots(repo),
+                            notes=chosen.notes if missing else ())
 
 def _where(ref: Any) -> str:
     """Where a report's reference is, as :attr:`Explanation.sources` says it."""
@@ -214,20 +280,41 @@ def _direct(repo: Any, pair: PairReport, directory: Path | None) -> Explanation 
     return explain_profiles(str(name), base, target, pair.baseline.minor or pair.baseline.name,
                             pair.target.minor or pair.target.name, str(target.header.get("cmd") or pair.target.name),
                             directory=directory, profiles=(pair.baseline.name, pair.target.name),
-                            sources=(_where(pair.baseline), _where(pair.target)))
+                            sources=(_where(pair.baseline), _where(pair.target)), roots=repository_roots(repo))
+
+
+def _seconds(repo: Any, pair: PairReport) -> tuple[tuple[float, float] | None, tuple[float, float] | None]:
+    """The wall time and the user-mode CPU time of one plain run of the baseline and of the target, from the
+    pair's time profiles (None: unknown)."""
+    try:
+        profiles = (profile_of(repo, pair.baseline), profile_of(repo, pair.target))
+    except (PerunError, OSError, ValueError):
+        return None, None
+    found = []
+    for subtype in ("real", "user"):
+        base, target = (native_seconds(profile, subtype) for profile in profiles)
+        found.append((base, target) if base is not None and target is not None else None)
+    return found[0], found[1]
 
 
 def explain_report(repo: Any, report: CheckReport, *, directory: Path | None = None, register: bool = False,
                    collector: str | None = None, emit: Callable[[Any], None] | None = None,
-                   cancel: threading.Event | None = None) -> CheckReport:
+                   cancel: threading.Event | None = None, budget: float | None = None) -> CheckReport:
     """``report`` with an :class:`Explanation` in the details of every certain time change.
 
     ``repo`` may be None (profile files outside a repository): then only
-    pairs of call-level profiles are explained.
+    pairs of call-level profiles are explained.  ``budget`` bounds the
+    seconds spent collecting (default :data:`DEFAULT_BUDGET`; see
+    :mod:`.explain_cost`).  Raises UsageError for an unknown collector or
+    a budget that is not a positive number.
     """
 
     if collector is not None and collector not in CALL_LEVEL:
         raise UsageError(f"--explain-with '{collector}': expected one of {', '.join(CALL_LEVEL)}")
+    if budget is not None and not budget > 0:
+        raise UsageError(f"--explain-budget {budget}: expected a positive number of seconds")
+    limit = Budget(DEFAULT_BUDGET if budget is None else float(budget))
+    seconds: dict[tuple[str, str, int], tuple[Any, Any]] = {}
     emit = emit or (lambda event: None)
     cancel = cancel or threading.Event()
     cache = ProfileCache(repo)
@@ -257,6 +344,8 @@ def explain_report(repo: Any, report: CheckReport, *, directory: Path | None = N
                         jobs.append(job)
                     key = (pair.baseline.minor, pair.target.minor, jobs.index(job))
                     work.setdefault(key, []).append((v, p, i))  # type: ignore[arg-type]
+                    if key not in seconds:
+                        seconds[key] = _seconds(repo, pair)  # type: ignore[index]
     if work:
         emit(ExplainStarted(len(work), len({(b, t) for b, t, _ in work})))
     counter = [0]
@@ -266,7 +355,8 @@ def explain_report(repo: Any, report: CheckReport, *, directory: Path | None = N
             raise Interrupted("cancelled")
         explanation = _explain_one(repo, base_minor, target_minor, job, directory=directory,
                                    register=register, cancel=cancel, counter=counter, wanted=collector,
-                                   emit=emit)
+                                   emit=emit, seconds=seconds.get((base_minor, target_minor, number), (None, None)),
+                                   budget=limit)
         for place in places:
             done[place] = explanation
     if work:

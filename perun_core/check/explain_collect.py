@@ -39,19 +39,20 @@ from ..runner.worktree import temporary_worktree
 from ..storage.lookup import sort_key_of
 from ..units import UnitContext
 from .confirm import _pre_run
+from .explain_cost import Budget
 
 if TYPE_CHECKING:  # pragma: no cover
     from ..runner.jobs import Job
 
 __all__ = ["CALL_LEVEL", "ROUNDS", "BuildFailed", "ExplainRound", "choose_collector", "collect_interleaved",
-           "is_python", "keep_profile", "merge_rounds", "stored_profile"]
+           "is_python", "keep_profile", "merge_rounds", "no_native_collector", "perf_allowed", "stored_profile"]
 
 CALL_LEVEL = ("callgrind", "pytrace", "perf")
 #: Runs of each side, interleaved, per collector; the rounds of a side are merged by ``MERGE``.
 ROUNDS = {"callgrind": 1, "perf": 3, "pytrace": 3}
 MERGE = {"callgrind": "sum", "perf": "sum", "pytrace": "median"}
 #: The numbers of a resource that rounds combine; every other key identifies the resource.
-_COMBINED = ("amount", "exclusive", "calls", "primitive_calls", "period")
+_COMBINED = ("amount", "exclusive", "calls", "primitive_calls", "period", "every_level")
 _PYTHON = re.compile(r"^python(\d+(\.\d+)?)?$")
 
 
@@ -86,7 +87,7 @@ def is_python(argv: Sequence[str], workdir: Path) -> bool:
     return False
 
 
-def _perf_allowed() -> tuple[bool, str]:
+def perf_allowed() -> tuple[bool, str]:
     if shutil.which("perf") is None:
         return False, "perf is not installed"
 
@@ -94,7 +95,7 @@ def _perf_allowed() -> tuple[bool, str]:
     return allowed, detail
 
 
-def _no_native_collector(detail: str) -> str:
+def no_native_collector(detail: str) -> str:
     perf = "install perf (linux-perf)" if shutil.which("perf") is None else f"{detail}; {HOW_TO_ALLOW}"
     return f"no call-level collector for a native program: {HOW_TO_GET_VALGRIND}, or {perf}"
 
@@ -112,13 +113,13 @@ def choose_collector(argv: Sequence[str], workdir: Path, wanted: str | None = No
         return "callgrind", {}
     if wanted == "callgrind":
         return f"callgrind needs valgrind: {HOW_TO_GET_VALGRIND}"
-    allowed, detail = _perf_allowed()
+    allowed, detail = perf_allowed()
     if allowed:
         return "perf", {"mode": "record"}
     if wanted == "perf":
         return ("perf is not installed: install linux-perf" if shutil.which("perf") is None
                 else f"perf may not profile here ({detail}): {HOW_TO_ALLOW}")
-    return _no_native_collector(detail)
+    return no_native_collector(detail)
 
 
 # -- profiles ---------------------------------------------------------------------------------------
@@ -174,14 +175,17 @@ class BuildFailed(Exception):
 
 
 def collect_interleaved(repo: Any, job: Job, sides: Sequence[str], collector: str, cancel: threading.Event,
-                        emit: Callable[[Any], None], rounds: int | None = None) -> list[Any]:
+                        emit: Callable[[Any], None], rounds: int | None = None,
+                        budget: Budget | None = None) -> list[Any]:
     """One profile of ``job`` per commit of ``sides``, collected interleaved in temporary worktrees.
 
     Each side is checked out and built (``execute.pre_run``) once; then
     every round runs each side in turn, in the order of ``sides`` (baseline
     first), emitting an :class:`ExplainRound` before each run.  The rounds
-    of a side are merged with :func:`merge_rounds`.  Raises BuildFailed,
-    Interrupted, PerunError (a collection that failed).
+    of a side are merged with :func:`merge_rounds`.  With a ``budget``,
+    each run may take its share of the time left of it and is killed after
+    that.  Raises BuildFailed, Interrupted, PerunError (a collection that
+    failed, or the budget spent).
     """
 
     count = rounds if rounds is not None else ROUNDS.get(collector, 1)
@@ -200,8 +204,19 @@ def collect_interleaved(repo: Any, job: Job, sides: Sequence[str], collector: st
                     raise Interrupted("cancelled")
                 emit(ExplainRound(job.command_line, collector, minor[:7], number, count))
                 ctx = UnitContext(workdir, lambda event: None, cancel, 0, job.label)
-                runs[side].append(collect_job(job, ctx, minor, postprocess=False))
+                if budget is None:
+                    runs[side].append(collect_job(job, ctx, minor, postprocess=False))
+                    continue
+                with budget.run((count - number + 1) * len(sides) - side) as share:
+                    runs[side].append(collect_job(_within(job, share), ctx, minor, postprocess=False))
     return [merge_rounds(profiles, MERGE.get(collector, "sum")) for profiles in runs]
+
+
+def _within(job: Job, seconds: float) -> Job:
+    """``job`` whose run is killed after ``seconds``."""
+    params = dict(job.collector.params)
+    params["timeout"] = min(seconds, params["timeout"]) if params.get("timeout") else seconds
+    return replace(job, collector=replace(job.collector, params=params))
 
 
 def merge_rounds(profiles: Sequence[Any], how: str = "sum") -> Any:

@@ -23,16 +23,19 @@ from ..diff.render import build_flame, render, render_flame
 from ..errors import PerunError
 from ..profile.resources import MISSING
 from ..runner.worktree import WORKTREE_PREFIX
-from .explain_result import ExplainedFunction, Explanation
+from .explain_owned import Attribution, Ownership, attribute
+from .explain_result import ExplainedFunction, Explanation, ThroughFunction
 
 __all__ = ["MIN_SAMPLES", "MIN_SHARE", "TOP", "explain_profiles", "in_repository", "sample_p_value"]
 
 #: Functions listed per explanation.
 TOP = 5
-#: Fewer perf samples than this on a side cannot localize anything.
+#: Fewer perf samples than this on the slower side cannot localize anything.
 MIN_SAMPLES = 50
 #: Functions after the first are listed when they carry at least this share of the change.
 MIN_SHARE = 0.01
+#: Foreign functions listed under each owned one.
+_THROUGH = 3
 _LOCATION = re.compile(r"^(?P<file>.+?):(?P<line>\d+)\((?P<name>.*)\)$")
 
 
@@ -112,6 +115,55 @@ def _functions(comparison: Any, top: int) -> tuple[ExplainedFunction, ...]:
     return tuple(f for n, f in enumerate(ranked) if n == 0 or f.share >= MIN_SHARE)
 
 
+def _charged_functions(comparison: Any, sides: tuple[Attribution, Attribution], top: int
+                       ) -> tuple[ExplainedFunction, ...]:
+    """The user's functions carrying the change with the foreign cost charged to them, largest share first,
+    then the foreign functions whose cost no owned function is above (see :mod:`.explain_owned`)."""
+    base, target = sides
+    total_change = target.total - base.total
+    if not total_change:
+        return ()
+    entries = []
+    for name in dict.fromkeys([*base.charged, *target.charged]):
+        through = []
+        below = [base.through.get(name, {}), target.through.get(name, {})]
+        for foreign in dict.fromkeys([*below[0], *below[1]]):
+            through.append(ThroughFunction(foreign, below[0].get(foreign, 0.0), below[1].get(foreign, 0.0)))
+        through.sort(key=lambda t: (-abs(t.change), t.function))
+        entries.append(_entry(name, base.charged.get(name), target.charged.get(name), total_change, True,
+                              tuple(t for t in through[:_THROUGH] if t.change)))
+    for name in dict.fromkeys([*base.unowned, *target.unowned]):
+        entries.append(_entry(name, base.unowned.get(name), target.unowned.get(name), total_change, False, ()))
+    named = [f for f in entries if f.name_is_code() and f.line is not None]
+    merged: dict[int, ExplainedFunction] = {}
+    for function in entries:
+        owner = _enclosing(function, named) if function.is_block() and function.owned else None
+        into = owner if owner is not None else function
+        merged.setdefault(id(into), into)
+        if owner is not None:
+            was = merged[id(into)]
+            merged[id(into)] = replace(was, baseline=was.baseline + function.baseline,
+                                       target=was.target + function.target, share=was.share + function.share)
+    ranked = sorted((f for f in merged.values() if f.change != 0 and f.share > 0),
+                    key=lambda f: (not f.owned, -f.share))[:top]
+    if comparison.function_unit == "samples":
+        ranked = [replace(f, p_value=sample_p_value(f.baseline, f.target)) for f in ranked]
+    return tuple(f for n, f in enumerate(ranked) if n == 0 or f.share >= MIN_SHARE)
+
+
+def _entry(uid: str, baseline: float | None, target: float | None, total_change: float, owned: bool,
+           through: tuple[ThroughFunction, ...]) -> ExplainedFunction:
+    file = line = None
+    name = uid
+    match = _LOCATION.match(uid)
+    if match:
+        file, line, name = match["file"], int(match["line"]), match["name"]
+    status = "new" if baseline is None else "gone" if target is None else "changed"
+    change = (target or 0.0) - (baseline or 0.0)
+    return ExplainedFunction(name, file, line, baseline or 0.0, target or 0.0, change / total_change, status,
+                             owned=owned, through=through)
+
+
 def in_repository(path: str) -> str:
     """A source path inside a temporary worktree as a path relative to the repository."""
 
@@ -144,18 +196,23 @@ def _source_lines(profile: Any) -> dict[str, tuple[str, int | None]]:
 def explain_profiles(name: str, base: Any, target: Any, base_name: str, target_name: str, label: str, *,
                      directory: Path | None = None, written: tuple[str, ...] = (),
                      reused: tuple[str, ...] = (), profiles: tuple[str, ...] = (),
-                     rounds: int = 1, sources: tuple[str, ...] = ()) -> Explanation:
+                     rounds: int = 1, sources: tuple[str, ...] = (), roots: tuple[str, ...] = (),
+                     notes: tuple[str, ...] = ()) -> Explanation:
     """Compare two call-level profiles of collector ``name`` per function (see the module docstring).
 
     ``profiles`` names the two profiles, ``sources`` says where they are
     (see :class:`Explanation`) and ``rounds`` how many runs of each side
-    they merge; all are kept in the explanation.
+    they merge; all are kept in the explanation.  ``roots`` are the
+    directories of the user's code besides temporary worktrees (the
+    repository); ``notes`` say how the collection was bounded.
     """
 
-    kept = {"written": written, "reused": reused, "profiles": profiles, "rounds": rounds, "sources": sources}
+    kept = {"written": written, "reused": reused, "profiles": profiles, "rounds": rounds, "sources": sources,
+            "notes": notes}
 
     if name == "perf":
-        fewest = min(_samples(base), _samples(target))
+        # the slower side's samples say where its extra time went (a tenfold regression's baseline may have few)
+        fewest = max(_samples(base), _samples(target))
         if fewest < MIN_SAMPLES:
             how = ("explain with callgrind (--explain-with callgrind), which counts every instruction"
                    if shutil.which("valgrind") else "install valgrind to count its instructions with callgrind")
@@ -170,14 +227,21 @@ def explain_profiles(name: str, base: Any, target: Any, base_name: str, target_n
         return Explanation(collector=name, **kept,
                            message=f"the {name} profiles show no change per function"
                                    + (" (the program may be too short to measure)" if name == "pytrace" else ""))
-    functions = _functions(comparison, TOP)
+    ownership = Ownership(roots)
+    sides = (attribute(base, ownership), attribute(target, ownership))
+    if sides[0] is not None and sides[1] is not None:
+        functions = _charged_functions(comparison, (sides[0], sides[1]), TOP)
+        totals = (sides[0].total, sides[1].total)
+    else:
+        functions = _functions(comparison, TOP)
+        totals = (comparison.baseline_total, comparison.target_total)
     where = {**_source_lines(base), **_source_lines(target)}
     functions = tuple(replace(f, file=where[f.function][0], line=where[f.function][1] or f.line)
                       if f.function in where else f for f in functions)
     if directory is not None:
         written += tuple(_write_views(comparison, directory, label, base_name, target_name))
-    return Explanation(name, comparison.function_unit, comparison.baseline_total, comparison.target_total,
-                       functions, "", written, reused, profiles, rounds, sources)
+    return Explanation(name, comparison.function_unit, totals[0], totals[1], functions, "", written, reused,
+                       profiles, rounds, sources, notes)
 
 
 def _write_views(comparison: Any, directory: Path, label: str, base_minor: str, target_minor: str) -> list[str]:

@@ -15,14 +15,47 @@ from typing import Any
 
 from ..amounts import format_amount, format_percent
 
-__all__ = ["ExplainedFunction", "Explanation", "relative_text"]
+__all__ = ["ExplainedFunction", "Explanation", "ThroughFunction", "relative_text"]
 
 _BLOCKS = ("<genexpr>", "<listcomp>", "<dictcomp>", "<setcomp>", "<lambda>")
 
 
 @dataclass(frozen=True, slots=True)
+class ThroughFunction:
+    """A foreign function (a library's, the runtime's) whose cost an owned function carries: the part of its
+    cost charged to that function in the baseline and the target."""
+
+    function: str
+    baseline: float
+    target: float
+
+    @property
+    def change(self) -> float:
+        return self.target - self.baseline
+
+    def text(self, unit: str) -> str:
+        """``through memcpy: 0 -> 1 320 instructions``."""
+        return f"through {self.function}: {_number(self.baseline)} -> {_number(self.target)} {unit}".rstrip()
+
+    def to_record(self) -> dict[str, Any]:
+        return {"function": self.function, "baseline": self.baseline, "target": self.target, "change": self.change}
+
+    @classmethod
+    def from_record(cls, record: dict[str, Any]) -> ThroughFunction:
+        return cls(str(record["function"]), float(record["baseline"]), float(record["target"]))
+
+
+@dataclass(frozen=True, slots=True)
 class ExplainedFunction:
-    """One function's share of a change."""
+    """One function's share of a change.
+
+    For a function of the user's code (``owned``), ``baseline`` and
+    ``target`` are its own cost plus the cost of the foreign functions it
+    called that is charged to it (:mod:`perun_core.check.explain_owned`);
+    ``through`` lists those foreign functions, largest change first.  A
+    foreign function is listed itself only with the cost no owned function
+    is above.
+    """
 
     function: str
     file: str | None
@@ -35,6 +68,9 @@ class ExplainedFunction:
     #: for sample counts (perf): the two-sided p-value of "the function's time did not change"; None for exact
     #: counts (callgrind) and single timings (cProfile)
     p_value: float | None = None
+    #: True: the user's code; False: foreign code no owned function called; None: not classified (older records)
+    owned: bool | None = None
+    through: tuple[ThroughFunction, ...] = ()
 
     @property
     def change(self) -> float:
@@ -60,17 +96,21 @@ class ExplainedFunction:
     def to_record(self) -> dict[str, Any]:
         return {"function": self.function, "file": self.file, "line": self.line, "baseline": self.baseline,
                 "target": self.target, "change": self.change, "relative": self.relative, "share": self.share,
-                "status": self.status, "p_value": self.p_value}
+                "status": self.status, "p_value": self.p_value, "owned": self.owned,
+                "through": [t.to_record() for t in self.through]}
 
     @classmethod
     def from_record(cls, record: dict[str, Any]) -> ExplainedFunction:
         """Rebuild from :meth:`to_record`; KeyError, TypeError or ValueError for a damaged record."""
         line = record.get("line")
         p_value = record.get("p_value")
+        owned = record.get("owned")
         return cls(str(record["function"]), _text_or_none(record.get("file")),
                    int(line) if isinstance(line, int) and not isinstance(line, bool) else None,
                    float(record["baseline"]), float(record["target"]), float(record["share"]),
-                   str(record.get("status", "")), float(p_value) if isinstance(p_value, (int, float)) else None)
+                   str(record.get("status", "")), float(p_value) if isinstance(p_value, (int, float)) else None,
+                   owned if isinstance(owned, bool) else None,
+                   tuple(ThroughFunction.from_record(t) for t in record.get("through") or ()))
 
     def text(self, unit: str) -> str:
         """``name (file:line): +42 % own cost, 87 % of the change``."""
@@ -86,6 +126,11 @@ class ExplainedFunction:
         parts.append(f"{100 * self.share:.0f} % of the change")
         if self.p_value is not None:
             parts.append(f"p = {self.p_value:.2g}" if self.p_value >= 1e-4 else "p < 0.0001")
+        if self.through:
+            names = [t.function for t in self.through]
+            parts.append("through " + (", ".join(names[:-1]) + " and " + names[-1] if len(names) > 1 else names[0]))
+        if self.owned is False:
+            parts.append("outside the repository, called by no function of it")
         return ": ".join(parts[:1]) + ": " + ", ".join(parts[1:])
 
 
@@ -109,6 +154,8 @@ class Explanation:
     #: where the two profiles are (baseline, target): ``object:<checksum>`` (registered), ``pending:<file name>``
     #: or ``file:<path>``; front ends load them to draw the difference flame graph without collecting again
     sources: tuple[str, ...] = ()
+    #: how the collection was chosen and bounded: the collector's expected cost, a reduced workload
+    notes: tuple[str, ...] = ()
 
     @property
     def explained(self) -> bool:
@@ -127,7 +174,7 @@ class Explanation:
                 "target_total": self.target_total, "message": self.message or None,
                 "functions": [f.to_record() for f in self.functions], "written": list(self.written),
                 "reused": list(self.reused), "profiles": list(self.profiles), "rounds": self.rounds,
-                "sources": list(self.sources)}
+                "sources": list(self.sources), "notes": list(self.notes)}
 
     @classmethod
     def from_record(cls, record: dict[str, Any]) -> Explanation:
@@ -140,7 +187,7 @@ class Explanation:
                    tuple(ExplainedFunction.from_record(f) for f in record.get("functions") or ()),
                    str(record.get("message") or ""), _texts(record.get("written")), _texts(record.get("reused")),
                    _texts(record.get("profiles")), rounds if isinstance(rounds, int) and rounds > 0 else 1,
-                   _texts(record.get("sources")))
+                   _texts(record.get("sources")), _texts(record.get("notes")))
 
 
 def _text_or_none(value: Any) -> str | None:

@@ -106,6 +106,10 @@ def _finding_lines(finding: Finding, bar: str, shown: set[int] | None = None) ->
         for rank, function in enumerate(explanation.functions, 1):
             lines.append([(bar, "graph"), ("         ", ""), (f"{rank}. ", "muted"),
                           (function.text(explanation.unit), result.style if rank == 1 else "")])
+            for below in function.through:
+                lines.append([(bar, "graph"), ("            ", ""), (below.text(explanation.unit), "muted")])
+        for note in explanation.notes:
+            lines.append([(bar, "graph"), ("         ", ""), (note, "muted")])
         if explanation.reused:
             lines.append([(bar, "graph"), ("         ", ""), ("reused " + ", ".join(explanation.reused), "muted")])
         for path in explanation.written if shown is None or id(explanation) not in shown else ():
@@ -326,7 +330,11 @@ def _markdown_explanations(changes: list[tuple[Any, Finding]]) -> list[str]:
                 lines.append(f"| {rank} | {_code(f.function)} | {_code(f.where) if f.where else '-'} | "
                              f"{format_value(f.baseline, explanation.unit)} | {format_value(f.target, explanation.unit)} | {_cell(rel)} | "
                              f"{100 * f.share:.0f} % |")
+                for below in f.through:
+                    lines.append(f"| | ↳ through {_code(below.function)} | | {format_value(below.baseline)} | "
+                                 f"{format_value(below.target)} | | |")
             lines.append("")
+        lines += [f"_{_cell(note)}_" for note in explanation.notes] + ([""] if explanation.notes else [])
     return lines
 
 

@@ -59,6 +59,13 @@ def _output_options(function: Callable[..., Any]) -> Callable[..., Any]:
 
 
 def _explain_options(function: Callable[..., Any]) -> Callable[..., Any]:
+    function = click.option("--explain-budget", "explain_budget", type=click.FloatRange(min=0, min_open=True),
+                            metavar="SECONDS", default=None,
+                            help="With --explain (implied): seconds the profiled runs of the call-level "
+                                 "collection may take for all explained jobs together, builds not counted "
+                                 "(default 240). The collector is chosen by its expected "
+                                 "cost, which is printed first; a callgrind run that would take longer samples "
+                                 "with perf or uses a smaller generated workload, and says so.")(function)
     function = click.option("--explain-with", "explain_with", type=click.Choice(("callgrind", "perf", "pytrace")),
                             help="With --explain (implied): use this collector instead of the best available "
                                  "one (cProfile for Python, callgrind, then perf).")(function)
@@ -88,14 +95,14 @@ def _writable_directory(_ctx: click.Context, _param: click.Parameter, value: str
 
 
 def _explain(report: Any, explain: bool, explain_dir: str | None, register: bool, explain_with: str | None,
-             verbose: int) -> Any:
-    if not (explain or explain_dir or register or explain_with):
+             budget: float | None, verbose: int) -> Any:
+    if not (explain or explain_dir or register or explain_with or budget is not None):
         return report
     # lazy: keeps `perun-core --help` light
     from perun_core import api
 
     return api.explain(report, explain_dir=explain_dir, register=register, collector=explain_with,
-                       on_event=_collection_printer(verbose))
+                       on_event=_collection_printer(verbose), budget=budget)
 
 
 def _compute_option(function: Callable[..., Any]) -> Callable[..., Any]:
@@ -144,8 +151,13 @@ def _collection_printer(verbose: int) -> Callable[[Any], None]:
             click.echo(f"Explaining: call-level profiles for {event.jobs} job{'s' if event.jobs != 1 else ''} "
                        f"of {event.pairs} pair{'s' if event.pairs != 1 else ''} of commits", err=True)
         elif name == "ExplainCollecting":
-            click.echo(escape_controls(f"  {event.collector}: {event.command} at {', '.join(event.commits)}"),
+            cost = (f" (about {event.estimate:.{0 if event.estimate >= 10 else 1}f} s expected, {event.left:.0f} s "
+                    "left of the explain budget)"
+                    if event.estimate is not None and event.left is not None else "")
+            click.echo(escape_controls(f"  {event.collector}: {event.command} at {', '.join(event.commits)}{cost}"),
                        err=True)
+            for note in event.notes:
+                click.echo(escape_controls(f"    {note}"), err=True)
         elif name == "ExplainRound":
             if verbose:
                 click.echo(f"    round {event.round}/{event.rounds}: {event.commit}", err=True)
@@ -215,11 +227,11 @@ def _finish(report: Any, fail_on: str) -> None:
 @click.pass_context
 def check_head(ctx: click.Context, revision: str | None, compute_here: bool, confirm: bool, confirm_runs: int,
                no_pending: bool, explain: bool, explain_dir: str | None, explain_register: bool,
-               explain_with: str | None, methods: tuple[str, ...], output_format: str, fail_on: str,
-               output: str | None, verbose: int) -> None:
+               explain_with: str | None, explain_budget: float | None, methods: tuple[str, ...], output_format: str,
+               fail_on: str, output: str | None, verbose: int) -> None:
     """Check the profiles of HASH (default HEAD) against their nearest predecessors."""
     _check_history(ctx, "check_head", revision, compute_here, methods, output_format, fail_on, output, verbose,
-                   confirm, confirm_runs, (explain, explain_dir, explain_register, explain_with),
+                   confirm, confirm_runs, (explain, explain_dir, explain_register, explain_with, explain_budget),
                    include_pending=not no_pending)
 
 
@@ -231,11 +243,11 @@ def check_head(ctx: click.Context, revision: str | None, compute_here: bool, con
 @click.pass_context
 def check_all(ctx: click.Context, revision: str | None, compute_here: bool, confirm: bool, confirm_runs: int,
               no_pending: bool, explain: bool, explain_dir: str | None, explain_register: bool,
-              explain_with: str | None, methods: tuple[str, ...], output_format: str, fail_on: str,
-              output: str | None, verbose: int) -> None:
+              explain_with: str | None, explain_budget: float | None, methods: tuple[str, ...], output_format: str,
+              fail_on: str, output: str | None, verbose: int) -> None:
     """Check every version from HASH (default HEAD) back that has profiles."""
     _check_history(ctx, "check_all", revision, compute_here, methods, output_format, fail_on, output, verbose,
-                   confirm, confirm_runs, (explain, explain_dir, explain_register, explain_with),
+                   confirm, confirm_runs, (explain, explain_dir, explain_register, explain_with, explain_budget),
                    include_pending=not no_pending)
 
 
@@ -251,7 +263,8 @@ def _refuse_unwritable(output: str | None) -> None:
 def _check_history(ctx: click.Context, function: str, revision: str | None, compute_here: bool,
                    methods: tuple[str, ...], output_format: str, fail_on: str, output: str | None,
                    verbose: int, confirm: bool = False, confirm_runs: int = 7,
-                   explaining: tuple[bool, str | None, bool, str | None] = (False, None, False, None), *,
+                   explaining: tuple[bool, str | None, bool, str | None, float | None] = (False, None, False, None,
+                                                                                          None), *,
                    include_pending: bool = True) -> None:
     """Run api_check.check_head or check_all and report: the shared body of both commands."""
     # lazy: keeps `perun-core --help` light
@@ -291,8 +304,9 @@ def _note_shallow_history() -> None:
 @_output_options
 @click.pass_context
 def check_profiles(ctx: click.Context, baseline: str, target: str, minor: str | None, explain: bool,
-                   explain_dir: str | None, explain_register: bool, explain_with: str | None, methods: tuple[str, ...],
-                   output_format: str, fail_on: str, output: str | None, verbose: int) -> None:
+                   explain_dir: str | None, explain_register: bool, explain_with: str | None,
+                   explain_budget: float | None, methods: tuple[str, ...], output_format: str, fail_on: str,
+                   output: str | None, verbose: int) -> None:
     """Check TARGET against BASELINE: i@i / i@p tags, names, or profile files anywhere."""
     # lazy: keeps `perun-core --help` light
     from perun_core.api import check as api_check
@@ -301,7 +315,7 @@ def check_profiles(ctx: click.Context, baseline: str, target: str, minor: str | 
     _refuse_unwritable(output)
     # the command line runs no other threads, so the work may be shared with a forked process
     report = api_check.check_profiles(baseline, target, minor=minor, methods=list(methods) or None, workers=2)
-    report = _explain(report, explain, explain_dir, explain_register, explain_with, verbose)
+    report = _explain(report, explain, explain_dir, explain_register, explain_with, explain_budget, verbose)
     _emit_report(report, output_format, fail_on, output, verbose)
     _finish(report, fail_on)
 

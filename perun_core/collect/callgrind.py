@@ -14,7 +14,7 @@ of the call on the line after) into resources::
     {"type": "instructions", "subtype": "function", "uid": "middle", "amount": 27038,
      "exclusive": 7, "calls": 1, "object": "/src/app", "source": "/src/app.c", "line": 12}
     {"type": "instructions", "subtype": "call", "uid": "leaf", "caller": "middle",
-     "amount": 27024, "calls": 2}
+     "amount": 27024, "every_level": 27024, "calls": 2}
 
 * ``function``: ``amount`` is the inclusive cost (instructions of the
   function and of everything it called), ``exclusive`` its own, ``calls``
@@ -22,7 +22,10 @@ of the call on the line after) into resources::
   starts (the first line of its own file with a cost; programs built
   with ``-g``);
 * ``call``: one per caller -> callee edge, ``amount`` the inclusive cost of
-  those calls and ``calls`` their number.
+  the calls the caller made at its outermost recursion level (once per
+  stack: never more than the program's total), ``every_level`` that of
+  the calls made at every level (which part of the callee's cost each
+  caller carries) and ``calls`` their number.
 
 Recursion levels that callgrind names apart (``fact'2``, its default
 ``--separate-recs=2``) are merged into one function.  The inclusive cost of
@@ -75,7 +78,8 @@ class CallgrindData:
     sources: dict[tuple[str, str], str] = field(default_factory=dict)
     #: (object, function) -> the first line of its source file with a cost (where its definition starts)
     lines: dict[tuple[str, str], int] = field(default_factory=dict)
-    #: (caller, callee) -> [calls, inclusive cost]
+    #: (caller, callee) -> [calls, inclusive cost of the calls made by the caller's outermost level, inclusive
+    #: cost of the calls made at every level]
     edges: dict[tuple[tuple[str, str], tuple[str, str]], list[int]] = field(default_factory=dict)
     #: (object, function) -> inclusive cost of its outermost calls: calls of its first recursion level
     #: (a name without ``'N``) from another function, so none of them runs inside another one of them
@@ -119,7 +123,11 @@ def _first_cost(fields: list[str], positions: int) -> int:
 
 
 def parse_callgrind(text: str) -> CallgrindData:
-    """Parse the text of a callgrind.out file (format version 1)."""
+    """Parse the text of a callgrind.out file (format version 1).
+
+    It is long because it is one loop over the lines with the parser's state in local variables, which is
+    what keeps parsing files of millions of lines fast.
+    """
     data = CallgrindData()
     files, objects, functions = _Names(), _Names(), _Names()
     positions = 1
@@ -129,6 +137,7 @@ def parse_callgrind(text: str) -> CallgrindData:
     current_file = ""
     cost_file = ""  # the file of the cost lines: the function's, or an inlined one's (fi=, fe=)
     current: tuple[str, str] | None = None
+    current_outermost = True  # the current function is named without a recursion level: not inside itself
     callee_object: str | None = None
     callee: tuple[str, str] | None = None
     outermost = False  # the callee is named without a recursion level ('N): not called from inside itself
@@ -149,7 +158,7 @@ def parse_callgrind(text: str) -> CallgrindData:
                 known = data.lines.get(current)
                 data.lines[current] = last[line_field] if known is None else min(known, last[line_field])
             if pending_calls is not None and current is not None and callee is not None:
-                _add_call(data, current, callee, pending_calls, cost, outermost)
+                _add_call(data, current, callee, pending_calls, cost, (current_outermost, outermost))
                 pending_calls = None
                 callee = None
             elif current is not None:
@@ -178,7 +187,9 @@ def parse_callgrind(text: str) -> CallgrindData:
         elif key in ("fi", "fe"):
             cost_file = files(value)  # inlined code of another file, or back to the function's
         elif key == "fn":
-            current = (current_object, _function_name(functions(value)))
+            name = functions(value)
+            current = (current_object, _function_name(name))
+            current_outermost = _RECURSION.search(name) is None
             cost_file = current_file
             if current_file and current_file != "???":
                 data.sources.setdefault(current, current_file)
@@ -200,12 +211,14 @@ def parse_callgrind(text: str) -> CallgrindData:
 
 
 def _add_call(data: CallgrindData, caller: tuple[str, str], callee: tuple[str, str], calls: int, cost: int,
-              outermost: bool) -> None:
-    """Count the calls of one ``calls=`` line and their cost, which is the callee's when it is outermost."""
-    edge = data.edges.setdefault((caller, callee), [0, 0])
+              outermost: tuple[bool, bool]) -> None:
+    """Count the calls of one ``calls=`` line and their cost: the edge's when the caller is at its outermost
+    level (no other call of the same edge is below it on the stack), the callee's when the callee is."""
+    edge = data.edges.setdefault((caller, callee), [0, 0, 0])
     edge[0] += calls
-    edge[1] += cost
-    if outermost and callee != caller:
+    edge[1] += cost if outermost[0] else 0
+    edge[2] += cost
+    if outermost[1] and callee != caller:
         data.entries[callee] = data.entries.get(callee, 0) + cost
 
 
@@ -229,7 +242,7 @@ def callgrind_resources(data: CallgrindData, process: int | None = None) -> list
     keys = set(data.own) | {caller for caller, _ in data.edges} | {callee for _, callee in data.edges}
     inclusive = {key: data.own.get(key, 0) for key in keys}
     calls: dict[tuple[str, str], int] = {}
-    for (caller, callee), (count, cost) in data.edges.items():
+    for (caller, callee), (count, cost, _) in data.edges.items():
         if caller != callee:
             inclusive[caller] += cost
         calls[callee] = calls.get(callee, 0) + count
@@ -244,9 +257,9 @@ def callgrind_resources(data: CallgrindData, process: int | None = None) -> list
             if key in data.lines:
                 row["line"] = data.lines[key]
         rows.append({**row, **extra})
-    for (caller, callee), (count, cost) in sorted(data.edges.items(), key=lambda item: (-item[1][1], item[0])):
+    for (caller, callee), (count, cost, every) in sorted(data.edges.items(), key=lambda item: (-item[1][1], item[0])):
         rows.append({"type": "instructions", "subtype": "call", "uid": callee[1], "caller": caller[1],
-                     "amount": cost, "calls": count, **extra})
+                     "amount": cost, "every_level": every, "calls": count, **extra})
     return rows
 
 

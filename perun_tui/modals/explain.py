@@ -41,6 +41,8 @@ def explanation_text(explanation: Any) -> Text:
     """The headline and the notes (profiles reused, files written) of an explanation."""
     text = Text()
     text.append(api.escape_controls(explanation.headline()), style="bold" if explanation.explained else "yellow")
+    for note in explanation.notes:
+        text.append(f"\n     {api.escape_controls(note)}", style="dim")
     for item in explanation.reused:
         text.append(f"\n     reused {api.escape_controls(item)}", style="dim")
     for path in explanation.written:
@@ -49,10 +51,13 @@ def explanation_text(explanation: Any) -> Text:
 
 
 def function_prompt(rank: int, function: Any, unit: str) -> Text:
-    """One ranked function: ``  1. name (file:line): ...``."""
+    """One ranked function: ``  1. name (file:line): ...``, and below it the library functions whose cost it
+    carries (``through memcpy: ...``), as the command line's tree shows them."""
     text = Text()
     text.append(f"{rank:>3}. ", style="dim")
     text.append(api.escape_controls(function.text(unit)), style="bold red" if rank == 1 else "")
+    for below in function.through:
+        text.append(f"\n       {api.escape_controls(below.text(unit))}", style="dim")
     return text
 
 

@@ -137,7 +137,8 @@ def _perf_profile(path, middle, root):
     app = str(root / "app")
     stacks = {(("middle", app), ("main", app)): [middle, middle * 1000],
               (("alpha", app), ("main", app)): [100, 100000],
-              (("memcpy", "/usr/lib/libc.so.6"), ("main", app)): [middle // 5, middle * 200]}
+              (("memcpy", "/usr/lib/libc.so.6"), ("middle", app), ("main", app)): [middle // 3, middle * 300],
+              (("memcpy", "/usr/lib/libc.so.6"), ("_dl_start", "/usr/lib/ld.so")): [middle // 5, middle * 200]}
     rows = stack_resources(stacks)
     for row in rows:
         if row["subtype"] == "function" and row["uid"] in ("middle", "alpha", "main"):
@@ -178,15 +179,58 @@ async def test_the_difference_flame_graph_of_two_perf_profiles_and_sources_outsi
         await wait_until(pilot, lambda: modal.explanation is not None, timeout=30)
         await settle(pilot)
         assert "1. middle (" in _text(modal) and "app.c:7)" in _text(modal)
+        # the library's memcpy called by middle is middle's cost, shown below it as in the command line's tree
+        assert "through memcpy: 100 -> 300 samples" in _text(modal), _text(modal)
         flame = str(modal.query_one("#explain-flame", Static).render())
         assert NO_FLAME not in flame and "middle" in flame and "main" in flame, flame
         await pilot.press("enter")  # middle: app.c is in the repository
         await settle(pilot)
         assert _calls(calls) == [["+7", str((root / "app.c").resolve())]]
         functions = modal.query_one("#explain-functions", OptionList)
+        # memcpy called only by the loader has no caller in the repository: listed itself, after the program's
         memcpy = next(i for i, f in enumerate(modal.explanation.functions) if f.function == "memcpy")
+        assert modal.explanation.functions[memcpy].owned is False and modal.explanation.functions[0].owned
         functions.highlighted = memcpy
         await pilot.press("enter")  # memcpy's source is not a file of this repository: a warning, no editor
         await settle(pilot)
         assert len(_calls(calls)) == 1
         assert any("memcpy" in note and "not a file of this repository" in note for note in recorder.notes("warning"))
+
+
+async def test_the_tui_names_the_same_owned_function_and_library_calls_as_the_command_line(tmp_path, monkeypatch):
+    import json
+
+    import pytest
+    from conftest import run_cli
+    from runhelpers import line_of
+    from tools import need_tools
+
+    from check.owned_programs import MAKE_C, NESTED_FAST, NESTED_SLOW
+    from check.test_explain import _configure
+
+    need_tools("cc", "make", "valgrind")
+    root = tmp_path / "nested"
+    files = {"Makefile": MAKE_C, ".gitignore": "app\n"}
+    make_repo(root, [{"files": {**files, "app.c": NESTED_FAST}, "message": "v1"},
+                     {"files": {**files, "app.c": NESTED_SLOW}, "message": "v2: strlen at every character"}])
+    _configure(root, "./app", "9000", pre_run=["make"])
+    result = run_cli("check", "--compute-missing", "head", "--explain", "--format", "json", cwd=root)
+    assert result.returncode == 3, result.stdout + result.stderr
+    record = next(r for r in json.loads(result.stdout) if r["result"] == "Degradation")
+    first = record["explained_by"][0]
+    assert (first["function"], first["file"], first["line"]) == ("parse", "app.c",
+                                                                  line_of(NESTED_SLOW, "static long parse"))
+
+    def no_collection(*args, **kwargs):
+        raise AssertionError("explained again instead of showing the stored explanation")
+
+    monkeypatch.setattr(api, "explain", no_collection)
+    app = PerunApp(root)
+    async with app.run_test(size=(120, 40)) as pilot:
+        _screen, modal = await _open_explanation(app, pilot)
+        await wait_until(pilot, lambda: modal.explanation is not None, timeout=30)
+        shown = _text(modal)
+        assert f"1. parse (app.c:{first['line']})" in shown, shown
+        assert f"through {first['through'][0]['function']}: " in shown, shown
+        assert modal.explanation.functions[0].owned and modal.explanation.target_total == \
+            pytest.approx(record["explanation"]["target_total"])

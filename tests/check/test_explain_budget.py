@@ -1,0 +1,89 @@
+"""check --explain chooses its collector by expected cost, says the estimate first and keeps within
+--explain-budget: a smaller generated workload, perf sampling, or one line saying why nothing ran."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+from conftest import run_cli
+from gitrepo import make_repo
+from runhelpers import needs_cc, run_env  # noqa: F401
+
+from check.owned_programs import MAKE_C, WORDS_FAST, WORDS_SLOW
+from check.test_explain import _configure
+from perun_core import api
+from perun_core.check.explain_cost import CALLGRIND_FACTOR, PERF_ENOUGH, expected, plan
+
+callgrind = pytest.mark.tools("valgrind")
+SIZES = {"id": "sizes", "type": "integer", "min": 200, "max": 3200, "step": 1000}
+
+
+def _words(root, workload, generator=None):
+    files = {"Makefile": MAKE_C, ".gitignore": "app\n"}
+    make_repo(root, [{"files": {**files, "app.c": WORDS_FAST}, "message": "v1"},
+                     {"files": {**files, "app.c": WORDS_SLOW}, "message": "v2: copies the rest"}])
+    _configure(root, "./app", workload, pre_run=["make"])
+    if generator:
+        api.config_set("generators.workload", [generator], scope="local", cwd=root)
+
+
+def test_the_collector_follows_the_expected_cost():
+    # Python: cProfile, whatever the budget
+    assert plan(True, None, (0.1, 0.5), 1.0, True, True).collector == "pytrace"
+    # a change big enough to show in perf's samples: perf, saying what callgrind would have cost
+    big = (0.2, 0.2 + 2 * PERF_ENOUGH / 999 / 3)
+    chosen = plan(False, None, big, 240, True, True)
+    assert chosen.collector == "perf" and "callgrind would take about" in chosen.notes[0]
+    # a small change: callgrind, with its estimate, within the budget
+    small = (0.01, 0.03)
+    chosen = plan(False, None, small, 240, True, True)
+    assert chosen.collector == "callgrind" and not chosen.over
+    assert chosen.estimate == pytest.approx(expected("callgrind", small)) and chosen.estimate > CALLGRIND_FACTOR * 0.04
+    # callgrind over the budget: perf where it may sample enough, else callgrind marked over the budget
+    assert plan(False, None, (0.3, 0.4), 5, True, True).collector == "perf"
+    over = plan(False, None, (0.3, 0.4), 5, True, False)
+    assert over.collector == "callgrind" and over.over
+    # without valgrind or perf there is nothing to run; a collector asked for is kept
+    assert plan(False, None, small, 240, False, False) == ""
+    assert plan(False, "callgrind", (0.3, 0.4), 5, True, True).over
+
+
+@needs_cc
+def test_a_budget_too_small_for_callgrind_is_said_and_nothing_is_collected(tmp_path, run_env):
+    root = tmp_path / "words"
+    _words(root, "1500")
+    result = run_cli("check", "--compute-missing", "head", "--explain-with", "callgrind", "--explain-budget", "1",
+                     "--format", "json", cwd=root)
+    assert result.returncode == 3, result.stdout + result.stderr
+    record = next(r for r in json.loads(result.stdout) if r["result"] == "Degradation")
+    message = record["explanation"]["message"]
+    assert message.startswith("callgrind would take about ") and "s left of the explain budget of 1 s" in message \
+        and "--explain-budget" in message, message
+    assert not [p for p in (root / ".perun" / "jobs").iterdir() if "callgrind" in p.name]
+
+
+@pytest.mark.parametrize("value", ["0", "-3", "soon"])
+def test_a_budget_that_is_not_a_positive_number_is_a_command_line_error(tmp_path, value):
+    result = run_cli("check", "head", "--explain-budget", value, cwd=tmp_path)
+    assert result.returncode == 2 and "--explain-budget" in result.stderr and "Traceback" not in result.stderr
+
+
+@needs_cc
+@callgrind
+def test_callgrind_over_the_budget_runs_a_smaller_generated_workload_and_says_so(tmp_path, run_env):
+    root = tmp_path / "words"
+    _words(root, "sizes", SIZES)
+    result = run_cli("check", "--compute-missing", "head", "--explain-with", "callgrind", "--explain-budget", "20",
+                     "--format", "json", cwd=root)
+    assert result.returncode == 3, result.stdout + result.stderr
+    record = next(r for r in json.loads(result.stdout) if r["result"] == "Degradation")
+    explanation = record["explanation"]
+    assert not explanation["message"], explanation
+    notes = " ".join(explanation["notes"])
+    assert "workload reduced from 3200 to " in notes and "explain budget" in notes, explanation
+    # said before collecting too, with the estimate
+    assert "workload reduced from 3200 to " in result.stderr and "s left of the explain budget" in result.stderr
+    assert record["explained_by"][0]["function"] == "starts_word", record["explained_by"]
+    tree = run_cli("check", "head", cwd=root, env={"NO_COLOR": "1"})
+    assert "workload reduced from 3200 to " in tree.stdout, tree.stdout
