@@ -34,8 +34,8 @@ class ThroughFunction:
         return self.target - self.baseline
 
     def text(self, unit: str) -> str:
-        """``through memcpy: 0 -> 1 320 instructions``."""
-        return f"through {self.function}: {_number(self.baseline)} -> {_number(self.target)} {unit}".rstrip()
+        """``through memcpy: 0 Ir -> 59.3M Ir``."""
+        return f"through {self.function}: {format_amount(self.baseline, unit)} -> {format_amount(self.target, unit)}"
 
     def to_record(self) -> dict[str, Any]:
         return {"function": self.function, "baseline": self.baseline, "target": self.target, "change": self.change}

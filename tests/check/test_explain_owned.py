@@ -93,15 +93,18 @@ def test_a_recursive_c_parser_calling_strlen_is_named_and_counted_once_per_stack
     assert "strlen" in _through(first), first["through"]
     _within_totals(record)
     # the collected profiles themselves: no function's and no call edge's cost exceeds the program's
-    from perun_core.profile.codec import load_profile_from_file
+    from perun_core.storage.repository import PerunRepository
 
-    collected = [path for path in (root / ".perun" / "jobs").iterdir() if "callgrind" in path.name]
-    assert len(collected) == 2, collected
-    for path in collected:
-        profile = load_profile_from_file(path)
-        table = profile.global_region.resources
-        total = profile.header["total_instructions"]
-        assert max(table.column("amount")) <= total, path.name
+    # kept with the explanation, as the objects its record names (not pending profiles)
+    sources = record["explanation"]["sources"]
+    assert len(sources) == 2 and all(source.startswith("object:") for source in sources), sources
+    with PerunRepository(root) as repo:
+        for source in sources:
+            profile = repo.objects.read_profile(source[len("object:"):])
+            assert profile.collector_info["name"] == "callgrind", source
+            table = profile.global_region.resources
+            total = profile.header["total_instructions"]
+            assert max(table.column("amount")) <= total, source
 
 
 @needs_cc
