@@ -151,7 +151,7 @@ def _delta_callback(cmd: str, input: str, **values: Any) -> None:
     from perun_core import api
 
     def show(step: Any) -> None:
-        _err(f"{step.phase}: {step.size} B, {step.value:.4f} s (after {step.tests} runs)")
+        _err(f"{step.phase}: {step.size} B, {step.value:.4g} (after {step.tests} runs)")
 
     cancel = threading.Event()
     previous = None
@@ -162,8 +162,9 @@ def _delta_callback(cmd: str, input: str, **values: Any) -> None:
     finally:
         if previous is not None:
             signal.signal(signal.SIGINT, previous)
-    click.echo(f"shrunk {result.original_size} B ({result.original_value:.4f} s) to {result.size} B "
-               f"({result.value:.4f} s) in {result.tests} runs, {result.elapsed:.1f} s ({result.stopped})")
+    click.echo(f"shrunk {result.original_size} B ({_cost(result.original_value, result.metric)}) to {result.size} B "
+               f"({_cost(result.value, result.metric)}) in {result.tests} runs, {result.elapsed:.1f} s "
+               f"({result.stopped}); kept by {result.keep} within a tolerance of {100 * result.tolerance:.0f} %")
     click.echo(f"smallest slow input: {result.output}")
 
 

@@ -171,3 +171,17 @@ def test_fuzzing_a_linear_program_reports_nothing(tmp_path):
     done, results = _fuzz(tmp_path, LINEAR, "linear.py")
     assert results["reported"] == [], results["reported"]
     assert "no finding" in done.stdout
+
+
+def test_deltadebugging_refuses_a_tolerance_below_the_noise(tmp_path):
+    program = write_program(tmp_path, "linear.py", LINEAR)
+    (tmp_path / "input.txt").write_text("f(a, (b)) + g(c)\n" * 50)
+    done = subprocess.run([sys.executable, "-m", "perun_core.cli.entry", "deltadebugging", str(program), "input.txt",
+                           "-o", "dd", "--tolerance", "0", "--metric", "wall"],
+                          cwd=tmp_path, capture_output=True, text=True, timeout=120)
+    lines = done.stderr.strip().splitlines()
+    if done.returncode == 0:
+        pytest.skip("the runs did not vary at all: a zero tolerance is honest there")
+    assert done.returncode == 1 and len(lines) == 1 and lines[0].startswith("error: "), done.stderr
+    assert "--tolerance 0" in lines[0] and "noise" in lines[0]
+    assert not (tmp_path / "dd").exists()
