@@ -39,7 +39,7 @@ _SIZE_STEP = 8
 _MAX_POINTS = 8
 
 
-def reference_input(seed: bytes, size: int, strategy: str) -> bytes:
+def grown_seed(seed: bytes, size: int, strategy: str) -> bytes:
     """``seed`` grown to ``size`` bytes by ``strategy`` (tile: repeated line by line; pad: trailing spaces)."""
     if size <= len(seed):
         return seed
@@ -71,7 +71,7 @@ class Reference:
         curves: dict[str, list[tuple[int, float]]] = {name: [(len(seed), seed_cost)] for name in STRATEGIES}
         refused: set[str] = set()
         for size in sizes:
-            grown = [reference_input(seed, size, name) for name in STRATEGIES]
+            grown = [grown_seed(seed, size, name) for name in STRATEGIES]
             costs = []
             for name, data, outcome in zip(STRATEGIES, grown, executor.measure_all(grown)):
                 if outcome.hang or outcome.exit_status != 0:
@@ -100,8 +100,8 @@ class Reference:
     def cost(self, size: int) -> float:
         return self._interpolate(self.curves[self.strategy(size)], size)
 
-    def input(self, size: int) -> bytes:
-        return reference_input(self.seed, size, self.strategy(size))
+    def sample(self, size: int) -> bytes:
+        return grown_seed(self.seed, size, self.strategy(size))
 
 
 def confidence_greater(xs: Sequence[float], ys: Sequence[float]) -> float:
@@ -274,7 +274,7 @@ def _equal_size(executor: Executor, data: bytes, reference: Reference,
     """Ratio, confidence and the two medians of ``data`` against the reference input of its size, run in pairs."""
     size = len(data)
     name = reference.strategy(size)
-    other = reference_input(reference.seed, size, name)
+    other = grown_seed(reference.seed, size, name)
     first = executor.measure_all([data, other])
     rounds = 5 if first[0].wall < 0.5 else 3
     xs, ys = [first[0].value(metric)], [first[1].value(metric)]

@@ -352,7 +352,7 @@ class _Search:
             self.successes[name] += 1
         self.counter += 1
         fid = f"{'hang' if hang else 'w'}{self.counter}"
-        file = self._write_input("hangs" if hang else "inputs", fid, data)
+        file = self._save("hangs" if hang else "inputs", fid, data)
         if hang:
             # the run was stopped: its cost is at least the hang timeout (in seconds; counted instructions as far
             # as they got), so its ratio is a lower bound
@@ -403,12 +403,12 @@ class _Search:
                 break
             verdict.found_at, verdict.rules = finding.found_at, finding.rules
             if data is not None:
-                verdict.file = self._write_input("findings", finding.id, data)
+                verdict.file = self._save("findings", finding.id, data)
             verdicts.append(verdict)
             self.emit(FindingAnalysed(verdict))
         return sorted(verdicts, key=lambda v: (v.reported, order_rank(v.growth), v.ratio), reverse=True)
 
-    def _write_input(self, folder: str, name: str, data: bytes) -> str:
+    def _save(self, folder: str, name: str, data: bytes) -> str:
         """Write a kept or analysed input under the output directory; its path relative to it."""
         file = f"{folder}/{name}{Path(self.seed_files[0][0]).suffix}"
         target = self.s.output_dir / file

@@ -12,7 +12,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from perun_core.fuzz.confirm import Reference, confidence_greater, reference_input
+from perun_core.fuzz.confirm import Reference, confidence_greater, grown_seed
 from perun_core.fuzz.findings import compact_rules
 from perun_core.fuzz.growth import describe, fit_growth, order_rank, periodic_regions, scaled
 from perun_core.fuzz.rules import parse_rule_specs
@@ -103,9 +103,9 @@ def test_the_reference_interpolates_the_cheaper_growth_of_the_seed():
     assert reference.cost(24) == 1.5 and reference.strategy(24) == "pad"
     assert reference.cost(192) == 9.0 and reference.strategy(192) == "tile"
     assert reference.cost(384) == pytest.approx(9.0 + 7.0 / 168 * 192)
-    assert reference_input(seed, 10, "tile") == b"ab\nab\nab\na"
-    assert reference_input(seed, 6, "pad") == b"ab\n   "
-    assert reference_input("é\n".encode(), 4, "tile") == "é\né".encode()[:3]
+    assert grown_seed(seed, 10, "tile") == b"ab\nab\nab\na"
+    assert grown_seed(seed, 6, "pad") == b"ab\n   "
+    assert grown_seed("é\n".encode(), 4, "tile") == "é\né".encode()[:3]
 
 
 def test_confidence_of_paired_runs():
