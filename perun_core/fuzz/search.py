@@ -9,10 +9,16 @@
 2. Rounds of ``jobs`` candidates, measured in parallel: each candidate is a
    parent from the pool (the best input half of the time, otherwise one of
    the eight best: "restart from the best") with a stack of mutations applied,
-   the rules drawn by weight.  A candidate is kept when its time beats its
+   the rules drawn by weight.  A candidate is judged by its cost over the
+   cost of the seed grown to its size (:class:`~perun_core.fuzz.confirm.Reference`,
+   so growth alone is worth nothing) and kept when that ratio beats its
    parent's by more than the noise (``threshold``: three times the relative
    spread of the seed runs, at least 5 %); a borderline one is measured again
-   and judged by the lower of its two times.  A candidate not slow enough to
+   and judged by the lower of its two costs.  The search gets three quarters
+   of the time budget; in the rest the best kept inputs are analysed
+   (:func:`~perun_core.fuzz.confirm.analyse`) and only those whose cost grows
+   superlinearly with the part that made them slow, and that are clearly
+   slower than the seed grown to their size, are reported.  A candidate not slow enough to
    keep but not faster than its parent either becomes a walker: later
    candidates mutate it further and are judged against the same parent, so
    gains too small to measure one by one add up.  Rules are drawn with
