@@ -173,7 +173,7 @@ def _scale_points(executor: Executor, build, start: int, limit: int, cap: float,
     # past the deadline only until a growth can be fitted at all (a few points above the noise)
     for _ in range(24):
         above = sorted(p.count for p in points.values() if p.cost - base > floor)
-        if len(above) >= _MAX_POINTS or (time.monotonic() > deadline and len(above) >= 5):
+        if len(above) >= _MAX_POINTS or (time.monotonic() > deadline and len(above) >= 6):
             break
         edges = sorted(set(points) | ({over} if over is not None else set()))
         gaps = [(b / a, a, b) for a, b in itertools.pairwise(edges) if b - a >= 2 and (b in above or b == over)]
@@ -213,26 +213,30 @@ def _growth(executor: Executor, data: bytes, text: str, regions: list[Region], l
 
 def _culprit(executor: Executor, data: bytes, text: str, regions: list[Region], metric: str,
              noise: float) -> list[Region]:
-    """The repeated part that holds the cost: the one whose removal saves the most cost per byte removed, when
-    that is clearly more than its share of the bytes; [] (the whole input) otherwise."""
+    """The repeated part that holds the cost: of the longest repeated region (with its copies) and the three
+    next ones, the one whose removal saves the most cost per byte removed (for an input that hangs: the
+    smallest one whose removal lets it finish); the longest when none stands out."""
     if not regions:
         return []
-    groups = [regions]
-    more = [r for r in periodic_regions_without(text, regions)][:3]
-    groups += [[r] for r in more]
+    groups = [regions] + [[r] for r in periodic_regions_without(text, regions)[:3]]
     full, empty = executor.measure_all([data, b""])
     total = full.value(metric) - empty.value(metric)
-    if total <= 0:
-        return regions
-    best, best_score = [], 2.0
+    best, best_score = regions, 1.5
     for group in groups:
         without = scaled(text, group, 0).encode("utf-8", "surrogateescape")
-        saved = full.value(metric) - min(m.value(metric) for m in executor.measure_all([without, without]))
+        runs = executor.measure_all([without, without])
         share = (len(data) - len(without)) / max(len(data), 1)
-        if saved > max(3 * noise, 0.05) * full.value(metric) and share > 0:
-            score = (saved / total) / share
-            if score > best_score:
-                best, best_score = group, score
+        if share <= 0:
+            continue
+        if full.hang:
+            # the run was stopped, its cost unknown: a part whose removal lets it finish holds the cost
+            score = 1.0 / share if not any(m.hang for m in runs) else 0.0
+        else:
+            saved = full.value(metric) - min(m.value(metric) for m in runs)
+            enough = saved > max(3 * noise, 0.05) * full.value(metric) and total > 0
+            score = (saved / total) / share if enough else 0.0
+        if score > best_score:
+            best, best_score = group, score
     return best
 
 

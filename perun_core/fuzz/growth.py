@@ -50,7 +50,8 @@ class Region:
 
 
 def periodic_regions(text: str) -> list[Region]:
-    """The longest repeated region of ``text`` and the regions repeated as often (to scale in step); [] if none.
+    """The longest repeated region of ``text`` and the regions repeated as often (to scale in step: its copies
+    on other lines, the closing half of a nesting); [] if none.
 
     A region covers at least eight code points; between two of equal cover the
     shorter unit wins (a run of "a" rather than repeats of "aa").
@@ -69,7 +70,7 @@ def periodic_regions(text: str) -> list[Region]:
     chosen = [main]
     tolerance = max(1, main.count // 20)
     for other in found[1:]:
-        if abs(other.count - main.count) > tolerance or other.unit == main.unit:
+        if abs(other.count - main.count) > tolerance:
             continue
         if any(other.start < c.end and c.start < other.end for c in chosen):
             continue
@@ -172,11 +173,9 @@ def fit_growth(counts: Sequence[int], costs: Sequence[float], base: float, noise
     points = [(k, c - base) for k, c in zip(counts, costs) if k > 0 and c - base > floor]
     if len(points) < MIN_POINTS:
         return Growth("not measurable", None, None, None, False)
-    # the order is what the largest counts show (a linear term dominates small ones): fit the upper points
-    top = max(e for _, e in points)
-    upper = [(k, e) for k, e in points if e >= top / 30]
-    if len(upper) >= MIN_POINTS:
-        points = upper
+    # the order is what the largest counts show (a linear term or the noise dominates small ones): fit the
+    # upper half of the points, at least MIN_POINTS of them
+    points = sorted(points)[-max(MIN_POINTS, len(points) // 2):]
     xs = [float(k) for k, _ in points]
     ys = [e for _, e in points]
     models, _ = fit_models(xs, ys, regression_models=("linear", "quadratic", "power", "exponential"))
