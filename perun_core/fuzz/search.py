@@ -386,7 +386,7 @@ class _Search:
         """Analyse the best kept inputs (see :mod:`.confirm`), one part (a run, a repeated unit) each, in the
         time left; the first one even when none is left.  Reported ones first, by growth order, then ratio."""
         deadline = self.start + self.s.timeout
-        cap = min(self.s.hang_timeout / 2, max(2.0, 10 * self.seed_wall))
+        cap = min(self.s.hang_timeout / 2, max(4.0, 20 * self.seed_wall))
         verdicts: list[Verdict] = []
         parts: set[str] = set()
         for finding in sorted(self.findings, key=lambda f: f.slowdown, reverse=True):
