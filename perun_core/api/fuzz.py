@@ -28,8 +28,9 @@ from ..config import Config
 from ..errors import NotPerunRepository, UsageError
 from ..fuzz.deltadebug import DeltaResult, DeltaStep, deltadebug as shrink
 from ..fuzz.options import DELTA_PARAMS, FUZZ_PARAMS
-from ..fuzz.findings import Finding, FuzzFinished, FuzzProgress, FuzzResult, FuzzStarted, InputKept
-from ..fuzz.output import write_results
+from ..fuzz.findings import (Finding, FindingAnalysed, FuzzFinished, FuzzProgress, FuzzResult, FuzzStarted,
+                              InputKept, Verdict, compact_rules)
+from ..fuzz.output import growth_text, write_results
 from ..fuzz.rules import rules
 from ..fuzz.search import fuzz as search
 from ..fuzz.setup import FuzzSettings, settings_from
@@ -42,9 +43,10 @@ from ..views.plotting import DEFAULT_THEME, render_lines
 from .repository import add
 
 __all__ = [
-    "DELTA_PARAMS", "DeltaResult", "DeltaStep", "FUZZ_PARAMS", "Finding", "FuzzFinished", "FuzzForm", "FuzzProgress",
-    "FuzzResult", "FuzzSettings", "FuzzStarted", "InputKept", "ProfilesCollected", "RuleInfo", "deltadebug",
-    "fuzz_form", "fuzz_rules", "run_fuzzing", "slowdown_plot",
+    "DELTA_PARAMS", "DeltaResult", "DeltaStep", "FUZZ_PARAMS", "Finding", "FindingAnalysed", "FuzzFinished",
+    "FuzzForm", "FuzzProgress", "FuzzResult", "FuzzSettings", "FuzzStarted", "InputKept", "ProfilesCollected",
+    "RuleInfo", "Verdict", "compact_rules", "deltadebug", "fuzz_form", "fuzz_rules", "growth_text", "run_fuzzing",
+    "slowdown_plot",
 ]
 
 

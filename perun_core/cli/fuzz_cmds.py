@@ -37,28 +37,56 @@ def _err(text: str) -> None:
     click.echo(text, err=True)
 
 
+def _cost(value: float, metric: str) -> str:
+    return f"{value:.4g} instructions" if metric == "instructions" else f"{value:.4f} s"
+
+
+def compact_rules(names: list[str]) -> str:
+    # lazy: keeps `perun-core --help` light
+    from perun_core.api import compact_rules as compact
+
+    return compact(names)
+
+
+def growth_text(verdict: Any) -> str:
+    # lazy: keeps `perun-core --help` light
+    from perun_core.api import growth_text as text
+
+    return text(verdict)
+
+
 class _Printer:
     """Renders fuzz events as lines on standard error."""
 
     def __init__(self, quiet: bool) -> None:
         self.quiet = quiet
         self.last = 0.0
+        self.metric = "cpu"
 
     def __call__(self, event: Any) -> None:
         kind = type(event).__name__
         if kind == "FuzzStarted":
-            baselines = ", ".join(f"{b:.4f} s" for b in event.baselines)
-            _err(f"fuzzing with {event.jobs} parallel run{'s' * (event.jobs != 1)}; seed baseline {baselines}; "
-                 f"noise {100 * event.noise:.1f} %, keeping inputs {100 * event.threshold:.0f} % slower than "
-                 f"their parent; coverage pre-filter {event.coverage}")
+            baselines = ", ".join(_cost(b, event.metric) for b in event.baselines)
+            _err(f"fuzzing with {event.jobs} parallel run{'s' * (event.jobs != 1)}; cost: {event.metric}; seed "
+                 f"baseline {baselines}; noise {100 * event.noise:.1f} %, keeping inputs "
+                 f"{100 * event.threshold:.0f} % slower than their parent at equal size; coverage pre-filter "
+                 f"{event.coverage}")
+            if event.note:
+                _err(f"note: {event.note}")
+            self.metric = event.metric
         elif kind == "InputKept" and not self.quiet:
             f = event.finding
-            what = "hang" if f.hang else f"{f.value:.4f} s"
-            _err(f"kept {f.id}: {f.size} B, {what}, {f.slowdown:.1f}x ({', '.join(f.rules)})")
+            what = "hang" if f.hang else _cost(f.value, self.metric)
+            _err(f"kept {f.id}: {f.size} B, {what}, {f.slowdown:.1f}x at equal size ({compact_rules(f.rules)})")
         elif kind == "FuzzProgress" and not self.quiet and time.monotonic() - self.last >= 5:
             self.last = time.monotonic()
+            found = f" (found at {event.best_found_at:.0f} s)" if event.best_slowdown > 1 else ""
             _err(f"{event.executions} runs ({event.executions_per_second:.0f}/s), {event.kept} kept, "
-                 f"{event.hangs} hangs, best {event.best_slowdown:.1f}x after {event.elapsed:.0f} s")
+                 f"{event.hangs} hangs, best {event.best_slowdown:.1f}x{found}, {event.elapsed:.0f} s so far")
+        elif kind == "FindingAnalysed" and not self.quiet:
+            v = event.verdict
+            verdict = "reported" if v.reported else f"not reported: {v.reason}"
+            _err(f"analysed {v.id}: {v.ratio:.1f}x at equal size, {growth_text(v)}; {verdict}")
         elif kind == "ProfilesCollected":
             for path in event.paths:
                 _err(f"profile of a best input: {path}")
@@ -83,10 +111,14 @@ def _fuzz_callback(ctx: click.Context, **values: Any) -> None:
             signal.signal(signal.SIGINT, previous)
     out = result.settings.output_dir
     click.echo(f"{result.executions} runs in {result.elapsed:.1f} s ({result.stopped}): {len(result.findings)} "
-               f"inputs kept, best slow-down {result.best_slowdown:.1f}x")
-    for finding in result.best[:5]:
-        time_text = "hang" if finding.hang else f"{finding.value:.4f} s"
-        click.echo(f"  {finding.slowdown:8.1f}x  {time_text:>10}  {finding.size:>8} B  {out / finding.file}")
+               f"inputs kept, {len(result.reported)} reported as findings (cost: {result.metric})")
+    for verdict in result.reported:
+        click.echo(f"  {verdict.ratio:8.1f}x at equal size (confidence {verdict.confidence:.3f}), "
+                   f"{growth_text(verdict)}: {out / verdict.file} ({verdict.size} B, found at {verdict.found_at:.0f} s)")
+    if not result.reported:
+        click.echo("  no finding: no kept input grows superlinearly and runs clearly slower than an ordinary input "
+                   "of its size" + (f" (best kept {result.best_slowdown:.1f}x at equal size)" if result.findings
+                                    else ""))
     if not no_plot and len(result.timeline) > 1:
         import shutil
 
@@ -119,7 +151,7 @@ def _delta_callback(cmd: str, input: str, **values: Any) -> None:
     from perun_core import api
 
     def show(step: Any) -> None:
-        _err(f"{step.phase}: {step.size} B, {step.value:.4f} s (after {step.tests} runs)")
+        _err(f"{step.phase}: {step.size} B, {step.value:.4g} (after {step.tests} runs)")
 
     cancel = threading.Event()
     previous = None
@@ -130,8 +162,9 @@ def _delta_callback(cmd: str, input: str, **values: Any) -> None:
     finally:
         if previous is not None:
             signal.signal(signal.SIGINT, previous)
-    click.echo(f"shrunk {result.original_size} B ({result.original_value:.4f} s) to {result.size} B "
-               f"({result.value:.4f} s) in {result.tests} runs, {result.elapsed:.1f} s ({result.stopped})")
+    click.echo(f"shrunk {result.original_size} B ({_cost(result.original_value, result.metric)}) to {result.size} B "
+               f"({_cost(result.value, result.metric)}) in {result.tests} runs, {result.elapsed:.1f} s "
+               f"({result.stopped}); kept by {result.keep} within a tolerance of {100 * result.tolerance:.0f} %")
     click.echo(f"smallest slow input: {result.output}")
 
 

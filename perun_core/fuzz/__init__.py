@@ -5,7 +5,10 @@
 * :mod:`.options`: the parameters of ``fuzz`` and ``deltadebugging``,
 * :mod:`.measure`: running the program on candidate inputs (in parallel,
   through the spawn helper) and the optional gcov pre-filter,
+* :mod:`.textrules`: code-point-aware growth rules and the seed dictionary,
 * :mod:`.search`: the search itself, its events and results,
+* :mod:`.confirm`: the reference at equal size and the analysis of the best
+  inputs; :mod:`.growth`: the part that made an input slow, scaled and fitted,
 * :mod:`.output`: ``results.json``, ``results.md`` and ``slowdown.svg``,
 * :mod:`.deltadebug`: ddmin over lines, then characters.
 

@@ -13,7 +13,10 @@ when it is still slow enough, which ``keep`` defines:
   input (a quadratic loop), where any smaller input is faster.
 
 Both allow a ``tolerance`` (default three times the relative spread of the
-original's runs, at least 5 %), and a candidate must also stay clearly above
+original's runs, at least 5 %).  A tolerance the noise does not allow is
+refused rather than quietly changed: one below the spread of the original's
+runs (a loss that small cannot be told from noise), or a default (three times that spread) above 50 %
+(the runs vary too much to keep anything honestly).  A candidate must also stay clearly above
 the start-up time (five times its spread), so an input too small to measure
 never wins by noise.  A candidate that hits the hang timeout (three times the
 original's wall time, plus a second) counts as slow.  Each accepted step is
@@ -38,7 +41,7 @@ from typing import Any
 
 from ..atomic import atomic_write, atomic_write_text
 from ..errors import FuzzError, Interrupted
-from .measure import Executor, Measurement
+from .measure import Executor, Measurement, resolve_metric
 from .setup import check_output_dir, prepare_program
 
 __all__ = ["DeltaResult", "DeltaStep", "deltadebug"]
@@ -176,6 +179,22 @@ class _Shrinker:
         self.emit(step)
 
 
+def _honest_tolerance(given: float | None, spread: float, metric: str) -> float:
+    """The tolerance to shrink with; FuzzError for one the measured noise (``spread``) does not allow."""
+    if given is not None:
+        if given < spread:
+            raise FuzzError(f"deltadebugging: --tolerance {given:g} is below the noise of the runs ({100 * spread:.0f} % "
+                            f"of the {metric} cost): a loss that small cannot be told from noise; give at least "
+                            f"{spread:.2f}")
+        return given
+    chosen = max(0.05, 3 * spread)
+    if chosen > 0.5:
+        raise FuzzError(f"deltadebugging: the runs of the input vary by {100 * spread:.0f} % of the {metric} cost, "
+                        "too much to keep a smaller input honestly; give --tolerance, use a quieter machine or "
+                        "--metric instructions where perf counts")
+    return chosen
+
+
 def deltadebug(cmd: str, input_path: str | Path, output_dir: str | Path, *, args: str | None = None,
                timeout: float = 300.0, stdin: bool = False, metric: str = "cpu", keep: str = "time",
                tolerance: float | None = None, cwd: Path | str | None = None,
@@ -203,17 +222,18 @@ def deltadebug(cmd: str, input_path: str | Path, output_dir: str | Path, *, args
     argv = prepare_program(cmd, args, where)
     emit = on_event or (lambda event: None)
     cancel = cancel or threading.Event()
+    metric, _ = resolve_metric(metric)
     started = time.monotonic()
     # a first run without a limit learns how long the original takes
     with Executor(argv, cwd=where, jobs=1, hang_timeout=max(timeout, 1.0), stdin=stdin, input_name=source.name,
-                  cancelled=cancel) as probe:
+                  cancelled=cancel, count_instructions=metric == "instructions") as probe:
         first = probe.measure(original)
     if first.exit_status != 0 or first.hang:
         raise FuzzError(f"the program fails on {source}: it exited with status {first.exit_status}"
                         if not first.hang else f"the program did not finish on {source} within {timeout:g} s (-t)")
     hang_timeout = 3 * first.wall + 1.0
     with Executor(argv, cwd=where, jobs=1, hang_timeout=hang_timeout, stdin=stdin, input_name=source.name,
-                  cancelled=cancel) as executor:
+                  cancelled=cancel, count_instructions=metric == "instructions") as executor:
         runs = [first.value(metric)] + [executor.measure(original).value(metric) for _ in range(2)]
         value = statistics.median(runs)
         spread = (max(runs) - min(runs)) / max(value, 1e-9)
@@ -221,7 +241,7 @@ def deltadebug(cmd: str, input_path: str | Path, output_dir: str | Path, *, args
         startups = [m.value(metric) for m in empty if m.exit_status == 0 and not m.hang] or [0.0]
         startup = min(statistics.median(startups), value * 0.99)
         startup_spread = (max(startups) - min(startups)) if len(startups) > 1 else 0.0
-        chosen = tolerance if tolerance is not None else min(0.5, max(0.05, 3 * spread))
+        chosen = _honest_tolerance(tolerance, spread, metric)
         shrinker = _Shrinker(executor, metric, keep, original, value, startup, startup_spread, chosen, timeout,
                              cancel, emit)
         try:

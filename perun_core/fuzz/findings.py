@@ -6,14 +6,32 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:  # pragma: no cover
+    from .growth import Growth
     from .setup import FuzzSettings
 
-__all__ = ["Finding", "FuzzFinished", "FuzzProgress", "FuzzResult", "FuzzStarted", "InputKept"]
+__all__ = ["Finding", "FuzzFinished", "FuzzProgress", "FuzzResult", "FuzzStarted", "FindingAnalysed", "InputKept", "Verdict",
+           "compact_rules"]
+
+
+def compact_rules(names: list[str], most: int = 4) -> str:
+    """``grow-run x3, truncate, +2 more``: the rules that made an input, each once with its count."""
+    counts: dict[str, int] = {}
+    for name in names:
+        counts[name] = counts.get(name, 0) + 1
+    ranked = sorted(counts.items(), key=lambda item: (-item[1], item[0]))
+    shown = [f"{name} x{count}" if count > 1 else name for name, count in ranked[:most]]
+    if len(ranked) > most:
+        shown.append(f"+{len(ranked) - most} more")
+    return ", ".join(shown)
 
 
 @dataclass
 class Finding:
-    """A seed or a kept input.  ``file`` is relative to the output directory ("" for seeds)."""
+    """A seed or a kept input.  ``file`` is relative to the output directory ("" for seeds).
+
+    ``slowdown`` is the input's cost over the cost of an ordinary input of its
+    size (the seed grown to it, see :mod:`.confirm`), not over the seed's.
+    """
 
     id: str
     file: str
@@ -39,6 +57,40 @@ class Finding:
                 "hang": self.hang, "coverage": self.coverage}
 
 
+@dataclass
+class Verdict:
+    """A kept input analysed after the search: ``reported`` when its cost grows superlinearly with the part
+    that made it slow and it is clearly slower than an ordinary input of its size.
+
+    ``file`` is the analysed input (the kept one scaled to run within the analysis' time cap), ``value``
+    and ``reference_value`` the medians of the paired runs, ``ratio`` their quotient, ``confidence``
+    1 - p of the one-sided test that the input is slower; ``reason`` says why it was not reported.
+    """
+
+    id: str
+    file: str
+    size: int
+    value: float
+    reference_size: int
+    reference_value: float
+    reference: str
+    ratio: float
+    confidence: float
+    growth: Growth
+    reported: bool
+    reason: str
+    metric: str
+    found_at: float = 0.0
+    rules: list[str] = field(default_factory=list)
+
+    def as_json(self) -> dict[str, Any]:
+        return {"id": self.id, "file": self.file, "size": self.size, "cost": self.value,
+                "ratio_at_equal_size": self.ratio, "confidence": self.confidence, "reference": self.reference,
+                "reference_size": self.reference_size, "reference_cost": self.reference_value,
+                "cost_measure": self.metric, "growth": self.growth.as_json(), "reported": self.reported,
+                "reason": self.reason, "found_at": self.found_at, "rules": compact_rules(self.rules)}
+
+
 @dataclass(frozen=True, slots=True)
 class FuzzStarted:
     seeds: tuple[str, ...]
@@ -48,6 +100,8 @@ class FuzzStarted:
     jobs: int
     rules: tuple[str, ...]
     coverage: str
+    metric: str = "cpu"
+    note: str = ""
 
 
 @dataclass(frozen=True, slots=True)
@@ -59,6 +113,8 @@ class FuzzProgress:
     best_slowdown: float
     elapsed: float
     executions_per_second: float
+    #: seconds into the fuzzing when the best input so far was found
+    best_found_at: float = 0.0
 
 
 @dataclass(frozen=True, slots=True)
@@ -75,6 +131,14 @@ class FuzzFinished:
     hangs: int
     best_slowdown: float
     elapsed: float
+    reported: int = 0
+
+
+@dataclass(frozen=True, slots=True)
+class FindingAnalysed:
+    """A kept input was analysed after the search (see :class:`Verdict`)."""
+
+    verdict: Verdict
 
 
 @dataclass
@@ -100,6 +164,13 @@ class FuzzResult:
     registered: list[str] = field(default_factory=list)
     matrix_workloads: list[str] = field(default_factory=list)
     notes: list[str] = field(default_factory=list)
+    metric: str = "cpu"
+    verdicts: list[Verdict] = field(default_factory=list)
+
+    @property
+    def reported(self) -> list[Verdict]:
+        """The findings: analysed inputs that grow superlinearly and are slower at equal size, worst first."""
+        return [v for v in self.verdicts if v.reported]
 
     @property
     def best(self) -> list[Finding]:

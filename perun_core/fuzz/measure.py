@@ -8,6 +8,12 @@ a ``subprocess.Popen``) and the wall and CPU times come from the run's own
 ``wait4`` rusage.  With ``stdin`` the command is wrapped in ``sh -c`` which
 redirects the file to the program's standard input.
 
+The cost of a run is one of three measures (:func:`resolve_metric`):
+``instructions``, the user-space instructions the program retired, counted by
+``perf stat -e instructions:u`` wrapped around it (nearly free of noise, where
+the kernel lets perf count them); ``cpu``, the child's user+system seconds
+from its rusage (the fallback); ``wall``, only when asked for.
+
 :class:`Coverage` is the optional gcov pre-filter: for a program built with
 ``--coverage`` it removes the ``.gcda`` files before a run and sums the
 executed-line counts ``gcov`` reports after it.
@@ -30,7 +36,12 @@ from pathlib import Path
 from ..runner.helper import spawn_helper
 from ..runner.process import RepeatedRuns
 
-__all__ = ["Coverage", "Executor", "Measurement", "available_cores"]
+__all__ = ["COST_UNITS", "Coverage", "Executor", "Measurement", "available_cores", "perf_counts_instructions",
+           "resolve_metric"]
+
+#: the unit of each cost measure, for reports
+COST_UNITS = {"instructions": "instructions", "cpu": "s CPU", "wall": "s wall"}
+_PERF_EVENT = "instructions:u"
 
 
 def available_cores() -> int:
@@ -40,9 +51,50 @@ def available_cores() -> int:
         return max(1, os.cpu_count() or 1)
 
 
+def _perf_count(text: str) -> int | None:
+    """The instruction count in ``perf stat -x,`` output, None when perf could not count."""
+    for line in text.splitlines():
+        fields = line.split(",")
+        if len(fields) >= 3 and _PERF_EVENT in fields[2]:
+            return int(fields[0]) if fields[0].isdigit() else None
+    return None
+
+
+def perf_counts_instructions() -> tuple[bool, str]:
+    """Whether ``perf stat -e instructions:u`` counts here, and why not when it does not."""
+    perf = shutil.which("perf")
+    if perf is None:
+        return False, "perf is not installed"
+    true = shutil.which("true") or "/bin/true"
+    try:
+        done = subprocess.run([perf, "stat", "-x,", "-e", _PERF_EVENT, "--", true], stdin=subprocess.DEVNULL,
+                              stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, timeout=10, check=False)
+    except (OSError, subprocess.SubprocessError) as exc:
+        return False, f"perf does not run: {exc}"
+    count = _perf_count(done.stderr.decode("utf-8", "replace"))
+    if done.returncode != 0 or not count:
+        paranoid = Path("/proc/sys/kernel/perf_event_paranoid")
+        level = paranoid.read_text().strip() if paranoid.is_file() else "?"
+        return False, f"the kernel does not let perf count instructions:u (perf_event_paranoid {level}, " \
+                      "or no hardware counters, as in many virtual machines)"
+    return True, ""
+
+
+def resolve_metric(metric: str) -> tuple[str, str]:
+    """The cost measure to use for ``metric`` (auto: instructions where perf counts them, else cpu) and a note."""
+    if metric != "auto" and metric != "instructions":
+        return metric, ""
+    usable, why = perf_counts_instructions()
+    if usable:
+        return "instructions", ""
+    if metric == "instructions":
+        return "cpu", f"instructions cannot be counted ({why}); measuring CPU time instead"
+    return "cpu", f"CPU time of the child (instructions cannot be counted: {why})"
+
+
 @dataclass(frozen=True, slots=True)
 class Measurement:
-    """One run: CPU (user+sys) and wall seconds, how it ended."""
+    """One run: CPU (user+sys) and wall seconds, retired instructions when counted, how it ended."""
 
     cpu: float
     wall: float
@@ -50,21 +102,28 @@ class Measurement:
     hang: bool
     stderr_tail: str = ""
     coverage: int | None = None
+    instructions: int | None = None
 
     def value(self, metric: str) -> float:
-        return self.cpu if metric == "cpu" else self.wall
+        if metric == "instructions" and self.instructions is not None:
+            return float(self.instructions)
+        return self.wall if metric == "wall" else self.cpu
 
 
 class _Slot:
     def __init__(self, directory: Path, name: str, argv: list[str], stdin: bool, cwd: Path, helper: Path | None,
-                 timeout: float, cancelled: threading.Event | None) -> None:
+                 timeout: float, cancelled: threading.Event | None, count_instructions: bool) -> None:
         directory.mkdir()
         self.path = directory / name
         self.path.write_bytes(b"")
+        self.counts: Path | None = directory / "perf.out" if count_instructions else None
         if stdin:
             command = ["/bin/sh", "-c", 'f=$1; shift; exec "$@" < "$f"', "sh", str(self.path), *argv]
         else:
             command = [*argv, str(self.path)]
+        if self.counts is not None:
+            command = [shutil.which("perf") or "perf", "stat", "-x,", "-e", _PERF_EVENT, "-o", str(self.counts),
+                       "--", *command]
         self.runs = RepeatedRuns(command, cwd=cwd, helper=helper, timeout=timeout, cancelled=cancelled, tail_lines=5)
 
 
@@ -73,14 +132,14 @@ class Executor:
 
     def __init__(self, argv: Sequence[str], *, cwd: Path, jobs: int, hang_timeout: float, stdin: bool = False,
                  input_name: str = "input", cancelled: threading.Event | None = None,
-                 coverage: Coverage | None = None) -> None:
+                 coverage: Coverage | None = None, count_instructions: bool = False) -> None:
         self.jobs = 1 if coverage is not None else jobs
         self.coverage = coverage
         self._tmp = Path(tempfile.mkdtemp(prefix="perun-fuzz-"))
         helper = spawn_helper()
         self._slots: queue.SimpleQueue[_Slot] = queue.SimpleQueue()
-        self._all = [_Slot(self._tmp / f"w{i}", input_name, list(argv), stdin, cwd, helper, hang_timeout, cancelled)
-                     for i in range(self.jobs)]
+        self._all = [_Slot(self._tmp / f"w{i}", input_name, list(argv), stdin, cwd, helper, hang_timeout, cancelled,
+                           count_instructions) for i in range(self.jobs)]
         for slot in self._all:
             self._slots.put(slot)
         self._pool = ThreadPoolExecutor(self.jobs, thread_name_prefix="perun-fuzz") if self.jobs > 1 else None
@@ -102,12 +161,18 @@ class Executor:
                 self.coverage.reset()
             outcome = slot.runs.run()
             covered = self.coverage.total() if self.coverage is not None else None
+            counted = None
+            if slot.counts is not None:
+                try:
+                    counted = _perf_count(slot.counts.read_text("utf-8", "replace"))
+                except OSError:
+                    counted = None
         finally:
             self._slots.put(slot)
         with self._lock:
             self.executions += 1
         return Measurement(outcome.user_seconds + outcome.sys_seconds, outcome.wall_ns / 1e9, outcome.exit_status,
-                           outcome.timed_out, outcome.stderr_tail, covered)
+                           outcome.timed_out, outcome.stderr_tail, covered, counted)
 
     def measure_all(self, inputs: Sequence[bytes]) -> list[Measurement]:
         """Measure every input, ``jobs`` at a time; results in the order of ``inputs``."""

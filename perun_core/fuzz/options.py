@@ -34,11 +34,14 @@ FUZZ_PARAMS: tuple[Param, ...] = (
           flags=("-wf", "--workloads-filter"), metavar="REGEX"),
     Param("rules", "list", None, "Mutation rules to use (name or name:key=value); default all for the input kind.",
           flags=("-r", "--rules"), metavar="RULE"),
+    Param("dictionary", "str", None, "A file of tokens (one a line) the mutations insert, besides those taken "
+          "from the seeds.", flags=("--dict",), metavar="FILE"),
     Param("seed", "int", None, "Seed of the random choices (repeatable fuzzing).", flags=("--seed",), minimum=0),
     Param("stdin", "bool", False, "Give the input on standard input instead of as a file argument.",
           flags=("--stdin",)),
-    Param("metric", "choice", "cpu", "What slower means: CPU time (user+sys) or wall time of the run.",
-          flags=("--metric",), choices=("cpu", "wall")),
+    Param("metric", "choice", "auto", "The cost of a run: retired user instructions (perf), CPU time (user+sys) "
+          "or wall time; auto: instructions where perf can count them, else CPU time.",
+          flags=("--metric",), choices=("auto", "instructions", "cpu", "wall")),
     Param("jobs", "int", None, "Runs measured at once (default: the cores available).", flags=("-j", "--jobs"),
           minimum=1, maximum=256),
     Param("exec_limit", "int", None, "Stop after this many runs of the program.", flags=("-e", "--exec-limit"),
@@ -76,10 +79,12 @@ DELTA_PARAMS: tuple[Param, ...] = (
           metavar="ARGS"),
     Param("stdin", "bool", False, "Give the input on standard input instead of as a file argument.",
           flags=("--stdin",)),
-    Param("metric", "choice", "cpu", "What slower means: CPU time (user+sys) or wall time of the run.",
-          flags=("--metric",), choices=("cpu", "wall")),
+    Param("metric", "choice", "auto", "The cost of a run: retired user instructions (perf), CPU time (user+sys) "
+          "or wall time; auto: instructions where perf can count them, else CPU time.",
+          flags=("--metric",), choices=("auto", "instructions", "cpu", "wall")),
     Param("keep", "choice", "time", "Keep a smaller input when its time (time) or its time above start-up "
           "per byte (density) is at least the original's.", flags=("--keep",), choices=("time", "density")),
-    Param("tolerance", "float", None, "Allowed loss against the original (default: three times the noise).",
+    Param("tolerance", "float", None, "Allowed loss against the original (default: three times the noise); "
+          "refused when below what the noise lets the shrinking tell apart.",
           flags=("--tolerance",), minimum=0.0, maximum=0.9),
 )

@@ -1,10 +1,16 @@
 """What a fuzzing leaves in its output directory.
 
 * ``inputs/`` every kept input, ``hangs/`` the inputs that hit the hang timeout,
-* ``results.json`` the settings, the seeds with their baselines, every kept
-  input (size, CPU and wall seconds, slow-down against its seed, parent,
-  the rules that made it), the best slow-down over time, the rule weights,
-* ``results.md`` a Markdown table like the paper's Table III,
+* ``findings/`` the analysed inputs (each kept input analysed, scaled to
+  run within the analysis' time cap),
+* ``results.json`` the settings, the cost measure, the seeds with their
+  baselines, the findings (``reported``: ratio at equal size, confidence,
+  growth order with its fit, sizes and costs, the part that was scaled) and
+  every analysed input that was not reported with the reason (``analysed``),
+  every kept input (size, CPU and wall seconds, cost over an ordinary input
+  of its size, parent, the rules that made it), the best ratio over time,
+  the rule weights,
+* ``results.md`` the findings' table, then a table like the paper's Table III,
 * ``slowdown.svg`` the best slow-down over fuzzing time.
 
 Every file is written atomically (temporary file, fsync, rename).
@@ -17,11 +23,23 @@ import json
 from typing import Any
 
 from ..atomic import atomic_write_text
-from .findings import FuzzResult
+from .findings import FuzzResult, Verdict, compact_rules
+from .measure import COST_UNITS
 
-__all__ = ["RESULTS_VERSION", "markdown_table", "results_json", "svg_plot", "write_results"]
+__all__ = ["RESULTS_VERSION", "growth_text", "markdown_table", "results_json", "svg_plot", "write_results"]
 
-RESULTS_VERSION = 1
+#: 2: the cost measure, the reported and analysed inputs; a kept input's slowdown is at equal size
+RESULTS_VERSION = 2
+
+
+def growth_text(verdict: Verdict) -> str:
+    """``quadratic (n^2.03, r2 0.998) in the run of 'a', 200..2400 repetitions``."""
+    g = verdict.growth
+    if g.exponent is None:
+        return f"{g.order} in {g.part}"
+    fit = f"x{g.per_step:.3g} per repetition" if g.order == "exponential" else f"n^{g.exponent:.2f}"
+    span = f", {min(g.counts)}..{max(g.counts)} repetitions" if g.counts else ""
+    return f"{g.order} ({fit}, r2 {g.r_square:.3f}) in {g.part}{span}"
 
 
 def results_json(result: FuzzResult) -> dict[str, Any]:
@@ -30,7 +48,8 @@ def results_json(result: FuzzResult) -> dict[str, Any]:
         "version": RESULTS_VERSION,
         "command": result.argv,
         "input": "stdin" if s.stdin else "file argument",
-        "metric": s.metric,
+        "metric": result.metric,
+        "cost_unit": COST_UNITS.get(result.metric, result.metric),
         "settings": {"timeout": s.timeout, "hang_timeout": s.hang_timeout, "max_size": s.max_size,
                      "max_increase": s.max_increase, "max_ratio": s.max_ratio, "rules": list(s.rules),
                      "seed": s.seed, "jobs": result.jobs, "exec_limit": s.exec_limit, "stop_at": s.stop_at},
@@ -44,6 +63,8 @@ def results_json(result: FuzzResult) -> dict[str, Any]:
         "elapsed": result.elapsed,
         "stopped": result.stopped,
         "best_slowdown": result.best_slowdown,
+        "reported": [v.as_json() for v in result.reported],
+        "analysed": [v.as_json() for v in result.verdicts if not v.reported],
         "findings": [f.as_json() for f in result.best],
         "timeline": [[round(t, 4), round(v, 4)] for t, v in result.timeline],
         "rule_weights": result.rule_weights,
@@ -56,25 +77,35 @@ def results_json(result: FuzzResult) -> dict[str, Any]:
 
 
 def _seconds(value: float) -> str:
+    """A cost for the table: seconds with four decimals, a large count (instructions) with four digits."""
+    if value >= 1000:
+        return f"{value:.4g}"
     return f"{value:.4f}" if value < 10 else f"{value:.1f}"
 
 
 def markdown_table(result: FuzzResult, limit: int = 50) -> str:
-    """Input, size, time, slow-down, rules: the seeds, then the best kept inputs."""
-    metric = "CPU" if result.settings.metric == "cpu" else "wall"
+    """The findings (ratio at equal size, growth, confidence), then the seeds and the best kept inputs."""
+    unit = COST_UNITS.get(result.metric, result.metric)
     lines = [f"# Performance fuzzing of `{' '.join(result.argv)}`", "",
              f"{result.executions} runs in {result.elapsed:.1f} s, {len(result.findings)} inputs kept, "
-             f"best slow-down {result.best_slowdown:.1f}x (stopped: {result.stopped}).", "",
-             f"| Input | Size [B] | Time [s] ({metric}) | Slowdown | Used rules |",
-             "| --- | ---: | ---: | ---: | --- |"]
+             f"{len(result.reported)} reported (stopped: {result.stopped}); cost: {unit}.", ""]
+    if result.verdicts:
+        lines += ["| Input | Size [B] | Ratio at equal size | Confidence | Growth | Reported |",
+                  "| --- | ---: | ---: | ---: | --- | --- |"]
+        for verdict in result.verdicts:
+            lines.append(f"| [{verdict.id}]({verdict.file}) | {verdict.size} | {verdict.ratio:.1f}x | "
+                         f"{verdict.confidence:.3f} | {growth_text(verdict)} | "
+                         f"{'yes' if verdict.reported else 'no: ' + verdict.reason} |")
+        lines.append("")
+    lines += [f"| Input | Size [B] | Cost [{unit}] | Ratio at equal size | Used rules |",
+              "| --- | ---: | ---: | ---: | --- |"]
     for seed in result.seeds:
         lines.append(f"| {seed.id} (`{seed.file}`) | {seed.size} | {_seconds(seed.value)} | - | - |")
     for finding in result.best[:limit]:
         time_text = f"timeout ({result.settings.hang_timeout:g} s)" if finding.hang else _seconds(finding.value)
         slowdown = f">= {finding.slowdown:.1f}" if finding.hang else f"{finding.slowdown:.1f}"
-        rules = ", ".join(finding.rules)
         lines.append(f"| [{finding.id}]({finding.file}) | {finding.size} | {time_text} | {slowdown} | "
-                     f"{finding.depth}: {rules} |")
+                     f"{finding.depth}: {compact_rules(finding.rules)} |")
     if len(result.findings) > limit:
         lines.append(f"\n{len(result.findings) - limit} more in results.json.")
     return "\n".join(lines) + "\n"

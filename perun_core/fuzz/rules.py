@@ -5,8 +5,9 @@ A rule has a ``name``, a one-line ``summary``, ``params`` (a sequence of
 or "bytes": the inputs it is meant for) and ``mutate(data, rng, params)``
 returning the mutated bytes, or None when it does not apply to ``data``
 (a line rule on an empty input, say).  Rules work on bytes; text rules see
-lines split at ``\\n`` and words split at runs of whitespace, so they never
-have to decode an input.
+lines split at ``\\n`` and words split at runs of whitespace, and cut only at
+the start of a code point, so valid UTF-8 stays valid.  The growth rules
+(:mod:`.textrules`) are registered here too.
 
 The text rules follow the paper's rules inspired by known performance
 issues (double a line, repeat a word on a line, sort the words or numbers of
@@ -25,6 +26,7 @@ from typing import Any
 from ..errors import InvalidParameter, UnitError
 from ..params import Param, convert_params
 from ..registry import Registry
+from .textrules import TEXT_RULES, char_start
 
 __all__ = ["RULE_KINDS", "RuleChoice", "parse_rule_specs", "register_rule", "rules"]
 
@@ -187,8 +189,11 @@ class RemoveChar(_Rule):
     def mutate(self, data, rng, params):
         if not data:
             return None
-        i = rng.randrange(len(data))
-        return data[:i] + data[i + 1:]
+        i = char_start(data, rng.randrange(len(data)))
+        end = i + 1
+        while end < len(data) and data[end] & 0xC0 == 0x80:
+            end += 1
+        return data[:i] + data[end:]
 
 
 class DuplicateChar(_Rule):
@@ -199,8 +204,11 @@ class DuplicateChar(_Rule):
     def mutate(self, data, rng, params):
         if not data:
             return None
-        i = rng.randrange(len(data))
-        return data[:i] + data[i:i + 1] * rng.randint(1, params["times"]) + data[i:]
+        i = char_start(data, rng.randrange(len(data)))
+        end = i + 1
+        while end < len(data) and data[end] & 0xC0 == 0x80:
+            end += 1
+        return data[:i] + data[i:end] * rng.randint(1, params["times"]) + data[i:]
 
 
 class InsertSeparator(_Rule):
@@ -208,7 +216,7 @@ class InsertSeparator(_Rule):
     summary = "Insert a separator (comma, semicolon, colon, dot, space, tab, slash, bar, dash, newline)."
 
     def mutate(self, data, rng, params):
-        i = rng.randint(0, len(data))
+        i = char_start(data, rng.randint(0, len(data)))
         return data[:i] + rng.choice(_SEPARATORS) + data[i:]
 
 
@@ -232,8 +240,11 @@ class AppendSelf(_LineRule):
     summary = "Append to a line a piece of its own content."
 
     def edit(self, line, rng, params):
-        start = rng.randrange(len(line))
-        return [line + line[start:rng.randint(start + 1, len(line))]]
+        start = char_start(line, rng.randrange(len(line)))
+        end = rng.randint(start + 1, len(line))
+        while end < len(line) and line[end] & 0xC0 == 0x80:
+            end += 1
+        return [line + line[start:end]]
 
 
 # -- bytes -----------------------------------------------------------------------------------
@@ -306,6 +317,7 @@ _BUILTINS = {
                 RemoveChar, DuplicateChar, InsertSeparator, GrowNumber, AppendSelf,
                 FlipBit, RandomByte, InsertBytes, DeleteBlock, DuplicateBlock)
 }
+_BUILTINS.update({cls.name: f"{TEXT_RULES[0].__module__}:{cls.__name__}" for cls in TEXT_RULES})
 
 #: every mutation rule by name
 rules = Registry("fuzz rule", "mutate", frozenset(), _BUILTINS)
@@ -327,6 +339,11 @@ class RuleChoice:
         self.rule = rule
         self.name: str = rule.name
         self.params = params
+
+    def give_dictionary(self, tokens: Sequence[bytes]) -> None:
+        """Hand the tokens of the input's language to a rule that asks for them (``wants_dictionary``)."""
+        if getattr(self.rule, "wants_dictionary", False):
+            self.params = {**self.params, "dictionary": tuple(tokens)}
 
     def apply(self, data: bytes, rng: random.Random) -> bytes | None:
         return self.rule.mutate(data, rng, self.params)

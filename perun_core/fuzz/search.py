@@ -9,10 +9,16 @@
 2. Rounds of ``jobs`` candidates, measured in parallel: each candidate is a
    parent from the pool (the best input half of the time, otherwise one of
    the eight best: "restart from the best") with a stack of mutations applied,
-   the rules drawn by weight.  A candidate is kept when its time beats its
+   the rules drawn by weight.  A candidate is judged by its cost over the
+   cost of the seed grown to its size (:class:`~perun_core.fuzz.confirm.Reference`,
+   so growth alone is worth nothing) and kept when that ratio beats its
    parent's by more than the noise (``threshold``: three times the relative
    spread of the seed runs, at least 5 %); a borderline one is measured again
-   and judged by the lower of its two times.  A candidate not slow enough to
+   and judged by the lower of its two costs.  The search gets three quarters
+   of the time budget; in the rest the best kept inputs are analysed
+   (:func:`~perun_core.fuzz.confirm.analyse`) and only those whose cost grows
+   superlinearly with the part that made them slow, and that are clearly
+   slower than the seed grown to their size, are reported.  A candidate not slow enough to
    keep but not faster than its parent either becomes a walker: later
    candidates mutate it further and are judged against the same parent, so
    gains too small to measure one by one add up.  Rules are drawn with
@@ -50,11 +56,15 @@ from typing import Any
 
 from ..errors import FuzzError, Interrupted
 from ..runner.process import describe_status
-from .findings import Finding, FuzzFinished, FuzzProgress, FuzzResult, FuzzStarted, InputKept
-from .measure import Coverage, Executor, Measurement, available_cores
+from .confirm import Reference, analyse
+from .findings import (Finding, FindingAnalysed, FuzzFinished, FuzzProgress, FuzzResult, FuzzStarted, InputKept,
+                       Verdict)
+from .growth import describe, order_rank, periodic_regions
+from .measure import Coverage, Executor, Measurement, available_cores, resolve_metric
 from .output import write_results
 from .rules import RuleChoice, parse_rule_specs
-from .setup import FuzzSettings, check_output_dir, prepare_program, read_seeds
+from .setup import FuzzSettings, check_output_dir, prepare_program, read_dictionary, read_seeds
+from .textrules import seed_dictionary
 
 __all__ = ["fuzz"]
 
@@ -66,6 +76,10 @@ DEFAULT_MIN_LIMIT = 64 * 1024
 MAX_STACK = 64
 #: most mutations a walker (a candidate neither kept nor faster) accumulates
 MAX_WALK = 256
+#: share of the time budget kept for analysing the best inputs after the search
+ANALYSIS_SHARE = 0.25
+#: most kept inputs analysed
+MAX_ANALYSED = 6
 
 
 # -- the search --------------------------------------------------------------------------------
@@ -93,8 +107,13 @@ def _is_binary(data: bytes) -> bool:
 class _Search:
     def __init__(self, settings: FuzzSettings, argv: list[str], seeds: list[tuple[Path, bytes]],
                  rules: list[RuleChoice], executor: Executor, coverage_note: str,
-                 on_event: Callable[[Any], None], cancel: threading.Event) -> None:
+                 on_event: Callable[[Any], None], cancel: threading.Event, metric: str = "cpu") -> None:
         self.s = settings
+        self.metric = metric
+        self.references: dict[str, Reference] = {}
+        self.best_found_at = 0.0
+        self.search_budget = settings.timeout * (1 - ANALYSIS_SHARE)
+        self.seed_wall = 0.0
         self.argv = argv
         self.seed_files = seeds
         self.rules = rules
@@ -154,7 +173,7 @@ class _Search:
                 if took > self.s.timeout:
                     raise FuzzError(f"the time budget {self.s.timeout:g} s (-t) is too short: one run on seed {path} "
                                     f"took {took:.3g} s", hint="raise -t")
-            values = [m.value(self.s.metric) for m in runs]
+            values = [m.value(self.metric) for m in runs]
             median, spread = _robust_spread(values)
             median = max(median, 1e-6)
             spreads.append(spread / median)
@@ -175,6 +194,9 @@ class _Search:
                               coverage=coverage, data=data)
             seeds.append(finding)
             self.seen.add(_digest(data))
+            self.seed_wall = max(self.seed_wall, finding.wall)
+            if data:
+                self.references[sid] = Reference.measure(self.executor, data, median, self.limits[sid], self.metric)
         self.noise = min(0.5, max(spreads))
         self.gain = max(MIN_GAIN, 3 * self.noise)
         self.pool = [s for s in seeds if s.size > 0] or seeds
@@ -231,7 +253,7 @@ class _Search:
     def _stop_reason(self) -> str | None:
         if self.cancel.is_set():
             return "cancelled"
-        if self.elapsed() >= self.s.timeout:
+        if self.elapsed() >= self.search_budget:
             return "time budget"
         if self.s.exec_limit is not None and self.executor.executions >= self.s.exec_limit:
             return "execution limit"
@@ -276,7 +298,14 @@ class _Search:
         return reason
 
     def threshold(self, parent: Finding) -> float:
-        return parent.value * (1 + self.gain)
+        return parent.slowdown * (1 + self.gain)
+
+    def fitness(self, seed: str, data: bytes, outcome: Measurement) -> float:
+        """Cost over the cost of an ordinary input of the same size (the seed grown to it): growth alone is 1."""
+        reference = self.references.get(seed)
+        cost = outcome.value(self.metric)
+        expected = reference.cost(len(data)) if reference is not None else self.baselines[seed]
+        return cost / max(expected, 1e-12)
 
     def _judge(self, parent: Finding, data: bytes, used: list[str], outcome: Measurement) -> bool:
         if outcome.hang:
@@ -290,11 +319,11 @@ class _Search:
             self.failures += 1
             self._punish(used)
             return False
-        value = outcome.value(self.s.metric)
+        value = self.fitness(parent.seed, data, outcome)
         limit = self.threshold(parent)
         if value <= limit:
             self._punish(used)
-            if value >= parent.value and len(used) < MAX_WALK:
+            if value >= parent.slowdown and len(used) < MAX_WALK:
                 # no loss: walk on from here, so gains too small to measure one by one can add up
                 self.walkers.append((parent, data, used))
                 del self.walkers[:-2 * self.executor.jobs]
@@ -310,9 +339,9 @@ class _Search:
                 return False
             if again.exit_status != 0 or again.hang:
                 return False
-            if again.value(self.s.metric) < value:
+            if self.fitness(parent.seed, data, again) < value:
                 outcome = again
-                value = again.value(self.s.metric)
+                value = self.fitness(parent.seed, data, again)
             if value <= limit:
                 self._punish(used)
                 return False
@@ -329,19 +358,18 @@ class _Search:
             self.successes[name] += 1
         self.counter += 1
         fid = f"{'hang' if hang else 'w'}{self.counter}"
-        folder = "hangs" if hang else "inputs"
-        suffix = Path(self.seed_files[0][0]).suffix
-        file = f"{folder}/{fid}{suffix}"
-        target = self.s.output_dir / file
-        target.parent.mkdir(parents=True, exist_ok=True)
-        # renamed into place (never seen half-written) but not fsynced: a kept input costs no disk flush
-        # in the middle of the search; results.json, written at the end, is fsynced
-        partial = target.with_name(f".{target.name}.part")
-        partial.write_bytes(data)
-        os.replace(partial, target)
-        baseline = self.baselines[parent.seed]
-        value = self.s.hang_timeout if hang else outcome.value(self.s.metric)
-        finding = Finding(fid, file, len(data), outcome.cpu, outcome.wall, value, value / baseline, parent.seed,
+        file = self._save("hangs" if hang else "inputs", fid, data)
+        if hang:
+            # the run was stopped: its cost is at least the hang timeout (in seconds; counted instructions as far
+            # as they got), so its ratio is a lower bound
+            value = self.s.hang_timeout if self.metric != "instructions" else outcome.value(self.metric)
+            reference = self.references.get(parent.seed)
+            expected = reference.cost(len(data)) if reference is not None else self.baselines[parent.seed]
+            slowdown = value / max(expected, 1e-12)
+        else:
+            value = outcome.value(self.metric)
+            slowdown = self.fitness(parent.seed, data, outcome)
+        finding = Finding(fid, file, len(data), outcome.cpu, outcome.wall, value, slowdown, parent.seed,
                           parent.id, list(used), parent.depth + len(used), round(self.elapsed(), 4),
                           self.executor.executions, hang, outcome.coverage, data)
         self.findings.append(finding)
@@ -349,14 +377,60 @@ class _Search:
             self.pool.append(finding)
         if finding.slowdown > self.best:
             self.best = finding.slowdown
+            self.best_found_at = finding.found_at
             self.timeline.append((finding.found_at, self.best))
         self.emit(InputKept(finding, self.best))
+
+    # -- after the search -------------------------------------------------------------------
+    def analyse(self) -> list[Verdict]:
+        """Analyse the best kept inputs (see :mod:`.confirm`), one part (a run, a repeated unit) each, in the
+        time left; the first one even when none is left.  Reported ones first, by growth order, then ratio."""
+        deadline = self.start + self.s.timeout
+        cap = min(self.s.hang_timeout / 2, max(4.0, 20 * self.seed_wall))
+        verdicts: list[Verdict] = []
+        parts: set[str] = set()
+        for finding in sorted(self.findings, key=lambda f: f.slowdown, reverse=True):
+            if self.cancel.is_set() or len(verdicts) >= MAX_ANALYSED:
+                break
+            now = time.monotonic()
+            if verdicts and now >= deadline:
+                break
+            text = finding.data.decode("utf-8", "surrogateescape")
+            part = describe(text, periodic_regions(text))
+            if part in parts or finding.seed not in self.references:
+                continue
+            parts.add(part)
+            try:
+                verdict, data = analyse(finding.id, finding.data, self.references[finding.seed], self.executor,
+                                        metric=self.metric, noise=self.noise, gain=self.gain, cap=cap,
+                                        limit=self.limits[finding.seed],
+                                        deadline=max(deadline, now + min(60.0, 0.2 * self.s.timeout)))
+            except Interrupted:
+                break
+            verdict.found_at, verdict.rules = finding.found_at, finding.rules
+            if data is not None:
+                verdict.file = self._save("findings", finding.id, data)
+            verdicts.append(verdict)
+            self.emit(FindingAnalysed(verdict))
+        return sorted(verdicts, key=lambda v: (v.reported, order_rank(v.growth), v.ratio), reverse=True)
+
+    def _save(self, folder: str, name: str, data: bytes) -> str:
+        """Write a kept or analysed input under the output directory; its path relative to it."""
+        file = f"{folder}/{name}{Path(self.seed_files[0][0]).suffix}"
+        target = self.s.output_dir / file
+        target.parent.mkdir(parents=True, exist_ok=True)
+        # renamed into place (never seen half-written) but not fsynced: a kept input costs no disk flush
+        # in the middle of the search; results.json, written at the end, is fsynced
+        partial = target.with_name(f".{target.name}.part")
+        partial.write_bytes(data)
+        os.replace(partial, target)
+        return file
 
     def _progress(self) -> None:
         elapsed = self.elapsed()
         self.emit(FuzzProgress(self.executor.executions, len(self.findings), sum(f.hang for f in self.findings),
                                self.failures, self.best, elapsed,
-                               self.executor.executions / elapsed if elapsed > 0 else 0.0))
+                               self.executor.executions / elapsed if elapsed > 0 else 0.0, self.best_found_at))
 
 
 def fuzz(settings: FuzzSettings, *, cwd: Path | str | None = None, on_event: Callable[[Any], None] | None = None,
@@ -378,27 +452,41 @@ def fuzz(settings: FuzzSettings, *, cwd: Path | str | None = None, on_event: Cal
     rules = parse_rule_specs(settings.rules, binary)
     if not rules:
         raise FuzzError("no mutation rule is left to use; name some with -r")
+    tokens = seed_dictionary([data for _, data in seeds], read_dictionary(settings.dictionary))
+    for rule in rules:
+        rule.give_dictionary(tokens)
+    metric, metric_note = resolve_metric(settings.metric)
     coverage, note = (None, "skipped (--skip-coverage-testing)") if settings.skip_coverage else \
         Coverage.usable(settings.source_path, settings.gcno_path)
     coverage_note = "used" if coverage is not None else f"skipped: {note}"
     jobs = settings.jobs or available_cores()
     name = "input" + seeds[0][0].suffix
     with Executor(argv, cwd=where, jobs=jobs, hang_timeout=settings.hang_timeout, stdin=settings.stdin,
-                  input_name=name, cancelled=cancel, coverage=coverage) as executor:
-        search = _Search(settings, argv, seeds, rules, executor, coverage_note, emit, cancel)
+                  input_name=name, cancelled=cancel, coverage=coverage,
+                  count_instructions=metric == "instructions") as executor:
+        search = _Search(settings, argv, seeds, rules, executor, coverage_note, emit, cancel, metric)
         seed_findings = search.calibrate()  # cancelling here raises Interrupted: there is nothing to write yet
         settings.output_dir.mkdir(parents=True, exist_ok=True)
+        notes = [metric_note] if metric_note else []
+        if search.gain > 0.5:
+            notes.append(f"the noise of the cost ({100 * search.noise:.0f} %) keeps only inputs "
+                         f"{100 * search.gain:.0f} % slower than their parent: smaller gains cannot be kept")
         emit(FuzzStarted(tuple(str(p) for p, _ in seeds), tuple(f.value for f in seed_findings), search.noise,
-                         search.gain, executor.jobs, tuple(r.name for r in rules), coverage_note))
+                         search.gain, executor.jobs, tuple(r.name for r in rules), coverage_note, metric,
+                         "; ".join(notes)))
         stopped = search.run()
-        elapsed = search.elapsed()
-        search.timeline.append((elapsed, search.best))
+        search.timeline.append((search.elapsed(), search.best))
         search._progress()
+        verdicts = search.analyse()
+        elapsed = search.elapsed()
+        if not search.findings and search.gain > 0.5:
+            notes.append("nothing was kept: the noise threshold may be why (a quieter machine, --metric "
+                         "instructions where perf counts, or a larger input per run lowers it)")
         result = FuzzResult(settings, argv, seed_findings, search.findings, search.timeline, executor.executions,
                             search.failures, elapsed, stopped, search.noise, search.gain, executor.jobs,
                             {k: round(v, 4) for k, v in search.weights.items()}, dict(search.successes),
-                            coverage_note)
+                            coverage_note, notes=notes, metric=metric, verdicts=verdicts)
     write_results(result)
     emit(FuzzFinished(stopped, result.executions, len(result.findings), sum(f.hang for f in result.findings),
-                      result.best_slowdown, elapsed))
+                      result.best_slowdown, elapsed, len(result.reported)))
     return result

@@ -22,7 +22,7 @@ from ..errors import FuzzError, UsageError
 from ..params import convert_params
 from .options import FUZZ_PARAMS
 
-__all__ = ["FuzzSettings", "check_output_dir", "prepare_program", "read_seeds", "settings_from"]
+__all__ = ["FuzzSettings", "check_output_dir", "prepare_program", "read_dictionary", "read_seeds", "settings_from"]
 
 
 @dataclass(frozen=True)
@@ -40,9 +40,10 @@ class FuzzSettings:
     max_ratio: float | None = None
     workloads_filter: str | None = None
     rules: tuple[str, ...] = ()
+    dictionary: str | None = None
     seed: int | None = None
     stdin: bool = False
-    metric: str = "cpu"
+    metric: str = "auto"
     jobs: int | None = None
     exec_limit: int | None = None
     stop_at: float | None = None
@@ -84,6 +85,8 @@ def settings_from(values: Mapping[str, Any], cwd: Path | str | None = None) -> F
     base = Path(cwd) if cwd is not None else Path.cwd()
     converted["output_dir"] = (base / Path(converted["output_dir"]).expanduser()).resolve()
     converted["seeds"] = tuple(str(base / Path(s).expanduser()) for s in converted["seeds"])
+    if converted["dictionary"]:
+        converted["dictionary"] = str(base / Path(converted["dictionary"]).expanduser())
     converted["rules"] = tuple(converted["rules"] or ())
     converted["postprocessors"] = tuple(converted["postprocessors"] or ())
     return FuzzSettings(**converted)
@@ -142,3 +145,18 @@ def check_output_dir(path: Path) -> None:
     if path.exists() and (not path.is_dir() or any(path.iterdir())):
         what = "is not a directory" if not path.is_dir() else "exists and is not empty"
         raise FuzzError(f"output directory {path} {what}; expected a new or empty directory")
+
+
+def read_dictionary(path: str | None) -> list[bytes]:
+    """The tokens of a ``--dict`` file: one a line, empty lines skipped; FuzzError when it cannot be read."""
+    if not path:
+        return []
+    file = Path(path)
+    if not file.is_file():
+        raise FuzzError(f"dictionary {file} is not a file; expected a file of tokens, one a line")
+    try:
+        content = file.read_bytes()
+    except OSError as exc:
+        raise FuzzError(f"cannot read dictionary {file}: {exc.strerror or exc}") from None
+    tokens = [line.rstrip(b"\r") for line in content.split(b"\n")]
+    return [t for t in tokens if t]

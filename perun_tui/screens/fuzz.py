@@ -154,14 +154,15 @@ class FuzzScreen(Screen[ProfileLink | None]):
             time_text = "hang" if finding.hang else f"{finding.value:.4f} s"
             self.query_one("#fuzz-found", DataTable).add_row(
                 finding.id, f"{finding.size} B", time_text, f"{finding.slowdown:.1f}x",
-                ", ".join(finding.rules[:4]) + ("…" if len(finding.rules) > 4 else ""), "", key=finding.id)
+                api.compact_rules(finding.rules), "", key=finding.id)
         elif isinstance(event, api.FuzzProgress):
             self.best = max(self.best, event.best_slowdown)
             self.history.append(self.best)
             del self.history[:-200]
             self.query_one("#fuzz-plot", Sparkline).data = list(self.history)
             self._show(f"{event.executions} runs ({event.executions_per_second:.0f}/s) · {event.kept} kept · "
-                       f"{event.hangs} hangs · best {event.best_slowdown:.1f}x · {event.elapsed:.0f} s"
+                       f"{event.hangs} hangs · best {event.best_slowdown:.1f}x at equal size (at "
+                       f"{event.best_found_at:.0f} s) · {event.elapsed:.0f} s"
                        + (" · cancelling…" if self.cancel.is_set() else ""))
 
     def on_fuzz_done(self, message: FuzzDone) -> None:
@@ -179,5 +180,6 @@ class FuzzScreen(Screen[ProfileLink | None]):
             self.links[finding.id] = ProfileLink(None, Path(profile).name)
             if finding.id in table.rows:
                 table.update_cell(finding.id, "profile", Path(profile).name)
-        self._show(f"{self.status}: {result.executions} runs, {len(result.findings)} kept, best "
-                   f"{result.best_slowdown:.1f}x; results in {result.settings.output_dir}")
+        reported = "; ".join(f"{v.id} {v.ratio:.1f}x at equal size, {api.growth_text(v)}" for v in result.reported[:2])
+        self._show(f"{self.status}: {result.executions} runs, {len(result.findings)} kept, {len(result.reported)} "
+                   f"reported{': ' + reported if reported else ''}; results in {result.settings.output_dir}")

@@ -1,0 +1,91 @@
+"""Fuzz every bug of :mod:`bugs` on its vulnerable and its fixed version; report what was found.
+
+Usage: ``python benchmarks/fuzz/run_bugs.py [--budget 300] [--lib /tmp/fuzzbugs/lib] [--only NAME ...]``.
+The libraries are installed beforehand, each version in its own directory under ``--lib``
+(``pip install --target LIB/urllib3-1.26.4 urllib3==1.26.4``, see ``bugs.library_dir``).  For every
+input reported on the vulnerable version the script times it (CPU, best of three) on both versions:
+a real finding is at least 5x slower on the vulnerable one.  Results go to ``--out`` (results.json).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import resource
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+HERE = Path(__file__).resolve().parent
+sys.path.insert(0, str(HERE))
+from bugs import BUGS, library_dir  # noqa: E402
+
+PYTHON = os.path.realpath(sys.executable)
+
+
+def cpu_of(driver: Path, lib: Path, data: Path, timeout: float = 120.0) -> float:
+    """The least CPU seconds of three runs of the driver on ``data``."""
+    best = float("inf")
+    for _ in range(3):
+        before = resource.getrusage(resource.RUSAGE_CHILDREN)
+        try:
+            subprocess.run([PYTHON, str(driver), str(lib), str(data)], capture_output=True, timeout=timeout)
+        except subprocess.TimeoutExpired:
+            return timeout
+        after = resource.getrusage(resource.RUSAGE_CHILDREN)
+        best = min(best, after.ru_utime + after.ru_stime - before.ru_utime - before.ru_stime)
+    return best
+
+
+def fuzz(bug: dict, version: str, lib_root: Path, out: Path, budget: float) -> dict:
+    lib = lib_root / library_dir(bug[version])
+    target = out / f"{bug['name']}-{version}"
+    command = f"{PYTHON} {HERE / bug['driver']} {lib}"
+    started = time.monotonic()
+    done = subprocess.run([sys.executable, "-m", "perun_core.cli.entry", "fuzz", "-b", command, "-w", str(HERE / bug["seeds"]),
+                           "-o", str(target), "-t", str(budget), "-q", "-np", "--seed", "1", "--profiles", "0"],
+                          capture_output=True, text=True, cwd=out)
+    if done.returncode != 0:
+        return {"error": done.stderr.strip().splitlines()[-1:] or ["?"], "wall": time.monotonic() - started}
+    results = json.loads((target / "results.json").read_text())
+    return {"reported": results["reported"], "executions": results["executions"], "elapsed": results["elapsed"],
+            "kept": len(results["findings"]), "dir": str(target), "metric": results["metric"]}
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--budget", type=float, default=300.0)
+    parser.add_argument("--lib", type=Path, default=Path("/tmp/fuzzbugs/lib"))
+    parser.add_argument("--only", nargs="*")
+    parser.add_argument("--out", type=Path, default=Path("/tmp/fuzzbugs/runs"))
+    args = parser.parse_args()
+    args.out.mkdir(parents=True, exist_ok=True)
+    summary = []
+    for bug in BUGS:
+        if args.only and bug["name"] not in args.only:
+            continue
+        row = {"bug": bug["name"], "published": bug["published"], "expected": bug["expected"],
+               "load": os.getloadavg()[0]}
+        for version in ("vulnerable", "fixed"):
+            row[version] = fuzz(bug, version, args.lib, args.out, args.budget)
+        for finding in row["vulnerable"].get("reported", []):
+            data = Path(row["vulnerable"]["dir"]) / finding["file"]
+            slow = cpu_of(HERE / bug["driver"], args.lib / library_dir(bug["vulnerable"]), data)
+            fast = cpu_of(HERE / bug["driver"], args.lib / library_dir(bug["fixed"]), data)
+            finding["vulnerable_over_fixed"] = round(slow / max(fast, 1e-6), 2)
+        best = row["vulnerable"].get("reported", [None])[0] if row["vulnerable"].get("reported") else None
+        line = {"bug": bug["name"], "found": best is not None and best.get("vulnerable_over_fixed", 0) >= 5,
+                "ratio_at_equal_size": best and best["ratio_at_equal_size"],
+                "order": best and best["growth"]["order"], "exponent": best and best["growth"]["exponent"],
+                "vulnerable_over_fixed": best and best.get("vulnerable_over_fixed"),
+                "found_at": best and best["found_at"], "fixed_reported": len(row["fixed"].get("reported", [])),
+                "load": row["load"]}
+        print(json.dumps(line), flush=True)
+        summary.append(row)
+    (args.out / "results.json").write_text(json.dumps(summary, indent=2) + "\n")
+
+
+if __name__ == "__main__":
+    main()

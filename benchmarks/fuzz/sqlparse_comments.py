@@ -1,0 +1,7 @@
+"""Driver: sqlparse.format(text, strip_comments=True) (argv: library dir, input file)."""
+import sys
+
+sys.path.insert(0, sys.argv[1])
+import sqlparse  # noqa: E402
+
+sqlparse.format(open(sys.argv[2], encoding="utf-8", errors="replace").read(), strip_comments=True)

@@ -1,0 +1,291 @@
+"""Slow at equal size, and growing faster than the input: what makes a kept input a finding.
+
+A bigger input is slower for every program, so an input is judged against
+ordinary inputs of its own size (:class:`Reference`): the seed repeated (its
+lines again and again) and the seed padded with spaces, measured at a few
+sizes up to the size limit when the fuzzing starts; the cheaper of the two at
+a size is the reference cost there (interpolated between the sizes
+measured).  The search keeps inputs by their cost over that reference.
+
+After the search each of the best kept inputs is analysed
+(:func:`analyse`): the part that made it slow (:mod:`.growth`) is scaled
+from one repetition up, until a run takes ``cap`` seconds or the size limit
+is reached, and the cost's growth is fitted.  The largest scaled input that
+runs within ``cap`` is then measured against the reference input of its size,
+in pairs run side by side, for the ratio at equal size and its confidence
+(one-sided exact Mann-Whitney test over the pairs).  It is reported when the
+growth is superlinear and the ratio clearly above one.
+"""
+
+from __future__ import annotations
+
+import itertools
+import math
+import statistics
+import time
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+from .findings import Verdict
+from .growth import (Growth, Region, describe, fit_growth, order_rank, periodic_regions, periodic_regions_without,
+                     scaled)
+from .measure import Executor, Measurement
+from .textrules import char_start
+
+__all__ = ["Reference", "analyse", "confidence_greater"]
+
+STRATEGIES = {"tile": "the seed repeated", "pad": "the seed padded with spaces"}
+_SIZE_STEP = 8
+_MAX_POINTS = 8
+
+
+def grown_seed(seed: bytes, size: int, strategy: str) -> bytes:
+    """``seed`` grown to ``size`` bytes by ``strategy`` (tile: repeated line by line; pad: trailing spaces)."""
+    if size <= len(seed):
+        return seed
+    if strategy == "pad":
+        return seed + b" " * (size - len(seed))
+    unit = seed if seed.endswith(b"\n") else seed + b"\n"
+    grown = unit * (size // len(unit) + 1)
+    return grown[:char_start(grown, size)]
+
+
+class Reference:
+    """The cost of ordinary inputs grown from one seed, by size."""
+
+    def __init__(self, seed: bytes, curves: dict[str, list[tuple[int, float]]]) -> None:
+        self.seed = seed
+        self.curves = {name: sorted(points) for name, points in curves.items() if points}
+
+    @classmethod
+    def measure(cls, executor: Executor, seed: bytes, seed_cost: float, limit: int, metric: str) -> Reference:
+        """Measure both strategies at sizes growing eightfold from the seed's up to ``limit``, or until the
+        cheaper one costs four times the seed (beyond that the curve is extended linearly)."""
+        sizes = []
+        size = len(seed) * _SIZE_STEP
+        while size < limit:
+            sizes.append(size)
+            size *= _SIZE_STEP
+        if limit > len(seed):
+            sizes.append(limit)
+        curves: dict[str, list[tuple[int, float]]] = {name: [(len(seed), seed_cost)] for name in STRATEGIES}
+        refused: set[str] = set()
+        for size in sizes:
+            grown = [grown_seed(seed, size, name) for name in STRATEGIES]
+            costs = []
+            for name, data, outcome in zip(STRATEGIES, grown, executor.measure_all(grown)):
+                if outcome.hang or outcome.exit_status != 0:
+                    refused.add(name)
+                curves[name].append((len(data), outcome.value(metric)))
+                costs.append(outcome.value(metric))
+            if min(costs) > 4 * seed_cost:
+                break
+        usable = {n: c for n, c in curves.items() if n not in refused} or curves
+        return cls(seed, usable)
+
+    def _interpolate(self, points: list[tuple[int, float]], size: int) -> float:
+        if size <= points[0][0] or len(points) == 1:
+            return points[0][1]
+        for (s0, c0), (s1, c1) in itertools.pairwise(points):
+            if size <= s1:
+                return c0 + (c1 - c0) * (size - s0) / max(s1 - s0, 1)
+        (s0, c0), (s1, c1) = points[-2], points[-1]
+        slope = max(0.0, (c1 - c0) / max(s1 - s0, 1))
+        return c1 + slope * (size - s1)
+
+    def strategy(self, size: int) -> str:
+        """The strategy whose input of ``size`` bytes costs least."""
+        return min(self.curves, key=lambda name: self._interpolate(self.curves[name], size))
+
+    def cost(self, size: int) -> float:
+        return self._interpolate(self.curves[self.strategy(size)], size)
+
+    def sample(self, size: int) -> bytes:
+        return grown_seed(self.seed, size, self.strategy(size))
+
+
+def confidence_greater(xs: Sequence[float], ys: Sequence[float]) -> float:
+    """1 - p of the one-sided exact Mann-Whitney test that ``xs`` are greater than ``ys`` (ties count half)."""
+    def u_statistic(a: Sequence[float], b: Sequence[float]) -> float:
+        return sum(1.0 if x > y else 0.5 if x == y else 0.0 for x in a for y in b)
+
+    observed = u_statistic(xs, ys)
+    pooled = list(xs) + list(ys)
+    n = len(xs)
+    total = at_least = 0
+    for chosen in itertools.combinations(range(len(pooled)), n):
+        picked = set(chosen)
+        a = [pooled[i] for i in chosen]
+        b = [pooled[i] for i in range(len(pooled)) if i not in picked]
+        total += 1
+        at_least += u_statistic(a, b) >= observed - 1e-12
+    return 1.0 - at_least / total
+
+
+@dataclass
+class _Point:
+    count: int
+    data: bytes
+    cost: float
+    wall: float
+
+
+def _measure_point(executor: Executor, data: bytes, metric: str) -> Measurement:
+    """The cheapest of one to three runs (three while a run is short): interference only ever adds cost."""
+    first = executor.measure(data)
+    if first.hang or first.wall >= 0.25:
+        return first
+    runs = [first, *executor.measure_all([data, data])]
+    return min(runs, key=lambda m: m.value(metric))
+
+
+def _scale_points(executor: Executor, build, start: int, limit: int, cap: float, metric: str, base: float,
+                  floor: float, deadline: float) -> list[_Point]:
+    """Cost at repetition counts from ``start`` doubling until a run takes ``cap`` seconds (CPU, or wall with
+    that metric) or the size limit, then at geometric midpoints of the widest gaps among the points above the
+    noise, so the points spread over the whole measurable range, whether it spans decades (a polynomial) or a
+    few steps (an exponential)."""
+    points: dict[int, _Point] = {}
+    over: int | None = None
+
+    def probe(k: int) -> bool:
+        """Measure at ``k``; False when it is too slow or too big (then it bounds the range)."""
+        nonlocal over
+        data = build(k)
+        if len(data) > limit:
+            over = k if over is None else min(over, k)
+            return False
+        outcome = _measure_point(executor, data, metric)
+        spent = outcome.wall if metric == "wall" else outcome.cpu
+        if outcome.hang or spent > cap:
+            over = k if over is None else min(over, k)
+            return False
+        points[k] = _Point(k, data, outcome.value(metric), spent)
+        return True
+
+    k = start
+    while not probe(k) and not points and k > 1:
+        k //= 4  # already too slow at the first count: start lower
+    while over is None and k < (1 << 40):
+        k *= 2
+        if not probe(k) or (time.monotonic() > deadline and len(points) > 8):
+            break
+    # past the deadline only until a growth can be fitted at all (a few points above the noise)
+    for _ in range(24):
+        above = sorted(p.count for p in points.values() if p.cost - base > floor)
+        if len(above) >= _MAX_POINTS or (time.monotonic() > deadline and len(above) >= 6):
+            break
+        edges = sorted(set(points) | ({over} if over is not None else set()))
+        gaps = [(b / a, a, b) for a, b in itertools.pairwise(edges) if b - a >= 2 and (b in above or b == over)]
+        if not gaps:
+            break
+        _, a, b = max(gaps)
+        middle = round(math.sqrt(a * b))
+        probe(min(max(middle, a + 1), b - 1))
+    return sorted(points.values(), key=lambda p: p.count)
+
+
+def _growth(executor: Executor, data: bytes, text: str, regions: list[Region], limit: int, cap: float, metric: str,
+            noise: float, deadline: float) -> tuple[Growth, list[_Point]]:
+    """Scale ``regions`` of ``text`` (or, without regions, the whole input: its first n bytes, repeated past its
+    end) and fit the cost's growth."""
+    def build(k: int) -> bytes:
+        if regions:
+            return scaled(text, regions, k).encode("utf-8", "surrogateescape")
+        tiled = data * (k // max(len(data), 1) + 1)
+        return tiled[:char_start(tiled, k)]
+
+    if regions:
+        start = max(1, max(r.count for r in regions) // 16)
+    else:
+        start = max(1, len(data) // 16)
+        limit *= 4  # an input near the size limit: larger ones must fit to show a growth
+    base = min(m.value(metric) for m in executor.measure_all([build(0)] * 3))
+    floor = max(3 * noise, 0.05) * max(base, 1e-12)
+    points = _scale_points(executor, build, start, limit, cap, metric, base, floor, deadline)
+    growth = fit_growth([p.count for p in points], [p.cost for p in points], base, noise)
+    growth.part, growth.base = describe(text, regions), base
+    growth.counts = [p.count for p in points]
+    growth.sizes = [len(p.data) for p in points]
+    growth.costs = [p.cost for p in points]
+    return growth, points
+
+
+def _culprit(executor: Executor, data: bytes, text: str, regions: list[Region], metric: str,
+             noise: float) -> list[Region]:
+    """The repeated part that holds the cost: of the longest repeated region (with its copies) and the three
+    next ones, the one whose removal saves the most cost per byte removed (for an input that hangs: the
+    smallest one whose removal lets it finish); the longest when none stands out."""
+    if not regions:
+        return []
+    groups = [regions] + [[r] for r in periodic_regions_without(text, regions)[:3]]
+    full, empty = executor.measure_all([data, b""])
+    total = full.value(metric) - empty.value(metric)
+    best, best_score = regions, 1.5
+    for group in groups:
+        without = scaled(text, group, 0).encode("utf-8", "surrogateescape")
+        runs = executor.measure_all([without, without])
+        share = (len(data) - len(without)) / max(len(data), 1)
+        if share <= 0:
+            continue
+        if full.hang:
+            # the run was stopped, its cost unknown: a part whose removal lets it finish holds the cost
+            score = 1.0 / share if not any(m.hang for m in runs) else 0.0
+        else:
+            saved = full.value(metric) - min(m.value(metric) for m in runs)
+            enough = saved > max(3 * noise, 0.05) * full.value(metric) and total > 0
+            score = (saved / total) / share if enough else 0.0
+        if score > best_score:
+            best, best_score = group, score
+    return best
+
+
+def analyse(finding_id: str, data: bytes, reference: Reference, executor: Executor, *, metric: str, noise: float,
+            gain: float, cap: float, limit: int, deadline: float) -> tuple[Verdict, bytes | None]:
+    """Scale the slow part of ``data``, fit its growth, measure the ratio at equal size; the verdict and the
+    input it is about (the largest scaled input within ``cap``), None when nothing could be measured."""
+    text = data.decode("utf-8", "surrogateescape")
+    regions = _culprit(executor, data, text, periodic_regions(text), metric, noise)
+    growth, points = _growth(executor, data, text, regions, limit, cap, metric, noise, deadline)
+    if regions and not growth.superlinear and time.monotonic() < deadline and len(data) > 0:
+        # the repeated part alone does not explain it: maybe the whole input does (a quadratic pass over it)
+        whole, whole_points = _growth(executor, data, text, [], limit, cap, metric, noise, deadline)
+        if order_rank(whole) > order_rank(growth):
+            growth, points = whole, whole_points
+    part = growth.part
+    within = points
+    if not within:
+        return Verdict(finding_id, "", len(data), 0.0, 0, 0.0, "", 0.0, 0.0, growth, False,
+                       "the scaled inputs could not be measured", metric), None
+    chosen = max(within, key=lambda p: p.count)
+    ratio, confidence, value, ref_value, ref_size, name = _equal_size(executor, chosen.data, reference, metric)
+    needed = max(1.5, 1 + gain)
+    reasons = []
+    if not growth.superlinear:
+        reasons.append(f"the cost grows {growth.order} in {part}" if growth.exponent is not None else
+                       f"no growth measurable in {part}")
+    if ratio < needed:
+        reasons.append(f"only {ratio:.2f}x the reference at equal size (needs {needed:.2f}x)")
+    elif confidence < 0.9:
+        reasons.append(f"the ratio at equal size is not sure enough (confidence {confidence:.2f})")
+    verdict = Verdict(finding_id, "", len(chosen.data), value, ref_size, ref_value, STRATEGIES[name], ratio,
+                      confidence, growth, not reasons, "; ".join(reasons), metric)
+    return verdict, chosen.data
+
+
+def _equal_size(executor: Executor, data: bytes, reference: Reference,
+                metric: str) -> tuple[float, float, float, float, int, str]:
+    """Ratio, confidence and the two medians of ``data`` against the reference input of its size, run in pairs."""
+    size = len(data)
+    name = reference.strategy(size)
+    other = grown_seed(reference.seed, size, name)
+    first = executor.measure_all([data, other])
+    rounds = 5 if first[0].wall < 0.5 else 3
+    xs, ys = [first[0].value(metric)], [first[1].value(metric)]
+    for _ in range(rounds - 1):
+        pair = executor.measure_all([data, other])
+        xs.append(pair[0].value(metric))
+        ys.append(pair[1].value(metric))
+    x, y = statistics.median(xs), statistics.median(ys)
+    ratio = x / y if y > 0 else math.inf
+    return round(ratio, 3), round(confidence_greater(xs, ys), 4), x, y, len(other), name
