@@ -54,16 +54,27 @@ def colour_environment(environ: dict[str, str] | os._Environ = os.environ) -> bo
     return not environ.get("NO_COLOR")
 
 
-def cannot_draw(environ: dict[str, str] | os._Environ = os.environ, stdout=None) -> str | None:
-    """Why this terminal cannot show the app (``TERM=dumb``, standard output no terminal), or None when it can."""
-    stdout = sys.stdout if stdout is None else stdout
+def _is_terminal(stream) -> bool:
+    try:
+        return stream.isatty()
+    except (AttributeError, ValueError):  # closed, or replaced by something without a descriptor
+        return False
+
+
+def cannot_draw(environ: dict[str, str] | os._Environ = os.environ, stdout=None, stderr=None) -> str | None:
+    """Why this terminal cannot show the app, or None when it can.
+
+    ``TERM=dumb`` (an editor's shell buffer, some CI runners), standard
+    output that is no terminal (a pipe, a file, a CI log), and standard
+    error that is none (textual draws there).
+    """
     if environ.get("TERM") == "dumb":
         return "TERM=dumb"
-    try:
-        terminal = stdout.isatty()
-    except (AttributeError, ValueError):  # closed or replaced by something without a descriptor
-        terminal = False
-    return None if terminal else "standard output is not a terminal"
+    if not _is_terminal(sys.stdout if stdout is None else stdout):
+        return "standard output is not a terminal"
+    if not _is_terminal(sys.__stderr__ if stderr is None else stderr):
+        return "standard error is not a terminal"
+    return None
 
 
 #: values of PERUN_LOW_BANDWIDTH that leave the mode off (as if unset)
