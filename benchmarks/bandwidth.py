@@ -16,18 +16,21 @@ Actions, in this order:
   counted alone (the profiles and commit panes follow the cursor);
 * ``profiles move``: ``2`` focuses the profiles pane, then down and up
   presses over its rows;
-* ``open plot``: ``p`` on the selected profile (its default view drawn);
-* ``scatter``, ``bars``, ``flow``, ``flame graph``: the view keys on the
-  plot screen, each from the previous view;
-* ``mouse sweep``: only when the app turned any-motion tracking on (mode
-  1003, the only mode in which a terminal reports a mouse that moves without
-  a button held): 40 motion reports across the window, as the terminal
-  would send them, and the bytes drawn in reply (hover highlights); the
-  reports themselves are counted as ``sent``.  Without that mode the terminal
-  sends nothing and the app draws nothing: 0.
+* ``open plot (scatter)``: back to HEAD and down to the newest commit with
+  a trace profile, ``p`` on it (a scatter with its models);
+* ``bars``, ``flow``, ``flame graph``: the view keys on the plot screen,
+  each counted until its picture is there;
+* ``mouse sweep``: back on the main screen, only when the app turned
+  any-motion tracking on (mode 1003, the only mode in which a terminal
+  reports a mouse that moves without a button held): 40 motion reports
+  across the window, as the terminal would send them, and the bytes drawn
+  in reply (hover highlights); the reports themselves, which go the other
+  way, are ``mouse sweep, sent``.  Without that mode the terminal sends
+  nothing and the app draws nothing: 0.
 * ``idle 5 s``: five seconds without input.
 
-Per action the table gives the median bytes (moves: over the presses) and
+Per action the table gives the median bytes over ``--repeat`` (3) runs of
+the whole sequence (moves: over every press of every run) and
 what that takes at 56 kbit/s (7,000 bytes a second).  Timing is not
 measured here (see ``benchmarks/tui.py``); the byte counts barely depend on
 the machine's load, only on what the app drew.
@@ -227,6 +230,7 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
     parser.add_argument("--quiet", type=float, default=0.6, help="seconds of silence that end an action (0.6)")
     parser.add_argument("--source", help="run the perun of this checkout (PYTHONPATH) instead of the installed one")
     parser.add_argument("--only", choices=("default", "low-bandwidth"), help="measure one mode")
+    parser.add_argument("--repeat", type=int, default=3, help="runs of the whole sequence per mode (default 3)")
     parser.add_argument("--json", action="store_true", help="print JSON instead of a markdown table")
     args = parser.parse_args(argv)
     columns, _, rows = args.size.partition("x")
@@ -242,7 +246,10 @@ def main(argv: list[str] | None = None) -> int:
     for name, flags in (("default", []), ("low-bandwidth", ["--low-bandwidth"])):
         if args.only in (None, name):
             print(f"measuring {name} at {args.size[0]}x{args.size[1]}", file=sys.stderr)
-            modes[name] = measure(python, args.demo_dir, flags, args)
+            runs = [measure(python, args.demo_dir, flags, args) for _ in range(args.repeat)]
+            # every run's figures of an action together: the median is over runs and presses
+            modes[name] = {action: (runs[0][action] if action == "any-motion tracking" else
+                                    [value for run in runs for value in run[action]]) for action in runs[0]}
     load = Path("/proc/loadavg").read_text().split()[:3] if Path("/proc/loadavg").exists() else []
     if args.json:
         print(json.dumps({"size": args.size, "load": load, "modes": modes}, indent=1))

@@ -182,3 +182,27 @@ def test_the_compactor_never_changes_what_is_painted(writes):
     """Over any run of writes the terminal paints every character and erase in the same style."""
     compact = StyleCompactor()
     assert painted("".join(compact(w) for w in writes)) == painted("".join(writes))
+
+
+async def test_the_low_bandwidth_app_redraws_less_and_plots_without_colour(demo_repo):
+    import textual.screen
+
+    from perun_tui.app import LOW_BANDWIDTH_FPS, PerunApp
+    from perun_tui.widgets.plot import ChartView
+
+    from .helpers import select_profile, settle
+
+    before = textual.screen.UPDATE_PERIOD
+    app = PerunApp(demo_repo, low_bandwidth=True)
+    async with app.run_test(size=(80, 24)) as pilot:
+        await settle(pilot)
+        assert app.animation_level == "none"  # scrolls jump instead of sliding through every frame
+        assert textual.screen.UPDATE_PERIOD == pytest.approx(1 / LOW_BANDWIDTH_FPS)
+        await select_profile(pilot, "1@i")
+        await pilot.press("p")
+        await settle(pilot)
+        chart = app.screen.query_one(ChartView)
+        assert chart.picture.plain and not any(span.style for span in chart.picture.spans)
+        markers = re.findall(r"[│┤] (\S)\1 \S", chart.picture.plain)
+        assert len(markers) == 3 and len(set(markers)) == 3  # the series still differ, by shape
+    assert textual.screen.UPDATE_PERIOD == before  # given back when the app ends
