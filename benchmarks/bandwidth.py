@@ -71,12 +71,12 @@ _ANSI = re.compile(rb"\x1b\[[0-?]*[ -/]*[@-~]|\x1b\][^\x07\x1b]*(?:\x07|\x1b\\)|
 class Session:
     """``perun-tui`` in a pseudo-terminal; counts what it writes."""
 
-    def __init__(self, argv: list[str], env: dict[str, str], size: tuple[int, int]) -> None:
+    def __init__(self, argv: list[str], env: dict[str, str], size: tuple[int, int], cwd: Path) -> None:
         master, slave = os.openpty()
         columns, rows = size
         fcntl.ioctl(slave, termios.TIOCSWINSZ, struct.pack("HHHH", rows, columns, 0, 0))
         self.process = subprocess.Popen(argv, stdin=slave, stdout=slave, stderr=slave, env=env,
-                                        start_new_session=True, close_fds=True)
+                                        start_new_session=True, close_fds=True, cwd=cwd)
         os.close(slave)
         self.master = master
         self.output = bytearray()
@@ -143,7 +143,8 @@ def measure(python: str, demo: Path, flags: list[str], args: argparse.Namespace)
     if args.source:
         env["PYTHONPATH"] = str(Path(args.source).resolve())
     commit, row = mixed_profile(demo)
-    session = Session([python, "-m", "perun_tui", "--demo", str(demo), *flags], env, args.size)
+    # run where no checkout is: ``python -m`` puts the working directory before PYTHONPATH (--source)
+    session = Session([python, "-m", "perun_tui", "--demo", str(demo), *flags], env, args.size, cwd=demo)
     quiet = args.quiet
     result: dict[str, Any] = {}
     try:
@@ -163,7 +164,8 @@ def measure(python: str, demo: Path, flags: list[str], args: argparse.Namespace)
                                  ("f", "flame graph", "total")):
             os.write(session.master, key.encode())
             result[name] = [session.settle(quiet, until=drawn.encode())]
-        session.send("\x1b", max(quiet, 1.0))  # back to the main screen
+        os.write(session.master, b"\x1b")  # back to the main screen, once it is drawn
+        session.settle(max(quiet, 1.0), until=b"Profiles at")
         reports = motion_reports(args.size) if tracking else []
         drawn = 0
         for report in reports:
