@@ -18,7 +18,7 @@ import termios
 import time
 
 import pytest
-from hypothesis import given
+from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from perun_tui.driver import StyleCompactor
@@ -177,6 +177,7 @@ TOKENS = st.one_of(
 )
 
 
+@settings(deadline=None)  # a loaded machine must not fail it by the clock
 @given(st.lists(st.lists(TOKENS, max_size=12).map("".join), min_size=1, max_size=4))
 def test_the_compactor_never_changes_what_is_painted(writes):
     """Over any run of writes the terminal paints every character and erase in the same style."""
