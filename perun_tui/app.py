@@ -11,8 +11,10 @@ notification, never a crash.  The ``perun-tui`` command is
 
 from __future__ import annotations
 
+import sys
 from pathlib import Path
 
+import textual.screen as textual_screen
 from textual import events
 from textual.app import App
 from textual.binding import Binding, BindingType
@@ -34,6 +36,22 @@ from .widgets.history import HistoryPane, HistoryView
 from .widgets.profiles import ProfilesTable
 
 __all__ = ["MainScreen", "PerunApp", "focused_row"]
+
+#: frames a second at most in the low-bandwidth mode (textual draws up to 60)
+LOW_BANDWIDTH_FPS = 10
+
+
+def _set_update_period(seconds: float) -> float:
+    """Make screens draw at most every ``seconds`` (the previous period is returned).
+
+    textual reads its frame period (``TEXTUAL_FPS``) once, when it is
+    imported, into a module global that each screen's update timer takes
+    when it starts; perun_tui imports textual before the command line is
+    parsed, so the low-bandwidth mode sets that global instead.
+    """
+    previous = textual_screen.UPDATE_PERIOD
+    textual_screen.UPDATE_PERIOD = seconds
+    return previous
 
 
 def focused_row(widget) -> int | None:
@@ -65,10 +83,30 @@ class PerunApp(App[None]):
     #: information stays 3 s (errors and warnings say how long themselves)
     NOTIFICATION_TIMEOUT = 3
 
-    def __init__(self, path: Path | str | None = None, *, core: Core | None = None, colour: bool = True) -> None:
-        # Without colour (NO_COLOR, TERM=dumb: see cli.colour_environment) textual's NoColor
-        # filter draws every cell in the terminal's default colours; it applies to ANSI mode only.
-        super().__init__(ansi_color=True if not colour else None)
+    def __init__(self, path: Path | str | None = None, *, core: Core | None = None, colour: bool = True,
+                 low_bandwidth: bool = False) -> None:
+        """The app over ``core`` (or the repository at ``path``).
+
+        Without ``colour`` (NO_COLOR: see cli.colour_environment) textual's NoColor filter draws
+        every cell in the terminal's default colours (it applies to ANSI mode only).
+        ``low_bandwidth`` sends less for slow links: no mouse motion tracking
+        (:mod:`perun_tui.driver`), no animations (scrolls jump), at most
+        :data:`LOW_BANDWIDTH_FPS` frames a second (progress
+        and other bursts of updates coalesce) and plots without colour (their
+        series keep their markers, heat its shades).
+        """
+        self.low_bandwidth = low_bandwidth
+        driver = None
+        if low_bandwidth and sys.platform != "win32":
+            # lazy: the driver module imports textual's POSIX driver, needed only in this mode
+            from .driver import LowBandwidthDriver
+
+            driver = LowBandwidthDriver
+        super().__init__(driver_class=driver, ansi_color=True if not colour else None)
+        self._update_period: float | None = None
+        if low_bandwidth:
+            self.animation_level = "none"
+            self._update_period = _set_update_period(1 / LOW_BANDWIDTH_FPS)
         self.core = core if core is not None else Core.open(path)
         self.pictures = PictureCache()
         self.sub_title = escape_controls(display_path(self.core.root))
@@ -137,6 +175,8 @@ class PerunApp(App[None]):
 
     def on_unmount(self) -> None:
         self.core.close()
+        if self._update_period is not None:
+            _set_update_period(self._update_period)
 
     async def action_quit(self) -> None:
         """Leave; a run going on is cancelled first, and the app ends once its worker ended.

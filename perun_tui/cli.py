@@ -3,7 +3,11 @@
 Parses the arguments, opens the repository (or builds the demo through
 :func:`perun_core.api.build_demo`) and runs :class:`~perun_tui.app.PerunApp`;
 errors before the app starts are one ``error:`` line on stderr and exit
-status 1.
+status 1.  So is a terminal that cannot draw the app (``TERM=dumb``: an
+editor's shell buffer, a CI log; or no terminal on standard output): the
+line points to ``perun-core``, which works there.  ``--low-bandwidth`` (or
+``PERUN_LOW_BANDWIDTH=1``) makes the app send less (see
+:class:`~perun_tui.app.PerunApp`).
 """
 
 from __future__ import annotations
@@ -39,17 +43,47 @@ def open_demo(path: Path | None) -> Path:
 def colour_environment(environ: dict[str, str] | os._Environ = os.environ) -> bool:
     """Settle whether the app may use colour, before textual reads the environment; False for none.
 
-    ``NO_COLOR`` with any non-empty value (https://no-color.org) and
-    ``TERM=dumb`` turn colour off: textual then draws in the terminal's
-    default colours, keeping bold, underline and reverse.  An empty
-    ``NO_COLOR`` counts as unset (textual would take it as set), and
-    ``TERM=dumb`` sets ``NO_COLOR`` so that textual sees one switch.
+    ``NO_COLOR`` with any non-empty value (https://no-color.org) turns
+    colour off: textual then draws in the terminal's default colours,
+    keeping bold, underline and reverse, and every picture tells its series
+    and levels apart by shape.  An empty ``NO_COLOR`` counts as unset
+    (textual would take it as set).
     """
     if environ.get("NO_COLOR") == "":
         del environ["NO_COLOR"]
-    if environ.get("TERM") == "dumb" and not environ.get("NO_COLOR"):
-        environ["NO_COLOR"] = "1"
     return not environ.get("NO_COLOR")
+
+
+def _is_terminal(stream) -> bool:
+    try:
+        return stream.isatty()
+    except (AttributeError, ValueError):  # closed, or replaced by something without a descriptor
+        return False
+
+
+def cannot_draw(environ: dict[str, str] | os._Environ = os.environ, stdout=None, stderr=None) -> str | None:
+    """Why this terminal cannot show the app, or None when it can.
+
+    ``TERM=dumb`` (an editor's shell buffer, some CI runners), standard
+    output that is no terminal (a pipe, a file, a CI log), and standard
+    error that is none (textual draws there).
+    """
+    if environ.get("TERM") == "dumb":
+        return "TERM=dumb"
+    if not _is_terminal(sys.stdout if stdout is None else stdout):
+        return "standard output is not a terminal"
+    if not _is_terminal(sys.__stderr__ if stderr is None else stderr):
+        return "standard error is not a terminal"
+    return None
+
+
+#: values of PERUN_LOW_BANDWIDTH that leave the mode off (as if unset)
+_OFF = ("", "0", "false", "no", "off")
+
+
+def low_bandwidth_environment(environ: dict[str, str] | os._Environ = os.environ) -> bool:
+    """Whether ``PERUN_LOW_BANDWIDTH`` asks for the low-bandwidth mode (any value but empty, 0, false, no, off)."""
+    return environ.get("PERUN_LOW_BANDWIDTH", "").strip().lower() not in _OFF
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -57,6 +91,9 @@ def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(
         prog="perun-tui",
         description="Browse the performance history of a perun repository.",
+        epilog="NO_COLOR=1 draws without colour (series and levels keep their own markers and shades). "
+               "A terminal that cannot draw (TERM=dumb, or no terminal on standard output) gets one line "
+               "pointing to perun-core and exit status 1.",
     )
     parser.add_argument("--repo", metavar="PATH",
                         help="the perun repository to open: a directory inside it (default: the current directory)")
@@ -64,6 +101,10 @@ def main(argv: list[str] | None = None) -> int:
                         help="build a demo repository (once; later runs reuse it) and open it")
     parser.add_argument("path", nargs="?", metavar="DIR",
                         help="with --demo: where to build the demo repository; without it: the same as --repo")
+    parser.add_argument("--low-bandwidth", action="store_true",
+                        help="send less to the terminal, for slow links (ssh): no mouse motion reports, no "
+                             "animations, at most 10 frames a second, plots without colour; also "
+                             "PERUN_LOW_BANDWIDTH=1")
     args = parser.parse_args(argv)
     if args.demo and args.repo:
         parser.error("--repo and --demo exclude each other: --demo opens the demo repository")
@@ -87,10 +128,18 @@ def main(argv: list[str] | None = None) -> int:
     except OSError as error:
         print(f"error: {error}", file=sys.stderr)
         return 1
+    # after the repository: its errors say more than this one, and a built demo is there for perun-core
+    why = cannot_draw()
+    if why is not None:
+        core.close()
+        print(f"error: perun-tui cannot draw here ({why}); use perun-core instead, e.g. "
+              f"'perun-core status', 'perun-core log', 'perun-core show 0@i bars'", file=sys.stderr)
+        return 1
     # textual loads only once the arguments and the repository are good: errors come quicker
     from .app import PerunApp
 
-    app = PerunApp(core=core, colour=colour_environment())
+    low_bandwidth = args.low_bandwidth or low_bandwidth_environment()
+    app = PerunApp(core=core, colour=colour_environment(), low_bandwidth=low_bandwidth)
     app.run()
     return app.return_code or 0
 

@@ -7,7 +7,8 @@ widgets from the layouts of perun_core's views
 in thread workers, and kept in a :class:`PictureCache` by size and theme.
 
 :func:`plot_theme` turns the app's theme into the RGB colours the views
-take; under NO_COLOR it is None, and every picture falls back to glyphs.
+take; under NO_COLOR and in the low-bandwidth mode it is None, and every
+picture tells its series and levels apart by glyphs alone.
 """
 
 from __future__ import annotations
@@ -40,14 +41,19 @@ def _readable(color: Color, background: Color, foreground: Color) -> Color:
     return color
 
 
+def plain_pictures(app: App) -> bool:
+    """Whether pictures go without colour: under NO_COLOR, and in the low-bandwidth mode (fewer escapes)."""
+    return bool(app.no_color or getattr(app, "low_bandwidth", False))
+
+
 def theme_key(app: App) -> str:
-    """What a picture's colours depend on: the theme's name, or "plain" under NO_COLOR."""
-    return "plain" if app.no_color else app.theme
+    """What a picture's colours depend on: the theme's name, or "plain" without colour."""
+    return "plain" if plain_pictures(app) else app.theme
 
 
 def plot_theme(app: App) -> Any:
-    """The views' Theme made of the app theme's colours (None under NO_COLOR)."""
-    if app.no_color:
+    """The views' Theme made of the app theme's colours (None for :func:`plain_pictures`)."""
+    if plain_pictures(app):
         return None
     variables = app.get_css_variables()
 

@@ -45,7 +45,7 @@ _export("check", """FAIL_ON HISTORY_WINDOW PairReport VersionReport CheckReport 
 _export("check", "MethodInfo check_method check_methods")
 _export("views", """Shown show view view_names build_view render_view one_plot only_types profile_json write_output
         Theme DEFAULT_THEME FlameLayout Span layout_flame block_colour HeapLayout layout_heap allocations_in
-        site_glyph heat_glyph HEAT_GLYPHS HTML_SUFFIXES PLAIN_SUFFIXES""")
+        site_glyph heat_glyph heat_legend HEAT_GLYPHS HTML_SUFFIXES PLAIN_SUFFIXES""")
 _export("files", "atomic_write atomic_write_text ensure_writable_directory ensure_writable_target write_user_file "
         "write_deferred")
 _export("text", "drop_controls escape_controls escape_lines escape_output has_controls")

@@ -39,12 +39,12 @@ def escape_controls(text: str) -> str:
 
 
 def use_colour() -> bool:
-    """Colour on a terminal; NO_COLOR turns it off, FORCE_COLOR on (NO_COLOR wins)."""
+    """Colour on a terminal; NO_COLOR turns it off, FORCE_COLOR on (NO_COLOR wins), TERM=dumb has none."""
     if os.environ.get("NO_COLOR"):
         return False
     if os.environ.get("FORCE_COLOR"):
         return True
-    return sys.stdout.isatty()
+    return sys.stdout.isatty() and os.environ.get("TERM") != "dumb"
 
 
 def paint(text: str, style: str, color: bool) -> str:

@@ -7,7 +7,9 @@
 * ``flamegraph``: the difference flame graph.  Frames are as wide as in the
   target's flame graph and coloured by how their own (exclusive) amount
   changed: red grew, blue shrank, the deeper the more (relative to the
-  largest change); frames new in the target are the deepest red.  Output
+  largest change); frames new in the target are the deepest red.  In the
+  terminal each frame's name starts with ``+`` (grew or new), ``-`` (shrank)
+  or ``=`` (the same), so the change reads without colour.  Output
   as a terminal icicle, an interactive SVG (the tooltip gives both amounts
   and the change) or the *folded pair* (``stack BASELINE TARGET`` lines, as
   Brendan Gregg's difffolded.pl writes them).  The layout is the flame
@@ -167,6 +169,17 @@ class DiffFlame:
         fade = int(225 * (1 - strength))
         return (255, 30 + fade, 30 + fade) if delta > 0 else (30 + fade, 30 + fade, 255)
 
+    def sign(self, frame: Any) -> str:
+        """``+`` when the frame's own amount grew (or the frame is new), ``-`` when it shrank, else ``=``."""
+        if id(frame) not in self.base_total:
+            return "+"
+        delta = self.change(frame)
+        return "+" if delta > 0 else "-" if delta < 0 else "="
+
+    def label(self, frame: Any) -> str:
+        """The frame's name after its :meth:`sign`: the change reads without colour too."""
+        return f"{self.sign(frame)}{frame.name}"
+
     def tooltip(self, frame: Any) -> str:
         if id(frame) not in self.base_total:
             return f"{frame.name}: new, {format_amount(frame.total, self.graph.unit)}"
@@ -233,7 +246,10 @@ def render_flame(flame: DiffFlame, fmt: str, *, width: int = 100, height: int = 
     if fmt == "svg":
         return render_svg(flame.graph, pixels or SVG_WIDTH, colour_of=flame.colour, tooltip_of=flame.tooltip)
     theme = DEFAULT_THEME if color else None
-    text = render_icicle(flame.graph, RenderOptions("icicle", width, height, theme), colour_of=flame.colour)
+    text = render_icicle(flame.graph, RenderOptions("icicle", width, height, theme), colour_of=flame.colour,
+                         label_of=flame.label)
+    # the signs the frames carry, said once (the header ends in the colours)
+    text += "\n" + fit("+ own amount grew (red or new), - shrank (blue), = unchanged", width)
     if flame.only_in_baseline:
         text += f"\n({flame.only_in_baseline} stacks only in the baseline are not drawn; see --format folded)"
     return text

@@ -312,13 +312,16 @@ def layout_flame(root: Frame, width: int, levels: int) -> FlameLayout:
 # -- icicle (terminal) -----------------------------------------------------------------------
 
 def render_icicle(graph: FlameGraph, options: RenderOptions, *,
-                  colour_of: Callable[[Frame], RGB] | None = None) -> str:
+                  colour_of: Callable[[Frame], RGB] | None = None,
+                  label_of: Callable[[Frame], str] | None = None) -> str:
     """The tree as text, root on top, each frame as wide as its share of the width.
 
     Children sit under their parent from the left, widest first; frames
     narrower than a column are left out.  Levels that do not fit in the
     height are cut, with a note saying how many.  ``colour_of`` overrides
-    the colour of each frame (the difference flame graph colours by change).
+    the colour of each frame and ``label_of`` its text (the difference
+    flame graph colours by change and says it with a sign, for eyes and
+    terminals without colour).
     """
     width = options.width
     theme = options.theme
@@ -336,7 +339,7 @@ def render_icicle(graph: FlameGraph, options: RenderOptions, *,
                 # side by side, two blocks of one colour would read as one frame
                 colour = _shade(colour)
             line.append(" " * (first - column))
-            line.append(_segment(frame, last - first, theme, colour))
+            line.append(_segment(label_of(frame) if label_of else frame.name, last - first, theme, colour))
             column = last
             previous = colour
         out.append("".join(line).rstrip())
@@ -347,12 +350,12 @@ def render_icicle(graph: FlameGraph, options: RenderOptions, *,
     return "\n".join(out)
 
 
-def _segment(frame: Frame, span: int, theme: Theme | None, colour: RGB | None) -> str:
+def _segment(label: str, span: int, theme: Theme | None, colour: RGB | None) -> str:
     if theme is None or colour is None:
         if span == 1:
             return "|"
-        return "[" + pad(fit(frame.name, span - 2), span - 2) + "]"
-    text = pad(fit(" " + frame.name, span), span)
+        return "[" + pad(fit(label, span - 2), span - 2) + "]"
+    text = pad(fit(" " + label, span), span)
     return paint(text, colour=theme.on_block, background=colour)
 
 

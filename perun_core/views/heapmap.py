@@ -28,8 +28,9 @@ if TYPE_CHECKING:  # pragma: no cover
 
 #: Letters marking allocation sites in plain text, in site order (then cycling).
 SITE_GLYPHS = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789"
-#: Heat glyphs from one allocation up to the hottest cell.
-HEAT_GLYPHS = ".:-=+*#%@"
+#: Heat glyphs from one allocation up to the hottest cell: shades, so the heat reads without colour
+#: (with a theme each is painted in its colour of the heat ramp as well).
+HEAT_GLYPHS = "░▒▓█"
 EMPTY = "·"
 
 
@@ -167,10 +168,38 @@ def site_glyph(site: int) -> str:
     return SITE_GLYPHS[site % len(SITE_GLYPHS)]
 
 
+def _heat_level(count: int, hottest: int) -> int:
+    """The index in :data:`HEAT_GLYPHS` of ``count`` allocations (1 .. ``hottest``), in whole numbers."""
+    levels = len(HEAT_GLYPHS)
+    if hottest <= 1:
+        return levels - 1
+    return min(max(count - 1, 0) * levels // (hottest - 1), levels - 1)
+
+
 def heat_glyph(count: int, hottest: int) -> str:
-    """The plain-text glyph of a cell touched by ``count`` allocations (1 .. ``hottest``)."""
-    level = (count - 1) / (hottest - 1) if hottest > 1 else 1.0
-    return HEAT_GLYPHS[min(int(level * len(HEAT_GLYPHS)), len(HEAT_GLYPHS) - 1)]
+    """The shade of a cell touched by ``count`` allocations (1 .. ``hottest``)."""
+    return HEAT_GLYPHS[_heat_level(count, hottest)]
+
+
+def heat_levels(hottest: int) -> list[tuple[str, int, int]]:
+    """``(glyph, fewest, most)`` allocations each shade stands for when the hottest cell has ``hottest``.
+
+    Shades that no count reaches (a map cooler than there are shades) are left out; the
+    ranges follow one another from 1 to ``hottest``.
+    """
+    hottest = max(hottest, 1)
+    levels = len(HEAT_GLYPHS)
+    if hottest == 1:
+        return [(HEAT_GLYPHS[-1], 1, 1)]
+    # the fewest count of shade i: the smallest c with (c - 1) * levels // (hottest - 1) >= i
+    lows = [-(-i * (hottest - 1) // levels) + 1 for i in range(levels)] + [hottest + 1]
+    return [(HEAT_GLYPHS[i], lows[i], lows[i + 1] - 1) for i in range(levels) if lows[i] < lows[i + 1]]
+
+
+def heat_legend(hottest: int) -> list[tuple[str, str]]:
+    """The heat scale as ``(glyph, range)`` pairs: ``("░", "1-3")`` ... (``("·", "none")`` first)."""
+    return [(EMPTY, "none")] + [(glyph, str(low) if low == high else f"{low}-{high}")
+                                for glyph, low, high in heat_levels(hottest)]
 
 
 @dataclass(slots=True)
@@ -323,18 +352,19 @@ def render_heat(heap: HeapMap, options: RenderOptions) -> str:
     def glyph(count: int) -> str:
         if count <= 0:
             return paint(EMPTY, colour=theme.axes) if theme is not None and theme.axes else EMPTY
-        if theme is None:
-            return heat_glyph(count, hottest)
-        return paint("█", colour=theme.heat_colour(count / hottest))
+        shade = heat_glyph(count, hottest)
+        return shade if theme is None else paint(shade, colour=theme.heat_colour(count / hottest))
 
     allocations = sum(len(s.addresses) for s in heap.snapshots)
     header = (f"heat map of {_plural(len(heap.snapshots), 'snapshot')}: {_plural(allocations, 'allocation')}; "
               f"{format_amount(size, heap.unit)} per cell; hottest cell {max(heat, default=0)}")
-    scale = f"{EMPTY} none  " + "".join(HEAT_GLYPHS) + f"  1 .. {max(heat, default=0)} allocations"
-    if theme is not None:
-        ramp = "".join(paint("█", colour=theme.heat_colour((i + 1) / len(theme.heat))) for i in range(len(theme.heat)))
-        scale = f"{EMPTY} none  {ramp}  1 .. {max(heat, default=0)} allocations"
-    return "\n".join([fit(header, options.width), *_map_lines(layout, glyph), scale])
+    # the scale says what each shade stands for, in the shades and colours of the map's cells
+    legend = heat_legend(hottest)
+    plain = "  ".join(f"{shade} {bounds}" for shade, bounds in legend)
+    suffix = next((s for s in (" allocations per cell", " allocations", "") if len(plain + s) <= options.width), "")
+    entries = [f"{glyph(0) if bounds == 'none' else glyph(int(bounds.rpartition('-')[2]))} {bounds}"
+               for _shade, bounds in legend]
+    return "\n".join([fit(header, options.width), *_map_lines(layout, glyph), "  ".join(entries) + suffix])
 
 
 def render(shown: HeapMapResult, options: RenderOptions) -> str:

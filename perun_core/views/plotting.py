@@ -44,15 +44,16 @@ __all__ = [
 #: Guards plotext's global figure.
 _LOCK = threading.Lock()
 
-#: Markers telling series apart when there is no colour.
-_PLAIN_CURVE_MARKERS = ("braille", "*", "+", "x", "o", "=", "#", "~", "%", "@", "$")
-_PLAIN_BAR_MARKERS = ("█", "▒", "░", "#", "=", "+", "%", "@", "x", "o")
+#: Markers of lines and model curves, one per series in order (then cycling).  Series differ in
+#: shape as well as colour, so a plot says the same without colour (NO_COLOR, a monochrome
+#: terminal, colour-blind eyes); the legend shows each marker with its series' name.
+LINE_MARKERS = ("braille", "*", "+", "x", "o", "=", "#", "~", "%", "@", "$")
+#: Markers of scatter point clouds, none of them a line's, so points stand out from curves.
+POINT_MARKERS = ("dot", "&", "^", "v", "<", ">", "?", "!")
+#: Fills of bars, one per group in order (then cycling).
+BAR_MARKERS = ("█", "▒", "░", "#", "=", "+", "%", "@", "x", "o")
 #: A bar lower than half a row: a block an eighth of a row high on the axis.
 _THIN_BAR = "▁"
-#: Marker of scatter points: one dot per character cell.
-_POINT_MARKER = "dot"
-#: Marker of lines when colours tell them apart.
-_LINE_MARKER = "braille"
 #: Thinning keeps one point per cell of a grid this many times finer than the characters
 #: (the "dot" marker draws one point per character).
 _OVERSAMPLE = 1
@@ -260,6 +261,11 @@ def _finish(plt: Any, theme: Theme | None) -> str:
     return "\n".join(line.rstrip() for line in text.split("\n")).rstrip("\n")
 
 
+def _cycle(markers: tuple[str, ...], index: int) -> str:
+    """The ``index``-th of ``markers``, cycling (more series than markers share them in turn)."""
+    return markers[index % len(markers)]
+
+
 def _colour(theme: Theme | None, index: int) -> RGB | None:
     return theme.colour(index) if theme is not None else None
 
@@ -287,7 +293,8 @@ def render_scatter(
     infinities are skipped).  Point clouds are thinned to what the plot can
     show; the axes cover every point and curve, the y axis ``ylim`` when
     given (plots to compare share it).  Series take the theme's colours in
-    order, curves the colours after them.
+    order, curves the colours after them; each also has a marker of its
+    own (:data:`POINT_MARKERS`, :data:`LINE_MARKERS`), with or without colour.
     """
     clouds = [(s.name, *_finite(_as_array(s.x), _as_array(s.y))) for s in series]
     lines = [(c.name, *_finite(_as_array(c.x), _as_array(c.y))) for c in curves]
@@ -304,13 +311,14 @@ def render_scatter(
         for index, (name, x, y) in enumerate(lines):
             if not len(x):
                 continue
-            marker = _LINE_MARKER if theme is not None else _PLAIN_CURVE_MARKERS[index % len(_PLAIN_CURVE_MARKERS)]
-            plt.plot(_floats(x), _floats(y), marker=marker, color=_colour(theme, len(clouds) + index), label=name or None)
+            plt.plot(_floats(x), _floats(y), marker=_cycle(LINE_MARKERS, index),
+                     color=_colour(theme, len(clouds) + index), label=name or None)
         for index, (name, x, y) in enumerate(clouds):
             if not len(x):
                 continue
             x, y = thin_points(x, y, columns=width * _OVERSAMPLE, rows=height * _OVERSAMPLE, xlim=xlim, ylim=ylim)
-            plt.scatter(_floats(x), _floats(y), marker=_POINT_MARKER, color=_colour(theme, index), label=name or None)
+            plt.scatter(_floats(x), _floats(y), marker=_cycle(POINT_MARKERS, index), color=_colour(theme, index),
+                        label=name or None)
         return _finish(plt, theme)
 
 
@@ -331,8 +339,8 @@ def render_bars(
     """Bars: one position per category, one bar (or stack part) per group (y ticks: :func:`y_axis` in ``unit``).
 
     Each group's ``y`` holds one value per category (NaN counts as 0).
-    With several groups they are stacked or stand side by side; without
-    colour each group gets its own fill character.  The y axis spans
+    With several groups they are stacked or stand side by side, each group
+    with its own fill character (and colour, with a theme).  The y axis spans
     ``ylim`` when given (plots to compare share it), else the values and 0.
     A zero (or float noise around it) is drawn as no bar at all: plotext
     would blank a row of the stack part above it.  A lone group's value lower
@@ -345,12 +353,8 @@ def render_bars(
     values = [np.nan_to_num(_as_array(g.y), nan=0.0).tolist() for g in groups]
     names = [g.name for g in groups]
     count = len(values)
-    if theme is not None:
-        markers: list[str] = ["sd"] * count
-        colours: list[Any] = [theme.colour(i) for i in range(count)]
-    else:
-        markers = [_PLAIN_BAR_MARKERS[i % len(_PLAIN_BAR_MARKERS)] for i in range(count)]
-        colours = ["default"] * count
+    markers = [_cycle(BAR_MARKERS, i) for i in range(count)]
+    colours: list[Any] = [theme.colour(i) for i in range(count)] if theme is not None else ["default"] * count
     rows = _rows(height, title, xlabel, ylabel)
     # plotext draws the legend over the top rows of the plot: keep the bars below it
     limits = _bar_limits(values, stacked=stacked, rows=rows, reserved=count if count > 1 else 0, span=ylim)
@@ -498,7 +502,6 @@ def render_lines(
             if not len(x):
                 continue
             x, y = thin_line(x, y, columns=width * 2, xlim=xlim)
-            marker = _LINE_MARKER if theme is not None else _PLAIN_CURVE_MARKERS[index % len(_PLAIN_CURVE_MARKERS)]
-            plt.plot(_floats(x), _floats(y), marker=marker, color=_colour(theme, index),
+            plt.plot(_floats(x), _floats(y), marker=_cycle(LINE_MARKERS, index), color=_colour(theme, index),
                      label=(name or None) if legend else None)
         return _finish(plt, theme)

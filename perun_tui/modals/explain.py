@@ -33,6 +33,7 @@ from perun_core import api
 from perun_core.errors import Interrupted, PerunError
 
 from ..formatting import ansi_picture
+from ..pictures import plain_pictures
 
 NO_FLAME = "no call stacks in both call-level profiles: no difference flame graph"
 
@@ -121,7 +122,8 @@ class ExplainScreen(ModalScreen[None]):
             if shown is not None and shown.explained:
                 comparison = api.explanation_comparison(shown, cwd=root)
                 if comparison is not None and comparison.has_stacks:
-                    flame = api.render_diff(comparison, "flamegraph", width=width, height=height, color=True)
+                    flame = api.render_diff(comparison, "flamegraph", width=width, height=height,
+                                            color=not plain_pictures(self.app))
         except Interrupted:
             return
         except PerunError as error:

@@ -27,6 +27,7 @@ from perun_core.api import escape_controls
 
 from ..widgets.footer import Footer
 from ..formatting import ansi_picture
+from ..pictures import plain_pictures
 
 __all__ = ["DiffScreen"]
 
@@ -81,20 +82,21 @@ class DiffScreen(Screen[None]):
 
     def on_mount(self) -> None:
         self.sub_title = escape_controls(self.label)
-        self.compare(max(self.app.size.width - 4, 30), max(self.app.size.height - 8, 6))
+        # without colour the views draw their plain forms (frames in brackets), not colour stripped off
+        self.compare(max(self.app.size.width - 4, 30), max(self.app.size.height - 8, 6), not plain_pictures(self.app))
 
     @work(thread=True, exclusive=True, exit_on_error=False, group="diff", description="comparing two profiles")
-    def compare(self, width: int, height: int) -> None:
+    def compare(self, width: int, height: int, color: bool = True) -> None:
         try:
             baseline, target = self.loader()
             names = self.names or (baseline.source, target.source)
             comparison = api.compare_profiles(baseline.profile, target.profile, baseline_name=names[0],
                                               target_name=names[1])
-            table = api.render_diff(comparison, "short", width=width, color=True, limit=200)
+            table = api.render_diff(comparison, "short", width=width, color=color, limit=200)
             flame = None
             if comparison.has_stacks:
-                flame = api.render_diff(comparison, "flamegraph", width=width, height=height, color=True)
-            bars = api.render_diff(comparison, "bars", width=width, color=True)
+                flame = api.render_diff(comparison, "flamegraph", width=width, height=height, color=color)
+            bars = api.render_diff(comparison, "bars", width=width, color=color)
         except PerunError as error:
             self.post_message(DiffReady(error=error.message))
             return

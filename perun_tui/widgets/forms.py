@@ -55,6 +55,18 @@ def form_fields(owner: Any) -> dict[str, str]:
     return {f"field-{param.name}": field_kind(param) for param in getattr(owner, "params", ())}
 
 
+class TickBox(Checkbox):
+    """A check box whose mark differs in shape, not only in colour: ``X`` checked, blank unchecked.
+
+    textual's own box shows an ``X`` either way and tells the states apart
+    by colour alone, which NO_COLOR and monochrome terminals lose.
+    """
+
+    @property
+    def BUTTON_INNER(self) -> str:  # noqa: N802 - textual reads the class constant's name
+        return "X" if self.value else " "
+
+
 class ParamForm(VerticalScroll, can_focus=False):
     """The fields of the parameters of one unit, view or check method; posts :class:`ParamForm.Changed` on every edit."""
 
@@ -115,7 +127,7 @@ class ParamForm(VerticalScroll, can_focus=False):
         kind = field_kind(param)
         if kind == "checkbox":
             checked = bool(param.default) if value is None else _as_bool(param, value, self.owner.name)
-            field = Checkbox("", checked, compact=True, id=f"field-{param.name}", classes="form-field")
+            field = TickBox("", checked, compact=True, id=f"field-{param.name}", classes="form-field")
         elif kind == "select":
             options = [(choice, choice) for choice in param.choices]
             default = f"default: {param.default}" if param.default is not None else "not set"

@@ -89,7 +89,9 @@ class HistoryView(ScrollView, can_focus=True):
                 id="history.mark"),
     ]
 
-    cursor: reactive[int] = reactive(0, always_update=True, init=False)
+    #: no repaint of its own: watch_cursor paints just the rows that changed (a whole pane per key is kilobytes
+    #: to send over a slow link)
+    cursor: reactive[int] = reactive(0, always_update=True, init=False, repaint=False)
 
     def __init__(self, *, id: str | None = None) -> None:
         super().__init__(id=id)

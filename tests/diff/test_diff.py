@@ -21,6 +21,7 @@ from perun_core.diff import compare, function_costs
 from perun_core.errors import IncomparableProfiles, UnsupportedProfile
 from perun_core.profile.model import Profile, Snapshot
 from perun_core.profile.resources import ResourceTable
+from perun_core.views.style import strip_ansi
 
 HERE = Path(__file__).resolve().parent
 FIXTURES = HERE.parent / "fixtures" / "import"
@@ -146,7 +147,20 @@ def test_difference_icicle_in_the_terminal():
     text = api.render_diff(_perf_pair(), "flamegraph", width=80, height=10)
     lines = text.splitlines()
     assert lines[0].startswith("Difference flame graph: perf.script -> perf_slow.script [samples]")
-    assert "[other()" in text and "stacks only in the baseline are not drawn" in lines[-1]
+    assert "stacks only in the baseline are not drawn" in lines[-1]
+    # without colour the change is in a sign before each frame's name: other() grew, main() kept its own amount
+    assert "[+other()" in text and "[=main()" in text and "[+leaf()" in text
+    assert lines[-2].startswith("+ own amount grew")
+    coloured = api.render_diff(_perf_pair(), "flamegraph", width=80, height=10, color=True)
+    assert " +other()" in strip_ansi(coloured) and " =main()" in strip_ansi(coloured)
+
+
+def test_a_shrinking_frame_carries_a_minus_sign():
+    # the pair the other way round: other() lost samples
+    a = api.read_imported("perf-script", [FIXTURES / "perf.script"])
+    b = api.read_imported("perf-script", [FIXTURES / "perf_slow.script"])
+    text = api.render_diff(api.compare_profiles(b, a), "flamegraph", width=80, height=10)
+    assert "[-other()" in text and "[=main()" in text
 
 
 def test_flamegraph_needs_stacks():
@@ -203,6 +217,10 @@ def test_cli_diff_of_two_files_and_the_showdiff_alias(tmp_path):
     done = _cli("diff", str(base), str(target), cwd=tmp_path)
     assert done.returncode == 0, done.stderr
     assert done.stdout.splitlines()[2].split()[:3] == ["other", "samples", "35"]
+    done = _cli("diff", str(base), str(target), "flamegraph", "--width", "80", cwd=tmp_path)
+    assert done.returncode == 0, done.stderr
+    # no colour on a pipe: the signs say what grew (+) and what kept its own amount (=)
+    assert "[+other()" in done.stdout and "[=main()" in done.stdout and "\x1b[" not in done.stdout
     done = _cli("showdiff", str(base), str(target), "flamegraph", "-f", str(tmp_path / "d.folded"), cwd=tmp_path)
     assert done.returncode == 0, done.stderr
     assert (tmp_path / "d.folded").read_text() + "\n" == (GOLDEN / "pair_perf.folded").read_text()

@@ -313,3 +313,34 @@ def test_time_bars_and_flow_show_means_in_scaled_units(profiles):
     # asked for, the sum is still there
     summed = show(profiles, "time.perf", "bars", "sum", "--width", "60", "--height", "16", env={"NO_COLOR": "1"})
     assert "sum of amount per subtype" in summed.stdout and "sum(amount) [s]" in summed.stdout
+
+
+@pytest.mark.parametrize("variable", ["NO_COLOR=1", "TERM=dumb"])
+def test_without_colour_on_a_terminal_every_cue_stays(profiles, variable):
+    """On a terminal with NO_COLOR (or a dumb one) the plots carry no colour, and tell apart by shape what colour would."""
+    name, _eq, value = variable.partition("=")
+    env = {name: value}
+    flow = run_on_terminal(profiles, "show", "complexity.perf", "flow", "mean", "-t", "structure-unit-size", "-b",
+                           "uid", "--width", "90", "--height", "20", env=env)
+    assert not ESCAPE.search(flow)
+    # one legend entry per uid, each with a marker of its own
+    legend = re.findall(r"[│┤] (\S)\1 (\S.*?)\s{2,}", flow)
+    assert len(legend) >= 2 and len({marker for marker, _name in legend}) == len(legend)
+    heat = run_on_terminal(profiles, "show", "memory.perf", "heapmap", "--mode", "heat", "--width", "72",
+                           "--height", "10", env=env)
+    assert not ESCAPE.search(heat) and "░" in heat and "█" in heat
+    assert heat.rstrip("\n").splitlines()[-1].startswith("· none  ░ 1")
+    scatter = run_on_terminal(profiles, "show", "complexity.perf", "scatter", "-u", "SLList_search(SLList*, int)",
+                              "--width", "90", "--height", "22", env=env)
+    markers = re.findall(r"[│┤] (\S)\1 ", scatter)
+    assert len(markers) >= 2 and len(set(markers)) == len(markers)  # the points and each model curve
+
+
+def test_with_colour_the_series_keep_their_markers(profiles):
+    """Colour is added to the shapes, it does not replace them (for eyes that do not tell the colours apart)."""
+    coloured = run_on_terminal(profiles, "show", "complexity.perf", "flow", "mean", "-t", "structure-unit-size", "-b",
+                               "uid", "--width", "90", "--height", "20")
+    assert ESCAPE.search(coloured)
+    plain = re.sub(r"\x1b\[[0-9;]*m", "", coloured)
+    legend = re.findall(r"[│┤] (\S)\1 (\S.*?)\s{2,}", plain)
+    assert len(legend) >= 2 and len({marker for marker, _name in legend}) == len(legend)

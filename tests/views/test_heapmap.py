@@ -7,7 +7,8 @@ import pytest
 from perun_core.errors import EmptyProfile, InvalidParameter
 from perun_core.profile.convert import to_heat_map_format
 from perun_core.views import DEFAULT_THEME, get_view
-from perun_core.views.heapmap import HeapMap, HeapMapResult
+from perun_core.views.heapmap import HEAT_GLYPHS, HeapMap, HeapMapResult, heat_glyph, heat_levels
+from perun_core.views.style import strip_ansi
 
 from .profiles import memory_profile
 
@@ -55,7 +56,8 @@ def test_one_snapshot_and_the_heat_mode():
     assert "A load" not in one and "B parse (parse.c:7): 48 B" in one
     heat = HEAP.render(HEAP.run(memory_profile(), {"mode": "heat"}), width=60, height=12)
     assert heat.startswith("heat map of 3 snapshots: 7 allocations")
-    assert "@" in heat and heat.splitlines()[-1].endswith("1 .. 2 allocations")
+    # shades, not only colours: the hottest cells are full blocks, the legend says what each shade counts
+    assert "█" in heat and "░" in heat and heat.splitlines()[-1] == "· none  ░ 1  █ 2 allocations per cell"
 
 
 def test_colour_uses_the_theme():
@@ -75,3 +77,22 @@ def test_only_frees_are_no_allocations():
         snapshot["resources"] = [r for r in snapshot["resources"] if r["subtype"] == "free"]
     with pytest.raises(EmptyProfile, match="the profile has no allocations"):
         HEAP.run(profile)
+
+
+@pytest.mark.parametrize("hottest", [1, 2, 3, 4, 5, 7, 9, 16, 100, 1001])
+def test_the_heat_legend_covers_every_count_once_and_agrees_with_the_cells(hottest):
+    levels = heat_levels(hottest)
+    # ranges follow one another from 1 to the hottest count, in shade order
+    assert levels[0][1] == 1 and levels[-1][2] == hottest and levels[-1][0] == "█"
+    for (_g, _low, high), (_g2, low, _high) in zip(levels, levels[1:]):
+        assert low == high + 1
+    assert [glyph for glyph, _l, _h in levels] == [g for g in HEAT_GLYPHS if g in {x for x, _l, _h in levels}]
+    for glyph, low, high in levels:
+        assert heat_glyph(low, hottest) == glyph and heat_glyph(high, hottest) == glyph
+
+
+def test_the_coloured_heat_map_keeps_its_shades():
+    """Colour adds to the shades, it does not replace them: the text without colour reads the same."""
+    heat = HEAP.render(HEAP.run(memory_profile(), {"mode": "heat"}), width=60, height=12, theme=DEFAULT_THEME)
+    plain = HEAP.render(HEAP.run(memory_profile(), {"mode": "heat"}), width=60, height=12)
+    assert "\x1b[" in heat and strip_ansi(heat) == plain

@@ -9,6 +9,7 @@ import numpy as np
 import pytest
 
 from perun_core.views import Series, Theme
+from perun_core.views.style import strip_ansi
 from perun_core.views.plotting import integer_ticks, render_bars, render_lines, render_scatter, thin_line, thin_points
 
 THEME = Theme(series=((1, 2, 3), (4, 5, 6), (7, 8, 9)), heat=((10, 10, 10), (250, 0, 0)),
@@ -202,3 +203,31 @@ def test_a_zero_is_no_bar_and_leaves_the_stack_part_above_it_whole():
     assert "gone" in text  # a group of zeros keeps its legend entry
     single = render_bars(["a", "b"], [Series("v", [0, 1], [0.0, 2.0])], width=30, height=10, theme=None)
     assert all(not line.split("┤")[1][:12].strip() for line in single.split("\n") if "┤" in line)  # zero: empty
+
+
+def _legend_markers(text: str, names: list[str]) -> dict[str, str]:
+    """The marker the legend shows before each name (plotext writes ``MM name`` inside the frame)."""
+    plain = strip_ansi(text)
+    found = {}
+    for name in names:
+        match = re.search(rf"(\S+) {re.escape(name)}\b", plain)
+        assert match, f"no legend entry for {name}:\n{plain}"
+        found[name] = match.group(1)[-1]
+    return found
+
+
+@pytest.mark.parametrize("theme", [None, THEME], ids=["plain", "colour"])
+def test_every_series_has_a_marker_of_its_own_with_or_without_colour(theme):
+    """Nothing is told by colour alone: lines, curves, clouds and bar groups differ in shape."""
+    x = np.linspace(0, 10, 40)
+    flow = render_lines([Series(f"s{i}", x, x * (i + 1)) for i in range(4)], width=60, height=16, theme=theme)
+    assert len(set(_legend_markers(flow, ["s0", "s1", "s2", "s3"]).values())) == 4
+    cloud = render_scatter([Series("pts", x, x * x)], [Series("lin", x, 10 * x), Series("quad", x, x * x + 3)],
+                           width=60, height=16, theme=theme)
+    assert len(set(_legend_markers(cloud, ["pts", "lin", "quad"]).values())) == 3
+    stacked = render_bars(["a", "b"], [Series(f"g{i}", [0, 1], [1 + i, 2]) for i in range(3)], width=60, height=16,
+                          theme=theme)
+    assert len(set(_legend_markers(stacked, ["g0", "g1", "g2"]).values())) == 3
+    # and the plot area holds each series' own marker, not just the legend
+    body = strip_ansi(flow).splitlines()[4:]
+    assert sum("*" in line for line in body) > 1 and sum("+" in line for line in body) > 1

@@ -93,13 +93,16 @@ class HeapView(PictureWidget):
         heap = self.heap
         segments: list[Segment] = []
         if layout.mode == "heat":
-            segments.append(Segment("cold ", base))
-            if theme is None:
-                segments.append(Segment(api.HEAT_GLYPHS, base))
-            else:
-                for colour in theme.heat:
-                    segments.append(Segment("█", base + Style(color=style_colour(colour))))
-            segments.append(Segment(f" hot: 1 .. {layout.hottest} allocations per cell", base))
+            # each shade with the counts it stands for, drawn as the cells draw it
+            hottest = layout.hottest or 1
+            for shade, bounds in api.heat_legend(hottest):
+                if bounds == "none":
+                    segments.append(Segment(shade, base + self.get_component_rich_style("heap--free", partial=True)))
+                else:
+                    segments.append(Segment(shade, self._heat_style(int(bounds.rpartition("-")[2]), hottest, theme,
+                                                                    base)))
+                segments.append(Segment(f" {bounds}  ", base))
+            segments.append(Segment("allocations per cell", base))
             return Strip(segments).crop(0, width).adjust_cell_length(width, base)
         shown = sorted({v for v in layout.values if v >= 0})
         for site in shown:
@@ -112,6 +115,11 @@ class HeapView(PictureWidget):
                                                              bgcolor=style_colour(colour))))
             segments.append(Segment(f" {heap.sites[site].function or '?'}  ", base))
         return Strip(segments).crop(0, width).adjust_cell_length(width, base)
+
+    @staticmethod
+    def _heat_style(count: int, hottest: int, theme: Any, base: Style) -> Style:
+        """The style of a heat shade: its colour of the theme's ramp, none without colour."""
+        return base if theme is None else base + Style(color=style_colour(theme.heat_colour(count / hottest)))
 
     def render_line(self, y: int) -> Strip:
         width = self.size.width
@@ -138,10 +146,7 @@ class HeapView(PictureWidget):
             if value < 0 or (layout.mode == "heat" and value == 0):
                 text, style = "·", free_style
             elif layout.mode == "heat":
-                if theme is None:
-                    text, style = api.heat_glyph(value, hottest), base
-                else:
-                    text, style = "█", base + Style(color=style_colour(theme.heat_colour(value / hottest)))
+                text, style = api.heat_glyph(value, hottest), self._heat_style(value, hottest, theme, base)
             else:
                 text = api.site_glyph(value)
                 style = base if theme is None else base + Style(
