@@ -18,12 +18,39 @@ import pytest
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT / "tests"))
 
+import progress  # noqa: E402 - found through the line above
 from tools import need_tools  # noqa: E402 - found through the line above
 
 
 def pytest_configure(config):
     config.addinivalue_line("markers", "tools(*names): programs the test runs; missing ones skip it, or fail it "
                             "under PERUN_REQUIRE_NATIVE_TOOLS=1 (see tests/tools.py)")
+    config.addinivalue_line("markers", "timing: starts busy sessions or draws TUI snapshots; with pytest-xdist all such "
+                            "tests run on one worker, one after another (see pytest_collection_modifyitems)")
+    if not config.pluginmanager.hasplugin("xdist"):  # the groups below are then only names
+        config.addinivalue_line("markers", "xdist_group(name): tests pytest-xdist runs on one worker")
+    progress.register(config)
+
+
+@pytest.hookimpl(tryfirst=True)
+def pytest_collection_modifyitems(items):
+    """Group tests for pytest-xdist's ``--dist loadgroup`` (``make test``); a plain run ignores the groups.
+
+    - tests marked ``timing`` share the group ``timing``: two of them beside each other would load
+      the machine twice over (busy sessions) or draw a snapshot while another test's busy loops run;
+    - tests that use a module-scoped fixture share a group per module, so the fixture (a collected
+      demo, compiled programs) is built once, not once per worker.
+
+    It runs before xdist adds the group names to the test ids (tryfirst).
+    """
+    for item in items:
+        if item.get_closest_marker("timing") is not None:
+            item.add_marker(pytest.mark.xdist_group("timing"))
+            continue
+        definitions = getattr(item, "_fixtureinfo", None)
+        scopes = {d.scope for defs in (definitions.name2fixturedefs.values() if definitions else ()) for d in defs}
+        if "module" in scopes:
+            item.add_marker(pytest.mark.xdist_group(item.nodeid.split("::")[0]))
 
 
 def pytest_runtest_setup(item):

@@ -253,6 +253,7 @@ CROWDED = """\
 """
 
 
+@pytest.mark.timing  # four busy sessions: never beside another such test or a snapshot
 def test_a_preempted_wall_clock_run_advises_the_cpu_clock(perun_repo):
     root, _ = perun_repo
     write(root, "crowded.py", CROWDED)
