@@ -88,7 +88,53 @@ def test_the_demo_builder_refuses_a_directory_holding_something_else(tmp_path):
     failed = subprocess.run([sys.executable, "-m", "perun_core.cli.demo", str(target)], capture_output=True,
                             text=True, timeout=60)
     assert failed.returncode == 1
-    assert failed.stdout.splitlines() == [f"perun: building the demo repository in {target} (once, about 10 to 30 s)"]
+    assert failed.stdout.splitlines() == [f"perun: building the demo repository in {target} (once, about half a minute on two cores)"]
     lines = failed.stderr.splitlines()
     assert len(lines) == 1 and lines[0].startswith("error: building the demo failed: ")
     assert (target / "notes.txt").read_text() == "mine\n"
+
+
+def test_the_build_prints_each_phase_once_with_its_seconds_off_a_terminal():
+    import io
+
+    from perun_core.cli.demo import PhaseLines
+
+    out = io.StringIO()
+    lines = PhaseLines(out)
+    for step in ["building commit 1/2", "building commit 2/2", "collecting time profiles: commit 1/2 (aaaaaaa)",
+                 "collecting trace profiles: commit 1/1 (aaaaaaa)", "collecting time profiles: commit 2/2 (bbbbbbb)",
+                 "checking the history for performance changes"]:
+        lines(step)
+    lines.close("built")
+    printed = out.getvalue().splitlines()
+    assert [line.split(" s  ", 1)[1] for line in printed] == [
+        "building commit 1/2", "collecting time profiles: commit 1/2 (aaaaaaa)",
+        "collecting trace profiles: commit 1/1 (aaaaaaa)", "checking the history for performance changes", "built"]
+    seconds = [float(line.split(" s  ", 1)[0]) for line in printed]
+    assert seconds == sorted(seconds) and seconds[0] >= 0
+
+
+def test_on_a_terminal_the_running_phase_counts_in_place_and_verbose_prints_every_step():
+    import io
+
+    from perun_core.cli.demo import PhaseLines
+
+    class Terminal(io.StringIO):
+        def isatty(self):
+            return True
+
+    out = Terminal()
+    lines = PhaseLines(out)
+    for step in ["building commit 1/2", "building commit 2/2", "checking the history for performance changes"]:
+        lines(step)
+    lines.close("built")
+    shown = [row.rsplit("\r\x1b[K", 1)[-1].split(" s  ", 1)[1] for row in out.getvalue().split("\n") if row]
+    assert shown == ["building commit 2/2", "checking the history for performance changes", "built"]
+    assert out.getvalue().count("\r\x1b[K") == 1
+
+    verbose = Terminal()
+    lines = PhaseLines(verbose, every_step=True)
+    for step in ["building commit 1/2", "building commit 2/2"]:
+        lines(step)
+    assert [row.split(" s  ", 1)[1] for row in verbose.getvalue().splitlines()] == [
+        "building commit 1/2", "building commit 2/2"]
