@@ -6,8 +6,8 @@ PIP := $(BIN)/python -m pip --disable-pip-version-check
 # perun and what it needs to run (demo, screenshots, benchmarks); the test extras come on top for `make test`
 STAMP := $(VENV)/.installed
 TEST_STAMP := $(VENV)/.installed-test
-# pytest-xdist workers: one more than the cores, as the tests wait on subprocesses (compilers, the CLI, tmux) much of the time
-TEST_WORKERS ?= $(shell echo $$(( $$(nproc 2>/dev/null || echo 1) + 1 )))
+# pytest-xdist workers: two per core, as the tests wait much of the time (on subprocesses, compilers, tmux, timeouts)
+TEST_WORKERS ?= $(shell echo $$(( $$(nproc 2>/dev/null || echo 1) * 2 )))
 
 .PHONY: test demo bench bench-report screenshots clean
 
@@ -35,8 +35,8 @@ $(TEST_STAMP): $(STAMP) pyproject.toml
 	     echo "perun: installing failed; the output above is kept in $(VENV)/install-test.log" >&2; exit 1; }
 	@touch $(TEST_STAMP)
 
-# the tests spread over TEST_WORKERS processes; tests/conftest.py groups those that must not run beside each
-# other, and the 20 slowest are listed at the end
+# the tests spread over TEST_WORKERS processes (tests/conftest.py keeps busy tests and TUI snapshots apart and
+# a module-scoped fixture on one worker); the 20 slowest are listed at the end
 test: $(TEST_STAMP)
 	$(BIN)/python -m pytest -n $(TEST_WORKERS) --dist loadgroup --durations=20
 

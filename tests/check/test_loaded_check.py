@@ -27,7 +27,7 @@ from tests.tui.helpers import tui_check
 WORKLOAD = "60000000"  # about a tenth of a second of CPU time
 CERTAIN_DEGRADATIONS = {"Degradation", "SevereDegradation", "TotalDegradation"}
 
-pytestmark = pytest.mark.timing  # four busy sessions: never beside another such test or a snapshot
+pytestmark = pytest.mark.busy  # four busy sessions (see machine_share in tests/conftest.py)
 
 
 def _project(root):

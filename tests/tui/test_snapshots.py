@@ -17,8 +17,6 @@ from perun_tui.widgets.profiles import ProfilesTable
 
 from .helpers import bisect_repo, main_screen, select_profile, set_matrix, settle, wait_until
 
-pytestmark = pytest.mark.timing  # drawn on one worker, never beside a test's busy sessions
-
 SIZES = [pytest.param((40, 12), id="40x12"), pytest.param((80, 24), id="80x24"),
          pytest.param((120, 40), id="120x40")]
 
