@@ -32,6 +32,11 @@ def pytest_configure(config):
     progress.register(config)
 
 
+def pytest_runtest_setup(item):
+    for mark in item.iter_markers("tools"):
+        need_tools(*mark.args)
+
+
 @pytest.hookimpl(tryfirst=True)
 def pytest_collection_modifyitems(items):
     """Tests on a module-scoped fixture share an xdist group per module (``make test`` runs ``--dist loadgroup``).
