@@ -2,7 +2,12 @@
 PYTHON ?= python3
 VENV := .venv
 BIN := $(VENV)/bin
+PIP := $(BIN)/python -m pip --disable-pip-version-check
+# perun and what it needs to run (demo, screenshots, benchmarks); the test extras come on top for `make test`
 STAMP := $(VENV)/.installed
+TEST_STAMP := $(VENV)/.installed-test
+# pytest-xdist workers: two per core, as the tests wait much of the time (on subprocesses, compilers, tmux, timeouts)
+TEST_WORKERS ?= $(shell echo $$(( $$(nproc 2>/dev/null || echo 1) * 2 )))
 
 .PHONY: test demo bench bench-report screenshots clean
 
@@ -12,16 +17,28 @@ $(BIN)/python:
 	@$(PYTHON) -m venv $(VENV)
 
 # One line on the terminal; pip's and setuptools' output goes to install.log, shown only if installing fails.
+# pip is upgraded only when older than 23 (Python 3.11's own pip does); --no-compile: the modules a command
+# imports are compiled when first imported, instead of all of numpy's and scipy's files at install time.
 $(STAMP): $(BIN)/python pyproject.toml
 	@echo "perun: installing perun and its dependencies into $(VENV)"
-	@{ $(BIN)/python -m pip install --upgrade pip && \
-	   $(BIN)/python -m pip install -e '.[test]' --config-settings editable_mode=compat; } \
+	@{ { $(BIN)/python -c 'import pip, sys; sys.exit(int(pip.__version__.split(".")[0]) < 23)' || \
+	     $(PIP) install --upgrade pip; } && \
+	   $(PIP) install --no-compile -e . --config-settings editable_mode=compat; } \
 	   > $(VENV)/install.log 2>&1 || { cat $(VENV)/install.log; \
 	   echo "perun: installing failed; the output above is kept in $(VENV)/install.log" >&2; exit 1; }
 	@touch $(STAMP)
 
-test: $(STAMP)
-	$(BIN)/python -m pytest
+$(TEST_STAMP): $(STAMP) pyproject.toml
+	@echo "perun: installing the test extras into $(VENV)"
+	@$(PIP) install --no-compile -e '.[test]' --config-settings editable_mode=compat > $(VENV)/install-test.log 2>&1 || \
+	   { cat $(VENV)/install-test.log; \
+	     echo "perun: installing failed; the output above is kept in $(VENV)/install-test.log" >&2; exit 1; }
+	@touch $(TEST_STAMP)
+
+# the tests spread over TEST_WORKERS processes (tests/conftest.py keeps busy tests and TUI snapshots apart and
+# a module-scoped fixture on one worker); the 20 slowest are listed at the end
+test: $(TEST_STAMP)
+	$(BIN)/python -m pytest -n $(TEST_WORKERS) --dist loadgroup --durations=20
 
 # one line per phase: installing (once), building the demo (once), opening it
 demo: $(STAMP)

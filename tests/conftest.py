@@ -18,17 +18,66 @@ import pytest
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT / "tests"))
 
+import progress  # noqa: E402 - found through the line above
 from tools import need_tools  # noqa: E402 - found through the line above
 
 
 def pytest_configure(config):
     config.addinivalue_line("markers", "tools(*names): programs the test runs; missing ones skip it, or fail it "
                             "under PERUN_REQUIRE_NATIVE_TOOLS=1 (see tests/tools.py)")
+    config.addinivalue_line("markers", "busy: starts busy sessions (runhelpers.busy_sessions); never runs beside "
+                            "another busy test or a TUI snapshot test under pytest-xdist (see machine_share)")
+    if not config.pluginmanager.hasplugin("xdist"):  # the groups below are then only names
+        config.addinivalue_line("markers", "xdist_group(name): tests pytest-xdist runs on one worker")
+    progress.register(config)
 
 
 def pytest_runtest_setup(item):
     for mark in item.iter_markers("tools"):
         need_tools(*mark.args)
+
+
+@pytest.hookimpl(tryfirst=True)
+def pytest_collection_modifyitems(items):
+    """Tests on a module-scoped fixture share an xdist group per module (``make test`` runs ``--dist loadgroup``).
+
+    So the fixture (a collected demo, compiled programs) is built once, not
+    once per worker; a plain run ignores the groups.  It runs before xdist
+    adds the group names to the test ids (tryfirst).
+    """
+    for item in items:
+        definitions = getattr(item, "_fixtureinfo", None)
+        scopes = {d.scope for defs in (definitions.name2fixturedefs.values() if definitions else ()) for d in defs}
+        if "module" in scopes:
+            item.add_marker(pytest.mark.xdist_group(item.nodeid.split("::")[0]))
+
+
+@pytest.fixture(autouse=True)
+def machine_share(request, tmp_path_factory):
+    """Keep busy tests and TUI snapshot tests apart when pytest-xdist runs tests side by side.
+
+    A test marked ``busy`` loads the machine with busy sessions; a snapshot
+    test draws a screen on it.  A lock file shared by the run's workers is
+    held exclusively by a busy test and shared by snapshot tests: snapshots
+    draw beside each other, a busy test runs beside neither another busy
+    test nor a snapshot (ordinary tests run beside both; they must pass on
+    a busy machine anyway).  In a run without workers the lock is free.
+    """
+    exclusive = request.node.get_closest_marker("busy") is not None
+    if not exclusive and "snap_compare" not in request.fixturenames:
+        yield
+        return
+    import fcntl
+
+    run_directory = tmp_path_factory.getbasetemp()
+    if hasattr(request.config, "workerinput"):  # each worker's directory lies in the run's
+        run_directory = run_directory.parent
+    with open(run_directory / "machine-share.lock", "a") as handle:
+        fcntl.flock(handle, fcntl.LOCK_EX if exclusive else fcntl.LOCK_SH)
+        try:
+            yield
+        finally:
+            fcntl.flock(handle, fcntl.LOCK_UN)
 
 
 @pytest.fixture(autouse=True)

@@ -253,6 +253,7 @@ CROWDED = """\
 """
 
 
+@pytest.mark.busy  # four busy sessions (see machine_share in tests/conftest.py)
 def test_a_preempted_wall_clock_run_advises_the_cpu_clock(perun_repo):
     root, _ = perun_repo
     write(root, "crowded.py", CROWDED)

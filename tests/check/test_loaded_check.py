@@ -14,6 +14,8 @@ from __future__ import annotations
 import json
 import subprocess
 
+import pytest
+
 from conftest import run_cli
 from gitrepo import commit_files, make_repo
 from runhelpers import C_PROGRAM, MAKEFILE, busy_sessions, needs_cc, run_env  # noqa: F401 - run_env: autouse
@@ -24,6 +26,8 @@ from tests.tui.helpers import tui_check
 
 WORKLOAD = "60000000"  # about a tenth of a second of CPU time
 CERTAIN_DEGRADATIONS = {"Degradation", "SevereDegradation", "TotalDegradation"}
+
+pytestmark = pytest.mark.busy  # four busy sessions (see machine_share in tests/conftest.py)
 
 
 def _project(root):

@@ -112,6 +112,7 @@ def collect_time(root, program, workload, *, loaded):
 
 
 @needs_cc
+@pytest.mark.busy  # four busy sessions (see machine_share in tests/conftest.py)
 def test_a_loaded_run_gives_no_wall_time_degradation_and_still_finds_a_cpu_slow_down(perun_repo):
     root, _shas = perun_repo
     build_c(root, "same", C_PROGRAM.replace("FACTOR", "2"))
