@@ -149,7 +149,7 @@ class FittedTable(DataTable):
         self.clear(columns=True)
         self._fitted = self._width()
         for column, size in self._shown:
-            self.add_column(column.label, key=column.key, width=size)
+            self.add_column(fit_cell(column.label, size), key=column.key, width=size)  # a cut label ends in …
         for key, cells in self._cells:
             self.add_row(*self._cut(cells), key=key)
         if self.row_count:

@@ -143,3 +143,14 @@ async def test_a_growing_fitted_table_cuts_with_an_ellipsis_and_refits_when_cont
         await pilot.resize_terminal(120, 10)
         await pilot.pause()
         assert str(table.get_cell("1", "profile")) == "time-bench-15000-2026-11-26-22-31-32.perf"
+
+
+async def test_a_cut_column_label_ends_with_an_ellipsis_like_its_cells():
+    table = FittedTable((Column("n", "#", 0, 1), Column("commit", "commit", 1, 3)))
+    app = _TableApp(table)
+    async with app.run_test(size=(9, 5)) as pilot:
+        table.put_row("1", [Text("1"), Text("abcdef1")])
+        await pilot.pause()
+        labels = [str(c.label) for c in table.columns.values()]
+        assert labels[0] == "#" and labels[1].endswith("…") and "commit".startswith(labels[1][:-1])
+        assert str(table.get_cell("1", "commit")).endswith("…")
