@@ -119,9 +119,9 @@ class MainScreen(Screen[None]):
         self.set_class(self.app.size.width < NARROW_BELOW, "narrow")
         self.action_reload()
 
-    async def on_resize(self, event: events.Resize) -> None:
+    def on_resize(self, event: events.Resize) -> None:
         self.set_class(event.size.width < NARROW_BELOW, "narrow")
-        await self._place_commit_pane(event.size.width)
+        self.call_later(self._place_commit_pane, event.size.width)  # after this resize is handled everywhere
 
     async def _place_commit_pane(self, width: int) -> None:
         """The commit pane beside the history from 120 columns on, beside the profiles under that."""

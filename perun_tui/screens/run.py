@@ -317,10 +317,19 @@ class RunScreen(Screen[ProfileLink | None]):
         advice.display = bool(self._advice)
         if not self._advice:
             return
-        width = max(self.size.width - 4, 10)  # the pane's borders and the advice's padding
+        # its own width once laid out; before that, the screen's less the pane's borders and its padding
+        shown = advice.content_region.width
+        width = max(shown if shown > 0 else self.size.width - 4, 10)
         rows = wrapped_to(self._advice, width, ADVICE_ROWS_SHORT if self.size.height < 20 else ADVICE_ROWS)
         advice.styles.height = len(rows)
-        advice.update(Text("\n".join(rows), no_wrap=True))
+        advice.update(Text("\n".join(rows), no_wrap=True, overflow="ellipsis"))  # narrower than thought: … still
+        if shown <= 0:
+            self.call_after_refresh(self._fit_advice, width)
+
+    def _fit_advice(self, width: int) -> None:
+        """Wrap the advice again when the width it was wrapped to before the layout is not the one it got."""
+        if self.query_one("#run-advice", Static).content_region.width not in (0, width):
+            self._show_advice()
 
     def on_resize(self) -> None:
         self._show_advice()
