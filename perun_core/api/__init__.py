@@ -32,7 +32,7 @@ def _export(module: str, names: str) -> None:
 
 _export("_repo", "open_repository PerunRepository")
 _export("repository", """SORT_KEYS InitResult init AddedProfile add RemovedProfile remove StatusReport status
-        ProfileCounts LogEntry log log_format ProfileInfo shallow_commits""")
+        ProfileCounts LogEntry log log_format ProfileInfo shallow_commits SourceFile source_at""")
 _export("config", """ConfigValue config_get config_set config_reset EditRequest config_edit_request
         validate_config_file parse_config_value editor_command""")
 _export("profiles", "LoadedProfile load_profile")

@@ -119,18 +119,19 @@ def config_edit_request(*, scope: str = "nearest", cwd: Path | str | None = None
     return EditRequest(path, [*shlex.split(editor), str(path)])
 
 
-def editor_command(*, scope: str = "nearest", cwd: Path | str | None = None) -> str:
+def editor_command(*, scope: str = "nearest", cwd: Path | str | None = None, fallback: bool = True) -> str:
     """The command line of the user's editor: $VISUAL, $EDITOR, then ``general.editor``.
 
     ``general.editor`` is read from the file ``scope`` names, then from
     shared.yml, then its default; a broken file is skipped, so that the
-    editor that is to repair it can still be found.
+    editor that is to repair it can still be found.  Without ``fallback``
+    the default is not used: "" when the user configured no editor.
     """
     path, kind = _config_location(scope, cwd)
-    return _editor_for(path, kind)
+    return _editor_for(path, kind, fallback)
 
 
-def _editor_for(path: Path, kind: str) -> str:
+def _editor_for(path: Path, kind: str, fallback: bool = True) -> str:
     editor = os.environ.get("VISUAL") or os.environ.get("EDITOR")
     if editor:
         return editor
@@ -139,7 +140,7 @@ def _editor_for(path: Path, kind: str) -> str:
             editor = str(Config.load(candidate, kind="local" if candidate == path and kind == "local" else "shared",
                                      validate=False).get("general.editor"))
             break
-    return editor or str(default("general.editor"))
+    return editor or (str(default("general.editor")) if fallback else "")
 
 
 def validate_config_file(path: Path | str, kind: str) -> None:

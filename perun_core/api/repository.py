@@ -39,7 +39,8 @@ from ..vcs import init_repository, is_bare_repository
 from ._repo import open_repository, using as _using
 
 __all__ = ["SORT_KEYS", "open_repository", "InitResult", "init", "AddedProfile", "add", "RemovedProfile", "remove",
-           "StatusReport", "status", "ProfileCounts", "LogEntry", "log", "log_format", "shallow_commits"]
+           "StatusReport", "status", "ProfileCounts", "LogEntry", "log", "log_format", "shallow_commits", "SourceFile",
+           "source_at"]
 
 if TYPE_CHECKING:
     from ..profile.model import Profile
@@ -409,3 +410,41 @@ def shallow_commits(*, repo: PerunRepository | None = None, cwd: Path | str | No
 def log_format(*, repo: PerunRepository | None = None, cwd: Path | str | None = None) -> str:
     with _using(repo, cwd) as r:
         return str(r.config.get("format.shortlog"))
+
+
+# -- sources at a commit ----------------------------------------------------------
+
+@dataclass(frozen=True, slots=True)
+class SourceFile:
+    """A file as it was at a commit: ``path`` relative to the git repository's root, ``text`` decoded as UTF-8."""
+
+    commit: str
+    path: str
+    text: str
+
+
+def source_at(rev: str, path: Path | str, *, repo: PerunRepository | None = None,
+              cwd: Path | str | None = None) -> SourceFile:
+    """The file ``path`` as it was at commit ``rev`` (read from git, not from the working tree).
+
+    ``path`` is relative to the git repository's root, or absolute inside
+    it (as profilers record source files).  Bytes that are no UTF-8 are
+    replaced.  Raises InvalidRevision, and VcsError when the path is outside
+    the repository or the commit has no such file.
+    """
+    with _using(repo, cwd) as r:
+        vcs = r.vcs
+        root = Path(vcs.root).resolve()
+        given = Path(path)
+        if given.is_absolute():
+            inside = Path(os.path.normpath(given))
+            if not inside.is_relative_to(root):
+                inside = given.resolve()  # a symlinked checkout: the profiler may have recorded the real path
+            if not inside.is_relative_to(root):
+                raise VcsError(f"{path} is not a file of the repository at {root}")
+            relative = inside.relative_to(root).as_posix()
+        else:
+            relative = Path(os.path.normpath(given)).as_posix()
+        commit = vcs.massage(rev)
+        data = vcs.file_at(commit, relative)
+        return SourceFile(commit, relative, data.decode("utf-8", "replace"))

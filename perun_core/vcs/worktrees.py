@@ -231,6 +231,35 @@ class WorktreeMixin:
         except OSError as exc:
             raise VcsError(f"cannot export {commit[:12]} to {dest}: {exc}") from exc
 
+    def file_at(self, sha: str, path: str) -> bytes:
+        """The content of the file ``path`` (relative to the repository's root) in the tree of commit ``sha``.
+
+        Raises InvalidRevision, and VcsError when the commit has no such file
+        (or ``path`` names a directory, a submodule or leaves the tree).
+        """
+        from dulwich.objects import Tree
+
+        commit = self.massage(sha)
+        parts = [part for part in path.replace("\\", "/").split("/") if part not in ("", ".")]
+        if not parts or any(not _valid_path_element(os.fsencode(part)) for part in parts):
+            raise VcsError(f"{path!r} is no file path inside the repository")
+        store = self.repo.object_store
+        entry_id, mode = self._commit_tree_id(commit).encode("ascii"), stat.S_IFDIR
+        try:
+            for part in parts:
+                tree = store[entry_id] if stat.S_ISDIR(mode) else None
+                if not isinstance(tree, Tree) or os.fsencode(part) not in tree:
+                    raise VcsError(f"commit {commit[:12]} has no file {'/'.join(parts)}")
+                mode, entry_id = tree[os.fsencode(part)]
+            if not stat.S_ISREG(mode):
+                raise VcsError(f"{'/'.join(parts)} in commit {commit[:12]} is not a regular file")
+            kind, data = store.get_raw(entry_id)
+        except KeyError as exc:
+            raise VcsError(f"object {exc} of commit {commit[:12]} is missing from the repository") from exc
+        if kind != _BLOB:
+            raise VcsError(f"object {entry_id.decode()} of commit {commit[:12]} is not a blob")
+        return data
+
     def _write_blob(self, target: bytes, blob_sha: bytes, mode: int) -> None:
         kind, data = self.repo.object_store.get_raw(blob_sha)
         if kind != _BLOB:

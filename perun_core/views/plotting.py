@@ -300,6 +300,12 @@ def render_scatter(
     lines = [(c.name, *_finite(_as_array(c.x), _as_array(c.y))) for c in curves]
     xlim = _limits([x for _, x, _ in clouds + lines])
     ylim = ylim or _limits([y for _, _, y in clouds + lines])
+    # one point cloud alone needs no legend (the title names it); plotext draws a legend over the top rows of
+    # the plot, so with one the y axis reaches that much higher and the data stays below it
+    named = sum(1 for name, x, _ in clouds + lines if name and len(x))
+    legend = named > 1
+    if legend:
+        ylim = _with_headroom(ylim, rows=_rows(height, title, xlabel, ylabel), reserved=named)
     yticks, ylabels, ylabel = y_axis(*ylim, _rows(height, title, xlabel, ylabel), unit, ylabel)
     with _LOCK:
         plt = _figure(width, height, theme, title, xlabel, ylabel)
@@ -312,14 +318,24 @@ def render_scatter(
             if not len(x):
                 continue
             plt.plot(_floats(x), _floats(y), marker=_cycle(LINE_MARKERS, index),
-                     color=_colour(theme, len(clouds) + index), label=name or None)
+                     color=_colour(theme, len(clouds) + index), label=(name or None) if legend else None)
         for index, (name, x, y) in enumerate(clouds):
             if not len(x):
                 continue
             x, y = thin_points(x, y, columns=width * _OVERSAMPLE, rows=height * _OVERSAMPLE, xlim=xlim, ylim=ylim)
             plt.scatter(_floats(x), _floats(y), marker=_cycle(POINT_MARKERS, index), color=_colour(theme, index),
-                        label=name or None)
+                        label=(name or None) if legend else None)
         return _finish(plt, theme)
+
+
+def _with_headroom(ylim: tuple[float, float], *, rows: int, reserved: int) -> tuple[float, float]:
+    """``ylim`` raised so that the top ``reserved`` of ``rows`` plot rows (and one more, the legend's frame
+    line) hold no data; as it is when the plot has no rows to spare."""
+    low, high = ylim
+    free = rows - reserved - 1
+    if free < 2 or high <= low:
+        return ylim
+    return low, low + (high - low) * rows / free
 
 
 def render_bars(

@@ -5,14 +5,17 @@ the check) is shown at once; otherwise call-level profiles are collected
 in a worker through ``perun_core.api.explain``, with its progress shown
 while it runs.  Below the ranked functions comes the difference flame
 graph of the two call-level profiles (the diff screen's renderer, where
-both profiles carry call stacks).  ``enter`` on a function opens its
-source file at its line in the user's editor when the file is in the
-repository.
+both profiles carry call stacks).  ``enter`` on a function shows its source
+as it was at the explained (target) commit, read from git, at its line: in
+the user's pager or editor on a read-only copy, or in a dialog when neither
+is set or starts (:mod:`.source`); a notification says which.  Findings of
+profile files (no commit) show the working tree's file.
 """
 
 from __future__ import annotations
 
-import shlex
+import os
+import shutil
 import subprocess
 import threading
 from pathlib import Path
@@ -34,6 +37,7 @@ from perun_core.errors import Interrupted, PerunError
 
 from ..formatting import ansi_picture
 from ..pictures import plain_pictures
+from .source import SourceScreen, read_only_copy, viewers
 
 NO_FLAME = "no call stacks in both call-level profiles: no difference flame graph"
 
@@ -157,33 +161,76 @@ class ExplainScreen(ModalScreen[None]):
             return
         self.open_source(self.explanation.functions[int(event.option.id)])
 
+    @property
+    def commit(self) -> str | None:
+        """The explained commit: the target of the finding (None for profiles given as files)."""
+        return next((version.minor for version, _pair, _finding in self.report.findings() if version.minor), None)
+
     def source_path(self, function: Any) -> Path | None:
-        """The function's source file when it is a file of the repository, else None."""
+        """The function's source file when it is a file of the repository (it need not exist now), else None."""
         if not function.file:
             return None
         root = Path(self.app.core.root).resolve()
         path = Path(function.file)
-        path = (path if path.is_absolute() else root / path).resolve()
-        return path if path.is_file() and path.is_relative_to(root) else None
+        path = Path(os.path.normpath(path if path.is_absolute() else root / path))
+        return path if path.is_relative_to(root) else None
 
     def open_source(self, function: Any) -> None:
-        """Open the function's file at its line in the editor ($VISUAL, $EDITOR, ``general.editor``)."""
+        """Show the function's source as it was at the explained commit (read in a worker, then shown here)."""
         path = self.source_path(function)
         if path is None:
             where = function.where or "no source file is known"
             self.app.notify(f"{function.function}: {where} is not a file of this repository", title="source",
                             severity="warning", markup=False)
             return
-        command = [*shlex.split(self.app.core.editor()), *([f"+{function.line}"] if function.line else []), str(path)]
+        self.read_source(function, path, self.commit)
+
+    @work(thread=True, exclusive=True, exit_on_error=False, group="source", description="reading a source file")
+    def read_source(self, function: Any, path: Path, commit: str | None) -> None:
+        root = Path(self.app.core.root).resolve()
         try:
-            with self.app.suspend():
-                subprocess.run(command, check=False)
-        except SuspendNotSupported:
-            self.app.notify(f"this terminal cannot hand over to an editor; the source is {path}:{function.line or 1}",
-                            severity="warning", markup=False)
+            if commit is None:  # profiles of files: no commit to read from
+                shown = (path.read_text(encoding="utf-8", errors="replace"), path.relative_to(root).as_posix())
+            else:
+                source = api.source_at(commit, path, cwd=root)
+                shown = (source.text, source.path)
+        except PerunError as error:
+            self.app.call_from_thread(self.app.notify, f"{function.function}: {error.message}", title="source",
+                                      severity="warning", markup=False)
+            return
         except OSError as error:
-            self.app.notify(f"cannot start {command[0]}: {error.strerror or error}", title="editor",
-                            severity="error", markup=False)
+            self.app.call_from_thread(self.app.notify, f"{function.function}: cannot read {path}: "
+                                      f"{error.strerror or error}", title="source", severity="warning", markup=False)
+            return
+        self.app.call_from_thread(self.show_source, function, shown[0], shown[1], commit)
+
+    def show_source(self, function: Any, text: str, path: str, commit: str | None) -> None:
+        """In $PAGER, else the configured editor (a read-only copy), else a dialog; a notification says which."""
+        where = f"{path} at {commit[:7]}" if commit else f"{path} (working tree)"
+        editor = api.editor_command(scope="local", cwd=self.app.core.root, fallback=False)
+        copy = read_only_copy(text, path, commit)
+        failed: list[str] = []
+        try:
+            for name, command in viewers(os.environ.get("PAGER", ""), editor, function.line):
+                try:
+                    with self.app.suspend():
+                        status = subprocess.run([*command, str(copy)], check=False).returncode
+                except SuspendNotSupported:
+                    failed.append("this terminal cannot hand over to another program")
+                    break
+                except OSError as error:
+                    failed.append(f"cannot start {name}: {error.strerror or error}")
+                    continue
+                if status in (126, 127):  # a shell's "cannot run" / "not found" (a wrapper script's)
+                    failed.append(f"{name} could not run (exit status {status})")
+                    continue
+                self.app.notify(f"{where} shown in {name} (a read-only copy)", title="source", markup=False)
+                return
+        finally:
+            shutil.rmtree(copy.parent, ignore_errors=True)
+        why = "; ".join(failed) if failed else "neither $PAGER nor an editor is set"
+        self.app.push_screen(SourceScreen(text, f"{where} · {function.function}", function.line))
+        self.app.notify(f"{where} shown here: {why}", title="source", markup=False)
 
     def on_worker_state_changed(self, event: Worker.StateChanged) -> None:
         self.app.report_failed_worker(event)

@@ -3,7 +3,9 @@
 Opened from the profiles pane (mark two profiles with ``m``, press ``d``)
 and from a finding of a check (``d``: its baseline against its target).
 The comparison and its rendering run in a thread worker over
-:mod:`perun_core.api`; the result arrives by message.
+:mod:`perun_core.api`; the result arrives by message.  The views are drawn
+for the screen's width and drawn again when it changes; their lines never
+wrap (a table narrower than its columns scrolls sideways).
 """
 
 from __future__ import annotations
@@ -16,7 +18,8 @@ from rich.text import Text
 from textual import work
 from textual.app import ComposeResult
 from textual.binding import Binding
-from textual.containers import VerticalScroll
+from textual import events
+from textual.containers import ScrollableContainer
 from textual.message import Message
 from textual.screen import Screen
 from textual.widgets import Header, Static, TabbedContent, TabPane
@@ -40,6 +43,8 @@ class DiffReady(Message):
     """The rendered views of a comparison (terminal text with colours), or an error."""
 
     title: str = ""
+    #: the width the views were drawn for
+    width: int = 0
     table: str = ""
     flame: str | None = None
     bars: str = ""
@@ -68,30 +73,50 @@ class DiffScreen(Screen[None]):
         self.label = label
         #: the last rendered comparison (None until it arrives)
         self.result: DiffReady | None = None
+        self._comparison: tuple[Any, tuple[str, str]] | None = None  # (comparison, names), once made
+        self._drawing: int | None = None  # the width of the drawing under way
 
     def compose(self) -> ComposeResult:
         yield Header(icon="≡")
         with TabbedContent(id="diff-tabs", initial="diff-table"):
             with TabPane("Table", id="diff-table"):
-                yield VerticalScroll(Static("comparing…", id="diff-table-text"))
+                yield ScrollableContainer(Static("comparing…", id="diff-table-text", classes="diff-view"))
             with TabPane("Flame graph", id="diff-flame"):
-                yield VerticalScroll(Static("", id="diff-flame-text"))
+                yield ScrollableContainer(Static("", id="diff-flame-text", classes="diff-view"))
             with TabPane("Bars", id="diff-bars"):
-                yield VerticalScroll(Static("", id="diff-bars-text"))
+                yield ScrollableContainer(Static("", id="diff-bars-text", classes="diff-view"))
         yield Footer()
 
     def on_mount(self) -> None:
         self.sub_title = escape_controls(self.label)
+        self._draw()
+
+    def on_resize(self, event: events.Resize) -> None:
+        if self.result is not None and not self.result.error and self._view_size()[0] != self.result.width:
+            self._draw()
+
+    def _view_size(self) -> tuple[int, int]:
+        """The cells a view has: the screen less the scrollbar and a column of margin; the rows under the tabs."""
+        width, height = self.app.size
+        return max(width - 2, 30), max(height - 8, 6)
+
+    def _draw(self) -> None:
+        width, height = self._view_size()
+        if self._drawing == width:
+            return
+        self._drawing = width
         # without colour the views draw their plain forms (frames in brackets), not colour stripped off
-        self.compare(max(self.app.size.width - 4, 30), max(self.app.size.height - 8, 6), not plain_pictures(self.app))
+        self.compare(width, height, not plain_pictures(self.app))
 
     @work(thread=True, exclusive=True, exit_on_error=False, group="diff", description="comparing two profiles")
     def compare(self, width: int, height: int, color: bool = True) -> None:
         try:
-            baseline, target = self.loader()
-            names = self.names or (baseline.source, target.source)
-            comparison = api.compare_profiles(baseline.profile, target.profile, baseline_name=names[0],
-                                              target_name=names[1])
+            if self._comparison is None:
+                baseline, target = self.loader()
+                names = self.names or (baseline.source, target.source)
+                self._comparison = (api.compare_profiles(baseline.profile, target.profile, baseline_name=names[0],
+                                                         target_name=names[1]), names)
+            comparison, names = self._comparison
             table = api.render_diff(comparison, "short", width=width, color=color, limit=200)
             flame = None
             if comparison.has_stacks:
@@ -100,10 +125,14 @@ class DiffScreen(Screen[None]):
         except PerunError as error:
             self.post_message(DiffReady(error=error.message))
             return
-        self.post_message(DiffReady(f"{names[0]} → {names[1]}", table, flame, bars))
+        self.post_message(DiffReady(f"{names[0]} → {names[1]}", width, table, flame, bars))
 
     def on_diff_ready(self, message: DiffReady) -> None:
         self.result = message
+        if self._drawing == message.width:
+            self._drawing = None
+        if not message.error and message.width != self._view_size()[0]:
+            self._draw()  # the screen was resized while this drawing was made
         if message.error:
             self.app.notify(message.error, title="difference", severity="error", timeout=10, markup=False)
             self.query_one("#diff-table-text", Static).update(Text(escape_controls(f"error: {message.error}"),

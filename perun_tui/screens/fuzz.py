@@ -7,6 +7,16 @@ slow-down and a sparkline of the best slow-down over time.  ``esc`` cancels a
 running search (the results so far are still written) and closes the screen
 otherwise; ``enter`` on a found input whose profile was collected closes the
 screen and shows that profile in the profiles pane.
+
+The form's first field has the focus when the screen opens.  Until a search
+starts the form has the pane to itself (the sparkline and the table of
+found inputs come in with the first start).  The search reports every kept
+input and several progress events a second from its thread; the screen
+must not redraw for each (a redraw of the whole form costs the search's
+thread the interpreter lock and made it several times slower than on the
+command line), so the events wait in a :class:`FuzzFeed` and the screen
+takes them at most :data:`FRAMES` times a second, with lines of fixed
+height that need no new layout.
 """
 
 from __future__ import annotations
@@ -33,14 +43,54 @@ from ..messages import ProfileLink
 from ..widgets.forms import ParamForm
 from ..widgets.footer import Footer
 
-__all__ = ["FuzzDone", "FuzzEvent", "FuzzScreen"]
+__all__ = ["FRAMES", "FuzzDone", "FuzzEvent", "FuzzFeed", "FuzzScreen"]
+
+#: how many times a second the screen shows the search's progress at most
+FRAMES = 4
 
 
 @dataclass
 class FuzzEvent(Message):
-    """One progress event of the running search (an api.FuzzStarted, InputKept, FuzzProgress, ...)."""
+    """The search has news: the screen takes it from its :class:`FuzzFeed` (one message until it did)."""
 
     event: Any
+
+
+class FuzzFeed:
+    """What the search reported since the screen last looked: its start, the kept inputs, the latest progress.
+
+    Filled on the search's thread, emptied on the UI's: a burst of events
+    is one message and one redraw.
+    """
+
+    def __init__(self) -> None:
+        self._lock = threading.Lock()
+        self._started: Any = None
+        self._kept: list[Any] = []
+        self._progress: Any = None
+        self._told = False
+
+    def put(self, event: Any) -> bool:
+        """Keep ``event``; True when the screen is to be told (it was told nothing since it last took)."""
+        with self._lock:
+            if isinstance(event, api.InputKept):
+                self._kept.append(event)
+            elif isinstance(event, api.FuzzProgress):
+                self._progress = event
+            elif isinstance(event, api.FuzzStarted):
+                self._started = event
+            else:
+                return False
+            told, self._told = self._told, True
+            return not told
+
+    def take(self) -> tuple[Any, list[Any], Any]:
+        """(the start or None, the inputs kept since the last take, the latest progress or None)."""
+        with self._lock:
+            taken = (self._started, self._kept, self._progress)
+            self._started, self._kept, self._progress = None, [], None
+            self._told = False
+            return taken
 
 
 @dataclass
@@ -69,16 +119,19 @@ class FuzzScreen(Screen[ProfileLink | None]):
         self.status = ""
         self.result: Any = None
         self.best = 1.0
-        self.history: list[float] = [1.0]
+        self.history: list[float] = []  # the best slow-down at each look (empty: a flat line, no block)
         self.links: dict[str, ProfileLink] = {}
         self.started = 0.0
+        self.feed = FuzzFeed()
+        self._taken = 0.0  # when the screen last took the feed (monotonic)
+        self._take_timer: Any = None  # a take scheduled for the next frame
 
     def compose(self) -> ComposeResult:
         yield Header(icon="≡")
         with Vertical(id="fuzz-pane", classes="pane"):
             yield ParamForm(id="fuzz-form")
             yield Static("fill in cmd, seeds and output_dir, then ctrl+s", id="fuzz-status")
-            yield Sparkline(self.history, id="fuzz-plot")
+            yield Sparkline([], id="fuzz-plot")
             yield DataTable(id="fuzz-found", cursor_type="row", zebra_stripes=False)
         yield Footer()
 
@@ -88,7 +141,11 @@ class FuzzScreen(Screen[ProfileLink | None]):
         for label, key in (("input", "id"), ("size", "size"), ("time", "time"), ("slow-down", "slowdown"),
                            ("rules", "rules"), ("profile", "profile")):
             table.add_column(label, key=key)
-        await self.query_one(ParamForm).show_params(api.fuzz_form(), self.values)
+        form = self.query_one(ParamForm)
+        await form.show_params(api.fuzz_form(), self.values)
+        fields = form.query(".form-field")
+        if fields:
+            fields.first().focus()  # keys typed at once go into the first field
 
     # -- starting and stopping --------------------------------------------------------------
     def action_start(self) -> None:
@@ -102,17 +159,25 @@ class FuzzScreen(Screen[ProfileLink | None]):
         self.running = True
         self.status = "running"
         self.best = 1.0
-        self.history[:] = [1.0]
+        self.history.clear()
+        self.query_one("#fuzz-plot", Sparkline).data = []
         self.started = time.monotonic()
+        self.feed = FuzzFeed()
+        self.add_class("-started")
         self.query_one("#fuzz-found", DataTable).clear()
         self._show("checking the seeds and measuring them…")
         self.fuzz(dict(form.params))
 
     @work(thread=True, exclusive=True, exit_on_error=False, group="fuzz", description="fuzzing")
     def fuzz(self, values: dict[str, Any]) -> None:
+        feed = self.feed
+
+        def on_event(event: Any) -> None:
+            if feed.put(event):
+                self.post_message(FuzzEvent(event))
+
         try:
-            result = api.run_fuzzing(values, on_event=lambda event: self.post_message(FuzzEvent(event)),
-                                     cancel=self.cancel, cwd=self.app.core.root)
+            result = api.run_fuzzing(values, on_event=on_event, cancel=self.cancel, cwd=self.app.core.root)
         except PerunError as error:
             self.post_message(FuzzDone(None, error))
             return
@@ -141,31 +206,48 @@ class FuzzScreen(Screen[ProfileLink | None]):
 
     # -- progress ---------------------------------------------------------------------------------
     def _show(self, text: str) -> None:
-        self.query_one("#fuzz-status", Static).update(Text(text))
+        # one line of fixed height: no new layout of the form for a changed status
+        self.query_one("#fuzz-status", Static).update(Text(text, no_wrap=True, overflow="ellipsis"), layout=False)
 
     def on_fuzz_event(self, message: FuzzEvent) -> None:
-        event = message.event
-        if isinstance(event, api.FuzzStarted):
-            self._show(f"fuzzing with {event.jobs} parallel runs; seed {event.baselines[0]:.4f} s; keeping inputs "
-                       f"{100 * event.threshold:.0f} % slower than their parent")
-        elif isinstance(event, api.InputKept):
+        """News from the search: taken now, or with the next frame when the last take was within this one."""
+        if self._take_timer is not None:
+            return
+        wait = self._taken + 1 / FRAMES - time.monotonic()
+        if wait <= 0:
+            self._take()
+        else:
+            self._take_timer = self.set_timer(wait, self._take)
+
+    def _take(self) -> None:
+        """Show what the feed holds: the start, the kept inputs in a batch, the latest progress."""
+        if self._take_timer is not None:
+            self._take_timer.stop()
+            self._take_timer = None
+        self._taken = time.monotonic()
+        started, kept, progress = self.feed.take()
+        if started is not None:
+            self._show(f"fuzzing with {started.jobs} parallel runs; seed {started.baselines[0]:.4f} s; keeping "
+                       f"inputs {100 * started.threshold:.0f} % slower than their parent")
+        table = self.query_one("#fuzz-found", DataTable)
+        for event in kept:
             finding = event.finding
             self.best = max(self.best, event.best_slowdown)
             time_text = "hang" if finding.hang else f"{finding.value:.4f} s"
-            self.query_one("#fuzz-found", DataTable).add_row(
-                finding.id, f"{finding.size} B", time_text, f"{finding.slowdown:.1f}x",
-                api.compact_rules(finding.rules), "", key=finding.id)
-        elif isinstance(event, api.FuzzProgress):
-            self.best = max(self.best, event.best_slowdown)
+            table.add_row(finding.id, f"{finding.size} B", time_text, f"{finding.slowdown:.1f}x",
+                          api.compact_rules(finding.rules), "", key=finding.id)
+        if progress is not None:
+            self.best = max(self.best, progress.best_slowdown)
             self.history.append(self.best)
             del self.history[:-200]
             self.query_one("#fuzz-plot", Sparkline).data = list(self.history)
-            self._show(f"{event.executions} runs ({event.executions_per_second:.0f}/s) · {event.kept} kept · "
-                       f"{event.hangs} hangs · best {event.best_slowdown:.1f}x at equal size (at "
-                       f"{event.best_found_at:.0f} s) · {event.elapsed:.0f} s"
+            self._show(f"{progress.executions} runs ({progress.executions_per_second:.0f}/s) · {progress.kept} kept · "
+                       f"{progress.hangs} hangs · best {progress.best_slowdown:.1f}x at equal size (at "
+                       f"{progress.best_found_at:.0f} s) · {progress.elapsed:.0f} s"
                        + (" · cancelling…" if self.cancel.is_set() else ""))
 
     def on_fuzz_done(self, message: FuzzDone) -> None:
+        self._take()  # what came in after the last frame
         self.running = False
         if message.error is not None:
             self.status = "failed"

@@ -6,9 +6,10 @@
     │ commit  date       author    a m x t subject│
     ╰────────────────────────────────────────────╯
     ╭ Profiles at abc1234 ──────╮╭ Commit ───────╮   the commit pane shows only
-    │ tag type collector ...    ││ author, date  │   from 100 columns on
-    ╰───────────────────────────╯╰───────────────╯
-     h HEAD  / Search  R Run  e Matrix  q Quit  f1 Help
+    │ tag type collector ...    ││ author, date  │   from 100 columns on; from
+    ╰───────────────────────────╯╰───────────────╯   120 it stands beside the
+     h HEAD  / Search  R Run  e Matrix  q Quit  f1 Help   history, so that the
+                                                      profiles get every column
 
 From here, full screens: the plots of a profile (``p``, :mod:`.plot`), a
 run of the job matrix (``R``, :mod:`.run`), the job-matrix editor (``e``,
@@ -57,6 +58,9 @@ from ..widgets.footer import Footer
 
 #: below this many columns the screen gets the ``narrow`` class
 NARROW_BELOW = 100
+#: from this many columns on the commit pane stands beside the history: the profiles' columns (cmd, args,
+#: origin) need the whole width more than the history's subjects need its last 38 columns
+COMMIT_BESIDE_HISTORY_FROM = 120
 
 
 class MainScreen(Screen[None]):
@@ -92,10 +96,15 @@ class MainScreen(Screen[None]):
 
     def compose(self) -> ComposeResult:
         yield Header(icon="≡")
-        yield HistoryPane(id="history-pane", classes="pane")
+        beside = self.app.size.width >= COMMIT_BESIDE_HISTORY_FROM
+        with Horizontal(id="upper"):
+            yield HistoryPane(id="history-pane", classes="pane")
+            if beside:
+                yield CommitPane(id="commit-pane", classes="pane")
         with Horizontal(id="lower"):
             yield ProfilesPane(id="profiles-pane", classes="pane")
-            yield CommitPane(id="commit-pane", classes="pane")
+            if not beside:
+                yield CommitPane(id="commit-pane", classes="pane")
         yield Footer()
 
     @property
@@ -112,6 +121,19 @@ class MainScreen(Screen[None]):
 
     def on_resize(self, event: events.Resize) -> None:
         self.set_class(event.size.width < NARROW_BELOW, "narrow")
+        self.call_later(self._place_commit_pane, event.size.width)  # after this resize is handled everywhere
+
+    async def _place_commit_pane(self, width: int) -> None:
+        """The commit pane beside the history from 120 columns on, beside the profiles under that."""
+        row = "upper" if width >= COMMIT_BESIDE_HISTORY_FROM else "lower"
+        pane = self.query_one(CommitPane)
+        if pane.parent is None or pane.parent.id == row:
+            return
+        await pane.remove()  # a widget cannot change its parent: the pane is made again in the other row
+        moved = CommitPane(id="commit-pane", classes="pane")
+        await self.query_one(f"#{row}", Horizontal).mount(moved)
+        entry = self.history.current
+        moved.show(entry, is_head=self._is_head(entry.version.checksum if entry else None))
 
     # -- loading -----------------------------------------------------------------------
     def action_reload(self) -> None:

@@ -6,6 +6,7 @@
     │ job 2 of 6 · 2 of 5 runs done · 1.2 s · time: ./bench small    │  the running job
     │ ━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━  33%  │  jobs and runs done
     │  #  status   time  job                         commit   profile │  one row per job
+    │ job 1: the wall times of the runs vary by 21 %: repeat more …   │  measurement advice
     │ ─ output of job 2 ─────────────────────────────────────────────│
     │ (the last lines the profiled program wrote)                     │
     ╰─────────────────────────────────────────────────────────────────╯
@@ -26,6 +27,13 @@ the same way and leaves once the worker ended, so no process of the run
 outlives the TUI.  Once the run ended, enter on a job's row shows its
 profile in the profiles pane.
 
+What the run has to say stays in the pane, where it covers nothing: the
+status line says how the run ended and measurement advice (runs that vary
+too much) gets lines of its own above the output.  Only an error that
+stopped the run before anything ran is a notification as well.  The jobs'
+columns are fitted to the width (the least useful left out first, cut text
+ending in an ellipsis).
+
 The bar counts finished jobs and, within the running job, its finished
 workloads and repetitions (the collectors report each), so it moves during a
 single long job; while nothing says how far the run is (before the plan, or a
@@ -35,11 +43,13 @@ pane's subtitle shows the time since the run started.
 
 from __future__ import annotations
 
+import textwrap
 import threading
 import time
 from collections import deque
 from collections.abc import Iterator
 
+from rich.cells import cell_len
 from rich.text import Text
 from textual import work
 from textual.app import ComposeResult
@@ -56,7 +66,22 @@ from perun_core.api import escape_controls, escape_lines
 from ..commands import PaletteCommand, ScreenCommands
 from ..formatting import fit
 from ..messages import ProfileLink, RunDone, RunEvent, RunOutput, RunRepetition
+from ..widgets.columns import Column, FittedTable
 from ..widgets.footer import Footer
+
+#: what ran and how it went first; the profile written takes what is left after the time and the commit (the
+#: title names the commit when there is one); at 40 columns the job's number, status and label remain
+JOB_COLUMNS = (
+    Column("job", "#", 0, 1, 6),
+    Column("status", "status", 1, 6, 9),
+    Column("label", "job", 2, 8, 40),
+    Column("time", "time", 3, 5, 9),
+    Column("commit", "commit", 4, 7, 7),
+    Column("profile", "profile", 5, 10, 80),
+)
+#: rows the measurement advice may take (ADVICE_ROWS_SHORT under 20 rows); more is cut with an ellipsis
+ADVICE_ROWS = 4
+ADVICE_ROWS_SHORT = 2
 
 #: lines of the profiled program's output kept for the tail (more than the pane's rows)
 TAIL = 40
@@ -156,24 +181,22 @@ class RunScreen(Screen[ProfileLink | None]):
         self._output_taken = 0.0  # when the pane last took lines (monotonic)
         self._output_timer: object | None = None  # a take scheduled for the next frame
         self._failure = ""  # why the shown job failed, shown under its output
+        self._advice: list[str] = []  # measurement advice, one line per piece
 
     def compose(self) -> ComposeResult:
         yield Header(icon="≡")
         with Vertical(id="run-pane", classes="pane"):
             yield Static("starting…", id="run-current")
             yield ProgressBar(total=None, show_eta=False, id="run-progress")
-            yield DataTable(id="run-jobs", cursor_type="row", zebra_stripes=False)
+            yield FittedTable(JOB_COLUMNS, id="run-jobs")
+            yield Static("", id="run-advice")
             yield Static("", id="run-output")
         yield Footer()
 
     def on_mount(self) -> None:
         pane = self.query_one("#run-pane")
         pane.border_title = f"Run · {self.label}"
-        table = self.query_one("#run-jobs", DataTable)
-        # what ran and how it went first: at 40 columns the commit (named in the title for one) is what is cut
-        for label, key in (("#", "job"), ("status", "status"), ("time", "time"), ("job", "label"),
-                           ("commit", "commit"), ("profile", "profile")):
-            table.add_column(label, key=key)
+        self.query_one("#run-advice", Static).display = False
         self.query_one("#run-output", Static).border_title = "output"
         self.started = time.monotonic()
         self.running = True
@@ -224,7 +247,7 @@ class RunScreen(Screen[ProfileLink | None]):
     # -- events ------------------------------------------------------------------------
     def on_run_event(self, message: RunEvent) -> None:
         event = message.event
-        table = self.query_one("#run-jobs", DataTable)
+        table = self.query_one("#run-jobs", FittedTable)
         if isinstance(event, ev.RunPlanned):
             self.total = event.total
         elif isinstance(event, ev.VersionStarted):
@@ -235,10 +258,8 @@ class RunScreen(Screen[ProfileLink | None]):
             self.job_started = time.monotonic()
             self.repetition = ""
             self.runs = self.workload = None
-            # the label shortened to what the columns before it leave of the screen (30 at most)
-            label = fit(self.job_label, max(12, min(30, self.size.width - 26)))
-            table.add_row(Text(str(event.job), justify="right"), Text("running", style="bold"), "", Text(label),
-                          event.version[:7], "", key=str(event.job))
+            table.put_row(str(event.job), [Text(str(event.job), justify="right"), Text("running", style="bold"),
+                                           Text(self.job_label), Text(""), Text(event.version[:7]), Text("")])
             table.move_cursor(row=table.row_count - 1, animate=False)
             self.query_one("#run-output", Static).border_title = f"output of job {event.job}"
             self._output_job, self._output_tail, self._failure = event.job, [], ""
@@ -251,12 +272,12 @@ class RunScreen(Screen[ProfileLink | None]):
             self.repetition = event.phase + (f" {event.unit}" if event.unit else "")
         elif isinstance(event, ev.ProfileWritten) and event.job is not None:
             self.links[event.job] = ProfileLink(event.origin or None, event.path.name)
-            self._cell(event.job, "profile", Text(fit(event.path.name, 40)))
+            self._cell(event.job, "profile", Text(event.path.name))
         elif isinstance(event, ev.ProfileRegistered) and event.job is not None:
             self.links[event.job] = ProfileLink(event.minor, event.source, registered=True)
-            self._cell(event.job, "profile", Text(fit(f"{event.source} (registered)", 40)))
+            self._cell(event.job, "profile", Text(f"{event.source} (registered)"))
         elif isinstance(event, ev.MeasurementAdvice):
-            self.app.notify(event.text, title=f"job {event.job}", severity="warning", timeout=10, markup=False)
+            self._advise(event.job, event.text)
         elif isinstance(event, ev.JobFinished):
             self._take_output()
             self._job_ended(event.job, Text("ok", style="bold green"), f"{event.seconds:.1f} s")
@@ -266,7 +287,7 @@ class RunScreen(Screen[ProfileLink | None]):
             reason = " ".join(event.reason.split())
             if self.job_label and reason.startswith(self.job_label + ": "):
                 reason = reason[len(self.job_label) + 2:]  # the row already names the job
-            self._cell(event.job, "profile", Text(fit(reason, 60), style="red"))
+            self._cell(event.job, "profile", Text(reason, style="red"))
             # the table's cell is cut at the screen's edge: the output pane has room for the whole reason
             self.query_one("#run-output", Static).border_title = f"output of job {event.job}: failed"
             self._failure = f"failed: {reason}"
@@ -276,15 +297,42 @@ class RunScreen(Screen[ProfileLink | None]):
     def _job_ended(self, job: int, status: Text, seconds: str) -> None:
         self.done += 1
         self._cell(job, "status", status)
-        self._cell(job, "time", seconds)
+        self._cell(job, "time", Text(seconds))
         self.job = None
 
-    def _cell(self, job: int, column: str, value: object) -> None:
-        table = self.query_one("#run-jobs", DataTable)
-        try:
-            table.update_cell(str(job), column, value, update_width=True)
-        except Exception:  # noqa: BLE001 - a row that was never added (an event without JobStarted)
-            pass
+    def _cell(self, job: int, column: str, value: Text) -> None:
+        # a row that was never added (an event without JobStarted) is ignored
+        self.query_one("#run-jobs", FittedTable).set_cell(str(job), column, value)
+
+    def _advise(self, job: int | None, text: str) -> None:
+        """Advice on a job's measurement: lines of the pane's own (a toast would cover the output)."""
+        text = " ".join(text.split())
+        text = text.removeprefix("advice: ")
+        self._advice.append(f"advice for job {job}: {text}" if job is not None else f"advice: {text}")
+        self._show_advice()
+
+    def _show_advice(self) -> None:
+        """The advice that fits the rows the pane gives it, the last line ending in an ellipsis if cut."""
+        advice = self.query_one("#run-advice", Static)
+        advice.display = bool(self._advice)
+        if not self._advice:
+            return
+        # its own width once laid out; before that, the screen's less the pane's borders and its padding
+        shown = advice.content_region.width
+        width = max(shown if shown > 0 else self.size.width - 4, 10)
+        rows = wrapped_to(self._advice, width, ADVICE_ROWS_SHORT if self.size.height < 20 else ADVICE_ROWS)
+        advice.styles.height = len(rows)
+        advice.update(Text("\n".join(rows), no_wrap=True, overflow="ellipsis"))  # narrower than thought: … still
+        if shown <= 0:
+            self.call_after_refresh(self._fit_advice, width)
+
+    def _fit_advice(self, width: int) -> None:
+        """Wrap the advice again when the width it was wrapped to before the layout is not the one it got."""
+        if self.query_one("#run-advice", Static).content_region.width not in (0, width):
+            self._show_advice()
+
+    def on_resize(self) -> None:
+        self._show_advice()
 
     def on_run_repetition(self, message: RunRepetition) -> None:
         if message.job != self.job:
@@ -366,7 +414,6 @@ class RunScreen(Screen[ProfileLink | None]):
                 self.job = None
             current.update(Text(f"cancelled after {seconds:.1f} s: the running job was stopped, "
                                 "nothing partial was kept", style="bold"))
-            self.app.notify("the run was cancelled", title="run", severity="warning")
         else:
             result = message.result
             written = len(result.profiles)
@@ -376,9 +423,8 @@ class RunScreen(Screen[ProfileLink | None]):
                 summary += f", {failed} job{'s' * (failed != 1)} failed"
             if self.links:
                 summary += " · enter shows the selected job's profile"
-            current.update(Text(summary, style="bold"))
-            self.app.notify(summary.split(" · ")[0], title="run", severity="warning" if failed else "information")
-            table = self.query_one("#run-jobs", DataTable)
+            current.update(Text(summary, style="bold" if not failed else "bold yellow"))
+            table = self.query_one("#run-jobs", FittedTable)
             if self.links:
                 first = min(self.links)
                 table.move_cursor(row=table.get_row_index(str(first)), animate=False)
@@ -445,7 +491,7 @@ class RunScreen(Screen[ProfileLink | None]):
     def action_open(self) -> None:
         if self.running:
             return
-        table = self.query_one("#run-jobs", DataTable)
+        table = self.query_one("#run-jobs", FittedTable)
         if table.row_count == 0:
             return
         key = table.coordinate_to_cell_key((table.cursor_row, 0)).row_key.value
@@ -472,6 +518,15 @@ class RunScreen(Screen[ProfileLink | None]):
             yield PaletteCommand("run: show profile", "Show the selected job's profile", self.action_open)
             yield PaletteCommand("run: close", "Back to the history", self.action_close)
         yield PaletteCommand("help: keys", "List every key", self.app.action_help)
+
+
+def wrapped_to(lines: list[str], width: int, rows: int) -> list[str]:
+    """``lines`` wrapped at words to ``width`` cells, at most ``rows`` of them, the last ending in … when cut."""
+    wrapped = [row for line in lines for row in (textwrap.wrap(line, width) or [""])]
+    if len(wrapped) <= rows:
+        return wrapped
+    last = wrapped[rows - 1]
+    return [*wrapped[:rows - 1], fit(last, width) if cell_len(last) >= width else last + "…"]
 
 
 def _clock(seconds: float) -> str:

@@ -84,8 +84,10 @@ class FittedTable(DataTable):
     """A row-cursor table whose columns follow :func:`fit_columns` at every width.
 
     Rows are given whole (one Text per column of ``columns``) by
-    :meth:`set_rows`; on a resize the columns are fitted again and the
-    rows re-added, the cursor kept on its row.  Cells wider than their
+    :meth:`set_rows`, or one at a time by :meth:`put_row` and
+    :meth:`set_cell` (a table that grows while work goes on); on a resize,
+    or when new content changes what fits, the columns are fitted again and
+    the rows re-added, the cursor kept on its row.  Cells wider than their
     column end in an ellipsis.
     """
 
@@ -94,6 +96,7 @@ class FittedTable(DataTable):
         self.columns_wanted = tuple(columns)
         self._cells: list[tuple[str, list[Text]]] = []
         self._fitted: int | None = None  # the width the columns were fitted to
+        self._shown: list[tuple[Column, int]] = []  # the columns shown, with their widths
 
     def on_mount(self) -> None:
         self._build()
@@ -101,6 +104,35 @@ class FittedTable(DataTable):
     def on_resize(self) -> None:
         if self._fitted != self._width():
             self._build()
+
+    def _fit(self) -> list[tuple[Column, int]]:
+        return fit_columns(self.columns_wanted, [[cell.plain for cell in cells] for _key, cells in self._cells],
+                           self._width(), padding=2 * self.cell_padding)
+
+    def put_row(self, key: str, cells: list[Text]) -> None:
+        """Add a row at the end (one Text per column); the columns are fitted again only if it changes them."""
+        self._cells.append((key, list(cells)))
+        if self._fit() != self._shown:
+            self._build()
+            return
+        self.add_row(*self._cut(cells), key=key)
+
+    def set_cell(self, key: str, column: str, cell: Text) -> None:
+        """Change one cell of the row ``key``; a row that is not there is ignored."""
+        index = next(i for i, wanted in enumerate(self.columns_wanted) if wanted.key == column)
+        row = next((cells for row_key, cells in self._cells if row_key == key), None)
+        if row is None:
+            return
+        row[index] = cell
+        if self._fit() != self._shown:
+            self._build()
+            return
+        size = next((size for shown, size in self._shown if shown.key == column), None)
+        if size is not None:
+            self.update_cell(key, column, cut_cell(cell, size))
+
+    def _cut(self, cells: list[Text]) -> list[Text]:
+        return [cut_cell(cells[self.columns_wanted.index(column)], size) for column, size in self._shown]
 
     def _width(self) -> int:
         return max(self.scrollable_content_region.width, 1)
@@ -112,17 +144,14 @@ class FittedTable(DataTable):
         self._build()
 
     def _build(self) -> None:
-        width = self._width()
-        fitted = fit_columns(self.columns_wanted, [[cell.plain for cell in cells] for _key, cells in self._cells],
-                             width, padding=2 * self.cell_padding)
+        self._shown = self._fit()
         row = self.cursor_row
         self.clear(columns=True)
-        self._fitted = width
-        shown = [(self.columns_wanted.index(column), column, size) for column, size in fitted]
-        for _index, column, size in shown:
-            self.add_column(column.label, key=column.key, width=size)
+        self._fitted = self._width()
+        for column, size in self._shown:
+            self.add_column(fit_cell(column.label, size), key=column.key, width=size)  # a cut label ends in …
         for key, cells in self._cells:
-            self.add_row(*(cut_cell(cells[index], size) for index, _column, size in shown), key=key)
+            self.add_row(*self._cut(cells), key=key)
         if self.row_count:
             self.move_cursor(row=max(min(row, self.row_count - 1), 0), animate=False)
 

@@ -38,6 +38,7 @@ class _Layout:
     subject: int
 
 
+_MARKED = 1     # "*" on a commit marked for a run or a bisect: a cell of its own, never over a check mark
 _MARKS = 2      # degradation / optimization marks
 _SHA = 7
 _DATE = 10
@@ -45,7 +46,7 @@ _COUNTS = 8     # "a m x t", two cells each
 
 
 def _layout(width: int) -> _Layout:
-    fixed = _MARKS + _SHA + 1 + _COUNTS + 1
+    fixed = _MARKED + _MARKS + _SHA + 1 + _COUNTS + 1
     date = width - fixed >= _DATE + 1 + 20
     if date:
         fixed += _DATE + 1
@@ -302,7 +303,7 @@ class HistoryView(ScrollView, can_focus=True):
     def _header(self, width: int, base: Style) -> Strip:
         layout = _layout(width)
         style = base + self._style("history--header")
-        parts = [fit("", _MARKS), fit("commit", _SHA), " "]
+        parts = [fit("", _MARKED + _MARKS), fit("commit", _SHA), " "]
         if layout.date:
             parts += [fit("date", _DATE), " "]
         if layout.author:
@@ -326,13 +327,14 @@ class HistoryView(ScrollView, can_focus=True):
                 style = row_style + Style(bold=style.bold, italic=style.italic)
             segments.append(Segment(text, style))
 
-        marks = entry.changes[:_MARKS]
         if version.checksum in self.marked:
             add("*", "history--marked")
-            marks = marks[:_MARKS - 1]
+        else:
+            add(" " * _MARKED)
+        marks = entry.changes[:_MARKS]
         for mark in marks:
             add(mark, "history--degradation" if mark == "-" else "history--optimization")
-        add(" " * (_MARKS - len(marks) - (version.checksum in self.marked)))
+        add(" " * (_MARKS - len(marks)))
         add(version.checksum[:_SHA], "history--sha")
         add(" ")
         if layout.date:

@@ -14,7 +14,7 @@ from perun_core.api import ProfileInfo, escape_controls
 
 from ..formatting import local_time
 from ..messages import DiffRequested, ProfileAction
-from .columns import Column, cut_cell, fit_columns
+from .columns import Column, cut_cell, fit_cell, fit_columns
 
 #: the columns in table order; at 80 columns tag to time and the postprocessors fit, cmd, args and
 #: origin come in with room (the note line under the table names the selected profile's file)
@@ -94,7 +94,7 @@ class ProfilesTable(DataTable):
         self._fitted = (width, fitted)
         shown = [(_COLUMNS.index(column), column, size) for column, size in fitted]
         for _index, column, size in shown:
-            self.add_column(column.label, key=column.key, width=size)
+            self.add_column(fit_cell(column.label, size), key=column.key, width=size)  # a cut label ends in …
         for tag, cells in self._cells:
             texts = []
             for index, _column, size in shown:

@@ -2,12 +2,15 @@
 
 from __future__ import annotations
 
+from pathlib import Path
+
 from gitrepo import make_repo
 from textual.widgets import DataTable, OptionList, Static
 
 from perun_core import api
 from perun_tui.app import PerunApp
 from perun_tui.modals.explain import NO_FLAME, ExplainScreen
+from perun_tui.modals.source import SourceScreen, viewers
 from perun_tui.screens.check import CheckScreen
 
 from check.test_explain import PY_PROGRAM, PY_SLOW
@@ -53,18 +56,21 @@ async def test_x_on_a_degradation_names_the_function_responsible(tmp_path):
         assert app.screen is screen
 
 
-def _recording_editor(tmp_path, monkeypatch):
-    """$EDITOR: a script that appends its arguments (one JSON list a call) to a file."""
+def _recording_editor(tmp_path, monkeypatch, variable="EDITOR"):
+    """$EDITOR (or $PAGER): a script that appends its arguments (one JSON list a call) to a file, and the text
+    of the file it was given and whether any write permission bit was set on it to ``<calls>-files``."""
     import stat
     import sys
 
-    calls = tmp_path / "editor-calls"
-    editor = tmp_path / "record-editor"
-    editor.write_text(f"#!{sys.executable}\nimport json, sys\n"
-                      f"open({str(calls)!r}, 'a').write(json.dumps(sys.argv[1:]) + '\\n')\n")
+    calls = tmp_path / f"{variable.lower()}-calls"
+    editor = tmp_path / f"record-{variable.lower()}"
+    editor.write_text(f"#!{sys.executable}\nimport json, os, sys\n"
+                      f"open({str(calls)!r}, 'a').write(json.dumps(sys.argv[1:]) + '\\n')\n"
+                      f"seen = [open(sys.argv[-1]).read(), bool(os.stat(sys.argv[-1]).st_mode & 0o222)]\n"
+                      f"open({str(calls) + '-files'!r}, 'a').write(json.dumps(seen) + '\\n')\n")
     editor.chmod(editor.stat().st_mode | stat.S_IXUSR)
     monkeypatch.delenv("VISUAL", raising=False)
-    monkeypatch.setenv("EDITOR", str(editor))
+    monkeypatch.setenv(variable, str(editor))
     return calls
 
 
@@ -72,6 +78,11 @@ def _calls(path):
     import json
 
     return [json.loads(line) for line in path.read_text().splitlines()] if path.exists() else []
+
+
+def _seen(calls):
+    """(text, writable) of the file each call was given."""
+    return [tuple(seen) for seen in _calls(calls.with_name(calls.name + "-files"))]
 
 
 async def _open_explanation(app, pilot):
@@ -95,7 +106,7 @@ async def test_enter_opens_the_function_and_a_stored_explanation_needs_no_collec
     import contextlib
 
     root = tmp_path / "pyproject"
-    make_repo(root, [{"files": {"prog.py": PY_PROGRAM}, "message": "v1: dict lookup"},
+    shas = make_repo(root, [{"files": {"prog.py": PY_PROGRAM}, "message": "v1: dict lookup"},
                      {"files": {"prog.py": PY_SLOW}, "message": "v2: list scan"}])
     api.init(root)
     for key, value in {"cmds": ["python3 prog.py"], "workloads": ["3000"],
@@ -105,16 +116,25 @@ async def test_enter_opens_the_function_and_a_stored_explanation_needs_no_collec
     calls = _recording_editor(tmp_path, monkeypatch)
     app = PerunApp(root)
     monkeypatch.setattr(app, "suspend", contextlib.nullcontext)  # headless: nothing to hand over
-    async with app.run_test(size=(120, 40)) as pilot:
+    recorder = Recorder()
+    async with app.run_test(size=(120, 40), message_hook=recorder) as pilot:
         _screen, modal = await _open_explanation(app, pilot)
         await wait_until(pilot, lambda: modal.explanation is not None, timeout=90)
         assert "1. lookup (prog.py:7)" in _text(modal)
         # cProfile's caller edges make the difference flame graph (stacks rebuilt from who called whom)
         flame = str(modal.query_one("#explain-flame", Static).render())
         assert flame.startswith("Difference flame graph:") and "prog.py" in flame and NO_FLAME not in flame
+        # the working tree holds the fixed code: enter shows the code of the explained commit, read from git
+        (root / "prog.py").write_text("# fixed again\n" + PY_PROGRAM)
+        target = modal.commit
+        assert target == shas[-1]
         await pilot.press("enter")  # the first function is highlighted
         await settle(pilot)
-        assert _calls(calls) == [["+7", str((root / "prog.py").resolve())]]
+        [(line, copy)] = _calls(calls)
+        assert line == "+7" and Path(copy).name == f"prog@{target[:7]}.py"
+        assert _seen(calls) == [(PY_SLOW, False)]  # the target's code, in a read-only copy
+        assert not Path(copy).exists()  # removed once the editor returned
+        assert any(f"prog.py at {target[:7]} shown in record-editor" in note for note in recorder.notes())
 
     # the explanation was stored with the check: a new session shows it without collecting anything
     def no_collection(*args, **kwargs):
@@ -183,9 +203,10 @@ async def test_the_difference_flame_graph_of_two_perf_profiles_and_sources_outsi
         assert "through memcpy: 100 -> 300 samples" in _text(modal), _text(modal)
         flame = str(modal.query_one("#explain-flame", Static).render())
         assert NO_FLAME not in flame and "middle" in flame and "main" in flame, flame
-        await pilot.press("enter")  # middle: app.c is in the repository
+        await pilot.press("enter")  # middle: app.c is in the repository (profiles of files: the working tree's)
         await settle(pilot)
-        assert _calls(calls) == [["+7", str((root / "app.c").resolve())]]
+        assert [call[0] for call in _calls(calls)] == ["+7"] and Path(_calls(calls)[0][1]).name == "app.c"
+        assert _seen(calls) == [((root / "app.c").read_text(), False)]
         functions = modal.query_one("#explain-functions", OptionList)
         # memcpy called only by the loader has no caller in the repository: listed itself, after the program's
         memcpy = next(i for i, f in enumerate(modal.explanation.functions) if f.function == "memcpy")
@@ -234,3 +255,73 @@ async def test_the_tui_names_the_same_owned_function_and_library_calls_as_the_co
         assert f"through {first['through'][0]['function']}: " in shown, shown
         assert modal.explanation.functions[0].owned and modal.explanation.target_total == \
             pytest.approx(record["explanation"]["target_total"])
+
+
+def _source_report(tmp_path, root, minor):
+    """A report of one degradation between two perf profiles of ``root``'s app.c, as found at commit ``minor``."""
+    from perun_core.check.pairing import ProfileRef
+    from perun_core.check.report import CheckReport, PairReport, VersionReport
+    from perun_core.check.results import Finding, PerformanceChange
+
+    base = _perf_profile(tmp_path / "base.perf", 300, root)
+    target = _perf_profile(tmp_path / "target.perf", 900, root)
+    refs = [ProfileRef(str(p), "file", None, None, "time", "time ./app") for p in (base, target)]
+    finding = Finding(PerformanceChange.DEGRADATION, "time", "./app [real]", 1.0, 2.0)
+    return CheckReport("profiles", (VersionReport(minor, None, (PairReport(*refs, ("sart",), (finding,)),)),))
+
+
+async def _source_of_middle(tmp_path, monkeypatch, pager: str | None):
+    """Explain the perf pair as found at the second commit, the working tree changed since; enter on middle."""
+    import contextlib
+
+    root = tmp_path / "cproject"
+    shas = make_repo(root, [{"files": {"app.c": "int main(void) { return 1; }\n"}, "message": "v1"},
+                            {"files": {"app.c": "/* slow */\nint main(void) { return 2; }\n"}, "message": "v2"}])
+    api.init(root)
+    (root / "app.c").write_text("/* fixed */\n")
+    if pager is not None:
+        monkeypatch.setenv("PAGER", pager)
+    app = PerunApp(root)
+    monkeypatch.setattr(app, "suspend", contextlib.nullcontext)
+    recorder = Recorder()
+    async with app.run_test(size=(80, 24), message_hook=recorder) as pilot:
+        await settle(pilot)
+        modal = ExplainScreen(_source_report(tmp_path, root, shas[1]), "./app [real]")
+        await app.push_screen(modal)
+        await wait_until(pilot, lambda: modal.explanation is not None, timeout=30)
+        await settle(pilot)
+        assert modal.commit == shas[1]
+        await pilot.press("enter")  # middle, at app.c:7
+        await settle(pilot)
+        shown = app.screen
+        text = shown.query_one("#source-text").text if isinstance(shown, SourceScreen) else None
+        return shas, text, recorder.notes()
+
+
+async def test_without_a_pager_or_an_editor_the_source_at_the_commit_shows_in_a_dialog(tmp_path, monkeypatch):
+    shas, text, notes = await _source_of_middle(tmp_path, monkeypatch, pager=None)
+    assert text == "/* slow */\nint main(void) { return 2; }\n"  # the commit's, not the working tree's
+    assert any(f"app.c at {shas[1][:7]} shown here: neither $PAGER nor an editor is set" in note for note in notes)
+
+
+async def test_a_pager_that_cannot_start_is_said_and_the_dialog_shows_the_source(tmp_path, monkeypatch):
+    _shas, text, notes = await _source_of_middle(tmp_path, monkeypatch, pager=str(tmp_path / "no-such-pager"))
+    assert text == "/* slow */\nint main(void) { return 2; }\n"
+    assert any("cannot start no-such-pager ($PAGER)" in note for note in notes), notes
+
+
+async def test_the_pager_gets_a_read_only_copy_of_the_source_at_the_commit(tmp_path, monkeypatch):
+    calls = _recording_editor(tmp_path, monkeypatch, variable="PAGER")
+    shas, text, notes = await _source_of_middle(tmp_path, monkeypatch, pager=None)
+    assert text is None  # no dialog: the pager showed it
+    [(copy,)] = _calls(calls)  # a pager other than less gets no line
+    assert Path(copy).name == f"app@{shas[1][:7]}.c"
+    assert _seen(calls) == [("/* slow */\nint main(void) { return 2; }\n", False)]
+    assert any(f"app.c at {shas[1][:7]} shown in record-pager ($PAGER)" in note for note in notes)
+
+
+def test_viewers_pager_first_with_the_line_each_takes():
+    assert viewers("less -R", "vim", 7) == [("less ($PAGER)", ["less", "-R", "+7g"]), ("vim", ["vim", "+7"])]
+    assert viewers("", "emacs -nw", None) == [("emacs", ["emacs", "-nw"])]
+    assert viewers("more", "", 3) == [("more ($PAGER)", ["more"])]
+    assert viewers("", "", 3) == [] and viewers("'unbalanced", "", 1) == []

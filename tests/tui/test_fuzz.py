@@ -8,7 +8,7 @@ from textual.widgets import DataTable, Input
 
 from perun_core import api
 from perun_tui.app import PerunApp
-from perun_tui.screens.fuzz import FuzzDone, FuzzEvent, FuzzScreen
+from perun_tui.screens.fuzz import FuzzDone, FuzzEvent, FuzzFeed, FuzzScreen
 from perun_tui.widgets.forms import ParamForm
 
 from fuzz.programs import SORT, sort_seed, write_program
@@ -39,10 +39,8 @@ async def test_fuzzing_from_the_palette_shows_progress_and_esc_cancels(demo_repo
         await pilot.pause()
         assert not form.problems()
         await pilot.press("ctrl+s")
-        await wait_until(pilot, lambda: any(type(m.event).__name__ == "FuzzProgress" for m in recorder.of(FuzzEvent)),
-                         timeout=60)
-        assert screen.running
-        assert "runs" in str(screen.query_one("#fuzz-status").render())
+        await wait_until(pilot, lambda: "runs" in str(screen.query_one("#fuzz-status").render()), timeout=60)
+        assert screen.running and recorder.of(FuzzEvent)
         await pilot.press("escape")
         await wait_until(pilot, lambda: recorder.of(FuzzDone), timeout=60)
         await settle(pilot)
@@ -53,3 +51,42 @@ async def test_fuzzing_from_the_palette_shows_progress_and_esc_cancels(demo_repo
         await pilot.press("escape")
         await pilot.pause()
         assert not isinstance(app.screen, FuzzScreen)
+
+
+async def test_the_form_has_the_focus_and_the_pane_until_a_start(demo_repo):
+    """Keys typed at once go into the first field; no sparkline block or empty table before a start; at 40x12
+    every field is reachable with tab."""
+    app = PerunApp(demo_repo)
+    async with app.run_test(size=(40, 12)) as pilot:
+        await settle(pilot)
+        app.push_screen(FuzzScreen())
+        await wait_until(pilot, lambda: isinstance(app.screen, FuzzScreen) and bool(app.screen.query("#field-cmd")))
+        await pilot.pause()
+        screen = app.screen
+        first = screen.query_one("#field-cmd", Input)
+        assert app.focused is first
+        await pilot.press(*"./prog")
+        assert first.value == "./prog"
+        assert not screen.query_one("#fuzz-plot").display and not screen.query_one("#fuzz-found").display
+        form = screen.query_one(ParamForm)
+        assert form.size.height >= 6  # the pane less its borders and the status line
+        fields = list(form.query(".form-field"))
+        seen = set()
+        for _ in fields:
+            seen.add(app.focused.id)
+            assert form.region.contains_region(app.focused.region)  # scrolled into view
+            await pilot.press("tab")
+        assert seen == {field.id for field in fields}
+
+
+def test_the_feed_tells_the_screen_once_per_take():
+    """A burst of events from the search is one message: the screen takes the kept inputs and the last progress."""
+    feed = FuzzFeed()
+    progress = [api.FuzzProgress(n, 0, 0, 0, 1.0, n / 10, 10.0) for n in range(1, 6)]
+    assert feed.put(progress[0]) is True
+    assert [feed.put(event) for event in progress[1:]] == [False] * 4
+    kept = api.InputKept(None, 2.0)
+    assert feed.put(kept) is False
+    assert feed.take() == (None, [kept], progress[-1])
+    assert feed.put(progress[0]) is True  # told again after a take
+    assert feed.put(object()) is False  # what the screen does not show is not kept

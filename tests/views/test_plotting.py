@@ -231,3 +231,26 @@ def test_every_series_has_a_marker_of_its_own_with_or_without_colour(theme):
     # and the plot area holds each series' own marker, not just the legend
     body = strip_ansi(flow).splitlines()[4:]
     assert sum("*" in line for line in body) > 1 and sum("+" in line for line in body) > 1
+
+
+@pytest.mark.parametrize("width, height", [(40, 12), (80, 24), (120, 40)])
+def test_the_scatter_legend_stands_above_the_data(width, height):
+    """Points along the top, where plotext draws its legend: the y axis reaches higher, so no point or curve
+    cell shares a row with a legend entry."""
+    x = np.arange(1, 40, dtype=float)
+    y = np.full_like(x, 100.0)  # every point but the first on the top row
+    y[0] = 0.0
+    text = render_scatter([Series("cloud", x, y)], [Series("model", x, y)], width=width, height=height, theme=None)
+    rows = text.split("\n")
+    legend = [i for i, row in enumerate(rows) if "cloud" in row or "model" in row]
+    assert len(legend) == 2
+    for i in legend:
+        after = rows[i].split("cloud" if "cloud" in rows[i] else "model", 1)[1]
+        assert not after.strip(" │"), rows[i]  # nothing drawn right of the entry on its row
+    assert any("•" in row for row in rows[legend[-1] + 1:])  # the points are all drawn, below the legend
+
+
+def test_one_point_cloud_alone_has_no_legend():
+    x = np.arange(1, 10, dtype=float)
+    text = render_scatter([Series("only", x, x)], width=60, height=16, theme=None)
+    assert "only" not in text and "•" in text
