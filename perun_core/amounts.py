@@ -203,8 +203,13 @@ def nice_ticks(low: float, high: float, count: int = 5) -> list[float]:
     rough = (high - low) / max(count - 1, 1)
     power = 10.0 ** math.floor(math.log10(rough))
     step = next(m * power for m in (1, 2, 5, 10) if m * power >= rough * (1 - 1e-12))
-    first = math.floor(low / step + 1e-9) * step
-    last = math.ceil(high / step - 1e-9) * step
+    first = math.floor(low / step) * step
+    last = math.ceil(high / step) * step
+    # a bound on a multiple of the step but for binary noise (0.3 / 0.1 = 2.9999999999999996) is that multiple
+    if step - (low - first) <= step * 1e-12 * max(1.0, abs(low / step)):
+        first += step
+    if step - (last - high) <= step * 1e-12 * max(1.0, abs(high / step)):
+        last -= step
     # multiples of the step, rounded to its decimals: no binary noise of adding it up (0.30000000000000004)
     decimals = max(0, 1 - math.floor(math.log10(step)))
     return [round(first + index * step, decimals) for index in range(int(round((last - first) / step)) + 1)]

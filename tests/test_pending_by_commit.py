@@ -1,4 +1,4 @@
-"""Each commit lists only its own pending profiles, and ``i@p`` counts within that commit's list.
+"""Each commit lists only its own pending profiles, with the repository-wide ``i@p`` tags the original Perun gives.
 
 Through the command line as a user runs it (status, log, show, add, rm) and
 through the porcelain the TUI's profile list uses (``api.log`` entries).
@@ -39,22 +39,24 @@ def test_status_lists_only_heads_pending_profiles_and_counts_the_others(perun_re
     pending_at(root, "old.perf", first, 1_700_000_100, cmd="./old")
     pending_at(root, "new.perf", head, 1_700_000_200, cmd="./new")
     status = ok("status", cwd=root)
-    assert tags(status) == {"0@p": "./new"}
+    assert tags(status) == {"1@p": "./new"}
     assert "Pending profiles (1):" in status and "1 more pending profile of other commits" in status
     short = ok("status", "-s", cwd=root)
     assert "1 pending" in short.splitlines()[0] and "./old" not in short
-    # log lists each under its own commit, both tagged 0@p there
+    # log lists each under its own commit, with the tags every command takes
     log = ok("--no-pager", "log", cwd=root)
     head_part, first_part = log.split(f"Minor Version {first}")
-    assert "0@p [time] ./new" in head_part and "./old" not in head_part
+    assert "1@p [time] ./new" in head_part and "./old" not in head_part
     assert "0@p [time] ./old" in first_part and "pending: old.perf" in first_part
-    # the tag of the other commit's profile is typed with that commit
-    shown = ok("show", "-m", "HEAD~1", "0@p", "raw", cwd=root)
-    assert "./old" in shown and "./new" not in shown
-    assert "./new" in ok("show", "0@p", "raw", cwd=root)
+    # a tag names the same profile whichever commit -m gives
+    for args in (("show", "0@p", "raw"), ("show", "-m", "HEAD~1", "0@p", "raw")):
+        shown = ok(*args, cwd=root)
+        assert "./old" in shown and "./new" not in shown
+    assert "./new" in ok("show", "1@p", "raw", cwd=root)
     ok("add", "-m", "HEAD~1", "0@p", cwd=root)
     assert not (root / ".perun" / "jobs" / "old.perf").exists() and (root / ".perun" / "jobs" / "new.perf").exists()
-    assert "more pending" not in ok("status", cwd=root)
+    listing = ok("status", cwd=root)
+    assert "more pending" not in listing and tags(listing) == {"0@p": "./new"}
 
 
 def test_a_profile_without_an_origin_is_listed_under_head(perun_repo):
@@ -67,18 +69,19 @@ def test_a_profile_without_an_origin_is_listed_under_head(perun_repo):
     assert "./orphan" not in log.split(f"Minor Version {first}")[1]
 
 
-def test_pending_tags_count_within_a_commit_and_move_down_when_an_earlier_one_leaves(perun_repo):
+def test_pending_tags_count_the_whole_repository_and_move_down_when_an_earlier_one_leaves(perun_repo):
     """The documented behaviour (README, "Pending profiles and their tags")."""
     root, (first, head) = perun_repo
+    pending_at(root, "other.perf", first, 1_700_000_050, cmd="./other")
     pending_at(root, "a.perf", head, 1_700_000_100, cmd="./a")
     pending_at(root, "b.perf", head, 1_700_000_200, cmd="./b")
     pending_at(root, "c.perf", head, 1_700_000_300, cmd="./c")
-    pending_at(root, "other.perf", first, 1_700_000_050, cmd="./other")
-    assert tags(ok("status", cwd=root)) == {"0@p": "./a", "1@p": "./b", "2@p": "./c"}
-    # the other commit's profile is older than all of HEAD's, yet takes no tag of HEAD's list; adding it moves none
+    # HEAD lists its own three, numbered after the other commit's older profile
+    assert tags(ok("status", cwd=root)) == {"1@p": "./a", "2@p": "./b", "3@p": "./c"}
+    # registering the other commit's profile moves the later tags down by one
     ok("add", "-m", "HEAD~1", "0@p", cwd=root)
     assert tags(ok("status", cwd=root)) == {"0@p": "./a", "1@p": "./b", "2@p": "./c"}
-    # a newer profile of HEAD takes the next number: the tags before it stay
+    # a newer profile takes the next number: the tags before it stay
     pending_at(root, "d.perf", head, 1_700_000_400, cmd="./d")
     assert tags(ok("status", cwd=root)) == {"0@p": "./a", "1@p": "./b", "2@p": "./c", "3@p": "./d"}
     # registering (or deleting) 1@p moves the later ones down by one: 2@p is now ./d
@@ -97,7 +100,7 @@ def test_the_porcelain_gives_each_history_entry_its_own_pending_profiles(perun_r
     pending_at(root, "old.perf", first, 1_700_000_100, cmd="./old")
     pending_at(root, "new.perf", head, 1_700_000_200, cmd="./new")
     entries = {entry.version.checksum: entry for entry in api.log(None, with_profiles=True, cwd=root)}
-    assert [(i.tag, i.cmd) for i in entries[head].pending] == [("0@p", "./new")]
+    assert [(i.tag, i.cmd) for i in entries[head].pending] == [("1@p", "./new")]
     assert [(i.tag, i.cmd) for i in entries[first].pending] == [("0@p", "./old")]
     # from an older start too (the TUI refreshes one entry that way)
     (only,) = api.log(first, with_profiles=True, cwd=root)

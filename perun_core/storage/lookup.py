@@ -15,8 +15,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from ..config import sort_key
-from ..errors import ProfileNotFound, TagOutOfRange, UsageError, VcsError
-from .pending import PendingByCommit
+from ..errors import ProfileNotFound, TagOutOfRange, UsageError
 from .repository import PerunRepository, ProfileInfo
 
 if TYPE_CHECKING:
@@ -78,12 +77,10 @@ def find_profile(
             if number >= len(infos):
                 raise TagOutOfRange(spec, len(infos), "registered", f"at {minor[:7]}")
         else:
-            head = _head_or_none(repo)
-            at = minor or head
-            key = sort_key_of(repo)
-            infos = PendingByCommit(repo.pending_infos(key), key, head).of(at) if at else repo.pending_infos(key)
+            # repository-wide, as the original Perun numbers its jobs directory (storage.pending)
+            infos = repo.pending_infos(sort_key_of(repo))
             if number >= len(infos):
-                raise TagOutOfRange(spec, len(infos), "pending", f"at {at[:7]}" if at else "")
+                raise TagOutOfRange(spec, len(infos), "pending")
         info = infos[number]
         return FoundProfile(kind, spec, minor if kind == "index" else None, info, info.path)
 
@@ -118,10 +115,3 @@ def _pending_by_name(repo: PerunRepository, name: str, spec: str) -> FoundProfil
             return FoundProfile("pending", spec, None, info, info.path)
     return None
 
-
-def _head_or_none(repo: PerunRepository) -> str | None:
-    """HEAD's commit, or None in a repository without one (its pending tags then count the whole directory)."""
-    try:
-        return repo.vcs.head()
-    except VcsError:
-        return None

@@ -4,16 +4,18 @@ A pending profile belongs to the commit its ``origin`` names (a full sha,
 or a prefix of at least 7 digits as older files have).  One that records no
 such origin, or cannot be read at all, belongs to no commit; it is listed under
 HEAD, so it stays in sight to be fixed, registered with ``--force`` or
-deleted.  ``i@p`` numbers one commit's list from 0 in the order of
-``format.sort_profiles_by``: a commit's tags never depend on the pending
-profiles of other commits.
+deleted.  ``i@p`` numbers every pending profile of the repository from 0 in
+the order of ``format.sort_profiles_by``, as the original Perun numbers its
+``jobs`` directory: a commit lists its own with those tags, so ``0@p`` and
+``1@p`` name the same two profiles whichever commit is looked at (``check
+profiles 0@p 1@p`` compares the pending profiles of two commits).
 """
 
 from __future__ import annotations
 
 from collections.abc import Iterable
 
-from .repository import ProfileInfo, tagged
+from .repository import ProfileInfo
 
 #: the shortest origin taken as a commit prefix (as ``add`` accepts it)
 MIN_ORIGIN = 7
@@ -46,9 +48,14 @@ class PendingByCommit:
                 self._short.append(info)
 
     def of(self, minor: str) -> list[ProfileInfo]:
-        """The pending profiles listed under ``minor``, tagged ``0@p`` onwards."""
+        """The pending profiles listed under ``minor``, with their repository-wide tags, in tag order."""
         found = list(self._full.get(minor, ()))
         found += [info for info in self._short if belongs_to(info, minor, self.head)]
         if minor == self.head:
             found += self._orphans
-        return tagged(found, self.sort_key, "p")
+        return sorted(found, key=_tag_number)
+
+
+def _tag_number(info: ProfileInfo) -> int:
+    number, _, _ = (info.tag or "").partition("@")
+    return int(number) if number.isdigit() else -1

@@ -200,7 +200,7 @@ async def test_the_difference_flame_graph_of_two_perf_profiles_and_sources_outsi
         await settle(pilot)
         assert "1. middle (" in _text(modal) and "app.c:7)" in _text(modal)
         # the library's memcpy called by middle is middle's cost, shown below it as in the command line's tree
-        assert "through memcpy: 100 -> 300 samples" in _text(modal), _text(modal)
+        assert "through memcpy: 100 samples -> 300 samples" in _text(modal), _text(modal)
         flame = str(modal.query_one("#explain-flame", Static).render())
         assert NO_FLAME not in flame and "middle" in flame and "main" in flame, flame
         await pilot.press("enter")  # middle: app.c is in the repository (profiles of files: the working tree's)
