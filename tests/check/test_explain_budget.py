@@ -74,7 +74,9 @@ def test_a_budget_that_is_not_a_positive_number_is_a_command_line_error(tmp_path
 def test_callgrind_over_the_budget_runs_a_smaller_generated_workload_and_says_so(tmp_path, run_env):
     root = tmp_path / "words"
     _words(root, "sizes", SIZES)
-    result = run_cli("check", "--compute-missing", "head", "--explain-with", "callgrind", "--explain-budget", "20",
+    # 3 s: more than callgrind on the smallest size needs (about 1 s), less than on the largest, on a fast idle
+    # machine as on a loaded one (with 20 s an idle machine ran the largest size and reduced nothing)
+    result = run_cli("check", "--compute-missing", "head", "--explain-with", "callgrind", "--explain-budget", "3",
                      "--format", "json", cwd=root)
     assert result.returncode == 3, result.stdout + result.stderr
     record = next(r for r in json.loads(result.stdout) if r["result"] == "Degradation")
