@@ -19,6 +19,14 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT / "tests"))
 
 import progress  # noqa: E402 - found through the line above
+from hypothesis import settings  # noqa: E402 - after the path, with the other imports
+
+# Property tests draw the same examples on every run: a red CI must be reproducible on a developer's machine,
+# and a counterexample found by chance is a bug to file, not a CI run that fails once.  Exploring new examples
+# is a separate run: HYPOTHESIS_PROFILE=explore.
+settings.register_profile("perun", derandomize=True, print_blob=True)
+settings.register_profile("explore", derandomize=False, print_blob=True)
+settings.load_profile(os.environ.get("HYPOTHESIS_PROFILE", "perun"))
 from tools import need_tools  # noqa: E402 - found through the line above
 
 
