@@ -228,3 +228,10 @@ def test_log_counts_profiles_past_the_first_few_hundred_commits(tmp_path):
     assert {sha for sha, total in counts.items() if total} == {shas[0], shas[1], shas[-1]}
     short = run_cli("--no-pager", "log", "-s", cwd=root).stdout.splitlines()
     assert sum("1|0|0|1 profiles" in line for line in short) == 3
+
+
+def test_a_group_called_without_its_command_names_the_commands_it_expects(tmp_path):
+    result = run_cli("show", "0@i", cwd=tmp_path)
+    assert result.returncode == 2
+    first = result.stderr.splitlines()[0]
+    assert first.startswith("error: perun-core show: missing a command") and "raw, scatter, tableof" in first

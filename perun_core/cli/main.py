@@ -421,6 +421,15 @@ def _page(state: State, command: str, lines: Any) -> None:
 
 # -- entry point --------------------------------------------------------------------
 
+def _usage_message(exc: click.UsageError) -> str:
+    """click's message, except that a group called without its subcommand names the ones it expects."""
+    group = exc.ctx.command if exc.ctx else None
+    if isinstance(group, click.Group) and exc.format_message() == "Missing command.":
+        names = ", ".join(group.list_commands(exc.ctx))
+        return f"{exc.ctx.command_path}: missing a command after the arguments; expected one of: {names}"
+    return exc.format_message()
+
+
 def main(argv: list[str] | None = None) -> None:
     """Run the CLI: one-line errors on stderr and the exit codes of :data:`perun_core.errors.EXIT_CODES`."""
 
@@ -439,7 +448,7 @@ def main(argv: list[str] | None = None) -> None:
         sys.exit(EXIT_INTERRUPTED)
     except click.UsageError as exc:
         command = exc.ctx.command_path if exc.ctx else "perun-core"
-        click.echo(f"error: {exc.format_message()}", err=True)
+        click.echo(f"error: {_usage_message(exc)}", err=True)
         click.echo(f"hint: see '{command} --help'", err=True)
         sys.exit(EXIT_USAGE)
     except click.ClickException as exc:
