@@ -235,3 +235,10 @@ def test_a_group_called_without_its_command_names_the_commands_it_expects(tmp_pa
     assert result.returncode == 2
     first = result.stderr.splitlines()[0]
     assert first.startswith("error: perun-core show: missing a command") and "raw, scatter, tableof" in first
+
+
+def test_a_directory_given_as_a_profile_is_named_as_a_directory(tmp_path):
+    (tmp_path / "profile.json").mkdir()
+    result = run_cli("show", "profile.json", "raw", cwd=tmp_path)
+    assert result.returncode == 1
+    assert result.stderr.splitlines() == ["error: profile.json: is a directory; expected a profile file (JSON)"]

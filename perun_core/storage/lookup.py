@@ -15,7 +15,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from ..config import sort_key
-from ..errors import ProfileNotFound, TagOutOfRange, UsageError
+from ..errors import InvalidProfile, ProfileNotFound, TagOutOfRange, UsageError
 from .repository import PerunRepository, ProfileInfo
 
 if TYPE_CHECKING:
@@ -106,6 +106,9 @@ def find_profile(
         if len(partial) > 1:
             names = ", ".join(i.source for i in partial[:5])
             raise UsageError(f"'{spec}' matches {len(partial)} pending profiles ({names}); be more specific or use a tag")
+    if "file" in allow and candidate.exists():
+        kind = "a directory" if candidate.is_dir() else "not a regular file"
+        raise InvalidProfile(candidate, None, f"is {kind}; expected a profile file (JSON)")
     raise ProfileNotFound(spec)
 
 
