@@ -35,6 +35,14 @@ $(TEST_STAMP): $(STAMP) pyproject.toml
 	     echo "perun: installing failed; the output above is kept in $(VENV)/install-test.log" >&2; exit 1; }
 	@touch $(TEST_STAMP)
 
+# Where PYTHONDONTWRITEBYTECODE is set, every worker would compile its modules anew (pytest rewrites the 250
+# test modules in each: 8 of the 11 s CPU it takes to collect), and so would every perun subprocess; the
+# tests keep their bytecode under $(VENV) then, so the source tree still gets no __pycache__.
+ifneq ($(PYTHONDONTWRITEBYTECODE),)
+test: export PYTHONDONTWRITEBYTECODE :=
+test: export PYTHONPYCACHEPREFIX := $(abspath $(VENV))/pycache
+endif
+
 # the tests spread over TEST_WORKERS processes (tests/conftest.py keeps busy tests and TUI snapshots apart and
 # a module-scoped fixture on one worker); the 20 slowest are listed at the end
 test: $(TEST_STAMP)

@@ -27,9 +27,9 @@ from perun_core.profile.convert import to_flame_graph_format, to_heap_map_format
 from perun_core.units import UnitContext, call_phase, collectors, convert_params
 from perun_core.units.requirements import check_unit
 
-@pytest.fixture(autouse=True, scope="module")
-def needs_cc():
-    need_tools("cc")
+# a mark, not an autouse module fixture: that would put the whole module in one xdist group (tests/conftest.py),
+# while only the tests on the compiled programs need to share a worker
+pytestmark = pytest.mark.tools("cc")
 
 
 @pytest.fixture

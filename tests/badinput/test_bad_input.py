@@ -32,9 +32,13 @@ from perun_core.errors import EXIT_CODES
 pytestmark = pytest.mark.filterwarnings("ignore")
 
 
-@pytest.fixture(scope="module")
+@pytest.fixture(scope="session")
 def template(tmp_path_factory):
-    """A repository with two commits, one registered profile at HEAD and one pending profile; caches warmed."""
+    """A repository with two commits, one registered profile at HEAD and one pending profile; caches warmed.
+
+    Each test copies it.  It is made once per worker (in a fraction of a second): a module-scoped fixture
+    would put the module's 470 tests in one xdist group (tests/conftest.py), on one worker.
+    """
     from gitrepo import make_repo
 
     base = tmp_path_factory.mktemp("badinput")

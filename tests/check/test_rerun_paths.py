@@ -10,6 +10,10 @@ from __future__ import annotations
 
 import json
 import re
+import shutil
+import tempfile
+
+import pytest
 
 from conftest import run_cli
 from gitrepo import make_repo
@@ -36,15 +40,37 @@ def _project(root):
     return shas
 
 
+@pytest.fixture(scope="module")
+def project_template(tmp_path_factory):
+    """The project with its two pending profiles, made once (its ``run matrix`` is most of a test's set-up)."""
+    home = tmp_path_factory.mktemp("home")
+    with pytest.MonkeyPatch.context() as patch:  # the function-scoped clean_env and run_env come later
+        patch.setenv("HOME", str(home))
+        patch.setenv("PERUN_CONFIG_DIR", str(home / "perun-config"))
+        patch.setenv("XDG_CACHE_HOME", str(tmp_path_factory.getbasetemp() / "shared-xdg-cache"))
+        patch.setenv("TMPDIR", str(tmp_path_factory.mktemp("tmpdir")))
+        patch.setattr(tempfile, "tempdir", None)
+        root = tmp_path_factory.mktemp("template") / "pyproject"
+        _project(root)
+    return root
+
+
+@pytest.fixture
+def project(tmp_path, project_template):
+    """A private copy of the project, so a test's changes (configuration, results) stay its own."""
+    root = tmp_path / "pyproject"
+    shutil.copytree(project_template, root, symlinks=True)
+    return root
+
+
 def _rerun_ratio(reason: str) -> float:
     found = re.search(r"re-run x([0-9.]+)", reason)
     assert found, reason
     return float(found.group(1))
 
 
-def test_confirm_and_explain_pending_profiles_of_generated_workloads(tmp_path):
-    root = tmp_path / "pyproject"
-    _project(root)
+def test_confirm_and_explain_pending_profiles_of_generated_workloads(project):
+    root = project
     pending = sorted(p.name for p in (root / ".perun" / "jobs").iterdir())
     assert len(pending) == 2, pending
     assert json.loads((root / ".perun" / "jobs" / pending[0]).read_text())["header"]["generator"] == \
@@ -64,9 +90,8 @@ def test_confirm_and_explain_pending_profiles_of_generated_workloads(tmp_path):
     assert "sizes" not in "".join(str(r.get("explanation", {}).get("command", "")) for r in records)
 
 
-def test_a_job_gone_from_the_matrix_says_so_in_words(tmp_path):
-    root = tmp_path / "pyproject"
-    _project(root)
+def test_a_job_gone_from_the_matrix_says_so_in_words(project):
+    root = project
     api.config_set("cmds", ["python3 other.py"], scope="local", cwd=root)
     result = run_cli("check", "head", "--confirm", "--format", "json", cwd=root)
     assert result.returncode == 3, result.stdout + result.stderr
@@ -75,9 +100,8 @@ def test_a_job_gone_from_the_matrix_says_so_in_words(tmp_path):
                            in reason for reason in reasons), reasons
 
 
-async def test_the_tui_confirms_pending_profiles_of_generated_workloads(tmp_path):
-    root = tmp_path / "pyproject"
-    _project(root)
+async def test_the_tui_confirms_pending_profiles_of_generated_workloads(project):
+    root = project
     # the TUI confirms time changes by default: the job matrix has time jobs
     rows, subtitle = await tui_check(root, "h")
     degradations = [f for f in rows if f.result.value == "Degradation"]

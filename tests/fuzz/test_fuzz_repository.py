@@ -68,7 +68,10 @@ def test_the_coverage_prefilter_is_used_when_the_program_has_gcov_notes_and_skip
     (build / "counter.c").write_text(C_COUNTER)
     subprocess.run(["gcc", "--coverage", "-O0", "-o", "counter", "counter.c"], cwd=build, check=True)
     (tmp_path / "seed.txt").write_text("a b c d\ne f g\n")
-    common = {"cmd": str(build / "counter"), "seeds": ["seed.txt"], "seed": 1, "exec_limit": 30, "profiles": 0}
+    # the execution limit ends the search; the time budget bounds the analysis of the kept inputs that follows
+    # (scaled up until one run costs seconds), which this test does not look at
+    common = {"cmd": str(build / "counter"), "seeds": ["seed.txt"], "seed": 1, "exec_limit": 30, "profiles": 0,
+              "timeout": 30}
     used = api.run_fuzzing({**common, "output_dir": "a", "source_path": str(build), "gcno_path": str(build)},
                            cwd=tmp_path)
     assert used.coverage == "used" and used.jobs == 1
