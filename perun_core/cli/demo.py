@@ -11,7 +11,6 @@ once, when it starts), or one line saying an earlier build is reused.  With
 from __future__ import annotations
 
 import argparse
-import re
 import sys
 import time
 from pathlib import Path
@@ -32,8 +31,6 @@ class PhaseLines:
     ``every_step`` each step is a line of its own.
     """
 
-    COUNTER = re.compile(r":?\s*(?:commit\s+)?\d+/\d+.*$")
-
     def __init__(self, stream: TextIO, *, every_step: bool = False) -> None:
         self.stream = stream
         self.rewrite = stream.isatty() and not every_step
@@ -43,7 +40,7 @@ class PhaseLines:
         self.last: str | None = None
 
     def __call__(self, step: str) -> None:
-        phase = self.COUNTER.sub("", step)
+        phase = api.demo_phase(step)
         line = f"  {time.monotonic() - self.started:5.1f} s  {step}"
         if self.every_step:
             print(line, file=self.stream, flush=True)
