@@ -53,13 +53,13 @@ def open_demo(path: Path | None) -> tuple[Path, DemoBuild | None]:
 
 
 def _echo(build: DemoBuild):
-    """A listener printing each new step of ``build`` on stderr."""
-    shown: list[str] = []
+    """A listener printing on stderr the first step of each phase of ``build`` (``building commit 1/12``)."""
+    shown: set[str] = set()
 
     def echo() -> None:
         steps = build.running_steps(1)
-        if steps and steps != shown[-1:]:
-            shown.append(steps[0])
+        if steps and api.demo_phase(steps[0]) not in shown:
+            shown.add(api.demo_phase(steps[0]))
             print(f"  {steps[0]}", file=sys.stderr, flush=True)
 
     return echo
