@@ -38,10 +38,9 @@ def open_demo(path: Path | None) -> tuple[Path, DemoBuild | None]:
     where = path if path is not None else api.demo_dir()
     if api.demo_is_built(where):
         return api.build_demo(where), None
-    print(f"perun-tui: building the demo repository in {display_path(where, limit=200)} (once, about half a "
-          "minute on two cores); it opens as soon as its history is written", file=sys.stderr, flush=True)
     build = DemoBuild(where)
-    build.listen(_echo(build))
+    build.listen(_echo(build, f"perun-tui: building the demo repository in {display_path(where, limit=200)} "
+                              "(once, about half a minute on two cores); it opens as soon as its history is written"))
     build.start()
     try:
         root = build.wait_ready()
@@ -52,13 +51,18 @@ def open_demo(path: Path | None) -> tuple[Path, DemoBuild | None]:
     return root, build
 
 
-def _echo(build: DemoBuild):
-    """A listener printing on stderr the first step of each phase of ``build`` (``building commit 1/12``)."""
+def _echo(build: DemoBuild, announce: str | None = None):
+    """A listener printing on stderr the first step of each phase of ``build`` (``building commit 1/12``).
+
+    ``announce`` comes before the first step (a build refused at once says only why, in its error line).
+    """
     shown: set[str] = set()
 
     def echo() -> None:
         steps = build.running_steps(1)
         if steps and api.demo_phase(steps[0]) not in shown:
+            if announce is not None and not shown:
+                print(announce, file=sys.stderr)
             shown.add(api.demo_phase(steps[0]))
             print(f"  {steps[0]}", file=sys.stderr, flush=True)
 

@@ -9,6 +9,9 @@ tests/test_demo_staging.py.
 
 from __future__ import annotations
 
+import os
+import subprocess
+import sys
 import threading
 
 import pytest
@@ -124,3 +127,31 @@ def test_stopping_the_build_cancels_it(stepped):
     assert build.running
     build.stop()  # what perun-tui does when it is quit mid-build
     assert not build.running and build.stopped
+
+
+def test_perun_tui_demo_refuses_a_directory_holding_something_else(tmp_path):
+    busy = tmp_path / "busy"
+    busy.mkdir()
+    (busy / "notes.txt").write_text("mine\n")
+    done = subprocess.run([sys.executable, "-m", "perun_tui", "--demo", str(busy)], capture_output=True, text=True,
+                          timeout=600, env={**os.environ, "TERM": "xterm"})
+    assert done.returncode == 1 and done.stdout == ""
+    lines = done.stderr.splitlines()
+    assert len(lines) == 1 and lines[0].startswith("error: ") and "is not a demo repository" in lines[0]
+    assert os.listdir(busy) == ["notes.txt"]
+
+
+def test_perun_tui_demo_opens_a_built_demo_without_building(tmp_path):
+    from perun_core.api._demo.collected import COLLECTED_DEMO_VERSION
+    from gitrepo import make_repo
+
+    root = tmp_path / "demo"
+    make_repo(root, [{"files": {"a.txt": "one\n"}, "message": "first"}])
+    api.init(root)
+    (root / ".perun" / "demo.json").write_text(f'{{"kind": "collected", "version": {COLLECTED_DEMO_VERSION}}}\n')
+    # standard output is a pipe: the app cannot draw, so it says so after opening the repository
+    done = subprocess.run([sys.executable, "-m", "perun_tui", "--demo", str(root)], capture_output=True, text=True,
+                          timeout=600, env={**os.environ, "TERM": "xterm"})
+    assert done.returncode == 1
+    lines = done.stderr.splitlines()
+    assert len(lines) == 1 and lines[0].startswith("error: perun-tui cannot draw here"), done.stderr
