@@ -91,7 +91,9 @@ class DemoBuild:
 
     def _run(self) -> None:
         try:
-            api.build_demo(self.where, progress=self._step, cancel=self.cancel, on_ready=self._ready)
+            built = api.build_demo(self.where, progress=self._step, cancel=self.cancel, on_ready=self._ready)
+            if self.root is None:  # another build made it while this one waited: never "ready", simply built
+                self.root = built
         except BaseException as error:  # noqa: BLE001 - handed to the front end, which reports it
             self.error = error
         finally:

@@ -155,3 +155,18 @@ def test_perun_tui_demo_opens_a_built_demo_without_building(tmp_path):
     assert done.returncode == 1
     lines = done.stderr.splitlines()
     assert len(lines) == 1 and lines[0].startswith("error: perun-tui cannot draw here"), done.stderr
+
+
+def test_a_build_that_waited_for_another_opens_what_that_one_built(tmp_path, monkeypatch):
+    steps = []
+
+    def waited_then_reused(where, *, progress, cancel, on_ready):
+        progress("waiting for another build of the demo in this directory")  # and never on_ready: it was built
+        steps.append(where)
+        return where
+
+    monkeypatch.setattr(api, "build_demo", waited_then_reused)
+    build = DemoBuild(tmp_path / "demo").start()
+    assert build.wait_ready() == tmp_path / "demo" and steps == [tmp_path / "demo"]
+    build.done.wait()
+    assert not build.running and build.error is None
