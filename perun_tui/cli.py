@@ -39,8 +39,9 @@ def open_demo(path: Path | None) -> tuple[Path, DemoBuild | None]:
     if api.demo_is_built(where):
         return api.build_demo(where), None
     build = DemoBuild(where)
-    build.listen(_echo(build, f"perun-tui: building the demo repository in {display_path(where, limit=200)} "
-                              "(once, about half a minute on two cores); it opens as soon as its history is written"))
+    echo = _echo(build, f"perun-tui: building the demo repository in {display_path(where, limit=200)} "
+                        "(once, about half a minute on two cores); it opens as soon as its history is written")
+    build.listen(lambda: None if build.root is not None else echo())  # from then on the app shows the steps
     build.start()
     try:
         root = build.wait_ready()

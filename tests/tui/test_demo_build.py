@@ -170,3 +170,19 @@ def test_a_build_that_waited_for_another_opens_what_that_one_built(tmp_path, mon
     assert build.wait_ready() == tmp_path / "demo" and steps == [tmp_path / "demo"]
     build.done.wait()
     assert not build.running and build.error is None
+
+
+def test_open_demo_returns_as_soon_as_the_history_is_written(perun_repo, monkeypatch, capsys):
+    from perun_tui.cli import open_demo
+
+    root, shas = perun_repo
+    monkeypatch.setattr(api, "build_demo", SteppedBuild(shas))
+    opened, build = open_demo(root)
+    try:
+        assert opened == root and build is not None and build.running  # the profiles are still to come
+        err = capsys.readouterr().err.splitlines()
+        assert err[0].startswith("perun-tui: building the demo repository in ")
+        assert err[1:] == ["  building commit 1/2"]  # each phase once, before the app takes the terminal
+    finally:
+        build.stop()
+    assert build.stopped
