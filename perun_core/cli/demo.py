@@ -1,9 +1,11 @@
 """``python -m perun_core.cli.demo DIR``: build the demo repository with collected profiles in DIR.
 
-``make demo`` runs this before it opens perun-tui.  The build shows one line
-per phase with the seconds since it began (on a terminal the line of the
-running phase counts its commits in place; elsewhere each phase is printed
-once, when it starts), or one line saying an earlier build is reused.  With
+It builds the demo without opening it (a benchmark, a cache filled ahead);
+``make demo`` opens perun-tui instead, which builds it while it shows it.
+The build shows one line per phase with the seconds since it began (on a
+terminal the line of the running phase counts its commits in place;
+elsewhere each phase is printed once, when it starts), or one line saying
+an earlier build is reused.  With
 ``-v`` every step gets a line of its own.  A failure is one ``error:`` line
 (exit status 1), an interrupt exits with 130.
 """

@@ -231,6 +231,7 @@ class MainScreen(Screen[None]):
         build = message.build
         if build.running:
             self.refresh_entries([entry.version.checksum for entry in self.history.entries])
+            self.load_status()  # HEAD's profiles pane lists what the status says
         elif build.error is None:
             self.query(DemoProgress).remove()
             self.app.notify(f"The demo is built ({build.elapsed():.0f} s): every profile and check is in.")

@@ -93,8 +93,10 @@ async def test_the_build_shows_its_phase_and_the_commits_fill_in(stepped):
         builder.gates[0].set()  # the oldest commit's profile lands, the next commit is profiled
         await wait_until(pilot, lambda: profiles_at(screen, oldest) == 1)
         assert "commit 2/2" in rendered_text(progress) and profiles_at(screen, newest) == 0
+        assert screen.history.current.version.checksum == newest and screen.profiles.row_count == 0
         builder.gates[1].set()
         await wait_until(pilot, lambda: profiles_at(screen, newest) == 1)
+        await wait_until(pilot, lambda: screen.profiles.row_count == 1)  # HEAD's pane lists it as it lands
         assert "checking the history" in rendered_text(progress)
 
         builder.gates[2].set()  # the build ends: the line goes, the app says so
