@@ -48,9 +48,9 @@ endif
 test: $(TEST_STAMP)
 	$(BIN)/python -m pytest -n $(TEST_WORKERS) --dist loadgroup --durations=20
 
-# one line per phase: installing (once), building the demo (once), opening it
+# one line per phase: installing (once), then perun-tui, which builds the demo the first time while it shows it:
+# the history opens as soon as it is written and the commits get their profiles as they are measured
 demo: $(STAMP)
-	@$(BIN)/python -m perun_core.cli.demo "$(DEMO_DIR)"
 	@echo "perun: opening the demo in perun-tui (q quits)"
 	@$(BIN)/perun-tui --demo "$(DEMO_DIR)"
 

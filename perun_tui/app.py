@@ -26,6 +26,7 @@ from perun_core.api import escape_controls, escape_lines
 from perun_core.errors import PerunError
 
 from .core import Core
+from .demobuild import DemoBuild
 from .formatting import ControlFilter, display_path
 from .modals.details import ProfileDetailsScreen
 from .modals.dialogs import ConfirmScreen, HelpScreen
@@ -84,7 +85,7 @@ class PerunApp(App[None]):
     NOTIFICATION_TIMEOUT = 3
 
     def __init__(self, path: Path | str | None = None, *, core: Core | None = None, colour: bool = True,
-                 low_bandwidth: bool = False) -> None:
+                 low_bandwidth: bool = False, demo_build: DemoBuild | None = None) -> None:
         """The app over ``core`` (or the repository at ``path``).
 
         Without ``colour`` (NO_COLOR: see cli.colour_environment) textual's NoColor filter draws
@@ -94,6 +95,9 @@ class PerunApp(App[None]):
         :data:`LOW_BANDWIDTH_FPS` frames a second (progress
         and other bursts of updates coalesce) and plots without colour (their
         series keep their markers, heat its shades).
+        ``demo_build`` is the build of the demo going on in the repository
+        (``perun-tui --demo`` on a demo not built yet): the main screen shows
+        its phases and the commits' profiles as they land.
         """
         self.low_bandwidth = low_bandwidth
         driver = None
@@ -108,6 +112,7 @@ class PerunApp(App[None]):
             self.animation_level = "none"
             self._update_period = _set_update_period(1 / LOW_BANDWIDTH_FPS)
         self.core = core if core is not None else Core.open(path)
+        self.demo_build = demo_build
         self.pictures = PictureCache()
         self.sub_title = escape_controls(display_path(self.core.root))
         self._control_filter = ControlFilter()

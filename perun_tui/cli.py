@@ -1,9 +1,12 @@
 """The ``perun-tui`` command: ``perun-tui [--repo PATH]`` and ``perun-tui --demo [DIR]``.
 
-Parses the arguments, opens the repository (or builds the demo through
-:func:`perun_core.api.build_demo`) and runs :class:`~perun_tui.app.PerunApp`;
-errors before the app starts are one ``error:`` line on stderr and exit
-status 1.  So is a terminal that cannot draw the app (``TERM=dumb``: an
+Parses the arguments, opens the repository and runs
+:class:`~perun_tui.app.PerunApp`.  A demo not built yet is built on a
+thread (:class:`~perun_tui.demobuild.DemoBuild`, over
+:func:`perun_core.api.build_demo`): the app opens as soon as its history is
+written and shows the rest of the build as it lands; quitting stops it.
+Errors before the app starts are one ``error:`` line on stderr and exit
+status 1 (130 when interrupted).  So is a terminal that cannot draw the app (``TERM=dumb``: an
 editor's shell buffer, a CI log; or no terminal on standard output): the
 line points to ``perun-core``, which works there.  ``--low-bandwidth`` (or
 ``PERUN_LOW_BANDWIDTH=1``) makes the app send less (see
@@ -18,26 +21,64 @@ import sys
 from pathlib import Path
 
 from perun_core import api
-from perun_core.errors import PerunError
+from perun_core.errors import Interrupted, PerunError
 
 from .core import Core
+from .demobuild import DemoBuild
 from .formatting import display_path
 
 
-def open_demo(path: Path | None) -> Path:
-    """Build the demo (its profiles collected by the real collectors) unless built before; say so on stderr."""
+def open_demo(path: Path | None) -> tuple[Path, DemoBuild | None]:
+    """The demo's root, and its build when it is not built yet (going on, the repository already there).
+
+    The steps before the repository exists (writing its history, a second
+    or two) go to stderr, as does a build that must end first because the
+    app cannot draw here.
+    """
     where = path if path is not None else api.demo_dir()
-    announced = False
+    if api.demo_is_built(where):
+        return api.build_demo(where), None
+    build = DemoBuild(where)
+    echo = _echo(build, f"perun-tui: building the demo repository in {display_path(where, limit=200)} "
+                        "(once, about half a minute on two cores); it opens as soon as its history is written")
+    build.listen(lambda: None if build.root is not None else echo())  # from then on the app shows the steps
+    build.start()
+    try:
+        root = build.wait_ready()
+    except KeyboardInterrupt:
+        build.stop()
+        raise Interrupted("building the demo was interrupted; nothing was left behind") from None
+    build.listen(None)
+    return root, build
 
-    def progress(step: str) -> None:
-        nonlocal announced
-        if not announced:
-            print(f"perun-tui: building the demo repository in {display_path(where, limit=200)} "
-                  "(once, about half a minute; ctrl+c stops it)", file=sys.stderr)
-            announced = True
-        print(f"  {step}", file=sys.stderr, flush=True)
 
-    return api.build_demo(where, progress=progress)
+def _echo(build: DemoBuild, announce: str | None = None):
+    """A listener printing on stderr the first step of each phase of ``build`` (``building commit 1/12``).
+
+    ``announce`` comes before the first step (a build refused at once says only why, in its error line).
+    """
+    shown: set[str] = set()
+
+    def echo() -> None:
+        steps = build.running_steps(1)
+        if steps and api.demo_phase(steps[0]) not in shown:
+            if announce is not None and not shown:
+                print(announce, file=sys.stderr)
+            shown.add(api.demo_phase(steps[0]))
+            print(f"  {steps[0]}", file=sys.stderr, flush=True)
+
+    return echo
+
+
+def finish_demo_build(build: DemoBuild) -> None:
+    """Let the build end (printing its steps) where no app shows it; raises what made it fail."""
+    build.listen(_echo(build))
+    try:
+        build.done.wait()
+    except KeyboardInterrupt:
+        build.stop()
+    if build.error is not None:
+        raise build.error
 
 
 def colour_environment(environ: dict[str, str] | os._Environ = os.environ) -> bool:
@@ -110,9 +151,10 @@ def main(argv: list[str] | None = None) -> int:
         parser.error("--repo and --demo exclude each other: --demo opens the demo repository")
     if args.repo and args.path and Path(args.repo).resolve() != Path(args.path).resolve():
         parser.error(f"two repositories given: --repo {args.repo} and {args.path}")
+    build: DemoBuild | None = None
     try:
         if args.demo:
-            root: Path | str | None = open_demo(Path(args.path) if args.path else None)
+            root, build = open_demo(Path(args.path) if args.path else None)
         else:
             root = args.repo or args.path
         core = Core.open(root)
@@ -121,26 +163,34 @@ def main(argv: list[str] | None = None) -> int:
         except PerunError:
             core.close()
             raise
+        # after the repository: its errors say more than this one, and a built demo is there for perun-core
+        why = cannot_draw()
+        if why is not None:
+            core.close()
+            if build is not None:
+                finish_demo_build(build)
+            print(f"error: perun-tui cannot draw here ({why}); use perun-core instead, e.g. "
+                  f"'perun-core status', 'perun-core log', 'perun-core show 0@i bars'", file=sys.stderr)
+            return 1
     except PerunError as error:
+        if build is not None and build.running:
+            build.stop()
         hint = f"; {error.hint}" if error.hint else ""
         print(f"error: {error.message}{hint}", file=sys.stderr)
-        return 1
+        return error.exit_code if isinstance(error, Interrupted) else 1
     except OSError as error:
         print(f"error: {error}", file=sys.stderr)
-        return 1
-    # after the repository: its errors say more than this one, and a built demo is there for perun-core
-    why = cannot_draw()
-    if why is not None:
-        core.close()
-        print(f"error: perun-tui cannot draw here ({why}); use perun-core instead, e.g. "
-              f"'perun-core status', 'perun-core log', 'perun-core show 0@i bars'", file=sys.stderr)
         return 1
     # textual loads only once the arguments and the repository are good: errors come quicker
     from .app import PerunApp
 
     low_bandwidth = args.low_bandwidth or low_bandwidth_environment()
-    app = PerunApp(core=core, colour=colour_environment(), low_bandwidth=low_bandwidth)
+    app = PerunApp(core=core, colour=colour_environment(), low_bandwidth=low_bandwidth, demo_build=build)
     app.run()
+    if build is not None and build.running:
+        print("perun-tui: stopping the demo's build; the next 'perun-tui --demo' (make demo) builds it again",
+              file=sys.stderr, flush=True)
+        build.stop()
     return app.return_code or 0
 
 

@@ -29,15 +29,33 @@ def demo(tmp_path_factory):
     need_tools("cc", "make", "nm", "addr2line")
     home = tmp_path_factory.mktemp("home")
     lines: list[str] = []
+    watched: dict[str, object] = {}
+
+    def on_ready(root):
+        # what a front end opening the demo now sees: the history, no profile, not a built demo
+        with api.open_repository(root) as repo:
+            entries = list(api.log(None, with_profiles=True, repo=repo))
+        watched["ready"] = (len(entries), sum(e.counts.total for e in entries), api.demo_is_built(root))
+
+    def progress(step):
+        lines.append(step)
+        if step.startswith("collecting a memory profile"):
+            # the timing and tracing phases are over: their time profiles are registered already
+            with api.open_repository(watched["root"]) as repo:
+                entries = list(api.log(None, with_profiles=True, repo=repo))
+            watched["timed"] = sorted({(e.counts.total, e.counts.time) for e in entries})
+
     with pytest.MonkeyPatch.context() as patch:
         patch.setenv("HOME", str(home))
         patch.setenv("PERUN_CONFIG_DIR", str(home / "perun-config"))
         patch.delenv("XDG_CACHE_HOME", raising=False)
-        root = build_collected_demo(tmp_path_factory.mktemp("demo") / "sll", progress=lines.append)
+        watched["root"] = tmp_path_factory.mktemp("demo") / "sll"
+        root = build_collected_demo(watched["root"], progress=progress, on_ready=on_ready)
+        watched["built"] = api.demo_is_built(root)
         with api.open_repository(root) as repo:
             entries = list(api.log(None, with_profiles=True, repo=repo))
             report = api.status(repo=repo)
-        yield root, entries, report, lines
+        yield root, entries, report, lines, watched
 
 
 def by_subject(entries, subject):
@@ -58,7 +76,7 @@ def median_time(root, entry, subtype):
 
 @needs_tools
 def test_history_is_a_fixed_line_of_twelve_commits(demo, tmp_path):
-    root, entries, report, _ = demo
+    root, entries, report, _, _ = demo
     assert len(entries) == DEMO_COMMITS == 12
     assert all(len(e.version.parents) == (0 if e is entries[-1] else 1) for e in entries)
     assert entries[0].version.checksum == report.head.checksum and not report.dirty
@@ -71,8 +89,17 @@ def test_history_is_a_fixed_line_of_twelve_commits(demo, tmp_path):
 
 
 @needs_tools
+def test_the_demo_can_be_watched_while_it_is_built(demo):
+    root, _, _, _, watched = demo
+    assert watched["ready"] == (DEMO_COMMITS, 0, False)  # opened as soon as the history is there
+    # each commit's time profile was registered as it was measured, before the other profiles
+    assert watched["timed"] == [(1, 1)]
+    assert watched["built"] and not (root / ".perun-demo-build.lock").exists()
+
+
+@needs_tools
 def test_progress_is_one_line_per_step(demo):
-    _, _, _, lines = demo
+    _, _, _, lines, _ = demo
     assert lines[:12] == [f"building commit {n}/12" for n in range(1, 13)]
     assert "collecting time profiles: commit 12/12" in "\n".join(lines)
     assert lines[-1] == "checking the history for performance changes"
@@ -81,7 +108,7 @@ def test_progress_is_one_line_per_step(demo):
 
 @needs_tools
 def test_local_configuration_holds_the_job_matrix(demo):
-    root, _, _, _ = demo
+    root, _, _, _, _ = demo
     cwd = str(root)
     assert api.config_get("execute.pre_run", scope="local", cwd=cwd).value == ["make"]
     assert api.config_get("cmds", scope="local", cwd=cwd).value == ["./sll-bench"]
@@ -92,7 +119,7 @@ def test_local_configuration_holds_the_job_matrix(demo):
 
 @needs_tools
 def test_every_commit_was_timed_by_the_time_collector(demo):
-    root, entries, _, _ = demo
+    root, entries, _, _, _ = demo
     for entry in entries:
         assert entry.counts.time == 1, entry.version.short_desc
         profile = load(root, entry, "time")
@@ -108,7 +135,7 @@ def test_every_commit_was_timed_by_the_time_collector(demo):
 
 @needs_tools
 def test_trace_profiles_with_models_around_the_regression(demo):
-    root, entries, _, _ = demo
+    root, entries, _, _, _ = demo
     traced = [e for e in entries if e.counts.mixed]
     assert [e.version.short_desc for e in traced] == [FAST, SLOW, "Check malloc failures in the benchmark"]
     for entry in traced:
@@ -127,7 +154,7 @@ def test_trace_profiles_with_models_around_the_regression(demo):
 
 @needs_tools
 def test_checks_mark_the_regression_and_the_fix(demo):
-    root, entries, _, _ = demo
+    root, entries, _, _, _ = demo
     slow, fast = by_subject(entries, SLOW), by_subject(entries, FAST)
     assert "-" in slow.changes and "+" not in slow.changes
     assert "+" in fast.changes and "-" not in fast.changes
@@ -143,7 +170,7 @@ def test_checks_mark_the_regression_and_the_fix(demo):
 
 @needs_tools
 def test_memory_profile_of_head_feeds_the_heap_map(demo):
-    root, entries, _, _ = demo
+    root, entries, _, _, _ = demo
     head = entries[0]
     assert head.counts.memory == 1
     profile = load(root, head, "memory")
@@ -161,7 +188,7 @@ def test_memory_profile_of_head_feeds_the_heap_map(demo):
 
 @needs_tools
 def test_two_pending_profiles_of_head(demo):
-    _, _, report, _ = demo
+    _, _, report, _, _ = demo
     assert len(report.pending) == 2
     assert {p.origin for p in report.pending} == {report.head.checksum}
     assert {p.type for p in report.pending} == {"time", "mixed"}
@@ -169,7 +196,7 @@ def test_two_pending_profiles_of_head(demo):
 
 @needs_tools
 def test_a_built_demo_is_reused(demo):
-    root, _, _, _ = demo
+    root, _, _, _, _ = demo
     jobs = root / ".perun" / "jobs"
     stamp = jobs.stat().st_mtime_ns
     lines: list[str] = []

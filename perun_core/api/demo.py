@@ -7,6 +7,7 @@ a minute) and reuses it afterwards.
 from __future__ import annotations
 
 import os
+import re
 import tempfile
 import threading
 from collections.abc import Callable
@@ -16,7 +17,10 @@ from ._demo.collected import COLLECTED_DEMO_VERSION, build_collected_demo
 
 from ._demo.staging import marker_of
 
-__all__ = ["build_demo", "demo_is_built", "demo_dir"]
+__all__ = ["build_demo", "demo_is_built", "demo_dir", "demo_phase"]
+
+#: the counter a progress step of the build ends in: ``: commit 3/12 (ae868f3)``, `` 3/12``
+_COUNTER = re.compile(r":?\s*(?:commit\s+)?\d+/\d+.*$")
 
 
 def demo_dir() -> Path:
@@ -35,6 +39,15 @@ def demo_dir() -> Path:
         return Path(tempfile.gettempdir()) / f"perun-{name}-{os.getuid()}"
 
 
+def demo_phase(step: str) -> str:
+    """The phase a progress step of :func:`build_demo` belongs to: the step without its counter.
+
+    ``collecting time profiles: commit 3/12 (ae868f3)`` is in the phase
+    ``collecting time profiles``; a step without a counter is a phase of its own.
+    """
+    return _COUNTER.sub("", step)
+
+
 def demo_is_built(path: Path | str) -> bool:
     """Whether ``path`` holds a demo of the current version (``build_demo`` would reuse it)."""
 
@@ -42,12 +55,20 @@ def demo_is_built(path: Path | str) -> bool:
 
 
 def build_demo(path: Path | str | None = None, *, progress: Callable[[str], None] | None = None,
-               cancel: threading.Event | None = None) -> Path:
+               cancel: threading.Event | None = None, on_ready: Callable[[Path], None] | None = None) -> Path:
     """Build the demo at ``path`` (default :func:`demo_dir`) unless built there before; its root.
 
-    ``progress`` gets one line per step.  Raises UsageError (``path`` holds
-    something else), ExternalToolError (cc, make or binutils missing),
-    Interrupted.
+    ``progress`` gets one line per step.  The build happens in ``path``
+    itself: ``on_ready`` gets the root as soon as it opens as a repository
+    (the history written, no profile yet), so a front end can show the
+    demo while its profiles land (each commit's time profile is registered
+    as soon as it is measured); :func:`demo_is_built` is true only once the
+    build is complete.  A build stopped by ``cancel`` or failing removes
+    ``path``; a build killed outright is found and done again by the next
+    call; a second call while a build runs waits for it.  Raises UsageError
+    (``path`` holds something else), ExternalToolError (cc, make or
+    binutils missing), Interrupted.
     """
 
-    return build_collected_demo(path if path is not None else demo_dir(), progress=progress, cancel=cancel)
+    return build_collected_demo(path if path is not None else demo_dir(), progress=progress, cancel=cancel,
+                                on_ready=on_ready)

@@ -1,9 +1,11 @@
 """``python -m perun_core.cli.demo DIR``: build the demo repository with collected profiles in DIR.
 
-``make demo`` runs this before it opens perun-tui.  The build shows one line
-per phase with the seconds since it began (on a terminal the line of the
-running phase counts its commits in place; elsewhere each phase is printed
-once, when it starts), or one line saying an earlier build is reused.  With
+It builds the demo without opening it (a benchmark, a cache filled ahead);
+``make demo`` opens perun-tui instead, which builds it while it shows it.
+The build shows one line per phase with the seconds since it began (on a
+terminal the line of the running phase counts its commits in place;
+elsewhere each phase is printed once, when it starts), or one line saying
+an earlier build is reused.  With
 ``-v`` every step gets a line of its own.  A failure is one ``error:`` line
 (exit status 1), an interrupt exits with 130.
 """
@@ -11,7 +13,6 @@ once, when it starts), or one line saying an earlier build is reused.  With
 from __future__ import annotations
 
 import argparse
-import re
 import sys
 import time
 from pathlib import Path
@@ -32,8 +33,6 @@ class PhaseLines:
     ``every_step`` each step is a line of its own.
     """
 
-    COUNTER = re.compile(r":?\s*(?:commit\s+)?\d+/\d+.*$")
-
     def __init__(self, stream: TextIO, *, every_step: bool = False) -> None:
         self.stream = stream
         self.rewrite = stream.isatty() and not every_step
@@ -43,7 +42,7 @@ class PhaseLines:
         self.last: str | None = None
 
     def __call__(self, step: str) -> None:
-        phase = self.COUNTER.sub("", step)
+        phase = api.demo_phase(step)
         line = f"  {time.monotonic() - self.started:5.1f} s  {step}"
         if self.every_step:
             print(line, file=self.stream, flush=True)

@@ -50,6 +50,7 @@ from ..messages import (
 from ..modals.details import ProfileDetailsScreen
 from ..modals.dialogs import ConfirmScreen
 from ..widgets.commit import CommitPane
+from ..widgets.demoprogress import DemoProgress
 from ..widgets.firstuse import FirstUse
 from ..widgets.history import HistoryPane, HistoryView
 from ..widgets.profiles import ProfilesPane, ProfilesTable
@@ -105,6 +106,9 @@ class MainScreen(Screen[None]):
             yield ProfilesPane(id="profiles-pane", classes="pane")
             if not beside:
                 yield CommitPane(id="commit-pane", classes="pane")
+        build = getattr(self.app, "demo_build", None)
+        if build is not None and build.running:
+            yield DemoProgress(build, id="demo-progress")
         yield Footer()
 
     @property
@@ -222,6 +226,17 @@ class MainScreen(Screen[None]):
                             severity="error", timeout=10)
         self._show_selection()
 
+    def on_demo_progress_changed(self, message: DemoProgress.Changed) -> None:
+        """The demo's build went on: re-read the commits, whose profiles land one by one; at its end, everything."""
+        build = message.build
+        if build.running:
+            self.refresh_entries([entry.version.checksum for entry in self.history.entries])
+            self.load_status()  # HEAD's profiles pane lists what the status says
+        elif build.error is None:
+            self.query(DemoProgress).remove()
+            self.app.notify(f"The demo is built ({build.elapsed():.0f} s): every profile and check is in.")
+            self.action_reload()  # the pending profiles of HEAD and the checks' marks
+
     def on_entry_refreshed(self, message: EntryRefreshed) -> None:
         self.history.replace_entry(message.entry)
 
@@ -250,9 +265,12 @@ class MainScreen(Screen[None]):
 
     @property
     def empty(self) -> bool:
-        """True once the history and the status are read and no commit has a profile and none is pending."""
+        """True once the history and the status are read and no commit has a profile and none is pending.
+
+        Never while the demo is built into the repository (its profiles are on their way).
+        """
         view = self.history
-        if self.report is None or view.walking:
+        if self.report is None or view.walking or self.query(DemoProgress):
             return False
         return not (self.report.pending or self.report.registered or any(e.counts.total for e in view.entries))
 

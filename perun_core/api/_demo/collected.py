@@ -50,10 +50,10 @@ from .. import check as api_check, run as api_run
 from ... import api
 from ...config import dump_yaml
 from ...errors import ExternalToolError, Interrupted
-from ...events import VersionStarted
+from ...events import ProfileWritten, VersionStarted
 from ...native import compiler
 from .gitwrite import AUTHORS, GitCommit, write_history
-from .staging import build_in_place
+from .staging import build_visibly
 
 __all__ = ["COLLECTED_DEMO_VERSION", "DEMO_COMMITS", "HOW_TO_GET_TOOLS", "build_collected_demo",
            "check_demo_tools"]
@@ -360,12 +360,39 @@ def _register(written: list[Any], repo: Any) -> None:
         api.add([str(profile.path)], minor=profile.origin, repo=repo)
 
 
-def _build(root: Path, progress: Callable[[str], None], cancel: threading.Event | None) -> None:
+def _registering(root: Path, report: Callable[[Any], None], registered: set[Path]) -> Callable[[Any], None]:
+    """A run's event callback that also registers each profile as soon as it is written.
+
+    So a demo opened while it is built shows each commit's time profile
+    when it lands.  A repository of its own per profile: the build's one is
+    shared with the traced phase's thread.
+    """
+
+    def on_event(event: Any) -> None:
+        report(event)
+        if isinstance(event, ProfileWritten):
+            api.add([str(event.path)], minor=event.origin, cwd=root)
+            registered.add(event.path)
+
+    return on_event
+
+
+def _build(root: Path, progress: Callable[[str], None], cancel: threading.Event | None,
+           on_ready: Callable[[Path], None] | None = None) -> None:
+    """Write the history, profile it and check it; ``on_ready`` gets ``root`` once it opens as a repository.
+
+    The time profiles are registered as they are written (the others at
+    the end, in the order of the complete build: each commit's time profile
+    first).
+    """
     check_demo_tools()
     shas = write_history(root, _history(), {"main": len(_PLAN) - 1}, progress)
     head = shas[-1]
     api.init(root)
     _configure(root)
+    if on_ready is not None:
+        on_ready(root)
+    registered: set[Path] = set()
     with api.open_repository(root) as repo:
         # the traced builds run beside the timed ones: each phase waits on compilers and its own
         # worktrees much of the time, so on two cores both together take little longer than the first.
@@ -390,8 +417,9 @@ def _build(root: Path, progress: Callable[[str], None], cancel: threading.Event 
         tracer = threading.Thread(target=beside, name="demo-trace", daemon=True)
         tracer.start()
         try:
-            timed = api_run.run_matrix(minor_versions=shas, on_event=_reporter(progress, "time profiles"),
-                                       cancel=stop, repo=repo)
+            timed = api_run.run_matrix(
+                minor_versions=shas, cancel=stop, repo=repo,
+                on_event=_registering(root, _reporter(progress, "time profiles"), registered))
         except BaseException:
             stop.set()
             raise
@@ -412,7 +440,7 @@ def _build(root: Path, progress: Callable[[str], None], cancel: threading.Event 
                                minor_versions=[head], cancel=cancel, repo=repo)
         memory = [w for w in last.profiles if w.job.collector.name == "memory"]
         progress("registering the profiles")
-        _register([*timed.profiles, *traced.profiles, *memory], repo)
+        _register([w for w in [*timed.profiles, *traced.profiles, *memory] if w.path not in registered], repo)
         progress("checking the history for performance changes")
         api_check.check_all(confirm=True, cancel=cancel, repo=repo)
 
@@ -434,14 +462,22 @@ def _forward_cancel(cancel: threading.Event | None, stop: threading.Event) -> th
 
 
 def build_collected_demo(path: Path | str, *, progress: Callable[[str], None] | None = None,
-                         cancel: threading.Event | None = None) -> Path:
+                         cancel: threading.Event | None = None,
+                         on_ready: Callable[[Path], None] | None = None) -> Path:
     """Build the demo repository at ``path`` with real profiles (or reuse the one built there before).
 
     ``path`` must be missing, an empty directory, or hold this demo (then
-    it is returned at once).  The build takes about half a minute on two
-    cores; it happens in a sibling directory renamed to ``path`` at the end,
-    so a failed or interrupted build leaves nothing behind.  ``progress``
-    gets one line per step; ``cancel`` stops the build from another thread.
+    it is returned at once), or a build of it that was killed (built
+    again).  The build takes about half a minute on two cores.  It happens
+    in ``path`` itself, so that it can be watched: ``on_ready`` gets the
+    root as soon as it opens as a repository (its history written, no
+    profiles yet), and each commit's time profile is registered as soon as
+    it is measured; the demo counts as built (:func:`~perun_core.api.demo.demo_is_built`)
+    only once the build is complete.  A failed or interrupted build leaves
+    nothing behind; a second build of the same ``path`` waits for the
+    first (see :func:`~perun_core.api._demo.staging.build_visibly`).
+    ``progress`` gets one line per step; ``cancel`` stops the build from
+    another thread.
 
     Raises :class:`~perun_core.errors.UsageError` when ``path`` holds
     something else, :class:`~perun_core.errors.ExternalToolError` when cc,
@@ -451,4 +487,5 @@ def build_collected_demo(path: Path | str, *, progress: Callable[[str], None] | 
     """
     report = progress or (lambda line: None)
     marker = {"kind": "collected", "version": COLLECTED_DEMO_VERSION}
-    return build_in_place(path, marker, lambda staging: _build(staging, report, cancel))
+    return build_visibly(path, marker, lambda root: _build(root, report, cancel, on_ready), cancel=cancel,
+                         waiting=lambda: report("waiting for another build of the demo in this directory"))
