@@ -262,7 +262,11 @@ def robust_fits(part: Part) -> dict[str, Fit] | None:
     scored on the mean of its squared residuals without that many of its
     largest ones: ``r_square`` is ``1 - T / T_constant``, the share of the
     bulk's spread that the kind explains, so the kind that explains the bulk
-    best wins.  None when there are no outliers (fewer than one in 2000, at
+    best wins, unless a simpler kind is within the noise of it:
+    ``r_square_error`` is the standard error the noise (the scatter of the
+    best kind's squared residuals there) gives an ``r_square``, and
+    :func:`~perun_core.analysis.parametric.ties` compares by it.  None when
+    there are no outliers (fewer than one in 2000, at
     least one): then the exact least-squares fits stand.  Parts of more
     than :data:`_ALWAYS_LOOK` points are fitted robustly only when a quick
     look finds points far off their neighbours.
