@@ -89,7 +89,8 @@ def ties(top: float, top_error: float, r_square: float, error: float) -> bool:
 
 def _error(record: dict) -> float:
     value = record.get("r_square_error", 0.0)
-    return float(value) if isinstance(value, (int, float)) and math.isfinite(value) and value > 0 else 0.0
+    usable = isinstance(value, (int, float)) and not isinstance(value, bool) and math.isfinite(value)
+    return float(value) if usable and value > 0 else 0.0
 
 
 def best_model(models: Iterable[dict]) -> dict | None:
