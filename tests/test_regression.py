@@ -53,8 +53,10 @@ def all_finite(obj) -> bool:
 
 
 def assert_valid_record(record: dict) -> None:
-    assert set(record) == {"uid", "model", "method", "r_square", "coeffs", "x_interval_start", "x_interval_end",
-                           "downweighted"}
+    # a robust fit adds the standard error of its r_square
+    assert set(record) - {"r_square_error"} == {"uid", "model", "method", "r_square", "coeffs", "x_interval_start",
+                                                "x_interval_end", "downweighted"}
+    assert record.get("r_square_error", 1.0) > 0
     assert [c["name"] for c in record["coeffs"]] == ["b0", "b1"]
     assert all_finite(record)
     assert all(type(c["value"]) is float for c in record["coeffs"])

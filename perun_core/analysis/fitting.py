@@ -16,7 +16,7 @@ import math
 from collections.abc import Iterable
 from typing import TYPE_CHECKING, Any, NamedTuple
 
-from .parametric import MODELS, RANK, tie_limit
+from .parametric import MODELS, RANK, ties
 from .points import DegenerateData, interval_bound, r_square
 from .robust import BISQUARE_C, bisquare, residual_scale, start_weights, weighted_line, weighted_r_square
 
@@ -35,9 +35,12 @@ class Fit(NamedTuple):
     x_end: float
     #: points the robust refit gave a weight below one half (outliers, e.g. preempted calls)
     downweighted: int = 0
+    #: the standard error the noise of the points gives a robust fit's r_square (see :func:`robust_fits`); 0
+    #: for least squares
+    r_square_error: float = 0.0
 
     def record(self, uid: Any, method: str) -> dict:
-        return {
+        record = {
             "uid": uid,
             "model": self.model,
             "method": method,
@@ -47,6 +50,9 @@ class Fit(NamedTuple):
             "x_interval_end": interval_bound(self.x_end),
             "downweighted": self.downweighted,
         }
+        if self.r_square_error > 0.0:
+            record["r_square_error"] = self.r_square_error
+        return record
 
 
 class Points:
@@ -256,7 +262,11 @@ def robust_fits(part: Part) -> dict[str, Fit] | None:
     scored on the mean of its squared residuals without that many of its
     largest ones: ``r_square`` is ``1 - T / T_constant``, the share of the
     bulk's spread that the kind explains, so the kind that explains the bulk
-    best wins.  None when there are no outliers (fewer than one in 2000, at
+    best wins, unless a simpler kind is within the noise of it:
+    ``r_square_error`` is the standard error the noise (the scatter of the
+    best kind's squared residuals there) gives an ``r_square``, and
+    :func:`~perun_core.analysis.parametric.ties` compares by it.  None when
+    there are no outliers (fewer than one in 2000, at
     least one): then the exact least-squares fits stand.  Parts of more
     than :data:`_ALWAYS_LOOK` points are fitted robustly only when a quick
     look finds points far off their neighbours.
@@ -286,14 +296,24 @@ def robust_fits(part: Part) -> dict[str, Fit] | None:
     if "constant" not in found:
         return None
     top = min(f.trimmed for f in found.values())
-    outliers = min(int((f.weights <= 0.0).sum()) for f in found.values() if f.trimmed <= _ALIKE * top)
+    # rounding: exact data leave every kind that fits them a trimmed mean of rounding errors, not 0
+    alike = _ALIKE * top + _rounding(part, log_y) ** 2
+    outliers = min(int((f.weights <= 0.0).sum()) for f in found.values() if f.trimmed <= alike)
     if outliers < max(1, part.n // 2000):
         return None
     # more outliers than the trimmed share leaves out is no longer a few measurements gone wrong
     kept = max(part.n - outliers, int(math.ceil(part.n * _TRIMMED_SHARE)))
+    score, scatter = {}, {}
     with np.errstate(all="ignore"):
-        score = {m: float(np.partition(f.absolute * f.absolute, kept - 1)[:kept].mean()) for m, f in found.items()}
+        for m, f in found.items():
+            squares = np.partition(f.absolute * f.absolute, kept - 1)[:kept]
+            score[m] = float(squares.mean())
+            scatter[m] = float(squares.std()) if kept > 1 else 0.0
     baseline = score["constant"]
+    # what the noise alone does to a score: the scatter of the best kind's squared residuals (its residuals are
+    # the noise, as far as the data tell) over the root of their count; the other kinds' scatter also holds
+    # their misfit, which is what is being judged
+    noise = scatter[min(score, key=score.__getitem__)] / math.sqrt(kept)
     x_start, x_end = part.stat("x range")
     fits = {}
     for model in part.points.kinds:
@@ -301,12 +321,14 @@ def robust_fits(part: Part) -> dict[str, Fit] | None:
             continue
         if baseline > 0:
             r2 = min(1.0, 1.0 - score[model] / baseline)
+            r2_error = noise / baseline
         else:
-            r2 = 1.0 if score[model] <= 0 else 0.0
+            r2, r2_error = (1.0 if score[model] <= 0 else 0.0), 0.0
         if model not in ("power", "exponential"):
             r2 = max(0.0, r2)
         fit = found[model]
-        fits[model] = Fit(model, fit.b0, fit.b1, r2, x_start, x_end, int((fit.weights < 0.5).sum()))
+        fits[model] = Fit(model, fit.b0, fit.b1, r2, x_start, x_end, int((fit.weights < 0.5).sum()),
+                          r2_error if math.isfinite(r2_error) else 0.0)
     return fits
 
 
@@ -336,7 +358,7 @@ def _robust_fit(part: Part, model: str, w: numpy.ndarray, log_y: numpy.ndarray |
     kept = max(2, int(math.ceil(n * _TRIMMED_SHARE)))
     # a model may reach 0 or below where y is positive: its residual there is taken against a tiny value
     floor = float(part.stat("y min")) * 1e-9 if log_y is not None else 0.0
-    tiny = 1e-9 if log_y is not None else 1e-12 * float(np.abs(part.y).max())
+    tiny = _rounding(part, log_y)
 
     # the kinds fitted on y itself minimize relative errors (weights 1/y^2) when their residuals are taken in
     # log space, as the kinds fitted on ln y do
@@ -381,6 +403,13 @@ def _robust_fit(part: Part, model: str, w: numpy.ndarray, log_y: numpy.ndarray |
     b0, b1, absolute = result
     trimmed = float(np.partition(absolute * absolute, kept - 1)[:kept].mean())
     return _RobustFit(trimmed, b0, b1, w, absolute)
+
+
+def _rounding(part: Part, log_y: numpy.ndarray | None) -> float:
+    """A residual this small is a fit's rounding error, not a misfit (log space for positive data)."""
+    import numpy as np
+
+    return 1e-9 if log_y is not None else 1e-12 * float(np.abs(part.y).max())
 
 
 def _least_squares(part: Part, model: str) -> Fit:
@@ -433,11 +462,12 @@ def _least_squares(part: Part, model: str) -> Fit:
 
 
 def best_fit(fits: Iterable[Fit]) -> Fit | None:
+    """The fit :func:`~perun_core.analysis.parametric.best_model` would choose from the fits' records."""
     fits = list(fits)
     if not fits:
         return None
-    limit = tie_limit(max(f.r_square for f in fits))
-    tied = [f for f in fits if f.r_square >= limit]
+    top = max(fits, key=lambda f: f.r_square)
+    tied = [f for f in fits if ties(top.r_square, top.r_square_error, f.r_square, f.r_square_error)]
     return min(tied, key=lambda f: RANK[f.model])
 
 

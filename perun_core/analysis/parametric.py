@@ -6,11 +6,15 @@ makes them and this module reads them.  The best of several records is the
 one with the highest ``r_square``, except that models whose unexplained
 share ``1 - r_square`` exceeds the best one's by at most :data:`TIE_RELATIVE`
 (plus :data:`TIE_ABSOLUTE`) count as tied, and the simplest of the tied ones
-(in the order of :data:`MODELS`) wins.
+(in the order of :data:`MODELS`) wins.  A robust fit's record also has
+``r_square_error``, the standard error of its ``r_square``: then a model
+within :data:`TIE_STANDARD_ERRORS` standard errors of the best one's is
+tied too (the difference is what the noise of the points explains).
 """
 
 from __future__ import annotations
 
+import math
 from collections.abc import Iterable
 from typing import TYPE_CHECKING, Any
 
@@ -26,10 +30,12 @@ __all__ = [
     "RANK",
     "TIE_ABSOLUTE",
     "TIE_RELATIVE",
+    "TIE_STANDARD_ERRORS",
     "best_model",
     "canonical_model_name",
     "evaluate_parametric",
     "tie_limit",
+    "ties",
 ]
 
 #: Model kinds, simplest first (the order breaks ties between equally good models).
@@ -38,6 +44,10 @@ MODELS = ("constant", "logarithmic", "linear", "nlogn", "quadratic", "power", "e
 TIE_RELATIVE = 1e-3
 #: ... give or take this much.
 TIE_ABSOLUTE = 1e-9
+#: A robust fit's ``r_square`` is an estimate with a standard error (``r_square_error``): a model whose
+#: ``r_square`` is below the best one's by at most this many standard errors of the difference is as good as
+#: far as the data can tell (a difference of two standard errors or more arises by chance about once in 40).
+TIE_STANDARD_ERRORS = 2.0
 
 ALIASES = {
     "n log n": "nlogn",
@@ -69,8 +79,23 @@ def tie_limit(top: float) -> float:
     return 1.0 - ((1.0 - top) * (1.0 + TIE_RELATIVE) + TIE_ABSOLUTE)
 
 
+def ties(top: float, top_error: float, r_square: float, error: float) -> bool:
+    """Whether a model of ``r_square`` (standard error ``error``, 0 when exact) is as good as the best one's
+    ``top`` (``top_error``): within :func:`tie_limit`, or within :data:`TIE_STANDARD_ERRORS` standard errors
+    of the difference (the errors taken as independent: that overstates the error of the difference, so the
+    simpler model is kept in doubt)."""
+    return r_square >= tie_limit(top) or top - r_square <= TIE_STANDARD_ERRORS * math.hypot(top_error, error)
+
+
+def _error(record: dict) -> float:
+    value = record.get("r_square_error", 0.0)
+    usable = isinstance(value, (int, float)) and not isinstance(value, bool) and math.isfinite(value)
+    return float(value) if usable and value > 0 else 0.0
+
+
 def best_model(models: Iterable[dict]) -> dict | None:
-    """The best of ``models`` (records): highest ``r_square``, ties to the simplest kind (see above).
+    """The best of ``models`` (records): highest ``r_square``, ties to the simplest kind (see above and
+    :func:`ties`).
 
     Records of kinds this module does not know rank after the known ones
     when tied.  Returns None for an empty input.
@@ -80,9 +105,9 @@ def best_model(models: Iterable[dict]) -> dict | None:
     records = [m for m in models if isinstance(m.get("r_square"), (int, float))]
     if not records:
         return None
-    limit = tie_limit(max(m["r_square"] for m in records))
+    top = max(records, key=lambda m: m["r_square"])
     for record in records:
-        if record["r_square"] < limit:
+        if not ties(top["r_square"], _error(top), record["r_square"], _error(record)):
             continue
         kind = ALIASES.get(str(record.get("model", "")).lower(), str(record.get("model", "")).lower())
         key = RANK.get(kind, len(MODELS))

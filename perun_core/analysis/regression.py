@@ -38,8 +38,10 @@ minimize relative errors).  The fewest points that any kind fitting the
 bulk about as well as the best one sets aside are the outliers; every kind
 is scored on the rest, ``r_square = 1 - T / T_constant`` with ``T`` the
 mean squared log residual there, so the kind that explains the bulk best
-wins, and the record's ``downweighted`` counts the points its fit gave a
-weight below one half.  Data without outliers (that sets none aside) keep
+wins (or a simpler one within two standard errors of it: the record's
+``r_square_error`` is the error the noise of the points gives a score),
+and the record's ``downweighted`` counts the points its fit gave a weight
+below one half.  Data without outliers (that sets none aside) keep
 the exact least-squares coefficients and ``r_square`` below, and
 ``downweighted`` 0.
 
