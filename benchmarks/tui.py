@@ -597,8 +597,8 @@ def main(argv: list[str] | None = None) -> int:
         tmp = work / "tmp"
         tmp.mkdir(exist_ok=True)
         tempfile.tempdir = str(tmp)  # the run's worktrees go here, and go with it
-        result["config"] = {key: getattr(args, key) for key in ("repeat", "commits", "moves", "keys", "gap",
-                                                                "quick")} | {"size": list(args.size), "workdir": str(work)}
+        settings = ("repeat", "commits", "moves", "keys", "gap", "quick")
+        result["config"] = {key: getattr(args, key) for key in settings} | {"size": list(args.size), "workdir": str(work)}
         result["targets"] = TARGETS
         result["scenarios"] = {}
         root = work / f"tui-repo-{args.commits}"
