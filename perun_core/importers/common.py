@@ -34,7 +34,7 @@ from typing import Any, ClassVar
 
 from ..errors import ImportFailed
 from ..params import Param
-from ..profile.model import Profile, Snapshot
+from ..profile.model import Profile, Snapshot, json_kind
 from ..profile.resources import ResourceTable, StackColumn, packed_codes, packed_numbers
 
 __all__ = ["FrameIds", "Importer", "JsonDoc", "flatten", "read_bytes", "read_json", "stack_table", "table_profile",
@@ -242,7 +242,7 @@ class JsonDoc:
             return default
         kinds = kind if isinstance(kind, tuple) else (kind,)
         if not isinstance(value, kinds) or (isinstance(value, bool) and bool not in kinds):
-            raise self.fail(place, f"expected {_names(kinds)}, got {_kind(value)}")
+            raise self.fail(place, f"expected {_names(kinds)}, got {json_kind(value)}")
         return value
 
 
@@ -271,9 +271,3 @@ def _names(kinds: tuple[type, ...]) -> str:
     names = {dict: "an object", list: "a list", str: "a string", int: "a number", float: "a number",
              bool: "a boolean"}
     return " or ".join(dict.fromkeys(names.get(k, k.__name__) for k in kinds))
-
-
-def _kind(value: Any) -> str:
-    if value is None:
-        return "null"
-    return _names((type(value),))
