@@ -14,12 +14,11 @@ shortcut, so reading one never fails.
   an atomic rename changes inode even within one timestamp tick.  An
   entry that stands for a text (a parsed configuration) is keyed by the
   text's digest instead, which is stronger where the text is read anyway.
-* Writing: :func:`write` goes through :func:`perun_core.atomic.atomic_write`.
-  What a command learns only to be faster next time is written once the
-  command has succeeded (``when_done``), so a command that fails leaves
-  every file as it was; listings a long-running process (the TUI) repeats
-  write at once.  A cache that cannot be written is a missed speed-up,
-  never an error.
+* Writing: :func:`write`, through :func:`perun_core.atomic.write_when_done`:
+  a command line command writes its caches once it has succeeded, so one
+  that fails leaves every file as it was; a process that runs no command
+  (the TUI, a library user) writes at once.  A cache that cannot be
+  written is a missed speed-up, never an error.
 """
 
 from __future__ import annotations
@@ -31,7 +30,7 @@ import re
 from pathlib import Path
 from typing import Any
 
-from .atomic import atomic_write, write_when_done
+from .atomic import write_when_done
 
 __all__ = ["decode", "encode", "file_signature", "read", "signature_of", "write"]
 
@@ -95,13 +94,6 @@ def read(path: Path, version: int, *, name: str = "entries", **labels: str) -> A
     return decode(data, version, name=name, **labels)
 
 
-def write(path: Path, data: bytes, *, when_done: bool) -> bool:
-    """Write a cache document atomically: once the command has succeeded, or at once; False if it could not be."""
-    if when_done:
-        write_when_done(path, data)
-        return True
-    try:
-        atomic_write(path, data)
-    except OSError:
-        return False
-    return True
+def write(path: Path, data: bytes) -> bool:
+    """Write a cache document atomically (see the module documentation); False if it could not be written."""
+    return write_when_done(path, data)

@@ -14,7 +14,7 @@ from perun_core import cachefile
 def test_a_document_reads_back_what_was_written(tmp_path):
     path = tmp_path / "nested" / "c.json"
     payload = {"a": [1, 2.5, "ü"], "b": None}
-    assert cachefile.write(path, cachefile.encode(3, payload, name="rows", start="abc"), when_done=False)
+    assert cachefile.write(path, cachefile.encode(3, payload, name="rows", start="abc"))
     assert cachefile.read(path, 3, name="rows", start="abc") == payload
     assert cachefile.read(tmp_path / "missing.json", 3) is None
 

@@ -103,7 +103,7 @@ def remember_mapping(text: str, data: dict[str, Any], cache_dir: Path) -> None:
     entries[_digest(text)] = data
     for old in list(entries)[:-PARSED_KEPT]:
         del entries[old]
-    cachefile.write(cache_file, cachefile.encode(PARSED_VERSION, entries), when_done=True)  # once the command succeeded
+    cachefile.write(cache_file, cachefile.encode(PARSED_VERSION, entries))
 
 
 def _parse_text(text: str, path: Path | str | None) -> dict[str, Any]:

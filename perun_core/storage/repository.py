@@ -502,8 +502,7 @@ def _load_cache(path: Path) -> dict[str, Any]:
 
 
 def _store_cache(path: Path, entries: dict[str, Any]) -> None:
-    # at once, not when the command is done: the TUI lists again and again and never ends a command
-    cachefile.write(path, cachefile.encode(_LISTING_CACHE_VERSION, entries), when_done=False)
+    cachefile.write(path, cachefile.encode(_LISTING_CACHE_VERSION, entries))
 
 
 def _read_pending_meta(path: Path) -> tuple[dict[str, Any] | None, str | None]:

@@ -137,8 +137,7 @@ class HistoryMixin:
             return
         rows = [[m.checksum, m.date, m.tz_offset, m.author, m.email, m.desc, m.parents] for m in history]
         document = cachefile.encode(HISTORY_CACHE_VERSION, rows, name="commits", start=sha)
-        # at once: a long-running process (the TUI) walks again and again
-        if cachefile.write(self._cache_file(sha), document, when_done=False):
+        if cachefile.write(self._cache_file(sha), document):
             self._prune_cache()
 
     def _prune_cache(self) -> None:

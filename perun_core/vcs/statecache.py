@@ -74,4 +74,4 @@ def state_document(worktree: Path, key: dict[str, Any], paths: list[bytes], dirt
 
 def store_state(cache_dir: Path, document: dict[str, Any]) -> None:
     """Write a :func:`state_document` once the command that asked has succeeded."""
-    cachefile.write(cache_dir / STATE_FILE, cachefile.encode(STATE_VERSION, document), when_done=True)
+    cachefile.write(cache_dir / STATE_FILE, cachefile.encode(STATE_VERSION, document))
