@@ -39,7 +39,7 @@ sys.path.insert(0, str(ROOT))
 sys.path.insert(0, str(ROOT / "tests"))
 sys.path.insert(0, str(ROOT / "benchmarks"))
 
-from run import isolated_env  # noqa: E402
+from harness import isolated_env  # noqa: E402
 
 PERUN = str(Path(sys.executable).parent / "perun-core")
 ENV: dict[str, str] = dict(os.environ)  # replaced by main() with the isolated environment

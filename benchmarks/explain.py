@@ -33,7 +33,7 @@ sys.path.insert(0, str(ROOT))
 sys.path.insert(0, str(ROOT / "tests"))
 sys.path.insert(0, str(ROOT / "benchmarks"))
 
-from run import isolated_env  # noqa: E402
+from harness import isolated_env  # noqa: E402
 from runhelpers import FIVE_FUNCTIONS_C, FIVE_FUNCTIONS_MAKEFILE  # noqa: E402
 
 PERUN = str(Path(sys.executable).parent / "perun-core")

@@ -62,7 +62,7 @@ sys.path.insert(0, str(ROOT / "tests"))
 sys.path.insert(0, str(ROOT / "benchmarks"))
 
 from postprocess import INPUT_NAME, build_profile, run_once  # noqa: E402
-from run import isolate_in, machine_info, note, venv_bin_with, work_directory  # noqa: E402
+from harness import isolate_in, load_average, machine_info, note, venv_bin_with, work_directory  # noqa: E402
 
 TARGETS = {"postprocess_wall_s": 0.5, "postprocess_rss_mb": 300.0, "read_s": 0.15, "write_s": 0.15,
            "memory_factor": 3.0}
@@ -301,10 +301,8 @@ def main(argv: list[str] | None = None) -> int:
             for size in sizes:
                 args.memory_size = size
                 results["memory" if size == sizes[0] else f"memory_{size}"] = bench_memory(work, args)
-        try:
-            info["loadavg_end"] = [float(x) for x in Path("/proc/loadavg").read_text().split()[:3]]
-        except OSError:
-            pass
+        if (load := load_average()) is not None:
+            info["loadavg_end"] = load
         print(json.dumps({"machine": info, "targets": TARGETS,
                           "config": {"uids": args.uids, "points": args.points, "repeat": args.repeat},
                           "results": results}, indent=2))

@@ -206,10 +206,10 @@ def cli_repository(work: Path) -> tuple[Path, dict[str, str]]:
     """A git repository with one commit and perun initialized, and an environment with private config.
 
     The commands compile their bytecode once into a private directory and
-    reuse it, as an installed perun does (see ``run.isolated_env``), even
+    reuse it, as an installed perun does (see ``harness.isolated_env``), even
     when this environment sets PYTHONDONTWRITEBYTECODE.
     """
-    from run import isolated_env
+    from harness import isolated_env
 
     repo = work / "repo"
     repo.mkdir()

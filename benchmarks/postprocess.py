@@ -54,7 +54,7 @@ sys.path.insert(0, str(ROOT))
 sys.path.insert(0, str(ROOT / "tests"))  # gitrepo.fast_linear_history
 sys.path.insert(0, str(ROOT / "benchmarks"))
 
-from run import isolate_in, machine_info, note, venv_bin_with, work_directory  # noqa: E402
+from harness import isolate_in, load_average, machine_info, note, venv_bin_with, work_directory  # noqa: E402
 
 TARGET_WALL_S = 0.5
 TARGET_RSS_MB = 300.0
@@ -264,10 +264,8 @@ def main(argv: list[str] | None = None) -> int:
                 }
                 note(f"  wall {statistics.median(walls):.3f} s (cpu {statistics.median(cpu):.3f} s), "
                      f"peak RSS {max(rss):.0f} MB")
-        try:
-            info["loadavg_end"] = [float(x) for x in Path("/proc/loadavg").read_text().split()[:3]]
-        except OSError:
-            pass
+        if (load := load_average()) is not None:
+            info["loadavg_end"] = load
         output = {
             "machine": info,
             "config": {"uids": args.uids, "points": args.points, "resources": args.uids * args.points,

@@ -44,7 +44,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT / "benchmarks"))
 
-from run import isolate_in, machine_info, note, print_result, venv_bin_with, work_directory  # noqa: E402
+from harness import note, repeat_bisects, session, venv_bin_with  # noqa: E402
 
 #: The first-parent line examined: 13 commits before the fix, the fix, one after.
 FIRST, LAST = "e34de63", "8608bf0"
@@ -102,8 +102,8 @@ def perun(env: dict, binary: Path, *args: str, cwd: Path, check: bool = True) ->
     return done
 
 
-def bisect_once(env: dict, binary: Path, base: Path, copy: Path, good: str, bad: str) -> dict:
-    """A bisect in a fresh copy of ``base`` keeping only GOOD's and BAD's pending profiles."""
+def fresh_copy(base: Path, copy: Path, good: str, bad: str) -> None:
+    """``copy`` made anew from ``base``, keeping only GOOD's and BAD's pending profiles."""
     shutil.rmtree(copy, ignore_errors=True)
     shutil.copytree(base, copy, symlinks=True)
     jobs = copy / ".perun" / "jobs"
@@ -111,17 +111,17 @@ def bisect_once(env: dict, binary: Path, base: Path, copy: Path, good: str, bad:
         text = path.read_text(errors="replace")
         if good not in text and bad not in text:
             path.unlink()
-    load = float(Path("/proc/loadavg").read_text().split()[0])
-    started = time.perf_counter()
+
+
+def bisect_once(env: dict, binary: Path, copy: Path, good: str, bad: str) -> dict:
+    """``perun-core bisect GOOD BAD`` in ``copy``: its exit code, the commit it named, how certain, windows run."""
     done = perun(env, binary, "bisect", good, bad, cwd=copy, check=False)
-    wall = time.perf_counter() - started
     sys.stderr.write(done.stderr + done.stdout)
     named = re.search(r"first degraded commit: ([0-9a-f]{40})", done.stdout)
     windows = re.search(r"(\d+) collections? run", done.stdout)
     return {"exit": done.returncode, "named": named.group(1)[:7] if named else None,
             "certain": bool(named) and "uncertain:" not in done.stdout,
-            "windows": int(windows.group(1)) if windows else None, "wall_s": round(wall, 1),
-            "load_1m_before": load}
+            "windows": int(windows.group(1)) if windows else None}
 
 
 def main() -> None:
@@ -133,11 +133,8 @@ def main() -> None:
     parser.add_argument("--bisects", type=int, default=5)
     parser.add_argument("--workdir", type=Path)
     args = parser.parse_args()
-    started = time.perf_counter()
-    machine = machine_info()
-    work, cleanup = work_directory(args.workdir, "perun-bench-history-")
-    try:
-        env = isolate_in(work, work / "pycache")
+    with session(args.workdir, "perun-bench-history-") as run:
+        work, env = run.work, run.env
         binary = venv_bin_with("perun-core")
         repo = work / "lizard"
         shutil.rmtree(repo, ignore_errors=True)
@@ -162,21 +159,17 @@ def main() -> None:
         sys.stderr.write(checked.stdout)
         flagged = flagged_changes(checked.stdout)
         good, bad = line[0], (line[line.index(fix) - 1] if fix in line else line[-1])
-        runs = []
-        for number in range(args.bisects):
-            note(f"bisect {number + 1}/{args.bisects}: {good[:7]}..{bad[:7]} (documented culprit {culprit[:7]})")
-            runs.append(bisect_once(env, binary, repo, work / "copy", good, bad))
-        result = {"machine": machine, "project": "terryyin/lizard", "regression": SOURCE,
+        copy = work / "copy"
+        runs = repeat_bisects(args.bisects, f"{good[:7]}..{bad[:7]} (documented culprit {culprit[:7]})",
+                              lambda: bisect_once(env, binary, copy, good, bad),
+                              prepare=lambda: fresh_copy(repo, copy, good, bad), digits=1)
+        run.result |= {"project": "terryyin/lizard", "regression": SOURCE,
                   "commits": [sha[:7] for sha in line], "culprit": culprit[:7], "fix": fix[:7],
                   "collect_s": round(collect_s, 1), "check_all_exit": checked.returncode,
                   "check_all_flagged": flagged,
                   "bisect": {"good": good[:7], "bad": bad[:7], "found": sum(r["named"] == culprit[:7] for r in runs),
                              "certain_and_wrong": sum(r["certain"] and r["named"] != culprit[:7] for r in runs),
                              "runs": runs}}
-        print_result(result, started)
-    finally:
-        if cleanup:
-            shutil.rmtree(work, ignore_errors=True)
 
 
 if __name__ == "__main__":

@@ -24,12 +24,10 @@ from __future__ import annotations
 
 import argparse
 import statistics
-import json
 import random
 import shutil
 import subprocess
 import sys
-import time
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -37,7 +35,8 @@ sys.path.insert(0, str(ROOT))
 sys.path.insert(0, str(ROOT / "tests"))
 sys.path.insert(0, str(ROOT / "benchmarks"))
 
-from run import Runner, isolate_in, machine_info, note, print_result, venv_bin_with, work_directory  # noqa: E402
+from harness import note, repeat_bisects, session, venv_bin_with  # noqa: E402
+from run import Runner  # noqa: E402
 
 
 def git(*args: str, cwd: Path) -> str:
@@ -129,17 +128,14 @@ def bench_bisect(work: Path, args: argparse.Namespace) -> dict:
                        "collectors": [{"name": "time", "params": {"warmup": 0, "repeat": 3}}]}.items():
         api.config_set(key, value, scope="local", cwd=root)
     shas = git("rev-list", "--reverse", "HEAD", cwd=root).split()
-    runs = []
-    for number in range(args.repeat):
-        note(f"bisect {number + 1}/{args.repeat}: {len(shas)} commits (x{args.factor} slower from c{culprit_at})")
-        load = float(Path("/proc/loadavg").read_text().split()[0])
-        started = time.perf_counter()
+
+    def bisect_once() -> dict:
         result = api.bisect(shas[0], shas[-1], cwd=root)
-        wall = time.perf_counter() - started
         named = shas.index(result.culprit) if result.culprit in shas else None
-        runs.append({"found": result.culprit == shas[culprit_at], "named": named, "certain": result.certain,
-                     "collections": result.collections, "tested": len({s.commit for s in result.steps}) + 1,
-                     "wall_s": round(wall, 2), "load_1m_before": load})
+        return {"found": result.culprit == shas[culprit_at], "named": named, "certain": result.certain,
+                "collections": result.collections, "tested": len({s.commit for s in result.steps}) + 1}
+
+    runs = repeat_bisects(args.repeat, f"{len(shas)} commits (x{args.factor} slower from c{culprit_at})", bisect_once)
     return {"commits": len(shas), "factor": args.factor, "culprit": culprit_at,
             "found": sum(run["found"] for run in runs), "wrong_and_certain": sum(
                 1 for run in runs if run["named"] is not None and not run["found"] and run["certain"]),
@@ -158,20 +154,12 @@ def main() -> None:
     parser.add_argument("--only", choices=("transfer", "bisect"))
     parser.add_argument("--workdir", type=Path)
     args = parser.parse_args()
-    started = time.perf_counter()
-    work, cleanup = work_directory(args.workdir, "perun-bench-remote-")
-    try:
-        env = isolate_in(work, work / "pycache")
-        runner = Runner(env, venv_bin_with("perun-core"))
-        result: dict = {"machine": machine_info()}
+    with session(args.workdir, "perun-bench-remote-") as run:
+        runner = Runner(run.env, venv_bin_with("perun-core"))
         if args.only in (None, "transfer"):
-            result["transfer"] = bench_transfer(runner, work, args)
+            run.result["transfer"] = bench_transfer(runner, run.work, args)
         if args.only in (None, "bisect"):
-            result["bisect"] = bench_bisect(work, args)
-        print_result(result, started)
-    finally:
-        if cleanup:
-            shutil.rmtree(work, ignore_errors=True)
+            run.result["bisect"] = bench_bisect(run.work, args)
 
 
 if __name__ == "__main__":

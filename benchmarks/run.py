@@ -20,13 +20,11 @@ import contextlib
 import gc
 import json
 import os
-import platform
 import random
 import shutil
 import statistics
 import subprocess
 import sys
-import tempfile
 import time
 from collections.abc import Callable
 from pathlib import Path
@@ -35,6 +33,9 @@ from typing import Any
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 sys.path.insert(0, str(ROOT / "tests"))  # for gitrepo.fast_linear_history
+sys.path.insert(0, str(ROOT / "benchmarks"))
+
+from harness import note, session, venv_bin_with  # noqa: E402
 
 SCENARIOS = ("help", "status", "log_short", "profile_1m")
 
@@ -87,10 +88,6 @@ assert len(set(UIDS)) == 37
 
 # -- helpers -----------------------------------------------------------------------
 
-def note(text: str) -> None:
-    print(f"[bench {time.strftime('%H:%M:%S')}] {text}", file=sys.stderr, flush=True)
-
-
 def summary(samples: list[float]) -> dict[str, Any]:
     return {
         "median": round(statistics.median(samples), 4),
@@ -115,68 +112,6 @@ def measure(fn: Callable[[], Any], repeat: int, *, before: Callable[[], Any] | N
             after(result)
         del result
     return summary(samples)
-
-
-def isolated_env(home: Path, pycache: Path | None) -> dict[str, str]:
-    """os.environ without the user's git/perun/pager settings, HOME moved to ``home``.
-
-    With ``pycache`` the subprocesses compile their bytecode once into that
-    directory (PYTHONPYCACHEPREFIX, so the source tree is never written to)
-    and reuse it, as an installed perun does; even when the calling
-    environment sets PYTHONDONTWRITEBYTECODE.  Without it the calling
-    environment's bytecode settings are kept.
-    """
-    env = {k: v for k, v in os.environ.items() if not k.startswith("GIT_")}
-    for name in ("EDITOR", "VISUAL", "PAGER", "XDG_CONFIG_HOME", "NO_COLOR", "FORCE_COLOR", "PYTHONPROFILEIMPORTTIME"):
-        env.pop(name, None)
-    env["HOME"] = str(home)
-    env["PERUN_CONFIG_DIR"] = str(home / "perun-config")
-    env["GIT_CONFIG_NOSYSTEM"] = "1"
-    if pycache is not None:
-        env.pop("PYTHONDONTWRITEBYTECODE", None)
-        env["PYTHONPYCACHEPREFIX"] = str(pycache)
-    return env
-
-
-def venv_bin_with(script: str) -> Path:
-    """The directory holding this python and the installed ``script`` (else ./.venv/bin); exits when neither has it."""
-    for candidate in (Path(sys.executable).parent, ROOT / ".venv" / "bin"):
-        if (candidate / script).exists():
-            return candidate
-    raise SystemExit(f"{script} not found next to this python or in .venv/bin; install perun first (make test)")
-
-
-def work_directory(workdir: Path | None, prefix: str, *, keep: bool = False) -> tuple[Path, bool]:
-    """``workdir`` (created, kept) or a new temporary directory; returns it and whether to delete it afterwards."""
-    if workdir is not None:
-        work = workdir.resolve()
-        work.mkdir(parents=True, exist_ok=True)
-        return work, False
-    return Path(tempfile.mkdtemp(prefix=prefix)), not keep
-
-
-def isolate_in(work: Path, pycache: Path | None) -> dict[str, str]:
-    """The isolated environment with a private HOME in ``work``, installed in this process too.
-
-    The in-process setup (init, register) then gets the same isolation as
-    the subprocesses it times.
-    """
-    home = work / "home"
-    home.mkdir(exist_ok=True)
-    env = isolated_env(home, pycache)
-    os.environ.clear()
-    os.environ.update(env)
-    return env
-
-
-def print_result(result: dict[str, Any], started: float) -> None:
-    """The benchmark's JSON object on stdout, with the load average at the end and the total time."""
-    with contextlib.suppress(OSError):
-        result["machine"]["loadavg_end"] = [float(x) for x in Path("/proc/loadavg").read_text().split()[:3]]
-    result["total_s"] = round(time.perf_counter() - started, 1)
-    json.dump(result, sys.stdout, indent=2)
-    sys.stdout.write("\n")
-    note(f"done in {result['total_s']} s")
 
 
 class Runner:
@@ -483,25 +418,6 @@ def bench_profile(work: Path, args: argparse.Namespace) -> dict:
 
 # -- main -------------------------------------------------------------------------
 
-def machine_info() -> dict:
-    info: dict[str, Any] = {
-        "nproc": os.cpu_count(),
-        "nproc_usable": len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else None,
-        "python": platform.python_version(),
-        "implementation": platform.python_implementation(),
-        "platform": platform.platform(),
-        "machine": platform.machine(),
-    }
-    with contextlib.suppress(OSError):
-        for line in Path("/proc/cpuinfo").read_text().splitlines():
-            if line.startswith("model name"):
-                info["cpu"] = line.split(":", 1)[1].strip()
-                break
-    with contextlib.suppress(OSError):
-        info["loadavg_start"] = [float(x) for x in Path("/proc/loadavg").read_text().split()[:3]]
-    return info
-
-
 def parse_args(argv: list[str] | None) -> argparse.Namespace:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("-n", "--repeat", type=int, default=None,
@@ -531,41 +447,34 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
 def main(argv: list[str] | None = None) -> int:
     args = parse_args(argv)
     venv_bin = venv_bin_with("perun-core")
-    work, cleanup = work_directory(args.workdir, "perun-bench-", keep=args.keep)
     caller_no_bytecode = bool(os.environ.get("PYTHONDONTWRITEBYTECODE"))
-    env = isolate_in(work, None if args.no_bytecode_cache else work / "pycache")
-
-    note(f"work directory: {work}; {args.repeat} runs per measurement")
-    result: dict[str, Any] = {
-        "machine": machine_info(),
-        "config": {
-            "repeat": args.repeat,
-            "quick": args.quick,
-            "bytecode_cache": None if args.no_bytecode_cache else env["PYTHONPYCACHEPREFIX"],
-            "caller_PYTHONDONTWRITEBYTECODE": caller_no_bytecode,
-            "workdir": str(work),
-            **{key: getattr(args, key) for key in FULL_SIZES},
-        },
-        "targets": TARGETS,
-        "scenarios": {},
-    }
-    runner = Runner(env, venv_bin)
-    started = time.perf_counter()
-    try:
+    with session(args.workdir, "perun-bench-", keep=args.keep, pycache=not args.no_bytecode_cache) as run:
+        work, env = run.work, run.env
+        note(f"work directory: {work}; {args.repeat} runs per measurement")
+        run.result |= {
+            "config": {
+                "repeat": args.repeat,
+                "quick": args.quick,
+                "bytecode_cache": None if args.no_bytecode_cache else env["PYTHONPYCACHEPREFIX"],
+                "caller_PYTHONDONTWRITEBYTECODE": caller_no_bytecode,
+                "workdir": str(work),
+                **{key: getattr(args, key) for key in FULL_SIZES},
+            },
+            "targets": TARGETS,
+            "scenarios": {},
+        }
+        runner = Runner(env, venv_bin)
+        scenarios = run.result["scenarios"]
         for name in args.only:
             if name == "help":
-                result["scenarios"]["help"] = bench_help(runner, work, args)
+                scenarios["help"] = bench_help(runner, work, args)
             elif name == "status":
-                result["scenarios"]["status"] = bench_status(runner, work, args)
+                scenarios["status"] = bench_status(runner, work, args)
             elif name == "log_short":
-                result["scenarios"]["log_short"] = bench_log_short(runner, work, args)
+                scenarios["log_short"] = bench_log_short(runner, work, args)
             elif name == "profile_1m":
-                result["scenarios"]["profile_1m"] = bench_profile(work, args)
+                scenarios["profile_1m"] = bench_profile(work, args)
             gc.collect()
-    finally:
-        if cleanup:
-            shutil.rmtree(work, ignore_errors=True)
-    print_result(result, started)
     return 0
 
 

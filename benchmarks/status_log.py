@@ -49,7 +49,7 @@ sys.path.insert(0, str(ROOT))
 sys.path.insert(0, str(ROOT / "tests"))  # gitrepo.fast_linear_history
 sys.path.insert(0, str(ROOT / "benchmarks"))
 
-from run import isolate_in, machine_info, note, print_result, venv_bin_with, work_directory  # noqa: E402
+from harness import note, session, venv_bin_with  # noqa: E402
 
 COMMANDS = {"status": ["status"], "log_short": ["log", "-s"]}
 CMDS = ("./sort", "./search", "./hash", "./tree")
@@ -180,19 +180,16 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
 
 def main(argv: list[str] | None = None) -> int:
     args = parse_args(argv)
-    work, cleanup = work_directory(args.workdir, "perun-bench-status-")
-    env = isolate_in(work, work / "pycache")
-    ours = Tool("perun", [str(venv_bin_with("perun-core") / "perun-core"), "--no-pager"], env)
-    original = None
-    if args.original:
-        original_env = {**env, "HOME": args.original_home, "PERUN_CONFIG_DIR": args.original_config, "TZ": "UTC"}
-        Path(args.original_config).mkdir(parents=True, exist_ok=True)
-        original = Tool("original", [str(Path(args.original) / "bin" / "perun"), "--no-color"], original_env)
-    result: dict[str, Any] = {"machine": machine_info(),
-                              "config": {"commits": args.commits, "profiles": args.profiles,
-                                         "pending": args.pending, "repeat": args.repeat}}
-    started = time.perf_counter()
-    try:
+    with session(args.workdir, "perun-bench-status-") as run:
+        work, env, result = run.work, run.env, run.result
+        ours = Tool("perun", [str(venv_bin_with("perun-core") / "perun-core"), "--no-pager"], env)
+        original = None
+        if args.original:
+            original_env = {**env, "HOME": args.original_home, "PERUN_CONFIG_DIR": args.original_config, "TZ": "UTC"}
+            Path(args.original_config).mkdir(parents=True, exist_ok=True)
+            original = Tool("original", [str(Path(args.original) / "bin" / "perun"), "--no-color"], original_env)
+        result["config"] = {"commits": args.commits, "profiles": args.profiles, "pending": args.pending,
+                            "repeat": args.repeat}
         repos = build(work, ours, original, args)
         for name, command in COMMANDS.items():
             tools = [(ours, repos["shared"]), (ours, repos["native"])]
@@ -206,10 +203,6 @@ def main(argv: list[str] | None = None) -> int:
                     unit: round(theirs[unit]["median"] / mine[unit]["median"], 2) for unit in ("wall_s", "cpu_s")}
             result[name] = timings
             note(f"{name}: " + json.dumps({k: v.get("wall_s", v) for k, v in timings.items()}))
-    finally:
-        if cleanup:
-            shutil.rmtree(work, ignore_errors=True)
-    print_result(result, started)
     return 0
 
 

@@ -62,7 +62,6 @@ import os
 import pty
 import re
 import select
-import shutil
 import signal
 import statistics
 import struct
@@ -78,17 +77,8 @@ sys.path.insert(0, str(ROOT))
 sys.path.insert(0, str(ROOT / "tests"))  # gitrepo.fast_linear_history
 sys.path.insert(0, str(ROOT / "benchmarks"))
 
-from run import (  # noqa: E402
-    build_history,
-    isolate_in,
-    machine_info,
-    note,
-    print_result,
-    time_profile_dict,
-    venv_bin_with,
-    work_directory,
-    write_pending,
-)
+from harness import note, session, venv_bin_with  # noqa: E402
+from run import build_history, time_profile_dict, write_pending  # noqa: E402
 
 SCENARIOS = ("first_frame", "profiles_pane", "keys_during_run")
 
@@ -602,21 +592,15 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
 def main(argv: list[str] | None = None) -> int:
     args = parse_args(argv)
     venv_bin = venv_bin_with("perun-tui")
-    work, cleanup = work_directory(args.workdir, "perun-bench-tui-")
-    env = isolate_in(work, work / "pycache")
-    tmp = work / "tmp"
-    tmp.mkdir(exist_ok=True)
-    tempfile.tempdir = str(tmp)  # the run's worktrees go here, and go with it
-
-    result: dict[str, Any] = {
-        "machine": machine_info(),
-        "config": {key: getattr(args, key) for key in ("repeat", "commits", "moves", "keys", "gap", "quick")}
-        | {"size": list(args.size), "workdir": str(work)},
-        "targets": TARGETS,
-        "scenarios": {},
-    }
-    started = time.perf_counter()
-    try:
+    with session(args.workdir, "perun-bench-tui-") as run:
+        work, env, result = run.work, run.env, run.result
+        tmp = work / "tmp"
+        tmp.mkdir(exist_ok=True)
+        tempfile.tempdir = str(tmp)  # the run's worktrees go here, and go with it
+        settings = ("repeat", "commits", "moves", "keys", "gap", "quick")
+        result["config"] = {key: getattr(args, key) for key in settings} | {"size": list(args.size), "workdir": str(work)}
+        result["targets"] = TARGETS
+        result["scenarios"] = {}
         root = work / f"tui-repo-{args.commits}"
         info = build_repository(root, args.commits)
         result["setup"] = {key: info[key] for key in ("commits", "registered_profiles", "commits_with_profiles",
@@ -628,10 +612,6 @@ def main(argv: list[str] | None = None) -> int:
                 result["scenarios"][name] = bench_profiles_pane(root, info, args)
             elif name == "keys_during_run":
                 result["scenarios"][name] = bench_keys_during_run(root, args)
-    finally:
-        if cleanup:
-            shutil.rmtree(work, ignore_errors=True)
-    print_result(result, started)
     return 0
 
 

@@ -241,19 +241,46 @@ def sync_directories(directories: Iterable[Path | str]) -> None:
         _fsync_dir(directory)
 
 
-#: cache files a command writes only once it has succeeded: path -> content (see write_when_done)
+#: cache files the running command writes only once it has succeeded: path -> content (see write_when_done)
 _WHEN_DONE: dict[str, bytes] = {}
+#: how many commands run in this process (the command line runs one; the TUI and a library user none)
+_COMMANDS = [0]
 
 
-def write_when_done(path: Path | str, data: bytes) -> None:
-    """Write ``data`` to the cache file ``path`` when the running command has succeeded (:func:`write_deferred`).
+@contextlib.contextmanager
+def command_scope() -> Iterator[None]:
+    """A command runs in the block: the files it gives :func:`write_when_done` wait for :func:`write_deferred`.
+
+    Whatever is still waiting when the outermost block ends (the command
+    failed before calling :func:`write_deferred`) is dropped.
+    """
+    _COMMANDS[0] += 1
+    try:
+        yield
+    finally:
+        _COMMANDS[0] -= 1
+        if not _COMMANDS[0]:
+            _WHEN_DONE.clear()
+
+
+def write_when_done(path: Path | str, data: bytes) -> bool:
+    """Write the cache file ``path``: when the running command has succeeded, or at once outside any command.
 
     For what a run learns only to be faster next time: a command that fails
     on bad input (or on a full disk) must leave every file as it was, its
-    caches included.  A process that never calls :func:`write_deferred` (a
-    library user, the TUI) simply gains nothing from these caches.
+    caches included, so within a :func:`command_scope` the file waits for
+    :func:`write_deferred`.  A process that runs no command (the TUI, a
+    library user) keeps what it learns at once.  False when an immediate
+    write failed (a cache that cannot be written is a missed speed-up).
     """
-    _WHEN_DONE[str(path)] = bytes(data)
+    if _COMMANDS[0]:
+        _WHEN_DONE[str(path)] = bytes(data)
+        return True
+    try:
+        atomic_write(path, data)
+    except OSError:
+        return False
+    return True
 
 
 def write_deferred() -> None:

@@ -15,7 +15,7 @@ import pytest
 from dulwich.repo import Repo
 from gitrepo import make_repo, stage_files  # tests/ is on sys.path
 
-from perun_core.atomic import write_deferred
+from perun_core.atomic import command_scope, write_deferred
 from perun_core.vcs import GitVcs
 from perun_core.vcs.reffiles import RefFiles
 from perun_core.vcs.statecache import STATE_FILE
@@ -139,8 +139,22 @@ def test_an_unborn_branch_and_a_gitfile(tmp_path):
 
 def test_an_answer_is_written_only_when_the_command_succeeds(aged_repo):
     root, cache, _ = aged_repo
-    with GitVcs(root, cache_dir=cache) as repo:
+    with command_scope():
+        with GitVcs(root, cache_dir=cache) as repo:
+            assert repo.is_dirty() is False
+        assert not (cache / STATE_FILE).exists()  # the command has not ended yet: nothing written
+        write_deferred()
+    assert (cache / STATE_FILE).is_file()
+
+
+def test_a_failed_command_leaves_no_answer_behind_and_no_command_writes_at_once(aged_repo):
+    root, cache, _ = aged_repo
+    with pytest.raises(RuntimeError), command_scope():
+        with GitVcs(root, cache_dir=cache) as repo:
+            assert repo.is_dirty() is False
+        raise RuntimeError("the command failed after asking")
+    write_deferred()  # a later command's success does not write what the failed one learnt
+    assert not (cache / STATE_FILE).exists()
+    with GitVcs(root, cache_dir=cache) as repo:  # outside any command (the TUI, a library user): kept at once
         assert repo.is_dirty() is False
-    assert not (cache / STATE_FILE).exists()  # the command has not ended yet (or failed): nothing written
-    write_deferred()
     assert (cache / STATE_FILE).is_file()

@@ -22,6 +22,7 @@ from typing import TYPE_CHECKING, Any
 from ..errors import InvalidParameter, InvalidProfile
 from .bins import fit_regressogram, regressogram
 from .clusterizer import clusterize_profile, clusterize_table, with_column
+from .curves import model_kind
 from .filtering import filter_profile, filter_rows, filter_table, parse_condition, resource_mask
 from .kernel import fit_kernel_regression, kernel_regression
 from .nonparametric import NONPARAMETRIC_MODELS, evaluate_nonparametric, plot_nonparametric
@@ -65,10 +66,6 @@ __all__ = [
 ]
 
 
-def _kind(model: dict) -> str:
-    return str(model.get("model", model.get("type", ""))).strip().lower()
-
-
 def evaluate_model(model: dict, xs: Any) -> numpy.ndarray:
     """Values of any model record (parametric or nonparametric) at ``xs``, as a float array.
 
@@ -77,7 +74,7 @@ def evaluate_model(model: dict, xs: Any) -> numpy.ndarray:
     Raises :class:`~perun_core.errors.InvalidProfile` for an unknown kind or
     a malformed record.
     """
-    if _kind(model) in NONPARAMETRIC_MODELS:
+    if model_kind(model) in NONPARAMETRIC_MODELS:
         return evaluate_nonparametric(model, xs)
     return evaluate_parametric(model, xs)
 
@@ -91,7 +88,7 @@ def plot_points(model: dict, points: int = 51) -> tuple[list[float], list[float]
     """
     import numpy as np
 
-    if _kind(model) in NONPARAMETRIC_MODELS:
+    if model_kind(model) in NONPARAMETRIC_MODELS:
         return plot_nonparametric(model, points)
     if type(points) is not int or points < 1:
         raise InvalidParameter("plot", "points", points, "a positive integer")

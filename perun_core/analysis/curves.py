@@ -12,14 +12,10 @@ from collections.abc import Callable, Iterable
 from typing import Any
 
 from ..errors import InvalidProfile, UsageError
+from ..profile.model import is_finite_number
 
-__all__ = ["MODEL_PLOTTERS", "ModelPlotter", "interval_points", "model_coefficients", "plot_data_from_coefficients_of",
-           "register_model_plotter"]
-
-
-def _is_number(value: Any) -> bool:
-    kind = type(value)
-    return kind is int or (kind is float and math.isfinite(value))
+__all__ = ["MODEL_PLOTTERS", "ModelPlotter", "interval_points", "model_coefficients", "model_kind",
+           "plot_data_from_coefficients_of", "register_model_plotter"]
 
 
 #: A plotter takes a model dict and a number of points and returns
@@ -37,8 +33,13 @@ def register_model_plotter(names: str | Iterable[str], plotter: ModelPlotter) ->
         MODEL_PLOTTERS[name.strip().lower()] = plotter
 
 
+def model_kind(model: dict) -> str:
+    """The kind of a model record (``model``, else the original's ``type`` key), lower case: ``linear``, ``kernel``."""
+    return str(model.get("model", model.get("type", ""))).strip().lower()
+
+
 def _number(value: Any, where: str) -> float:
-    if _is_number(value):
+    if is_finite_number(value):
         try:
             return float(value)
         except OverflowError:

@@ -26,9 +26,9 @@ from typing import TYPE_CHECKING, Any, NamedTuple
 
 from ..errors import InvalidParameter
 from ..profile.model import Profile, Snapshot
-from ..profile.query import _path_column, as_profile
+from ..profile.query import as_profile
 from ..profile.resources import MISSING, ResourceTable
-from .points import numeric_array
+from .points import column_values, numeric_array
 
 if TYPE_CHECKING:  # pragma: no cover
     import numpy
@@ -130,13 +130,6 @@ def _names(value: str | Iterable[str] | None, what: str) -> set[str] | None:
     return names
 
 
-def _column(table: ResourceTable, key: str) -> list:
-    values, multi, _missing = _path_column(table, key)
-    if multi:
-        values = [v[0] if v is not MISSING and len(v) == 1 else MISSING for v in values]
-    return values
-
-
 def _by_value(values: list, test: Callable[[Any], bool]) -> numpy.ndarray:
     """``test`` of every value, evaluated once per distinct value."""
     import numpy as np
@@ -160,7 +153,7 @@ def _member(wanted: set[str]) -> Callable[[Any], bool]:
 def _matches(table: ResourceTable, condition: Condition) -> numpy.ndarray:
     import numpy as np
 
-    values = _column(table, condition.key)
+    values = column_values(table, condition.key)
     compare = _COMPARE[condition.op]
     if isinstance(condition.value, str):
         target = condition.value
@@ -190,7 +183,7 @@ def resource_mask(
     match = np.ones(len(table), dtype=bool)
     for key, names in selections:
         if names is not None and len(table):
-            match &= _by_value(_column(table, key), _member(names))
+            match &= _by_value(column_values(table, key), _member(names))
     for condition in checks:
         if len(table):
             match &= _matches(table, condition)

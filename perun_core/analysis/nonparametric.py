@@ -51,7 +51,7 @@ from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
 from ..errors import InvalidParameter, InvalidProfile
-from .curves import register_model_plotter
+from .curves import model_kind, register_model_plotter
 from .points import AnalysisResult, DegenerateData, Skipped, as_point_sets, interval_bound, r_square
 
 if TYPE_CHECKING:  # pragma: no cover
@@ -183,15 +183,11 @@ def _numbers(model: dict, key: str) -> numpy.ndarray:
     return array
 
 
-def _kind(model: dict) -> str:
-    return str(model.get("model", model.get("type", ""))).strip().lower()
-
-
 def evaluate_nonparametric(model: dict, xs: Any) -> numpy.ndarray:
     """Values of a nonparametric model record at ``xs`` (NaN where ``xs`` is NaN)."""
     import numpy as np
 
-    kind = _kind(model)
+    kind = model_kind(model)
     x = np.asarray(xs, dtype=np.float64)
     if kind == "regressogram":
         edges = _numbers(model, "bin_edges")
@@ -220,7 +216,7 @@ def plot_nonparametric(model: dict, points: int = 51) -> tuple[list[float], list
     """
     import numpy as np
 
-    if _kind(model) == "regressogram":
+    if model_kind(model) == "regressogram":
         edges = _numbers(model, "bin_edges")
         values = _numbers(model, "bin_values")
         if len(edges) != len(values) + 1:

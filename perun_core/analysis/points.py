@@ -175,7 +175,7 @@ def _tables(source: Any) -> list[ResourceTable]:
     raise TypeError(f"cannot read points from {type(source).__name__}")
 
 
-def _column(table: ResourceTable, key: str) -> list:
+def column_values(table: ResourceTable, key: str) -> list:
     """Values of a (possibly flattened) key, one per resource, nested values joined."""
     values, multi, _missing = _path_column(table, key)
     if multi:
@@ -243,7 +243,7 @@ def _number_column(table: ResourceTable, key: str) -> _NumberColumn:
     if key in table.keys():
         # top level: nested values are not numbers anyway, no need to join them
         return _from_list(table.column(key))
-    return _from_list(_column(table, key))
+    return _from_list(column_values(table, key))
 
 
 def _hashable(value: Any) -> Any:
@@ -268,10 +268,10 @@ def _uid_codes(table: ResourceTable, key: str) -> tuple[numpy.ndarray, list]:
         try:
             distinct = dict.fromkeys(values)
         except TypeError:  # nested uids: group by their joined form
-            values = _column(table, key)
+            values = column_values(table, key)
             distinct = dict.fromkeys(values)
     else:
-        values = _column(table, key)
+        values = column_values(table, key)
         distinct = dict.fromkeys(values)
     lookup = {uid: code for code, uid in enumerate(distinct)}
     if MISSING in lookup:

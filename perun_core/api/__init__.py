@@ -47,7 +47,7 @@ _export("views", """Shown show view view_names build_view render_view one_plot o
         Theme DEFAULT_THEME FlameLayout Span layout_flame block_colour HeapLayout layout_heap allocations_in
         site_glyph heat_glyph heat_legend HEAT_GLYPHS HTML_SUFFIXES PLAIN_SUFFIXES""")
 _export("files", "atomic_write atomic_write_text ensure_writable_directory ensure_writable_target write_user_file "
-        "write_deferred")
+        "write_deferred command_scope")
 _export("text", "drop_controls escape_controls escape_lines escape_output has_controls")
 _export("demo", "demo_dir build_demo demo_is_built demo_phase")
 _export("formats", "LAYOUT_CHOICES ConvertResult convert profile_bytes unused_config_keys")

@@ -6,13 +6,14 @@ not writable (:func:`ensure_writable_target`), never creating directories,
 with the permissions the umask allows.  :func:`atomic_write` and
 :func:`atomic_write_text` are the store's own primitives; a front end calls
 :func:`write_deferred` when a command has succeeded, to keep the caches it
-learnt (a failed command changes no file).
+learnt, inside the :func:`command_scope` its command runs in (a failed
+command changes no file).
 """
 
 from __future__ import annotations
 
-from ..atomic import (atomic_write, atomic_write_text, ensure_writable_directory, ensure_writable_target, write_deferred,
-                      write_user_file)
+from ..atomic import (atomic_write, atomic_write_text, command_scope, ensure_writable_directory, ensure_writable_target,
+                      write_deferred, write_user_file)
 
-__all__ = ["atomic_write", "atomic_write_text", "ensure_writable_directory", "ensure_writable_target", "write_deferred",
-           "write_user_file"]
+__all__ = ["atomic_write", "atomic_write_text", "command_scope", "ensure_writable_directory", "ensure_writable_target",
+           "write_deferred", "write_user_file"]

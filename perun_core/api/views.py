@@ -11,6 +11,7 @@ from the same layouts the text views use (:func:`layout_flame`,
 
 from __future__ import annotations
 
+import html
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
@@ -213,12 +214,9 @@ def write_output(filename: str | Path, data: bytes) -> None:
 def _plain_page(ansi_text: str, title: str) -> str:
     """Terminal text as a standalone HTML page without its colours (when no ``html_page`` was given)."""
 
-    return (f"<!DOCTYPE html>\n<html>\n<head>\n<meta charset=\"UTF-8\">\n<title>{_escape_html(title)}</title>\n"
-            f"</head>\n<body>\n<pre><code>{_escape_html(strip_ansi(ansi_text))}</code></pre>\n</body>\n</html>\n")
-
-
-def _escape_html(text: str) -> str:
-    return text.replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;")
+    title, body = html.escape(title, quote=False), html.escape(strip_ansi(ansi_text), quote=False)
+    return (f"<!DOCTYPE html>\n<html>\n<head>\n<meta charset=\"UTF-8\">\n<title>{title}</title>\n"
+            f"</head>\n<body>\n<pre><code>{body}</code></pre>\n</body>\n</html>\n")
 
 
 @dataclass(frozen=True, slots=True)

@@ -435,12 +435,13 @@ def main(argv: list[str] | None = None) -> None:
 
     verbose = any(a in ("-v", "--verbose") or (a.startswith("-v") and set(a[1:]) == {"v"}) for a in (argv or sys.argv[1:]))
     tune_for_bulk_work()
-    try:
-        cli.main(args=argv, prog_name="perun-core", standalone_mode=False)
-        # lazy: keeps `perun-core --help` light; what the command learnt is kept only now that it succeeded
-        from perun_core.api.files import write_deferred
+    # lazy: perun_core.api loads its names on first use (`perun-core --help` stays light)
+    from perun_core.api.files import command_scope, write_deferred
 
-        write_deferred()
+    try:
+        with command_scope():
+            cli.main(args=argv, prog_name="perun-core", standalone_mode=False)
+            write_deferred()  # what the command learnt is kept only now that it succeeded
     except click.exceptions.Exit as exc:
         sys.exit(exc.exit_code)
     except click.exceptions.Abort:

@@ -11,6 +11,7 @@ command runs.
 
 from __future__ import annotations
 
+import html
 import shutil
 import sys
 from typing import Any
@@ -126,12 +127,8 @@ def html_page(ansi_text: str, title: str) -> str:
                       color_system="truecolor", legacy_windows=False)
     console.print(Text.from_ansi(ansi_text), soft_wrap=True)
     # the page is formatted twice: here with the title, then by rich with the code
-    title = _escape_html(title).replace("{", "{{").replace("}", "}}")
+    title = html.escape(title, quote=False).replace("{", "{{").replace("}", "}}")
     return console.export_html(inline_styles=True, code_format=_HTML_PAGE.format(title=title))
-
-
-def _escape_html(text: str) -> str:
-    return text.replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;")
 
 
 _HTML_PAGE = """<!DOCTYPE html>

@@ -38,12 +38,9 @@ than a number.
 
 from __future__ import annotations
 
-import os
 import re
-import shutil
 from collections.abc import Mapping
 from dataclasses import dataclass
-from pathlib import Path
 from typing import Any
 
 from ..errors import CollectionError, InvalidParameter
@@ -52,6 +49,7 @@ from ..profile.resources import ResourceTable
 from ..runner.process import describe_status, run_process
 from ..units import PhaseResult, UnitContext
 from ..params import MAX_REPEAT, MAX_TIMEOUT, Param
+from .native_run import check_command
 
 __all__ = ["PatternsParam", "RegexCollector", "parse_number"]
 
@@ -144,17 +142,6 @@ class _Pattern:
         return ("stdout", "stderr") if self.stream == "both" else (self.stream,)
 
 
-def _runnable(ctx: UnitContext, program: str) -> None:
-    if os.sep in program:
-        path = Path(ctx.cwd, program)
-        if not path.exists():
-            raise CollectionError(ctx.label, f"command not found: {program} (looked in {ctx.cwd})")
-        if path.is_dir() or not os.access(path, os.X_OK):
-            raise CollectionError(ctx.label, f"command is not an executable file: {program}")
-    elif shutil.which(program) is None:
-        raise CollectionError(ctx.label, f"command not found: {program} (not on PATH)")
-
-
 class RegexCollector:
     name = "regex"
     kind = "collector"
@@ -194,7 +181,7 @@ class RegexCollector:
         if not specs:
             raise InvalidParameter(self.name, "patterns", [], "at least one pattern, e.g. "
                                    "-e 'ops/s: (?P<amount>[0-9.]+)'")
-        _runnable(ctx, kwargs["argv"][0])
+        check_command(ctx, kwargs)
         return PhaseResult.ok(kwargs)
 
     def _patterns(self, kwargs: dict[str, Any]) -> list[_Pattern]:

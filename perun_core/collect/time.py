@@ -34,10 +34,7 @@ left the group with ``setsid``), so they cannot disturb the next run.
 
 from __future__ import annotations
 
-import os
 import resource
-import shutil
-from pathlib import Path
 from typing import Any
 
 from ..errors import CollectionError
@@ -47,6 +44,7 @@ from ..runner.helper import spawn_helper
 from ..runner.process import ProcessOutcome, RepeatedRuns, describe_status
 from ..units import PhaseResult, UnitContext
 from ..params import MAX_REPEAT, MAX_TIMEOUT, Param
+from .native_run import check_command
 
 __all__ = ["TimeCollector"]
 
@@ -74,15 +72,7 @@ class TimeCollector:
 
     def before(self, ctx: UnitContext, kwargs: dict[str, Any]) -> PhaseResult:
         """Check that the command can be found before spending time on runs."""
-        program = kwargs["argv"][0]
-        if os.sep in program:
-            path = Path(ctx.cwd, program)
-            if not path.exists():
-                raise CollectionError(ctx.label, f"command not found: {program} (looked in {ctx.cwd})")
-            if path.is_dir() or not os.access(path, os.X_OK):
-                raise CollectionError(ctx.label, f"command is not an executable file: {program}")
-        elif shutil.which(program) is None:
-            raise CollectionError(ctx.label, f"command not found: {program} (not on PATH)")
+        check_command(ctx, kwargs)
         kwargs["spawn_helper"] = spawn_helper()
         return PhaseResult.ok(kwargs)
 

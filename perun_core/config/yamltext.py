@@ -11,7 +11,7 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
-from ..atomic import write_when_done
+from .. import cachefile
 from ..errors import ConfigError, UnsupportedFormatVersion
 from .schema import CONFIG_VERSION, _describe
 
@@ -65,6 +65,7 @@ def _flow_yaml(value: Any) -> str:
 
 #: File in a repository's ``.perun/cache`` holding the parsed mappings of configuration texts by digest.
 PARSED_CACHE = "parsed-config.json"
+PARSED_VERSION = 1
 #: How many parsed texts it keeps (the local and the shared configuration, and the versions just before).
 PARSED_KEPT = 4
 
@@ -81,11 +82,8 @@ def remembered_mapping(text: str, cache_dir: Path) -> dict[str, Any] | None:
     are kept as JSON, keyed by the text's digest alone (the mapping depends
     on nothing else).
     """
-    try:
-        entries = json.loads((Path(cache_dir) / PARSED_CACHE).read_bytes())
-        data = entries.get(_digest(text)) if isinstance(entries, dict) else None
-    except (OSError, ValueError):
-        return None
+    entries = cachefile.read(Path(cache_dir) / PARSED_CACHE, PARSED_VERSION)
+    data = entries.get(_digest(text)) if isinstance(entries, dict) else None
     return data if isinstance(data, dict) else None
 
 
@@ -98,17 +96,14 @@ def remember_mapping(text: str, data: dict[str, Any], cache_dir: Path) -> None:
     except (TypeError, ValueError):
         return
     cache_file = Path(cache_dir) / PARSED_CACHE
-    try:
-        entries = json.loads(cache_file.read_bytes())
-    except (OSError, ValueError):
-        entries = {}
+    entries = cachefile.read(cache_file, PARSED_VERSION)
     if not isinstance(entries, dict):
         entries = {}
     entries.pop(_digest(text), None)
     entries[_digest(text)] = data
     for old in list(entries)[:-PARSED_KEPT]:
         del entries[old]
-    write_when_done(cache_file, json.dumps(entries).encode())  # once the command succeeded
+    cachefile.write(cache_file, cachefile.encode(PARSED_VERSION, entries))
 
 
 def _parse_text(text: str, path: Path | str | None) -> dict[str, Any]:

@@ -30,9 +30,8 @@ from pathlib import Path
 from typing import Any
 
 from ..params import Param
-from ..profile.model import Profile, Snapshot
-from ..profile.resources import ResourceTable
-from .common import JsonDoc, read_json
+from ..profile.model import Profile
+from .common import Importer, JsonDoc, read_json, table_profile, tool_header
 
 __all__ = ["GoogleBenchmarkImporter", "HyperfineImporter", "PytestBenchmarkImporter"]
 
@@ -42,15 +41,12 @@ _GB_UNITS = {"ns": 1, "us": 1_000, "ms": 1_000_000, "s": 1_000_000_000}
 
 
 def _profile(rows: list[dict], unit: str, tool: dict[str, Any]) -> Profile:
-    header = {"type": "time", "units": {"time": unit}, "tool": tool}
-    return Profile(header=header, global_region=Snapshot(ResourceTable(rows), [], {}))
+    return table_profile({"type": "time", "units": {"time": unit}, "tool": tool}, rows)
 
 
-class PytestBenchmarkImporter:
+class PytestBenchmarkImporter(Importer):
     name = "pytest-benchmark"
-    kind = "importer"
     summary = "pytest-benchmark --benchmark-json files: every round of every benchmark, in seconds."
-    description = __doc__ or ""
     params = (
         Param("uid", "choice", "fullname", "Which name of a benchmark becomes its uid.",
               choices=("fullname", "name"), flags=("--uid",)),
@@ -84,15 +80,12 @@ class PytestBenchmarkImporter:
                     rows.append({"type": "time", "subtype": "mean", "uid": uid, "amount": mean, **summary, **extra})
             tools.append({"file": path.name, "version": root.get("version"), "datetime": root.get("datetime"),
                           "machine_info": root.get("machine_info"), "commit_info": root.get("commit_info")})
-        return _profile(rows, "s", {"name": "pytest-benchmark", **(tools[0] if len(tools) == 1 else {"files": tools})})
+        return _profile(rows, "s", tool_header("pytest-benchmark", tools))
 
 
-class HyperfineImporter:
+class HyperfineImporter(Importer):
     name = "hyperfine"
-    kind = "importer"
     summary = "hyperfine --export-json files: every run of every command, in seconds."
-    description = __doc__ or ""
-    params: tuple[Param, ...] = ()
 
     def load(self, files: list[Path], options: dict[str, Any]) -> Profile:
         rows: list[dict] = []
@@ -120,11 +113,9 @@ class HyperfineImporter:
         return _profile(rows, "s", {"name": "hyperfine", "files": [p.name for p in files]})
 
 
-class GoogleBenchmarkImporter:
+class GoogleBenchmarkImporter(Importer):
     name = "google-benchmark"
-    kind = "importer"
     summary = "Google Benchmark JSON (--benchmark_format=json): real and CPU time of every repetition."
-    description = __doc__ or ""
     params = (
         Param("aggregates", "bool", False, "Also import the aggregates the file holds (mean, median, stddev).",
               flags=("--aggregates",)),
@@ -169,5 +160,4 @@ class GoogleBenchmarkImporter:
                 value = doc.amount(bench, key, where)
                 rows.append({"type": "time", "subtype": key, "uid": uid,
                              "amount": value * scale if scale != 1 else value, **extra})
-        tool = {"name": "google-benchmark", **(contexts[0] if len(contexts) == 1 else {"files": contexts})}
-        return _profile(rows, unit, tool)
+        return _profile(rows, unit, tool_header("google-benchmark", contexts))

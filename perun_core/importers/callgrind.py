@@ -18,10 +18,8 @@ from typing import Any
 
 from ..collect.callgrind import callgrind_resources, parse_callgrind
 from ..errors import ImportFailed
-from ..params import Param
-from ..profile.model import Profile, Snapshot
-from ..profile.resources import ResourceTable
-from .common import read_bytes
+from ..profile.model import Profile
+from .common import Importer, read_bytes, table_profile
 
 __all__ = ["CallgrindImporter", "check_callgrind_text"]
 
@@ -56,12 +54,9 @@ def check_callgrind_text(text: str, path: Path) -> dict[str, str]:
     return fields
 
 
-class CallgrindImporter:
+class CallgrindImporter(Importer):
     name = "callgrind"
-    kind = "importer"
     summary = "callgrind.out files: inclusive and exclusive instructions per function, and call edges."
-    description = __doc__ or ""
-    params: tuple[Param, ...] = ()
 
     def load(self, files: list[Path], options: dict[str, Any]) -> Profile:
         rows: list[dict] = []
@@ -84,4 +79,4 @@ class CallgrindImporter:
             "units": {"instructions": events[0] if events else "events"},
             "tool": {"name": "callgrind", "files": metas},
         }
-        return Profile(header=header, global_region=Snapshot(ResourceTable(rows), [], {}))
+        return table_profile(header, rows)

@@ -1,4 +1,9 @@
-"""What the importers share: reading files, JSON with key paths in errors, and profiles of call stacks.
+"""What the importers share: their base class, reading files, JSON with key paths in errors, profiles of call stacks.
+
+:class:`Importer` holds what every importer class has alike (its kind, no
+options unless it declares some, its module's documentation as its
+description); :func:`table_profile` and :func:`tool_header` build the
+profile and the header's ``tool`` entry the same way for every format.
 
 :func:`stack_table` turns call stacks (frame ids, innermost first) with
 their amounts into the resources the perf collector makes, so flame graphs,
@@ -21,15 +26,51 @@ whether anyone reads them or not.
 
 from __future__ import annotations
 
+import sys
 from collections.abc import Sequence
 from itertools import chain
 from pathlib import Path
-from typing import Any
+from typing import Any, ClassVar
 
 from ..errors import ImportFailed
+from ..params import Param
+from ..profile.model import Profile, Snapshot, json_kind
 from ..profile.resources import ResourceTable, StackColumn, packed_codes, packed_numbers
 
-__all__ = ["FrameIds", "JsonDoc", "flatten", "read_bytes", "read_json", "stack_table"]
+__all__ = ["FrameIds", "Importer", "JsonDoc", "flatten", "read_bytes", "read_json", "stack_table", "table_profile",
+           "tool_header"]
+
+
+class Importer:
+    """The base of the built-in importers: a subclass gives ``name``, ``summary`` and ``load(files, options)``.
+
+    ``description`` is the documentation of the subclass's module (where
+    each format is described) unless the class sets its own; ``params`` is
+    empty unless the class declares options.  Third-party importers need
+    not derive from it: the registry asks only for ``name`` and ``load``.
+    """
+
+    name: ClassVar[str]
+    summary: ClassVar[str]
+    kind: ClassVar[str] = "importer"
+    description: ClassVar[str] = ""
+    params: ClassVar[tuple[Param, ...]] = ()
+
+    def __init_subclass__(cls, **kwargs: Any) -> None:
+        super().__init_subclass__(**kwargs)
+        if "description" not in cls.__dict__:
+            cls.description = sys.modules[cls.__module__].__doc__ or ""
+
+
+def table_profile(header: dict[str, Any], rows: list[dict] | ResourceTable) -> Profile:
+    """A profile of one snapshot holding ``rows`` (resource dicts or a ready table), without models."""
+    table = rows if isinstance(rows, ResourceTable) else ResourceTable(rows)
+    return Profile(header=header, global_region=Snapshot(table, [], {}))
+
+
+def tool_header(name: str, described: list[dict[str, Any]]) -> dict[str, Any]:
+    """The header's ``tool``: the one file's description inline, or the descriptions of several under ``files``."""
+    return {"name": name, **(described[0] if len(described) == 1 else {"files": described})}
 
 
 def read_bytes(path: Path) -> bytes:
@@ -201,7 +242,7 @@ class JsonDoc:
             return default
         kinds = kind if isinstance(kind, tuple) else (kind,)
         if not isinstance(value, kinds) or (isinstance(value, bool) and bool not in kinds):
-            raise self.fail(place, f"expected {_names(kinds)}, got {_kind(value)}")
+            raise self.fail(place, f"expected {_names(kinds)}, got {json_kind(value)}")
         return value
 
 
@@ -230,9 +271,3 @@ def _names(kinds: tuple[type, ...]) -> str:
     names = {dict: "an object", list: "a list", str: "a string", int: "a number", float: "a number",
              bool: "a boolean"}
     return " or ".join(dict.fromkeys(names.get(k, k.__name__) for k in kinds))
-
-
-def _kind(value: Any) -> str:
-    if value is None:
-        return "null"
-    return _names((type(value),))

@@ -33,10 +33,8 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-from ..params import Param
-from ..profile.model import Profile, Snapshot
-from ..profile.resources import ResourceTable
-from .common import JsonDoc, read_json
+from ..profile.model import Profile
+from .common import Importer, JsonDoc, read_json, table_profile, tool_header
 
 __all__ = ["MemrayStatsImporter", "split_location"]
 
@@ -50,12 +48,9 @@ def split_location(location: str) -> dict[str, Any]:
     return {"uid": f"{function} ({source}:{line})", "function": function, "source": source, "line": int(line)}
 
 
-class MemrayStatsImporter:
+class MemrayStatsImporter(Importer):
     name = "memray-stats"
-    kind = "importer"
     summary = "memray stats --json files: bytes and allocations per place, module, size and allocator."
-    description = __doc__ or ""
-    params: tuple[Param, ...] = ()
 
     def load(self, files: list[Path], options: dict[str, Any]) -> Profile:
         rows: list[dict] = []
@@ -66,11 +61,11 @@ class MemrayStatsImporter:
             extra = {"process": number} if len(files) > 1 else {}
             rows += [{**row, **extra} for row in _stats_rows(doc, root)]
             metas.append({"file": path.name, **doc.get(root, "metadata", "", dict, optional=True, default={})})
-        tool: dict[str, Any] = {"name": "memray", **(metas[0] if len(metas) == 1 else {"files": metas})}
+        tool = tool_header("memray", metas)
         if len(metas) == 1 and metas[0].get("command_line"):
             tool["command"] = metas[0]["command_line"]
         header = {"type": "memory", "units": {"memory": "B", "allocations": "allocations"}, "tool": tool}
-        return Profile(header=header, global_region=Snapshot(ResourceTable(rows), [], {}))
+        return table_profile(header, rows)
 
 
 def _stats_rows(doc: JsonDoc, root: dict) -> list[dict]:

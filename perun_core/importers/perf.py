@@ -31,9 +31,8 @@ from typing import Any
 from ..collect.perf import HOW_TO_GET_PERF
 from ..errors import ExternalToolError, ImportFailed, InvalidParameter
 from ..params import Param
-from ..profile.model import Profile, Snapshot
-from ..profile.resources import ResourceTable
-from .common import FrameIds, flatten, read_bytes, stack_table
+from ..profile.model import Profile
+from .common import FrameIds, Importer, flatten, read_bytes, stack_table, table_profile
 from .perfscan import scan_perf_script
 
 __all__ = ["PerfRecordImporter", "PerfScriptImporter", "parse_perf_script_text"]
@@ -272,26 +271,21 @@ def profile_of_script(data: bytes, path: Path, tool: str) -> Profile:
         "tool": {"name": "perf", "format": tool, "file": path.name, "samples": int(sum(counts)),
                  "events": events, "commands": commands[:20]},
     }
-    return Profile(header=header, global_region=Snapshot(table, [], {}))
+    return table_profile(header, table)
 
 
-class PerfScriptImporter:
+class PerfScriptImporter(Importer):
     name = "perf-script"
-    kind = "importer"
     summary = "The text of 'perf script' (samples with call stacks) as a time profile."
-    description = __doc__ or ""
-    params: tuple[Param, ...] = ()
 
     def load(self, files: list[Path], options: dict[str, Any]) -> Profile:
         profiles = [profile_of_script(read_bytes(path), path, "perf script") for path in files]
         return merge_stack_profiles(profiles, files)
 
 
-class PerfRecordImporter:
+class PerfRecordImporter(Importer):
     name = "perf-record"
-    kind = "importer"
     summary = "A perf.data file (through 'perf script') as a time profile with call stacks."
-    description = __doc__ or ""
     params = (
         Param("symfs", "str", None, "Look for the binaries (and their symbols) under this directory "
               "(perf script --symfs).", flags=("--symfs",), metavar="DIR"),
@@ -340,4 +334,4 @@ def merge_stack_profiles(profiles: list[Profile], files: list[Path]) -> Profile:
     header = dict(profiles[0].header)
     header["tool"] = {**header["tool"], "file": [p.name for p in files],
                       "samples": sum(p.header["tool"].get("samples", 0) for p in profiles)}
-    return Profile(header=header, global_region=Snapshot(ResourceTable(rows), [], {}))
+    return table_profile(header, rows)

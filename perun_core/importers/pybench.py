@@ -37,10 +37,8 @@ from pathlib import Path
 from typing import Any
 
 from ..errors import ImportFailed
-from ..params import Param
-from ..profile.model import Profile, Snapshot
-from ..profile.resources import ResourceTable
-from .common import JsonDoc, read_bytes, read_json
+from ..profile.model import Profile
+from .common import Importer, JsonDoc, read_bytes, read_json, table_profile, tool_header
 
 __all__ = ["AsvImporter", "PyperfImporter"]
 
@@ -55,7 +53,7 @@ def _profile(rows: list[dict], units: dict[str, str], tool: dict[str, Any]) -> P
     kinds = list(units) or ["time"]
     header = {"type": kinds[0] if len(kinds) == 1 and kinds[0] in ("time", "memory") else "mixed",
               "units": units or {"time": "s"}, "tool": tool}
-    return Profile(header=header, global_region=Snapshot(ResourceTable(rows), [], {}))
+    return table_profile(header, rows)
 
 
 #: Reads one result file: its rows (adding the units it uses to the dict given) and what it says of its run.
@@ -71,7 +69,7 @@ def _profile_of_files(tool: str, files: list[Path], read_file: FileReader) -> Pr
         found, description = read_file(path, units)
         rows += found
         described.append({"file": path.name, **description})
-    return _profile(rows, units, {"name": tool, **(described[0] if len(described) == 1 else {"files": described})})
+    return _profile(rows, units, tool_header(tool, described))
 
 
 def _read_json_file(path: Path) -> JsonDoc:
@@ -93,12 +91,9 @@ def _read_json_file(path: Path) -> JsonDoc:
         raise ImportFailed(path, where, f"holds no valid JSON once unpacked: {exc}") from None
 
 
-class PyperfImporter:
+class PyperfImporter(Importer):
     name = "pyperf"
-    kind = "importer"
     summary = "pyperf JSON files (pyperf timeit -o, Runner scripts with -o): every value of every run."
-    description = __doc__ or ""
-    params: tuple[Param, ...] = ()
 
     def load(self, files: list[Path], options: dict[str, Any]) -> Profile:
         return _profile_of_files("pyperf", files, self._file)
@@ -137,12 +132,9 @@ class PyperfImporter:
         return rows
 
 
-class AsvImporter:
+class AsvImporter(Importer):
     name = "asv"
-    kind = "importer"
     summary = "asv result files (results/MACHINE/COMMIT-ENV.json): every benchmark, its samples or its result."
-    description = __doc__ or ""
-    params: tuple[Param, ...] = ()
 
     def load(self, files: list[Path], options: dict[str, Any]) -> Profile:
         return _profile_of_files("asv", files, self._file)

@@ -40,9 +40,9 @@ from typing import Any
 
 from ..errors import ImportFailed
 from ..params import Param
-from ..profile.model import Profile, Snapshot
+from ..profile.model import Profile
 from ..profile.resources import ResourceTable
-from .common import FrameIds, flatten, read_bytes, read_json, stack_table
+from .common import FrameIds, Importer, flatten, read_bytes, read_json, stack_table, table_profile
 from .foldedscan import FoldedScan, scan_folded
 from .framenames import NO_FRAMES, describe_frames
 
@@ -98,11 +98,9 @@ def _is_number(text: str) -> bool:
         return False
 
 
-class FoldedImporter:
+class FoldedImporter(Importer):
     name = "folded"
-    kind = "importer"
     summary = "Folded stacks ('root;caller;leaf VALUE' lines, Brendan Gregg's format) as a profile with stacks."
-    description = __doc__ or ""
     params = (
         Param("type", "choice", "time", "Profile type of the values.", choices=("time", "memory"),
               flags=("--type",)),
@@ -126,7 +124,7 @@ class FoldedImporter:
         table = stack_table(ids, scan.flat, scan.lengths, scan.values, kind=kind)
         header = {"type": kind, "units": {kind: unit},
                   "tool": {"name": self.name, "files": [p.name for p in files], "lines": scan.lines}}
-        return Profile(header=header, global_region=Snapshot(table, [], {}))
+        return table_profile(header, table)
 
 
 class PySpyImporter(FoldedImporter):
@@ -166,12 +164,9 @@ def _scan_lines(datas: list[bytes], files: list[Path]) -> FoldedScan:
     return FoldedScan(list(numbers), flat, lengths[::-1].copy(), values[::-1].copy(), len(texts))
 
 
-class SpeedscopeImporter:
+class SpeedscopeImporter(Importer):
     name = "speedscope"
-    kind = "importer"
     summary = "speedscope.app JSON files (sampled and evented profiles) as a profile with stacks."
-    description = __doc__ or ""
-    params: tuple[Param, ...] = ()
 
     def load(self, files: list[Path], options: dict[str, Any]) -> Profile:
         import numpy as np
@@ -212,7 +207,7 @@ class SpeedscopeImporter:
         header = {"type": kind, "units": {kind: unit},
                   "tool": {"name": "speedscope", "files": [p.name for p in files], "profiles": names,
                            **({"exporters": exporters} if exporters else {})}}
-        return Profile(header=header, global_region=Snapshot(table, [], {}))
+        return table_profile(header, table)
 
     @staticmethod
     def _frames(doc: Any, root: dict, ids: FrameIds) -> list[int]:

@@ -21,7 +21,7 @@ from itertools import repeat
 from typing import TYPE_CHECKING, Any
 
 from ..errors import ExternalToolError, InvalidProfile, UsageError
-from .model import Profile
+from .model import Profile, is_finite_number
 from .query import _region_flat_columns, as_profile
 from .resources import MISSING
 
@@ -87,10 +87,6 @@ def resources_to_pandas_dataframe(profile: Profile | dict) -> pandas.DataFrame:
 
 
 # -- flame graphs ---------------------------------------------------------------------
-
-def _is_number(value: Any) -> bool:
-    kind = type(value)
-    return kind is int or (kind is float and math.isfinite(value))
 
 
 def _frame(entry: Any) -> str:
@@ -176,7 +172,7 @@ def _amounts_by_trace(traces: list, amounts: list, subtypes: list) -> list[tuple
     """(trace, total) of each distinct trace object with positive finite amounts, in order of first use."""
     found: dict[int, list] = {}
     for trace, amount, subtype in zip(traces, amounts, subtypes):
-        if not _is_number(amount) or amount <= 0 or subtype == "free":
+        if not is_finite_number(amount) or amount <= 0 or subtype == "free":
             continue
         entry = found.get(id(trace))
         if entry is None:
@@ -268,7 +264,7 @@ class _Allocations:
         for address, amount, uid, subtype in zip(
             table.column("address"), table.column("amount"), table.column("uid"), table.column("subtype")
         ):
-            if subtype == "free" or type(address) is not int or not _is_number(amount) or amount < 0:
+            if subtype == "free" or type(address) is not int or not is_finite_number(amount) or amount < 0:
                 continue
             ident = id(uid)
             index = cache.get(ident)

@@ -47,6 +47,7 @@ import re
 from typing import Any
 
 from ..errors import InvalidProfile
+from .model import json_kind
 from .resources import MISSING, ResourceTable
 
 __all__ = ["COLUMNAR_TAG", "LAYOUTS", "detect_layout", "from_original_028", "normalize_document", "update_flat"]
@@ -62,7 +63,7 @@ _FLAT_KEYS = ("type", "cmd", "collector")
 def detect_layout(doc: Any, path: Any = None) -> str:
     """Which of :data:`LAYOUTS` ``doc`` (a parsed JSON document) is; InvalidProfile when none."""
     if not isinstance(doc, dict):
-        raise InvalidProfile(path, None, f"expected a JSON object, got {_kind(doc)}")
+        raise InvalidProfile(path, None, f"expected a JSON object, got {json_kind(doc)}")
     if COLUMNAR_TAG in doc:
         return "columnar"
     if isinstance(doc.get("resources"), dict) or "resource_type_map" in doc:
@@ -142,12 +143,12 @@ def from_original_028(doc: dict, path: Any = None) -> dict:
     resources = doc.get("resources", {})
     type_map = doc.get("resource_type_map", {})
     if not isinstance(resources, dict):
-        raise InvalidProfile(path, "resources", f"expected an object (resource key -> columns), got {_kind(resources)}")
+        raise InvalidProfile(path, "resources", f"expected an object (resource key -> columns), got {json_kind(resources)}")
     if not isinstance(type_map, dict):
-        raise InvalidProfile(path, "resource_type_map", f"expected an object, got {_kind(type_map)}")
+        raise InvalidProfile(path, "resource_type_map", f"expected an object, got {json_kind(type_map)}")
     models = doc.get("models", [])
     if not isinstance(models, list):
-        raise InvalidProfile(path, "models", f"expected a list, got {_kind(models)}")
+        raise InvalidProfile(path, "models", f"expected a list, got {json_kind(models)}")
     if "header" not in doc and all(key in doc for key in ("type", "collector")):
         doc = update_flat(dict(doc))  # the oldest files: header fields on top, resources already as 0.28 has them
         resources = {key: _seconds_read(value) for key, value in resources.items()}
@@ -218,14 +219,14 @@ def _table_028(resources: dict, type_map: dict, path: Any) -> ResourceTable:
     length = 0
     for key, value in resources.items():
         if not isinstance(value, dict):
-            raise InvalidProfile(path, f"resources.{key}", f"expected an object of columns, got {_kind(value)}")
+            raise InvalidProfile(path, f"resources.{key}", f"expected an object of columns, got {json_kind(value)}")
         props = type_map.get(key, {})
         if not isinstance(props, dict):
-            raise InvalidProfile(path, f"resource_type_map.{key}", f"expected an object, got {_kind(props)}")
+            raise InvalidProfile(path, f"resource_type_map.{key}", f"expected an object, got {json_kind(props)}")
         lists = {}
         for name, column in value.items():
             if not isinstance(column, list):
-                raise InvalidProfile(path, f"resources.{key}.{name}", f"expected a list, got {_kind(column)}")
+                raise InvalidProfile(path, f"resources.{key}.{name}", f"expected a list, got {json_kind(column)}")
             lists[name] = column
         count = min(map(len, lists.values())) if lists else 1
         if count == 0:
@@ -315,8 +316,3 @@ def _complete_smoothed(models: list, table: ResourceTable) -> None:
 
 def _finite(value: Any) -> bool:
     return type(value) in (int, float) and math.isfinite(value)
-
-
-def _kind(value: Any) -> str:
-    names = {dict: "an object", list: "a list", str: "a string", bool: "a boolean", type(None): "null"}
-    return names.get(type(value), "a number" if isinstance(value, (int, float)) else type(value).__name__)

@@ -10,6 +10,7 @@ lossless.
 
 from __future__ import annotations
 
+import math
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -135,31 +136,31 @@ class Profile:
         if "type" not in header:
             raise InvalidProfile(path, "header.type", "is missing")
         if not isinstance(header["type"], str) or not header["type"]:
-            raise InvalidProfile(path, "header.type", f"expected a non-empty string, got {_kind(header['type'])}")
+            raise InvalidProfile(path, "header.type", f"expected a non-empty string, got {json_kind(header['type'])}")
         if "units" in header and not isinstance(header["units"], dict):
-            raise InvalidProfile(path, "header.units", f"expected an object, got {_kind(header['units'])}")
+            raise InvalidProfile(path, "header.units", f"expected an object, got {json_kind(header['units'])}")
         for key in ("cmd", "params", "args", "workload"):
             if key in header and not isinstance(header[key], (str, list)):
-                raise InvalidProfile(path, f"header.{key}", f"expected a string, got {_kind(header[key])}")
+                raise InvalidProfile(path, f"header.{key}", f"expected a string, got {json_kind(header[key])}")
         origin = data.get("origin")
         if origin is not None and not isinstance(origin, str):
-            raise InvalidProfile(path, "origin", f"expected a string, got {_kind(origin)}")
+            raise InvalidProfile(path, "origin", f"expected a string, got {json_kind(origin)}")
         collector_info = data.get("collector_info", {})
         if not isinstance(collector_info, dict):
-            raise InvalidProfile(path, "collector_info", f"expected an object, got {_kind(collector_info)}")
+            raise InvalidProfile(path, "collector_info", f"expected an object, got {json_kind(collector_info)}")
         if "name" in collector_info and not isinstance(collector_info["name"], str):
             raise InvalidProfile(path, "collector_info.name", "expected a string")
         if "params" in collector_info and not isinstance(collector_info["params"], (dict, type(None))):
             raise InvalidProfile(path, "collector_info.params", "expected an object")
         postprocessors = data.get("postprocessors", [])
         if not isinstance(postprocessors, list):
-            raise InvalidProfile(path, "postprocessors", f"expected a list, got {_kind(postprocessors)}")
+            raise InvalidProfile(path, "postprocessors", f"expected a list, got {json_kind(postprocessors)}")
         for i, unit in enumerate(postprocessors):
             if not isinstance(unit, dict):
-                raise InvalidProfile(path, f"postprocessors[{i}]", f"expected an object, got {_kind(unit)}")
+                raise InvalidProfile(path, f"postprocessors[{i}]", f"expected an object, got {json_kind(unit)}")
         raw_snapshots = data.get("snapshots", [])
         if not isinstance(raw_snapshots, list):
-            raise InvalidProfile(path, "snapshots", f"expected a list, got {_kind(raw_snapshots)}")
+            raise InvalidProfile(path, "snapshots", f"expected a list, got {json_kind(raw_snapshots)}")
         snapshots = [_snapshot_from_dict(s, f"snapshots[{i}]", path) for i, s in enumerate(raw_snapshots)]
         global_region = None
         if data.get("global") is not None:
@@ -193,23 +194,23 @@ class Profile:
 
 def _snapshot_from_dict(region: Any, where: str, path: Path | str | None) -> Snapshot:
     if not isinstance(region, dict):
-        raise InvalidProfile(path, where, f"expected an object, got {_kind(region)}")
+        raise InvalidProfile(path, where, f"expected an object, got {json_kind(region)}")
     resources = region.get("resources", [])
     if isinstance(resources, ResourceTable):  # converted from a columnar layout already
         meta = {k: v for k, v in region.items() if k not in ("resources", "models")}
         return Snapshot(resources, list(region.get("models") or []), meta, has_models_key="models" in region)
     if not isinstance(resources, list):
-        raise InvalidProfile(path, f"{where}.resources", f"expected a list, got {_kind(resources)}")
+        raise InvalidProfile(path, f"{where}.resources", f"expected a list, got {json_kind(resources)}")
     if resources and set(map(type, resources)) != {dict}:  # checked in C; the loop only finds the culprit
         for i, resource in enumerate(resources):
             if type(resource) is not dict:
-                raise InvalidProfile(path, f"{where}.resources[{i}]", f"expected an object, got {_kind(resource)}")
+                raise InvalidProfile(path, f"{where}.resources[{i}]", f"expected an object, got {json_kind(resource)}")
     models = region.get("models", [])
     if not isinstance(models, list):
-        raise InvalidProfile(path, f"{where}.models", f"expected a list, got {_kind(models)}")
+        raise InvalidProfile(path, f"{where}.models", f"expected a list, got {json_kind(models)}")
     for i, model in enumerate(models):
         if not isinstance(model, dict):
-            raise InvalidProfile(path, f"{where}.models[{i}]", f"expected an object, got {_kind(model)}")
+            raise InvalidProfile(path, f"{where}.models[{i}]", f"expected an object, got {json_kind(model)}")
     meta = {k: v for k, v in region.items() if k not in ("resources", "models")}
     return Snapshot(ResourceTable(resources), models, meta, has_models_key="models" in region)
 
@@ -242,11 +243,18 @@ def _require(data: dict, key: str, kind: type, path: Path | str | None) -> Any:
         raise InvalidProfile(path, key, "is missing")
     value = data[key]
     if not isinstance(value, kind):
-        raise InvalidProfile(path, key, f"expected {'an object' if kind is dict else kind.__name__}, got {_kind(value)}")
+        raise InvalidProfile(path, key, f"expected {'an object' if kind is dict else kind.__name__}, got {json_kind(value)}")
     return value
 
 
-def _kind(value: Any) -> str:
+def is_finite_number(value: Any) -> bool:
+    """Whether ``value`` is an int or a finite float (a bool, a string or NaN is not)."""
+    kind = type(value)
+    return kind is int or (kind is float and math.isfinite(value))
+
+
+def json_kind(value: Any) -> str:
+    """What kind of JSON value ``value`` is, as error messages name it ("an object", "a number", "null")."""
     names = {dict: "an object", list: "a list", str: "a string", bool: "a boolean", type(None): "null"}
     return names.get(type(value), "a number" if isinstance(value, (int, float)) else type(value).__name__)
 

@@ -40,7 +40,7 @@ from pathlib import Path
 from typing import Any
 
 from ..errors import InvalidProfile
-from .model import KNOWN_TYPES, Profile, Snapshot
+from .model import KNOWN_TYPES, Profile, Snapshot, json_kind
 from .resources import MISSING, PackedColumn, ResourceTable, StackColumn
 
 __all__ = ["MAX_DEPTH", "validate_profile"]
@@ -511,8 +511,7 @@ def _walk(value: Any, where: str, path: Path | str | None, depth: int = 0) -> No
 def _kind(value: Any) -> str:
     if value is MISSING:
         return "nothing (the key is missing)"
-    names = {dict: "an object", list: "a list", str: "a string", bool: "a boolean", type(None): "null"}
-    return names.get(type(value), "a number" if isinstance(value, (int, float)) else type(value).__name__)
+    return json_kind(value)
 
 
 def _shown(value: Any) -> str:

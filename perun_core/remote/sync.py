@@ -99,17 +99,22 @@ def _stop_if(cancel: threading.Event | None) -> None:
 class _Meter:
     """Emits TransferProgress at most ~50 times per phase."""
 
-    def __init__(self, emit: EventCallback, phase: str, total: int) -> None:
-        self.emit, self.phase, self.total = emit, phase, total
+    def __init__(self, emit: EventCallback, phase: str, total: int, cancel: threading.Event | None = None) -> None:
+        self.emit, self.phase, self.total, self.cancel = emit, phase, total, cancel
         self.done = 0
-        self.step = max(1, total // 50)
+        self.every = max(1, total // 50)
         emit(TransferStarted(phase, total))
 
     def tick(self, count: int = 1) -> None:
         before = self.done
         self.done += count
-        if self.done // self.step != before // self.step or self.done >= self.total:
+        if self.done // self.every != before // self.every or self.done >= self.total:
             self.emit(TransferProgress(self.phase, min(self.done, self.total), self.total))
+
+    def step(self) -> None:
+        """One more done, after stopping if the transfer was cancelled (the step callback of :mod:`.incoming`)."""
+        _stop_if(self.cancel)
+        self.tick()
 
 
 def _receive(private: PrivateStore, client: Any, path: str, remote: Remote, head: bytes | None,
@@ -314,13 +319,7 @@ def _examined(repo: Any, private: PrivateStore, remote: Remote, head: bytes, emi
               cancel: threading.Event | None) -> incoming.Incoming:
     """The remote's commit ``head``, every part this side lacks checked (see :mod:`.incoming`)."""
     flat = _flat_of(private, head, remote)
-    meter = _Meter(emit, "verifying", len(flat))
-
-    def step() -> None:
-        _stop_if(cancel)
-        meter.tick()
-
-    return incoming.examine(repo, private.store, flat, remote.name, step)
+    return incoming.examine(repo, private.store, flat, remote.name, _Meter(emit, "verifying", len(flat), cancel).step)
 
 
 def fetch(repo: Any, remote_name: str | None = None, *, on_event: EventCallback | None = None,
@@ -364,13 +363,7 @@ def pull(repo: Any, remote_name: str | None = None, *, dry_run: bool = False,
         taken = _examined(repo, private, remote, head, emit, cancel)
         if dry_run:
             return PullResult(remote, head.decode(), *incoming.would_take(repo, taken), dry_run=True)
-        meter = _Meter(emit, "importing", taken.work)
-
-        def step() -> None:
-            _stop_if(cancel)
-            meter.tick()
-
-        counts = incoming.store(repo, private.store, taken, step)
+        counts = incoming.store(repo, private.store, taken, _Meter(emit, "importing", taken.work, cancel).step)
         private.track(remote, head)  # last: a pull that failed leaves the private store as it was too
         return PullResult(remote, head.decode(), *counts, dry_run=False)
 

@@ -18,17 +18,16 @@ from __future__ import annotations
 
 import contextlib
 import dataclasses
-import hashlib
-import json
 import os
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from .. import cachefile
 from ..config import Config, ConfigStack, shared_config_dir
 from ..errors import CorruptIndex, CorruptObject, InvalidProfile, NotPerunRepository, PerunError, ProfileError
-from ..atomic import atomic_write, file_lock
+from ..atomic import file_lock
 from .index import INDEX, ORIGINAL_LAYOUT, IndexEntry, decode_index, read_index, write_index
 from .objects import ObjectStore, object_path
 
@@ -39,7 +38,8 @@ if TYPE_CHECKING:
 PERUN_DIR = ".perun"
 #: the profile types the original Perun 0.28 reads from its objects
 ORIGINAL_TYPES = ("memory", "mixed", "time")
-_PENDING_CACHE_VERSION = 1
+#: version of the listing caches (pending metadata, verified objects): entries of :mod:`perun_core.cachefile`
+_LISTING_CACHE_VERSION = 2
 
 
 @dataclass(frozen=True, slots=True)
@@ -386,18 +386,17 @@ class PerunRepository:
     def damaged_objects(self, checksums: list[str]) -> dict[str, str]:
         """Verify objects by checksum; returns {sha: reason} for the damaged ones.
 
-        A verified object is remembered by (size, mtime) in the cache, so a
-        listing re-reads only objects that changed on disk since.
+        A verified object is remembered by its file signature in the cache
+        (:mod:`perun_core.cachefile`), so a listing re-reads only objects that
+        changed on disk since.
         """
 
-        cache = _load_checked_json(self.cache_dir / "verified.json", _PENDING_CACHE_VERSION)
+        cache = _load_cache(self.cache_dir / "verified.json")
         damaged: dict[str, str] = {}
         fresh = dict(cache)
         for sha in checksums:
-            try:
-                stat = self.objects.path_of(sha).stat()
-                stamp = [stat.st_size, stat.st_mtime_ns]
-            except OSError:
+            stamp = cachefile.file_signature(self.objects.path_of(sha))
+            if stamp is None:
                 damaged[sha] = "object is missing"
                 continue
             if cache.get(sha) == stamp:
@@ -410,7 +409,7 @@ class PerunRepository:
                 continue
             fresh[sha] = stamp
         if fresh != cache:
-            _store_checked_json(self.cache_dir / "verified.json", _PENDING_CACHE_VERSION, fresh)
+            _store_cache(self.cache_dir / "verified.json", fresh)
         return damaged
 
     # -- pending profiles ------------------------------------------------------
@@ -429,10 +428,10 @@ class PerunRepository:
         Checks group these by origin themselves; what a commit lists, and the
         tags a user types, come from :mod:`.pending` (one list per commit).
 
-        Metadata is cached by (name, size, mtime) in ``.perun/cache`` so a
-        large pending profile is parsed once, not on every ``status``.
+        Metadata is cached by name and file signature in ``.perun/cache`` so
+        a large pending profile is parsed once, not on every ``status``.
         """
-        cache = self._load_pending_cache()
+        cache = _load_cache(self.cache_dir / "pending-meta.json")
         fresh: dict[str, Any] = {}
         infos = []
         for path in self.pending_paths():
@@ -440,7 +439,7 @@ class PerunRepository:
                 stat = path.stat()
             except FileNotFoundError:
                 continue  # registered or deleted by another process since the listing
-            stamp = [stat.st_size, stat.st_mtime_ns]
+            stamp = cachefile.signature_of(stat)
             cached = cache.get(path.name)
             if cached and cached[0] == stamp:
                 meta, error = cached[1], cached[2]
@@ -460,14 +459,8 @@ class PerunRepository:
                 )
             )
         if fresh != cache:
-            self._store_pending_cache(fresh)
+            _store_cache(self.cache_dir / "pending-meta.json", fresh)
         return tagged(infos, sort_key, "p")
-
-    def _load_pending_cache(self) -> dict[str, Any]:
-        return _load_checked_json(self.cache_dir / "pending-meta.json", _PENDING_CACHE_VERSION)
-
-    def _store_pending_cache(self, entries: dict[str, Any]) -> None:
-        _store_checked_json(self.cache_dir / "pending-meta.json", _PENDING_CACHE_VERSION, entries)
 
 
 def shared_with_original(perun_dir: Path) -> bool:
@@ -502,23 +495,14 @@ def _free_name(name: str, taken: set[str]) -> str:
     return f"{stem}-{number}{suffix}"
 
 
-def _load_checked_json(path: Path, version: int) -> dict[str, Any]:
-    """A cache file's entries, or {} if it is missing, damaged or of another version."""
-    try:
-        doc = json.loads(path.read_bytes())
-        payload = json.dumps(doc["entries"], sort_keys=True).encode()
-        if doc.get("version") != version or doc.get("sha1") != hashlib.sha1(payload).hexdigest():
-            return {}
-        return doc["entries"]
-    except (OSError, ValueError, KeyError, TypeError):
-        return {}  # a cache is only a shortcut: anything odd means rebuild
+def _load_cache(path: Path) -> dict[str, Any]:
+    """A listing cache's entries by name, or {} if it is missing, damaged or of another version."""
+    entries = cachefile.read(path, _LISTING_CACHE_VERSION)
+    return entries if isinstance(entries, dict) else {}
 
 
-def _store_checked_json(path: Path, version: int, entries: dict[str, Any]) -> None:
-    payload = json.dumps(entries, sort_keys=True).encode()
-    doc = {"version": version, "sha1": hashlib.sha1(payload).hexdigest(), "entries": entries}
-    with contextlib.suppress(OSError):  # a read-only cache must not break a listing
-        atomic_write(path, json.dumps(doc).encode())
+def _store_cache(path: Path, entries: dict[str, Any]) -> None:
+    cachefile.write(path, cachefile.encode(_LISTING_CACHE_VERSION, entries))
 
 
 def _read_pending_meta(path: Path) -> tuple[dict[str, Any] | None, str | None]:

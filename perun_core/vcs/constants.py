@@ -16,7 +16,6 @@ _MIN_SHORT_SHA = 4
 
 HISTORY_CACHE_VERSION = 1
 HISTORY_CACHE_LIMIT = 8
-_CACHE_HEADER = re.compile(rb'\{"format":(\d{1,6}),"checksum":"([0-9a-f]{40})","start":"([0-9a-f]{40})","commits":')
 _CACHE_NAME = re.compile(r"history-([0-9a-f]{40})\.json")
 
 _INIT_PARAMS = ("initial-branch", "description")

@@ -3,18 +3,16 @@
 from __future__ import annotations
 
 import contextlib
-import hashlib
 import heapq
-import json
 import os
 from collections.abc import Iterator
 from pathlib import Path
 
+from .. import cachefile
 from ..errors import InvalidRevision
-from ..atomic import atomic_write
 from .constants import _COMMIT
 from .commits import MinorVersion, _new_minor, _parse_commit
-from .constants import _HEX40, HISTORY_CACHE_LIMIT, HISTORY_CACHE_VERSION, _CACHE_HEADER, _CACHE_NAME
+from .constants import _HEX40, HISTORY_CACHE_LIMIT, HISTORY_CACHE_VERSION, _CACHE_NAME
 
 
 class HistoryMixin:
@@ -111,22 +109,12 @@ class HistoryMixin:
     def _load_history(self, sha: str) -> list[MinorVersion] | None:
         """The cached walk from ``sha``, or None if missing, damaged or of another format."""
         path = self._cache_file(sha)
-        try:
-            data = path.read_bytes()
-        except OSError:
-            return None
-        header = _CACHE_HEADER.match(data)
-        if header is None or int(header.group(1)) != HISTORY_CACHE_VERSION or not data.endswith(b"}"):
-            return None
-        if header.group(3).decode("ascii") != sha:
-            return None
-        commits = data[header.end() : -1]
-        if hashlib.sha1(commits).hexdigest().encode("ascii") != header.group(2):
+        rows = cachefile.read(path, HISTORY_CACHE_VERSION, name="commits", start=sha)
+        if not isinstance(rows, list):
             return None
         try:
-            rows = json.loads(commits)
             result = [_new_minor(r[0], r[1], r[2], r[3], r[4], r[5], tuple(r[6])) for r in rows]
-        except (ValueError, KeyError, TypeError, IndexError):
+        except (KeyError, TypeError, IndexError):
             return None
         if not result or result[0].checksum != sha:
             return None
@@ -148,14 +136,9 @@ class HistoryMixin:
         if self.cache_dir is None:
             return
         rows = [[m.checksum, m.date, m.tz_offset, m.author, m.email, m.desc, m.parents] for m in history]
-        commits = json.dumps(rows, ensure_ascii=False, separators=(",", ":")).encode("utf-8")
-        checksum = hashlib.sha1(commits).hexdigest()
-        head = f'{{"format":{HISTORY_CACHE_VERSION},"checksum":"{checksum}","start":"{sha}","commits":'
-        try:
-            atomic_write(self._cache_file(sha), head.encode("ascii") + commits + b"}")
-        except OSError:
-            return  # a cache that cannot be written is only a missed speed-up
-        self._prune_cache()
+        document = cachefile.encode(HISTORY_CACHE_VERSION, rows, name="commits", start=sha)
+        if cachefile.write(self._cache_file(sha), document):
+            self._prune_cache()
 
     def _prune_cache(self) -> None:
         assert self.cache_dir is not None

@@ -14,6 +14,7 @@ from __future__ import annotations
 import os
 from pathlib import Path
 
+from .. import cachefile
 from .constants import _HEX40, _SYMREF
 
 
@@ -58,14 +59,10 @@ class RefFiles:
         return None
 
     def stamp(self, name: str) -> list[int] | None:
-        """(size, mtime, inode) of a file in the git directory, or None when it is missing."""
+        """The :func:`~perun_core.cachefile.file_signature` of a file in the git directory, None when it is missing."""
         if self.git_dir is None:
             return None
-        try:
-            found = os.stat(self.git_dir / name)
-        except OSError:
-            return None
-        return [found.st_size, found.st_mtime_ns, found.st_ino]
+        return cachefile.file_signature(self.git_dir / name)
 
     def _ref_contents(self, name: bytes) -> bytes | None:
         assert self.common_dir is not None

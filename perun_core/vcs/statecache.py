@@ -4,9 +4,9 @@ Answering ``is_dirty`` means loading dulwich, reading the git index and
 comparing it with HEAD's tree and the files; ``status`` asks it every time.
 The answer can only change when HEAD moves, the index or ``.git/config``
 (``core.filemode``) is rewritten, or a tracked file changes, so it is kept in
-``.perun/cache`` with HEAD, the (size, mtime, inode) of those two files and
-the (size, mtime, inode, mode) of every path the index lists, and reused
-while all of them are the same.  As git does for its index, an answer is not
+``.perun/cache`` (a :mod:`perun_core.cachefile` document) with HEAD and the
+:func:`~perun_core.cachefile.file_signature` of those two files and of every
+path the index lists, and reused while all of them are the same.  As git does for its index, an answer is not
 kept when any of those files changed less than :data:`RACY_NS` before it was
 computed: a change within the same timestamp tick would go unseen.
 Submodules (whose state is their own HEAD) are never cached.  An answer is
@@ -16,37 +16,30 @@ one failing on bad input leaves every file as it was.
 
 from __future__ import annotations
 
-import json
 import os
 import time
 from pathlib import Path
 from typing import Any
 
-from ..atomic import write_when_done
+from .. import cachefile
 from .commits import MinorVersion
 
 STATE_FILE = "worktree-state.json"
-STATE_VERSION = 1
+STATE_VERSION = 2
 #: files changed this recently (nanoseconds) make an answer too young to keep
 RACY_NS = 2_000_000_000
 
-Stamp = list[int] | None
 
-
-def path_stamp(path: bytes) -> Stamp:
-    """(size, mtime, inode, mode) of ``path`` itself (a symlink is not followed), or None when it is missing."""
-    try:
-        found = os.lstat(path)
-    except OSError:
-        return None
-    return [found.st_size, found.st_mtime_ns, found.st_ino, found.st_mode]
+def path_stamp(path: bytes) -> list[int] | None:
+    """The signature of ``path`` itself (a tracked symlink is a link: not followed), None when it is missing."""
+    return cachefile.file_signature(path, follow_symlinks=False)
 
 
 def load_state(cache_dir: Path, worktree: Path, key: dict[str, Any]) -> tuple[bool, MinorVersion] | None:
     """(dirty, HEAD's commit) as remembered for ``key``, when every tracked path is as it was; else None."""
     try:
-        doc = json.loads((cache_dir / STATE_FILE).read_bytes())
-        if doc.get("version") != STATE_VERSION or doc.get("key") != key:
+        doc = cachefile.read(cache_dir / STATE_FILE, STATE_VERSION)
+        if doc is None or doc.get("key") != key:
             return None
         base = os.fsencode(worktree)
         for name, stamp in doc["files"]:
@@ -57,7 +50,7 @@ def load_state(cache_dir: Path, worktree: Path, key: dict[str, Any]) -> tuple[bo
         if head.checksum != key.get("head"):
             return None
         return bool(doc["dirty"]), head
-    except (OSError, ValueError, KeyError, TypeError, IndexError):
+    except (ValueError, KeyError, TypeError, IndexError, AttributeError):
         return None  # a cache is only a shortcut: anything odd means asking git again
 
 
@@ -76,9 +69,9 @@ def state_document(worktree: Path, key: dict[str, Any], paths: list[bytes], dirt
             return None
         files.append([os.fsdecode(path), stamp])
     row = [head.checksum, head.date, head.tz_offset, head.author, head.email, head.desc, list(head.parents)]
-    return {"version": STATE_VERSION, "key": key, "dirty": dirty, "head": row, "files": files, "written": time.time()}
+    return {"key": key, "dirty": dirty, "head": row, "files": files, "written": time.time()}
 
 
 def store_state(cache_dir: Path, document: dict[str, Any]) -> None:
     """Write a :func:`state_document` once the command that asked has succeeded."""
-    write_when_done(cache_dir / STATE_FILE, json.dumps(document).encode())
+    cachefile.write(cache_dir / STATE_FILE, cachefile.encode(STATE_VERSION, document))

@@ -12,6 +12,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any
 
 from ..analysis import plot_points
+from ..analysis.curves import model_kind
 from ..analysis.points import read_points
 from ..errors import EmptyProfile, InvalidParameter
 from ..profile.query import all_models_of, flatten_value, resource_table
@@ -46,16 +47,12 @@ MODEL_KINDS = ("constant", "logarithmic", "linear", "nlogn", "quadratic", "power
 _UIDS_LISTED = 12
 
 
-def _kind(model: dict) -> str:
-    return str(model.get("model", model.get("type", ""))).strip().lower()
-
-
 def curve_label(model: dict) -> str:
     """``kind (R^2=0.987)``, or the kind alone when the model has no R^2."""
     r_square = model.get("r_square")
     if isinstance(r_square, (int, float)) and not isinstance(r_square, bool):
-        return f"{_kind(model)} (R^2={r_square:.3f})"
-    return _kind(model)
+        return f"{model_kind(model)} (R^2={r_square:.3f})"
+    return model_kind(model)
 
 
 def _models_by_uid(profile: Profile, of: str, per: str, kinds: tuple[str, ...], split: dict) -> dict[str, list[dict]]:
@@ -68,7 +65,7 @@ def _models_by_uid(profile: Profile, of: str, per: str, kinds: tuple[str, ...], 
     shown: set | None = None
     out: dict[str, list[dict]] = {}
     for _, model in all_models_of(profile):
-        if kinds and _kind(model) not in kinds:
+        if kinds and model_kind(model) not in kinds:
             continue
         # models that say which keys they were fitted on are only drawn over those keys
         if model.get("per_key", per) != per or model.get("of_key", of) != of:
