@@ -753,6 +753,22 @@ def test_perf_parsers():
                         {"type": "counter", "subtype": "task-clock", "amount": 234.07, "unit": "msec"}]
 
 
+def test_perf_inlined_frames_are_located_at_their_own_address_in_the_object_of_the_frame_out():
+    from perun_core.collect.perf import InlineAddresses
+
+    # the leaf's inlined frames share its address; a caller's inlined frame its return address (the call is a byte
+    # before); an inlined frame whose address no physical frame has (glibc's entry) is in no known object
+    text = (" 11  1000 cpu-clock:ppp: \n\t  1562e0 __strlen_avx2 (/lib/libc.so.6)\n\t  10fe inner (inlined)\n"
+            "\t  10fe outer (inlined)\n\t  10fe main (/bin/app)\n\t  27304 __libc_start_main_impl (inlined)\n"
+            "\t  11a0 _start (/bin/app)\n\n"
+            " 11  1000 cpu-clock:ppp: \n\t  2000 hot (inlined)\n\t  2000 main (/bin/app)\n\n")
+    inlined = InlineAddresses()
+    stacks = parse_perf_script(text, inlined)
+    assert sum(count for count, _ in stacks.values()) == 2
+    assert inlined.seen == {("/bin/app", 0x10fd, 0, "inner"): 1, ("/bin/app", 0x10fd, 1, "outer"): 1,
+                            ("/bin/app", 0x2000, 0, "hot"): 1}
+
+
 def test_perf_missing_or_forbidden_gives_one_line(programs, tmp_path, monkeypatch):
     fake = tmp_path / "bin"
     fake.mkdir()
