@@ -38,8 +38,8 @@ from .confirm import rerun_of_pair
 from .explain_collect import (CALL_LEVEL, BuildFailed, ExplainRound, no_native_collector, perf_allowed,
                               choose_collector, collect_interleaved, is_python, keep_profile, python_command,
                               stored_profile)
-from .explain_cost import (DEFAULT_BUDGET, PERF_PARAMS, Budget, BudgetKilled, Plan, expected, native_seconds, plan,
-                           reduction_note)
+from .explain_cost import (DEFAULT_BUDGET, PERF_PARAMS, Budget, BudgetKilled, Plan, duration_text, expected,
+                           native_seconds, plan, reduction_note)
 from .explain_compare import MIN_SAMPLES, MIN_SHARE, TOP, explain_profiles, sample_p_value
 from .explain_owned import repository_roots
 from .explain_result import ExplainedFunction, Explanation, ThroughFunction, relative_text
@@ -78,6 +78,16 @@ class ExplainCollecting:
     estimate: float | None = None
     left: float | None = None
     notes: tuple[str, ...] = ()
+
+    def cost(self, elapsed: float | None = None) -> str:
+        """``about 40 s expected, 200 s left of the explain budget`` (the estimate where known); with
+        ``elapsed`` ``about 40 s expected, 12 s elapsed``."""
+        parts = [f"about {duration_text(self.estimate)} expected"] if self.estimate is not None else []
+        if elapsed is not None:
+            parts.append(f"{elapsed:.0f} s elapsed")
+        elif self.left is not None:
+            parts.append(f"{self.left:.0f} s left of the explain budget")
+        return ", ".join(parts)
 
 
 @dataclass(frozen=True, slots=True)

@@ -37,7 +37,8 @@ from ..profile.resources import MISSING
 from ..runner.generators import SIZE_KEY
 
 __all__ = ["CALLGRIND_FACTOR", "DEFAULT_BUDGET", "PERF_ENOUGH", "PYTRACE_FACTOR", "Budget", "BudgetKilled", "BudgetSpent", "Plan",
-           "expected", "native_seconds", "plan", "reduction_note"]
+           "duration_text", "expected", "native_seconds", "plan",
+           "reduction_note"]
 
 #: Seconds of call-level collection one check may spend explaining (all jobs together).
 DEFAULT_BUDGET = 240.0
@@ -94,7 +95,7 @@ class BudgetKilled(PerunError):
     """A profiled run took all of its share of the explain budget and was killed."""
 
     def __init__(self, collector: str, seconds: float, budget: float) -> None:
-        super().__init__(f"{collector} was stopped after {_duration(seconds)} by the explain budget of {budget:g} s")
+        super().__init__(f"{collector} was stopped after {duration_text(seconds)} by the explain budget of {budget:g} s")
         self.collector = collector
         self.seconds = seconds
 
@@ -153,12 +154,13 @@ def _samples(seconds: tuple[float, float]) -> tuple[float, float]:
             max(seconds) * PERF_FREQUENCY * rounds)
 
 
-def _duration(seconds: float) -> str:
+def duration_text(seconds: float) -> str:
+    """``42 s``, ``4.2 s``: the seconds of a run or an estimate as explanations say them."""
     return f"{seconds:.0f} s" if seconds >= 10 else f"{seconds:.1f} s"
 
 
 def _about(seconds: float) -> str:
-    return f"about {_duration(seconds)}"
+    return f"about {duration_text(seconds)}"
 
 
 def plan(python: bool, wanted: str | None, seconds: tuple[float, float] | None, left: float,
