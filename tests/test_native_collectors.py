@@ -767,6 +767,14 @@ def test_perf_inlined_frames_are_located_at_their_own_address_in_the_object_of_t
     assert sum(count for count, _ in stacks.values()) == 2
     assert inlined.seen == {("/bin/app", 0x10fd, 0, "inner"): 1, ("/bin/app", 0x10fd, 1, "outer"): 1,
                             ("/bin/app", 0x2000, 0, "hot"): 1}
+    # addr2line names C++ functions with their parameters, templates with their return type; perf without
+    from perun_core.collect.perf import _same_function
+
+    assert _same_function("peg::Trie::match", "peg::Trie::match(char const*, unsigned long) const")
+    assert _same_function("std::vector<int>::_M_grow<int>", "void std::vector<int>::_M_grow<int>(int)")
+    assert _same_function("checksum", "checksum")
+    assert not _same_function("peg::Trie::match", "peg::Trie::matches(char const*)")
+    assert not _same_function("match", "peg::Trie::match(char const*)") and not _same_function("match", None)
 
 
 def test_perf_missing_or_forbidden_gives_one_line(programs, tmp_path, monkeypatch):

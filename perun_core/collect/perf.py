@@ -299,12 +299,20 @@ class InlineAddresses:
         for (obj, offset, position, function), samples in self.seen.items():
             chain = chains.get((obj, offset), [])
             found = chain[position] if position < len(chain) - 1 else None
-            if found is None or found[0] != function:  # perf and addr2line disagree: find it by its name
-                found = next((entry for entry in chain[:-1] if entry[0] == function), None)
+            if found is None or not _same_function(function, found[0]):  # they disagree: find it by its name
+                found = next((entry for entry in chain[:-1] if _same_function(function, entry[0])), None)
             if found is not None and found[1] and found[2] > 0:
                 where = (str(found[1]), int(found[2]))
                 votes.setdefault(function, {})[where] = votes.get(function, {}).get(where, 0) + samples
         return {function: max(counts, key=lambda where: (counts[where], where)) for function, counts in votes.items()}
+
+
+def _same_function(name: str, found: str | None) -> bool:
+    """Whether addr2line's ``found`` names perf's ``name``: addr2line adds a C++ function's parameters
+    (``peg::Trie::match(char const*, unsigned long) const``) and a template's return type."""
+    if not found:
+        return False
+    return found == name or found.startswith(name + "(") or f" {name}(" in found
 
 
 def add_inline_lines(rows: list[dict], inlined: InlineAddresses) -> None:
