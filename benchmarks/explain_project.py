@@ -89,7 +89,8 @@ def main() -> None:
         env = isolated_env(workdir / "home", workdir / "pycache")
         env["TMPDIR"] = str(workdir)
         root = workdir / "cpp-peglib"
-        subprocess.run(["git", "-c", "advice.detachedHead=false", "clone", "-q", "--no-local", str(options.peglib), str(root)], check=True, env=env)
+        subprocess.run(["git", "-c", "advice.detachedHead=false", "clone", "-q", "--no-local", str(options.peglib),
+                        str(root)], check=True, env=env)
         subprocess.run(["git", "checkout", "-q", "-B", "regression", REGRESSION], cwd=root, check=True, env=env)
         program = workdir / "months.cc"
         program.write_text(PROGRAM)

@@ -36,7 +36,8 @@ from ..errors import PerunError
 from ..profile.resources import MISSING
 from ..runner.generators import SIZE_KEY
 
-__all__ = ["CALLGRIND_FACTOR", "DEFAULT_BUDGET", "PERF_ENOUGH", "PYTRACE_FACTOR", "Budget", "BudgetKilled", "BudgetSpent", "Plan",
+__all__ = ["CALLGRIND_FACTOR", "DEFAULT_BUDGET", "PERF_ENOUGH", "PYTRACE_FACTOR", "Budget", "BudgetKilled", "BudgetSpent",
+           "Plan",
            "duration_text", "expected", "native_seconds", "plan",
            "reduction_note"]
 
@@ -95,7 +96,8 @@ class BudgetKilled(PerunError):
     """A profiled run took all of its share of the explain budget and was killed."""
 
     def __init__(self, collector: str, seconds: float, budget: float) -> None:
-        super().__init__(f"{collector} was stopped after {duration_text(seconds)} by the explain budget of {budget:g} s")
+        super().__init__(f"{collector} was stopped after {duration_text(seconds)} by the explain budget of "
+                         f"{budget:g} s")
         self.collector = collector
         self.seconds = seconds
 

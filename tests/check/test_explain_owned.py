@@ -174,7 +174,8 @@ def test_a_static_inline_function_at_o2_is_named_with_a_line_of_its_own_body(tmp
     assert record["explanation"]["collector"] == "perf"
     first = record["explained_by"][0]
     assert first["function"] == "checksum" and first["owned"] is True, record["explained_by"]
-    opening, closing = line_of(CHECKSUM_SLOW, "static inline unsigned long checksum"), line_of(CHECKSUM_SLOW, "return sum;")
+    opening = line_of(CHECKSUM_SLOW, "static inline unsigned long checksum")
+    closing = line_of(CHECKSUM_SLOW, "return sum;")
     assert first["file"] == "app.c" and opening <= first["line"] <= closing, first
     assert "strlen" in _through(first), first["through"]
     assert not any(entry["function"] == "main" and entry["share"] > 0.5 for entry in record["explained_by"])
