@@ -37,9 +37,7 @@ from ..profile.resources import MISSING
 from ..runner.generators import SIZE_KEY
 
 __all__ = ["CALLGRIND_FACTOR", "DEFAULT_BUDGET", "PERF_ENOUGH", "PYTRACE_FACTOR", "Budget", "BudgetKilled", "BudgetSpent",
-           "Plan",
-           "duration_text", "expected", "native_seconds", "plan",
-           "reduction_note"]
+           "Plan", "duration_text", "expected", "native_seconds", "plan", "reduction_note"]
 
 #: Seconds of call-level collection one check may spend explaining (all jobs together).
 DEFAULT_BUDGET = 240.0
