@@ -753,6 +753,30 @@ def test_perf_parsers():
                         {"type": "counter", "subtype": "task-clock", "amount": 234.07, "unit": "msec"}]
 
 
+def test_perf_inlined_frames_are_located_at_their_own_address_in_the_object_of_the_frame_out():
+    from perun_core.collect.perf import InlineAddresses
+
+    # the leaf's inlined frames share its address; a caller's inlined frame its return address (the call is a byte
+    # before); an inlined frame whose address no physical frame has (glibc's entry) is in no known object
+    text = (" 11  1000 cpu-clock:ppp: \n\t  1562e0 __strlen_avx2 (/lib/libc.so.6)\n\t  10fe inner (inlined)\n"
+            "\t  10fe outer (inlined)\n\t  10fe main (/bin/app)\n\t  27304 __libc_start_main_impl (inlined)\n"
+            "\t  11a0 _start (/bin/app)\n\n"
+            " 11  1000 cpu-clock:ppp: \n\t  2000 hot (inlined)\n\t  2000 main (/bin/app)\n\n")
+    inlined = InlineAddresses()
+    stacks = parse_perf_script(text, inlined)
+    assert sum(count for count, _ in stacks.values()) == 2
+    assert inlined.seen == {("/bin/app", 0x10fd, 0, "inner"): 1, ("/bin/app", 0x10fd, 1, "outer"): 1,
+                            ("/bin/app", 0x2000, 0, "hot"): 1}
+    # addr2line names C++ functions with their parameters, templates with their return type; perf without
+    from perun_core.collect.perf import _same_function
+
+    assert _same_function("peg::Trie::match", "peg::Trie::match(char const*, unsigned long) const")
+    assert _same_function("std::vector<int>::_M_grow<int>", "void std::vector<int>::_M_grow<int>(int)")
+    assert _same_function("checksum", "checksum")
+    assert not _same_function("peg::Trie::match", "peg::Trie::matches(char const*)")
+    assert not _same_function("match", "peg::Trie::match(char const*)") and not _same_function("match", None)
+
+
 def test_perf_missing_or_forbidden_gives_one_line(programs, tmp_path, monkeypatch):
     fake = tmp_path / "bin"
     fake.mkdir()

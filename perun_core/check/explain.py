@@ -38,7 +38,8 @@ from .confirm import rerun_of_pair
 from .explain_collect import (CALL_LEVEL, BuildFailed, ExplainRound, no_native_collector, perf_allowed,
                               choose_collector, collect_interleaved, is_python, keep_profile, python_command,
                               stored_profile)
-from .explain_cost import DEFAULT_BUDGET, Budget, Plan, native_seconds, plan, reduction_note
+from .explain_cost import (DEFAULT_BUDGET, PERF_PARAMS, Budget, BudgetKilled, Plan, duration_text, expected,
+                           native_seconds, plan, reduction_note)
 from .explain_compare import MIN_SAMPLES, MIN_SHARE, TOP, explain_profiles, sample_p_value
 from .explain_owned import repository_roots
 from .explain_result import ExplainedFunction, Explanation, ThroughFunction, relative_text
@@ -77,6 +78,16 @@ class ExplainCollecting:
     estimate: float | None = None
     left: float | None = None
     notes: tuple[str, ...] = ()
+
+    def cost(self, elapsed: float | None = None) -> str:
+        """``about 40 s expected, 200 s left of the explain budget`` (the estimate where known); with
+        ``elapsed`` ``about 40 s expected, 12 s elapsed``."""
+        parts = [f"about {duration_text(self.estimate)} expected"] if self.estimate is not None else []
+        if elapsed is not None:
+            parts.append(f"{elapsed:.0f} s elapsed")
+        elif self.left is not None:
+            parts.append(f"{self.left:.0f} s left of the explain budget")
+        return ", ".join(parts)
 
 
 @dataclass(frozen=True, slots=True)
@@ -169,7 +180,7 @@ def _over_budget(chosen: Plan, job: Job, smaller: Any, budget: Budget) -> tuple[
                 f"or allow perf sampling")
     job, old, new = reduced
     note = reduction_note(old, new, chosen.estimate, left)
-    return job, replace(chosen, estimate=None, notes=(*chosen.notes, note), over=False)
+    return job, replace(chosen, estimate=None, notes=(*chosen.notes, note), over=False, reduced=f"{old} to {new}")
 
 
 def _explain_job(repo: Any, base_minor: str, target_minor: str, job: Job, *, directory: Path | None,
@@ -178,7 +189,8 @@ def _explain_job(repo: Any, base_minor: str, target_minor: str, job: Job, *, dir
                  smaller: Any) -> Explanation:
     """Choose the collector, reuse or collect the call-level profiles of both commits and compare them.
 
-    It is long because each step has an error path that ends the explanation with its reason.
+    Callgrind killed by the budget gives way to perf sampling where the
+    kernel allows it (:func:`_instead`); a note says so.
     """
     try:
         argv = job.argv()
@@ -187,9 +199,58 @@ def _explain_job(repo: Any, base_minor: str, target_minor: str, job: Job, *, dir
     chosen = _plan(repo, target_minor, argv, wanted, seconds, budget)
     if isinstance(chosen, str):
         return Explanation(message=chosen)
-    name = chosen.collector
     sides = (base_minor, target_minor)
     kept = kept_profiles(repo, sides)
+    full = job
+    while True:
+        chosen, got = _profiles(repo, sides, full, chosen, kept, register=register, cancel=cancel, counter=counter,
+                                emit=emit, budget=budget, smaller=smaller)
+        if not isinstance(got, BudgetKilled):
+            break
+        instead = _instead(got, chosen, seconds, budget)
+        if isinstance(instead, str):
+            return Explanation(collector=chosen.collector, message=instead, notes=chosen.notes)
+        chosen = instead
+    if isinstance(got, Explanation):
+        return got
+    job, profiles, names, sources, written, reused, collected = got
+    rounds = max(int((p.header or {}).get("rounds", 1) or 1) for p in profiles)
+    return explain_profiles(chosen.collector, profiles[0], profiles[1], base_minor, target_minor, job.command_line,
+                            directory=directory, written=tuple(written), reused=reused, profiles=tuple(names),
+                            rounds=rounds, sources=tuple(sources), roots=repository_roots(repo),
+                            notes=chosen.notes if collected else ())
+
+
+#: The end of the note saying perf sampled what callgrind could not within the budget.
+_INSTEAD = "; sampled with perf instead"
+
+
+def _instead(stopped: BudgetKilled, chosen: Plan, seconds: tuple[Any, Any], budget: Budget) -> Plan | str:
+    """perf sampling of the whole workload in place of callgrind killed by the budget, or why nothing fits:
+    what stopped it and what had been reduced."""
+    perf = perf_allowed()[0]
+    if stopped.collector == "callgrind" and budget.left() > 0 and perf:
+        estimate = expected("perf", seconds[0]) if seconds[0] else None
+        notes = tuple(note for note in chosen.notes if not note.startswith("workload reduced "))
+        return Plan("perf", dict(PERF_PARAMS), estimate, (*notes, stopped.message + _INSTEAD))
+    tried = [note.removesuffix(_INSTEAD) for note in chosen.notes if note.endswith(_INSTEAD)]
+    what = f"with the workload reduced from {chosen.reduced}" if chosen.reduced else "on the whole workload"
+    return (f"{'; '.join([*tried, stopped.message])}, {what}: raise --explain-budget or explain a smaller workload"
+            + ("" if perf else ", or allow perf sampling"))
+
+
+def _profiles(repo: Any, sides: tuple[str, str], job: Job, chosen: Plan, kept: dict, *, register: bool,
+              cancel: threading.Event, counter: list[int], emit: Callable[[Any], None], budget: Budget,
+              smaller: Any) -> tuple[Plan, tuple | Explanation | BudgetKilled]:
+    """The two profiles of ``chosen``'s collector: stored ones, else collected (within the budget).
+
+    Returns the plan (with a smaller workload where callgrind's estimate
+    is over the budget) and ``(job, profiles, names, sources, written,
+    reused, collected)``, an Explanation saying why there are none, or the
+    BudgetKilled that stopped the collection.  It is long because each step has an error path
+    that ends the explanation with its reason.
+    """
+    name = chosen.collector
 
     def lookup(job: Job) -> tuple[Job, list[Any]]:
         call_job = replace(job, collector=unit_config("collector", name, chosen.params), postprocessors=())
@@ -200,11 +261,11 @@ def _explain_job(repo: Any, base_minor: str, target_minor: str, job: Job, *, dir
         if chosen.over and not all(stored):
             within = _over_budget(chosen, job, smaller, budget)
             if isinstance(within, str):
-                return Explanation(collector=name, message=within)
+                return chosen, Explanation(collector=name, message=within)
             job, chosen = within
             call_job, stored = lookup(job)
     except PerunError as exc:
-        return Explanation(collector=name, message=exc.message)
+        return chosen, Explanation(collector=name, message=exc.message)
     reused = tuple(f"{minor[:7]}: {found[1]}" for minor, found in zip(sides, stored) if found)
     profiles = [found[0] if found else None for found in stored]
     names = [found[2] if found else "" for found in stored]
@@ -215,14 +276,15 @@ def _explain_job(repo: Any, base_minor: str, target_minor: str, job: Job, *, dir
         emit(ExplainCollecting(job.command_line, name, tuple(minor[:7] for minor in missing), chosen.estimate,
                                max(budget.left(), 0.0), chosen.notes))
         try:
-            collected = collect_interleaved(repo, call_job, missing, name, cancel, emit,
-                                            budget=budget)
+            collected = collect_interleaved(repo, call_job, missing, name, cancel, emit, budget=budget)
+        except BudgetKilled as stopped:
+            return chosen, stopped
         except BuildFailed as exc:
-            return Explanation(collector=name, message=exc.message)
+            return chosen, Explanation(collector=name, message=exc.message)
         except Interrupted:
             raise
         except PerunError as exc:
-            return Explanation(collector=name, message=f"collecting with {name} failed: {exc.message}")
+            return chosen, Explanation(collector=name, message=f"collecting with {name} failed: {exc.message}")
         for minor, profile in zip(missing, collected):
             side = sides.index(minor)
             profiles[side] = profile
@@ -230,11 +292,7 @@ def _explain_job(repo: Any, base_minor: str, target_minor: str, job: Job, *, dir
             with contextlib.suppress(PerunError, OSError):
                 what, names[side], sources[side] = keep_profile(repo, profile, minor, register, counter[0])
                 written.append(what)
-    rounds = max(int((p.header or {}).get("rounds", 1) or 1) for p in profiles)
-    return explain_profiles(name, profiles[0], profiles[1], base_minor, target_minor, job.command_line,
-                            directory=directory, written=tuple(written), reused=reused, profiles=tuple(names),
-                            rounds=rounds, sources=tuple(sources), roots=repository_roots(repo),
-                            notes=chosen.notes if missing else ())
+    return chosen, (job, profiles, names, sources, written, reused, bool(missing))
 
 def _where(ref: Any) -> str:
     """Where a report's reference is, as :attr:`Explanation.sources` says it."""

@@ -29,7 +29,7 @@ from typing import TYPE_CHECKING, Any
 
 from ..collect.callgrind import HOW_TO_GET_VALGRIND
 from ..collect.perf import HOW_TO_ALLOW, perf_permission
-from ..errors import Interrupted, PerunError
+from ..errors import CollectionError, Interrupted, PerunError
 from ..profile.codec import load_profile_from_file
 from ..profile.model import Snapshot
 from ..profile.resources import ResourceTable
@@ -39,7 +39,7 @@ from ..runner.worktree import temporary_worktree
 from ..storage.lookup import sort_key_of
 from ..units import UnitContext
 from .confirm import _pre_run
-from .explain_cost import Budget
+from .explain_cost import Budget, BudgetKilled
 
 if TYPE_CHECKING:  # pragma: no cover
     from ..runner.jobs import Job
@@ -184,8 +184,9 @@ def collect_interleaved(repo: Any, job: Job, sides: Sequence[str], collector: st
     first), emitting an :class:`ExplainRound` before each run.  The rounds
     of a side are merged with :func:`merge_rounds`.  With a ``budget``,
     each run may take its share of the time left of it and is killed after
-    that.  Raises BuildFailed, Interrupted, PerunError (a collection that
-    failed, or the budget spent).
+    that.  Raises BuildFailed, Interrupted, BudgetKilled (a run killed at
+    its share of the budget), PerunError (a collection that failed, or the
+    budget spent).
     """
 
     count = rounds if rounds is not None else ROUNDS.get(collector, 1)
@@ -208,7 +209,13 @@ def collect_interleaved(repo: Any, job: Job, sides: Sequence[str], collector: st
                     runs[side].append(collect_job(job, ctx, minor, postprocess=False))
                     continue
                 with budget.run((count - number + 1) * len(sides) - side) as share:
-                    runs[side].append(collect_job(_within(job, share), ctx, minor, postprocess=False))
+                    began = time.monotonic()
+                    try:
+                        runs[side].append(collect_job(_within(job, share), ctx, minor, postprocess=False))
+                    except CollectionError:
+                        if time.monotonic() - began >= share:  # killed at its share: the budget stopped it
+                            raise BudgetKilled(collector, share, budget.seconds) from None
+                        raise
     return [merge_rounds(profiles, MERGE.get(collector, "sum")) for profiles in runs]
 
 

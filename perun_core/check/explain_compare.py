@@ -80,11 +80,9 @@ def _enclosing(anonymous: ExplainedFunction, named: list[ExplainedFunction]) -> 
 
 
 def _functions(comparison: Any, top: int) -> tuple[ExplainedFunction, ...]:
-    """The functions carrying the change, largest share first.
+    """The functions carrying the change, largest share first (profiles whose ownership is not known).
 
-    The code blocks Python runs as functions of their own (comprehensions,
-    generator expressions, lambdas) count towards the function they are
-    written in: a list scan in ``lookup`` is ``lookup``'s change.
+    A list scan in a comprehension of ``lookup`` is ``lookup``'s change (:func:`_ranked`).
     """
     every = []
     for change in comparison.functions or ():
@@ -97,10 +95,22 @@ def _functions(comparison: Any, top: int) -> tuple[ExplainedFunction, ...]:
             file = in_repository(change.object)
         every.append(ExplainedFunction(name, file, line, change.baseline_exclusive, change.target_exclusive,
                                        change.contribution, change.status))
-    named = [f for f in every if f.name_is_code() and f.line is not None]
+    return _ranked(every, comparison.function_unit, top)
+
+
+def _ranked(entries: list[ExplainedFunction], unit: str, top: int) -> tuple[ExplainedFunction, ...]:
+    """The ``top`` entries carrying most of the change, the user's functions first (where ownership is known).
+
+    The code blocks Python runs as functions of their own (comprehensions,
+    generator expressions, lambdas) count towards the function they are
+    written in, unless they are foreign code; perf sample counts get a
+    p-value; after the first, entries carrying less than :data:`MIN_SHARE`
+    of the change are left out.
+    """
+    named = [f for f in entries if f.name_is_code() and f.line is not None]
     merged: dict[int, ExplainedFunction] = {}
-    for function in every:
-        owner = _enclosing(function, named) if function.is_block() else None
+    for function in entries:
+        owner = _enclosing(function, named) if function.is_block() and function.owned is not False else None
         into = owner if owner is not None else function
         # a function's own row is the starting point, whether it or one of its blocks comes first
         merged.setdefault(id(into), into)
@@ -108,8 +118,9 @@ def _functions(comparison: Any, top: int) -> tuple[ExplainedFunction, ...]:
             was = merged[id(into)]
             merged[id(into)] = replace(was, baseline=was.baseline + function.baseline,
                                        target=was.target + function.target, share=was.share + function.share)
-    ranked = sorted((f for f in merged.values() if f.change != 0 and f.share > 0), key=lambda f: -f.share)[:top]
-    if comparison.function_unit == "samples":
+    ranked = sorted((f for f in merged.values() if f.change != 0 and f.share > 0),
+                    key=lambda f: (f.owned is False, -f.share))[:top]
+    if unit == "samples":
         ranked = [replace(f, p_value=sample_p_value(f.baseline, f.target)) for f in ranked]
     # functions that moved less than 1 % of the change are noise next to the ones that did
     return tuple(f for n, f in enumerate(ranked) if n == 0 or f.share >= MIN_SHARE)
@@ -134,21 +145,7 @@ def _charged_functions(comparison: Any, sides: tuple[Attribution, Attribution], 
                               tuple(t for t in through[:_THROUGH] if t.change)))
     for name in dict.fromkeys([*base.unowned, *target.unowned]):
         entries.append(_entry(name, base.unowned.get(name), target.unowned.get(name), total_change, False, ()))
-    named = [f for f in entries if f.name_is_code() and f.line is not None]
-    merged: dict[int, ExplainedFunction] = {}
-    for function in entries:
-        owner = _enclosing(function, named) if function.is_block() and function.owned else None
-        into = owner if owner is not None else function
-        merged.setdefault(id(into), into)
-        if owner is not None:
-            was = merged[id(into)]
-            merged[id(into)] = replace(was, baseline=was.baseline + function.baseline,
-                                       target=was.target + function.target, share=was.share + function.share)
-    ranked = sorted((f for f in merged.values() if f.change != 0 and f.share > 0),
-                    key=lambda f: (not f.owned, -f.share))[:top]
-    if comparison.function_unit == "samples":
-        ranked = [replace(f, p_value=sample_p_value(f.baseline, f.target)) for f in ranked]
-    return tuple(f for n, f in enumerate(ranked) if n == 0 or f.share >= MIN_SHARE)
+    return _ranked(entries, comparison.function_unit, top)
 
 
 def _entry(uid: str, baseline: float | None, target: float | None, total_change: float, owned: bool,

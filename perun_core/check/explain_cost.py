@@ -36,8 +36,8 @@ from ..errors import PerunError
 from ..profile.resources import MISSING
 from ..runner.generators import SIZE_KEY
 
-__all__ = ["CALLGRIND_FACTOR", "DEFAULT_BUDGET", "PERF_ENOUGH", "PYTRACE_FACTOR", "Budget", "BudgetSpent", "Plan",
-           "expected", "native_seconds", "plan", "reduction_note"]
+__all__ = ["CALLGRIND_FACTOR", "DEFAULT_BUDGET", "PERF_ENOUGH", "PYTRACE_FACTOR", "Budget", "BudgetKilled", "BudgetSpent",
+           "Plan", "duration_text", "expected", "native_seconds", "plan", "reduction_note"]
 
 #: Seconds of call-level collection one check may spend explaining (all jobs together).
 DEFAULT_BUDGET = 240.0
@@ -90,6 +90,16 @@ class BudgetSpent(PerunError):
         super().__init__(f"the explain budget of {seconds:g} s is spent (--explain-budget)")
 
 
+class BudgetKilled(PerunError):
+    """A profiled run took all of its share of the explain budget and was killed."""
+
+    def __init__(self, collector: str, seconds: float, budget: float) -> None:
+        super().__init__(f"{collector} was stopped after {duration_text(seconds)} by the explain budget of "
+                         f"{budget:g} s")
+        self.collector = collector
+        self.seconds = seconds
+
+
 @dataclass(frozen=True)
 class Plan:
     """The collector for one job and what it is expected to cost (None: unknown run time)."""
@@ -101,6 +111,8 @@ class Plan:
     notes: tuple[str, ...] = ()
     #: callgrind is expected to take longer than the budget left: reduce the workload or give up
     over: bool = False
+    #: ``OLD to NEW``: the generated workload NEW replaced the job's OLD ("" when none did)
+    reduced: str = ""
 
 
 def native_seconds(profile: Any, subtype: str = "real") -> float | None:
@@ -142,8 +154,13 @@ def _samples(seconds: tuple[float, float]) -> tuple[float, float]:
             max(seconds) * PERF_FREQUENCY * rounds)
 
 
+def duration_text(seconds: float) -> str:
+    """``42 s``, ``4.2 s``: the seconds of a run or an estimate as explanations say them."""
+    return f"{seconds:.0f} s" if seconds >= 10 else f"{seconds:.1f} s"
+
+
 def _about(seconds: float) -> str:
-    return f"about {seconds:.0f} s" if seconds >= 10 else f"about {seconds:.1f} s"
+    return f"about {duration_text(seconds)}"
 
 
 def plan(python: bool, wanted: str | None, seconds: tuple[float, float] | None, left: float,

@@ -151,11 +151,9 @@ def _collection_printer(verbose: int) -> Callable[[Any], None]:
             click.echo(f"Explaining: call-level profiles for {event.jobs} job{'s' if event.jobs != 1 else ''} "
                        f"of {event.pairs} pair{'s' if event.pairs != 1 else ''} of commits", err=True)
         elif name == "ExplainCollecting":
-            cost = (f" (about {event.estimate:.{0 if event.estimate >= 10 else 1}f} s expected, {event.left:.0f} s "
-                    "left of the explain budget)"
-                    if event.estimate is not None and event.left is not None else "")
-            click.echo(escape_controls(f"  {event.collector}: {event.command} at {', '.join(event.commits)}{cost}"),
-                       err=True)
+            cost = event.cost()
+            click.echo(escape_controls(f"  {event.collector}: {event.command} at {', '.join(event.commits)}"
+                                       + (f" ({cost})" if cost else "")), err=True)
             for note in event.notes:
                 click.echo(escape_controls(f"    {note}"), err=True)
         elif name == "ExplainRound":

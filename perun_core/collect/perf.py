@@ -18,7 +18,9 @@ run; ``both`` (the default) runs the program once for each.  Resources::
 * ``function``: one per function, ``amount`` the samples whose stack
   contains it (inclusive) and ``exclusive`` those taken in the function
   itself; ``source`` and ``line`` of its definition where the object has
-  debug information (``-g``) and binutils' nm and addr2line are installed;
+  debug information (``-g``) and binutils' nm and addr2line are installed
+  (a function perf reports inlined, object ``inlined``, has no definition
+  of its own in the object: the line of its body sampled most often);
 * ``counter``: one per ``perf stat`` event that this machine can count
   (``unit`` when perf gives one, like ``msec`` for task-clock).  Events
   perf reports as not supported (hardware counters inside most virtual
@@ -49,16 +51,17 @@ import tempfile
 from pathlib import Path
 from typing import Any
 
-from ..errors import CollectionError, ToolNotPermitted
+from ..errors import CollectionError, ExternalToolError, ToolNotPermitted
 from ..profile.model import Profile, Snapshot
 from ..profile.resources import ResourceTable
 from ..units import PhaseResult, UnitContext
 from ..params import Param
 from ..units.requirements import Requirement, tool_requirement
 from .native_run import COMMON_PARAMS, check_command, check_outcome, run_program
-from .symbols import add_function_lines
+from .symbols import add_function_lines, addr2line, file_offset_to_vaddr
 
-__all__ = ["DEFAULT_EVENTS", "HOW_TO_GET_PERF", "PerfCollector", "base_event", "parse_perf_script",
+__all__ = ["DEFAULT_EVENTS", "HOW_TO_GET_PERF", "InlineAddresses", "PerfCollector", "add_inline_lines", "base_event",
+           "parse_perf_script",
            "parse_perf_stat", "perf_command", "perf_permission", "signal_reported", "stack_resources"]
 
 DEFAULT_EVENTS = ("cycles", "instructions", "cache-misses", "branch-misses", "page-faults", "context-switches")
@@ -183,24 +186,29 @@ def parse_perf_stat(text: str) -> tuple[list[dict], list[str]]:
     return counters, unsupported
 
 
-def parse_perf_script(text: str) -> dict[tuple[tuple[str, str], ...], list[int]]:
+def parse_perf_script(text: str, inlined: InlineAddresses | None = None
+                      ) -> dict[tuple[tuple[str, str], ...], list[int]]:
     """Samples of ``perf script -F tid,period,event,ip,sym,dso`` output.
 
     Returns ``{stack: [samples, period sum]}`` where a stack is a tuple of
-    ``(function, object)`` frames, innermost first.
+    ``(function, object)`` frames, innermost first.  With ``inlined``, the
+    addresses of the frames perf reports inlined are added to it (see
+    :class:`InlineAddresses`).
     """
     stacks: dict[tuple[tuple[str, str], ...], list[int]] = {}
-    frames: list[tuple[str, str]] = []
+    frames: list[tuple[str, str, str]] = []
     period = 0
     started = False
 
     def flush() -> None:
         nonlocal frames, started
         if started and frames:
-            key = tuple(frames)
+            key = tuple((function, obj) for function, obj, _ in frames)
             entry = stacks.setdefault(key, [0, 0])
             entry[0] += 1
             entry[1] += period
+            if inlined is not None:
+                inlined.add(frames)
         frames = []
         started = False
 
@@ -225,13 +233,99 @@ def parse_perf_script(text: str) -> dict[tuple[tuple[str, str], ...], list[int]]
     return stacks
 
 
-def _frame(text: str) -> tuple[str, str]:
+def _frame(text: str) -> tuple[str, str, str]:
+    """``(function, object, address)`` of one frame line of perf script."""
     body = text.strip()
-    _, _, body = body.partition(" ")  # the instruction address
+    address, _, body = body.partition(" ")
     symbol, sep, obj = body.rpartition(" (")
     if not sep:
-        return body.strip() or "[unknown]", ""
-    return symbol.strip() or "[unknown]", obj.rstrip(")")
+        return body.strip() or "[unknown]", "", address
+    return symbol.strip() or "[unknown]", obj.rstrip(")"), address
+
+
+class InlineAddresses:
+    """Where the frames perf reports inlined were sampled, to give each inlined function a source line.
+
+    perf names a function inlined into another (``checksum (inlined)``) but
+    no object or line for it: its code lies in the object of the next frame
+    out that has the same address.  perf prints addresses as offsets into
+    the object's file; a caller's address is where its call returns to, so
+    the call itself is the byte before.  ``addr2line -i`` turns such an
+    address into the chain of functions inlined there, innermost first,
+    with the line each was at; the inlined frames of perf's stack are that
+    chain's first entries.
+    """
+
+    def __init__(self) -> None:
+        #: (object, file offset, position in the chain, function) -> samples
+        self.seen: dict[tuple[str, int, int, str], int] = {}
+
+    def add(self, frames: list[tuple[str, str, str]]) -> None:
+        """One sample's stack of ``(function, object, address)``, innermost first."""
+        for index, (_, obj, address) in enumerate(frames):
+            if obj == "inlined" or not obj.startswith("/"):
+                continue
+            start = index
+            while start > 0 and frames[start - 1][1] == "inlined" and frames[start - 1][2] == address:
+                start -= 1
+            try:
+                offset = int(address, 16) - (1 if start else 0)
+            except ValueError:
+                continue
+            for position in range(start, index):
+                key = (obj, offset, position - start, frames[position][0])
+                self.seen[key] = self.seen.get(key, 0) + 1
+
+    def lines(self) -> dict[str, tuple[str, int]]:
+        """function -> (source file, line) of the inlined functions: the line of its body sampled most often.
+
+        A function inlined everywhere has no code, and so no first line, of
+        its own.  Objects without debug information and a missing addr2line
+        give nothing.
+        """
+        by_object: dict[str, set[int]] = {}
+        for obj, offset, _, _ in self.seen:
+            by_object.setdefault(obj, set()).add(offset)
+        chains: dict[tuple[str, int], list] = {}
+        for obj, offsets in by_object.items():
+            vaddrs = {offset: file_offset_to_vaddr(obj, offset) for offset in offsets}
+            try:
+                answers = addr2line(obj, sorted(set(vaddrs.values())), inlines=True)
+            except ExternalToolError:
+                return {}
+            for offset, vaddr in vaddrs.items():
+                chains[(obj, offset)] = answers.get(vaddr, [])
+        votes: dict[str, dict[tuple[str, int], int]] = {}
+        for (obj, offset, position, function), samples in self.seen.items():
+            chain = chains.get((obj, offset), [])
+            found = chain[position] if position < len(chain) - 1 else None
+            if found is None or not _same_function(function, found[0]):  # they disagree: find it by its name
+                found = next((entry for entry in chain[:-1] if _same_function(function, entry[0])), None)
+            if found is not None and found[1] and found[2] > 0:
+                where = (str(found[1]), int(found[2]))
+                votes.setdefault(function, {})[where] = votes.get(function, {}).get(where, 0) + samples
+        return {function: max(counts, key=lambda where: (counts[where], where)) for function, counts in votes.items()}
+
+
+def _same_function(name: str, found: str | None) -> bool:
+    """Whether addr2line's ``found`` names perf's ``name``: addr2line adds a C++ function's parameters
+    (``peg::Trie::match(char const*, unsigned long) const``) and a template's return type."""
+    if not found:
+        return False
+    return found == name or found.startswith(name + "(") or f" {name}(" in found
+
+
+def add_inline_lines(rows: list[dict], inlined: InlineAddresses) -> None:
+    """Give the ``function`` rows of inlined frames (object ``inlined``) a ``source`` and ``line``
+    (:meth:`InlineAddresses.lines`)."""
+    if not inlined.seen:
+        return
+    found = inlined.lines()
+    for row in rows:
+        where = found.get(str(row.get("uid"))) if row.get("subtype") == "function" and row.get("object") == "inlined" \
+            else None
+        if where is not None:
+            row["source"], row["line"] = where
 
 
 def stack_resources(stacks: dict[tuple[tuple[str, str], ...], list[int]]) -> list[dict]:
@@ -315,9 +409,11 @@ class PerfCollector:
         status = 0
         with tempfile.TemporaryDirectory(prefix="perun-perf-", ignore_cleanup_errors=True) as work:
             if kwargs["mode"] in ("record", "both"):
-                stacks, status, event = self._record(ctx, kwargs, Path(work))
+                inlined = InlineAddresses()
+                stacks, status, event = self._record(ctx, kwargs, Path(work), inlined)
                 sampled = stack_resources(stacks)
                 add_function_lines(sampled)  # where the program was built with -g; else the bare names
+                add_inline_lines(sampled, inlined)
                 rows += sampled
                 header["event"] = event
             if kwargs["mode"] in ("stat", "both"):
@@ -341,7 +437,8 @@ class PerfCollector:
             raise CollectionError(ctx.label, f"perf for the running kernel ({os.uname().release}) is not installed; "
                                   f"{HOW_TO_GET_PERF}")
 
-    def _record(self, ctx: UnitContext, kwargs: dict[str, Any], work: Path) -> tuple[dict, int, str]:
+    def _record(self, ctx: UnitContext, kwargs: dict[str, Any], work: Path,
+                inlined: InlineAddresses) -> tuple[dict, int, str]:
         data = work / "perf.data"
         command = perf_command(work, "record", "-q", "--no-buildid-cache", "-F", str(kwargs["frequency"]),
                                "--call-graph", kwargs["call_graph"], "-o", str(data), "--", *kwargs["argv"])
@@ -355,7 +452,7 @@ class PerfCollector:
                                         errors="replace", timeout=600, check=False)
             except (OSError, subprocess.SubprocessError) as exc:
                 raise CollectionError(ctx.label, f"perf script failed: {exc}") from None
-        stacks = parse_perf_script(script.stdout) if script is not None else {}
+        stacks = parse_perf_script(script.stdout, inlined) if script is not None else {}
         if not stacks:
             self._refused(ctx, outcome)
         if script is None:

@@ -3,7 +3,8 @@
 A finding that a check explained before (its explanation is stored with
 the check) is shown at once; otherwise call-level profiles are collected
 in a worker through ``perun_core.api.explain``, with its progress shown
-while it runs.  Below the ranked functions comes the difference flame
+while it runs: the collector, its expected run time and the seconds
+elapsed, the notes on how it was chosen, the round.  Below the ranked functions comes the difference flame
 graph of the two call-level profiles (the diff screen's renderer, where
 both profiles carry call stacks).  ``enter`` on a function shows its source
 as it was at the explained (target) commit, read from git, at its line: in
@@ -18,6 +19,7 @@ import os
 import shutil
 import subprocess
 import threading
+import time
 from pathlib import Path
 from typing import Any
 
@@ -28,6 +30,7 @@ from textual.app import ComposeResult, SuspendNotSupported
 from textual.binding import Binding
 from textual.containers import Vertical, VerticalScroll
 from textual.screen import ModalScreen
+from textual.timer import Timer
 from textual.widgets import OptionList, Static
 from textual.widgets.option_list import Option
 from textual.worker import Worker
@@ -81,6 +84,10 @@ class ExplainScreen(ModalScreen[None]):
         self.lines: list[str] = []
         #: the explanation shown (None until it is known)
         self.explanation: Any = None
+        #: the collection under way: its ExplainCollecting event, when it started (``clock``) and its line's index
+        self.collecting: tuple[Any, float, int] | None = None
+        self.clock = time.monotonic
+        self.ticker: Timer | None = None
 
     def compose(self) -> ComposeResult:
         with Vertical(id="explain-dialog", classes="dialog"):
@@ -101,6 +108,11 @@ class ExplainScreen(ModalScreen[None]):
         if name == "ExplainCollecting":
             self.lines.append(f"collecting {event.collector} profiles of {event.command} at "
                               f"{', '.join(event.commits)}…")
+            self.collecting = (event, self.clock(), len(self.lines))
+            self.lines.append(self._cost_line())
+            self.lines.extend(f"  {note}" for note in event.notes)
+            if self.ticker is None:
+                self.ticker = self.set_interval(1.0, self._tick)
         elif name == "ExplainRound":
             line = f"  round {event.round} of {event.rounds}: {event.commit}"
             if self.lines and self.lines[-1].startswith("  round "):
@@ -109,6 +121,19 @@ class ExplainScreen(ModalScreen[None]):
                 self.lines.append(line)
         else:
             return
+        self.query_one("#explain-text", Static).update("\n".join(self.lines))
+
+    def _cost_line(self) -> str:
+        """``  callgrind, about 40 s expected, 12 s elapsed`` of the collection under way."""
+        assert self.collecting is not None
+        event, started, _ = self.collecting
+        return f"  {event.collector}, {event.cost(self.clock() - started)}"
+
+    def _tick(self) -> None:
+        """Count the seconds of the collection under way (the line below the one that says what runs)."""
+        if self.collecting is None or self.explanation is not None:
+            return
+        self.lines[self.collecting[2]] = self._cost_line()
         self.query_one("#explain-text", Static).update("\n".join(self.lines))
 
     @work(thread=True, exclusive=True, exit_on_error=False, group="explain", description="explaining a finding")
@@ -138,6 +163,9 @@ class ExplainScreen(ModalScreen[None]):
 
     def _show(self, explanation: Any, flame: str | None) -> None:
         self.explanation = explanation
+        if self.ticker is not None:
+            self.ticker.stop()
+            self.ticker = None
         if explanation is None:
             self.query_one("#explain-text", Static).update(
                 Text("only certain time degradations and optimizations can be explained"))

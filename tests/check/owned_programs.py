@@ -177,6 +177,33 @@ DICTIONARY_SLOW = DICTIONARY_CC.replace("BODY", """        for (const auto &word
         }
         return 0;""")
 
+# -- C at -O2, no recursion: `checksum` is static inline, so it has no code of its own: its slow version asks strlen
+# for the rest of the text at every character
+CHECKSUM_C = r"""#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+static inline unsigned long checksum(const char *text, size_t n) {
+    unsigned long sum = 0;
+    for (size_t i = 0; i < n; i++)
+BODY
+    return sum;
+}
+
+int main(int argc, char **argv) {
+    size_t n = argc > 1 ? strtoul(argv[1], 0, 10) : 1000;
+    char *text = malloc(n + 1);
+    for (size_t i = 0; i < n; i++) text[i] = (char)('a' + i % 26);
+    text[n] = 0;
+    printf("%lu\n", checksum(text, n));
+    free(text);
+    return 0;
+}
+"""
+CHECKSUM_FAST = CHECKSUM_C.replace("BODY", "        sum = sum * 31 + (unsigned char)text[i];")
+CHECKSUM_SLOW = CHECKSUM_C.replace("BODY", "        sum = sum * 31 + (unsigned char)text[i] + strlen(text + i) % 7;")
+MAKE_C_O2 = "app: app.c\n\tcc -O2 -g -o app app.c\n"
+
 MAKE_C = "app: app.c\n\tcc -O1 -g -fno-omit-frame-pointer -o app app.c\n"
 MAKE_CC = "app: app.cc\n\tg++ -O1 -g -fno-omit-frame-pointer -o app app.cc\n"
 

@@ -89,3 +89,73 @@ def test_callgrind_over_the_budget_runs_a_smaller_generated_workload_and_says_so
     assert record["explained_by"][0]["function"] == "starts_word", record["explained_by"]
     tree = run_cli("check", "head", cwd=root, env={"NO_COLOR": "1"})
     assert "workload reduced from 3200 to " in tree.stdout, tree.stdout
+
+
+def _perf_refused():
+    import shutil
+
+    if not shutil.which("perf"):
+        return None
+    from perun_core.collect.perf import perf_permission
+
+    allowed, detail, _ = perf_permission()
+    return None if allowed else detail
+
+
+# a program far slower under callgrind than its plain runs predict: it waits when valgrind preloads its core
+UNDER_VALGRIND = ("int main(int argc, char **argv) {\n"
+                  "    const char *preload = getenv(\"LD_PRELOAD\");\n"
+                  "    if (preload && strstr(preload, \"vgpreload\")) sleep(600);\n")
+
+
+@needs_cc
+@callgrind
+@pytest.mark.tools("perf")
+@pytest.mark.skipif(_perf_refused() is not None, reason=f"machine cannot: sampling with perf: {_perf_refused()}")
+def test_callgrind_killed_by_the_budget_gives_way_to_perf_sampling_and_says_so(tmp_path, run_env):
+    root = tmp_path / "words"
+    files = {"Makefile": MAKE_C, ".gitignore": "app\n"}
+    fast, slow = ("#include <unistd.h>\n" + source.replace("int main(int argc, char **argv) {\n", UNDER_VALGRIND)
+                  for source in (WORDS_FAST, WORDS_SLOW))
+    make_repo(root, [{"files": {**files, "app.c": fast}, "message": "v1"},
+                     {"files": {**files, "app.c": slow}, "message": "v2: copies the rest"}])
+    _configure(root, "./app", "600 3000", pre_run=["make"])
+    # callgrind's estimate (from the plain runs) fits in 40 s, its first run is killed at its share, 20 s
+    result = run_cli("check", "--compute-missing", "head", "--explain-with", "callgrind", "--explain-budget", "40",
+                     "--format", "json", cwd=root)
+    assert result.returncode == 3, result.stdout + result.stderr
+    record = next(r for r in json.loads(result.stdout) if r["result"] == "Degradation")
+    explanation = record["explanation"]
+    assert not explanation["message"], explanation
+    assert explanation["collector"] == "perf", explanation
+    said = [note for note in explanation["notes"] if note.startswith("callgrind was stopped after ")]
+    assert said and said[0].endswith("by the explain budget of 40 s; sampled with perf instead"), explanation
+    assert said[0] in result.stderr, result.stderr  # one line, said when perf starts
+    assert record["explained_by"][0]["function"] == "starts_word", record["explained_by"]
+    tree = run_cli("check", "head", cwd=root, env={"NO_COLOR": "1"})
+    assert said[0] in tree.stdout, tree.stdout
+
+
+def test_what_stopped_the_collection_and_what_was_reduced_is_said_when_nothing_fits(monkeypatch):
+    from perun_core.check import explain
+    from perun_core.check.explain_cost import Budget, BudgetKilled, Plan
+
+    budget = Budget(10.0)
+    budget.spent = 4.0
+    stopped = BudgetKilled("callgrind", 3.0, 10.0)
+    reduced = Plan("callgrind", {}, None, ("workload reduced from 3200 to 1200: ...",), reduced="3200 to 1200")
+    monkeypatch.setattr(explain, "perf_allowed", lambda: (False, "perf_event_paranoid = 3"))
+    assert explain._instead(stopped, reduced, ((0.1, 0.2), None), budget) == (
+        "callgrind was stopped after 3.0 s by the explain budget of 10 s, with the workload reduced from 3200 to "
+        "1200: raise --explain-budget or explain a smaller workload, or allow perf sampling")
+    # perf where it may sample: the whole workload, the reduction forgotten, one note saying why
+    monkeypatch.setattr(explain, "perf_allowed", lambda: (True, ""))
+    instead = explain._instead(stopped, reduced, ((0.1, 0.2), None), budget)
+    assert instead.collector == "perf" and instead.params["call_graph"] == "dwarf" and not instead.reduced
+    assert instead.notes == ("callgrind was stopped after 3.0 s by the explain budget of 10 s; sampled with perf "
+                             "instead",)
+    # perf stopped too: both are said
+    message = explain._instead(BudgetKilled("perf", 1.0, 10.0), instead, ((0.1, 0.2), None), budget)
+    assert message == ("callgrind was stopped after 3.0 s by the explain budget of 10 s; perf was stopped after "
+                       "1.0 s by the explain budget of 10 s, on the whole workload: raise --explain-budget or explain "
+                       "a smaller workload")

@@ -13,8 +13,9 @@ import json
 import pytest
 from conftest import run_cli
 from gitrepo import make_repo
-from check.owned_programs import (DICTIONARY_FAST, DICTIONARY_SLOW, HASHES_FAST, HASHES_SLOW, MAKE_C, MAKE_CC, NESTED_FAST,
-                            NESTED_SLOW, SORT_FAST, SORT_SLOW, WORDS_FAST, WORDS_SLOW)
+from check.owned_programs import (CHECKSUM_FAST, CHECKSUM_SLOW, DICTIONARY_FAST, DICTIONARY_SLOW, HASHES_FAST,
+                                  HASHES_SLOW, MAKE_C, MAKE_C_O2, MAKE_CC, NESTED_FAST, NESTED_SLOW, SORT_FAST,
+                                  SORT_SLOW, WORDS_FAST, WORDS_SLOW)
 from runhelpers import leftover_worktrees, line_of, needs_cc, run_env  # noqa: F401
 
 from check.test_explain import _configure
@@ -161,3 +162,23 @@ def test_perf_stacks_charge_memcpy_to_the_function_that_calls_it(tmp_path, run_e
     below = _through(first)
     assert "memcpy" in below or "memmove" in below, first["through"]
     _within_totals(record)
+
+
+@needs_cc
+@pytest.mark.tools("perf", "addr2line")
+@pytest.mark.skipif(_perf_refused() is not None, reason=f"machine cannot: sampling with perf: {_perf_refused()}")
+def test_a_static_inline_function_at_o2_is_named_with_a_line_of_its_own_body(tmp_path, run_env):
+    # at -O2 `checksum` is inlined into main and has no symbol: perf's inlined frame and addr2line -i name it
+    root, record, _ = _explain(tmp_path, "checksum", "app.c", CHECKSUM_FAST, CHECKSUM_SLOW, MAKE_C_O2, "150000",
+                               "--explain-with", "perf")
+    assert record["explanation"]["collector"] == "perf"
+    first = record["explained_by"][0]
+    assert first["function"] == "checksum" and first["owned"] is True, record["explained_by"]
+    opening = line_of(CHECKSUM_SLOW, "static inline unsigned long checksum")
+    closing = line_of(CHECKSUM_SLOW, "return sum;")
+    assert first["file"] == "app.c" and opening <= first["line"] <= closing, first
+    assert "strlen" in _through(first), first["through"]
+    assert not any(entry["function"] == "main" and entry["share"] > 0.5 for entry in record["explained_by"])
+    _within_totals(record)
+    tree = run_cli("check", "head", cwd=root, env={"NO_COLOR": "1"})
+    assert f"1. checksum (app.c:{first['line']})" in tree.stdout, tree.stdout

@@ -24,31 +24,24 @@ def _text(screen: ExplainScreen) -> str:
                       *(str(functions.get_option_at_index(i).prompt) for i in range(functions.option_count))])
 
 
-async def test_x_on_a_degradation_names_the_function_responsible(tmp_path):
-    root = tmp_path / "pyproject"
-    make_repo(root, [{"files": {"prog.py": PY_PROGRAM}, "message": "v1: dict lookup"},
-                     {"files": {"prog.py": PY_SLOW}, "message": "v2: list scan"}])
+def _python_project(root):
+    """The Python program whose lookup became a list scan, at two commits, checked (time profiles collected)."""
+    shas = make_repo(root, [{"files": {"prog.py": PY_PROGRAM}, "message": "v1: dict lookup"},
+                            {"files": {"prog.py": PY_SLOW}, "message": "v2: list scan"}])
     api.init(root)
     for key, value in {"cmds": ["python3 prog.py"], "workloads": ["3000"],
                        "collectors": [{"name": "time", "params": {"warmup": 1, "repeat": 5}}]}.items():
         api.config_set(key, value, scope="local", cwd=root)
     api.check_head(compute_missing=True, cwd=root)
+    return shas
+
+
+async def test_x_on_a_degradation_names_the_function_responsible(tmp_path):
+    root = tmp_path / "pyproject"
+    _python_project(root)
     app = PerunApp(root)
     async with app.run_test(size=(120, 34)) as pilot:
-        await settle(pilot)
-        await pilot.press("c")
-        screen = app.screen
-        assert isinstance(screen, CheckScreen)
-        await wait_until(pilot, lambda: screen.query_one("#check-findings", DataTable).row_count > 0, timeout=30)
-        table = screen.query_one("#check-findings", DataTable)
-        row = next(r for r in range(table.row_count)
-                   if screen.rows[int(table.coordinate_to_cell_key((r, 0)).row_key.value)][2].result.value
-                   == "Degradation")
-        table.move_cursor(row=row)
-        await pilot.press("x")
-        await settle(pilot)
-        modal = app.screen
-        assert isinstance(modal, ExplainScreen)
+        screen, modal = await _open_explanation(app, pilot)
         await wait_until(pilot, lambda: "explained by" in _text(modal), timeout=60)
         assert "1. lookup (prog.py:7)" in _text(modal)
         await pilot.press("escape")
@@ -106,13 +99,7 @@ async def test_enter_opens_the_function_and_a_stored_explanation_needs_no_collec
     import contextlib
 
     root = tmp_path / "pyproject"
-    shas = make_repo(root, [{"files": {"prog.py": PY_PROGRAM}, "message": "v1: dict lookup"},
-                     {"files": {"prog.py": PY_SLOW}, "message": "v2: list scan"}])
-    api.init(root)
-    for key, value in {"cmds": ["python3 prog.py"], "workloads": ["3000"],
-                       "collectors": [{"name": "time", "params": {"warmup": 1, "repeat": 5}}]}.items():
-        api.config_set(key, value, scope="local", cwd=root)
-    api.check_head(compute_missing=True, cwd=root)
+    shas = _python_project(root)
     calls = _recording_editor(tmp_path, monkeypatch)
     app = PerunApp(root)
     monkeypatch.setattr(app, "suspend", contextlib.nullcontext)  # headless: nothing to hand over
@@ -176,18 +163,10 @@ async def test_the_difference_flame_graph_of_two_perf_profiles_and_sources_outsi
                                                                                                 monkeypatch):
     import contextlib
 
-    from perun_core.check.pairing import ProfileRef
-    from perun_core.check.report import CheckReport, PairReport, VersionReport
-    from perun_core.check.results import Finding, PerformanceChange
-
     root = tmp_path / "cproject"
     make_repo(root, [{"files": {"app.c": "int main(void) { return 0; }\n"}, "message": "v1"}])
     api.init(root)
-    base = _perf_profile(tmp_path / "base.perf", 300, root)
-    target = _perf_profile(tmp_path / "target.perf", 900, root)
-    refs = [ProfileRef(str(p), "file", None, None, "time", "time ./app") for p in (base, target)]
-    finding = Finding(PerformanceChange.DEGRADATION, "time", "./app [real]", 1.0, 2.0)
-    report = CheckReport("profiles", (VersionReport(None, None, (PairReport(*refs, ("sart",), (finding,)),)),))
+    report = _perf_report(tmp_path, root, None)
     calls = _recording_editor(tmp_path, monkeypatch)
     app = PerunApp(root)
     monkeypatch.setattr(app, "suspend", contextlib.nullcontext)
@@ -257,8 +236,9 @@ async def test_the_tui_names_the_same_owned_function_and_library_calls_as_the_co
             pytest.approx(record["explanation"]["target_total"])
 
 
-def _source_report(tmp_path, root, minor):
-    """A report of one degradation between two perf profiles of ``root``'s app.c, as found at commit ``minor``."""
+def _perf_report(tmp_path, root, minor):
+    """A report of one degradation between two perf profiles of ``root``'s app.c, as found at commit ``minor``
+    (None: profiles of files)."""
     from perun_core.check.pairing import ProfileRef
     from perun_core.check.report import CheckReport, PairReport, VersionReport
     from perun_core.check.results import Finding, PerformanceChange
@@ -286,7 +266,7 @@ async def _source_of_middle(tmp_path, monkeypatch, pager: str | None):
     recorder = Recorder()
     async with app.run_test(size=(80, 24), message_hook=recorder) as pilot:
         await settle(pilot)
-        modal = ExplainScreen(_source_report(tmp_path, root, shas[1]), "./app [real]")
+        modal = ExplainScreen(_perf_report(tmp_path, root, shas[1]), "./app [real]")
         await app.push_screen(modal)
         await wait_until(pilot, lambda: modal.explanation is not None, timeout=30)
         await settle(pilot)
@@ -325,3 +305,48 @@ def test_viewers_pager_first_with_the_line_each_takes():
     assert viewers("", "emacs -nw", None) == [("emacs", ["emacs", "-nw"])]
     assert viewers("more", "", 3) == [("more ($PAGER)", ["more"])]
     assert viewers("", "", 3) == [] and viewers("'unbalanced", "", 1) == []
+
+
+async def test_a_collection_under_way_shows_its_collector_expected_time_and_seconds_elapsed(tmp_path, monkeypatch):
+    import threading
+
+    root = tmp_path / "cproject"
+    make_repo(root, [{"files": {"app.c": "int main(void) { return 0; }\n"}, "message": "v1"}])
+    api.init(root)
+    report = _perf_report(tmp_path, root, None)
+    release = threading.Event()
+    explain = api.explain
+
+    def collecting(report, *, on_event, cancel, cwd):
+        """What explain says while callgrind runs, held until the test has looked; then the real explanation."""
+        on_event(api.ExplainStarted(1, 1))
+        on_event(api.ExplainCollecting("./app", "callgrind", ("abc1234", "def5678"), 40.0, 240.0,
+                                       ("callgrind on 3200 would take about 90 s",)))
+        on_event(api.ExplainRound("./app", "callgrind", "abc1234", 1, 1))
+        release.wait(timeout=600)
+        return explain(report, on_event=on_event, cancel=cancel, cwd=cwd)
+
+    monkeypatch.setattr(api, "explain", collecting)
+    app = PerunApp(root)
+    async with app.run_test(size=(120, 40)) as pilot:
+        await settle(pilot)
+        modal = ExplainScreen(report, "./app [real]")
+        now = [1000.0]
+        modal.clock = lambda: now[0]  # seconds pass when the test says so
+
+        def shown():
+            return str(modal.query_one("#explain-text", Static).render())
+
+        try:
+            await app.push_screen(modal)
+            await wait_until(pilot, lambda: "round 1 of 1" in shown(), timeout=30)
+            lines = shown().splitlines()
+            assert lines[:4] == ["collecting callgrind profiles of ./app at abc1234, def5678…",
+                                 "  callgrind, about 40 s expected, 0 s elapsed",
+                                 "  callgrind on 3200 would take about 90 s", "  round 1 of 1: abc1234"], lines
+            now[0] += 12
+            await wait_until(pilot, lambda: "callgrind, about 40 s expected, 12 s elapsed" in shown(), timeout=30)
+        finally:
+            release.set()
+        await wait_until(pilot, lambda: modal.explanation is not None, timeout=30)
+        assert "elapsed" not in shown() and modal.ticker is None and "1. middle (" in _text(modal)
