@@ -89,9 +89,12 @@ DELTA_PARAMS: tuple[Param, ...] = (
     Param("metric", "choice", "auto", "The cost of a run: retired user instructions (perf), CPU time (user+sys) "
           "or wall time; auto: instructions where perf can count them, else CPU time.",
           flags=("--metric",), choices=("auto", "instructions", "cpu", "wall")),
-    Param("keep", "choice", "time", "Keep a smaller input when its time (time) or its time above start-up "
-          "per byte (density) is at least the original's.", flags=("--keep",), choices=("time", "density")),
+    Param("keep", "choice", "time", "Keep a smaller input when its time (time), its time above start-up "
+          "per byte (density), or its time grown back to the original's size by repeating its repeated part "
+          "(growth: keeps the finding's ratio at equal size; the growth orders are reported) is at least the "
+          "original's.", flags=("--keep",), choices=("time", "density", "growth")),
     Param("tolerance", "float", None, "Allowed loss against the original (default: three times the noise); "
-          "refused when below what the noise lets the shrinking tell apart.",
+          "refused when below what the noise lets the shrinking tell apart, or so large that an input no slower than "
+          "the start-up would pass.",
           flags=("--tolerance",), minimum=0.0, maximum=0.9),
 )
