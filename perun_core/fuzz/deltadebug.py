@@ -290,19 +290,8 @@ def _growth_to_keep(executor: Executor, original: bytes, source: Path, metric: s
     return growth
 
 
-def deltadebug(cmd: str, input_path: str | Path, output_dir: str | Path, *, args: str | None = None,
-               timeout: float = 300.0, stdin: bool = False, metric: str = "cpu", keep: str = "time",
-               tolerance: float | None = None, cwd: Path | str | None = None,
-               on_event: Callable[[Any], None] | None = None, cancel: threading.Event | None = None) -> DeltaResult:
-    """Shrink ``input_path`` for ``cmd`` (ddmin over lines, then characters); write the result to ``output_dir``.
-
-    Raises :class:`FuzzError` for a missing or empty input, an output
-    directory that exists and is not empty, a program that cannot be found
-    or fails on the input.
-    """
-    where = Path(cwd) if cwd is not None else Path.cwd()
-    source = where / Path(input_path).expanduser()
-    out = (where / Path(output_dir).expanduser()).resolve()
+def _input_to_shrink(source: Path, keep: str) -> tuple[Path, bytes]:
+    """The input to shrink, checked for ``keep``; FuzzError naming it when it cannot be shrunk."""
     if keep not in ("density", "time", "growth"):
         raise FuzzError(f"deltadebugging: --keep {keep!r} is not known; expected density, time or growth")
     if source.exists() and not source.is_file() and not source.is_dir():
@@ -316,6 +305,22 @@ def deltadebug(cmd: str, input_path: str | Path, output_dir: str | Path, *, args
     if keep == "growth" and not periodic_regions(original.decode("utf-8", "surrogateescape")):
         raise FuzzError(f"deltadebugging: --keep growth needs an input slow by a repeated part (a run, a repeated "
                         f"substring, nesting); {source} has none; use --keep time or density")
+    return source, original
+
+
+def deltadebug(cmd: str, input_path: str | Path, output_dir: str | Path, *, args: str | None = None,
+               timeout: float = 300.0, stdin: bool = False, metric: str = "cpu", keep: str = "time",
+               tolerance: float | None = None, cwd: Path | str | None = None,
+               on_event: Callable[[Any], None] | None = None, cancel: threading.Event | None = None) -> DeltaResult:
+    """Shrink ``input_path`` for ``cmd`` (ddmin over lines, then characters); write the result to ``output_dir``.
+
+    Raises :class:`FuzzError` for a missing or empty input, an output
+    directory that exists and is not empty, a program that cannot be found
+    or fails on the input.
+    """
+    where = Path(cwd) if cwd is not None else Path.cwd()
+    out = (where / Path(output_dir).expanduser()).resolve()
+    source, original = _input_to_shrink(where / Path(input_path).expanduser(), keep)
     check_output_dir(out)
     argv = prepare_program(cmd, args, where)
     emit = on_event or (lambda event: None)
