@@ -34,6 +34,9 @@
    executed-line count also grew by ``coverage_increase`` over its parent's
    (and runs are measured one at a time, as the counts share files).
    Otherwise the pre-filter is skipped and ``results.json`` says why.
+5. With ``guidance`` "hits" a candidate its cost did not keep runs once more
+   under :mod:`.guidance`'s hit counter (never a timed run), and is kept when
+   some line or branch ran more often than on any input before.
 
 The checks before the run are in :mod:`perun_core.fuzz.setup`.  Progress
 goes to ``on_event`` as the dataclasses of :mod:`perun_core.fuzz.findings`;
