@@ -25,9 +25,10 @@ when it is still slow enough, which ``keep`` defines:
 Both allow a ``tolerance`` (default three times the relative spread of the
 original's runs, at least 5 %).  A tolerance the noise does not allow is
 refused rather than quietly changed: one below the spread of the original's
-runs (a loss that small cannot be told from noise), one so large that an input no slower than the
-program's start-up would pass (with ``time`` and ``growth``: it keeps nothing of the slow-down), or a
-default (three times that spread) above 50 % (the runs vary too much to keep anything honestly).  A candidate must also stay clearly above
+runs (a loss that small cannot be told from noise), with ``growth`` one so large that an ordinary input
+of the original's size (its repeated part blanked out with spaces) would pass (it keeps nothing of the
+ratio at equal size), or a default (three times that spread) above 50 % (the runs vary too much to keep
+anything honestly).  A candidate must also stay clearly above
 the start-up time (five times its spread), so an input too small to measure
 never wins by noise.  A candidate that hits the hang timeout (three times the
 original's wall time, plus a second) counts as slow.  Each accepted step is
@@ -242,20 +243,22 @@ def measure_growth(executor: Executor, data: bytes, chars: int, metric: str, noi
     return growth
 
 
-def _honest_tolerance(given: float | None, spread: float, metric: str, keep: str = "density", value: float = 0.0,
-                      floor: float = 0.0) -> float:
+def _honest_tolerance(given: float | None, spread: float, metric: str, value: float = 0.0,
+                      ordinary: float | None = None) -> float:
     """The tolerance to shrink with; FuzzError for one the measured noise (``spread``) does not allow, or (keeping
-    time or growth) one under which an input no slower than the start-up (``floor``) would pass."""
+    growth, ``ordinary`` the cost of the original with its repeated part blanked out) one under which an input
+    no slower than an ordinary one of its size would pass."""
     if given is not None:
         if given < spread:
             raise FuzzError(f"deltadebugging: --tolerance {given:g} is below the noise of the runs ({100 * spread:.0f} % "
                             f"of the {metric} cost): a loss that small cannot be told from noise; give at least "
                             f"{spread:.2f}")
-        if keep != "density" and value * (1 - given) <= floor:
-            most = max(0.0, 1 - floor / value) if value > 0 else 0.0
-            raise FuzzError(f"deltadebugging: --tolerance {given:g} with --keep {keep} would keep an input no slower "
-                            f"than the program's start-up (the original costs {value:.4g}, the start-up {floor:.4g}), "
-                            f"which keeps nothing of the slow-down; give less than {most:.2f}")
+        if ordinary is not None and value * (1 - given) <= ordinary:
+            most = max(0.0, 1 - ordinary / value) if value > 0 else 0.0
+            raise FuzzError(f"deltadebugging: --tolerance {given:g} with --keep growth would keep an input no slower "
+                            f"than an ordinary one of the same size (the original costs {value:.4g}, with its "
+                            f"repeated part blanked out {ordinary:.4g}), which keeps nothing of its ratio at equal "
+                            f"size; give less than {most:.2f}")
         return given
     chosen = max(0.05, 3 * spread)
     if chosen > 0.5:
@@ -263,6 +266,18 @@ def _honest_tolerance(given: float | None, spread: float, metric: str, keep: str
                         "too much to keep a smaller input honestly; give --tolerance, use a quieter machine or "
                         "--metric instructions where perf counts")
     return chosen
+
+
+def _blanked_cost(executor: Executor, data: bytes, metric: str) -> float:
+    """The cost (cheapest of three runs) of ``data`` with its repeated part replaced by as many spaces: an ordinary
+    input of its size."""
+    text = data.decode("utf-8", "surrogateescape")
+    pieces, at = [], 0
+    for region in periodic_regions(text):
+        pieces += [text[at:region.start], " " * (region.end - region.start)]
+        at = region.end
+    blank = ("".join(pieces) + text[at:]).encode("utf-8", "surrogateescape")
+    return min(executor.measure(blank).value(metric) for _ in range(3))
 
 
 def _same_class(original: Growth, shrunk: Growth) -> bool:
@@ -344,7 +359,8 @@ def deltadebug(cmd: str, input_path: str | Path, output_dir: str | Path, *, args
         startups = [m.value(metric) for m in empty if m.exit_status == 0 and not m.hang] or [0.0]
         startup = min(statistics.median(startups), value * 0.99)
         startup_spread = (max(startups) - min(startups)) if len(startups) > 1 else 0.0
-        chosen = _honest_tolerance(tolerance, spread, metric, keep, value, startup + 5 * startup_spread)
+        ordinary = _blanked_cost(executor, original, metric) if keep == "growth" else None
+        chosen = _honest_tolerance(tolerance, spread, metric, value, ordinary)
         original_growth = _growth_to_keep(executor, original, source, metric, spread) if keep == "growth" else None
         shrinker = _Shrinker(executor, metric, keep, original, value, startup, startup_spread, chosen, timeout,
                              cancel, emit)

@@ -94,7 +94,7 @@ DELTA_PARAMS: tuple[Param, ...] = (
           "(growth: keeps the finding's ratio at equal size; the growth orders are reported) is at least the "
           "original's.", flags=("--keep",), choices=("time", "density", "growth")),
     Param("tolerance", "float", None, "Allowed loss against the original (default: three times the noise); "
-          "refused when below what the noise lets the shrinking tell apart, or so large that an input no slower than "
-          "the start-up would pass.",
+          "refused when below what the noise lets the shrinking tell apart, or (growth) so large that an ordinary "
+          "input of the same size would pass.",
           flags=("--tolerance",), minimum=0.0, maximum=0.9),
 )
