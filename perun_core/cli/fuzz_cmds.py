@@ -165,6 +165,11 @@ def _delta_callback(cmd: str, input: str, **values: Any) -> None:
     click.echo(f"shrunk {result.original_size} B ({_cost(result.original_value, result.metric)}) to {result.size} B "
                f"({_cost(result.value, result.metric)}) in {result.tests} runs, {result.elapsed:.1f} s "
                f"({result.stopped}); kept by {result.keep} within a tolerance of {100 * result.tolerance:.0f} %")
+    if result.original_growth is not None:
+        after = result.growth["order"] if result.growth else "not measured"
+        kept = "kept" if result.growth_kept else "NOT kept"
+        click.echo(f"growth with {result.original_growth['part']}: {result.original_growth['order']} before, "
+                   f"{after} after ({kept})")
     click.echo(f"smallest slow input: {result.output}")
 
 
@@ -176,7 +181,9 @@ deltadebugging = DeclaredCommand(
     callback=_delta_callback,
     help="Shrink a slow INPUT of CMD to the part that makes it slow.\n\n"
          "Runs ddmin over the lines, then over the characters, keeping a smaller input while it stays at least as "
-         "slow relative to its size (--keep density) or at least as slow (--keep time).",
+         "slow relative to its size (--keep density), at least as slow (--keep time), or at least as slow when its "
+         "repeated part is grown back to the original's size (--keep growth, which also reports the growth order "
+         "before and after).",
     short_help="Shrink a slow input to the part that makes it slow.",
     context_settings=CONTEXT,
 )

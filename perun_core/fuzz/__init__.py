@@ -6,11 +6,13 @@
 * :mod:`.measure`: running the program on candidate inputs (in parallel,
   through the spawn helper) and the optional gcov pre-filter,
 * :mod:`.textrules`: code-point-aware growth rules and the seed dictionary,
+* :mod:`.dictionary`: the tokens of ``--dict`` and of ``--source`` (literals),
+* :mod:`.guidance`: hit-count guidance (:mod:`.hittrace` counts in a Python child),
 * :mod:`.search`: the search itself, its events and results,
 * :mod:`.confirm`: the reference at equal size and the analysis of the best
   inputs; :mod:`.growth`: the part that made an input slow, scaled and fitted,
 * :mod:`.output`: ``results.json``, ``results.md`` and ``slowdown.svg``,
-* :mod:`.deltadebug`: ddmin over lines, then characters.
+* :mod:`.deltadebug`: ddmin over lines, then characters (keeping time, density or growth).
 
 Front ends use :mod:`perun_core.api.fuzz`.
 """

@@ -35,7 +35,14 @@ FUZZ_PARAMS: tuple[Param, ...] = (
     Param("rules", "list", None, "Mutation rules to use (name or name:key=value); default all for the input kind.",
           flags=("-r", "--rules"), metavar="RULE"),
     Param("dictionary", "str", None, "A file of tokens (one a line) the mutations insert, besides those taken "
-          "from the seeds.", flags=("--dict",), metavar="FILE"),
+          "from the seeds (AFL style: a line may be a quoted string, name=\"value\", with \\xNN escapes).",
+          flags=("--dict",), metavar="FILE"),
+    Param("literal_source", "str", None, "Sources of the program (.py, C and C++) whose string literals and "
+          "regular expressions join the dictionary.", flags=("--source",), metavar="DIR"),
+    Param("guidance", "choice", "off", "Also keep inputs that raise the hit count of any line or branch "
+          "(PerfFuzz): hits traces a Python program, or reads a gcov-built one's line counts (-s/-g), in a run "
+          "of its own for each candidate not kept by time; off by default, as a traced run costs several "
+          "plain ones.", flags=("--guidance",), choices=("off", "hits")),
     Param("seed", "int", None, "Seed of the random choices (repeatable fuzzing).", flags=("--seed",), minimum=0),
     Param("stdin", "bool", False, "Give the input on standard input instead of as a file argument.",
           flags=("--stdin",)),
@@ -82,9 +89,12 @@ DELTA_PARAMS: tuple[Param, ...] = (
     Param("metric", "choice", "auto", "The cost of a run: retired user instructions (perf), CPU time (user+sys) "
           "or wall time; auto: instructions where perf can count them, else CPU time.",
           flags=("--metric",), choices=("auto", "instructions", "cpu", "wall")),
-    Param("keep", "choice", "time", "Keep a smaller input when its time (time) or its time above start-up "
-          "per byte (density) is at least the original's.", flags=("--keep",), choices=("time", "density")),
+    Param("keep", "choice", "time", "Keep a smaller input when its time (time), its time above start-up "
+          "per byte (density), or its time grown back to the original's size by repeating its repeated part "
+          "(growth: keeps the finding's ratio at equal size; the growth orders are reported) is at least the "
+          "original's.", flags=("--keep",), choices=("time", "density", "growth")),
     Param("tolerance", "float", None, "Allowed loss against the original (default: three times the noise); "
-          "refused when below what the noise lets the shrinking tell apart.",
+          "refused when below what the noise lets the shrinking tell apart, or (growth) so large that an ordinary "
+          "input of the same size would pass.",
           flags=("--tolerance",), minimum=0.0, maximum=0.9),
 )

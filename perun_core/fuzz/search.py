@@ -34,6 +34,9 @@
    executed-line count also grew by ``coverage_increase`` over its parent's
    (and runs are measured one at a time, as the counts share files).
    Otherwise the pre-filter is skipped and ``results.json`` says why.
+5. With ``guidance`` "hits" a candidate its cost did not keep runs once more
+   under :mod:`.guidance`'s hit counter (never a timed run), and is kept when
+   some line or branch ran more often than on any input before.
 
 The checks before the run are in :mod:`perun_core.fuzz.setup`.  Progress
 goes to ``on_event`` as the dataclasses of :mod:`perun_core.fuzz.findings`;
@@ -60,10 +63,12 @@ from .confirm import Reference, analyse
 from .findings import (Finding, FindingAnalysed, FuzzFinished, FuzzProgress, FuzzResult, FuzzStarted, InputKept,
                        Verdict)
 from .growth import describe, order_rank, periodic_regions
+from .guidance import Guidance, start_guidance
 from .measure import Coverage, Executor, Measurement, available_cores, resolve_metric
 from .output import write_results
 from .rules import RuleChoice, parse_rule_specs
-from .setup import FuzzSettings, check_output_dir, prepare_program, read_dictionary, read_seeds
+from .dictionary import user_tokens
+from .setup import FuzzSettings, check_output_dir, prepare_program, read_seeds
 from .textrules import seed_dictionary
 
 __all__ = ["fuzz"]
@@ -143,6 +148,8 @@ class _Search:
         #: parents a candidate of which hung: not chosen again while others are left
         self.hung_parents: set[str] = set()
         self.repeated_hangs = 0
+        #: hit-count guidance (see :mod:`.guidance`), None when off
+        self.guide: Guidance | None = None
 
     def elapsed(self) -> float:
         return time.monotonic() - self.start
@@ -322,6 +329,10 @@ class _Search:
         value = self.fitness(parent.seed, data, outcome)
         limit = self.threshold(parent)
         if value <= limit:
+            if self.guide is not None and self.guide.raises(data):
+                # not measurably slower, but some line or branch ran more often than ever: kept as a parent
+                self._keep(parent, data, used, outcome, hang=False)
+                return True
             self._punish(used)
             if value >= parent.slowdown and len(used) < MAX_WALK:
                 # no loss: walk on from here, so gains too small to measure one by one can add up
@@ -452,7 +463,7 @@ def fuzz(settings: FuzzSettings, *, cwd: Path | str | None = None, on_event: Cal
     rules = parse_rule_specs(settings.rules, binary)
     if not rules:
         raise FuzzError("no mutation rule is left to use; name some with -r")
-    tokens = seed_dictionary([data for _, data in seeds], read_dictionary(settings.dictionary))
+    tokens = seed_dictionary([data for _, data in seeds], user_tokens(settings.dictionary, settings.literal_source))
     for rule in rules:
         rule.give_dictionary(tokens)
     metric, metric_note = resolve_metric(settings.metric)
@@ -463,9 +474,13 @@ def fuzz(settings: FuzzSettings, *, cwd: Path | str | None = None, on_event: Cal
     name = "input" + seeds[0][0].suffix
     with Executor(argv, cwd=where, jobs=jobs, hang_timeout=settings.hang_timeout, stdin=settings.stdin,
                   input_name=name, cancelled=cancel, coverage=coverage,
-                  count_instructions=metric == "instructions") as executor:
+                  count_instructions=metric == "instructions") as executor, \
+            start_guidance(settings.guidance, argv, cwd=where, input_name=name, stdin=settings.stdin,
+                           hang_timeout=settings.hang_timeout, cancelled=cancel, coverage=coverage) as guide:
         search = _Search(settings, argv, seeds, rules, executor, coverage_note, emit, cancel, metric)
         seed_findings = search.calibrate()  # cancelling here raises Interrupted: there is nothing to write yet
+        guide.prime(data for _, data in seeds)
+        search.guide = guide if guide.active else None
         settings.output_dir.mkdir(parents=True, exist_ok=True)
         notes = [metric_note] if metric_note else []
         if search.gain > 0.5:
@@ -479,6 +494,8 @@ def fuzz(settings: FuzzSettings, *, cwd: Path | str | None = None, on_event: Cal
         search._progress()
         verdicts = search.analyse()
         elapsed = search.elapsed()
+        if settings.guidance != "off":
+            notes.append(guide.summary())
         if not search.findings and search.gain > 0.5:
             notes.append("nothing was kept: the noise threshold may be why (a quieter machine, --metric "
                          "instructions where perf counts, or a larger input per run lowers it)")

@@ -22,7 +22,7 @@ from ..errors import FuzzError, UsageError
 from ..params import convert_params
 from .options import FUZZ_PARAMS
 
-__all__ = ["FuzzSettings", "check_output_dir", "prepare_program", "read_dictionary", "read_seeds", "settings_from"]
+__all__ = ["FuzzSettings", "check_output_dir", "prepare_program", "read_seeds", "settings_from"]
 
 
 @dataclass(frozen=True)
@@ -41,6 +41,8 @@ class FuzzSettings:
     workloads_filter: str | None = None
     rules: tuple[str, ...] = ()
     dictionary: str | None = None
+    literal_source: str | None = None
+    guidance: str = "off"
     seed: int | None = None
     stdin: bool = False
     metric: str = "auto"
@@ -87,6 +89,8 @@ def settings_from(values: Mapping[str, Any], cwd: Path | str | None = None) -> F
     converted["seeds"] = tuple(str(base / Path(s).expanduser()) for s in converted["seeds"])
     if converted["dictionary"]:
         converted["dictionary"] = str(base / Path(converted["dictionary"]).expanduser())
+    if converted["literal_source"]:
+        converted["literal_source"] = str(base / Path(converted["literal_source"]).expanduser())
     converted["rules"] = tuple(converted["rules"] or ())
     converted["postprocessors"] = tuple(converted["postprocessors"] or ())
     return FuzzSettings(**converted)
@@ -145,18 +149,3 @@ def check_output_dir(path: Path) -> None:
     if path.exists() and (not path.is_dir() or any(path.iterdir())):
         what = "is not a directory" if not path.is_dir() else "exists and is not empty"
         raise FuzzError(f"output directory {path} {what}; expected a new or empty directory")
-
-
-def read_dictionary(path: str | None) -> list[bytes]:
-    """The tokens of a ``--dict`` file: one a line, empty lines skipped; FuzzError when it cannot be read."""
-    if not path:
-        return []
-    file = Path(path)
-    if not file.is_file():
-        raise FuzzError(f"dictionary {file} is not a file; expected a file of tokens, one a line")
-    try:
-        content = file.read_bytes()
-    except OSError as exc:
-        raise FuzzError(f"cannot read dictionary {file}: {exc.strerror or exc}") from None
-    tokens = [line.rstrip(b"\r") for line in content.split(b"\n")]
-    return [t for t in tokens if t]

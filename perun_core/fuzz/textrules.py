@@ -7,7 +7,8 @@ processing: a substring repeated many times, a long run of one character
 (a multi-byte one too), nested delimiters, a quote, comment or escape opened
 and never closed, an input cut short in the middle of a structure, and tokens
 of the input's own language (the dictionary: words, punctuation and
-non-ASCII characters of the seeds, plus the lines of ``--dict FILE``).
+non-ASCII characters of the seeds, plus the tokens of ``--dict FILE`` and the
+string literals of ``--source DIR``, see :mod:`.dictionary`).
 
 The dictionary reaches a rule through its parameters: a rule with
 ``wants_dictionary`` gets the tokens under the ``dictionary`` key.
@@ -31,7 +32,8 @@ _PAIRS = ((b"(", b")"), (b"[", b"]"), (b"{", b"}"), (b"<", b">"), (b'"', b'"'), 
 _OPENINGS = (b'"', b"'", b"`", b"\\", b"(", b"[", b"{", b"<", b"/*", b"<!--", b"&", b"%", b"${")
 _WORD = re.compile(r"\w{1,32}")
 _PUNCT_RUN = re.compile(r"[^\w\s]{1,4}")
-_MAX_TOKENS = 256
+#: most tokens taken from --dict and --source together
+_MAX_EXTRA = 1024
 
 
 def char_start(data: bytes, i: int) -> int:
@@ -82,9 +84,10 @@ def seed_dictionary(inputs: Iterable[bytes], extra: Iterable[bytes] = ()) -> lis
         words.update(m.group().encode("utf-8") for m in _WORD.finditer(text))
         words.update(m.group().encode("utf-8") for m in _PUNCT_RUN.finditer(text))
     tokens = [t for t, _ in chars.most_common(96)] + [t for t, _ in words.most_common(128)]
-    tokens.extend(extra)
-    unique = list(dict.fromkeys(t for t in tokens if t and t != "\ufffd".encode()))
-    return unique[:_MAX_TOKENS] if len(unique) > _MAX_TOKENS else unique
+    # the given tokens (the user's, the program's own literals) have a cap of their own: the seeds' words never
+    # crowd them out
+    tokens.extend(list(dict.fromkeys(extra))[:_MAX_EXTRA])
+    return list(dict.fromkeys(t for t in tokens if t and t != "\ufffd".encode()))
 
 
 class _TextRule:
@@ -197,6 +200,27 @@ class InsertToken(_TextRule):
         return data[:at] + token * count + data[at:]
 
 
+class ReplaceToken(_TextRule):
+    name = "replace-token"
+    summary = "Replace a word or a run of punctuation with a token of the input's language (seeds, --dict, --source)."
+    wants_dictionary = True
+
+    def mutate(self, data, rng, params):
+        tokens = params.get("dictionary") or seed_dictionary([data])
+        text = data.decode("utf-8", "surrogateescape")
+        spans = [m.span() for m in _WORD.finditer(text)] + [m.span() for m in _PUNCT_RUN.finditer(text)]
+        if not tokens or not spans:
+            return None
+        start, end = rng.choice(spans)
+        # positions in code points, turned into byte offsets so the rest of the input stays byte for byte
+        before = len(text[:start].encode("utf-8", "surrogateescape"))
+        after = before + len(text[start:end].encode("utf-8", "surrogateescape"))
+        token = rng.choice(tokens)
+        if token == data[before:after]:
+            return None
+        return data[:before] + token + data[after:]
+
+
 class ReplaceChar(_TextRule):
     name = "replace-char"
     summary = "Replace a character with another one of the input's language: a near miss at the end of a match."
@@ -215,4 +239,5 @@ class ReplaceChar(_TextRule):
         return data[:start] + other + data[end:]
 
 
-TEXT_RULES = (RepeatSubstring, GrowRun, NestDelimiters, OpenUnclosed, Truncate, InsertToken, ReplaceChar)
+TEXT_RULES = (RepeatSubstring, GrowRun, NestDelimiters, OpenUnclosed, Truncate, InsertToken, ReplaceToken,
+              ReplaceChar)
