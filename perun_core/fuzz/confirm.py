@@ -27,7 +27,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 from .findings import Verdict
-from .growth import (Growth, Region, describe, fit_growth, order_rank, periodic_regions, periodic_regions_without,
+from .growth import (MIN_POINTS, Growth, Region, describe, fit_growth, order_rank, periodic_regions, periodic_regions_without,
                      scaled)
 from .measure import Executor, Measurement
 from .textrules import char_start
@@ -59,8 +59,8 @@ class Reference:
 
     @classmethod
     def measure(cls, executor: Executor, seed: bytes, seed_cost: float, limit: int, metric: str) -> Reference:
-        """Measure both strategies at sizes growing eightfold from the seed's up to ``limit``, or until the
-        cheaper one costs four times the seed (beyond that the curve is extended linearly)."""
+        """Measure both strategies at sizes growing eightfold from the seed's up to ``limit``, each until it
+        costs four times the seed (beyond that its curve is extended linearly)."""
         sizes = []
         size = len(seed) * _SIZE_STEP
         while size < limit:
@@ -70,16 +70,20 @@ class Reference:
             sizes.append(limit)
         curves: dict[str, list[tuple[int, float]]] = {name: [(len(seed), seed_cost)] for name in STRATEGIES}
         refused: set[str] = set()
+        done: set[str] = set()
         for size in sizes:
-            grown = [grown_seed(seed, size, name) for name in STRATEGIES]
-            costs = []
-            for name, data, outcome in zip(STRATEGIES, grown, executor.measure_all(grown)):
+            # a strategy that costs four times the seed is not measured at larger sizes (its curve is extended
+            # linearly): a seed whose copies are slow to process would otherwise make the calibration slow
+            names = [name for name in STRATEGIES if name not in done]
+            if not names:
+                break
+            grown = [grown_seed(seed, size, name) for name in names]
+            for name, data, outcome in zip(names, grown, executor.measure_all(grown)):
                 if outcome.hang or outcome.exit_status != 0:
                     refused.add(name)
                 curves[name].append((len(data), outcome.value(metric)))
-                costs.append(outcome.value(metric))
-            if min(costs) > 4 * seed_cost:
-                break
+                if outcome.value(metric) > 4 * seed_cost or outcome.hang:
+                    done.add(name)
         usable = {n: c for n, c in curves.items() if n not in refused} or curves
         return cls(seed, usable)
 
@@ -168,12 +172,12 @@ def _scale_points(executor: Executor, build, start: int, limit: int, cap: float,
         k //= 4  # already too slow at the first count: start lower
     while over is None and k < (1 << 40):
         k *= 2
-        if not probe(k) or (time.monotonic() > deadline and len(points) > 8):
+        if not probe(k) or (time.monotonic() > deadline and len(points) > MIN_POINTS):
             break
     # past the deadline only until a growth can be fitted at all (a few points above the noise)
     for _ in range(24):
         above = sorted(p.count for p in points.values() if p.cost - base > floor)
-        if len(above) >= _MAX_POINTS or (time.monotonic() > deadline and len(above) >= 6):
+        if len(above) >= _MAX_POINTS or (time.monotonic() > deadline and len(above) >= MIN_POINTS + 1):
             break
         edges = sorted(set(points) | ({over} if over is not None else set()))
         gaps = [(b / a, a, b) for a, b in itertools.pairwise(edges) if b - a >= 2 and (b in above or b == over)]
@@ -212,19 +216,21 @@ def _growth(executor: Executor, data: bytes, text: str, regions: list[Region], l
 
 
 def _culprit(executor: Executor, data: bytes, text: str, regions: list[Region], metric: str,
-             noise: float) -> list[Region]:
+             noise: float, cost: float, hang: bool) -> list[Region]:
     """The repeated part that holds the cost: of the longest repeated region (with its copies) and the three
     next ones, the one whose removal saves the most cost per byte removed (for an input that hangs: the
     smallest one whose removal lets it finish); the longest when none stands out."""
     if not regions:
         return []
     groups = [regions] + [[r] for r in periodic_regions_without(text, regions)[:3]]
-    full, empty = executor.measure_all([data, b""])
+    # the input's own cost is known from the search (a hang: each part's removal is run once, it may hang too)
+    full = Measurement(cost, cost, 0, hang)
+    empty = executor.measure(b"")
     total = full.value(metric) - empty.value(metric)
     best, best_score = regions, 1.5
     for group in groups:
         without = scaled(text, group, 0).encode("utf-8", "surrogateescape")
-        runs = executor.measure_all([without, without])
+        runs = executor.measure_all([without] if hang else [without, without])
         share = (len(data) - len(without)) / max(len(data), 1)
         if share <= 0:
             continue
@@ -237,15 +243,19 @@ def _culprit(executor: Executor, data: bytes, text: str, regions: list[Region], 
             score = (saved / total) / share if enough else 0.0
         if score > best_score:
             best, best_score = group, score
+        if group is regions and score > 0 and (full.hang or saved > total / 2):
+            break  # the longest part holds most of the cost: the others need not be tried
     return best
 
 
 def analyse(finding_id: str, data: bytes, reference: Reference, executor: Executor, *, metric: str, noise: float,
-            gain: float, cap: float, limit: int, deadline: float) -> tuple[Verdict, bytes | None]:
-    """Scale the slow part of ``data``, fit its growth, measure the ratio at equal size; the verdict and the
-    input it is about (the largest scaled input within ``cap``), None when nothing could be measured."""
+            gain: float, cap: float, limit: int, deadline: float, cost: float,
+            hang: bool = False) -> tuple[Verdict, bytes | None]:
+    """Scale the slow part of ``data`` (its ``cost`` measured by the search; ``hang``: it hangs), fit its growth, measure the ratio
+    at equal size; the verdict and the input it is about (the largest scaled input within ``cap``), None when
+    nothing could be measured."""
     text = data.decode("utf-8", "surrogateescape")
-    regions = _culprit(executor, data, text, periodic_regions(text), metric, noise)
+    regions = _culprit(executor, data, text, periodic_regions(text), metric, noise, cost, hang)
     growth, points = _growth(executor, data, text, regions, limit, cap, metric, noise, deadline)
     if regions and not growth.superlinear and time.monotonic() < deadline and len(data) > 0:
         # the repeated part alone does not explain it: maybe the whole input does (a quadratic pass over it)
@@ -257,7 +267,9 @@ def analyse(finding_id: str, data: bytes, reference: Reference, executor: Execut
     if not within:
         return Verdict(finding_id, "", len(data), 0.0, 0, 0.0, "", 0.0, 0.0, growth, False,
                        "the scaled inputs could not be measured", metric), None
-    chosen = max(within, key=lambda p: p.count)
+    # the largest input that runs in half the cap: its paired runs against the reference fit in the time left
+    quick = [p for p in within if p.wall <= cap / 2] or within
+    chosen = max(quick, key=lambda p: p.count)
     ratio, confidence, value, ref_value, ref_size, name = _equal_size(executor, chosen.data, reference, metric)
     needed = max(1.5, 1 + gain)
     reasons = []
