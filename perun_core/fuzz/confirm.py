@@ -26,8 +26,10 @@ import time
 from collections.abc import Sequence
 from dataclasses import dataclass
 
+from ..errors import Interrupted
 from .findings import Verdict
-from .growth import (MIN_POINTS, Growth, Region, describe, fit_growth, order_rank, periodic_regions, periodic_regions_without,
+from .growth import (MIN_POINTS, Growth, Region, describe, fit_growth, order_rank, periodic_regions,
+                     periodic_regions_without,
                      scaled)
 from .measure import Executor, Measurement
 from .textrules import char_start
@@ -131,7 +133,8 @@ class _Point:
     count: int
     data: bytes
     cost: float
-    wall: float
+    wall: float  # the seconds compared with the cap (CPU, or wall with that metric)
+    took: float  # wall seconds of the run
 
 
 def _measure_point(executor: Executor, data: bytes, metric: str) -> Measurement:
@@ -144,27 +147,45 @@ def _measure_point(executor: Executor, data: bytes, metric: str) -> Measurement:
 
 
 def _scale_points(executor: Executor, build, start: int, limit: int, cap: float, metric: str, base: float,
-                  floor: float, deadline: float) -> list[_Point]:
+                  floor: float, deadline: float, end: float) -> list[_Point]:
     """Cost at repetition counts from ``start`` doubling until a run takes ``cap`` seconds (CPU, or wall with
     that metric) or the size limit, then at geometric midpoints of the widest gaps among the points above the
     noise, so the points spread over the whole measurable range, whether it spans decades (a polynomial) or a
-    few steps (an exponential)."""
+    few steps (an exponential).  Past ``deadline`` only until a growth can be fitted at all; a run whose wall
+    time, foreseen from the growth so far, would not end well before ``end`` is not started (a third of the
+    time left is kept for the comparison at equal size), and one stopped at ``end`` bounds the range."""
     points: dict[int, _Point] = {}
     over: int | None = None
+
+    def foreseen(k: int) -> float:
+        """Wall seconds a measurement at ``k`` will take, from the two largest points below it."""
+        below = sorted((c for c in points if c < k), reverse=True)[:2]
+        if not below:
+            return 0.0
+        last = points[below[0]].took
+        factor = last / max(points[below[1]].took, 1e-3) if len(below) > 1 else 4.0
+        steps = math.log2(k / below[0])
+        took = last * max(factor, 2.0) ** steps
+        return took * (3 if took < 0.25 else 1)
 
     def probe(k: int) -> bool:
         """Measure at ``k``; False when it is too slow or too big (then it bounds the range)."""
         nonlocal over
         data = build(k)
-        if len(data) > limit:
+        now = time.monotonic()
+        if len(data) > limit or now + foreseen(k) > end - (end - now) / 3:
             over = k if over is None else min(over, k)
             return False
-        outcome = _measure_point(executor, data, metric)
+        try:
+            outcome = _measure_point(executor, data, metric)
+        except Interrupted:
+            over = k if over is None else min(over, k)
+            return False
         spent = outcome.wall if metric == "wall" else outcome.cpu
         if outcome.hang or spent > cap:
             over = k if over is None else min(over, k)
             return False
-        points[k] = _Point(k, data, outcome.value(metric), spent)
+        points[k] = _Point(k, data, outcome.value(metric), spent, outcome.wall)
         return True
 
     k = start
@@ -174,14 +195,13 @@ def _scale_points(executor: Executor, build, start: int, limit: int, cap: float,
         k *= 2
         if not probe(k) or (time.monotonic() > deadline and len(points) > MIN_POINTS):
             break
-    # past the deadline only until a growth can be fitted at all (a few points above the noise)
     for _ in range(24):
         above = sorted(p.count for p in points.values() if p.cost - base > floor)
         if len(above) >= _MAX_POINTS or (time.monotonic() > deadline and len(above) >= MIN_POINTS + 1):
             break
         edges = sorted(set(points) | ({over} if over is not None else set()))
         gaps = [(b / a, a, b) for a, b in itertools.pairwise(edges) if b - a >= 2 and (b in above or b == over)]
-        if not gaps:
+        if not gaps or time.monotonic() >= end:
             break
         _, a, b = max(gaps)
         middle = round(math.sqrt(a * b))
@@ -190,7 +210,7 @@ def _scale_points(executor: Executor, build, start: int, limit: int, cap: float,
 
 
 def _growth(executor: Executor, data: bytes, text: str, regions: list[Region], limit: int, cap: float, metric: str,
-            noise: float, deadline: float) -> tuple[Growth, list[_Point]]:
+            noise: float, deadline: float, end: float) -> tuple[Growth, list[_Point]]:
     """Scale ``regions`` of ``text`` (or, without regions, the whole input: its first n bytes, repeated past its
     end) and fit the cost's growth."""
     def build(k: int) -> bytes:
@@ -206,7 +226,7 @@ def _growth(executor: Executor, data: bytes, text: str, regions: list[Region], l
         limit *= 4  # an input near the size limit: larger ones must fit to show a growth
     base = min(m.value(metric) for m in executor.measure_all([build(0)] * 3))
     floor = max(3 * noise, 0.05) * max(base, 1e-12)
-    points = _scale_points(executor, build, start, limit, cap, metric, base, floor, deadline)
+    points = _scale_points(executor, build, start, limit, cap, metric, base, floor, deadline, end)
     growth = fit_growth([p.count for p in points], [p.cost for p in points], base, noise)
     growth.part, growth.base = describe(text, regions), base
     growth.counts = [p.count for p in points]
@@ -249,17 +269,18 @@ def _culprit(executor: Executor, data: bytes, text: str, regions: list[Region], 
 
 
 def analyse(finding_id: str, data: bytes, reference: Reference, executor: Executor, *, metric: str, noise: float,
-            gain: float, cap: float, limit: int, deadline: float, cost: float,
+            gain: float, cap: float, limit: int, deadline: float, end: float, cost: float,
             hang: bool = False) -> tuple[Verdict, bytes | None]:
-    """Scale the slow part of ``data`` (its ``cost`` measured by the search; ``hang``: it hangs), fit its growth, measure the ratio
+    """Scale the slow part of ``data`` (its ``cost`` measured by the search; ``hang``: it hangs) until
+    ``deadline`` (past it only as far as a fit needs, never so far that the runs cannot end before ``end``), fit its growth, measure the ratio
     at equal size; the verdict and the input it is about (the largest scaled input within ``cap``), None when
     nothing could be measured."""
     text = data.decode("utf-8", "surrogateescape")
     regions = _culprit(executor, data, text, periodic_regions(text), metric, noise, cost, hang)
-    growth, points = _growth(executor, data, text, regions, limit, cap, metric, noise, deadline)
+    growth, points = _growth(executor, data, text, regions, limit, cap, metric, noise, deadline, end)
     if regions and not growth.superlinear and time.monotonic() < deadline and len(data) > 0:
         # the repeated part alone does not explain it: maybe the whole input does (a quadratic pass over it)
-        whole, whole_points = _growth(executor, data, text, [], limit, cap, metric, noise, deadline)
+        whole, whole_points = _growth(executor, data, text, [], limit, cap, metric, noise, deadline, end)
         if order_rank(whole) > order_rank(growth):
             growth, points = whole, whole_points
     part = growth.part
@@ -267,10 +288,12 @@ def analyse(finding_id: str, data: bytes, reference: Reference, executor: Execut
     if not within:
         return Verdict(finding_id, "", len(data), 0.0, 0, 0.0, "", 0.0, 0.0, growth, False,
                        "the scaled inputs could not be measured", metric), None
-    # the largest input that runs in half the cap: its paired runs against the reference fit in the time left
-    quick = [p for p in within if p.wall <= cap / 2] or within
+    # the largest input that runs in half the cap and whose three paired runs fit in half the time left
+    room = (end - time.monotonic()) / 2
+    quick = [p for p in within if p.wall <= cap / 2 and 3 * p.took <= room] or \
+        [min(within, key=lambda p: p.took)]
     chosen = max(quick, key=lambda p: p.count)
-    ratio, confidence, value, ref_value, ref_size, name = _equal_size(executor, chosen.data, reference, metric)
+    ratio, confidence, value, ref_value, ref_size, name = _equal_size(executor, chosen.data, reference, metric, end)
     needed = max(1.5, 1 + gain)
     reasons = []
     if not growth.superlinear:
@@ -285,17 +308,26 @@ def analyse(finding_id: str, data: bytes, reference: Reference, executor: Execut
     return verdict, chosen.data
 
 
-def _equal_size(executor: Executor, data: bytes, reference: Reference,
-                metric: str) -> tuple[float, float, float, float, int, str]:
-    """Ratio, confidence and the two medians of ``data`` against the reference input of its size, run in pairs."""
+def _equal_size(executor: Executor, data: bytes, reference: Reference, metric: str,
+                end: float) -> tuple[float, float, float, float, int, str]:
+    """Ratio, confidence and the two medians of ``data`` against the reference input of its size, run in pairs
+    (five, or three when the runs are long or ``end`` is near; Interrupted when not even three fit)."""
     size = len(data)
     name = reference.strategy(size)
     other = grown_seed(reference.seed, size, name)
-    first = executor.measure_all([data, other])
-    rounds = 5 if first[0].wall < 0.5 else 3
-    xs, ys = [first[0].value(metric)], [first[1].value(metric)]
-    for _ in range(rounds - 1):
-        pair = executor.measure_all([data, other])
+    xs: list[float] = []
+    ys: list[float] = []
+    took = 0.0
+    while len(xs) < 5:
+        if len(xs) >= 3 and (took >= 0.5 or time.monotonic() + took > end):
+            break
+        try:
+            pair = executor.measure_all([data, other])
+        except Interrupted:
+            if len(xs) < 3:
+                raise
+            break
+        took = max(took, pair[0].wall, pair[1].wall)
         xs.append(pair[0].value(metric))
         ys.append(pair[1].value(metric))
     x, y = statistics.median(xs), statistics.median(ys)

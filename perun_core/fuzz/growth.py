@@ -15,6 +15,7 @@ linear, 2 quadratic, 3 cubic).
 
 from __future__ import annotations
 
+import itertools
 import math
 import re
 from collections.abc import Sequence
@@ -146,7 +147,7 @@ class Growth:
                 "costs": self.costs, "base_cost": self.base, "factor_per_repetition": self.per_step}
 
 
-_POWERS = [round(1.1 + 0.05 * i, 2) for i in range(139)]  # 1.1 .. 8.0
+_POWERS = [round(1.1 + 0.1 * i, 1) for i in range(70)]  # 1.1 .. 8.0
 
 
 @dataclass
@@ -163,16 +164,31 @@ class _Fit:
 
 def _nnls_fit(ns, ys, column) -> tuple[tuple[float, ...], float]:
     """Non-negative least squares of ``ys`` on 1, n/n_max and ``column`` (already scaled to at most 1) in
-    relative errors: the coefficients and the sum of squared relative residuals."""
-    # lazy: numpy and scipy are needed only when a finding is analysed
+    relative errors: the coefficients and the sum of squared relative residuals.
+
+    With three columns at most, every subset of them is solved by plain least squares and the best one
+    with no negative coefficient is the non-negative solution (scipy's solver would cost seconds of
+    import on a loaded machine for that)."""
+    # lazy: numpy is needed only when a finding is analysed
     import numpy as np
-    from scipy.optimize import nnls
 
     x = ns / ns[-1]
     columns = [np.ones_like(x), x] + ([column] if column is not None else [])
     matrix = np.column_stack(columns) / ys[:, None]
-    coefficients, residual = nnls(matrix, np.ones_like(ys))
-    return tuple(float(c) for c in coefficients), float(residual) ** 2
+    target = np.ones_like(ys)
+    best: tuple[tuple[float, ...], float] = ((0.0,) * len(columns), float(len(ys)))
+    for size in range(1, len(columns) + 1):
+        for subset in itertools.combinations(range(len(columns)), size):
+            solution = np.linalg.lstsq(matrix[:, subset], target, rcond=None)[0]
+            if np.any(solution < 0):
+                continue
+            rss = float(np.sum((matrix[:, subset] @ solution - target) ** 2))
+            if rss < best[1]:
+                coefficients = [0.0] * len(columns)
+                for index, value in zip(subset, solution):
+                    coefficients[index] = float(value)
+                best = (tuple(coefficients), rss)
+    return best
 
 
 def _best_fit(ns, ys, kind: str) -> _Fit:
@@ -185,13 +201,22 @@ def _best_fit(ns, ys, kind: str) -> _Fit:
         terms = _POWERS
         columns = ((p, (ns / ns[-1]) ** p) for p in terms)
     else:
-        terms = [float(r) for r in np.exp(np.linspace(math.log(1.01), math.log(16.0), 120))]
+        terms = [float(r) for r in np.exp(np.linspace(math.log(1.01), math.log(16.0), 64))]
         columns = ((r, np.exp((ns - ns[-1]) * math.log(r))) for r in terms)
     for term, column in columns:
         coefficients, rss = _nnls_fit(ns, ys, column)
         if best is None or rss < best.rss - 1e-15:
             best = _Fit(term, coefficients, rss)  # type: ignore[arg-type]
     assert best is not None
+    # refined around the best grid value, a twentieth of a step at a time
+    at = terms.index(best.term)
+    low, high = terms[max(at - 1, 0)], terms[min(at + 1, len(terms) - 1)]
+    for i in range(41):
+        term = low + (high - low) * i / 40
+        column = (ns / ns[-1]) ** term if kind == "power" else np.exp((ns - ns[-1]) * math.log(term))
+        coefficients, rss = _nnls_fit(ns, ys, column)
+        if rss < best.rss - 1e-15:
+            best = _Fit(round(term, 3), coefficients, rss)  # type: ignore[arg-type]
     return best
 
 

@@ -7,8 +7,8 @@ costs seconds.  Growing a run a little at a time (the growth rules of
 which the start-up's noise hides; pumping goes to a large count at once.
 
 The places are the *sites* of an input: its punctuation, quotes, brackets
-and other characters that are not letters or digits (where parsers branch),
-spread over the whole input.  At a site the input is pumped in three ways,
+and other characters that are not letters or digits (where parsers branch)
+and the first letter of each word, spread over the whole input.  At a site the input is pumped in three ways,
 the shapes behind most published complexity bugs of text parsers:
 
 * ``in place``: the site's character repeated (``a.....b``: a run inside a word),
@@ -35,8 +35,8 @@ from .textrules import char_start
 __all__ = ["UNITS", "Pump", "pump_count", "pump_plan", "pump_sites"]
 
 #: characters with a meaning in most text formats, most often behind a backtracking match first
-UNITS = tuple(c.encode() for c in '\\"\'([{<@/.:;,=&%#!?*+-|~$^)]}> \t\n')
-#: the units tried before the input's own: an escape, quotes and openings
+UNITS = tuple(c.encode() for c in '\\([{"\'<@/.:;,=&%#!?*+-|~$^)]}> \t\n')
+#: the units tried before the input's own: an escape, openings and quotes
 FIRST_UNITS = 7
 #: most sites of one input the plan visits (spread evenly over it)
 MAX_SITES = 24
@@ -45,15 +45,17 @@ TARGET_SIZE = 4096
 
 
 def pump_sites(data: bytes, most: int = MAX_SITES) -> list[int]:
-    """Byte offsets of the characters of ``data`` that are not letters or digits (at most ``most``, spread
-    evenly over the input; the first character when there is none)."""
+    """Byte offsets of the characters of ``data`` that are not letters or digits and of the first character
+    of every word (at most ``most``, spread evenly over the input)."""
     text = data.decode("utf-8", "surrogateescape")
     sites = []
     at = 0
+    previous = ""
     for char in text:
         width = len(char.encode("utf-8", "surrogateescape"))
-        if not char.isalnum():
+        if not char.isalnum() or not previous.isalnum():
             sites.append(at)
+        previous = char
         at += width
     if not sites:
         return [0] if data else []
@@ -85,7 +87,8 @@ def pumped(data: bytes, at: int, unit: bytes, count: int, how: str, tail: bytes 
 
 def _own_units(data: bytes) -> list[bytes]:
     """The input's own non-alphanumeric characters, in order of appearance."""
-    return list(dict.fromkeys(_char_at(data, at) for at in pump_sites(data, len(data))))
+    chars = (_char_at(data, at) for at in pump_sites(data, len(data)))
+    return list(dict.fromkeys(c for c in chars if not c.decode("utf-8", "surrogateescape").isalnum()))
 
 
 def pump_plan(data: bytes, limit: int) -> Iterator[tuple[tuple[str, bytes], bytes]]:

@@ -449,7 +449,7 @@ class _Search:
                                         cost=finding.value, hang=finding.hang,
                                         metric=self.metric, noise=self.noise, gain=self.gain,
                                         cap=self.analysis_cap(), limit=self.limits[finding.seed],
-                                        deadline=now + (deadline - now) / 2)
+                                        deadline=now + (deadline - now) / 2, end=deadline)
             except Interrupted:
                 break
             verdict.found_at, verdict.rules = finding.found_at, finding.rules
