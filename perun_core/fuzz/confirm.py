@@ -152,8 +152,8 @@ def _scale_points(executor: Executor, build, start: int, limit: int, cap: float,
     that metric) or the size limit, then at geometric midpoints of the widest gaps among the points above the
     noise, so the points spread over the whole measurable range, whether it spans decades (a polynomial) or a
     few steps (an exponential).  Past ``deadline`` only until a growth can be fitted at all; a run whose wall
-    time, foreseen from the growth so far, would not end well before ``end`` is not started (a third of the
-    time left is kept for the comparison at equal size), and one stopped at ``end`` bounds the range."""
+    time, foreseen from the growth so far, would not end before ``end`` is not started, and one stopped at
+    ``end`` bounds the range."""
     points: dict[int, _Point] = {}
     over: int | None = None
 
@@ -172,8 +172,7 @@ def _scale_points(executor: Executor, build, start: int, limit: int, cap: float,
         """Measure at ``k``; False when it is too slow or too big (then it bounds the range)."""
         nonlocal over
         data = build(k)
-        now = time.monotonic()
-        if len(data) > limit or now + foreseen(k) > end - (end - now) / 3:
+        if len(data) > limit or time.monotonic() + foreseen(k) > end:
             over = k if over is None else min(over, k)
             return False
         try:
@@ -210,7 +209,7 @@ def _scale_points(executor: Executor, build, start: int, limit: int, cap: float,
 
 
 def _growth(executor: Executor, data: bytes, text: str, regions: list[Region], limit: int, cap: float, metric: str,
-            noise: float, deadline: float, end: float) -> tuple[Growth, list[_Point]]:
+            noise: float, deadline: float, end: float, hang: bool = False) -> tuple[Growth, list[_Point]]:
     """Scale ``regions`` of ``text`` (or, without regions, the whole input: its first n bytes, repeated past its
     end) and fit the cost's growth."""
     def build(k: int) -> bytes:
@@ -220,7 +219,10 @@ def _growth(executor: Executor, data: bytes, text: str, regions: list[Region], l
         return tiled[:char_start(tiled, k)]
 
     if regions:
+        # an input that hangs may grow exponentially: scaled from a few repetitions up, a doubling past the
+        # cap costs one run killed at the cap, not several
         start = max(1, max(r.count for r in regions) // 16)
+        start = min(start, 8) if hang else start
     else:
         start = max(1, len(data) // 16)
         limit *= 4  # an input near the size limit: larger ones must fit to show a growth
@@ -272,12 +274,15 @@ def analyse(finding_id: str, data: bytes, reference: Reference, executor: Execut
             gain: float, cap: float, limit: int, deadline: float, end: float, cost: float,
             hang: bool = False) -> tuple[Verdict, bytes | None]:
     """Scale the slow part of ``data`` (its ``cost`` measured by the search; ``hang``: it hangs) until
-    ``deadline`` (past it only as far as a fit needs, never so far that the runs cannot end before ``end``), fit its growth, measure the ratio
-    at equal size; the verdict and the input it is about (the largest scaled input within ``cap``), None when
-    nothing could be measured."""
+    ``deadline`` (past it only as far as a fit needs, never so far that the runs cannot end before ``end``),
+    fit its growth, measure the ratio at equal size; the verdict and the input it is about (the largest
+    scaled input whose paired runs fit in the time left), None when nothing could be measured."""
     text = data.decode("utf-8", "surrogateescape")
+    # a quarter of the time is kept for the comparison at equal size: the scaling ends before
+    reserve = max(0.0, end - time.monotonic()) / 4
+    end, compare_end = end - reserve, end
     regions = _culprit(executor, data, text, periodic_regions(text), metric, noise, cost, hang)
-    growth, points = _growth(executor, data, text, regions, limit, cap, metric, noise, deadline, end)
+    growth, points = _growth(executor, data, text, regions, limit, cap, metric, noise, deadline, end, hang)
     if regions and not growth.superlinear and time.monotonic() < deadline and len(data) > 0:
         # the repeated part alone does not explain it: maybe the whole input does (a quadratic pass over it)
         whole, whole_points = _growth(executor, data, text, [], limit, cap, metric, noise, deadline, end)
@@ -288,18 +293,28 @@ def analyse(finding_id: str, data: bytes, reference: Reference, executor: Execut
     if not within:
         return Verdict(finding_id, "", len(data), 0.0, 0, 0.0, "", 0.0, 0.0, growth, False,
                        "the scaled inputs could not be measured", metric), None
-    # the largest input that runs in half the cap and whose three paired runs fit in half the time left
-    room = (end - time.monotonic()) / 2
-    quick = [p for p in within if p.wall <= cap / 2 and 3 * p.took <= room] or \
+    # the largest input whose three paired runs fit in the time left
+    room = compare_end - time.monotonic()
+    quick = [p for p in within if 3 * p.took <= room] or \
         [min(within, key=lambda p: p.took)]
     chosen = max(quick, key=lambda p: p.count)
-    ratio, confidence, value, ref_value, ref_size, name = _equal_size(executor, chosen.data, reference, metric, end)
     needed = max(1.5, 1 + gain)
     reasons = []
+    compared = True
+    try:
+        ratio, confidence, value, ref_value, ref_size, name = _equal_size(executor, chosen.data, reference, metric,
+                                                                          compare_end)
+    except Interrupted:
+        # the time budget ran out (or the user stopped it): the growth is still worth telling
+        reasons.append("the time budget ran out before the comparison at equal size")
+        compared = False
+        ratio, confidence, value, ref_value, ref_size, name = 0.0, 0.0, chosen.cost, 0.0, 0, reference.strategy(0)
     if not growth.superlinear:
         reasons.append(f"the cost grows {growth.order} in {part}" if growth.exponent is not None else
                        f"no growth measurable in {part}")
-    if ratio < needed:
+    if not compared:
+        pass
+    elif ratio < needed:
         reasons.append(f"only {ratio:.2f}x the reference at equal size (needs {needed:.2f}x)")
     elif confidence < 0.9:
         reasons.append(f"the ratio at equal size is not sure enough (confidence {confidence:.2f})")
