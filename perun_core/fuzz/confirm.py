@@ -226,7 +226,10 @@ def _growth(executor: Executor, data: bytes, text: str, regions: list[Region], l
     else:
         start = max(1, len(data) // 16)
         limit *= 4  # an input near the size limit: larger ones must fit to show a growth
-    base = min(m.value(metric) for m in executor.measure_all([build(0)] * 3))
+    first = executor.measure(build(0))
+    # the cost without the part: the least of three runs, one when it is slow already
+    base = first.value(metric) if first.hang or first.wall >= 0.5 else \
+        min(m.value(metric) for m in [first, *executor.measure_all([build(0)] * 2)])
     floor = max(3 * noise, 0.05) * max(base, 1e-12)
     points = _scale_points(executor, build, start, limit, cap, metric, base, floor, deadline, end)
     growth = fit_growth([p.count for p in points], [p.cost for p in points], base, noise)
@@ -265,8 +268,10 @@ def _culprit(executor: Executor, data: bytes, text: str, regions: list[Region], 
             score = (saved / total) / share if enough else 0.0
         if score > best_score:
             best, best_score = group, score
-        if group is regions and score > 0 and (full.hang or saved > total / 2):
-            break  # the longest part holds most of the cost: the others need not be tried
+        if group is regions and (hang or saved > total / 2):
+            # the longest part holds most of the cost, or the input hangs either way (every other removal
+            # would cost a hang timeout to learn little): the others are not tried
+            break
     return best
 
 
@@ -311,6 +316,7 @@ def analyse(finding_id: str, data: bytes, reference: Reference, executor: Execut
         ratio, confidence, value, ref_value, ref_size, name = 0.0, 0.0, chosen.cost, 0.0, 0, reference.strategy(0)
     if not growth.superlinear:
         reasons.append(f"the cost grows {growth.order} in {part}" if growth.exponent is not None else
+                       f"the cost does not grow with {part}" if growth.order == "constant" else
                        f"no growth measurable in {part}")
     if not compared:
         pass

@@ -14,11 +14,15 @@
    so growth alone is worth nothing) and kept when that ratio beats its
    parent's by more than the noise (``threshold``: three times the relative
    spread of the seed runs, at least 5 %); a borderline one is measured again
-   and judged by the lower of its two costs.  The search gets three quarters
-   of the time budget; in the rest the best kept inputs are analysed
-   (:func:`~perun_core.fuzz.confirm.analyse`) and only those whose cost grows
-   superlinearly with the part that made them slow, and that are clearly
-   slower than the seed grown to their size, are reported.  A candidate not slow enough to
+   and judged by the lower of its two costs.  With the ``pump`` rule chosen
+   (the default), the first candidates are the seeds' pumpings
+   (:func:`~perun_core.fuzz.pump.pump_plan`), for at most 60 % of the
+   search's time.  The search gets 70 % of the time budget (its runs are
+   killed at its end); in the rest the best kept inputs are analysed
+   (:func:`~perun_core.fuzz.confirm.analyse`, on runs killed at the end of
+   the budget) and only those whose cost grows superlinearly with the part
+   that made them slow, and that are clearly slower than the seed grown to
+   their size, are reported.  A candidate not slow enough to
    keep but not faster than its parent either becomes a walker: later
    candidates mutate it further and are judged against the same parent, so
    gains too small to measure one by one add up.  Rules are drawn with
@@ -151,6 +155,7 @@ class _Search:
         self.plan_kinds: dict[bytes, tuple[str, tuple[str, bytes]]] = {}
         self.plan_hung: set[tuple[str, tuple[str, bytes]]] = set()
         self.plan_until = 0.0
+        self.seed_list: list[Finding] = []
 
     def elapsed(self) -> float:
         return time.monotonic() - self.start
@@ -208,6 +213,7 @@ class _Search:
         self.noise = min(0.5, max(spreads))
         self.gain = max(MIN_GAIN, 3 * self.noise)
         self.pool = [s for s in seeds if s.size > 0] or seeds
+        self.seed_list = seeds
         self.timeline.append((self.elapsed(), 1.0))
         # the plan's share counts from the end of the calibration, which can take a while
         self.plan_until = self.elapsed() + PLAN_SHARE * max(0.0, self.search_budget - self.elapsed())
@@ -459,6 +465,12 @@ class _Search:
             self.emit(FindingAnalysed(verdict))
         return sorted(verdicts, key=lambda v: (v.reported, order_rank(v.growth), v.ratio), reverse=True)
 
+    def stretch(self) -> float:
+        """How much longer than their CPU time runs take on this machine now (1 on an idle one)."""
+        runs = [f for f in self.findings[-20:] if f.cpu > 0.02 and not f.hang] or \
+            [f for f in self.seed_list if f.cpu > 0]
+        return max(1.0, statistics.median(f.wall / f.cpu for f in runs)) if runs else 1.0
+
     def analysis_cap(self) -> float:
         """Longest run of the analysis, in seconds: long enough to see a growth above the start-up."""
         return min(self.s.hang_timeout / 2, max(2.0, 10 * self.seed_wall))
@@ -550,9 +562,11 @@ def fuzz(settings: FuzzSettings, *, cwd: Path | str | None = None, on_event: Cal
         search._progress()
         stop = _stop_at(cancel, search.start + settings.timeout)
         try:
-            # runs are killed at four times the cap in wall time (a loaded machine stretches them) and at the
-            # end of the time budget
-            kill = min(settings.hang_timeout, 4 * search.analysis_cap())
+            # runs are killed at the hang timeout stretched as much as the machine's load stretches wall time
+            # over CPU time (a loaded machine would otherwise kill runs that did little work), at most a quarter
+            # of the time left, and at the end of the time budget
+            window = search.start + settings.timeout - time.monotonic()
+            kill = max(search.analysis_cap(), min(settings.hang_timeout * search.stretch(), window / 4))
             with Executor(argv, cwd=where, jobs=jobs, hang_timeout=kill, stdin=settings.stdin,
                           input_name=name, cancelled=stop, count_instructions=metric == "instructions") as analyser:
                 verdicts = search.analyse(analyser)
