@@ -271,7 +271,8 @@ def fit_growth(counts: Sequence[int], costs: Sequence[float], base: float, noise
 
     exp_part = exponential.coefficients[2]  # the column is 1 at the largest count
     if significant(exp_part) and exponential.rss < 0.5 * power.rss and exponential.rss < 0.5 * linear_rss:
-        return Growth("exponential", power.term, "exponential", r_square(exponential.rss), exponential.term > 1.0,
+        # no power exponent: the factor per repetition says how fast it grows
+        return Growth("exponential", None, "exponential", r_square(exponential.rss), exponential.term > 1.0,
                       per_step=round(exponential.term, 4))
     power_part = power.coefficients[2]
     if significant(power_part) and power.rss < 0.5 * linear_rss:
@@ -284,8 +285,8 @@ def fit_growth(counts: Sequence[int], costs: Sequence[float], base: float, noise
 
 def order_rank(growth: Growth | None) -> float:
     """A number that sorts growth orders: exponential above every polynomial, higher exponents above lower."""
+    if growth is not None and growth.order == "exponential":
+        return 1e6 + (growth.per_step or 1.0)
     if growth is None or growth.exponent is None:
         return -1.0
-    if growth.order == "exponential":
-        return 1e6 + (growth.per_step or 1.0)
     return growth.exponent if math.isfinite(growth.exponent) else -1.0

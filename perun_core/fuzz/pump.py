@@ -73,8 +73,9 @@ def _char_at(data: bytes, at: int) -> bytes:
 
 
 def pump_count(data: bytes, unit: bytes, limit: int) -> int:
-    """How many copies of ``unit`` bring ``data`` near :data:`TARGET_SIZE` bytes without passing ``limit``."""
-    room = min(limit, max(TARGET_SIZE, len(data))) - len(data)
+    """How many copies of ``unit`` bring ``data`` near :data:`TARGET_SIZE` bytes (twice its size when it is
+    larger already) without passing ``limit``."""
+    room = min(limit, max(TARGET_SIZE, 2 * len(data))) - len(data)
     return max(2, room // max(len(unit), 1))
 
 
