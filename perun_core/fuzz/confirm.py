@@ -26,8 +26,10 @@ import time
 from collections.abc import Sequence
 from dataclasses import dataclass
 
+from ..errors import Interrupted
 from .findings import Verdict
-from .growth import (Growth, Region, describe, fit_growth, order_rank, periodic_regions, periodic_regions_without,
+from .growth import (MIN_POINTS, Growth, Region, describe, fit_growth, order_rank, periodic_regions,
+                     periodic_regions_without,
                      scaled)
 from .measure import Executor, Measurement
 from .textrules import char_start
@@ -59,8 +61,8 @@ class Reference:
 
     @classmethod
     def measure(cls, executor: Executor, seed: bytes, seed_cost: float, limit: int, metric: str) -> Reference:
-        """Measure both strategies at sizes growing eightfold from the seed's up to ``limit``, or until the
-        cheaper one costs four times the seed (beyond that the curve is extended linearly)."""
+        """Measure both strategies at sizes growing eightfold from the seed's up to ``limit``, each until it
+        costs four times the seed (beyond that its curve is extended linearly)."""
         sizes = []
         size = len(seed) * _SIZE_STEP
         while size < limit:
@@ -70,16 +72,20 @@ class Reference:
             sizes.append(limit)
         curves: dict[str, list[tuple[int, float]]] = {name: [(len(seed), seed_cost)] for name in STRATEGIES}
         refused: set[str] = set()
+        done: set[str] = set()
         for size in sizes:
-            grown = [grown_seed(seed, size, name) for name in STRATEGIES]
-            costs = []
-            for name, data, outcome in zip(STRATEGIES, grown, executor.measure_all(grown)):
+            # a strategy that costs four times the seed is not measured at larger sizes (its curve is extended
+            # linearly): a seed whose copies are slow to process would otherwise make the calibration slow
+            names = [name for name in STRATEGIES if name not in done]
+            if not names:
+                break
+            grown = [grown_seed(seed, size, name) for name in names]
+            for name, data, outcome in zip(names, grown, executor.measure_all(grown)):
                 if outcome.hang or outcome.exit_status != 0:
                     refused.add(name)
                 curves[name].append((len(data), outcome.value(metric)))
-                costs.append(outcome.value(metric))
-            if min(costs) > 4 * seed_cost:
-                break
+                if outcome.value(metric) > 4 * seed_cost or outcome.hang:
+                    done.add(name)
         usable = {n: c for n, c in curves.items() if n not in refused} or curves
         return cls(seed, usable)
 
@@ -127,7 +133,8 @@ class _Point:
     count: int
     data: bytes
     cost: float
-    wall: float
+    wall: float  # the seconds compared with the cap (CPU, or wall with that metric)
+    took: float  # wall seconds of the run
 
 
 def _measure_point(executor: Executor, data: bytes, metric: str) -> Measurement:
@@ -140,27 +147,44 @@ def _measure_point(executor: Executor, data: bytes, metric: str) -> Measurement:
 
 
 def _scale_points(executor: Executor, build, start: int, limit: int, cap: float, metric: str, base: float,
-                  floor: float, deadline: float) -> list[_Point]:
+                  floor: float, deadline: float, end: float) -> list[_Point]:
     """Cost at repetition counts from ``start`` doubling until a run takes ``cap`` seconds (CPU, or wall with
     that metric) or the size limit, then at geometric midpoints of the widest gaps among the points above the
     noise, so the points spread over the whole measurable range, whether it spans decades (a polynomial) or a
-    few steps (an exponential)."""
+    few steps (an exponential).  Past ``deadline`` only until a growth can be fitted at all; a run whose wall
+    time, foreseen from the growth so far, would not end before ``end`` is not started, and one stopped at
+    ``end`` bounds the range."""
     points: dict[int, _Point] = {}
     over: int | None = None
+
+    def foreseen(k: int) -> float:
+        """Wall seconds a measurement at ``k`` will take, from the two largest points below it."""
+        below = sorted((c for c in points if c < k), reverse=True)[:2]
+        if not below:
+            return 0.0
+        last = points[below[0]].took
+        factor = last / max(points[below[1]].took, 1e-3) if len(below) > 1 else 4.0
+        steps = math.log2(k / below[0])
+        took = last * max(factor, 2.0) ** steps
+        return took * (3 if took < 0.25 else 1)
 
     def probe(k: int) -> bool:
         """Measure at ``k``; False when it is too slow or too big (then it bounds the range)."""
         nonlocal over
         data = build(k)
-        if len(data) > limit:
+        if len(data) > limit or time.monotonic() + foreseen(k) > end:
             over = k if over is None else min(over, k)
             return False
-        outcome = _measure_point(executor, data, metric)
+        try:
+            outcome = _measure_point(executor, data, metric)
+        except Interrupted:
+            over = k if over is None else min(over, k)
+            return False
         spent = outcome.wall if metric == "wall" else outcome.cpu
         if outcome.hang or spent > cap:
             over = k if over is None else min(over, k)
             return False
-        points[k] = _Point(k, data, outcome.value(metric), spent)
+        points[k] = _Point(k, data, outcome.value(metric), spent, outcome.wall)
         return True
 
     k = start
@@ -168,16 +192,15 @@ def _scale_points(executor: Executor, build, start: int, limit: int, cap: float,
         k //= 4  # already too slow at the first count: start lower
     while over is None and k < (1 << 40):
         k *= 2
-        if not probe(k) or (time.monotonic() > deadline and len(points) > 8):
+        if not probe(k) or (time.monotonic() > deadline and len(points) > MIN_POINTS):
             break
-    # past the deadline only until a growth can be fitted at all (a few points above the noise)
     for _ in range(24):
         above = sorted(p.count for p in points.values() if p.cost - base > floor)
-        if len(above) >= _MAX_POINTS or (time.monotonic() > deadline and len(above) >= 6):
+        if len(above) >= _MAX_POINTS or (time.monotonic() > deadline and len(above) >= MIN_POINTS + 1):
             break
         edges = sorted(set(points) | ({over} if over is not None else set()))
         gaps = [(b / a, a, b) for a, b in itertools.pairwise(edges) if b - a >= 2 and (b in above or b == over)]
-        if not gaps:
+        if not gaps or time.monotonic() >= end:
             break
         _, a, b = max(gaps)
         middle = round(math.sqrt(a * b))
@@ -186,7 +209,7 @@ def _scale_points(executor: Executor, build, start: int, limit: int, cap: float,
 
 
 def _growth(executor: Executor, data: bytes, text: str, regions: list[Region], limit: int, cap: float, metric: str,
-            noise: float, deadline: float) -> tuple[Growth, list[_Point]]:
+            noise: float, deadline: float, end: float, hang: bool = False) -> tuple[Growth, list[_Point]]:
     """Scale ``regions`` of ``text`` (or, without regions, the whole input: its first n bytes, repeated past its
     end) and fit the cost's growth."""
     def build(k: int) -> bytes:
@@ -196,13 +219,19 @@ def _growth(executor: Executor, data: bytes, text: str, regions: list[Region], l
         return tiled[:char_start(tiled, k)]
 
     if regions:
+        # an input that hangs may grow exponentially: scaled from a few repetitions up, a doubling past the
+        # cap costs one run killed at the cap, not several
         start = max(1, max(r.count for r in regions) // 16)
+        start = min(start, 8) if hang else start
     else:
         start = max(1, len(data) // 16)
         limit *= 4  # an input near the size limit: larger ones must fit to show a growth
-    base = min(m.value(metric) for m in executor.measure_all([build(0)] * 3))
+    first = executor.measure(build(0))
+    # the cost without the part: the least of three runs, one when it is slow already
+    base = first.value(metric) if first.hang or first.wall >= 0.5 else \
+        min(m.value(metric) for m in [first, *executor.measure_all([build(0)] * 2)])
     floor = max(3 * noise, 0.05) * max(base, 1e-12)
-    points = _scale_points(executor, build, start, limit, cap, metric, base, floor, deadline)
+    points = _scale_points(executor, build, start, limit, cap, metric, base, floor, deadline, end)
     growth = fit_growth([p.count for p in points], [p.cost for p in points], base, noise)
     growth.part, growth.base = describe(text, regions), base
     growth.counts = [p.count for p in points]
@@ -212,19 +241,21 @@ def _growth(executor: Executor, data: bytes, text: str, regions: list[Region], l
 
 
 def _culprit(executor: Executor, data: bytes, text: str, regions: list[Region], metric: str,
-             noise: float) -> list[Region]:
+             noise: float, cost: float, hang: bool) -> list[Region]:
     """The repeated part that holds the cost: of the longest repeated region (with its copies) and the three
     next ones, the one whose removal saves the most cost per byte removed (for an input that hangs: the
     smallest one whose removal lets it finish); the longest when none stands out."""
     if not regions:
         return []
     groups = [regions] + [[r] for r in periodic_regions_without(text, regions)[:3]]
-    full, empty = executor.measure_all([data, b""])
+    # the input's own cost is known from the search (a hang: each part's removal is run once, it may hang too)
+    full = Measurement(cost, cost, 0, hang)
+    empty = executor.measure(b"")
     total = full.value(metric) - empty.value(metric)
     best, best_score = regions, 1.5
     for group in groups:
         without = scaled(text, group, 0).encode("utf-8", "surrogateescape")
-        runs = executor.measure_all([without, without])
+        runs = executor.measure_all([without] if hang else [without, without])
         share = (len(data) - len(without)) / max(len(data), 1)
         if share <= 0:
             continue
@@ -237,19 +268,29 @@ def _culprit(executor: Executor, data: bytes, text: str, regions: list[Region], 
             score = (saved / total) / share if enough else 0.0
         if score > best_score:
             best, best_score = group, score
+        if group is regions and (hang or saved > total / 2):
+            # the longest part holds most of the cost, or the input hangs either way (every other removal
+            # would cost a hang timeout to learn little): the others are not tried
+            break
     return best
 
 
 def analyse(finding_id: str, data: bytes, reference: Reference, executor: Executor, *, metric: str, noise: float,
-            gain: float, cap: float, limit: int, deadline: float) -> tuple[Verdict, bytes | None]:
-    """Scale the slow part of ``data``, fit its growth, measure the ratio at equal size; the verdict and the
-    input it is about (the largest scaled input within ``cap``), None when nothing could be measured."""
+            gain: float, cap: float, limit: int, deadline: float, end: float, cost: float,
+            hang: bool = False) -> tuple[Verdict, bytes | None]:
+    """Scale the slow part of ``data`` (its ``cost`` measured by the search; ``hang``: it hangs) until
+    ``deadline`` (past it only as far as a fit needs, never so far that the runs cannot end before ``end``),
+    fit its growth, measure the ratio at equal size; the verdict and the input it is about (the largest
+    scaled input whose paired runs fit in the time left), None when nothing could be measured."""
     text = data.decode("utf-8", "surrogateescape")
-    regions = _culprit(executor, data, text, periodic_regions(text), metric, noise)
-    growth, points = _growth(executor, data, text, regions, limit, cap, metric, noise, deadline)
+    # a quarter of the time is kept for the comparison at equal size: the scaling ends before
+    reserve = max(0.0, end - time.monotonic()) / 4
+    end, compare_end = end - reserve, end
+    regions = _culprit(executor, data, text, periodic_regions(text), metric, noise, cost, hang)
+    growth, points = _growth(executor, data, text, regions, limit, cap, metric, noise, deadline, end, hang)
     if regions and not growth.superlinear and time.monotonic() < deadline and len(data) > 0:
         # the repeated part alone does not explain it: maybe the whole input does (a quadratic pass over it)
-        whole, whole_points = _growth(executor, data, text, [], limit, cap, metric, noise, deadline)
+        whole, whole_points = _growth(executor, data, text, [], limit, cap, metric, noise, deadline, end)
         if order_rank(whole) > order_rank(growth):
             growth, points = whole, whole_points
     part = growth.part
@@ -257,14 +298,29 @@ def analyse(finding_id: str, data: bytes, reference: Reference, executor: Execut
     if not within:
         return Verdict(finding_id, "", len(data), 0.0, 0, 0.0, "", 0.0, 0.0, growth, False,
                        "the scaled inputs could not be measured", metric), None
-    chosen = max(within, key=lambda p: p.count)
-    ratio, confidence, value, ref_value, ref_size, name = _equal_size(executor, chosen.data, reference, metric)
+    # the largest input whose three paired runs fit in the time left
+    room = compare_end - time.monotonic()
+    quick = [p for p in within if 3 * p.took <= room] or \
+        [min(within, key=lambda p: p.took)]
+    chosen = max(quick, key=lambda p: p.count)
     needed = max(1.5, 1 + gain)
     reasons = []
+    compared = True
+    try:
+        ratio, confidence, value, ref_value, ref_size, name = _equal_size(executor, chosen.data, reference, metric,
+                                                                          compare_end)
+    except Interrupted:
+        # the time budget ran out (or the user stopped it): the growth is still worth telling
+        reasons.append("the time budget ran out before the comparison at equal size")
+        compared = False
+        ratio, confidence, value, ref_value, ref_size, name = 0.0, 0.0, chosen.cost, 0.0, 0, reference.strategy(0)
     if not growth.superlinear:
         reasons.append(f"the cost grows {growth.order} in {part}" if growth.exponent is not None else
+                       f"the cost does not grow with {part}" if growth.order == "constant" else
                        f"no growth measurable in {part}")
-    if ratio < needed:
+    if not compared:
+        pass
+    elif ratio < needed:
         reasons.append(f"only {ratio:.2f}x the reference at equal size (needs {needed:.2f}x)")
     elif confidence < 0.9:
         reasons.append(f"the ratio at equal size is not sure enough (confidence {confidence:.2f})")
@@ -273,17 +329,26 @@ def analyse(finding_id: str, data: bytes, reference: Reference, executor: Execut
     return verdict, chosen.data
 
 
-def _equal_size(executor: Executor, data: bytes, reference: Reference,
-                metric: str) -> tuple[float, float, float, float, int, str]:
-    """Ratio, confidence and the two medians of ``data`` against the reference input of its size, run in pairs."""
+def _equal_size(executor: Executor, data: bytes, reference: Reference, metric: str,
+                end: float) -> tuple[float, float, float, float, int, str]:
+    """Ratio, confidence and the two medians of ``data`` against the reference input of its size, run in pairs
+    (five, or three when the runs are long or ``end`` is near; Interrupted when not even three fit)."""
     size = len(data)
     name = reference.strategy(size)
     other = grown_seed(reference.seed, size, name)
-    first = executor.measure_all([data, other])
-    rounds = 5 if first[0].wall < 0.5 else 3
-    xs, ys = [first[0].value(metric)], [first[1].value(metric)]
-    for _ in range(rounds - 1):
-        pair = executor.measure_all([data, other])
+    xs: list[float] = []
+    ys: list[float] = []
+    took = 0.0
+    while len(xs) < 5:
+        if len(xs) >= 3 and (took >= 0.5 or time.monotonic() + took > end):
+            break
+        try:
+            pair = executor.measure_all([data, other])
+        except Interrupted:
+            if len(xs) < 3:
+                raise
+            break
+        took = max(took, pair[0].wall, pair[1].wall)
         xs.append(pair[0].value(metric))
         ys.append(pair[1].value(metric))
     x, y = statistics.median(xs), statistics.median(ys)

@@ -7,16 +7,15 @@ code points repeated at least three times) and the other regions repeated
 just as often (the closing half of a nesting), which :func:`scaled` grows or
 shrinks together to ``k`` repetitions.
 
-:func:`fit_growth` fits the cost above the input without the part against
-``k`` with the project's regression models
-(:func:`perun_core.analysis.regression.fit_models`): the power model's
-exponent says how fast the cost grows (about 1 linear, 2 quadratic, 3
-cubic); an exponential model that fits at least as well as the power model,
-with an exponent beyond polynomial reach, says exponential.
+:func:`fit_growth` fits the cost against ``k`` as a constant (the start-up)
+plus a linear term plus the fastest term the points show (a power of ``k``
+or an exponential): that term's power says how fast the cost grows (about 1
+linear, 2 quadratic, 3 cubic).
 """
 
 from __future__ import annotations
 
+import itertools
 import math
 import re
 from collections.abc import Sequence
@@ -148,8 +147,77 @@ class Growth:
                 "costs": self.costs, "base_cost": self.base, "factor_per_repetition": self.per_step}
 
 
-def _coefficient(record: dict, name: str) -> float:
-    return next(float(c["value"]) for c in record["coeffs"] if c["name"] == name)
+_POWERS = [round(1.1 + 0.1 * i, 1) for i in range(70)]  # 1.1 .. 8.0
+
+
+@dataclass
+class _Fit:
+    """``cost = a + l*n + b*g(n)`` (a, l, b >= 0), fitted on relative errors; ``rss`` their sum of squares."""
+
+    term: float  # the power of g, or its factor per step for an exponential
+    coefficients: tuple[float, float, float]
+    rss: float
+
+    def parts_at_top(self, columns_top: tuple[float, float, float]) -> tuple[float, float, float]:
+        return tuple(c * t for c, t in zip(self.coefficients, columns_top))  # type: ignore[return-value]
+
+
+def _nnls_fit(ns, ys, column) -> tuple[tuple[float, ...], float]:
+    """Non-negative least squares of ``ys`` on 1, n/n_max and ``column`` (already scaled to at most 1) in
+    relative errors: the coefficients and the sum of squared relative residuals.
+
+    With three columns at most, every subset of them is solved by plain least squares and the best one
+    with no negative coefficient is the non-negative solution (scipy's solver would cost seconds of
+    import on a loaded machine for that)."""
+    # lazy: numpy is needed only when a finding is analysed
+    import numpy as np
+
+    x = ns / ns[-1]
+    columns = [np.ones_like(x), x] + ([column] if column is not None else [])
+    matrix = np.column_stack(columns) / ys[:, None]
+    target = np.ones_like(ys)
+    best: tuple[tuple[float, ...], float] = ((0.0,) * len(columns), float(len(ys)))
+    for size in range(1, len(columns) + 1):
+        for subset in itertools.combinations(range(len(columns)), size):
+            solution = np.linalg.lstsq(matrix[:, subset], target, rcond=None)[0]
+            if np.any(solution < 0):
+                continue
+            rss = float(np.sum((matrix[:, subset] @ solution - target) ** 2))
+            if rss < best[1]:
+                coefficients = [0.0] * len(columns)
+                for index, value in zip(subset, solution):
+                    coefficients[index] = float(value)
+                best = (tuple(coefficients), rss)
+    return best
+
+
+def _best_fit(ns, ys, kind: str) -> _Fit:
+    """The best ``a + l*n + b*n^p`` (kind "power", p from 1.1 to 8) or ``a + l*n + b*r^n`` ("exponential",
+    r from 1.01 to 16 per step) on a grid of p or r."""
+    import numpy as np  # lazy, as above
+
+    best: _Fit | None = None
+    if kind == "power":
+        terms = _POWERS
+        columns = ((p, (ns / ns[-1]) ** p) for p in terms)
+    else:
+        terms = [float(r) for r in np.exp(np.linspace(math.log(1.01), math.log(16.0), 64))]
+        columns = ((r, np.exp((ns - ns[-1]) * math.log(r))) for r in terms)
+    for term, column in columns:
+        coefficients, rss = _nnls_fit(ns, ys, column)
+        if best is None or rss < best.rss - 1e-15:
+            best = _Fit(term, coefficients, rss)  # type: ignore[arg-type]
+    assert best is not None
+    # refined around the best grid value, a twentieth of a step at a time
+    at = terms.index(best.term)
+    low, high = terms[max(at - 1, 0)], terms[min(at + 1, len(terms) - 1)]
+    for i in range(41):
+        term = low + (high - low) * i / 40
+        column = (ns / ns[-1]) ** term if kind == "power" else np.exp((ns - ns[-1]) * math.log(term))
+        coefficients, rss = _nnls_fit(ns, ys, column)
+        if rss < best.rss - 1e-15:
+            best = _Fit(round(term, 3), coefficients, rss)  # type: ignore[arg-type]
+    return best
 
 
 def _order_name(exponent: float) -> str:
@@ -161,46 +229,64 @@ def _order_name(exponent: float) -> str:
         return "quadratic"
     if exponent < 3.5:
         return "cubic"
-    return "polynomial"
+    return f"polynomial (n^{exponent:.1f})"
 
 
 def fit_growth(counts: Sequence[int], costs: Sequence[float], base: float, noise: float) -> Growth:
-    """Fit the cost above ``base`` against the repetition ``counts``; points within the noise are left out."""
-    # lazy: the regression models bring numpy, which the fuzzer's start-up does not need
-    from ..analysis.regression import fit_models
+    """The order of growth of ``costs`` in the repetition ``counts``.
 
-    floor = max(3 * noise, 0.05) * max(base, 1e-12)
-    points = [(k, c - base) for k, c in zip(counts, costs) if k > 0 and c - base > floor]
+    The cost is fitted as ``a + l*n + b*n^p`` and as ``a + l*n + b*r^n``
+    (every coefficient non-negative, errors relative): the constant ``a``
+    takes the start-up and whatever does not depend on ``n``, the linear
+    term the part that is merely proportional, so that a quadratic whose
+    linear part still dominates at the sizes measured is seen as quadratic,
+    and no start-up, however large, passes for a slower growth.  A term
+    counts only when it makes more of the cost at the largest count than the
+    noise can (``max(3 * noise, 5 %)`` of it, ``base`` being the cost without
+    the part): the fastest such term names the order, the exponential one
+    only when it fits clearly better than every power.  No term above the
+    noise is a constant cost, which is no growth.
+    """
+    import numpy as np  # lazy, as above
+
+    points = sorted((k, c) for k, c in zip(counts, costs) if k > 0 and c > 0)
     if len(points) < MIN_POINTS:
         return Growth("not measurable", None, None, None, False)
-    # the order is what the largest counts show (a linear term or the noise dominates small ones): fit the
-    # upper half of the points, at least MIN_POINTS of them
-    points = sorted(points)[-max(MIN_POINTS, len(points) // 2):]
-    xs = [float(k) for k, _ in points]
-    ys = [e for _, e in points]
-    models, _ = fit_models(xs, ys, regression_models=("linear", "quadratic", "power", "exponential"))
-    by_kind = {m["model"]: m for m in models}
-    power = by_kind.get("power")
-    if power is None:
-        return Growth("not measurable", None, None, None, False)
-    exponent = _coefficient(power, "b1")
-    exponential = by_kind.get("exponential")
-    if exponential is not None and exponential["r_square"] >= power["r_square"] - 0.01 and exponent > 3.5:
-        factor = _coefficient(exponential, "b1")
-        return Growth("exponential", round(exponent, 2), "exponential", round(exponential["r_square"], 4),
-                      factor > 1.0, per_step=round(factor, 4))
-    r_square = power["r_square"]
-    order = _order_name(exponent)
-    if order == "polynomial":
-        order = f"polynomial (n^{exponent:.1f})"
-    return Growth(order, round(exponent, 2), "power", round(r_square, 4),
-                  exponent >= SUPERLINEAR and r_square >= 0.8)
+    ns = np.array([float(k) for k, _ in points])
+    ys = np.array([c for _, c in points])
+    relative_floor = max(3 * noise, 0.05)
+    top = float(ys[-1])
+    if top - max(base, 0.0) <= relative_floor * max(base, 1e-12) and top <= (1 + relative_floor) * float(ys[0]):
+        return Growth("constant", None, None, None, False)
+    linear_coefficients, linear_rss = _nnls_fit(ns, ys, None)
+    power = _best_fit(ns, ys, "power")
+    exponential = _best_fit(ns, ys, "exponential")
+    total = float(np.sum(((ys - ys.mean()) / ys) ** 2)) or 1e-30
+
+    def significant(part: float) -> bool:
+        return part > relative_floor * top
+
+    def r_square(rss: float) -> float:
+        return round(max(0.0, 1.0 - rss / total), 4)
+
+    exp_part = exponential.coefficients[2]  # the column is 1 at the largest count
+    if significant(exp_part) and exponential.rss < 0.5 * power.rss and exponential.rss < 0.5 * linear_rss:
+        # no power exponent: the factor per repetition says how fast it grows
+        return Growth("exponential", None, "exponential", r_square(exponential.rss), exponential.term > 1.0,
+                      per_step=round(exponential.term, 4))
+    power_part = power.coefficients[2]
+    if significant(power_part) and power.rss < 0.5 * linear_rss:
+        order = _order_name(power.term)
+        return Growth(order, power.term, "power", r_square(power.rss), power.term >= SUPERLINEAR)
+    if significant(linear_coefficients[1]):
+        return Growth("linear", 1.0, "linear", r_square(linear_rss), False)
+    return Growth("constant", None, None, None, False)
 
 
 def order_rank(growth: Growth | None) -> float:
     """A number that sorts growth orders: exponential above every polynomial, higher exponents above lower."""
+    if growth is not None and growth.order == "exponential":
+        return 1e6 + (growth.per_step or 1.0)
     if growth is None or growth.exponent is None:
         return -1.0
-    if growth.order == "exponential":
-        return 1e6 + (growth.per_step or 1.0)
     return growth.exponent if math.isfinite(growth.exponent) else -1.0

@@ -35,9 +35,12 @@ RESULTS_VERSION = 2
 def growth_text(verdict: Verdict) -> str:
     """``quadratic (n^2.03, r2 0.998) in the run of 'a', 200..2400 repetitions``."""
     g = verdict.growth
-    if g.exponent is None:
+    if g.order == "exponential" and g.per_step is not None:
+        fit = f"x{g.per_step:.3g} per repetition"
+    elif g.exponent is None:
         return f"{g.order} in {g.part}"
-    fit = f"x{g.per_step:.3g} per repetition" if g.order == "exponential" else f"n^{g.exponent:.2f}"
+    else:
+        fit = f"n^{g.exponent:.2f}"
     span = f", {min(g.counts)}..{max(g.counts)} repetitions" if g.counts else ""
     return f"{g.order} ({fit}, r2 {g.r_square:.3f}) in {g.part}{span}"
 

@@ -7,7 +7,7 @@ returning the mutated bytes, or None when it does not apply to ``data``
 (a line rule on an empty input, say).  Rules work on bytes; text rules see
 lines split at ``\\n`` and words split at runs of whitespace, and cut only at
 the start of a code point, so valid UTF-8 stays valid.  The growth rules
-(:mod:`.textrules`) are registered here too.
+(:mod:`.textrules`) and the pumping (:mod:`.pump`) are registered here too.
 
 The text rules follow the paper's rules inspired by known performance
 issues (double a line, repeat a word on a line, sort the words or numbers of
@@ -318,6 +318,7 @@ _BUILTINS = {
                 FlipBit, RandomByte, InsertBytes, DeleteBlock, DuplicateBlock)
 }
 _BUILTINS.update({cls.name: f"{TEXT_RULES[0].__module__}:{cls.__name__}" for cls in TEXT_RULES})
+_BUILTINS["pump"] = "perun_core.fuzz.pump:Pump"
 
 #: every mutation rule by name
 rules = Registry("fuzz rule", "mutate", frozenset(), _BUILTINS)

@@ -14,11 +14,15 @@
    so growth alone is worth nothing) and kept when that ratio beats its
    parent's by more than the noise (``threshold``: three times the relative
    spread of the seed runs, at least 5 %); a borderline one is measured again
-   and judged by the lower of its two costs.  The search gets three quarters
-   of the time budget; in the rest the best kept inputs are analysed
-   (:func:`~perun_core.fuzz.confirm.analyse`) and only those whose cost grows
-   superlinearly with the part that made them slow, and that are clearly
-   slower than the seed grown to their size, are reported.  A candidate not slow enough to
+   and judged by the lower of its two costs.  With the ``pump`` rule chosen
+   (the default), the first candidates are the seeds' pumpings
+   (:func:`~perun_core.fuzz.pump.pump_plan`), for at most 60 % of the
+   search's time.  The search gets 70 % of the time budget (its runs are
+   killed at its end); in the rest the best kept inputs are analysed
+   (:func:`~perun_core.fuzz.confirm.analyse`, on runs killed at the end of
+   the budget) and only those whose cost grows superlinearly with the part
+   that made them slow, and that are clearly slower than the seed grown to
+   their size, are reported.  A candidate not slow enough to
    keep but not faster than its parent either becomes a walker: later
    candidates mutate it further and are judged against the same parent, so
    gains too small to measure one by one add up.  Rules are drawn with
@@ -53,7 +57,7 @@ import random
 import statistics
 import threading
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -66,6 +70,7 @@ from .growth import describe, order_rank, periodic_regions
 from .guidance import Guidance, start_guidance
 from .measure import Coverage, Executor, Measurement, available_cores, resolve_metric
 from .output import write_results
+from .pump import pump_plan
 from .rules import RuleChoice, parse_rule_specs
 from .dictionary import user_tokens
 from .setup import FuzzSettings, check_output_dir, prepare_program, read_seeds
@@ -82,9 +87,11 @@ MAX_STACK = 64
 #: most mutations a walker (a candidate neither kept nor faster) accumulates
 MAX_WALK = 256
 #: share of the time budget kept for analysing the best inputs after the search
-ANALYSIS_SHARE = 0.25
+ANALYSIS_SHARE = 0.3
 #: most kept inputs analysed
 MAX_ANALYSED = 6
+#: most of the search budget the pumping plan (:func:`~perun_core.fuzz.pump.pump_plan`) takes before random search
+PLAN_SHARE = 0.6
 
 
 # -- the search --------------------------------------------------------------------------------
@@ -150,6 +157,12 @@ class _Search:
         self.repeated_hangs = 0
         #: hit-count guidance (see :mod:`.guidance`), None when off
         self.guide: Guidance | None = None
+        #: the pumpings of every seed, tried first (when the pump rule is chosen); kinds that hung are skipped
+        self.plan: Iterator[tuple[Finding, tuple[str, bytes], bytes]] | None = None
+        self.plan_kinds: dict[bytes, tuple[str, tuple[str, bytes]]] = {}
+        self.plan_hung: set[tuple[str, tuple[str, bytes]]] = set()
+        self.plan_until = 0.0
+        self.seed_list: list[Finding] = []
 
     def elapsed(self) -> float:
         return time.monotonic() - self.start
@@ -207,8 +220,42 @@ class _Search:
         self.noise = min(0.5, max(spreads))
         self.gain = max(MIN_GAIN, 3 * self.noise)
         self.pool = [s for s in seeds if s.size > 0] or seeds
+        self.seed_list = seeds
         self.timeline.append((self.elapsed(), 1.0))
+        # the plan's share counts from the end of the calibration, which can take a while
+        self.plan_until = self.elapsed() + PLAN_SHARE * max(0.0, self.search_budget - self.elapsed())
+        if any(rule.name == "pump" for rule in self.rules):
+            self.plan = self._plan([s for s in seeds if s.size > 0])
         return seeds
+
+    def _plan(self, seeds: list[Finding]) -> Iterator[tuple[Finding, tuple[str, bytes], bytes]]:
+        """The seeds' pumping plans, taken in turn."""
+        plans = [(seed, pump_plan(seed.data, self.limits[seed.seed])) for seed in seeds]
+        while plans:
+            for entry in list(plans):
+                seed, plan = entry
+                item = next(plan, None)
+                if item is None:
+                    plans.remove(entry)
+                else:
+                    yield seed, item[0], item[1]
+
+    def _planned(self) -> tuple[Finding, bytes, list[str]] | None:
+        """The next pumping of the plan not tried yet and not of a kind that hung; None when the plan is done."""
+        if self.plan is None:
+            return None
+        if self.elapsed() >= self.plan_until:
+            self.plan = None
+            return None
+        for seed, kind, data in self.plan:
+            digest = _digest(data)
+            if (seed.id, kind) in self.plan_hung or digest in self.seen or len(data) > self.limits[seed.seed]:
+                continue
+            self.seen.add(digest)
+            self.plan_kinds[digest] = (seed.id, kind)
+            return seed, data, ["pump"]
+        self.plan = None
+        return None
 
     # -- one round -------------------------------------------------------------------------
     def _parent(self) -> Finding:
@@ -228,6 +275,8 @@ class _Search:
         return {n: self.weight(n) / top for n in self.tries}
 
     def _candidate(self) -> tuple[Finding, bytes, list[str]] | None:
+        if self.plan is not None and (planned := self._planned()) is not None:
+            return planned
         if self.walkers and self.rng.random() < 0.5:
             parent, data, used = self.walkers.pop(self.rng.randrange(len(self.walkers)))
             used = list(used)
@@ -286,7 +335,7 @@ class _Search:
             try:
                 measured = self.executor.measure_all([data for _, data, _ in batch])
             except Interrupted:
-                return "cancelled"
+                return "cancelled" if self.cancel.is_set() else "time budget"
             kept_any = False
             for (parent, data, used), outcome in zip(batch, measured):
                 kept_any |= self._judge(parent, data, used, outcome)
@@ -316,6 +365,8 @@ class _Search:
 
     def _judge(self, parent: Finding, data: bytes, used: list[str], outcome: Measurement) -> bool:
         if outcome.hang:
+            if (kind := self.plan_kinds.get(_digest(data))) is not None:
+                self.plan_hung.add(kind)
             if parent.id in self.hung_parents:
                 self.repeated_hangs += 1  # one hang per parent is a finding; more would flood the output
                 return False
@@ -393,18 +444,17 @@ class _Search:
         self.emit(InputKept(finding, self.best))
 
     # -- after the search -------------------------------------------------------------------
-    def analyse(self) -> list[Verdict]:
-        """Analyse the best kept inputs (see :mod:`.confirm`), one part (a run, a repeated unit) each, in the
-        time left; the first one even when none is left.  Reported ones first, by growth order, then ratio."""
+    def analyse(self, executor: Executor) -> list[Verdict]:
+        """Analyse the best kept inputs (see :mod:`.confirm`) with ``executor`` (its runs are killed at the
+        analysis' time cap and when the time budget is spent), one part (a run, a repeated unit) each, while
+        the time budget lasts; each gets at most half of the time left.  Reported ones first, by growth order,
+        then ratio."""
         deadline = self.start + self.s.timeout
-        cap = min(self.s.hang_timeout / 2, max(4.0, 20 * self.seed_wall))
         verdicts: list[Verdict] = []
         parts: set[str] = set()
         for finding in sorted(self.findings, key=lambda f: f.slowdown, reverse=True):
-            if self.cancel.is_set() or len(verdicts) >= MAX_ANALYSED:
-                break
             now = time.monotonic()
-            if verdicts and now >= deadline:
+            if self.cancel.is_set() or len(verdicts) >= MAX_ANALYSED or now >= deadline:
                 break
             text = finding.data.decode("utf-8", "surrogateescape")
             part = describe(text, periodic_regions(text))
@@ -412,10 +462,11 @@ class _Search:
                 continue
             parts.add(part)
             try:
-                verdict, data = analyse(finding.id, finding.data, self.references[finding.seed], self.executor,
-                                        metric=self.metric, noise=self.noise, gain=self.gain, cap=cap,
-                                        limit=self.limits[finding.seed],
-                                        deadline=max(deadline, now + min(60.0, 0.2 * self.s.timeout)))
+                verdict, data = analyse(finding.id, finding.data, self.references[finding.seed], executor,
+                                        cost=finding.value, hang=finding.hang,
+                                        metric=self.metric, noise=self.noise, gain=self.gain,
+                                        cap=self.analysis_cap(), limit=self.limits[finding.seed],
+                                        deadline=now + (deadline - now) / 2, end=deadline)
             except Interrupted:
                 break
             verdict.found_at, verdict.rules = finding.found_at, finding.rules
@@ -424,6 +475,16 @@ class _Search:
             verdicts.append(verdict)
             self.emit(FindingAnalysed(verdict))
         return sorted(verdicts, key=lambda v: (v.reported, order_rank(v.growth), v.ratio), reverse=True)
+
+    def stretch(self) -> float:
+        """How much longer than their CPU time runs take on this machine now (1 on an idle one)."""
+        runs = [f for f in self.findings[-20:] if f.cpu > 0.02 and not f.hang] or \
+            [f for f in self.seed_list if f.cpu > 0]
+        return max(1.0, statistics.median(f.wall / f.cpu for f in runs)) if runs else 1.0
+
+    def analysis_cap(self) -> float:
+        """Longest run of the analysis, in seconds: long enough to see a growth above the start-up."""
+        return min(self.s.hang_timeout / 2, max(2.0, 10 * self.seed_wall))
 
     def _save(self, folder: str, name: str, data: bytes) -> str:
         """Write a kept or analysed input under the output directory; its path relative to it."""
@@ -442,6 +503,20 @@ class _Search:
         self.emit(FuzzProgress(self.executor.executions, len(self.findings), sum(f.hang for f in self.findings),
                                self.failures, self.best, elapsed,
                                self.executor.executions / elapsed if elapsed > 0 else 0.0, self.best_found_at))
+
+
+def _stop_at(cancel: threading.Event, deadline: float) -> threading.Event:
+    """An event set when ``cancel`` is or at ``deadline`` (monotonic seconds), whichever comes first: runs
+    watching it are killed then, so the analysis ends within the time budget."""
+    stop = threading.Event()
+
+    def watch() -> None:
+        while not stop.wait(min(0.05, max(0.0, deadline - time.monotonic()))):
+            if cancel.is_set() or time.monotonic() >= deadline:
+                stop.set()
+
+    threading.Thread(target=watch, name="perun-fuzz-deadline", daemon=True).start()
+    return stop
 
 
 def fuzz(settings: FuzzSettings, *, cwd: Path | str | None = None, on_event: Callable[[Any], None] | None = None,
@@ -472,13 +547,21 @@ def fuzz(settings: FuzzSettings, *, cwd: Path | str | None = None, on_event: Cal
     coverage_note = "used" if coverage is not None else f"skipped: {note}"
     jobs = settings.jobs or available_cores()
     name = "input" + seeds[0][0].suffix
+    # the search's runs are killed when its share of the time budget is spent, so the analysis gets its own
+    search_stop = _stop_at(cancel, time.monotonic() + settings.timeout * (1 - ANALYSIS_SHARE))
     with Executor(argv, cwd=where, jobs=jobs, hang_timeout=settings.hang_timeout, stdin=settings.stdin,
-                  input_name=name, cancelled=cancel, coverage=coverage,
+                  input_name=name, cancelled=search_stop, coverage=coverage,
                   count_instructions=metric == "instructions") as executor, \
             start_guidance(settings.guidance, argv, cwd=where, input_name=name, stdin=settings.stdin,
-                           hang_timeout=settings.hang_timeout, cancelled=cancel, coverage=coverage) as guide:
+                           hang_timeout=settings.hang_timeout, cancelled=search_stop, coverage=coverage) as guide:
         search = _Search(settings, argv, seeds, rules, executor, coverage_note, emit, cancel, metric)
-        seed_findings = search.calibrate()  # cancelling here raises Interrupted: there is nothing to write yet
+        try:
+            seed_findings = search.calibrate()  # cancelling here raises Interrupted: there is nothing to write yet
+        except Interrupted:
+            if cancel.is_set():
+                raise
+            raise FuzzError(f"the time budget {settings.timeout:g} s (-t) is too short: calibrating the seeds "
+                            f"took more than the search's share of it", hint="raise -t") from None
         guide.prime(data for _, data in seeds)
         search.guide = guide if guide.active else None
         settings.output_dir.mkdir(parents=True, exist_ok=True)
@@ -492,7 +575,18 @@ def fuzz(settings: FuzzSettings, *, cwd: Path | str | None = None, on_event: Cal
         stopped = search.run()
         search.timeline.append((search.elapsed(), search.best))
         search._progress()
-        verdicts = search.analyse()
+        stop = _stop_at(cancel, search.start + settings.timeout)
+        try:
+            # runs are killed at the hang timeout stretched as much as the machine's load stretches wall time
+            # over CPU time (a loaded machine would otherwise kill runs that did little work), at most a quarter
+            # of the time left, and at the end of the time budget
+            window = search.start + settings.timeout - time.monotonic()
+            kill = max(search.analysis_cap(), min(settings.hang_timeout * search.stretch(), window / 4))
+            with Executor(argv, cwd=where, jobs=jobs, hang_timeout=kill, stdin=settings.stdin,
+                          input_name=name, cancelled=stop, count_instructions=metric == "instructions") as analyser:
+                verdicts = search.analyse(analyser)
+        finally:
+            stop.set()
         elapsed = search.elapsed()
         if settings.guidance != "off":
             notes.append(guide.summary())
