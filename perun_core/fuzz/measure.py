@@ -28,6 +28,7 @@ import shutil
 import subprocess
 import tempfile
 import threading
+import time
 from collections.abc import Sequence
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
@@ -36,7 +37,7 @@ from pathlib import Path
 from ..runner.helper import spawn_helper
 from ..runner.process import RepeatedRuns
 
-__all__ = ["COST_UNITS", "Coverage", "Executor", "Measurement", "available_cores", "perf_counts_instructions",
+__all__ = ["COST_UNITS", "Coverage", "Executor", "Measurement", "available_cores", "perf_counts_instructions", "stop_at",
            "resolve_metric"]
 
 #: the unit of each cost measure, for reports
@@ -226,3 +227,17 @@ class Coverage:
         done = subprocess.run([self.gcov, "-t", "-o", str(self.gcno_path), *data], cwd=self.source_path,
                               stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, check=False)
         return sum(int(m.group(1)) for m in _GCOV_LINE.finditer(done.stdout))
+
+
+def stop_at(cancel: threading.Event, deadline: float) -> threading.Event:
+    """An event set when ``cancel`` is or at ``deadline`` (monotonic seconds), whichever comes first: runs
+    watching it are killed then, so the analysis ends within the time budget."""
+    stop = threading.Event()
+
+    def watch() -> None:
+        while not stop.wait(min(0.05, max(0.0, deadline - time.monotonic()))):
+            if cancel.is_set() or time.monotonic() >= deadline:
+                stop.set()
+
+    threading.Thread(target=watch, name="perun-fuzz-deadline", daemon=True).start()
+    return stop

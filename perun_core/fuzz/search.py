@@ -68,7 +68,7 @@ from .findings import (Finding, FindingAnalysed, FuzzFinished, FuzzProgress, Fuz
                        Verdict)
 from .growth import describe, order_rank, periodic_regions
 from .guidance import Guidance, start_guidance
-from .measure import Coverage, Executor, Measurement, available_cores, resolve_metric
+from .measure import Coverage, Executor, Measurement, available_cores, resolve_metric, stop_at
 from .output import write_results
 from .pump import pump_plan
 from .rules import RuleChoice, parse_rule_specs
@@ -505,18 +505,22 @@ class _Search:
                                self.executor.executions / elapsed if elapsed > 0 else 0.0, self.best_found_at))
 
 
-def _stop_at(cancel: threading.Event, deadline: float) -> threading.Event:
-    """An event set when ``cancel`` is or at ``deadline`` (monotonic seconds), whichever comes first: runs
-    watching it are killed then, so the analysis ends within the time budget."""
-    stop = threading.Event()
-
-    def watch() -> None:
-        while not stop.wait(min(0.05, max(0.0, deadline - time.monotonic()))):
-            if cancel.is_set() or time.monotonic() >= deadline:
-                stop.set()
-
-    threading.Thread(target=watch, name="perun-fuzz-deadline", daemon=True).start()
-    return stop
+def _analyse(search: _Search, settings: FuzzSettings, argv: list[str], where: Path, name: str, metric: str,
+             jobs: int, cancel: threading.Event) -> Any:
+    """The growth and equal-size analysis of the search's findings, on a runner of its own stopped at the end of
+    the time budget."""
+    stop = stop_at(cancel, search.start + settings.timeout)
+    try:
+        # runs are killed at the hang timeout stretched as much as the machine's load stretches wall time over
+        # CPU time (a loaded machine would otherwise kill runs that did little work), at most a quarter of the
+        # time left, and at the end of the time budget
+        window = search.start + settings.timeout - time.monotonic()
+        kill = max(search.analysis_cap(), min(settings.hang_timeout * search.stretch(), window / 4))
+        with Executor(argv, cwd=where, jobs=jobs, hang_timeout=kill, stdin=settings.stdin,
+                      input_name=name, cancelled=stop, count_instructions=metric == "instructions") as analyser:
+            return search.analyse(analyser)
+    finally:
+        stop.set()
 
 
 def fuzz(settings: FuzzSettings, *, cwd: Path | str | None = None, on_event: Callable[[Any], None] | None = None,
@@ -548,7 +552,7 @@ def fuzz(settings: FuzzSettings, *, cwd: Path | str | None = None, on_event: Cal
     jobs = settings.jobs or available_cores()
     name = "input" + seeds[0][0].suffix
     # the search's runs are killed when its share of the time budget is spent, so the analysis gets its own
-    search_stop = _stop_at(cancel, time.monotonic() + settings.timeout * (1 - ANALYSIS_SHARE))
+    search_stop = stop_at(cancel, time.monotonic() + settings.timeout * (1 - ANALYSIS_SHARE))
     with Executor(argv, cwd=where, jobs=jobs, hang_timeout=settings.hang_timeout, stdin=settings.stdin,
                   input_name=name, cancelled=search_stop, coverage=coverage,
                   count_instructions=metric == "instructions") as executor, \
@@ -575,18 +579,7 @@ def fuzz(settings: FuzzSettings, *, cwd: Path | str | None = None, on_event: Cal
         stopped = search.run()
         search.timeline.append((search.elapsed(), search.best))
         search._progress()
-        stop = _stop_at(cancel, search.start + settings.timeout)
-        try:
-            # runs are killed at the hang timeout stretched as much as the machine's load stretches wall time
-            # over CPU time (a loaded machine would otherwise kill runs that did little work), at most a quarter
-            # of the time left, and at the end of the time budget
-            window = search.start + settings.timeout - time.monotonic()
-            kill = max(search.analysis_cap(), min(settings.hang_timeout * search.stretch(), window / 4))
-            with Executor(argv, cwd=where, jobs=jobs, hang_timeout=kill, stdin=settings.stdin,
-                          input_name=name, cancelled=stop, count_instructions=metric == "instructions") as analyser:
-                verdicts = search.analyse(analyser)
-        finally:
-            stop.set()
+        verdicts = _analyse(search, settings, argv, where, name, metric, jobs, cancel)
         elapsed = search.elapsed()
         if settings.guidance != "off":
             notes.append(guide.summary())
