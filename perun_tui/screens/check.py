@@ -31,7 +31,7 @@ from textual.screen import Screen
 from textual.widgets import DataTable, Header, Static
 from textual.worker import Worker, get_current_worker
 
-from perun_core.api import CheckReport, escape_controls, fit_middle, format_amount, format_percent
+from perun_core.api import CheckReport, escape_controls, fit_middle, format_amount, format_change
 from perun_core.errors import Interrupted, PerunError
 
 from ..commands import PaletteCommand, ScreenCommands
@@ -87,7 +87,7 @@ def _amount(finding: Any, value: Any) -> str:
 def _delta(finding: Any) -> str:
     """The finding's change: its percentage, else its amount of change with the unit."""
     if finding.delta_rel is not None:
-        return format_percent(finding.delta_rel)
+        return format_change(finding.delta_rel, finding.from_)
     if finding.delta_abs is not None:
         text = format_amount(finding.delta_abs, finding.unit)
         return text if text.startswith("-") else "+" + text
@@ -463,7 +463,7 @@ def relative_changes(pair: Any, finding: Any, baseline: Any, target: Any) -> str
     for category in after.categories:
         found = by_location.get(f"{uid} [{category}]")
         if found is not None:
-            parts.append(f"{category} {format_percent(found.delta_rel)}")
+            parts.append(f"{category} {format_change(found.delta_rel, found.from_)}")
     return " · ".join(parts)
 
 
