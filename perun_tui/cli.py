@@ -20,12 +20,15 @@ from pathlib import Path
 from perun_core import api
 from perun_core.errors import PerunError
 
+from .bandwidth import cap_frame_rate
 from .core import Core
-from .formatting import display_path
 
 
 def open_demo(path: Path | None) -> Path:
     """Build the demo (its profiles collected by the real collectors) unless built before; say so on stderr."""
+    # lazy: formatting imports textual, which must not load before main() set its frame rate
+    from .formatting import display_path
+
     where = path if path is not None else api.demo_dir()
     announced = False
 
@@ -106,6 +109,9 @@ def main(argv: list[str] | None = None) -> int:
                              "animations, at most 10 frames a second, plots without colour; also "
                              "PERUN_LOW_BANDWIDTH=1")
     args = parser.parse_args(argv)
+    low_bandwidth = args.low_bandwidth or low_bandwidth_environment()
+    if low_bandwidth and "textual" not in sys.modules:
+        cap_frame_rate()  # textual reads it when it loads, which is after this (app.py checks it did)
     if args.demo and args.repo:
         parser.error("--repo and --demo exclude each other: --demo opens the demo repository")
     if args.repo and args.path and Path(args.repo).resolve() != Path(args.path).resolve():
@@ -138,7 +144,6 @@ def main(argv: list[str] | None = None) -> int:
     # textual loads only once the arguments and the repository are good: errors come quicker
     from .app import PerunApp
 
-    low_bandwidth = args.low_bandwidth or low_bandwidth_environment()
     app = PerunApp(core=core, colour=colour_environment(), low_bandwidth=low_bandwidth)
     app.run()
     return app.return_code or 0
