@@ -55,7 +55,7 @@ _export("importing", "ImporterInfo ImportedProfile importer_kinds read_imported 
 _export("diff", "NOISE_FLOOR DIFF_VIEWS compare_profiles diff_profiles render_diff diff_formats")
 _export("fuzz", """FUZZ_PARAMS DELTA_PARAMS FuzzForm RuleInfo fuzz_form fuzz_rules FuzzSettings FuzzResult Finding FuzzStarted
         FuzzProgress InputKept FuzzFinished ProfilesCollected run_fuzzing slowdown_plot DeltaStep DeltaResult deltadebug
-        FindingAnalysed Verdict compact_rules growth_text""")
+        FindingAnalysed Verdict compact_rules format_cost growth_text""")
 _export("bisecting", """BisectResult BisectStep BisectStarted BisectCollecting BisectRunEvent BisectTested BisectFinished
         bisect bisect_jobs""")
 _export("explaining", "Explanation ExplainedFunction ExplainStarted ExplainCollecting ExplainRound ExplainFinished explain "
