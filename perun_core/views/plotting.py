@@ -523,6 +523,12 @@ def render_lines(
     lines = [(s.name, *_finite(_as_array(s.x), _as_array(s.y))) for s in series]
     xlim = _limits([x for _, x, _ in lines])
     ylim = ylim or _limits([y for _, _, y in lines])
+    legend = len(lines) > 1
+    if legend:
+        # plotext draws the legend over the top rows of the plot: the y axis reaches that much higher, so the
+        # lines stay below it (as in render_scatter)
+        named = sum(1 for name, x, _ in lines if name and len(x))
+        ylim = _with_headroom(ylim, rows=_rows(height, title, xlabel, ylabel), reserved=named)
     yticks, ylabels, ylabel = y_axis(*ylim, _rows(height, title, xlabel, ylabel), unit, ylabel)
     with _LOCK:
         plt = _figure(width, height, theme, title, xlabel, ylabel)
@@ -535,7 +541,6 @@ def render_lines(
             plt.xticks(positions[::step], [str(c) for c in categories][::step])
         else:
             _x_ticks(plt, [x for _, x, _ in lines], xlim, width)
-        legend = len(lines) > 1
         for index, (name, x, y) in enumerate(lines):
             if not len(x):
                 continue
