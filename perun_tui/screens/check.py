@@ -69,7 +69,8 @@ FINDING_COLUMNS = (
     Column("commit", "commit", 2, 7),
     Column("location", "location", 0, 12, 40, shrink=True),
     Column("result", "result", 1, 6, 16),
-    Column("delta", "delta", 3, 6),
+    # at most "+1250.0%": "below resolution" (a change from 0) is cut rather than push "from → to" out
+    Column("delta", "delta", 3, 6, 10),
     Column("change", "from → to", 4, 9, 23),
     Column("confidence", "confidence", 5, 8),
     Column("method", "method", 6, 6, 30),
