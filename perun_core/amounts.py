@@ -22,8 +22,11 @@ from __future__ import annotations
 import math
 from typing import Any
 
-__all__ = ["amount_scale", "format_amount", "format_percent", "format_scaled", "nice_ticks",
-           "relative_change", "unit_family"]
+__all__ = ["BELOW_RESOLUTION", "amount_scale", "format_amount", "format_change", "format_percent", "format_scaled",
+           "nice_ticks", "relative_change", "unit_family"]
+
+#: a change between two amounts of 0 (typical values too small for the measurements to resolve)
+BELOW_RESOLUTION = "below resolution"
 
 #: time units in seconds, smallest first; the first name is the one shown
 _TIME = (("ns", 1e-9, ("ns",)), ("µs", 1e-6, ("us", "µs", "μs")), ("ms", 1e-3, ("ms",)), ("s", 1.0, ("s", "sec")))
@@ -185,6 +188,20 @@ def format_percent(percent: Any) -> str:
         # a change of less than a ten-thousandth: its digits would only be noise (8.12e-05%)
         text = "<0.01"
     return f"{'+' if percent > 0 else '-'}{text}%"
+
+
+def format_change(percent: Any, before: Any) -> str:
+    """A change of ``percent`` from ``before``: :func:`format_percent`, or ``below resolution`` when ``before`` is 0.
+
+    A method may find a shift from a baseline whose typical value is 0 (CPU
+    times below one clock tick): a percentage of nothing beside ``0 s ->
+    3.44 ms`` (or ``0 s -> 0 s``) would only mislead, so such a change reads
+    :data:`BELOW_RESOLUTION`.
+    """
+    zero = isinstance(before, (int, float)) and not isinstance(before, bool) and before == 0
+    if zero and isinstance(percent, (int, float)) and not isinstance(percent, bool) and percent != 0:
+        return BELOW_RESOLUTION
+    return format_percent(percent)
 
 
 def nice_ticks(low: float, high: float, count: int = 5) -> list[float]:

@@ -14,6 +14,8 @@ from __future__ import annotations
 import sys
 from pathlib import Path
 
+import textual
+import textual.constants as textual_constants
 import textual.screen as textual_screen
 from textual import events
 from textual.app import App
@@ -25,6 +27,7 @@ from textual.worker import Worker, WorkerState
 from perun_core.api import escape_controls, escape_lines
 from perun_core.errors import PerunError
 
+from .bandwidth import LOW_BANDWIDTH_FPS
 from .core import Core
 from .demobuild import DemoBuild
 from .formatting import ControlFilter, display_path
@@ -36,23 +39,28 @@ from .screens.main import MainScreen
 from .widgets.history import HistoryPane, HistoryView
 from .widgets.profiles import ProfilesTable
 
-__all__ = ["MainScreen", "PerunApp", "focused_row"]
+__all__ = ["LOW_BANDWIDTH_FPS", "MainScreen", "PerunApp", "cap_loaded_frame_rate", "focused_row"]
 
-#: frames a second at most in the low-bandwidth mode (textual draws up to 60)
-LOW_BANDWIDTH_FPS = 10
+def cap_loaded_frame_rate(fps: int) -> float | None:
+    """Make screens draw at most ``fps`` frames a second; the frame period to give back later, or None.
 
-
-def _set_update_period(seconds: float) -> float:
-    """Make screens draw at most every ``seconds`` (the previous period is returned).
-
-    textual reads its frame period (``TEXTUAL_FPS``) once, when it is
-    imported, into a module global that each screen's update timer takes
-    when it starts; perun_tui imports textual before the command line is
-    parsed, so the low-bandwidth mode sets that global instead.
+    Nothing to do when textual was loaded with ``TEXTUAL_FPS`` at or below
+    ``fps`` (:func:`perun_tui.bandwidth.cap_frame_rate`, the way
+    ``perun-tui`` does it).  An app built after textual was loaded (from
+    Python, in tests) can only change the module global each screen's frame
+    timer takes when it starts, ``textual.screen.UPDATE_PERIOD``; that is no
+    documented interface, so its shape is checked first and a textual that
+    changed it fails here, loudly, rather than drawing at full rate unnoticed.
     """
-    previous = textual_screen.UPDATE_PERIOD
-    textual_screen.UPDATE_PERIOD = seconds
-    return previous
+    if textual_constants.MAX_FPS <= fps:
+        return None
+    period = getattr(textual_screen, "UPDATE_PERIOD", None)
+    if not isinstance(period, float) or abs(period - 1 / textual_constants.MAX_FPS) > 1e-9:
+        raise RuntimeError(f"textual {textual.__version__} has no frame period textual.screen.UPDATE_PERIOD of "
+                           f"1/TEXTUAL_FPS (found {period!r}): the low-bandwidth mode cannot cap its frame rate; "
+                           "start perun-tui with TEXTUAL_FPS set, or adapt perun_tui.app.cap_loaded_frame_rate")
+    textual_screen.UPDATE_PERIOD = 1 / fps
+    return period
 
 
 def focused_row(widget) -> int | None:
@@ -110,7 +118,7 @@ class PerunApp(App[None]):
         self._update_period: float | None = None
         if low_bandwidth:
             self.animation_level = "none"
-            self._update_period = _set_update_period(1 / LOW_BANDWIDTH_FPS)
+            self._update_period = cap_loaded_frame_rate(LOW_BANDWIDTH_FPS)
         self.core = core if core is not None else Core.open(path)
         self.demo_build = demo_build
         self.pictures = PictureCache()
@@ -181,7 +189,7 @@ class PerunApp(App[None]):
     def on_unmount(self) -> None:
         self.core.close()
         if self._update_period is not None:
-            _set_update_period(self._update_period)
+            textual_screen.UPDATE_PERIOD = self._update_period  # as cap_loaded_frame_rate found it
 
     async def action_quit(self) -> None:
         """Leave; a run going on is cancelled first, and the app ends once its worker ended.

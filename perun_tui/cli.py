@@ -23,9 +23,9 @@ from pathlib import Path
 from perun_core import api
 from perun_core.errors import Interrupted, PerunError
 
+from .bandwidth import cap_frame_rate
 from .core import Core
 from .demobuild import DemoBuild
-from .formatting import display_path
 
 
 def open_demo(path: Path | None) -> tuple[Path, DemoBuild | None]:
@@ -35,6 +35,9 @@ def open_demo(path: Path | None) -> tuple[Path, DemoBuild | None]:
     or two) go to stderr, as does a build that must end first because the
     app cannot draw here.
     """
+    # lazy: formatting imports textual, which must not load before main() set its frame rate
+    from .formatting import display_path
+
     where = path if path is not None else api.demo_dir()
     if api.demo_is_built(where):
         return api.build_demo(where), None
@@ -147,6 +150,9 @@ def main(argv: list[str] | None = None) -> int:
                              "animations, at most 10 frames a second, plots without colour; also "
                              "PERUN_LOW_BANDWIDTH=1")
     args = parser.parse_args(argv)
+    low_bandwidth = args.low_bandwidth or low_bandwidth_environment()
+    if low_bandwidth and "textual" not in sys.modules:
+        cap_frame_rate()  # textual reads it when it loads, which is after this (app.py checks it did)
     if args.demo and args.repo:
         parser.error("--repo and --demo exclude each other: --demo opens the demo repository")
     if args.repo and args.path and Path(args.repo).resolve() != Path(args.path).resolve():
@@ -184,7 +190,6 @@ def main(argv: list[str] | None = None) -> int:
     # textual loads only once the arguments and the repository are good: errors come quicker
     from .app import PerunApp
 
-    low_bandwidth = args.low_bandwidth or low_bandwidth_environment()
     app = PerunApp(core=core, colour=colour_environment(), low_bandwidth=low_bandwidth, demo_build=build)
     app.run()
     if build is not None and build.running:

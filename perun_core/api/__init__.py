@@ -55,7 +55,7 @@ _export("importing", "ImporterInfo ImportedProfile importer_kinds read_imported 
 _export("diff", "NOISE_FLOOR DIFF_VIEWS compare_profiles diff_profiles render_diff diff_formats")
 _export("fuzz", """FUZZ_PARAMS DELTA_PARAMS FuzzForm RuleInfo fuzz_form fuzz_rules FuzzSettings FuzzResult Finding FuzzStarted
         FuzzProgress InputKept FuzzFinished ProfilesCollected run_fuzzing slowdown_plot DeltaStep DeltaResult deltadebug
-        FindingAnalysed Verdict compact_rules growth_text""")
+        FindingAnalysed Verdict compact_rules format_cost growth_text""")
 _export("bisecting", """BisectResult BisectStep BisectStarted BisectCollecting BisectRunEvent BisectTested BisectFinished
         bisect bisect_jobs""")
 _export("explaining", "Explanation ExplainedFunction ExplainStarted ExplainCollecting ExplainRound ExplainFinished explain "
@@ -65,7 +65,7 @@ _export("remote", """PushResult FetchResult PullResult RemoteState push fetch pu
         TransferProgress TransferStarted""")
 _export("repair", "STALE_AFTER FsckProblem FsckReport fsck")
 _export("views", "ViewFit view_fits fitting_views share_y_scale y_extent fit_middle")
-_export("text", "format_amount format_percent relative_change amount_scale nice_ticks")
+_export("text", "format_amount format_change format_percent relative_change amount_scale nice_ticks")
 _export("statistics", """FieldStats ModelRow ProfileSummary summary short_number format_number MEASURED_KEYS
         describe_machine""")
 

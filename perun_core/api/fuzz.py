@@ -29,7 +29,7 @@ from ..errors import NotPerunRepository, UsageError
 from ..fuzz.deltadebug import DeltaResult, DeltaStep, deltadebug as shrink
 from ..fuzz.options import DELTA_PARAMS, FUZZ_PARAMS
 from ..fuzz.findings import (Finding, FindingAnalysed, FuzzFinished, FuzzProgress, FuzzResult, FuzzStarted,
-                              InputKept, Verdict, compact_rules)
+                              InputKept, Verdict, compact_rules, format_cost)
 from ..fuzz.output import growth_text, write_results
 from ..fuzz.rules import rules
 from ..fuzz.search import fuzz as search
@@ -45,7 +45,7 @@ from .repository import add
 __all__ = [
     "DELTA_PARAMS", "DeltaResult", "DeltaStep", "FUZZ_PARAMS", "Finding", "FindingAnalysed", "FuzzFinished",
     "FuzzForm", "FuzzProgress", "FuzzResult", "FuzzSettings", "FuzzStarted", "InputKept", "ProfilesCollected",
-    "RuleInfo", "Verdict", "compact_rules", "deltadebug", "fuzz_form", "fuzz_rules", "growth_text", "run_fuzzing",
+    "RuleInfo", "Verdict", "compact_rules", "deltadebug", "format_cost", "fuzz_form", "fuzz_rules", "growth_text", "run_fuzzing",
     "slowdown_plot",
 ]
 

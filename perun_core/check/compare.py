@@ -156,6 +156,8 @@ class Comparison:
     region: Region | None = None
     regions: list[Region] = field(default_factory=list)
     reason: str = ""
+    #: what was added to every amount before taking logs (half the smallest positive amount when some are 0)
+    shift: float = 0.0
 
     @property
     def ratio(self) -> float:
@@ -163,7 +165,12 @@ class Comparison:
 
     @property
     def target_level(self) -> float:
-        return self.base_level * math.exp(self.effect)
+        """The baseline's level moved by the effect on the scale it was measured on (amounts plus ``shift``).
+
+        Without the shift, a baseline whose median is 0 (CPU times below a
+        clock tick) would give a target of 0 whatever the effect.
+        """
+        return (self.base_level + self.shift) * math.exp(self.effect) - self.shift
 
 
 def _thinned(x: numpy.ndarray | None, y: numpy.ndarray, cap: int) -> tuple[numpy.ndarray | None, numpy.ndarray]:
@@ -174,19 +181,19 @@ def _thinned(x: numpy.ndarray | None, y: numpy.ndarray, cap: int) -> tuple[numpy
     return (x[keep] if x is not None else None), y[keep]
 
 
-def _log_amounts(yb: numpy.ndarray, yt: numpy.ndarray) -> tuple[numpy.ndarray, numpy.ndarray] | None:
-    """Both samples on the log scale; None when no amount is positive."""
+def _log_amounts(yb: numpy.ndarray, yt: numpy.ndarray) -> tuple[numpy.ndarray, numpy.ndarray, float] | None:
+    """Both samples on the log scale and the shift added to the amounts first; None when no amount is positive."""
     import numpy as np
 
     if float(yb.min()) > 0 and float(yt.min()) > 0:
-        return np.log(yb), np.log(yt)
+        return np.log(yb), np.log(yt), 0.0
     pooled = np.concatenate((yb, yt))
     positive = pooled[pooled > 0]
     if not len(positive):
         return None
     # zeros (and negative amounts, which should not happen) sit just below the smallest positive amount
     eps = 0.5 * float(positive.min())
-    return np.log(np.maximum(yb, 0.0) + eps), np.log(np.maximum(yt, 0.0) + eps)
+    return np.log(np.maximum(yb, 0.0) + eps), np.log(np.maximum(yt, 0.0) + eps), eps
 
 
 def direction(effect: float, maybe: bool = False) -> PerformanceChange:
@@ -207,8 +214,6 @@ def compare(
     ``x`` arrays (input sizes) may be None; amounts should be finite.  See
     the module docstring for the method.
     """
-    import numpy as np
-
     if len(yb) == 0 or len(yt) == 0:
         return Comparison(PerformanceChange.UNKNOWN, reason="no measurements to compare")
     if settings.max_points:
@@ -217,8 +222,18 @@ def compare(
     logs = _log_amounts(yb, yt)
     if logs is None:
         return Comparison(PerformanceChange.NO_CHANGE, base_level=0.0, reason="every amount is zero")
-    ub, ut = logs
-    sized = settings.use_sizes and xb is not None and xt is not None and len(xb) == len(yb) and len(xt) == len(yt)
+    ub, ut, shift = logs
+    result = _compare_logs(xb, ub, yb, xt, ut, settings)
+    result.shift = shift
+    return result
+
+
+def _compare_logs(xb: numpy.ndarray | None, ub: numpy.ndarray, yb: numpy.ndarray, xt: numpy.ndarray | None,
+                  ut: numpy.ndarray, settings: Settings) -> Comparison:
+    """:func:`compare` on the log amounts ``ub`` and ``ut`` (``yb``: the baseline's amounts; ``ut`` is as long as the target's)."""
+    import numpy as np
+
+    sized = settings.use_sizes and xb is not None and xt is not None and len(xb) == len(yb) and len(xt) == len(ut)
     if sized:
         assert xb is not None and xt is not None
         both = np.concatenate((xb, xt))
@@ -229,7 +244,7 @@ def compare(
     paired = paired_comparison(xb, ub, yb, xt, ut, settings)  # type: ignore[arg-type]
     if paired is not None:
         return paired
-    if min(len(yb), len(yt)) < FITTED_MAX_POINTS:
+    if min(len(yb), len(ut)) < FITTED_MAX_POINTS:
         # too few measurements for bins of larger sizes: one curve of both finds what bins cannot; a second
         # way to find a change in the same data, so it gets half the significance level
         fitted = fitted_comparison(xb, ub, yb, xt, ut, replace(settings, alpha=settings.alpha / 2))  # type: ignore[arg-type]
@@ -237,7 +252,7 @@ def compare(
             return fitted
     found = _by_size(xb, ub, yb, xt, ut, settings)  # type: ignore[arg-type]
     certain = found.verdict.is_change and not found.verdict.is_maybe
-    if min(len(yb), len(yt)) > SPARSE_MAX_POINTS:
+    if min(len(yb), len(ut)) > SPARSE_MAX_POINTS:
         return found
     sparse = _sparse_curves(xb, ub, yb, xt, ut, settings)  # type: ignore[arg-type]
     if sparse is None:

@@ -17,7 +17,7 @@ import math
 from collections.abc import Iterator
 from typing import TYPE_CHECKING, Any
 
-from ..amounts import format_amount, format_percent
+from ..amounts import format_amount, format_change
 from ..safetext import escape_controls, escape_lines
 from .results import Finding, PerformanceChange
 
@@ -61,7 +61,7 @@ def _detail(finding: Finding) -> str:
         if finding.from_ and finding.to and finding.from_ > 0 and finding.to > 0:
             extra.append(f"x{finding.to / finding.from_:.3g}")
     if finding.delta_rel is not None:
-        extra.append(format_percent(finding.delta_rel))
+        extra.append(format_change(finding.delta_rel, finding.from_))
     if finding.confidence_type and finding.confidence_type != "no":
         extra.append(f"confidence {finding.confidence_type} = {finding.confidence_rate:.2f}")
     if extra:
@@ -293,7 +293,7 @@ def _code(text: Any) -> str:
 def _change(finding: Finding) -> str:
     parts = []
     if finding.delta_rel is not None and isinstance(finding.delta_rel, (int, float)) and math.isfinite(finding.delta_rel):
-        parts.append(format_percent(finding.delta_rel))
+        parts.append(format_change(finding.delta_rel, finding.from_))
     if finding.delta_abs is not None and isinstance(finding.delta_abs, (int, float)) and math.isfinite(finding.delta_abs):
         parts.append(f"({_signed(finding.delta_abs, finding.unit)})")
     return " ".join(parts) or "-"

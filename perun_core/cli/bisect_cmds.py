@@ -53,9 +53,9 @@ def _step_detail(step: Any) -> str:
 
 def _finding_line(finding: Any) -> str:
     # lazy: keeps `perun-core --help` light
-    from perun_core.api.text import format_amount, format_percent
+    from perun_core.api.text import format_amount, format_change
 
-    change = f" ({format_percent(finding.delta_rel)})" if isinstance(finding.delta_rel, (int, float)) else ""
+    change = f" ({format_change(finding.delta_rel, finding.from_)})" if isinstance(finding.delta_rel, (int, float)) else ""
     return escape_controls(f"{finding.result.value} at {finding.location}: {format_amount(finding.from_, finding.unit)} -> "
                            f"{format_amount(finding.to, finding.unit)}{change} [{finding.method}]")
 

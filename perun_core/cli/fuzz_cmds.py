@@ -38,7 +38,10 @@ def _err(text: str) -> None:
 
 
 def _cost(value: float, metric: str) -> str:
-    return f"{value:.4g} instructions" if metric == "instructions" else f"{value:.4f} s"
+    # lazy: keeps `perun-core --help` light
+    from perun_core.api import format_cost
+
+    return format_cost(value, metric)
 
 
 def compact_rules(names: list[str]) -> str:

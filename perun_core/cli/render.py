@@ -7,7 +7,7 @@ from collections.abc import Iterator
 
 from perun_core import api
 from perun_core.api import escape_controls
-from perun_core.api.text import escape_controls as _safe, format_percent
+from perun_core.api.text import escape_controls as _safe, format_change
 from perun_core.cli.terminal import paint
 from perun_core.cli.status_format import (
     SHORTLOG_TAGS,
@@ -67,7 +67,7 @@ def _check_section(findings, short: bool, color: bool) -> list[str]:
         result = str(record.get("result", ""))
         style = "degradation" if "Degradation" in result else "optimization" if "Optimization" in result else ""
         rel = record.get("delta_rel")
-        change = f" ({format_percent(rel)})" if isinstance(rel, (int, float)) else ""
+        change = f" ({format_change(rel, record.get('from'))})" if isinstance(rel, (int, float)) else ""
         lines.append(f"  {paint(_MARKS.get(result, '?') + ' ' + _safe(result), style, color)} at "
                      f"{_safe(record.get('uid', ''))}{change} [{_safe(record.get('method', ''))}] in "
                      f"{_safe(record.get('source', ''))}")

@@ -31,7 +31,7 @@ from ..errors import IncomparableProfiles, UnsupportedProfile, UsageError
 from ..views.base import RenderOptions
 from ..views.flamegraph import SVG_WIDTH, build, paused_gc, render_icicle, render_svg
 from ..amounts import format_amount, format_percent, relative_change
-from ..views.style import DEFAULT_THEME, RGB, fit, pad, paint
+from ..views.style import DEFAULT_THEME, RGB, fit, fit_middle, pad, paint, text_width
 from . import Change, Comparison
 
 __all__ = ["DiffFlame", "VIEWS", "build_flame", "folded_pair", "render", "render_bars", "render_report",
@@ -74,11 +74,25 @@ def _tint(text: str, delta: float, color: bool) -> str:
     return paint(text, colour=UP if delta > 0 else DOWN)
 
 
+def _pair_title(comparison: Comparison, suffix: str, width: int) -> list[str]:
+    """``BASELINE -> TARGET`` and ``suffix`` in one line of ``width`` columns, else one line per name.
+
+    Profile names differ anywhere (the workload in their middle, the time at
+    their end): a name too long even for its own line is shortened in its
+    middle, with an ellipsis, rather than cut off at the edge.
+    """
+    line = f"{comparison.baseline_name} -> {comparison.target_name}{suffix}"
+    if text_width(line) <= width:
+        return [line]
+    return [fit_middle(f"baseline: {comparison.baseline_name}", width),
+            fit_middle(f"target:   {comparison.target_name}{suffix}", width)]
+
+
 def render_short(comparison: Comparison, *, width: int = 100, color: bool = False, limit: int = 30) -> str:
     """The table per uid and subtype, then the functions (see the module docstring)."""
     rows = list(comparison.changes)
     shown = rows if limit <= 0 else rows[:limit]
-    out = [f"{comparison.baseline_name} -> {comparison.target_name} ({comparison.type or 'no type'} profiles)"]
+    out = _pair_title(comparison, f" ({comparison.type or 'no type'} profiles)", width)
     if comparison.converted:
         out.append("converted: " + ", ".join(f"{key} from {a} to {b}" for key, (a, b) in comparison.converted.items()))
     numbers = [(_number(c.baseline, c.unit), _number(c.target, c.unit), _signed(c.absolute, c.unit), _relative(c))

@@ -5,12 +5,19 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
+from ..amounts import format_amount
+
 if TYPE_CHECKING:  # pragma: no cover
     from .growth import Growth
     from .setup import FuzzSettings
 
 __all__ = ["Finding", "FuzzFinished", "FuzzProgress", "FuzzResult", "FuzzStarted", "FindingAnalysed", "InputKept", "Verdict",
            "compact_rules"]
+
+
+def format_cost(value: float, metric: str) -> str:
+    """A run's cost with its unit, as every front end writes it: ``3.20G instructions``, ``41.2 ms``."""
+    return format_amount(value, "instructions" if metric == "instructions" else "s")
 
 
 def compact_rules(names: list[str], most: int = 4) -> str:

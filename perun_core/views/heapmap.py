@@ -15,11 +15,12 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
+from ..amounts import format_amount
 from ..errors import EmptyProfile, InvalidParameter
 from ..profile.convert import to_heap_map_format
+from ..safetext import escape_controls
 from .base import Param, RenderOptions, View
 from .fits import needs_addresses
-from ..amounts import format_amount
 from .style import fit, paint
 
 if TYPE_CHECKING:  # pragma: no cover
@@ -61,6 +62,15 @@ class HeapSnapshot:
     @property
     def allocated(self) -> float:
         return sum(self.amounts)
+
+    @property
+    def time_text(self) -> str:
+        """When the snapshot was taken, in seconds since the start (``15.0 ms``); a time that is no number as it is."""
+        try:
+            seconds = float(self.time)
+        except (TypeError, ValueError):
+            return escape_controls(str(self.time))
+        return format_amount(seconds, "s")
 
 
 @dataclass(slots=True)
@@ -321,7 +331,7 @@ def render_heap(heap: HeapMap, number: int, options: RenderOptions, *, legend_ro
             return site_glyph(site)
         return paint(site_glyph(site), colour=theme.on_block, background=theme.colour(site))
 
-    header = (f"snapshot {number} (time {snapshot.time}): {_plural(len(snapshot.addresses), 'allocation')}, "
+    header = (f"snapshot {number} (time {snapshot.time_text}): {_plural(len(snapshot.addresses), 'allocation')}, "
               f"{format_amount(snapshot.allocated, heap.unit)}; {format_amount(size, heap.unit)} per cell")
     lines = [fit(header, options.width)]
     lines += _map_lines(layout, glyph)

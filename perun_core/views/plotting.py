@@ -384,14 +384,14 @@ def render_bars(
         if labels and count and limits is not None:
             plt.ylim(*limits)
             plt.yticks(yticks, ylabels)
+        row = (limits[1] - limits[0]) / max(rows, 1) if limits is not None else 0.0
         if not labels or not count:
             pass
         elif count == 1:
             # one group needs no legend: the axis label says what the bars are
-            row = (limits[1] - limits[0]) / max(rows, 1) if limits is not None else 0.0
             _single_bars(plt, labels, values[0], markers[0], colours[0], row)
         elif stacked:
-            _stacked_bars(plt, labels, values, markers, colours, names)
+            _stacked_bars(plt, labels, values, markers, colours, names, row)
         else:
             plt.multiple_bar(labels, values, marker=markers, color=colours, labels=names)
         return _finish(plt, theme)
@@ -423,33 +423,55 @@ def _without_noise(values: list[list[float]], least: float) -> list[list[float]]
 
 
 def _stacked_bars(plt: Any, labels: list[str], values: list[list[float]], markers: list[str], colours: list[Any],
-                  names: list[str]) -> None:
+                  names: list[str], row: float) -> None:
     """Stacked bars, each part a bar from 0 to the running total, drawn from the top part down.
 
     plotext's own ``stacked_bar`` draws a part of zero as a row of blanks
-    over the part below it; here a zero part is not drawn at all.
+    over the part below it; here a zero part is not drawn at all.  plotext
+    also draws any bar that is not zero at least one row high: parts at the
+    bottom of a stack that reach less than half a ``row`` are left to the
+    part above them (1 ms of ``sys`` under 500 ms of ``user`` is not a row
+    high), and a whole stack lower than half a row is a thin line on the
+    axis in the colour of its top part, as a lone bar is (:func:`_single_bars`).
     """
     import numpy as np
 
     positions = list(range(1, len(labels) + 1))
     totals = np.cumsum(np.array(values, dtype=np.float64), axis=0)
+    low_stacks = {k for k in range(len(labels)) if 0 < abs(totals[-1][k]) < row / 2}
     plt.xticks(positions, labels)
     plt.xlim(0.6, len(labels) + 0.4)  # where plotext puts the edges of bars 0.8 wide
+    tall = [k for k in range(len(labels)) if k not in low_stacks and totals[-1][k] != 0]
+    if tall:
+        # the legend names every group, also one of zeros or too low to show: a bar of the tallest
+        # stack's full height per group, drawn first, so that the stack's own parts then cover it whole
+        anchor = max(tall, key=lambda k: abs(totals[-1][k]))
+        for group in range(len(values) - 1, -1, -1):
+            if names[group]:
+                _bar_part(plt, [positions[anchor]], [float(totals[-1][anchor])], markers[group], colours[group],
+                          names[group])
+    thin: dict[int, int] = {}  # a low stack's category -> its top part's group
     for group in range(len(values) - 1, -1, -1):
-        shown = [k for k, value in enumerate(values[group]) if value != 0]
-        if not shown:
-            # nothing to draw, but the legend names the group: its bar where the parts below reach exactly as
-            # high, which they then cover whole (a bottom group of zeros has no such place and no legend entry)
-            under = [k for k in range(len(labels)) if totals[group][k] > 0]
-            if under:
-                plt.bar([positions[under[0]]], [float(totals[group][under[0]])], marker=markers[group],
-                        color=colours[group], label=names[group] or None, width=0.8, reset_ticks=False)
-            continue
-        xs = [positions[k] for k in shown]
-        # plotext scales a bar's width by the spacing of the positions given: undo it for gaps
-        spacing = (xs[-1] - xs[0]) / (len(xs) - 1) if len(xs) > 1 else 1.0
-        plt.bar(xs, [float(totals[group][k]) for k in shown], marker=markers[group], color=colours[group],
-                label=names[group] or None, width=0.8 / spacing, reset_ticks=False)
+        shown = []
+        for k, value in enumerate(values[group]):
+            if value == 0:
+                continue
+            if k in low_stacks:
+                thin.setdefault(k, group)
+            elif abs(totals[group][k]) >= row / 2:
+                shown.append(k)
+        if shown:
+            _bar_part(plt, [positions[k] for k in shown], [float(totals[group][k]) for k in shown],
+                      markers[group], colours[group], "")
+    for k, group in thin.items():
+        _bar_part(plt, [positions[k]], [float(totals[-1][k])], _THIN_BAR, colours[group], "")
+
+
+def _bar_part(plt: Any, xs: list[int], heights: list[float], marker: str, colour: Any, name: str) -> None:
+    """Bars at positions ``xs`` (a subset of 1, 2, ...), each 0.8 wide, named ``name`` in the legend."""
+    # plotext scales a bar's width by the spacing of the positions given: undo it for gaps
+    spacing = (xs[-1] - xs[0]) / (len(xs) - 1) if len(xs) > 1 else 1.0
+    plt.bar(xs, heights, marker=marker, color=colour, label=name or None, width=0.8 / spacing, reset_ticks=False)
 
 
 def _bar_limits(values: Sequence[Sequence[float]], *, stacked: bool, rows: int, reserved: int,
@@ -501,6 +523,12 @@ def render_lines(
     lines = [(s.name, *_finite(_as_array(s.x), _as_array(s.y))) for s in series]
     xlim = _limits([x for _, x, _ in lines])
     ylim = ylim or _limits([y for _, _, y in lines])
+    legend = len(lines) > 1
+    if legend:
+        # plotext draws the legend over the top rows of the plot: the y axis reaches that much higher, so the
+        # lines stay below it (as in render_scatter)
+        named = sum(1 for name, x, _ in lines if name and len(x))
+        ylim = _with_headroom(ylim, rows=_rows(height, title, xlabel, ylabel), reserved=named)
     yticks, ylabels, ylabel = y_axis(*ylim, _rows(height, title, xlabel, ylabel), unit, ylabel)
     with _LOCK:
         plt = _figure(width, height, theme, title, xlabel, ylabel)
@@ -513,7 +541,6 @@ def render_lines(
             plt.xticks(positions[::step], [str(c) for c in categories][::step])
         else:
             _x_ticks(plt, [x for _, x, _ in lines], xlim, width)
-        legend = len(lines) > 1
         for index, (name, x, y) in enumerate(lines):
             if not len(x):
                 continue

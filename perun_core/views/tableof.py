@@ -4,6 +4,13 @@ Resources are flattened: a nested key such as ``uid:function`` is a column
 of its own; ``snapshots`` is each resource's region number.  By default the table has every top-level key; ``--key`` picks
 columns (flattened keys included).  Models show their uid, kind, method,
 R^2, coefficients and interval unless other keys are asked for.
+
+Measured values carry their unit: ``amount`` (and ``exclusive``, the part of
+it spent in the resource itself) has the unit the profile's header gives
+the resource's type, any other key the unit the header names for it.  The
+terminal and Markdown tables write them with the one amount formatter
+(``510.0 ms``, ``5.00 MiB``); CSV and JSON keep the full number and add the
+unit beside it (``unit`` for ``amount``, ``KEY_unit`` for another key).
 """
 
 from __future__ import annotations
@@ -11,9 +18,10 @@ from __future__ import annotations
 import csv
 import io
 import json
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
+from ..amounts import format_amount
 from ..errors import EmptyProfile, InvalidParameter
 from ..profile.query import all_models_of, flatten_value, resource_table
 from ..safetext import escape_controls, json_text_safe
@@ -38,6 +46,12 @@ class Table:
     title: str
     columns: list[str]
     rows: list[list[Any]]
+    #: the unit of each value, row by row ("" where the value has none); empty when no column has one
+    units: list[list[str]] = field(default_factory=list)
+
+    def unit_columns(self) -> list[int]:
+        """The indexes of the columns where some value has a unit."""
+        return [i for i in range(len(self.columns)) if any(row[i] for row in self.units)]
 
 
 def _cell(value: Any) -> str:
@@ -67,6 +81,28 @@ def _coeffs(value: Any) -> Any:
     return value
 
 
+#: keys measured in the unit of their resource's type unless the header names a unit for the key itself
+_TYPE_UNIT_KEYS = ("amount", "exclusive")
+
+
+def _resource_units(profile: Profile, columns: list[str], data: dict[str, list]) -> list[list[str]]:
+    """The unit of every cell, row by row: see the module's description."""
+    declared = {str(key): str(unit) for key, unit in profile.units.items()}
+    fixed = [declared.get(column, "") for column in columns]
+    by_type = [i for i, column in enumerate(columns) if column in _TYPE_UNIT_KEYS and column not in declared]
+    count = len(data[columns[0]]) if columns else 0
+    if not by_type:
+        return [list(fixed) for _ in range(count)] if any(fixed) else []
+    units = []
+    for kind, subtype, values in zip(data["type"], data["subtype"], zip(*(data[c] for c in columns))):
+        row = list(fixed)
+        unit = declared.get(f"{kind}({subtype})", declared.get(str(kind), ""))
+        for i in by_type:
+            row[i] = unit if values[i] is not None else ""
+        units.append(row)
+    return units
+
+
 def _resource_table(profile: Profile, keys: tuple[str, ...]) -> Table:
     if profile.resource_count() == 0:
         raise EmptyProfile("tableof")
@@ -75,9 +111,9 @@ def _resource_table(profile: Profile, keys: tuple[str, ...]) -> Table:
         columns = [check_key("tableof", "key", k, available, "a resource key") for k in keys]
     else:
         columns = ["snapshots", *(k for k in available if ":" not in k and k != "snapshots")]
-    data = resource_table(profile, columns)
+    data = resource_table(profile, list(dict.fromkeys([*columns, "type", "subtype"])))
     rows = [list(row) for row in zip(*(data[c] for c in columns))]
-    return Table("resources", columns, rows)
+    return Table("resources", columns, rows, _resource_units(profile, columns, data))
 
 
 def _model_table(profile: Profile, keys: tuple[str, ...]) -> Table:
@@ -106,14 +142,19 @@ def build(profile: Profile, *, what: str, keys: tuple[str, ...], sort_by: str | 
           filters: tuple[str, ...], limit: int | None) -> Table:
     """The table of ``what`` (resources or models), filtered, sorted and cut to ``limit`` rows."""
     table = _resource_table(profile, keys) if what == "resources" else _model_table(profile, keys)
+    # each row travels with its units through filtering, sorting and cutting
+    units: list[list[str]] = table.units or [[] for _ in table.rows]
+    pairs = list(zip(table.rows, units))
     for condition in filters:
         index, value = _parse_filter(condition, table.columns)
-        table.rows = [row for row in table.rows if _cell(row[index]) == value]
+        pairs = [pair for pair in pairs if _cell(pair[0][index]) == value]
     if sort_by is not None:
         index = table.columns.index(check_key("tableof", "sort_by", sort_by, table.columns, "one of the columns"))
-        table.rows.sort(key=lambda row: _sort_key(row[index]))
+        pairs.sort(key=lambda pair: _sort_key(pair[0][index]))
     if limit is not None:
-        table.rows = table.rows[:limit]
+        pairs = pairs[:limit]
+    table.rows = [row for row, _ in pairs]
+    table.units = [unit for _, unit in pairs] if table.units else []
     return table
 
 
@@ -131,10 +172,43 @@ def _widths(header: list[str], cells: list[list[str]], width: int) -> list[int]:
     return widths
 
 
+def _shown_cells(table: Table) -> list[list[str]]:
+    """The text of every cell as a reader sees it: a measured value with its unit (``510.0 ms``)."""
+    if not table.units:
+        return [[_cell(v) for v in row] for row in table.rows]
+    return [[escape_controls(format_amount(v, unit)) if unit and _is_number(v) else _cell(v)
+             for v, unit in zip(row, units)] for row, units in zip(table.rows, table.units)]
+
+
+def _unit_header(table: Table, index: int) -> str:
+    """The name of the column that holds the units of column ``index`` in CSV and JSON."""
+    column = table.columns[index]
+    return "unit" if column == "amount" and "unit" not in table.columns else f"{column}_unit"
+
+
+def _with_unit_columns(table: Table) -> tuple[list[str], list[list[Any]]]:
+    """The columns and rows of CSV and JSON: each column with units followed by its units' column."""
+    carrying = set(table.unit_columns())
+    columns: list[str] = []
+    for i, column in enumerate(table.columns):
+        columns.append(column)
+        if i in carrying:
+            columns.append(_unit_header(table, i))
+    rows = []
+    for row, units in zip(table.rows, table.units or [[] for _ in table.rows]):
+        out: list[Any] = []
+        for i, value in enumerate(row):
+            out.append(value)
+            if i in carrying:
+                out.append(units[i] or None)
+        rows.append(out)
+    return columns, rows
+
+
 def render_text(table: Table, options: RenderOptions) -> str:
     """The table aligned in columns, numbers to the right, cut to the width."""
     theme = options.theme
-    cells = [[_cell(v) for v in row] for row in table.rows]
+    cells = _shown_cells(table)
     numeric = [all(_is_number(row[i]) or row[i] is None for row in table.rows) and bool(table.rows)
                for i in range(len(table.columns))]
     widths = _widths(table.columns, cells, options.width)
@@ -161,15 +235,17 @@ def render_text(table: Table, options: RenderOptions) -> str:
 def render_csv(table: Table) -> str:
     buffer = io.StringIO()
     writer = csv.writer(buffer, lineterminator="\n")
-    writer.writerow([escape_controls(c) for c in table.columns])
-    for row in table.rows:
+    columns, rows = _with_unit_columns(table)
+    writer.writerow([escape_controls(c) for c in columns])
+    for row in rows:
         # numbers keep their full precision; everything else as in the terminal table
         writer.writerow([v if _is_number(v) else _cell(v) for v in row])
     return buffer.getvalue().rstrip("\n")
 
 
 def render_json(table: Table) -> str:
-    records = [dict(zip(table.columns, row)) for row in table.rows]
+    columns, rows = _with_unit_columns(table)
+    records = [dict(zip(columns, row)) for row in rows]
     return json_text_safe(json.dumps(records, indent=2, ensure_ascii=False, default=str))
 
 
@@ -181,7 +257,7 @@ def render_markdown(table: Table) -> str:
                for i in range(len(table.columns))]
     out = ["| " + " | ".join(escape(escape_controls(c)) for c in table.columns) + " |",
            "|" + "|".join("---:" if n else "---" for n in numeric) + "|"]
-    out.extend("| " + " | ".join(escape(_cell(v)) for v in row) + " |" for row in table.rows)
+    out.extend("| " + " | ".join(escape(cell) for cell in row) + " |" for row in _shown_cells(table))
     return "\n".join(out)
 
 

@@ -31,7 +31,7 @@ from textual.screen import Screen
 from textual.widgets import DataTable, Header, Static
 from textual.worker import Worker, get_current_worker
 
-from perun_core.api import CheckReport, escape_controls, fit_middle, format_amount, format_percent
+from perun_core.api import CheckReport, escape_controls, fit_middle, format_amount, format_change
 from perun_core.errors import Interrupted, PerunError
 
 from ..commands import PaletteCommand, ScreenCommands
@@ -69,7 +69,8 @@ FINDING_COLUMNS = (
     Column("commit", "commit", 2, 7),
     Column("location", "location", 0, 12, 40, shrink=True),
     Column("result", "result", 1, 6, 16),
-    Column("delta", "delta", 3, 6),
+    # at most "+1250.0%": "below resolution" (a change from 0) is cut rather than push "from → to" out
+    Column("delta", "delta", 3, 6, 10),
     Column("change", "from → to", 4, 9, 23),
     Column("confidence", "confidence", 5, 8),
     Column("method", "method", 6, 6, 30),
@@ -87,7 +88,7 @@ def _amount(finding: Any, value: Any) -> str:
 def _delta(finding: Any) -> str:
     """The finding's change: its percentage, else its amount of change with the unit."""
     if finding.delta_rel is not None:
-        return format_percent(finding.delta_rel)
+        return format_change(finding.delta_rel, finding.from_)
     if finding.delta_abs is not None:
         text = format_amount(finding.delta_abs, finding.unit)
         return text if text.startswith("-") else "+" + text
@@ -463,7 +464,7 @@ def relative_changes(pair: Any, finding: Any, baseline: Any, target: Any) -> str
     for category in after.categories:
         found = by_location.get(f"{uid} [{category}]")
         if found is not None:
-            parts.append(f"{category} {format_percent(found.delta_rel)}")
+            parts.append(f"{category} {format_change(found.delta_rel, found.from_)}")
     return " · ".join(parts)
 
 

@@ -122,6 +122,7 @@ class FuzzScreen(Screen[ProfileLink | None]):
         self.history: list[float] = []  # the best slow-down at each look (empty: a flat line, no block)
         self.links: dict[str, ProfileLink] = {}
         self.started = 0.0
+        self.metric = "cpu"  # what a run's cost is, as the search's start says
         self.feed = FuzzFeed()
         self._taken = 0.0  # when the screen last took the feed (monotonic)
         self._take_timer: Any = None  # a take scheduled for the next frame
@@ -227,13 +228,15 @@ class FuzzScreen(Screen[ProfileLink | None]):
         self._taken = time.monotonic()
         started, kept, progress = self.feed.take()
         if started is not None:
-            self._show(f"fuzzing with {started.jobs} parallel runs; seed {started.baselines[0]:.4f} s; keeping "
+            self.metric = started.metric
+            self._show(f"fuzzing with {started.jobs} parallel runs; seed "
+                       f"{api.format_cost(started.baselines[0], started.metric)}; keeping "
                        f"inputs {100 * started.threshold:.0f} % slower than their parent")
         table = self.query_one("#fuzz-found", DataTable)
         for event in kept:
             finding = event.finding
             self.best = max(self.best, event.best_slowdown)
-            time_text = "hang" if finding.hang else f"{finding.value:.4f} s"
+            time_text = "hang" if finding.hang else api.format_cost(finding.value, self.metric)
             table.add_row(finding.id, f"{finding.size} B", time_text, f"{finding.slowdown:.1f}x",
                           api.compact_rules(finding.rules), "", key=finding.id)
         if progress is not None:

@@ -54,3 +54,31 @@ def test_json_keeps_raw_numbers_with_their_unit(where):
     real, rss = records["./app [real]"], records["./app [max_rss]"]
     assert real["unit"] == "s" and rss["unit"] == "B"
     assert real["from"] == pytest.approx(0.0004, rel=0.05) and real["to"] == pytest.approx(0.0006, rel=0.05)
+
+
+def _with_sys(amounts: list[float], sys_times: list[float]) -> dict:
+    """A time profile whose runs spent ``sys_times`` in the kernel (0: less than the clock tick)."""
+    profile = timed(amounts)
+    runs = iter(sys_times)
+    for resource in profile["global"]["resources"]:
+        if resource["subtype"] == "sys":
+            resource["amount"] = next(runs)
+    return profile
+
+
+def test_a_change_from_a_baseline_below_resolution_has_a_level_but_no_percentage(tmp_path):
+    """sys times counted in clock ticks: the baseline's median is 0, the target's about 3.4 ms.
+
+    The target's level is its own (not 0 moved by a factor), and no percentage of 0 is printed.
+    """
+    real = [0.28, 0.31, 0.29, 0.28, 0.28, 0.27, 0.28]
+    (tmp_path / "old.perf").write_text(json.dumps(_with_sys(real, [0.0] * 7)))
+    (tmp_path / "new.perf").write_text(json.dumps(_with_sys(real, [0.0, 0.003445, 0.003524, 0.0, 0.003437,
+                                                                    0.004136, 0.0])))
+    tree = run_cli("check", "profiles", "old.perf", "new.perf", "-v", cwd=tmp_path, env={"NO_COLOR": "1"})
+    line = tree.stdout.split("[sys]", 1)[1].splitlines()[1]
+    assert re.search(r"from: 0 s -> to: 3\.\d\d ms \(below resolution, confidence", line), tree.stdout
+    markdown = run_cli("check", "profiles", "old.perf", "new.perf", "-f", "markdown", cwd=tmp_path)
+    row = next(line for line in markdown.stdout.splitlines() if "[sys]" in line)
+    assert re.search(r"\| 0 s \| 3\.\d\d ms \| below resolution \(\+3\.\d\d ms\) \|", row), row
+    assert "%" not in tree.stdout.split("[sys]", 1)[1].splitlines()[1] and "%" not in row.split("|")[7]

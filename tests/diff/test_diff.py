@@ -216,7 +216,9 @@ def test_cli_diff_of_two_files_and_the_showdiff_alias(tmp_path):
     store_profile_at(api.read_imported("perf-script", [FIXTURES / "perf_slow.script"]), target)
     done = _cli("diff", str(base), str(target), cwd=tmp_path)
     assert done.returncode == 0, done.stderr
-    assert done.stdout.splitlines()[2].split()[:3] == ["other", "samples", "35"]
+    lines = done.stdout.splitlines()  # the names take one line or (long paths) one line each
+    assert lines[next(i for i, line in enumerate(lines) if line.startswith("uid ")) + 1].split()[:3] == \
+        ["other", "samples", "35"]
     done = _cli("diff", str(base), str(target), "flamegraph", "--width", "80", cwd=tmp_path)
     assert done.returncode == 0, done.stderr
     # no colour on a pipe: the signs say what grew (+) and what kept its own amount (=)
@@ -268,3 +270,21 @@ def test_diff_cli_counts_a_tiny_max_rss_change_as_same(tmp_path):
     strict = subprocess.run([sys.executable, "-m", "perun_core.cli.entry", "diff", "old.perf", "new.perf",
                              "--noise-floor", "0.05"], cwd=tmp_path, capture_output=True, text=True)
     assert "2 uids: 2 changed, 0 new, 0 gone, 0 same (within 0.05% of the baseline)" in strict.stdout
+
+
+def test_long_profile_names_get_a_line_each_and_are_never_cut_off(tmp_path):
+    """Two names that do not fit on one line with the arrow: one line each, shortened in the middle if need be."""
+    baseline, target = "time-sll-bench-15000-2026-11-27-01-46-39.perf", "time-sll-bench-6000-2026-11-27-01-46-40.perf"
+    _timed_file(tmp_path / baseline, 0.25, 2_000_000)
+    _timed_file(tmp_path / target, 0.30, 2_000_000)
+    env = {**__import__("os").environ, "NO_COLOR": "1", "COLUMNS": "80"}
+    result = subprocess.run([sys.executable, "-m", "perun_core.cli.entry", "diff", baseline, target], cwd=tmp_path,
+                            capture_output=True, text=True, env=env)
+    assert result.returncode == 0, result.stderr
+    lines = result.stdout.splitlines()
+    assert lines[:2] == [f"baseline: {baseline}", f"target:   {target} (time profiles)"]
+    assert all(len(line) <= 80 for line in lines)
+    narrow = subprocess.run([sys.executable, "-m", "perun_core.cli.entry", "diff", baseline, target], cwd=tmp_path,
+                            capture_output=True, text=True, env={**env, "COLUMNS": "40"}).stdout.splitlines()
+    assert [len(line) for line in narrow[:2]] == [40, 40] and all("…" in line for line in narrow[:2])
+    assert narrow[1].endswith("(time profiles)")

@@ -108,5 +108,7 @@ def test_from_and_to_fit_the_table_at_80_columns():
             "400.0 ns", "-"]
     widest = next(column.maximum for column in FINDING_COLUMNS if column.key == "change")
     assert len(f"{shown(0.1839, 's')} → {shown(0.2482, 's')}") <= widest
-    assert _delta(SimpleNamespace(delta_rel=42.5, delta_abs=0.1, unit="s")) == "+42.5%"
-    assert _delta(SimpleNamespace(delta_rel=None, delta_abs=0.0123, unit="s")) == "+12.3 ms"
+    assert _delta(SimpleNamespace(delta_rel=42.5, delta_abs=0.1, unit="s", from_=0.2)) == "+42.5%"
+    assert _delta(SimpleNamespace(delta_rel=None, delta_abs=0.0123, unit="s", from_=0.2)) == "+12.3 ms"
+    # a shift from a baseline of 0 (CPU times below a clock tick) has no percentage, as on the command line
+    assert _delta(SimpleNamespace(delta_rel=200.0, delta_abs=0.0034, unit="s", from_=0.0)) == "below resolution"

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import re
 
 from textual.widgets import DataTable, Input
 
@@ -47,7 +48,12 @@ async def test_fuzzing_from_the_palette_shows_progress_and_esc_cancels(demo_repo
         assert screen.status == "cancelled" and app.screen is screen
         results = json.loads((out / "results.json").read_text())
         assert results["stopped"] == "cancelled"
-        assert screen.query_one("#fuzz-found", DataTable).row_count == len(results["findings"])
+        table = screen.query_one("#fuzz-found", DataTable)
+        assert table.row_count == len(results["findings"])
+        # a run's cost in the unit of the metric in its best prefix, as the command line writes it (not 0.0123 s)
+        costs = [str(table.get_cell_at((row, 2))) for row in range(table.row_count)]
+        cost = r"hang|[0-9.]+ (ns|µs|ms|s)" if results["metric"] != "instructions" else r"[0-9.]+[kMGT]? instructions"
+        assert all(re.fullmatch(cost, text) for text in costs), costs
         await pilot.press("escape")
         await pilot.pause()
         assert not isinstance(app.screen, FuzzScreen)

@@ -171,7 +171,7 @@ async def test_heap_map_steps_through_snapshots_and_toggles_heat(demo_repo):
         assert app.focused is heap
         assert "plot: toggle heat mode" in [command.name for command in app.screen.palette_commands()]
         text = rendered_text(heap)
-        assert text.startswith("snapshot 1 of 3 (time 0.025000)")
+        assert text.startswith("snapshot 1 of 3 (time 25.0 ms)")
         assert "A sll_insert" in text
         assert "sll_insert (src/sll.c:10) · 16 B at 0x55d4a000" in status_line(app)
         # the cell cursor, by keys and by the mouse: a row down is the next allocation, right of it is free

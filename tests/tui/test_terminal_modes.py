@@ -207,3 +207,50 @@ async def test_the_low_bandwidth_app_redraws_less_and_plots_without_colour(demo_
         markers = re.findall(r"[│┤] (\S)\1 \S", chart.picture.plain)
         assert len(markers) == 3 and len(set(markers)) == 3  # the series still differ, by shape
     assert textual.screen.UPDATE_PERIOD == before  # given back when the app ends
+
+
+_PROBE = """
+import sys, types
+from perun_tui import cli
+
+class Probe:
+    '''stands for the app: reports the frame rate textual loaded with, instead of drawing'''
+    return_code = 0
+
+    def __init__(self, **options):
+        pass
+
+    def run(self):
+        import textual.constants, textual.screen
+        print(textual.constants.MAX_FPS, textual.screen.UPDATE_PERIOD)
+
+cli.cannot_draw = lambda *args, **kwargs: None  # no terminal here; the app is not drawn anyway
+sys.modules["perun_tui.app"] = types.SimpleNamespace(PerunApp=Probe)
+sys.exit(cli.main(sys.argv[1:]))
+"""
+
+
+@pytest.mark.parametrize(("argv", "environ", "fps"), [
+    (["--low-bandwidth"], {}, "10"),
+    ([], {"PERUN_LOW_BANDWIDTH": "1"}, "10"),
+    (["--low-bandwidth"], {"TEXTUAL_FPS": "4"}, "4"),  # a lower rate asked for stays
+    ([], {}, "60"),
+])
+def test_perun_tui_gives_textual_its_frame_rate_before_textual_loads(demo_repo, argv, environ, fps):
+    """The supported way: TEXTUAL_FPS in the environment, read by textual when perun-tui first imports it."""
+    env = {k: v for k, v in os.environ.items() if k not in ("TEXTUAL_FPS", "PERUN_LOW_BANDWIDTH")} | environ
+    shown = subprocess.run([sys.executable, "-c", _PROBE, *argv, str(demo_repo)], env=env, capture_output=True,
+                           text=True, timeout=600)
+    assert shown.returncode == 0, shown.stderr
+    assert shown.stdout.split() == [fps, repr(1 / int(fps))]
+
+
+def test_a_textual_without_the_frame_period_it_knows_fails_loudly(monkeypatch):
+    """An app built after textual loaded changes textual's frame period itself: only if it has the expected shape."""
+    import textual.screen
+
+    from perun_tui.app import cap_loaded_frame_rate
+
+    monkeypatch.setattr(textual.screen, "UPDATE_PERIOD", 1 / 30)  # not 1 / TEXTUAL_FPS: textual changed
+    with pytest.raises(RuntimeError, match="UPDATE_PERIOD"):
+        cap_loaded_frame_rate(10)

@@ -344,3 +344,32 @@ def test_with_colour_the_series_keep_their_markers(profiles):
     plain = re.sub(r"\x1b\[[0-9;]*m", "", coloured)
     legend = re.findall(r"[│┤] (\S)\1 (\S.*?)\s{2,}", plain)
     assert len(legend) >= 2 and len({marker for marker, _name in legend}) == len(legend)
+
+
+def test_tableof_writes_every_measured_value_with_its_unit(profiles):
+    """A time profile mixes seconds (time rows) and bytes (max_rss rows): each amount carries its own unit."""
+    table = show(profiles, "time.perf", "tableof", "-k", "subtype", "-k", "amount", "-n", "4",
+                 env={"COLUMNS": "80", "LINES": "24"})
+    assert table.returncode == 0, table.stderr
+    rows = [line.split() for line in table.stdout.splitlines()[2:6]]
+    assert rows == [["real", "510.0", "ms"], ["user", "310.0", "ms"], ["sys", "110.0", "ms"], ["max_rss", "5.00", "MiB"]]
+    records = json.loads(show(profiles, "time.perf", "tableof", "-k", "amount", "-n", "4", "--format", "json").stdout)
+    assert [(r["amount"], r["unit"]) for r in records] == [(0.51, "s"), (0.31, "s"), (0.11, "s"), (5246976, "B")]
+
+
+def test_stacked_bars_give_a_part_below_half_a_row_no_row_of_its_own(profiles):
+    """0.5 ms of sys under about 300 ms of user: the bottom row belongs to user, sys is still in the legend."""
+    profile = time_profile()
+    resources = profile["snapshots"][0]["resources"]
+    resources[:] = [r for r in resources if r["subtype"] in ("user", "sys")]
+    for resource in resources:
+        if resource["subtype"] == "sys":
+            resource["amount"] = 0.0005
+    (profiles / "tiny.perf").write_text(json.dumps(profile))
+    result = show(profiles, "tiny.perf", "bars", "--per", "order", "--by", "subtype",
+                  env={"COLUMNS": "70", "LINES": "20"})
+    assert result.returncode == 0, result.stderr
+    lines = result.stdout.splitlines()
+    legend = {line.split()[-2]: line.split()[-3][0] for line in lines if line.rstrip("│ ").endswith(("user", "sys"))}
+    bottom = next(line for line in lines if line.lstrip().startswith("0┤"))
+    assert set(legend) == {"user", "sys"} and legend["sys"] not in bottom and legend["user"] in bottom

@@ -52,7 +52,7 @@ def test_a_cell_belongs_to_the_site_with_most_bytes_in_it():
 
 def test_one_snapshot_and_the_heat_mode():
     one = HEAP.render(HEAP.run(memory_profile(), {"snapshot": 2}), width=60, height=12)
-    assert one.startswith("snapshot 2 (time 0.075000): 2 allocations, 80 B")
+    assert one.startswith("snapshot 2 (time 75.0 ms): 2 allocations, 80 B")
     assert "A load" not in one and "B parse (parse.c:7): 48 B" in one
     heat = HEAP.render(HEAP.run(memory_profile(), {"mode": "heat"}), width=60, height=12)
     assert heat.startswith("heat map of 3 snapshots: 7 allocations")
@@ -96,3 +96,12 @@ def test_the_coloured_heat_map_keeps_its_shades():
     heat = HEAP.render(HEAP.run(memory_profile(), {"mode": "heat"}), width=60, height=12, theme=DEFAULT_THEME)
     plain = HEAP.render(HEAP.run(memory_profile(), {"mode": "heat"}), width=60, height=12)
     assert "\x1b[" in heat and strip_ansi(heat) == plain
+
+
+def test_a_snapshot_time_reads_in_seconds_with_its_unit():
+    """The memory collector writes a snapshot's time as seconds in text ("0.015000"): shown as 15.0 ms."""
+    from perun_core.views.heapmap import HeapSnapshot
+
+    assert HeapSnapshot("0.015000", [], [], []).time_text == "15.0 ms"
+    assert HeapSnapshot("2.5", [], [], []).time_text == "2.50 s"
+    assert HeapSnapshot("after\x1b[2Jinit", [], [], []).time_text == "after\\e[2Jinit"

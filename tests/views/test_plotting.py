@@ -254,3 +254,14 @@ def test_one_point_cloud_alone_has_no_legend():
     x = np.arange(1, 10, dtype=float)
     text = render_scatter([Series("only", x, x)], width=60, height=16, theme=None)
     assert "only" not in text and "•" in text
+
+
+def test_lines_stay_below_their_legend():
+    """plotext draws the legend over the plot's top rows: the y axis reaches higher, so no line runs through it."""
+    rising = Series("rising", [1, 2, 3, 4], [1.0, 2.0, 3.0, 4.0])
+    flat = Series("flat", [1, 2, 3, 4], [4.0, 4.0, 4.0, 4.0])
+    text = render_lines([rising, flat], width=60, height=16, theme=None, unit="s", ylabel="amount [s]")
+    legend = [line for line in text.splitlines() if "rising" in line or "flat" in line]
+    assert len(legend) == 2
+    # a legend row holds its frame, its marker and its name, and nothing drawn after the name
+    assert all(re.fullmatch(r" *\S*[│┤] \S\S (rising|flat) *│", line) for line in legend), legend

@@ -22,13 +22,14 @@ def render(profile, params=None, fmt=None, width=80):
 
 def test_csv_reads_back_with_full_precision():
     rows = list(csv.reader(io.StringIO(render(complexity_profile(), {"keys": ("uid", "amount")}, "csv"))))
-    assert rows[0] == ["uid", "amount"]
-    assert rows[1] == [INSERT, "1.4"] and len(rows) == 43
+    assert rows[0] == ["uid", "amount", "unit"]
+    assert rows[1] == [INSERT, "1.4", "us"] and len(rows) == 43
 
 
 def test_json_keeps_types():
     records = json.loads(render(memory_profile(), {"keys": ("snapshots", "amount", "uid:line"), "limit": 2}, "json"))
-    assert records == [{"snapshots": 0, "amount": 256, "uid:line": 12}, {"snapshots": 0, "amount": 64, "uid:line": 7}]
+    assert records == [{"snapshots": 0, "amount": 256, "unit": "B", "uid:line": 12},
+                       {"snapshots": 0, "amount": 64, "unit": "B", "uid:line": 7}]
 
 
 def test_markdown_escapes_pipes():

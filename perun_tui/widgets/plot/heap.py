@@ -85,7 +85,7 @@ class HeapView(PictureWidget):
             return (f"heat of {len(heap.snapshots)} snapshots · {allocations} allocations · "
                     f"{format_amount(layout.size, unit)} per cell · hottest {layout.hottest}")
         shot = heap.snapshots[layout.snapshot]
-        return (f"snapshot {layout.snapshot + 1} of {len(heap.snapshots)} (time {shot.time}) · "
+        return (f"snapshot {layout.snapshot + 1} of {len(heap.snapshots)} (time {shot.time_text}) · "
                 f"{len(shot.addresses)} allocations, {format_amount(shot.allocated, unit)} · "
                 f"{format_amount(layout.size, unit)} per cell")
 
