@@ -66,7 +66,7 @@ class Recorder:
 
 
 #: How many times its idle duration a wait may take before it counts as hung.
-HANG_FACTOR = 20
+HANG_FACTOR = 8
 
 
 async def wait_until(pilot, predicate, timeout: float = 10.0) -> None:
