@@ -148,3 +148,15 @@ def busy_sessions(count: int = 4):
             except ProcessLookupError:
                 pass
             loop.wait()
+
+
+def perf_refused() -> str | None:
+    """Why the kernel refuses perf sampling, or None (also None without perf: the ``tools`` mark says that)."""
+    import shutil
+
+    if not shutil.which("perf"):
+        return None
+    from perun_core.collect.perf import perf_permission  # lazy: the helpers load in every test module
+
+    allowed, detail, _ = perf_permission()
+    return None if allowed else detail

@@ -8,7 +8,7 @@ import json
 import pytest
 from conftest import run_cli
 from gitrepo import make_repo
-from runhelpers import needs_cc, run_env  # noqa: F401
+from runhelpers import needs_cc, perf_refused, run_env  # noqa: F401
 
 from check.owned_programs import MAKE_C, WORDS_FAST, WORDS_SLOW
 from check.test_explain import _configure
@@ -98,17 +98,6 @@ def test_callgrind_over_the_budget_runs_a_smaller_generated_workload_and_says_so
     assert "workload reduced from 3200 to " in tree.stdout, tree.stdout
 
 
-def _perf_refused():
-    import shutil
-
-    if not shutil.which("perf"):
-        return None
-    from perun_core.collect.perf import perf_permission
-
-    allowed, detail, _ = perf_permission()
-    return None if allowed else detail
-
-
 # a program far slower under callgrind than its plain runs predict: it waits when valgrind preloads its core
 UNDER_VALGRIND = ("int main(int argc, char **argv) {\n"
                   "    const char *preload = getenv(\"LD_PRELOAD\");\n"
@@ -118,7 +107,7 @@ UNDER_VALGRIND = ("int main(int argc, char **argv) {\n"
 @needs_cc
 @callgrind
 @pytest.mark.tools("perf")
-@pytest.mark.skipif(_perf_refused() is not None, reason=f"machine cannot: sampling with perf: {_perf_refused()}")
+@pytest.mark.skipif(perf_refused() is not None, reason=f"machine cannot: sampling with perf: {perf_refused()}")
 def test_callgrind_killed_by_the_budget_gives_way_to_perf_sampling_and_says_so(tmp_path, run_env):
     root = tmp_path / "words"
     files = {"Makefile": MAKE_C, ".gitignore": "app\n"}

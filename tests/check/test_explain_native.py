@@ -6,7 +6,7 @@ import shutil
 import subprocess
 
 import pytest
-from runhelpers import FIVE_FUNCTIONS_C, needs_cc, run_env  # noqa: F401
+from runhelpers import FIVE_FUNCTIONS_C, needs_cc, perf_refused, run_env  # noqa: F401
 
 from perun_core.collect import symbols
 from perun_core.collect.callgrind import callgrind_resources, parse_callgrind
@@ -89,20 +89,10 @@ def test_without_debug_information_or_binutils_the_name_stays_alone(tmp_path, mo
     assert symbols.function_lines(str(tmp_path / "missing"), ["middle"]) == {}
 
 
-def _perf_refused() -> str | None:
-    """Why the kernel refuses perf sampling, or None (also None without perf: the ``tools`` mark says that)."""
-    if not shutil.which("perf"):
-        return None
-    from perun_core.collect.perf import perf_permission
-
-    allowed, detail, _ = perf_permission()
-    return None if allowed else detail
-
-
 @needs_cc
 @binutils
 @pytest.mark.tools("perf")
-@pytest.mark.skipif(_perf_refused() is not None, reason=f"machine cannot: sampling with perf: {_perf_refused()}")
+@pytest.mark.skipif(perf_refused() is not None, reason=f"machine cannot: sampling with perf: {perf_refused()}")
 def test_perf_explains_a_c_function_with_its_file_and_line(tmp_path, run_env):
     import json
 

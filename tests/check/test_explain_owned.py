@@ -16,7 +16,7 @@ from gitrepo import make_repo
 from check.owned_programs import (CHECKSUM_FAST, CHECKSUM_SLOW, DICTIONARY_FAST, DICTIONARY_SLOW, HASHES_FAST,
                                   HASHES_SLOW, MAKE_C, MAKE_C_O2, MAKE_CC, NESTED_FAST, NESTED_SLOW, SORT_FAST,
                                   SORT_SLOW, WORDS_FAST, WORDS_SLOW)
-from runhelpers import leftover_worktrees, line_of, needs_cc, run_env  # noqa: F401
+from runhelpers import leftover_worktrees, line_of, needs_cc, perf_refused, run_env  # noqa: F401
 
 from check.test_explain import _configure
 
@@ -138,20 +138,9 @@ def test_a_python_function_calling_hashlib_more_often_is_named_before_the_extens
     _within_totals(record)
 
 
-def _perf_refused():
-    import shutil
-
-    if not shutil.which("perf"):
-        return None
-    from perun_core.collect.perf import perf_permission
-
-    allowed, detail, _ = perf_permission()
-    return None if allowed else detail
-
-
 @needs_cc
 @pytest.mark.tools("perf")
-@pytest.mark.skipif(_perf_refused() is not None, reason=f"machine cannot: sampling with perf: {_perf_refused()}")
+@pytest.mark.skipif(perf_refused() is not None, reason=f"machine cannot: sampling with perf: {perf_refused()}")
 def test_perf_stacks_charge_memcpy_to_the_function_that_calls_it(tmp_path, run_env):
     # the C library's memcpy keeps no frame pointer: its caller is found only by unwinding with DWARF
     _, record, _ = _explain(tmp_path, "words", "app.c", WORDS_FAST, WORDS_SLOW, MAKE_C, "600 10000",
@@ -166,7 +155,7 @@ def test_perf_stacks_charge_memcpy_to_the_function_that_calls_it(tmp_path, run_e
 
 @needs_cc
 @pytest.mark.tools("perf", "addr2line")
-@pytest.mark.skipif(_perf_refused() is not None, reason=f"machine cannot: sampling with perf: {_perf_refused()}")
+@pytest.mark.skipif(perf_refused() is not None, reason=f"machine cannot: sampling with perf: {perf_refused()}")
 def test_a_static_inline_function_at_o2_is_named_with_a_line_of_its_own_body(tmp_path, run_env):
     # at -O2 `checksum` is inlined into main and has no symbol: perf's inlined frame and addr2line -i name it
     root, record, _ = _explain(tmp_path, "checksum", "app.c", CHECKSUM_FAST, CHECKSUM_SLOW, MAKE_C_O2, "150000",
