@@ -14,7 +14,8 @@ one *window*: the job runs in built temporary worktrees of GOOD, the
 commit and BAD in turns (G C B B C G G C B ..., see
 :func:`~perun_core.check.confirm.alternate`), so a machine that gets busier
 slows all three alike.  An undecided commit gets another window (pooled with
-the first), up to :data:`MAX_WINDOWS`; still undecided, it is set aside like
+the first), up to :data:`MAX_WINDOWS` (:data:`RECHECK_WINDOWS` in the
+re-check below); still undecided, it is set aside like
 a commit that cannot be built and the nearest untested commit is tried.
 
 Profiles stored at a commit for every selected job (registered, or pending
@@ -46,7 +47,8 @@ from .engine import check_pair
 from .pairing import Pairing, ProfileCache
 from .results import Finding
 
-__all__ = ["ALPHA", "MAX_WINDOWS", "BisectCollecting", "BisectFinished", "BisectResult", "BisectRunEvent",
+__all__ = ["ALPHA", "MAX_WINDOWS", "RECHECK_WINDOWS", "BisectCollecting",
+           "BisectFinished", "BisectResult", "BisectRunEvent",
            "BisectStarted", "BisectStep", "BisectTested", "bisect", "place"]
 
 EventCallback = Callable[[Any], None]
@@ -55,6 +57,10 @@ EventCallback = Callable[[Any], None]
 ALPHA = 0.01
 #: Windows a commit is measured in at most before it is called undecided.
 MAX_WINDOWS = 3
+#: The same for the re-check of the boundary: an undecided re-check makes the whole answer uncertain (and costs
+#: the user a bisect of their own), where an undecided search step is only set aside, so it gets more runs
+#: before giving up (a busy machine can need 30 runs a side to place a commit a sixth of the way to BAD).
+RECHECK_WINDOWS = 5
 
 
 @dataclass(frozen=True, slots=True)
@@ -364,7 +370,8 @@ class _Bisector:
 
         pending = [sha for sha in shas if sha not in steps]
         pooled: dict[str, dict[tuple, list[Any]]] = {}
-        for number in range(MAX_WINDOWS):
+        windows = RECHECK_WINDOWS if recheck else MAX_WINDOWS
+        for number in range(windows):
             if not pending:
                 break
             self.stop_if()
@@ -392,7 +399,7 @@ class _Bisector:
                 step = self.step(sha, merged[self.good], merged[sha], merged[self.bad], False,
                                  self.runs * (number + 1), recheck)
                 self.last[sha] = merged[sha]
-                if step.verdict != "undecided" or number == MAX_WINDOWS - 1:
+                if step.verdict != "undecided" or number == windows - 1:
                     steps[sha] = step
                     pending.remove(sha)
         return steps

@@ -94,6 +94,8 @@ class MainScreen(Screen[None]):
         self._first_chunk_shown = threading.Event()
         #: profile key -> {view: why it cannot show the profile}, found when the palette opens
         self._unfit: dict[str, dict[str, str]] = {}
+        #: one move of the commit pane at a time (resizes come faster than a remove and a mount)
+        self._moving_commit_pane = asyncio.Lock()
 
     def compose(self) -> ComposeResult:
         yield Header(icon="≡")
@@ -125,19 +127,24 @@ class MainScreen(Screen[None]):
 
     def on_resize(self, event: events.Resize) -> None:
         self.set_class(event.size.width < NARROW_BELOW, "narrow")
-        self.call_later(self._place_commit_pane, event.size.width)  # after this resize is handled everywhere
+        self.call_later(self._place_commit_pane)  # after this resize is handled everywhere
 
-    async def _place_commit_pane(self, width: int) -> None:
+    async def _place_commit_pane(self) -> None:
         """The commit pane beside the history from 120 columns on, beside the profiles under that."""
-        row = "upper" if width >= COMMIT_BESIDE_HISTORY_FROM else "lower"
-        pane = self.query_one(CommitPane)
-        if pane.parent is None or pane.parent.id == row:
-            return
-        await pane.remove()  # a widget cannot change its parent: the pane is made again in the other row
-        moved = CommitPane(id="commit-pane", classes="pane")
-        await self.query_one(f"#{row}", Horizontal).mount(moved)
-        entry = self.history.current
-        moved.show(entry, is_head=self._is_head(entry.version.checksum if entry else None))
+        async with self._moving_commit_pane:
+            # the width now, not the resize's: a later resize may have come while another move ran
+            row = "upper" if self.app.size.width >= COMMIT_BESIDE_HISTORY_FROM else "lower"
+            panes = self.query(CommitPane)
+            if not panes:
+                return  # not composed yet, or the app is closing
+            pane = panes.first(CommitPane)
+            if pane.parent is None or pane.parent.id == row:
+                return
+            await pane.remove()  # a widget cannot change its parent: the pane is made again in the other row
+            moved = CommitPane(id="commit-pane", classes="pane")
+            entry = self.history.current
+            moved.show(entry, is_head=self._is_head(entry.version.checksum if entry else None))  # shown on mount
+            await self.query_one(f"#{row}", Horizontal).mount(moved)
 
     # -- loading -----------------------------------------------------------------------
     def action_reload(self) -> None:
@@ -257,7 +264,8 @@ class MainScreen(Screen[None]):
         if self.report is not None and (entry is None or self._is_head(minor)):
             pending = list(self.report.pending)
         self.query_one(ProfilesPane).show(entry, registered, pending)
-        self.query_one(CommitPane).show(entry, is_head=self._is_head(minor))
+        for pane in self.query(CommitPane):  # none while a resize moves it: the moved pane shows the selection
+            pane.show(entry, is_head=self._is_head(minor))
         self._show_first_use()
         if self._want_profile and self.profiles.select_source(self._want_profile):
             self._want_profile = None

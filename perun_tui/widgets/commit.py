@@ -16,14 +16,24 @@ from ..formatting import commit_date
 class CommitPane(VerticalScroll, can_focus=False):
     """Sha, author, date, parents, profile counts, changes and the full message."""
 
+    def __init__(self, *args, **kwargs) -> None:
+        super().__init__(*args, **kwargs)
+        #: the last commit shown: a pane made again (moved to the other row) or still composing shows it on mount
+        self._shown: tuple[LogEntry | None, bool] = (None, False)
+
     def compose(self):
         yield Static("", id="commit-text")
 
     def on_mount(self) -> None:
         self.border_title = "Commit"
+        self.show(*self._shown)
 
-    def show(self, entry: LogEntry | None, *, is_head: bool = False) -> None:
-        body = self.query_one("#commit-text", Static)
+    def show(self, entry: LogEntry | None, is_head: bool = False) -> None:
+        self._shown = (entry, is_head)
+        bodies = self.query("#commit-text")
+        if not bodies:
+            return  # not composed yet, or being removed: on_mount shows it
+        body = bodies.first(Static)
         if entry is None:
             body.update(Text("no commit selected", style="dim"))
             return

@@ -452,8 +452,11 @@ class MemorySampler:
     costs time in proportion to the number of live objects, and the program
     is held up meanwhile.  Hence:
 
-    * the wait after a snapshot is at least BUDGET times as long as the
-      snapshot took, so snapshotting takes at most about 1/BUDGET of the run;
+    * the wait after a snapshot is at least BUDGET times the CPU time the
+      snapshot took, so snapshotting takes at most about 1/BUDGET of the
+      run (CPU time: on a busy machine the wall time also counts what
+      other processes ran meanwhile, and the wait would skip the moment
+      the snapshots are for);
       ``interval`` is the wait when snapshots are cheap;
     * every POLL seconds the thread reads tracemalloc's cheap counters and,
       when traced memory stands PEAK_GROWTH above the most any snapshot saw
@@ -581,6 +584,7 @@ class MemorySampler:
             if not tracemalloc.is_tracing():
                 return
             began = time.perf_counter()
+            began_cpu = time.thread_time()
             current, peak = tracemalloc.get_traced_memory()
             self.peak = max(self.peak, peak)
             snapshot = tracemalloc.take_snapshot()
@@ -607,7 +611,7 @@ class MemorySampler:
                 reset_peak()
             ended = time.perf_counter()
             self.high = max(self.high, current)
-            self.earliest = ended + self.BUDGET * (ended - began)
+            self.earliest = ended + self.BUDGET * (time.thread_time() - began_cpu)
             self.due = max(ended + self.interval, self.earliest)
 
     def stop(self):
