@@ -149,5 +149,6 @@ def run_cli(*args: str, cwd: Path, env: dict | None = None, input: str | None = 
         full_env.update(env)
     return subprocess.run(
         [sys.executable, "-m", "perun_core.cli.entry", *args],
-        cwd=cwd, env=full_env, capture_output=True, text=True, input=input, timeout=120,
+        # a hang guard only: a bisect or a confirmation takes minutes on a busy machine
+        cwd=cwd, env=full_env, capture_output=True, text=True, input=input, timeout=900,
     )

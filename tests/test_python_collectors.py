@@ -453,10 +453,10 @@ FAILING = """\
     elif mode == "osexit":
         os._exit(5)
     elif mode == "hang":
-        child = subprocess.Popen(["sleep", "60"])
+        child = subprocess.Popen(["sleep", "600"])
         with open(sys.argv[2], "w") as handle:
             handle.write(str(child.pid))
-        time.sleep(60)
+        time.sleep(600)
 """
 
 
@@ -496,9 +496,10 @@ def test_timeout_kills_the_program_and_its_children(perun_repo, tmp_path):
     write(root, "failing.py", FAILING)
     pid_file = tmp_path / "child.pid"
     started = time.monotonic()
-    with pytest.raises(CollectionError, match=r"timed out after 1 s \(the program was killed\)"):
-        collect(root, "pytrace", "failing.py", f"hang {pid_file}", timeout=1)
-    assert time.monotonic() - started < 6
+    # 5 s: long enough for the program to reach its hang on a busy machine; its child would sleep for 600
+    with pytest.raises(CollectionError, match=r"timed out after 5 s \(the program was killed\)"):
+        collect(root, "pytrace", "failing.py", f"hang {pid_file}", timeout=5)
+    assert time.monotonic() - started < 300
     assert process_gone(int(pid_file.read_text()))
 
 
@@ -506,7 +507,7 @@ HANGING = """\
     import time
 
     def wait_for_godot():
-        time.sleep(60)
+        time.sleep(600)
 
     wait_for_godot()
 """
@@ -516,8 +517,9 @@ HANGING = """\
 def test_a_timed_out_program_shows_where_it_hung(perun_repo, collector, params):
     root, _ = perun_repo
     write(root, "hanging.py", HANGING)
-    with pytest.raises(CollectionError, match=r"timed out after 1.5 s") as info:
-        collect(root, collector, "hanging.py", timeout=1.5, **params)
+    # 5 s: long enough for the program to reach its sleep on a busy machine
+    with pytest.raises(CollectionError, match=r"timed out after 5 s") as info:
+        collect(root, collector, "hanging.py", timeout=5, **params)
     tail = info.value.stderr_tail.splitlines()
     assert tail == ["Stack of the program shortly before it was killed (most recent call first):",
                     '  File "hanging.py", line 4 in wait_for_godot',

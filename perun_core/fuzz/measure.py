@@ -34,11 +34,12 @@ from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from pathlib import Path
 
+from ..errors import FuzzError
 from ..runner.helper import spawn_helper
-from ..runner.process import RepeatedRuns
+from ..runner.process import RepeatedRuns, describe_status
 
-__all__ = ["COST_UNITS", "Coverage", "Executor", "Measurement", "available_cores", "perf_counts_instructions", "stop_at",
-           "resolve_metric"]
+__all__ = ["COST_UNITS", "Coverage", "Executor", "Measurement", "available_cores", "calibration_run",
+           "perf_counts_instructions", "stop_at", "resolve_metric"]
 
 #: the unit of each cost measure, for reports
 COST_UNITS = {"instructions": "instructions", "cpu": "s CPU", "wall": "s wall"}
@@ -135,6 +136,7 @@ class Executor:
                  input_name: str = "input", cancelled: threading.Event | None = None,
                  coverage: Coverage | None = None, count_instructions: bool = False) -> None:
         self.jobs = 1 if coverage is not None else jobs
+        self.argv = list(argv)
         self.coverage = coverage
         self._tmp = Path(tempfile.mkdtemp(prefix="perun-fuzz-"))
         helper = spawn_helper()
@@ -152,6 +154,11 @@ class Executor:
 
     def __exit__(self, *exc: object) -> None:
         self.close()
+
+    def set_hang_timeout(self, seconds: float) -> None:
+        """Kill the runs started from now on after ``seconds`` of wall time."""
+        for slot in self._all:
+            slot.runs.timeout = seconds
 
     def measure(self, data: bytes) -> Measurement:
         """Run the program once on ``data``.  OSError when it cannot be started, Interrupted when cancelled."""
@@ -227,6 +234,29 @@ class Coverage:
         done = subprocess.run([self.gcov, "-t", "-o", str(self.gcno_path), *data], cwd=self.source_path,
                               stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, check=False)
         return sum(int(m.group(1)) for m in _GCOV_LINE.finditer(done.stdout))
+
+
+def calibration_run(executor: Executor, data: bytes, path: Path, hang_timeout: float, budget: float) -> Measurement:
+    """One run of a seed before the search; FuzzError when the program cannot run, fails on it, or the hang
+    timeout or the time budget is too short for it."""
+    started = time.monotonic()
+    try:
+        run = executor.measure(data)
+    except OSError as exc:
+        raise FuzzError(f"cannot run {executor.argv[0]}: {exc.strerror or exc}") from None
+    took = time.monotonic() - started
+    if run.hang:
+        raise FuzzError(f"the hang timeout {hang_timeout:g} s (-ht) is too short: the program did not finish on "
+                        f"seed {path} within it", hint="raise -ht")
+    if run.exit_status != 0:
+        tail = run.stderr_tail.strip().splitlines()[-1:] or [""]
+        detail = f": {tail[0]}" if tail[0] else ""
+        raise FuzzError(f"the program fails on seed {path}: it {describe_status(run.exit_status)}{detail}",
+                        hint="the seeds must be inputs the program accepts")
+    if took > budget:
+        raise FuzzError(f"the time budget {budget:g} s (-t) is too short: one run on seed {path} took {took:.3g} s",
+                        hint="raise -t")
+    return run
 
 
 def stop_at(cancel: threading.Event, deadline: float) -> threading.Event:

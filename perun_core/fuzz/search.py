@@ -3,8 +3,8 @@
 1. Everything the user gave is checked before the program runs: the
    settings (through :data:`~perun_core.fuzz.options.FUZZ_PARAMS`), the seed
    corpus, the program, the output directory.  Then every seed is run
-   ``calibration`` times: its median sets its baseline, the spread of the
-   runs the noise.  A program failing on a seed, or a seed run longer than
+   ``calibration`` times (more when the runs spread widely, see :data:`NOISY`):
+   its median sets its baseline, the spread of the runs the noise.  A program failing on a seed, or a seed run longer than
    the hang timeout or the time budget, stops everything with one error.
 2. Rounds of ``jobs`` candidates, measured in parallel: each candidate is a
    parent from the pool (the best input half of the time, otherwise one of
@@ -15,9 +15,9 @@
    parent's by more than the noise (``threshold``: three times the relative
    spread of the seed runs, at least 5 %); a borderline one is measured again
    and judged by the lower of its two costs.  With the ``pump`` rule chosen
-   (the default), the first candidates are the seeds' pumpings
-   (:func:`~perun_core.fuzz.pump.pump_plan`), for at most 60 % of the
-   search's time.  The search gets 70 % of the time budget (its runs are
+   (the default), the seeds' pumpings (:func:`~perun_core.fuzz.pump.pump_plan`)
+   are 60 % of the candidates, the rest random from the start (a long plan
+   does not hold the search up), for at most 60 % of the search's time.  The search gets 70 % of the time budget (its runs are
    killed at its end); in the rest the best kept inputs are analysed
    (:func:`~perun_core.fuzz.confirm.analyse`, on runs killed at the end of
    the budget) and only those whose cost grows superlinearly with the part
@@ -32,7 +32,9 @@
 3. A run killed at the hang timeout is a finding of its own (a hang); it
    never becomes a parent, and its parent is not chosen again while there
    are others (so one near-hang input does not flood the output with
-   hangs).  A run that fails (exits non-zero) is dropped.
+   hangs).  The timeout is stretched as the load stretches wall time over
+   CPU time (at most :data:`MAX_STRETCH` times): on a busy machine a slow
+   input is not a hang.  A run that fails (exits non-zero) is dropped.
 4. With gcov available and ``--source-path``/``--gcno-path`` naming a
    program built with ``--coverage``, a candidate is only kept when its
    executed-line count also grew by ``coverage_increase`` over its parent's
@@ -62,18 +64,17 @@ from pathlib import Path
 from typing import Any
 
 from ..errors import FuzzError, Interrupted
-from ..runner.process import describe_status
 from .confirm import Reference, analyse
 from .findings import (Finding, FindingAnalysed, FuzzFinished, FuzzProgress, FuzzResult, FuzzStarted, InputKept,
                        Verdict)
 from .growth import describe, order_rank, periodic_regions
 from .guidance import Guidance, start_guidance
-from .measure import Coverage, Executor, Measurement, available_cores, resolve_metric, stop_at
+from .measure import Coverage, Executor, Measurement, available_cores, calibration_run, resolve_metric, stop_at
 from .output import write_results
 from .pump import pump_plan
 from .rules import RuleChoice, parse_rule_specs
 from .dictionary import user_tokens
-from .setup import FuzzSettings, check_output_dir, prepare_program, read_seeds
+from .setup import FuzzSettings, check_output_dir, is_binary, prepare_program, read_seeds
 from .textrules import seed_dictionary
 
 __all__ = ["fuzz"]
@@ -90,8 +91,14 @@ MAX_WALK = 256
 ANALYSIS_SHARE = 0.3
 #: most kept inputs analysed
 MAX_ANALYSED = 6
-#: most of the search budget the pumping plan (:func:`~perun_core.fuzz.pump.pump_plan`) takes before random search
+#: share of the candidates the pumping plan makes while it lasts, and the most of the search budget it lasts
 PLAN_SHARE = 0.6
+#: most the hang timeout is stretched by the machine's load (a program that mostly waits is not stretched further)
+MAX_STRETCH = 8.0
+#: a seed whose runs spread more than this (relative) gets more calibration runs, up to NOISY_ROUNDS times the
+#: configured number: five runs on a busy machine give spreads from 1 to 20 % for the same program, and the
+#: threshold of the whole search is three times it
+NOISY, NOISY_ROUNDS = 0.1, 3
 
 
 # -- the search --------------------------------------------------------------------------------
@@ -104,16 +111,6 @@ def _robust_spread(values: Sequence[float]) -> tuple[float, float]:
 
 def _digest(data: bytes) -> bytes:
     return hashlib.blake2b(data, digest_size=16).digest()
-
-
-def _is_binary(data: bytes) -> bool:
-    if b"\0" in data:
-        return True
-    try:
-        data.decode("utf-8")
-    except UnicodeDecodeError:
-        return True
-    return False
 
 
 class _Search:
@@ -148,6 +145,7 @@ class _Search:
         self.start = time.monotonic()
         self.stack = 1
         self.fruitless = 0
+        self.candidates_made = self.planned_made = 0  # see _plan_turn
         self.noise = 0.0
         self.gain = MIN_GAIN
         self.best = 1.0
@@ -174,25 +172,13 @@ class _Search:
         largest = max(len(data) for _, data in self.seed_files)
         for index, (path, data) in enumerate(self.seed_files):
             runs: list[Measurement] = []
-            for _ in range(self.s.calibration):
-                started = time.monotonic()
-                try:
-                    runs.append(self.executor.measure(data))
-                except OSError as exc:
-                    raise FuzzError(f"cannot run {self.argv[0]}: {exc.strerror or exc}") from None
-                took = time.monotonic() - started
-                last = runs[-1]
-                if last.hang:
-                    raise FuzzError(f"the hang timeout {self.s.hang_timeout:g} s (-ht) is too short: the program did "
-                                    f"not finish on seed {path} within it", hint="raise -ht")
-                if last.exit_status != 0:
-                    tail = last.stderr_tail.strip().splitlines()[-1:] or [""]
-                    detail = f": {tail[0]}" if tail[0] else ""
-                    raise FuzzError(f"the program fails on seed {path}: it {describe_status(last.exit_status)}"
-                                    f"{detail}", hint="the seeds must be inputs the program accepts")
-                if took > self.s.timeout:
-                    raise FuzzError(f"the time budget {self.s.timeout:g} s (-t) is too short: one run on seed {path} "
-                                    f"took {took:.3g} s", hint="raise -t")
+            planned = self.s.calibration
+            while len(runs) < planned:
+                runs.append(calibration_run(self.executor, data, path, self.s.hang_timeout, self.s.timeout))
+                if len(runs) == planned and planned < NOISY_ROUNDS * self.s.calibration:
+                    median, spread = _robust_spread([m.value(self.metric) for m in runs])
+                    if spread > NOISY * median:
+                        planned += self.s.calibration  # see NOISY
             values = [m.value(self.metric) for m in runs]
             median, spread = _robust_spread(values)
             median = max(median, 1e-6)
@@ -274,8 +260,16 @@ class _Search:
         top = max(self.weight(n) for n in self.tries)
         return {n: self.weight(n) / top for n in self.tries}
 
+    def _plan_turn(self) -> bool:
+        """Whether the next candidate is the plan's: :data:`PLAN_SHARE` of the candidates while it lasts."""
+        self.candidates_made += 1
+        if self.plan is None or self.planned_made >= PLAN_SHARE * self.candidates_made:
+            return False
+        self.planned_made += 1
+        return True
+
     def _candidate(self) -> tuple[Finding, bytes, list[str]] | None:
-        if self.plan is not None and (planned := self._planned()) is not None:
+        if self._plan_turn() and (planned := self._planned()) is not None:
             return planned
         if self.walkers and self.rng.random() < 0.5:
             parent, data, used = self.walkers.pop(self.rng.randrange(len(self.walkers)))
@@ -339,6 +333,7 @@ class _Search:
             kept_any = False
             for (parent, data, used), outcome in zip(batch, measured):
                 kept_any |= self._judge(parent, data, used, outcome)
+            self.executor.set_hang_timeout(self.s.hang_timeout * min(self.stretch(), MAX_STRETCH))
             if kept_any:
                 self.fruitless = 0
                 self.stack = max(1, self.stack // 2)
@@ -538,7 +533,7 @@ def fuzz(settings: FuzzSettings, *, cwd: Path | str | None = None, on_event: Cal
     check_output_dir(settings.output_dir)
     seeds = read_seeds(settings.seeds, settings.workloads_filter)
     argv = prepare_program(settings.cmd, settings.args, where)
-    binary = any(_is_binary(data) for _, data in seeds)
+    binary = any(is_binary(data) for _, data in seeds)
     rules = parse_rule_specs(settings.rules, binary)
     if not rules:
         raise FuzzError("no mutation rule is left to use; name some with -r")

@@ -22,7 +22,7 @@ from ..errors import FuzzError, UsageError
 from ..params import convert_params
 from .options import FUZZ_PARAMS
 
-__all__ = ["FuzzSettings", "check_output_dir", "prepare_program", "read_seeds", "settings_from"]
+__all__ = ["FuzzSettings", "check_output_dir", "is_binary", "prepare_program", "read_seeds", "settings_from"]
 
 
 @dataclass(frozen=True)
@@ -125,6 +125,17 @@ def read_seeds(paths: Sequence[str], pattern: str | None) -> list[tuple[Path, by
     if all(not data for _, data in found):
         raise FuzzError(f"every seed is empty ({', '.join(str(p) for p, _ in found)}); mutations need some content")
     return found
+
+
+def is_binary(data: bytes) -> bool:
+    """Whether a seed is binary (a NUL byte, or not UTF-8): the binary mutation rules fit it, not the text ones."""
+    if b"\0" in data:
+        return True
+    try:
+        data.decode("utf-8")
+    except UnicodeDecodeError:
+        return True
+    return False
 
 
 def prepare_program(cmd: str, args: str | None, cwd: Path) -> list[str]:

@@ -387,6 +387,15 @@ class RepeatedRuns:
         self._report = self._control = -1
         self._running = False
 
+    @property
+    def timeout(self) -> float | None:
+        """Seconds after which a run is killed (None: never); a new value holds from the next run on."""
+        return self._timeout
+
+    @timeout.setter
+    def timeout(self, seconds: float | None) -> None:
+        self._timeout = seconds
+
     def __enter__(self) -> RepeatedRuns:
         return self
 

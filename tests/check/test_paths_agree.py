@@ -142,7 +142,7 @@ def test_registered_profiles_by_head_all_and_the_hook(shape):
     api_check.install_hook(cwd=root)
     hook = root / ".git" / "hooks" / "post-commit"
     env = {**os.environ, "NO_COLOR": "1"}
-    ran = subprocess.run([str(hook)], cwd=root, env=env, capture_output=True, text=True, timeout=120)
+    ran = subprocess.run([str(hook)], cwd=root, env=env, capture_output=True, text=True, timeout=900)
     assert ran.returncode == 0, ran.stderr
     assert "Traceback" not in ran.stderr
     assert _stored(root, shas[1]) == reference

@@ -40,7 +40,7 @@ def fuzz_until(tmp_path, program: str, seed_text: str, target: float, **extra):
 
 def test_the_regex_of_java_class_names_is_found_50_times_slower(tmp_path):
     result, events = fuzz_until(tmp_path, REGEX, "java.lang.String", 50, hang_timeout=3)
-    assert result.best_slowdown >= 50, result.timeline
+    assert result.best_slowdown >= 50, _story(result)
     best = result.best[0]
     assert best.rules and (tmp_path / "out" / best.file).read_bytes() == best.data
     assert isinstance(events[0], api.FuzzStarted) and isinstance(events[-1], api.FuzzFinished)
@@ -52,14 +52,21 @@ def test_the_regex_of_java_class_names_is_found_50_times_slower(tmp_path):
     assert (tmp_path / "out" / "slowdown.svg").read_text().startswith("<svg")
 
 
+def _story(result) -> str:
+    """Why a search ended where it did, for a failure message."""
+    return (f"stopped: {result.stopped} after {result.elapsed:.0f} s, {result.executions} runs, "
+            f"{len(result.findings)} kept, noise {result.noise:.2f}, threshold {result.threshold:.2f}, "
+            f"timeline {[(round(t, 1), round(s, 2)) for t, s in result.timeline]}")
+
+
 def test_a_hash_table_with_a_weak_hash_is_found_5_times_slower(tmp_path):
     result, _ = fuzz_until(tmp_path, HASH, hash_seed(), 5)
-    assert result.best_slowdown >= 5, result.timeline
+    assert result.best_slowdown >= 5, _story(result)
 
 
 def test_a_quadratic_sort_is_found_5_times_slower(tmp_path):
     result, _ = fuzz_until(tmp_path, SORT, sort_seed(), 5)
-    assert result.best_slowdown >= 5, result.timeline
+    assert result.best_slowdown >= 5, _story(result)
     # every kept input beat its parent, so slow-downs only grow along a lineage
     by_id = {f.id: f for f in [*result.seeds, *result.findings]}
     for finding in result.findings:

@@ -138,7 +138,7 @@ def _fuzz(tmp_path: Path, source: str, name: str) -> tuple[subprocess.CompletedP
     done = subprocess.run([sys.executable, "-m", "perun_core.cli.entry", "fuzz", "-b", str(program), "-w", "seed.txt",
                            "-o", str(out), "-t", "14", "--seed", "5", "-np", "-r", "grow-run", "-r", "truncate",
                            "-r", "repeat-substring", "--profiles", "0", "-N", "20000"],
-                          cwd=tmp_path, capture_output=True, text=True, timeout=120)
+                          cwd=tmp_path, capture_output=True, text=True, timeout=900)
     assert done.returncode == 0, done.stderr
     return done, json.loads((out / "results.json").read_text())
 
@@ -154,7 +154,7 @@ def test_deltadebugging_refuses_a_tolerance_below_the_noise(tmp_path):
     (tmp_path / "input.txt").write_text("f(a, (b)) + g(c)\n" * 50)
     done = subprocess.run([sys.executable, "-m", "perun_core.cli.entry", "deltadebugging", str(program), "input.txt",
                            "-o", "dd", "--tolerance", "0", "--metric", "wall"],
-                          cwd=tmp_path, capture_output=True, text=True, timeout=120)
+                          cwd=tmp_path, capture_output=True, text=True, timeout=900)
     lines = done.stderr.strip().splitlines()
     if done.returncode == 0:  # the wall times of the runs did not vary at all: a zero tolerance is honest there
         assert (tmp_path / "dd").is_dir(), done.stdout + done.stderr
