@@ -46,17 +46,19 @@ def pytest_runtest_setup(item):
 
 
 #: test files whose tests take the longest (a minute or more each, or a module fixture that long), longest
-#: first: ``make test`` starts them first, so that no worker begins one while the others are idle at the end
+#: first: ``make test`` starts them first, so that no worker begins one while the others are idle at the end.
+#: The fuzzing files with short budgets (-t 60 or less: a search on a crowded machine may run out of it) sit
+#: between others, not beside the fuzzing of test_fuzz_programs.py.
 SLOW_FILES = (
     "tests/check/test_rerun_paths.py",
     "tests/fuzz/test_fuzz_programs.py",
-    "tests/fuzz/test_fuzz_cli.py",
     "tests/test_demo_collected.py",
     "tests/tui/test_tmux_walk.py",
-    "tests/fuzz/test_pumping.py",
-    "tests/fuzz/test_guidance.py",
+    "tests/fuzz/test_fuzz_cli.py",
     "tests/tui/test_explain_finding.py",
+    "tests/fuzz/test_pumping.py",
     "tests/check/test_explain_native.py",
+    "tests/fuzz/test_guidance.py",
     "tests/formats/test_layouts.py",
     "tests/tui/test_escaped_text.py",
     "tests/tui/test_keys.py",
