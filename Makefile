@@ -44,9 +44,10 @@ test: export PYTHONPYCACHEPREFIX := $(abspath $(VENV))/pycache
 endif
 
 # the tests spread over TEST_WORKERS processes (tests/conftest.py keeps busy tests and TUI snapshots apart and
-# a module-scoped fixture on one worker); the 20 slowest are listed at the end
+# a module-scoped fixture on one worker, and orders the longest tests first: xdist keeps that order); the 20
+# slowest are listed at the end
 test: $(TEST_STAMP)
-	$(BIN)/python -m pytest -n $(TEST_WORKERS) --dist loadgroup --durations=20
+	$(BIN)/python -m pytest -n $(TEST_WORKERS) --dist loadgroup --no-loadscope-reorder --durations=20
 
 # one line per phase: installing (once), then perun-tui, which builds the demo the first time while it shows it:
 # the history opens as soon as it is written and the commits get their profiles as they are measured

@@ -45,19 +45,56 @@ def pytest_runtest_setup(item):
         need_tools(*mark.args)
 
 
+#: test files whose tests take the longest (a minute or more each, or a module fixture that long), longest
+#: first: ``make test`` starts them first, so that no worker begins one while the others are idle at the end.
+#: The fuzzing files with short budgets (-t 60 or less: a search on a crowded machine may run out of it) sit
+#: between others, not beside the fuzzing of test_fuzz_programs.py.
+SLOW_FILES = (
+    "tests/check/test_rerun_paths.py",
+    "tests/fuzz/test_fuzz_programs.py",
+    "tests/test_demo_collected.py",
+    "tests/tui/test_tmux_walk.py",
+    "tests/fuzz/test_fuzz_cli.py",
+    "tests/tui/test_explain_finding.py",
+    "tests/fuzz/test_pumping.py",
+    "tests/check/test_explain_native.py",
+    "tests/fuzz/test_guidance.py",
+    "tests/formats/test_layouts.py",
+    "tests/tui/test_escaped_text.py",
+    "tests/tui/test_keys.py",
+)
+
+
 @pytest.hookimpl(tryfirst=True)
 def pytest_collection_modifyitems(items):
     """Tests on a module-scoped fixture share an xdist group per module (``make test`` runs ``--dist loadgroup``).
 
     So the fixture (a collected demo, compiled programs) is built once, not
     once per worker; a plain run ignores the groups.  It runs before xdist
-    adds the group names to the test ids (tryfirst).
+    adds the group names to the test ids (tryfirst).  The order is then:
+    the files of :data:`SLOW_FILES`, the groups by their number of tests
+    (largest first), the other tests as collected; whole files move, so a
+    module's fixture is still built once.  ``make test`` keeps that order
+    (``--no-loadscope-reorder``): a worker takes the next test when it is
+    almost out of work, so the long ones start while all workers are busy
+    and short ones fill the end.
     """
+    groups: dict[str, int] = {}
     for item in items:
         definitions = getattr(item, "_fixtureinfo", None)
         scopes = {d.scope for defs in (definitions.name2fixturedefs.values() if definitions else ()) for d in defs}
         if "module" in scopes:
-            item.add_marker(pytest.mark.xdist_group(item.nodeid.split("::")[0]))
+            module = item.nodeid.split("::")[0]
+            item.add_marker(pytest.mark.xdist_group(module))
+            groups[module] = groups.get(module, 0) + 1
+
+    def rank(item) -> tuple[int, int]:
+        module = item.nodeid.split("::")[0]
+        if module in SLOW_FILES:
+            return 0, SLOW_FILES.index(module)
+        return (1, -groups[module]) if module in groups else (2, 0)
+
+    items.sort(key=rank)
 
 
 @pytest.fixture(autouse=True)

@@ -173,6 +173,8 @@ class FuzzResult:
     notes: list[str] = field(default_factory=list)
     metric: str = "cpu"
     verdicts: list[Verdict] = field(default_factory=list)
+    #: seconds from the start to the search's end; the rest of ``elapsed`` is the analysis of the kept inputs
+    searched: float = 0.0
 
     @property
     def reported(self) -> list[Verdict]:

@@ -64,6 +64,7 @@ def results_json(result: FuzzResult) -> dict[str, Any]:
         "executions": result.executions,
         "failures": result.failures,
         "elapsed": result.elapsed,
+        "searched": result.searched,
         "stopped": result.stopped,
         "best_slowdown": result.best_slowdown,
         "reported": [v.as_json() for v in result.reported],

@@ -17,12 +17,16 @@
    and judged by the lower of its two costs.  With the ``pump`` rule chosen
    (the default), the seeds' pumpings (:func:`~perun_core.fuzz.pump.pump_plan`)
    are 60 % of the candidates, the rest random from the start (a long plan
-   does not hold the search up), for at most 60 % of the search's time.  The search gets 70 % of the time budget (its runs are
-   killed at its end); in the rest the best kept inputs are analysed
-   (:func:`~perun_core.fuzz.confirm.analyse`, on runs killed at the end of
-   the budget) and only those whose cost grows superlinearly with the part
-   that made them slow, and that are clearly slower than the seed grown to
-   their size, are reported.  A candidate not slow enough to
+   does not hold the search up), for at most 60 % of the search's time.
+   The search gets 70 % of the time budget (its runs are killed at its end);
+   then the best kept inputs are analysed
+   (:func:`~perun_core.fuzz.confirm.analyse`) for at most the other 30 %,
+   counted from the search's end: a search that stops early (the slow-down
+   reached, nothing new to try) does not hand its unused time to the
+   analysis, so ``-t 600`` searched for 20 s ends by 200 s, not 600 s (the
+   analysis' runs are killed then).  Only those whose cost grows
+   superlinearly with the part that made them slow, and that are clearly slower
+   than the seed grown to their size, are reported.  A candidate not slow enough to
    keep but not faster than its parent either becomes a walker: later
    candidates mutate it further and are judged against the same parent, so
    gains too small to measure one by one add up.  Rules are drawn with
@@ -87,7 +91,7 @@ DEFAULT_MIN_LIMIT = 64 * 1024
 MAX_STACK = 64
 #: most mutations a walker (a candidate neither kept nor faster) accumulates
 MAX_WALK = 256
-#: share of the time budget kept for analysing the best inputs after the search
+#: share of the time budget the analysis of the best inputs gets after the search (however early the search ends)
 ANALYSIS_SHARE = 0.3
 #: most kept inputs analysed
 MAX_ANALYSED = 6
@@ -439,12 +443,10 @@ class _Search:
         self.emit(InputKept(finding, self.best))
 
     # -- after the search -------------------------------------------------------------------
-    def analyse(self, executor: Executor) -> list[Verdict]:
+    def analyse(self, executor: Executor, deadline: float) -> list[Verdict]:
         """Analyse the best kept inputs (see :mod:`.confirm`) with ``executor`` (its runs are killed at the
-        analysis' time cap and when the time budget is spent), one part (a run, a repeated unit) each, while
-        the time budget lasts; each gets at most half of the time left.  Reported ones first, by growth order,
-        then ratio."""
-        deadline = self.start + self.s.timeout
+        analysis' time cap and at ``deadline``), one part (a run, a repeated unit) each, until ``deadline``;
+        each gets at most half of the time left.  Reported ones first, by growth order, then ratio."""
         verdicts: list[Verdict] = []
         parts: set[str] = set()
         for finding in sorted(self.findings, key=lambda f: f.slowdown, reverse=True):
@@ -501,19 +503,22 @@ class _Search:
 
 
 def _analyse(search: _Search, settings: FuzzSettings, argv: list[str], where: Path, name: str, metric: str,
-             jobs: int, cancel: threading.Event) -> Any:
-    """The growth and equal-size analysis of the search's findings, on a runner of its own stopped at the end of
-    the time budget."""
-    stop = stop_at(cancel, search.start + settings.timeout)
+             jobs: int, cancel: threading.Event) -> tuple[list[Verdict], float]:
+    """The growth and equal-size analysis of the search's findings, on a runner of its own stopped at the
+    analysis' end: :data:`ANALYSIS_SHARE` of the time budget after the search's, at most the budget's end.
+    Returns the verdicts and the seconds the search took."""
+    searched = time.monotonic() - search.start
+    end = search.start + min(settings.timeout, searched + ANALYSIS_SHARE * settings.timeout)
+    stop = stop_at(cancel, end)
     try:
         # runs are killed at the hang timeout stretched as much as the machine's load stretches wall time over
         # CPU time (a loaded machine would otherwise kill runs that did little work), at most a quarter of the
-        # time left, and at the end of the time budget
-        window = search.start + settings.timeout - time.monotonic()
+        # analysis' time, and at its end
+        window = end - time.monotonic()
         kill = max(search.analysis_cap(), min(settings.hang_timeout * search.stretch(), window / 4))
         with Executor(argv, cwd=where, jobs=jobs, hang_timeout=kill, stdin=settings.stdin,
                       input_name=name, cancelled=stop, count_instructions=metric == "instructions") as analyser:
-            return search.analyse(analyser)
+            return search.analyse(analyser, end), searched
     finally:
         stop.set()
 
@@ -574,7 +579,7 @@ def fuzz(settings: FuzzSettings, *, cwd: Path | str | None = None, on_event: Cal
         stopped = search.run()
         search.timeline.append((search.elapsed(), search.best))
         search._progress()
-        verdicts = _analyse(search, settings, argv, where, name, metric, jobs, cancel)
+        verdicts, searched = _analyse(search, settings, argv, where, name, metric, jobs, cancel)
         elapsed = search.elapsed()
         if settings.guidance != "off":
             notes.append(guide.summary())
@@ -584,7 +589,7 @@ def fuzz(settings: FuzzSettings, *, cwd: Path | str | None = None, on_event: Cal
         result = FuzzResult(settings, argv, seed_findings, search.findings, search.timeline, executor.executions,
                             search.failures, elapsed, stopped, search.noise, search.gain, executor.jobs,
                             {k: round(v, 4) for k, v in search.weights.items()}, dict(search.successes),
-                            coverage_note, notes=notes, metric=metric, verdicts=verdicts)
+                            coverage_note, notes=notes, metric=metric, verdicts=verdicts, searched=searched)
     write_results(result)
     emit(FuzzFinished(stopped, result.executions, len(result.findings), sum(f.hang for f in result.findings),
                       result.best_slowdown, elapsed, len(result.reported)))

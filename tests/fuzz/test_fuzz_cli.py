@@ -12,6 +12,7 @@ import pytest
 
 from perun_core.errors import InvalidParameter, UnknownUnit
 from perun_core.fuzz.rules import parse_rule_specs, rules
+from perun_core.fuzz.search import ANALYSIS_SHARE
 
 from .programs import REGEX, SORT, sort_seed, write_program
 
@@ -96,6 +97,9 @@ def test_fuzzing_from_the_command_line_writes_every_output(tmp_path, seed, progr
     assert "best slow-down" in done.stdout and "fuzzing with" in done.stderr
     results = json.loads((tmp_path / "out" / "results.json").read_text())
     assert results["stopped"] == "slowdown reached" and results["best_slowdown"] >= 2
+    # a search stopped early leaves the analysis its 30 % of -t, not the unused rest of the budget
+    assert 0 < results["searched"] < results["elapsed"]
+    assert results["elapsed"] - results["searched"] <= ANALYSIS_SHARE * 60 + 5, results
     for finding in results["findings"]:
         assert (tmp_path / "out" / finding["file"]).is_file() and finding["rules"]
     assert "note: no perun repository here" in done.stdout
