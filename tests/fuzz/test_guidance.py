@@ -195,7 +195,8 @@ def test_source_and_dict_reach_the_fuzzer_and_bad_ones_are_one_error(tmp_path):
     (tmp_path / "src").mkdir()
     (tmp_path / "src" / "lexer.py").write_text('WORD = "LITERALTOKEN"\n')
     # guidance keeps every input that makes the loop run longer, so the inserted tokens show in the kept inputs
-    done = cli("fuzz", "-b", "./count.py", "-w", "seed.txt", "-o", "out", "-t", "15", "-e", "40", "--seed", "1",
+    # (the 40 runs end the search; -t leaves them room on a busy machine, where guided runs are slow)
+    done = cli("fuzz", "-b", "./count.py", "-w", "seed.txt", "-o", "out", "-t", "40", "-e", "40", "--seed", "1",
                "-j", "1", "-np", "--profiles", "0", "--source", "src", "-r", "insert-token", "--guidance", "hits",
                cwd=tmp_path)
     assert done.returncode == 0, done.stderr
