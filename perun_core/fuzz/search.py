@@ -103,6 +103,8 @@ MAX_STRETCH = 8.0
 #: configured number: five runs on a busy machine give spreads from 1 to 20 % for the same program, and the
 #: threshold of the whole search is three times it
 NOISY, NOISY_ROUNDS = 0.1, 3
+#: while the calibration has taken less than this share of the search's time (a short -t keeps its search)
+NOISY_TIME = 0.1
 
 
 # -- the search --------------------------------------------------------------------------------
@@ -179,7 +181,8 @@ class _Search:
             planned = self.s.calibration
             while len(runs) < planned:
                 runs.append(calibration_run(self.executor, data, path, self.s.hang_timeout, self.s.timeout))
-                if len(runs) == planned and planned < NOISY_ROUNDS * self.s.calibration:
+                if len(runs) == planned and planned < NOISY_ROUNDS * self.s.calibration \
+                        and self.elapsed() < NOISY_TIME * self.search_budget:
                     median, spread = _robust_spread([m.value(self.metric) for m in runs])
                     if spread > NOISY * median:
                         planned += self.s.calibration  # see NOISY

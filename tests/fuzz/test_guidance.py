@@ -137,7 +137,7 @@ def test_gcov_line_counts_are_read_per_file_and_line():
 def test_fuzzing_with_guidance_keeps_inputs_whose_time_gain_is_below_the_noise(tmp_path):
     write_program(tmp_path, "count.py", COUNTING)
     (tmp_path / "seed.txt").write_text("f(a, b) + g(c)\n")
-    done = cli("fuzz", "-b", "./count.py", "-w", "seed.txt", "-o", "out", "-t", "15", "-e", "40", "--seed", "3",
+    done = cli("fuzz", "-b", "./count.py", "-w", "seed.txt", "-o", "out", "-t", "40", "-e", "40", "--seed", "3",
                "-j", "1", "-np", "--profiles", "0", "--guidance", "hits", "-r", "duplicate-char", "-r", "remove-char",
                cwd=tmp_path)
     assert done.returncode == 0, done.stderr
