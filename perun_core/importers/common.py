@@ -140,7 +140,7 @@ def stack_table(
     function_of, firsts = function_numbers(frames)
     inclusive, exclusive = function_amounts(len(firsts), function_of[flat], lengths, function_of[leaves], amount)
     integral = amount.dtype.kind == "i"
-    order = np.argsort(-amount, kind="stable")
+    order = _largest_first(amount)
     used = np.flatnonzero(inclusive > 0)
     used = used[np.lexsort((used, -inclusive[used]))]
     m = len(used)
@@ -167,6 +167,17 @@ def stack_table(
         columns.append(packed_numbers(np.concatenate((np.asarray(periods, dtype=np.int64)[order],
                                                       np.zeros(m, dtype=np.int64))), function_rows))
     return ResourceTable.from_columns(count + m, keys_, columns, sparse=True)
+
+
+def _largest_first(amount: Any) -> Any:
+    """The rows by amount, largest first, rows of equal amounts in their order (a stable sort)."""
+    import numpy as np
+
+    if amount.dtype.kind == "i" and len(amount):
+        low, high = int(amount.min()), int(amount.max())
+        if high - low < 1 << 16:  # 16-bit keys numpy sorts stably by radix: several times faster
+            return np.argsort((high - amount).astype(np.uint16), kind="stable")
+    return np.argsort(-amount, kind="stable")
 
 
 def function_numbers(frames: list[dict[str, Any]]) -> tuple[Any, Any]:
