@@ -64,6 +64,7 @@ def scan_folded(data: bytes) -> FoldedScan | None:
     if found is None:
         return None
     line_starts, value_starts, line_ends, lengths, starts, ends = found
+    del found  # so that ``del starts, ends`` below frees them
     if (buf[line_starts] == 35).any():  # a '#' comment: the line-by-line reader skips it
         return None
     values = _whole_numbers(buf, value_starts, line_ends)
