@@ -263,3 +263,23 @@ def test_packed_float_columns_are_checked_for_nan_and_infinity_with_or_without_n
         with pytest.raises(InvalidProfile) as caught:
             validate_profile(profile(amounts))
         assert caught.value.key == "snapshots[0].resources[4321].amount" and "not a finite number" in caught.value.reason
+
+
+def test_stack_columns_are_judged_by_the_frames_their_traces_use():
+    # a frame entry no trace uses may be anything; one a trace uses is checked like a trace list's entry
+    import numpy as np
+
+    from perun_core.profile.model import Snapshot
+    from perun_core.profile.resources import ResourceTable, StackColumn
+
+    def profile(frames: list) -> Profile:
+        column = StackColumn(frames, np.array([0, 1, 1]), np.array([0, 2]), np.array([2, 3]), 2)
+        table = ResourceTable.from_columns(2, ["type", "uid", "amount", "trace"],
+                                           [["time", "time"], ["f", "g"], [1, 2], column])
+        return Profile(header={"type": "time", "units": {"time": "samples"}}, global_region=Snapshot(table, [], {}))
+
+    good = [{"function": "leaf"}, {"function": "main"}]
+    validate_profile(profile(good))
+    validate_profile(profile([*good, {"function": float("nan")}]))  # not used by any trace
+    with pytest.raises(InvalidProfile, match="trace"):
+        validate_profile(profile([good[0], {"function": float("nan")}]))

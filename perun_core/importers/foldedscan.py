@@ -64,6 +64,7 @@ def scan_folded(data: bytes) -> FoldedScan | None:
     if found is None:
         return None
     line_starts, value_starts, line_ends, lengths, starts, ends = found
+    del found  # so that ``del starts, ends`` below frees them
     if (buf[line_starts] == 35).any():  # a '#' comment: the line-by-line reader skips it
         return None
     values = _whole_numbers(buf, value_starts, line_ends)
@@ -188,16 +189,27 @@ def _add_up_repeated(data: bytes, codes: Any, lengths: Any, line_starts: Any, st
     import numpy as np
 
     count = len(lengths)
-    position = np.arange(len(codes), dtype=np.uint64) - np.repeat(np.cumsum(lengths) - lengths, lengths).astype(np.uint64)
-    mixed = (position + np.uint64(1)) * np.uint64(0x9E3779B97F4A7C15)
-    mixed ^= mixed >> np.uint64(31)
-    mixed *= codes.astype(np.uint64) + np.uint64(0xBF58476D1CE4E5B9)
-    hashes = np.add.reduceat(mixed ^ (mixed >> np.uint64(29)), np.cumsum(lengths) - lengths)
+    firsts = np.cumsum(lengths) - lengths  # where each line's frames start in ``codes``
+    # each frame mixed with the one before it on its line (a line's first frame with a fixed number): the sum
+    # over a line depends on the order of its frames; equal stacks always get equal hashes
+    before = np.empty(len(codes), dtype=np.uint64)
+    before[1:] = codes[:-1]
+    before[firsts] = np.uint64(0x2545F4914F6CDD1D)
+    before *= np.uint64(0x9E3779B97F4A7C15)
+    mixed = codes.astype(np.uint64)
+    mixed += np.uint64(0xBF58476D1CE4E5B9)
+    mixed ^= before
+    del before
+    mixed *= np.uint64(0x94D049BB133111EB)
+    mixed ^= mixed >> np.uint64(29)
+    hashes = np.add.reduceat(mixed, firsts)
+    del mixed
     hashes ^= lengths.astype(np.uint64) * np.uint64(0x94D049BB133111EB)
-    _, inverse, counts = np.unique(hashes, return_inverse=True, return_counts=True)
-    shared = np.flatnonzero(counts[inverse] > 1)
-    if not len(shared):
+    ordered = np.sort(hashes)
+    again = ordered[1:] == ordered[:-1]
+    if not again.any():  # the common file: every line a stack of its own
         return None, values
+    shared = np.flatnonzero(np.isin(hashes, ordered[1:][again]))
     group = np.arange(count, dtype=np.int64)
     seen: dict[bytes, int] = {}
     for line, start, end in zip(shared.tolist(), line_starts[shared].tolist(), stack_ends[shared].tolist()):

@@ -109,36 +109,55 @@ class _Keys:
 
 
 class _Table:
-    """Per hash bucket, the token kept for it (-1: none yet) and that token's keys."""
+    """Per hash bucket, the number of the token kept for it (-1: none yet) and that token's keys."""
 
     def __init__(self, bits: int) -> None:
         import numpy as np
 
         size = 1 << bits
-        self.token = np.full(size, -1, dtype=np.int64)
+        self.number = np.full(size, -1, dtype=np.int64)
         self.lengths = np.zeros(size, dtype=np.int32)
         self.first = np.zeros(size, dtype=np.uint64)
         self.last = np.zeros(size, dtype=np.uint64)
         self.starts = np.zeros(size, dtype=np.int64)
 
-    def match(self, keys: _Keys, hashes: Any, shift: int, numbers: Any) -> tuple[Any, Any]:
-        """Keep a token (numbered ``numbers``) in each empty bucket; the kept token of each one's bucket, and
-        whether it is equal.  A kept token is never replaced, so equal tokens always meet the same one."""
+    def match(self, keys: _Keys, hashes: Any, shift: int, numbering: _Numbering, tokens: Any) -> tuple[Any, Any]:
+        """Keep a token in each empty bucket, numbered anew by ``numbering`` (``tokens`` are the tokens' indices);
+        the number of the token kept in each one's bucket, and whether it is equal.  A kept token is never
+        replaced, so equal tokens always meet the same one, and a bucket still empty holds no token seen
+        before: the token kept there is new."""
         import numpy as np
 
-        bucket = ((hashes >> np.uint64(shift)) & np.uint64(len(self.token) - 1)).astype(np.intp)
-        fresh = np.flatnonzero(self.token[bucket] < 0)
+        bucket = ((hashes >> np.uint64(shift)) & np.uint64(len(self.number) - 1)).astype(np.intp)
+        fresh = np.flatnonzero(self.number[bucket] < 0)
         if len(fresh):
             slots = bucket[fresh]
-            self.token[slots] = fresh  # any one of several tokens for one bucket stays ...
-            winner = self.token[slots]  # ... and its keys with it
+            self.number[slots] = fresh  # any one of several tokens for one bucket stays ...
+            slots = np.unique(slots)
+            winner = self.number[slots]  # ... and its keys with it
             self.lengths[slots] = keys.lengths[winner]
             self.first[slots] = keys.first[winner]
             self.last[slots] = keys.last[winner]
             self.starts[slots] = keys.starts[winner]
-            self.token[slots] = numbers[winner]
+            self.number[slots] = numbering.add(tokens[winner])
+        kept = self.number[bucket]
         same = keys.equal(self.lengths[bucket], self.first[bucket], self.last[bucket], self.starts[bucket])
-        return self.token[bucket], same
+        return kept, same
+
+
+class _Numbering:
+    """Numbers handed out to distinct tokens in turn, with the index of the token that got each one."""
+
+    def __init__(self) -> None:
+        self.firsts: list[Any] = []
+        self.count = 0
+
+    def add(self, tokens: Any) -> Any:
+        import numpy as np
+
+        self.firsts.append(tokens)
+        self.count += len(tokens)
+        return np.arange(self.count - len(tokens), self.count, dtype=np.int64)
 
 
 #: Tokens handled at once: the temporary arrays of a chunk stay small enough to be reused, not mapped anew,
@@ -192,11 +211,14 @@ def _append(found: list[bytes], position: dict[bytes, int], token: bytes) -> int
 
 
 def _intern(data: bytes, starts: Any, ends: Any) -> tuple[list[bytes], Any]:
+    """Each token numbered as its text first turns up in a bucket table (or the dict after them): no pass over
+    all tokens afterwards to number them."""
     import numpy as np
 
     count = len(starts)
     buffer = _Buffer(data)
-    leader = np.empty(count, dtype=np.int64)  # each token's leader: an equal token, the same for all equal ones
+    numbering = _Numbering()
+    number = np.empty(count, dtype=np.int64)
     pending = None  # all tokens, in the first round: taken by slices, not gathered
     for bits, shift in _ROUNDS:
         table = _Table(bits)
@@ -211,18 +233,22 @@ def _intern(data: bytes, starts: Any, ends: Any) -> tuple[list[bytes], Any]:
             else:
                 tokens = pending[lo:lo + step]
                 keys = _Keys(buffer, starts[tokens], ends[tokens])
-            kept, same = table.match(keys, keys.hashes(), shift, tokens)
-            leader[tokens[same]] = kept[same]
+            kept, same = table.match(keys, keys.hashes(), shift, numbering, tokens)
+            number[tokens[same]] = kept[same]
             left.append(tokens[~same])
         pending = np.concatenate(left) if left else np.zeros(0, dtype=np.int64)
         if not len(pending):
             break
     if pending is not None and len(pending):
         seen: dict[bytes, int] = {}
+        new: list[int] = []
         for token, start, end in zip(pending.tolist(), starts[pending].tolist(), ends[pending].tolist()):
-            leader[token] = seen.setdefault(data[start:end], token)
-    leaders = np.flatnonzero(leader == np.arange(count, dtype=np.int64))
-    number = np.empty(count, dtype=np.int64)
-    number[leaders] = np.arange(len(leaders), dtype=np.int64)
-    found = [data[s:e] for s, e in zip(starts[leaders].tolist(), ends[leaders].tolist())]
-    return found, number[leader]
+            text = data[start:end]
+            found = seen.get(text)
+            if found is None:
+                found = seen[text] = numbering.count + len(new)
+                new.append(token)
+            number[token] = found
+        numbering.add(np.array(new, dtype=np.int64))
+    firsts = np.concatenate(numbering.firsts) if numbering.firsts else np.zeros(0, dtype=np.int64)
+    return [data[s:e] for s, e in zip(starts[firsts].tolist(), ends[firsts].tolist())], number

@@ -202,12 +202,17 @@ def _stacks_ok(column: StackColumn, key: str, memory: bool) -> bool:
     """
     import numpy as np
 
+    if _entries_ok([column.frames], key, memory):  # every frame entry passes, so the ones the traces use do
+        return True
     flat = np.asarray(column.flat)
     spans = [flat[s:e] for s, e in zip(np.asarray(column.starts).tolist(), np.asarray(column.ends).tolist())] \
         if len(column.starts) and not _covers(column) else [flat]
     picked = np.concatenate(spans) if spans else flat[:0]
     used = np.flatnonzero(np.bincount(picked, minlength=len(column.frames))).tolist() if len(picked) else []
-    entries = [[column.frames[i] for i in used]]
+    return _entries_ok([[column.frames[i] for i in used]], key, memory)
+
+
+def _entries_ok(entries: list, key: str, memory: bool) -> bool:
     if memory and key == "trace" and not _all_items_are(entries, dict):
         return False
     return _nested_values_ok(entries)
