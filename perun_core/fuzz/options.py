@@ -51,7 +51,8 @@ FUZZ_PARAMS: tuple[Param, ...] = (
           flags=("--metric",), choices=("auto", "instructions", "cpu", "wall")),
     Param("jobs", "int", None, "Runs measured at once (default: the cores available).", flags=("-j", "--jobs"),
           minimum=1, maximum=256),
-    Param("exec_limit", "int", None, "Stop after this many runs of the program.", flags=("-e", "--exec-limit"),
+    Param("exec_limit", "int", None, "Stop after this many runs of candidates (the seeds' calibration runs are "
+          "not counted).", flags=("-e", "--exec-limit"),
           minimum=1),
     Param("stop_at", "float", None, "Stop once an input is this many times slower than its seed.",
           flags=("--stop-at",), minimum=1.0, metavar="SLOWDOWN"),

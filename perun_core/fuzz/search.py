@@ -151,7 +151,7 @@ class _Search:
         self.start = time.monotonic()
         self.stack = 1
         self.fruitless = 0
-        self.candidates_made = self.planned_made = 0  # see _plan_turn
+        self.candidates_made = self.planned_made = self.setup_runs = 0  # see _plan_turn, _stop_reason
         self.noise = 0.0
         self.gain = MIN_GAIN
         self.best = 1.0
@@ -211,6 +211,7 @@ class _Search:
             if data:
                 self.references[sid] = Reference.measure(self.executor, data, median, self.limits[sid], self.metric)
         self.noise = min(0.5, max(spreads))
+        self.setup_runs = self.executor.executions  # the calibration's and references' runs: not the search's
         self.gain = max(MIN_GAIN, 3 * self.noise)
         self.pool = [s for s in seeds if s.size > 0] or seeds
         self.seed_list = seeds
@@ -312,7 +313,7 @@ class _Search:
             return "cancelled"
         if self.elapsed() >= self.search_budget:
             return "time budget"
-        if self.s.exec_limit is not None and self.executor.executions >= self.s.exec_limit:
+        if self.s.exec_limit is not None and self.executor.executions - self.setup_runs >= self.s.exec_limit:
             return "execution limit"
         if self.s.stop_at is not None and self.best >= self.s.stop_at:
             return "slowdown reached"
