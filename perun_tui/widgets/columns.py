@@ -6,8 +6,10 @@ takes the columns in priority order, each as wide as its content needs (up
 to the cap), until one does not fit: that one is shown if its minimum
 fits, whole if the columns marked ``shrink`` before it can give up enough
 width above their minimums, else narrower; the less useful ones after it
-are left out.  The columns
-keep their order on screen.
+are left out.  A column marked ``optional`` that has nothing in any row
+(every cell empty or ``-``) comes after every column with something in it,
+and only whole: its header alone would take the width a column with
+content needs.  The columns keep their order on screen.
 """
 
 from __future__ import annotations
@@ -34,6 +36,12 @@ class Column:
     maximum: int = 60
     #: gives up width down to ``minimum`` so that a more useful column is not cut
     shrink: bool = False
+    #: with nothing in any row (every cell empty or ``-``), last in line and shown only whole
+    optional: bool = False
+
+
+#: what a cell holds when it says nothing (an empty list shown as a dash)
+_NOTHING = ("", "-")
 
 
 def fit_columns(columns: Sequence[Column], rows: Iterable[Sequence[str]], width: int,
@@ -44,11 +52,14 @@ def fit_columns(columns: Sequence[Column], rows: Iterable[Sequence[str]], width:
     The first column by priority is always shown, cut if it must be.
     """
     needed = [cell_len(column.label) for column in columns]
+    empty = [column.optional for column in columns]  # optional and, so far, nothing in it
     for row in rows:
         for index, text in enumerate(row):
             needed[index] = max(needed[index], cell_len(text))
+            if empty[index] and text.strip() not in _NOTHING:
+                empty[index] = False
     wanted = [min(max(need, column.minimum), column.maximum) for need, column in zip(needed, columns)]
-    order = sorted(range(len(columns)), key=lambda index: columns[index].priority)
+    order = sorted(range(len(columns)), key=lambda index: (empty[index], columns[index].priority))
     chosen: dict[int, int] = {}
     room = width
     for index in order:
@@ -58,7 +69,10 @@ def fit_columns(columns: Sequence[Column], rows: Iterable[Sequence[str]], width:
             continue
         # the first column that does not fit whole is shown narrower if its minimum fits; before
         # that, the columns marked ``shrink`` give up what they have above their minimum if that
-        # makes it fit whole.  The columns after it (less useful) are left out.
+        # makes it fit whole.  The columns after it (less useful) are left out.  An empty optional
+        # column cut would show a cut header over dashes: it is left out instead.
+        if empty[index] and chosen:
+            break
         if room - padding >= min(columns[index].minimum, wanted[index]) or not chosen:
             deficit = wanted[index] + padding - room
             slack = {other: chosen[other] - columns[other].minimum for other in chosen

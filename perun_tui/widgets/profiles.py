@@ -17,7 +17,9 @@ from ..messages import DiffRequested, ProfileAction
 from .columns import Column, cut_cell, fit_cell, fit_columns
 
 #: the columns in table order; at 80 columns tag to time and the postprocessors fit, cmd, args and
-#: origin come in with room (the note line under the table names the selected profile's file)
+#: origin come in with room (the note line under the table names the selected profile's file).  Where
+#: no profile listed has postprocessors, args or an origin, that column gives way to the others (its
+#: header is wider than its dashes) and shows only where there is room for it whole.
 _COLUMNS = (
     Column("tag", "tag", 0, 3),
     Column("type", "type", 1, 4),
@@ -25,9 +27,9 @@ _COLUMNS = (
     Column("workload", "workload", 2, 8, 40),
     Column("time", "time", 4, 16),
     Column("cmd", "cmd", 6, 6, 30),
-    Column("args", "args", 7, 6, 30),
-    Column("postprocessors", "postprocessors", 5, 10, 40),
-    Column("origin", "origin", 8, 7),
+    Column("args", "args", 7, 6, 30, optional=True),
+    Column("postprocessors", "postprocessors", 5, 10, 40, optional=True),
+    Column("origin", "origin", 8, 7, optional=True),
 )
 
 

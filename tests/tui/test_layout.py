@@ -8,7 +8,7 @@ from perun_tui.modals.too_small import TooSmallScreen
 from perun_tui.widgets.columns import Column, fit_columns
 from perun_tui.widgets.profiles import ProfilesTable
 
-from .helpers import select_profile, settle, wait_until
+from .helpers import rendered_text, select_profile, settle, wait_until
 
 COLUMNS = (Column("a", "a", 0, 4), Column("b", "b", 2, 4, shrink=True), Column("c", "c", 1, 6),
            Column("d", "d", 3, 3))
@@ -29,6 +29,18 @@ def test_a_cut_column_takes_width_from_a_shrinkable_one():
     columns = (Column("a", "a", 0, 4), Column("b", "b", 1, 4, shrink=True), Column("c", "c", 2, 6))
     # a and b whole leave 8 cells: c would show cut at 6, so b (shrink) gives it the 2 it lacks
     assert [(c.key, w) for c, w in fit_columns(columns, rows, 26)] == [("a", 4), ("b", 8), ("c", 8)]
+
+
+def test_an_optional_column_with_nothing_in_it_gives_way_and_is_never_cut():
+    columns = (Column("a", "a", 0, 4), Column("long", "a long header", 1, 6, optional=True),
+               Column("c", "c", 2, 8))
+    empty = [["aaaa", "-", "cccccccc"], ["aaaa", "", "cccccccc"]]
+    # nothing in it: c (less useful, but with content) comes first; no room left for its header whole
+    assert [(c.key, w) for c, w in fit_columns(columns, empty, 24)] == [("a", 4), ("c", 8)]
+    assert [(c.key, w) for c, w in fit_columns(columns, empty, 40)] == [("a", 4), ("long", 13), ("c", 8)]
+    # one row with something in it: the column keeps its priority, cut to what is left
+    full = [["aaaa", "-", "cccccccc"], ["aaaa", "x", "cccccccc"]]
+    assert [(c.key, w) for c, w in fit_columns(columns, full, 24)] == [("a", 4), ("long", 13)]
 
 
 def test_no_color_turns_colour_off():
@@ -53,6 +65,25 @@ async def test_the_profiles_keep_whole_columns_at_every_width(demo_repo):
         assert narrow[:2] == ["tag", "type"] and "origin" not in narrow
         await pilot.resize_terminal(200, 40)  # beside the commit pane, room for every column
         await wait_until(pilot, lambda: "origin" in [column.key.value for column in table.columns.values()])
+
+
+async def test_a_commit_without_postprocessed_profiles_shows_the_command_instead(demo_repo):
+    """The postprocessors' header is 14 cells over dashes: at 80 columns it gave way to cmd only when needed."""
+    app = PerunApp(demo_repo)
+    async with app.run_test(size=(80, 24)) as pilot:
+        await settle(pilot)
+        table = app.query_one(ProfilesTable)
+
+        def shown() -> dict[str, int]:
+            return {column.key.value: column.width for column in table.columns.values()}
+
+        assert "postprocessors" in shown()  # HEAD has a profile with regression models
+        await pilot.press("slash", *"plain", "enter")  # the slowdown: no profile there is postprocessed
+        await wait_until(pilot, lambda: table.minor is not None and table.minor.startswith("cba88d3"))
+        await settle(pilot)
+        assert all(not info.postprocessors for info in table.infos.values())
+        assert shown().get("cmd") == len("./sll-bench") and "postprocessors" not in shown()
+        assert "./sll-bench" in rendered_text(table)
 
 
 async def test_the_too_small_screen_comes_and_goes_with_the_size(demo_repo):
