@@ -22,6 +22,8 @@ from rich.text import Text
 from textual.coordinate import Coordinate
 from textual.widgets import DataTable
 
+from perun_core.api import fit_middle
+
 from ..formatting import fit
 
 __all__ = ["Column", "FittedTable", "cut_cell", "fit_columns", "fit_cell"]
@@ -38,6 +40,8 @@ class Column:
     shrink: bool = False
     #: with nothing in any row (every cell empty or ``-``), last in line and shown only whole
     optional: bool = False
+    #: a cell too wide is shortened in its middle: its end tells rows apart (``./app [max_rss]``)
+    middle: bool = False
 
 
 #: what a cell holds when it says nothing (an empty list shown as a dash)
@@ -141,12 +145,13 @@ class FittedTable(DataTable):
         if self._fit() != self._shown:
             self._build()
             return
-        size = next((size for shown, size in self._shown if shown.key == column), None)
-        if size is not None:
-            self.update_cell(key, column, cut_cell(cell, size))
+        shown = next(((shown, size) for shown, size in self._shown if shown.key == column), None)
+        if shown is not None:
+            self.update_cell(key, column, cut_cell(cell, shown[1], middle=shown[0].middle))
 
     def _cut(self, cells: list[Text]) -> list[Text]:
-        return [cut_cell(cells[self.columns_wanted.index(column)], size) for column, size in self._shown]
+        return [cut_cell(cells[self.columns_wanted.index(column)], size, middle=column.middle)
+                for column, size in self._shown]
 
     def _width(self) -> int:
         return max(self.scrollable_content_region.width, 1)
@@ -170,8 +175,9 @@ class FittedTable(DataTable):
             self.move_cursor(row=max(min(row, self.row_count - 1), 0), animate=False)
 
 
-def cut_cell(cell: Text, width: int) -> Text:
-    """``cell`` as it is if it fits ``width`` cells, else cut with an ellipsis, its style kept."""
+def cut_cell(cell: Text, width: int, *, middle: bool = False) -> Text:
+    """``cell`` as it is if it fits ``width`` cells, else cut with an ellipsis (in its ``middle``), its style kept."""
     if cell.cell_len <= width:
         return cell
-    return Text(fit_cell(cell.plain, width), style=cell.style, justify=cell.justify)
+    text = fit_middle(cell.plain, width) if middle else fit_cell(cell.plain, width)
+    return Text(text, style=cell.style, justify=cell.justify)

@@ -43,6 +43,33 @@ def test_an_optional_column_with_nothing_in_it_gives_way_and_is_never_cut():
     assert [(c.key, w) for c, w in fit_columns(columns, full, 24)] == [("a", 4), ("long", 13)]
 
 
+async def test_a_column_cut_in_its_middle_keeps_what_tells_its_rows_apart():
+    """The check's locations end in their subtype: cut at the end, ./sll-bench [real] and [user] looked alike."""
+    from rich.text import Text
+    from textual.app import App
+
+    from perun_tui.screens.check import FINDING_COLUMNS
+    from perun_tui.widgets.columns import FittedTable
+
+    class Findings(App):
+        def compose(self):
+            yield FittedTable(FINDING_COLUMNS)
+
+    locations = ["./sll-bench [real]", "./sll-bench [user]", "./sll-bench [max_rss]"]
+    app = Findings()
+    async with app.run_test(size=(72, 8)) as pilot:
+        table = app.query_one(FittedTable)
+        table.set_rows([(str(i), [Text("aec5884"), Text(location), Text("~ MaybeOptimization"), Text("-92.9%"),
+                                  Text("589.7 ms → 42.0 ms"), Text("0.95"), Text("integral_comparison")])
+                        for i, location in enumerate(locations)])
+        await pilot.pause()
+        shown = [str(table.get_row_at(i)[1]) for i in range(3)]
+        width = dict((column.key, size) for column, size in table._shown)["location"]
+        assert width < len("./sll-bench [max_rss]")  # cut: the test is about how
+        assert [cell.endswith(end) for cell, end in zip(shown, ("[real]", "[user]", "_rss]"))] == [True] * 3
+        assert all("…" in cell for cell in shown if len(cell) < len(locations[2]))
+
+
 def test_no_color_turns_colour_off():
     assert colour_environment({"TERM": "xterm"}) is True
     env = {"NO_COLOR": "", "TERM": "xterm"}
