@@ -263,8 +263,11 @@ class ProfilesTable(DataTable):
             self.notify(f"unmarked {info.tag}")
             return
         self.marked = [*self.marked[-1:], (info, self.minor if info.registered else None)]
-        self.notify(f"marked {info.tag} {info.source}" + (" · press d for the difference" if len(self.marked) == 2
-                                                          else " · mark another, or press d on one"))
+        # the tag and its commit name the profile (the line under the table names its file): the key
+        # to press next must not be pushed out of a toast three rows high by a long file name
+        where = f" at {self.minor[:7]}" if info.registered and self.minor else " (pending)"
+        self.notify(f"marked {info.tag}{where}" + (" · press d for the difference" if len(self.marked) == 2
+                                                   else " · mark another, or press d on one"))
 
     def action_diff(self) -> None:
         pair = list(self.marked)
@@ -305,7 +308,9 @@ class ProfilesPane(Vertical):
         note = self.query_one("#profiles-note", Static)
         info = self.table.current
         if not self.table.infos:
-            note.update("no profiles here: registered ones show at their commit, pending ones always")
+            # HEAD lists every pending profile; any other commit only those collected at it
+            note.update("no profiles here: a commit lists those registered at it and the pending ones "
+                        "collected at it")
         elif info is None:
             note.update("")
         elif info.error:

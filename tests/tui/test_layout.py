@@ -113,6 +113,40 @@ async def test_a_commit_without_postprocessed_profiles_shows_the_command_instead
         assert "./sll-bench" in rendered_text(table)
 
 
+async def test_the_mark_toast_shows_the_next_key_at_40x12(demo_repo):
+    """A toast is at most three rows high there: the file name pushed the key to press next out of it."""
+    from textual.widgets._toast import Toast
+
+    app = PerunApp(demo_repo)
+    async with app.run_test(size=(40, 12), notifications=True) as pilot:
+        await settle(pilot)
+        app.NOTIFICATION_TIMEOUT = 600
+        await select_profile(pilot, "1@p")
+        await pilot.press("m")
+        await wait_until(pilot, lambda: bool(app.screen.query(Toast)))
+        shown = " ".join(rendered_text(app.screen.query_one(Toast)).split())
+        assert "marked 1@p (pending)" in shown and "press d on one" in shown
+
+
+async def test_an_empty_commit_says_which_profiles_a_commit_lists(demo_repo):
+    """The note said pending profiles show everywhere; only HEAD and the commit they were collected at list them."""
+    from textual.widgets import Static
+
+    app = PerunApp(demo_repo)
+    async with app.run_test(size=(80, 24)) as pilot:
+        await settle(pilot)
+        table = app.query_one(ProfilesTable)
+        assert any(not info.registered for info in table.infos.values())  # HEAD lists the pending profiles
+        from perun_tui.widgets.history import HistoryView
+
+        app.query_one(HistoryView).cursor = 4  # 73958f4: nothing registered, nothing collected there
+        await wait_until(pilot, lambda: table.minor is not None and table.minor.startswith("73958f4"))
+        await settle(pilot)
+        assert table.row_count == 0
+        note = str(app.query_one("#profiles-note", Static).render())
+        assert "pending ones collected at it" in note and "always" not in note
+
+
 async def test_the_too_small_screen_comes_and_goes_with_the_size(demo_repo):
     app = PerunApp(demo_repo)
     async with app.run_test(size=(80, 24)) as pilot:
