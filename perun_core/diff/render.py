@@ -3,7 +3,9 @@
 * ``short``: one row per uid and subtype (baseline, target, absolute and
   relative change, unit), by impact; increases red, decreases green; then
   the functions, by the size of their exclusive change, with their share
-  of the whole program's change.
+  of the whole program's change.  A table wider than the terminal puts
+  each row on lines of its own (its name, then its numbers under their
+  headers): numbers are never cut; names are shortened in the middle.
 * ``flamegraph``: the difference flame graph.  Frames are as wide as in the
   target's flame graph and coloured by how their own (exclusive) amount
   changed: red grew, blue shrank, the deeper the more (relative to the
@@ -24,6 +26,8 @@
 from __future__ import annotations
 
 import html
+import re
+import textwrap
 from dataclasses import dataclass
 from typing import Any
 
@@ -88,37 +92,102 @@ def _pair_title(comparison: Comparison, suffix: str, width: int) -> list[str]:
             fit_middle(f"target:   {comparison.target_name}{suffix}", width)]
 
 
+#: the space between a number and its unit (``14.8 ms``), which a line is not broken at
+_UNIT_SPACE = re.compile(r"(?<=\d) (?=[^\W\d])")
+
+
+def _wrap(text: str, width: int) -> list[str]:
+    """A sentence on lines of at most ``width`` columns, an amount kept with its unit on one line."""
+    glued = _UNIT_SPACE.sub("\0", text)
+    return [line.replace("\0", " ") for line in textwrap.wrap(glued, max(width, 1), break_on_hyphens=False)] or [""]
+
+
+@dataclass
+class _Row:
+    """A row of a table of numbers: its name, its cells, and the change that tints ``tinted`` cells."""
+
+    name: str
+    cells: tuple[str, ...]
+    moved: float = 0.0
+
+
+def _stacked(name_title: str, titles: tuple[str, ...], rows: list[_Row], tinted: tuple[int, ...], *,
+             width: int, color: bool) -> list[str]:
+    """A table too wide for ``width``: each row's name on a line, its numbers on the lines under it.
+
+    The number columns are packed, in order, onto as few lines as fit
+    (indented by two); the header says which column is where.  A name is
+    shortened in the middle, where it is least telling; a number is never
+    cut unless one alone is wider than the terminal.
+    """
+    sizes = [max([text_width(t)] + [text_width(r.cells[i]) for r in rows]) for i, t in enumerate(titles)]
+    groups: list[list[int]] = [[]]
+    used = 2
+    for index, size in enumerate(sizes):
+        if groups[-1] and used + 2 + size > width:
+            groups.append([])
+            used = 2
+        used += size + (2 if len(groups[-1]) else 0)
+        groups[-1].append(index)
+
+    def lines(cells: tuple[str, ...], moved: float, header: bool) -> list[str]:
+        out = []
+        for group in groups:
+            plain = [pad(cells[index], sizes[index], right=True) for index in group]
+            if text_width("  " + "  ".join(plain)) > width:  # one number alone wider than the terminal
+                out.append(fit(("  " + "  ".join(plain)).rstrip(), width))
+                continue
+            out.append("  " + "  ".join(text if header or index not in tinted else _tint(text, moved, color)
+                                        for index, text in zip(group, plain)))
+        return out
+
+    head = [fit_middle(name_title, width), *lines(titles, 0, True)]
+    out = [paint(line, bold=True) for line in head] if color else head
+    for row in rows:
+        out.append(fit_middle(row.name, width))
+        out.extend(line.rstrip() for line in lines(row.cells, row.moved, False))
+    return out
+
+
 def render_short(comparison: Comparison, *, width: int = 100, color: bool = False, limit: int = 30) -> str:
     """The table per uid and subtype, then the functions (see the module docstring)."""
     rows = list(comparison.changes)
     shown = rows if limit <= 0 else rows[:limit]
     out = _pair_title(comparison, f" ({comparison.type or 'no type'} profiles)", width)
     if comparison.converted:
-        out.append("converted: " + ", ".join(f"{key} from {a} to {b}" for key, (a, b) in comparison.converted.items()))
+        out.extend(_wrap("converted: " + ", ".join(f"{key} from {a} to {b}"
+                                                   for key, (a, b) in comparison.converted.items()), width))
+    titles = ("baseline", "target", "change", "rel")
     numbers = [(_number(c.baseline, c.unit), _number(c.target, c.unit), _signed(c.absolute, c.unit), _relative(c))
                for c in shown]
-    cols = [max([len(h)] + [len(n[i]) for n in numbers]) for i, h in enumerate(("baseline", "target", "change", "rel"))]
+    cols = [max([len(h)] + [len(n[i]) for n in numbers]) for i, h in enumerate(titles)]
     sub_width = min(max([7] + [len(c.subtype) for c in shown]), 16)
     fixed = sum(cols) + sub_width + 2 * 5
     uid_width = max(min(max([3] + [len(c.uid) for c in shown]), width - fixed), 12)
-    head = "  ".join([pad("uid", uid_width), pad("subtype", sub_width), *(pad(h, w, right=True) for h, w in
-                                                                      zip(("baseline", "target", "change", "rel"),
-                                                                          cols))])
-    out.append(paint(head, bold=True) if color else head)
-    for change, (b, t, a, r) in zip(shown, numbers):
-        # a change under the noise floor is not coloured: it is no change worth a look
-        moved = change.absolute if change.status != "same" else 0
+    # a change under the noise floor is not coloured: it is no change worth a look
+    moves = [change.absolute if change.status != "same" else 0 for change in shown]
+    if uid_width + fixed > width:
+        out.extend(_stacked("uid [subtype]", titles, [_Row(f"{c.uid} [{c.subtype}]", n, moved)
+                                                      for c, n, moved in zip(shown, numbers, moves)],
+                            (2, 3), width=width, color=color))
+    else:
+        head = "  ".join([pad("uid", uid_width), pad("subtype", sub_width),
+                          *(pad(h, w, right=True) for h, w in zip(titles, cols))])
+        out.append(paint(head, bold=True) if color else head)
+    for change, (b, t, a, r), moved in zip(shown, numbers, moves):
+        if uid_width + fixed > width:
+            break
         line = "  ".join([pad(fit(change.uid, uid_width), uid_width), pad(fit(change.subtype, sub_width), sub_width),
                           pad(b, cols[0], right=True), pad(t, cols[1], right=True),
                           _tint(pad(a, cols[2], right=True), moved, color),
                           _tint(pad(r, cols[3], right=True), moved, color)])
         out.append(line.rstrip())
     if len(rows) > len(shown):
-        out.append(f"... {len(rows) - len(shown)} more (--limit 0 shows all)")
+        out.extend(_wrap(f"... {len(rows) - len(shown)} more (--limit 0 shows all)", width))
     count = {status: sum(1 for c in rows if c.status == status) for status in ("changed", "new", "gone", "same")}
     floor = rows[0].noise_floor if rows else 0.0
-    out.append(f"{len(rows)} uids: {count['changed']} changed, {count['new']} new, {count['gone']} gone, "
-               f"{count['same']} same (within {100 * floor:g}% of the baseline)")
+    out.extend(_wrap(f"{len(rows)} uids: {count['changed']} changed, {count['new']} new, {count['gone']} gone, "
+                     f"{count['same']} same (within {100 * floor:g}% of the baseline)", width))
     if comparison.functions:
         out.append("")
         out.extend(_function_lines(comparison, width=width, color=color, limit=limit))
@@ -130,9 +199,9 @@ def _function_lines(comparison: Comparison, *, width: int, color: bool, limit: i
     shown = functions if limit <= 0 else functions[:limit]
     unit = comparison.function_unit
     total = comparison.total_change
-    out = [f"functions by exclusive change ({unit or 'no unit'}; program total "
-           f"{_number(comparison.baseline_total, unit)} -> {_number(comparison.target_total, unit)}, "
-           f"{_signed(total, unit)})"]
+    out = _wrap(f"functions by exclusive change ({unit or 'no unit'}; program total "
+                f"{_number(comparison.baseline_total, unit)} -> {_number(comparison.target_total, unit)}, "
+                f"{_signed(total, unit)})", width)
     titles = ("excl base", "excl target", "change", "share", "incl base", "incl target", "calls")
     numbers = []
     for f in shown:
@@ -145,6 +214,13 @@ def _function_lines(comparison: Comparison, *, width: int, color: bool, limit: i
                         _number(f.target_inclusive, unit), calls))
     cols = [max([len(h)] + [len(n[i]) for n in numbers]) for i, h in enumerate(titles)]
     name_width = max(min(max([8] + [len(f.function) for f in shown]), width - sum(cols) - 2 * len(cols)), 12)
+    if name_width + sum(cols) + 2 * len(cols) > width:
+        out.extend(_stacked("function", titles, [_Row(f.function, values, f.exclusive_change)
+                                                 for f, values in zip(shown, numbers)], (2, 3),
+                            width=width, color=color))
+        if len(functions) > len(shown):
+            out.append(f"... {len(functions) - len(shown)} more functions")
+        return out
     head = "  ".join([pad("function", name_width), *(pad(h, w, right=True) for h, w in zip(titles, cols))])
     out.append(paint(head, bold=True) if color else head)
     for f, values in zip(shown, numbers):
@@ -265,7 +341,8 @@ def render_flame(flame: DiffFlame, fmt: str, *, width: int = 100, height: int = 
     # the signs the frames carry, said once (the header ends in the colours)
     text += "\n" + fit("+ own amount grew (red or new), - shrank (blue), = unchanged", width)
     if flame.only_in_baseline:
-        text += f"\n({flame.only_in_baseline} stacks only in the baseline are not drawn; see --format folded)"
+        text += "\n" + "\n".join(_wrap(f"({flame.only_in_baseline} stacks only in the baseline are not drawn; "
+                                       "see --format folded)", width))
     return text
 
 
@@ -284,6 +361,9 @@ def _unit_blocks(comparison: Comparison, limit: int) -> list[tuple[str, list[Cha
 def render_bars(comparison: Comparison, *, width: int = 100, color: bool = False, limit: int = 15) -> str:
     """Baseline and target bars per uid, one block per type, subtype and unit."""
     out = [f"{comparison.baseline_name} (upper bar) -> {comparison.target_name} (lower bar)"]
+    if text_width(out[0]) > width:
+        out = [fit_middle(f"upper bar, baseline: {comparison.baseline_name}", width),
+               fit_middle(f"lower bar, target:   {comparison.target_name}", width)]
     for title, changes in _unit_blocks(comparison, limit):
         out.append("")
         out.append(paint(title, bold=True) if color else title)

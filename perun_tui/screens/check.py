@@ -67,7 +67,8 @@ _RESULT_STYLES = {
 #: the line under the table names the selected finding's two profiles
 FINDING_COLUMNS = (
     Column("commit", "commit", 2, 7),
-    Column("location", "location", 0, 12, 40, shrink=True),
+    # cut in the middle: "./sll-bench [max_rss]" keeps the subtype that tells its rows apart
+    Column("location", "location", 0, 12, 40, shrink=True, middle=True),
     Column("result", "result", 1, 6, 16),
     # at most "+1250.0%": "below resolution" (a change from 0) is cut rather than push "from → to" out
     Column("delta", "delta", 3, 6, 10),

@@ -135,11 +135,12 @@ class DiffScreen(Screen[None]):
             self._draw()  # the screen was resized while this drawing was made
         if message.error:
             self.app.notify(message.error, title="difference", severity="error", timeout=10, markup=False)
-            self.query_one("#diff-table-text", Static).update(Text(escape_controls(f"error: {message.error}"),
-                                                                   style="bold red"))
+            text = self.query_one("#diff-table-text", Static)
+            text.add_class("-error")  # a sentence, wrapped to the screen (a drawn view keeps its lines)
+            text.update(Text(escape_controls(f"error: {message.error}"), style="bold red"))
             return
         self.sub_title = escape_controls(message.title)
-        self.query_one("#diff-table-text", Static).update(ansi_picture(message.table))
+        self.query_one("#diff-table-text", Static).remove_class("-error").update(ansi_picture(message.table))
         flame = message.flame if message.flame is not None else \
             "no call stacks in both profiles: no difference flame graph"
         self.query_one("#diff-flame-text", Static).update(ansi_picture(flame))

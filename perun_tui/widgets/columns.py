@@ -6,8 +6,10 @@ takes the columns in priority order, each as wide as its content needs (up
 to the cap), until one does not fit: that one is shown if its minimum
 fits, whole if the columns marked ``shrink`` before it can give up enough
 width above their minimums, else narrower; the less useful ones after it
-are left out.  The columns
-keep their order on screen.
+are left out.  A column marked ``optional`` that has nothing in any row
+(every cell empty or ``-``) comes after every column with something in it,
+and only whole: its header alone would take the width a column with
+content needs.  The columns keep their order on screen.
 """
 
 from __future__ import annotations
@@ -19,6 +21,8 @@ from rich.cells import cell_len
 from rich.text import Text
 from textual.coordinate import Coordinate
 from textual.widgets import DataTable
+
+from perun_core.api import fit_middle
 
 from ..formatting import fit
 
@@ -34,6 +38,14 @@ class Column:
     maximum: int = 60
     #: gives up width down to ``minimum`` so that a more useful column is not cut
     shrink: bool = False
+    #: with nothing in any row (every cell empty or ``-``), last in line and shown only whole
+    optional: bool = False
+    #: a cell too wide is shortened in its middle: its end tells rows apart (``./app [max_rss]``)
+    middle: bool = False
+
+
+#: what a cell holds when it says nothing (an empty list shown as a dash)
+_NOTHING = ("", "-")
 
 
 def fit_columns(columns: Sequence[Column], rows: Iterable[Sequence[str]], width: int,
@@ -44,11 +56,14 @@ def fit_columns(columns: Sequence[Column], rows: Iterable[Sequence[str]], width:
     The first column by priority is always shown, cut if it must be.
     """
     needed = [cell_len(column.label) for column in columns]
+    empty = [column.optional for column in columns]  # optional and, so far, nothing in it
     for row in rows:
         for index, text in enumerate(row):
             needed[index] = max(needed[index], cell_len(text))
+            if empty[index] and text.strip() not in _NOTHING:
+                empty[index] = False
     wanted = [min(max(need, column.minimum), column.maximum) for need, column in zip(needed, columns)]
-    order = sorted(range(len(columns)), key=lambda index: columns[index].priority)
+    order = sorted(range(len(columns)), key=lambda index: (empty[index], columns[index].priority))
     chosen: dict[int, int] = {}
     room = width
     for index in order:
@@ -58,7 +73,10 @@ def fit_columns(columns: Sequence[Column], rows: Iterable[Sequence[str]], width:
             continue
         # the first column that does not fit whole is shown narrower if its minimum fits; before
         # that, the columns marked ``shrink`` give up what they have above their minimum if that
-        # makes it fit whole.  The columns after it (less useful) are left out.
+        # makes it fit whole.  The columns after it (less useful) are left out.  An empty optional
+        # column cut would show a cut header over dashes: it is left out instead.
+        if empty[index] and chosen:
+            break
         if room - padding >= min(columns[index].minimum, wanted[index]) or not chosen:
             deficit = wanted[index] + padding - room
             slack = {other: chosen[other] - columns[other].minimum for other in chosen
@@ -127,12 +145,13 @@ class FittedTable(DataTable):
         if self._fit() != self._shown:
             self._build()
             return
-        size = next((size for shown, size in self._shown if shown.key == column), None)
-        if size is not None:
-            self.update_cell(key, column, cut_cell(cell, size))
+        shown = next(((shown, size) for shown, size in self._shown if shown.key == column), None)
+        if shown is not None:
+            self.update_cell(key, column, cut_cell(cell, shown[1], middle=shown[0].middle))
 
     def _cut(self, cells: list[Text]) -> list[Text]:
-        return [cut_cell(cells[self.columns_wanted.index(column)], size) for column, size in self._shown]
+        return [cut_cell(cells[self.columns_wanted.index(column)], size, middle=column.middle)
+                for column, size in self._shown]
 
     def _width(self) -> int:
         return max(self.scrollable_content_region.width, 1)
@@ -156,8 +175,9 @@ class FittedTable(DataTable):
             self.move_cursor(row=max(min(row, self.row_count - 1), 0), animate=False)
 
 
-def cut_cell(cell: Text, width: int) -> Text:
-    """``cell`` as it is if it fits ``width`` cells, else cut with an ellipsis, its style kept."""
+def cut_cell(cell: Text, width: int, *, middle: bool = False) -> Text:
+    """``cell`` as it is if it fits ``width`` cells, else cut with an ellipsis (in its ``middle``), its style kept."""
     if cell.cell_len <= width:
         return cell
-    return Text(fit_cell(cell.plain, width), style=cell.style, justify=cell.justify)
+    text = fit_middle(cell.plain, width) if middle else fit_cell(cell.plain, width)
+    return Text(text, style=cell.style, justify=cell.justify)

@@ -17,7 +17,9 @@ from ..messages import DiffRequested, ProfileAction
 from .columns import Column, cut_cell, fit_cell, fit_columns
 
 #: the columns in table order; at 80 columns tag to time and the postprocessors fit, cmd, args and
-#: origin come in with room (the note line under the table names the selected profile's file)
+#: origin come in with room (the note line under the table names the selected profile's file).  Where
+#: no profile listed has postprocessors, args or an origin, that column gives way to the others (its
+#: header is wider than its dashes) and shows only where there is room for it whole.
 _COLUMNS = (
     Column("tag", "tag", 0, 3),
     Column("type", "type", 1, 4),
@@ -25,9 +27,9 @@ _COLUMNS = (
     Column("workload", "workload", 2, 8, 40),
     Column("time", "time", 4, 16),
     Column("cmd", "cmd", 6, 6, 30),
-    Column("args", "args", 7, 6, 30),
-    Column("postprocessors", "postprocessors", 5, 10, 40),
-    Column("origin", "origin", 8, 7),
+    Column("args", "args", 7, 6, 30, optional=True),
+    Column("postprocessors", "postprocessors", 5, 10, 40, optional=True),
+    Column("origin", "origin", 8, 7, optional=True),
 )
 
 
@@ -261,8 +263,11 @@ class ProfilesTable(DataTable):
             self.notify(f"unmarked {info.tag}")
             return
         self.marked = [*self.marked[-1:], (info, self.minor if info.registered else None)]
-        self.notify(f"marked {info.tag} {info.source}" + (" · press d for the difference" if len(self.marked) == 2
-                                                          else " · mark another, or press d on one"))
+        # the tag and its commit name the profile (the line under the table names its file): the key
+        # to press next must not be pushed out of a toast three rows high by a long file name
+        where = f" at {self.minor[:7]}" if info.registered and self.minor else " (pending)"
+        self.notify(f"marked {info.tag}{where}" + (" · press d for the difference" if len(self.marked) == 2
+                                                   else " · mark another, or press d on one"))
 
     def action_diff(self) -> None:
         pair = list(self.marked)
@@ -303,7 +308,9 @@ class ProfilesPane(Vertical):
         note = self.query_one("#profiles-note", Static)
         info = self.table.current
         if not self.table.infos:
-            note.update("no profiles here: registered ones show at their commit, pending ones always")
+            # HEAD lists every pending profile; any other commit only those collected at it
+            note.update("no profiles here: a commit lists those registered at it and the pending ones "
+                        "collected at it")
         elif info is None:
             note.update("")
         elif info.error:

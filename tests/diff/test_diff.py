@@ -288,3 +288,34 @@ def test_long_profile_names_get_a_line_each_and_are_never_cut_off(tmp_path):
                             capture_output=True, text=True, env={**env, "COLUMNS": "40"}).stdout.splitlines()
     assert [len(line) for line in narrow[:2]] == [40, 40] and all("…" in line for line in narrow[:2])
     assert narrow[1].endswith("(time profiles)")
+
+
+def test_every_view_fits_a_40_column_terminal_without_cutting_a_number(tmp_path):
+    """COLUMNS=40: each row of the tables on lines of its own, sentences wrapped, every amount whole."""
+    import os
+
+    from perun_core.profile.codec import store_profile_at
+    from perun_core.views.style import text_width
+
+    store_profile_at(api.read_imported("perf-script", [FIXTURES / "perf.script"]), tmp_path / "base.perf")
+    store_profile_at(api.read_imported("perf-script", [FIXTURES / "perf_slow.script"]), tmp_path / "target.perf")
+
+    def diff(view: str, columns: int, **env: str) -> str:
+        done = subprocess.run([sys.executable, "-m", "perun_core.cli.entry", "diff", "base.perf", "target.perf", view],
+                              cwd=tmp_path, capture_output=True, text=True, timeout=120,
+                              env={**os.environ, "NO_COLOR": "1", "COLUMNS": str(columns), "LINES": "20", **env})
+        assert done.returncode == 0, done.stderr
+        return strip_ansi(done.stdout)
+
+    wide = diff("short", 200)
+    for view in ("short", "bars", "flamegraph"):
+        for colour in ({}, {"NO_COLOR": "", "FORCE_COLOR": "1"}):
+            text = diff(view, 40, **colour)
+            assert max(text_width(line) for line in text.splitlines()) <= 40, (view, colour, text)
+    narrow = diff("short", 40)
+    # the amounts of the wide table, every one of them whole in the narrow one (in its order)
+    amounts = [cell for line in wide.splitlines() if " uids: " not in line for cell in line.split("  ")
+               if cell.strip() and cell.strip()[0] in "+-0123456789"]
+    assert amounts and all(cell.strip() in narrow for cell in amounts)
+    assert "other [samples]" in narrow.splitlines()[narrow.splitlines().index("uid [subtype]") + 3]
+    assert "(within 1% of the baseline)" in narrow.replace("\n", " ")

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import pytest
-from textual.widgets import DataTable, Input, Static
+from textual.widgets import DataTable, Input, Label, Static
 
 from perun_core import api
 from perun_tui.app import MainScreen, PerunApp
@@ -14,7 +14,7 @@ from perun_tui.modals.dialogs import ConfirmScreen, HelpScreen
 from perun_tui.widgets.history import HistoryPane, HistoryView
 from perun_tui.widgets.profiles import ProfilesPane, ProfilesTable
 
-from .helpers import Recorder, main_screen, rendered_text, settle
+from .helpers import Recorder, main_screen, rendered_text, settle, wait_until
 
 
 def status_of(root):
@@ -177,6 +177,23 @@ async def test_details_show_header_collector_statistics_and_models(demo_repo):
         await pilot.press("escape")
         await pilot.pause()
         assert isinstance(app.screen, MainScreen)
+
+
+async def test_details_headings_wrap_in_a_narrow_dialog(demo_repo):
+    """At 40x12 the heading of a profile without models was cut at the dialog's edge: it wraps now."""
+    app = PerunApp(demo_repo)
+    async with app.run_test(size=(40, 12)) as pilot:
+        await settle(pilot)
+        await focus_profiles(pilot, "0@i")
+        await pilot.press("enter")
+        await settle(pilot)
+        screen = app.screen
+        assert isinstance(screen, ProfileDetailsScreen)
+        heading = screen.query_one("#details-models-heading", Label)
+        await wait_until(pilot, lambda: "none" in str(heading.render()))
+        body = screen.query_one("#details-body")
+        assert heading.region.right <= body.content_region.right
+        assert " ".join(rendered_text(heading).split()) == "Models · none (a regression postprocessor adds them)"
 
 
 async def test_details_show_the_machine_and_amounts_with_units(demo_repo):

@@ -61,3 +61,26 @@ async def test_d_on_a_finding_opens_the_difference_of_its_baseline_and_target(de
         text = _table_text(diff)
         assert f"{pair.baseline.name} -> {pair.target.name}" in text or \
             (f"baseline: {pair.baseline.name}" in text and f"target:   {pair.target.name}" in text), text
+
+
+async def test_an_error_wraps_at_the_edge_of_a_narrow_screen(demo_repo):
+    """Comparing two profiles that cannot be compared: the whole error is on screen at 40 columns."""
+    from perun_core.errors import PerunError
+
+    message = ("cannot compare memory-sll-bench-6000-2026-11-27-04-57-47.perf with "
+               "trace-sll-bench-6000-2026-11-27-04-57-48.perf: their functions cost different units")
+
+    def refused():
+        raise PerunError(message)
+
+    app = PerunApp(demo_repo)
+    async with app.run_test(size=(40, 12)) as pilot:
+        await settle(pilot)
+        screen = DiffScreen(refused, "refused")
+        app.push_screen(screen)
+        await wait_until(pilot, lambda: screen.result is not None)
+        app.clear_notifications()
+        await pilot.pause()
+        text = screen.query_one("#diff-table-text", Static)
+        assert text.region.right <= 40  # nothing beyond the screen's edge, to be scrolled to
+        assert "".join(rendered_text(text).split()) == "".join(f"error: {message}".split())

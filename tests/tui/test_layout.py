@@ -8,7 +8,7 @@ from perun_tui.modals.too_small import TooSmallScreen
 from perun_tui.widgets.columns import Column, fit_columns
 from perun_tui.widgets.profiles import ProfilesTable
 
-from .helpers import select_profile, settle, wait_until
+from .helpers import rendered_text, select_profile, settle, wait_until
 
 COLUMNS = (Column("a", "a", 0, 4), Column("b", "b", 2, 4, shrink=True), Column("c", "c", 1, 6),
            Column("d", "d", 3, 3))
@@ -29,6 +29,45 @@ def test_a_cut_column_takes_width_from_a_shrinkable_one():
     columns = (Column("a", "a", 0, 4), Column("b", "b", 1, 4, shrink=True), Column("c", "c", 2, 6))
     # a and b whole leave 8 cells: c would show cut at 6, so b (shrink) gives it the 2 it lacks
     assert [(c.key, w) for c, w in fit_columns(columns, rows, 26)] == [("a", 4), ("b", 8), ("c", 8)]
+
+
+def test_an_optional_column_with_nothing_in_it_gives_way_and_is_never_cut():
+    columns = (Column("a", "a", 0, 4), Column("long", "a long header", 1, 6, optional=True),
+               Column("c", "c", 2, 8))
+    empty = [["aaaa", "-", "cccccccc"], ["aaaa", "", "cccccccc"]]
+    # nothing in it: c (less useful, but with content) comes first; no room left for its header whole
+    assert [(c.key, w) for c, w in fit_columns(columns, empty, 24)] == [("a", 4), ("c", 8)]
+    assert [(c.key, w) for c, w in fit_columns(columns, empty, 40)] == [("a", 4), ("long", 13), ("c", 8)]
+    # one row with something in it: the column keeps its priority, cut to what is left
+    full = [["aaaa", "-", "cccccccc"], ["aaaa", "x", "cccccccc"]]
+    assert [(c.key, w) for c, w in fit_columns(columns, full, 24)] == [("a", 4), ("long", 13)]
+
+
+async def test_a_column_cut_in_its_middle_keeps_what_tells_its_rows_apart():
+    """The check's locations end in their subtype: cut at the end, ./sll-bench [real] and [user] looked alike."""
+    from rich.text import Text
+    from textual.app import App
+
+    from perun_tui.screens.check import FINDING_COLUMNS
+    from perun_tui.widgets.columns import FittedTable
+
+    class Findings(App):
+        def compose(self):
+            yield FittedTable(FINDING_COLUMNS)
+
+    locations = ["./sll-bench [real]", "./sll-bench [user]", "./sll-bench [max_rss]"]
+    app = Findings()
+    async with app.run_test(size=(72, 8)) as pilot:
+        table = app.query_one(FittedTable)
+        table.set_rows([(str(i), [Text("aec5884"), Text(location), Text("~ MaybeOptimization"), Text("-92.9%"),
+                                  Text("589.7 ms → 42.0 ms"), Text("0.95"), Text("integral_comparison")])
+                        for i, location in enumerate(locations)])
+        await pilot.pause()
+        shown = [str(table.get_row_at(i)[1]) for i in range(3)]
+        width = dict((column.key, size) for column, size in table._shown)["location"]
+        assert width < len("./sll-bench [max_rss]")  # cut: the test is about how
+        assert [cell.endswith(end) for cell, end in zip(shown, ("[real]", "[user]", "_rss]"))] == [True] * 3
+        assert all("…" in cell for cell in shown if len(cell) < len(locations[2]))
 
 
 def test_no_color_turns_colour_off():
@@ -53,6 +92,59 @@ async def test_the_profiles_keep_whole_columns_at_every_width(demo_repo):
         assert narrow[:2] == ["tag", "type"] and "origin" not in narrow
         await pilot.resize_terminal(200, 40)  # beside the commit pane, room for every column
         await wait_until(pilot, lambda: "origin" in [column.key.value for column in table.columns.values()])
+
+
+async def test_a_commit_without_postprocessed_profiles_shows_the_command_instead(demo_repo):
+    """The postprocessors' header is 14 cells over dashes: at 80 columns it gave way to cmd only when needed."""
+    app = PerunApp(demo_repo)
+    async with app.run_test(size=(80, 24)) as pilot:
+        await settle(pilot)
+        table = app.query_one(ProfilesTable)
+
+        def shown() -> dict[str, int]:
+            return {column.key.value: column.width for column in table.columns.values()}
+
+        assert "postprocessors" in shown()  # HEAD has a profile with regression models
+        await pilot.press("slash", *"plain", "enter")  # the slowdown: no profile there is postprocessed
+        await wait_until(pilot, lambda: table.minor is not None and table.minor.startswith("cba88d3"))
+        await settle(pilot)
+        assert all(not info.postprocessors for info in table.infos.values())
+        assert shown().get("cmd") == len("./sll-bench") and "postprocessors" not in shown()
+        assert "./sll-bench" in rendered_text(table)
+
+
+async def test_the_mark_toast_shows_the_next_key_at_40x12(demo_repo):
+    """A toast is at most three rows high there: the file name pushed the key to press next out of it."""
+    from textual.widgets._toast import Toast
+
+    app = PerunApp(demo_repo)
+    async with app.run_test(size=(40, 12), notifications=True) as pilot:
+        await settle(pilot)
+        app.NOTIFICATION_TIMEOUT = 600
+        await select_profile(pilot, "1@p")
+        await pilot.press("m")
+        await wait_until(pilot, lambda: bool(app.screen.query(Toast)))
+        shown = " ".join(rendered_text(app.screen.query_one(Toast)).split())
+        assert "marked 1@p (pending)" in shown and "press d on one" in shown
+
+
+async def test_an_empty_commit_says_which_profiles_a_commit_lists(demo_repo):
+    """The note said pending profiles show everywhere; only HEAD and the commit they were collected at list them."""
+    from textual.widgets import Static
+
+    app = PerunApp(demo_repo)
+    async with app.run_test(size=(80, 24)) as pilot:
+        await settle(pilot)
+        table = app.query_one(ProfilesTable)
+        assert any(not info.registered for info in table.infos.values())  # HEAD lists the pending profiles
+        from perun_tui.widgets.history import HistoryView
+
+        app.query_one(HistoryView).cursor = 4  # 73958f4: nothing registered, nothing collected there
+        await wait_until(pilot, lambda: table.minor is not None and table.minor.startswith("73958f4"))
+        await settle(pilot)
+        assert table.row_count == 0
+        note = str(app.query_one("#profiles-note", Static).render())
+        assert "pending ones collected at it" in note and "always" not in note
 
 
 async def test_the_too_small_screen_comes_and_goes_with_the_size(demo_repo):

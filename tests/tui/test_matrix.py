@@ -16,7 +16,7 @@ from perun_tui.widgets.units import UnitsEditor
 from perun_tui.modals.postprocess import PostprocessScreen
 from perun_tui.widgets.profiles import ProfilesTable
 
-from .helpers import Recorder, select_profile, settle, wait_until
+from .helpers import Recorder, rendered_text, select_profile, settle, wait_until
 
 
 def local_yml(root) -> str:
@@ -179,3 +179,18 @@ async def test_postprocess_form_runs_the_unit_and_selects_the_new_pending_profil
         profile = api.load_profile(new.source, repo=repo).profile
     assert profile.postprocessors[-1]["params"]["steps"] == 5
     assert any(True for _ in profile.regions())
+
+
+async def test_field_hints_end_in_an_ellipsis_in_a_narrow_terminal(demo_repo):
+    """At 40x12 the hints ran past the pane's edge, cut with no ellipsis ('... (binarie')."""
+    from textual.widgets import Label
+
+    app = PerunApp(demo_repo)
+    async with app.run_test(size=(40, 12)) as pilot:
+        await settle(pilot)
+        screen = await open_editor(pilot)
+        label = next(label for label in screen.query(".matrix-label").results(Label)
+                     if str(label.render()).startswith("cmds"))
+        right = label.parent.content_region.right
+        assert label.region.right <= right
+        assert rendered_text(label).rstrip().endswith("…")
