@@ -21,7 +21,7 @@ from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
 from ..amounts import amount_scale, nice_ticks, unit_family
-from .style import DEFAULT_THEME, RGB, Theme, fit, fit_middle, strip_ansi
+from .style import DEFAULT_THEME, RGB, Theme, fit_middle, strip_ansi
 
 if TYPE_CHECKING:  # pragma: no cover
     import numpy
@@ -233,9 +233,10 @@ def _figure(width: int, height: int, theme: Theme | None, title: str, xlabel: st
     plt.clear_figure()
     # plotext leaves out a title that does not fit centred over the canvas (right of the y ticks),
     # and an x label that would touch the y label on the bottom line: shorten them instead (a title
-    # in the middle, since its end tells plots apart: the uid, the subtype, a note)
+    # in the middle, since its end tells plots apart: the uid, the subtype, a note; labels too, since
+    # theirs is the unit: "mean(amount) [ms]")
     title = fit_middle(title, max(width - 16, 10))
-    xlabel, ylabel = fit(xlabel, width // 3), fit(ylabel, width // 3)
+    xlabel, ylabel = fit_middle(xlabel, width // 3), fit_middle(ylabel, width // 3)
     # plotext clips to the real terminal unless told not to; we draw at the asked size
     plt.limit_size(False, False)
     plt.plot_size(width, height)
