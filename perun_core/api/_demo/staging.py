@@ -124,7 +124,14 @@ def _claim(lock: Path, cancel: threading.Event | None, waiting: Callable[[], Non
     while True:
         if cancel is not None and cancel.is_set():
             raise Interrupted("building the demo was cancelled")
-        lock.parent.mkdir(parents=True, exist_ok=True)
+        try:
+            lock.parent.mkdir(parents=True, exist_ok=True)
+        except FileExistsError:
+            # a stopped build removed the directory between mkdir's two steps (make, else check it is one)
+            if lock.parent.exists() and not lock.parent.is_dir():
+                raise UsageError(f"{lock.parent} exists and is not a directory",
+                                 hint="remove it or choose another directory") from None
+            continue
         held = file_lock(lock, timeout=_WAIT_STEP)
         try:
             held.__enter__()
