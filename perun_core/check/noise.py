@@ -344,6 +344,10 @@ def _tempered_wall(baseline: ProfileData, target: ProfileData, finding: Finding,
     if wall != 0 and cpu / wall >= BACKED_SHARE and cpu_certain:
         if not one_sided(baseline, target, uid):
             return finding  # both sides equally disturbed: CPU time moved along, the program does more work
+        if result.is_degradation in certain_cpu.get(uid, set()):
+            # the CPU-time change itself is certain, and it was held to the difference in waiting between
+            # the sides (see _tempered_cpu): the program does more work, so the wall-time change is real
+            return finding
         # CPU time moved along, but only one side was measured under contention: a busy sibling core (a
         # hyperthread of the same physical core, as on most virtual machines) slows the very
         # instructions, so CPU time cannot vouch for the wall time here; the [user] and [sys]

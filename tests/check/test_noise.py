@@ -63,6 +63,22 @@ def test_a_change_cpu_time_backs_is_a_degradation_even_on_a_busy_machine():
     assert notes == [ADVICE]
 
 
+def test_wall_time_one_side_waited_for_is_a_degradation_when_its_cpu_change_is_certain():
+    """Only the target was measured under contention: its wall time grew 15x, its CPU time 5x.  The CPU-time
+    change is beyond what the extra waiting can do to CPU time (3x here), so it is certain, and the program
+    does more work: the wall-time change is real too, only its size is stretched by the waiting."""
+    base = time_profile(spread(0.10), spread(0.095), load=0.3)
+    new = time_profile(spread(1.5), spread(0.475), load=4.9, switches=300)
+    found, _notes = findings(base, new)
+    assert found["./app [user]"].result.value == "Degradation", found["./app [user]"].reason
+    assert found["./app [real]"].result.value == "Degradation", found["./app [real]"].reason
+    # a CPU-time change within what the waiting can explain backs nothing: both stay Maybe
+    new = time_profile(spread(0.8), spread(0.19), load=4.9, switches=300)
+    found, _notes = findings(base, new)
+    assert found["./app [user]"].result.value == "MaybeDegradation", found["./app [user]"].reason
+    assert found["./app [real]"].result.value == "MaybeDegradation", found["./app [real]"].reason
+
+
 def test_profiles_of_different_machines_are_noted_once_naming_the_field(tmp_path):
     other = {**MACHINE, "cpu": "Another CPU"}
     base = time_profile(spread(0.10), spread(0.095))
