@@ -216,7 +216,9 @@ def test_a_quadratic_function_gets_the_quadratic_model(perun_repo):
 
     With ``--clock cpu`` (what pytrace advises on a busy machine) preemption does not stretch the calls; the
     robust choice of model copes with what a busy machine still does to CPU time (a sibling hyperthread's
-    work, caches) and with calls that are much slower than their neighbours.
+    work, caches) and with calls that are much slower than their neighbours.  As for the linear search below,
+    a power model counts when its exponent says quadratic: without a fixed cost the two are the same curve,
+    and a busy machine can tip the choice between them.
     """
     root, _ = perun_repo
     write(root, "lists.py", LIST_SEARCH)
@@ -225,7 +227,8 @@ def test_a_quadratic_function_gets_the_quadratic_model(perun_repo):
     rows = profile["global"]["resources"]
     assert len(rows) == 5 * 20 and {r["uid"] for r in rows} == {"lists:pairs"}
     best = _best_model_of(profile, "lists:pairs")
-    assert best["model"] == "quadratic", best
+    exponent = best["coeffs"][1]["value"] if best["model"] == "power" else None
+    assert best["model"] == "quadratic" or (exponent is not None and abs(exponent - 2.0) < 0.15), best
 
 
 def test_a_linear_function_gets_a_linear_model(perun_repo):
