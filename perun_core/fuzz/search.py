@@ -13,8 +13,10 @@
    cost of the seed grown to its size (:class:`~perun_core.fuzz.confirm.Reference`,
    so growth alone is worth nothing) and kept when that ratio beats its
    parent's by more than the noise (``threshold``: three times the relative
-   spread of the seed runs, at least 5 %); a borderline one is measured again
-   and judged by the lower of its two costs.  With the ``pump`` rule chosen
+   spread of the seed runs, at least 5 %), measured again and judged by the
+   lower of its two costs.  A kept input that :data:`REVISIT` children in a
+   row did not beat is measured once more (its lowest cost kept), so a fluke
+   does not hold the search up.  With the ``pump`` rule chosen
    (the default), the seeds' pumpings (:func:`~perun_core.fuzz.pump.pump_plan`)
    are 60 % of the candidates, the rest random from the start (a long plan
    does not hold the search up), for at most 60 % of the search's time.
@@ -68,10 +70,9 @@ from pathlib import Path
 from typing import Any
 
 from ..errors import FuzzError, Interrupted
-from .confirm import Reference, analyse
-from .findings import (Finding, FindingAnalysed, FuzzFinished, FuzzProgress, FuzzResult, FuzzStarted, InputKept,
-                       Verdict)
-from .growth import describe, order_rank, periodic_regions
+from .aftersearch import ANALYSIS_SHARE, analyse_search
+from .confirm import Reference
+from .findings import Finding, FuzzFinished, FuzzProgress, FuzzResult, FuzzStarted, InputKept
 from .guidance import Guidance, start_guidance
 from .measure import Coverage, Executor, Measurement, available_cores, calibration_run, resolve_metric, stop_at
 from .output import write_results
@@ -91,10 +92,6 @@ DEFAULT_MIN_LIMIT = 64 * 1024
 MAX_STACK = 64
 #: most mutations a walker (a candidate neither kept nor faster) accumulates
 MAX_WALK = 256
-#: share of the time budget the analysis of the best inputs gets after the search (however early the search ends)
-ANALYSIS_SHARE = 0.3
-#: most kept inputs analysed
-MAX_ANALYSED = 6
 #: share of the candidates the pumping plan makes while it lasts, and the most of the search budget it lasts
 PLAN_SHARE = 0.6
 #: most the hang timeout is stretched by the machine's load (a program that mostly waits is not stretched further)
@@ -105,6 +102,8 @@ MAX_STRETCH = 8.0
 NOISY, NOISY_ROUNDS = 0.1, 3
 #: while the calibration has taken less than this share of the search's time (a short -t keeps its search)
 NOISY_TIME = 0.1
+#: a kept input none of whose last this many children beat it is measured again (see _Search.revisit)
+REVISIT = 24
 
 
 # -- the search --------------------------------------------------------------------------------
@@ -158,6 +157,8 @@ class _Search:
         self.counter = 0
         #: parents a candidate of which hung: not chosen again while others are left
         self.hung_parents: set[str] = set()
+        #: children judged since a parent was last measured or beaten, by parent id (see revisit)
+        self.stale: dict[str, int] = {}
         self.repeated_hangs = 0
         #: hit-count guidance (see :mod:`.guidance`), None when off
         self.guide: Guidance | None = None
@@ -340,7 +341,12 @@ class _Search:
                 return "cancelled" if self.cancel.is_set() else "time budget"
             kept_any = False
             for (parent, data, used), outcome in zip(batch, measured):
-                kept_any |= self._judge(parent, data, used, outcome)
+                kept = self._judge(parent, data, used, outcome)
+                kept_any |= kept
+                self.stale[parent.id] = 0 if kept else self.stale.get(parent.id, 0) + 1
+            for parent in {parent.id: parent for parent, _, _ in batch}.values():
+                if self.stale[parent.id] >= REVISIT and parent.parent is not None:
+                    self.revisit(parent)
             self.executor.set_hang_timeout(self.s.hang_timeout * min(self.stretch(), MAX_STRETCH))
             if kept_any:
                 self.fruitless = 0
@@ -397,19 +403,19 @@ class _Search:
             if outcome.coverage < parent.coverage * self.s.coverage_increase:
                 self._punish(used)
                 return False
-        if value < 2 * limit:
-            try:
-                again = self.executor.measure(data)
-            except Interrupted:
-                return False
-            if again.exit_status != 0 or again.hang:
-                return False
-            if self.fitness(parent.seed, data, again) < value:
-                outcome = again
-                value = self.fitness(parent.seed, data, again)
-            if value <= limit:
-                self._punish(used)
-                return False
+        # measured again, whatever the gain: one slow run on a busy machine can double a short program's cost, and a
+        # fluke kept as the best sets a bar its children cannot pass (a 2.3x fluke stalled a search for 400 s)
+        try:
+            again = self.executor.measure(data)
+        except Interrupted:
+            return False
+        if again.exit_status != 0 or again.hang:
+            return False
+        if (second := self.fitness(parent.seed, data, again)) < value:
+            outcome, value = again, second
+        if value <= limit:
+            self._punish(used)
+            return False
         self._keep(parent, data, used, outcome, hang=False)
         return True
 
@@ -423,7 +429,7 @@ class _Search:
             self.successes[name] += 1
         self.counter += 1
         fid = f"{'hang' if hang else 'w'}{self.counter}"
-        file = self._save("hangs" if hang else "inputs", fid, data)
+        file = self.save("hangs" if hang else "inputs", fid, data)
         if hang:
             # the run was stopped: its cost is at least the hang timeout (in seconds; counted instructions as far
             # as they got), so its ratio is a lower bound
@@ -446,36 +452,24 @@ class _Search:
             self.timeline.append((finding.found_at, self.best))
         self.emit(InputKept(finding, self.best))
 
-    # -- after the search -------------------------------------------------------------------
-    def analyse(self, executor: Executor, deadline: float) -> list[Verdict]:
-        """Analyse the best kept inputs (see :mod:`.confirm`) with ``executor`` (its runs are killed at the
-        analysis' time cap and at ``deadline``), one part (a run, a repeated unit) each, until ``deadline``;
-        each gets at most half of the time left.  Reported ones first, by growth order, then ratio."""
-        verdicts: list[Verdict] = []
-        parts: set[str] = set()
-        for finding in sorted(self.findings, key=lambda f: f.slowdown, reverse=True):
-            now = time.monotonic()
-            if self.cancel.is_set() or len(verdicts) >= MAX_ANALYSED or now >= deadline:
-                break
-            text = finding.data.decode("utf-8", "surrogateescape")
-            part = describe(text, periodic_regions(text))
-            if part in parts or finding.seed not in self.references:
-                continue
-            parts.add(part)
-            try:
-                verdict, data = analyse(finding.id, finding.data, self.references[finding.seed], executor,
-                                        cost=finding.value, hang=finding.hang,
-                                        metric=self.metric, noise=self.noise, gain=self.gain,
-                                        cap=self.analysis_cap(), limit=self.limits[finding.seed],
-                                        deadline=now + (deadline - now) / 2, end=deadline)
-            except Interrupted:
-                break
-            verdict.found_at, verdict.rules = finding.found_at, finding.rules
-            if data is not None:
-                verdict.file = self._save("findings", finding.id, data)
-            verdicts.append(verdict)
-            self.emit(FindingAnalysed(verdict))
-        return sorted(verdicts, key=lambda v: (v.reported, order_rank(v.growth), v.ratio), reverse=True)
+    def revisit(self, parent: Finding) -> None:
+        """Measure ``parent`` again, and keep the lower cost: a fluke (a run slowed down by a burst of load, and
+        the run at once after it by the same burst) makes a parent whose children cannot beat it, and a search
+        that keeps choosing it stalls; a second look, minutes away from the first, takes the fluke out."""
+        self.stale[parent.id] = 0
+        try:
+            again = self.executor.measure(parent.data)
+        except Interrupted:
+            return
+        if again.exit_status != 0 or again.hang or (slowdown := self.fitness(parent.seed, parent.data, again)) \
+                >= parent.slowdown:
+            return
+        parent.value, parent.cpu, parent.wall, parent.slowdown = again.value(self.metric), again.cpu, again.wall, \
+            slowdown
+        best = max(self.findings, key=lambda f: f.slowdown)
+        if best.slowdown < self.best:
+            self.best, self.best_found_at = best.slowdown, best.found_at
+            self.timeline.append((self.elapsed(), self.best))
 
     def stretch(self) -> float:
         """How much longer than their CPU time runs take on this machine now (1 on an idle one)."""
@@ -483,11 +477,7 @@ class _Search:
             [f for f in self.seed_list if f.cpu > 0]
         return max(1.0, statistics.median(f.wall / f.cpu for f in runs)) if runs else 1.0
 
-    def analysis_cap(self) -> float:
-        """Longest run of the analysis, in seconds: long enough to see a growth above the start-up."""
-        return min(self.s.hang_timeout / 2, max(2.0, 10 * self.seed_wall))
-
-    def _save(self, folder: str, name: str, data: bytes) -> str:
+    def save(self, folder: str, name: str, data: bytes) -> str:
         """Write a kept or analysed input under the output directory; its path relative to it."""
         file = f"{folder}/{name}{Path(self.seed_files[0][0]).suffix}"
         target = self.s.output_dir / file
@@ -504,27 +494,6 @@ class _Search:
         self.emit(FuzzProgress(self.executor.executions, len(self.findings), sum(f.hang for f in self.findings),
                                self.failures, self.best, elapsed,
                                self.executor.executions / elapsed if elapsed > 0 else 0.0, self.best_found_at))
-
-
-def _analyse(search: _Search, settings: FuzzSettings, argv: list[str], where: Path, name: str, metric: str,
-             jobs: int, cancel: threading.Event) -> tuple[list[Verdict], float]:
-    """The growth and equal-size analysis of the search's findings, on a runner of its own stopped at the
-    analysis' end: :data:`ANALYSIS_SHARE` of the time budget after the search's, at most the budget's end.
-    Returns the verdicts and the seconds the search took."""
-    searched = time.monotonic() - search.start
-    end = search.start + min(settings.timeout, searched + ANALYSIS_SHARE * settings.timeout)
-    stop = stop_at(cancel, end)
-    try:
-        # runs are killed at the hang timeout stretched as much as the machine's load stretches wall time over
-        # CPU time (a loaded machine would otherwise kill runs that did little work), at most a quarter of the
-        # analysis' time, and at its end
-        window = end - time.monotonic()
-        kill = max(search.analysis_cap(), min(settings.hang_timeout * search.stretch(), window / 4))
-        with Executor(argv, cwd=where, jobs=jobs, hang_timeout=kill, stdin=settings.stdin,
-                      input_name=name, cancelled=stop, count_instructions=metric == "instructions") as analyser:
-            return search.analyse(analyser, end), searched
-    finally:
-        stop.set()
 
 
 def fuzz(settings: FuzzSettings, *, cwd: Path | str | None = None, on_event: Callable[[Any], None] | None = None,
@@ -583,7 +552,7 @@ def fuzz(settings: FuzzSettings, *, cwd: Path | str | None = None, on_event: Cal
         stopped = search.run()
         search.timeline.append((search.elapsed(), search.best))
         search._progress()
-        verdicts, searched = _analyse(search, settings, argv, where, name, metric, jobs, cancel)
+        verdicts, searched = analyse_search(search, settings, argv, where, name, metric, jobs, cancel)
         elapsed = search.elapsed()
         if settings.guidance != "off":
             notes.append(guide.summary())

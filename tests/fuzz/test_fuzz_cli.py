@@ -12,7 +12,7 @@ import pytest
 
 from perun_core.errors import InvalidParameter, UnknownUnit
 from perun_core.fuzz.rules import parse_rule_specs, rules
-from perun_core.fuzz.search import ANALYSIS_SHARE
+from perun_core.fuzz.aftersearch import ANALYSIS_SHARE
 
 from .programs import REGEX, SORT, sort_seed, write_program
 
