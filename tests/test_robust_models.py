@@ -286,3 +286,50 @@ def test_the_best_model_is_the_simplest_within_the_noise_of_the_highest_r_square
     # the methods' choice among fits is the same rule
     fits = [Fit(r["model"], 1.0, 1.0, r["r_square"], 1.0, 2.0, 0, r.get("r_square_error", 0.0)) for r in records]
     assert best_fit(fits).model == chosen["model"]
+
+
+def _two_argsorts(x, values):
+    """The ordering start_weights used before its one-sort path: by value, then stably by x."""
+    by_value = np.argsort(values)
+    return by_value[np.argsort(x[by_value], kind="stable")]
+
+
+@st.composite
+def screened_points(draw):
+    """Points with many equal sizes and values that agree in their leading bits (the one-sort path must
+    hand those to the two argsorts), on the 16-bit path or beyond it."""
+    n = draw(st.integers(min_value=5, max_value=400))
+    wide = draw(st.booleans())
+    x = np.array(draw(st.lists(st.integers(min_value=-40, max_value=40) if not wide else
+                               st.floats(min_value=-1e6, max_value=1e6, allow_nan=False), min_size=n, max_size=n)),
+                 dtype=np.float64)
+    base = draw(st.lists(st.floats(min_value=-1e3, max_value=1e3, allow_nan=False, width=64), min_size=1, max_size=5))
+    picks = draw(st.lists(st.tuples(st.integers(0, len(base) - 1), st.integers(0, 3)), min_size=n, max_size=n))
+    values = np.array([base[i] * (1.0 + k * 2.0**-45) for i, k in picks])
+    outliers = draw(st.lists(st.integers(0, n - 1), max_size=n // 4))
+    values[outliers] += draw(st.floats(min_value=5.0, max_value=50.0))
+    return x, values
+
+
+@settings(max_examples=200, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(screened_points())
+def test_the_screen_orders_by_x_then_value_and_flags_what_the_two_argsorts_flagged(points):
+    from unittest import mock
+
+    from perun_core.analysis import robust
+
+    x, values = points
+    order = robust._by_x_then_value(x, values)
+    assert sorted(order.tolist()) == list(range(len(x)))
+    xs, vs = x[order], values[order]
+    assert (xs[1:] >= xs[:-1]).all()
+    assert not ((xs[1:] == xs[:-1]) & (vs[1:] < vs[:-1])).any()
+    fast = robust.start_weights(x, values, None)
+    with mock.patch.object(robust, "_by_x_then_value", _two_argsorts):
+        reference = robust.start_weights(x, values, None)
+    assert (fast is None) == (reference is None)
+    if fast is not None:
+        # points equal in x and value may trade their flags; every (x, value) keeps as many flagged
+        def flagged(weights):
+            return sorted(zip(x.tolist(), values.tolist(), weights.tolist()))
+        assert flagged(fast) == flagged(reference)

@@ -74,8 +74,7 @@ def start_weights(x: numpy.ndarray, y: numpy.ndarray, log_y: numpy.ndarray | Non
         return None
     values = log_y if log_y is not None else y
     # by x, points of equal x by value: the neighbours, and so the flags, do not depend on the points' order
-    by_value = np.argsort(values)
-    order = by_value[np.argsort(_sort_key(x[by_value]), kind="stable")]
+    order = _by_x_then_value(x, values)
     v = values[order]
     if n >= 6:
         # the median of four values is the mean of the two in the middle: the sum less the extremes, halved
@@ -112,6 +111,44 @@ def start_weights(x: numpy.ndarray, y: numpy.ndarray, log_y: numpy.ndarray | Non
     weights = np.ones(n)
     weights[order[flagged]] = 0.0
     return weights
+
+
+def _by_x_then_value(x: numpy.ndarray, values: numpy.ndarray) -> numpy.ndarray:
+    """The order of the points by x, points of equal x by value (points equal in both in any order).
+
+    When x holds only 16-bit integers (sizes often do) and there are fewer
+    than 2**16 points, one sort of 64-bit keys does it: x in the top 16
+    bits, the value's leading bits (as an unsigned integer that sorts as the
+    float does) in the middle and the point's index at the bottom.  numpy
+    sorts such keys with SIMD instructions, in about a third of the time of
+    the two argsorts (by value, then stably by x) that are the way
+    otherwise; when the leading bits leave two values of equal x in the
+    wrong order (they agree there), the two argsorts decide after all.
+    """
+    import numpy as np
+
+    values = np.ascontiguousarray(values, dtype=np.float64)
+    n = len(values)
+    small = _sort_key(x)
+    if small.dtype != np.int16 or n >= 1 << 16:
+        by_value = np.argsort(values)
+        return by_value[np.argsort(small[by_value], kind="stable")]
+    index_bits = max(1, (n - 1).bit_length())
+    value_bits = np.uint64(64 - 16 - index_bits)
+    bits = values.view(np.uint64)
+    # IEEE doubles sort as unsigned integers once the negative ones are inverted and the positive ones get
+    # the top bit
+    key = np.where(bits >> np.uint64(63), ~bits, bits | np.uint64(1 << 63)) >> (np.uint64(64) - value_bits)
+    key |= (small.astype(np.int64) + 32768).astype(np.uint64) << value_bits
+    key <<= np.uint64(index_bits)
+    key |= np.arange(n, dtype=np.uint64)
+    key.sort()
+    order = (key & np.uint64((1 << index_bits) - 1)).astype(np.intp)
+    xs, vs = small[order], values[order]
+    if ((xs[1:] == xs[:-1]) & (vs[1:] < vs[:-1])).any():
+        by_value = np.argsort(values)
+        return by_value[np.argsort(small[by_value], kind="stable")]
+    return order
 
 
 def _median_of_four(values: list[float]) -> float:
