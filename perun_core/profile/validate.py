@@ -35,6 +35,7 @@ import json
 import math
 import re
 import sys
+from collections.abc import Callable
 from itertools import chain
 from pathlib import Path
 from typing import Any
@@ -239,26 +240,29 @@ def _check_packed(column: PackedColumn, key: str, label: str, path: Path | str |
         raise InvalidProfile(path, label.format(min(absent())), "is missing; every resource needs an amount and a uid")
     if column.kind in ("int", "f64"):
         rule = _rule(key, memory)
-        numbers = column.numbers()
+        # the numbers are unpacked (a copy of the column) only where the checks below need them: the packed
+        # bytes or a numpy view of them answer the usual case
+        numbers = column.numbers
         allowed = rule["allowed"]
         if allowed is not None and (int if column.kind == "int" else float) not in allowed:
             missing = absent()
-            row = next(i for i in range(len(numbers)) if i not in missing)
+            row = next(i for i in range(column.length) if i not in missing)
             raise InvalidProfile(path, label.format(row), f"expected {rule['what']}, got a number")
-        if rule.get("nonnegative") and len(numbers) and _smallest(column, numbers) < 0:
+        if rule.get("nonnegative") and column.length and _smallest(column, numbers) < 0:
             missing = absent()
-            row = next(i for i, v in enumerate(numbers) if v < 0 and i not in missing)
-            raise InvalidProfile(path, label.format(row), f"{numbers[row]} is negative; expected {rule['what']}")
+            unpacked = numbers()
+            row = next(i for i, v in enumerate(unpacked) if v < 0 and i not in missing)
+            raise InvalidProfile(path, label.format(row), f"{unpacked[row]} is negative; expected {rule['what']}")
         if column.kind == "f64" and not _all_finite(column, numbers):
             missing = absent()
-            bad = [i for i, v in enumerate(numbers) if not math.isfinite(v) and i not in missing]
+            unpacked = numbers()
+            bad = [i for i, v in enumerate(unpacked) if not math.isfinite(v) and i not in missing]
             if bad:
                 raise InvalidProfile(path, label.format(bad[0]),
-                                     f"{numbers[bad[0]]!r} is not a finite number (NaN and Infinity are refused)")
+                                     f"{unpacked[bad[0]]!r} is not a finite number (NaN and Infinity are refused)")
         return
     values = column.values or []
-    codes = column.numbers()
-    used = _used_codes(column, codes)
+    used = _used_codes(column, column.numbers)
     if used and (used[0] < 0 or used[-1] >= len(values)):
         raise InvalidProfile(path, label.format(0), "refers to a value the column does not hold")
     distinct = [values[c] for c in used]
@@ -272,7 +276,7 @@ def _check_packed(column: PackedColumn, key: str, label: str, path: Path | str |
         rest = str(exc.key)[len(f"\0{position}"):] if exc.key else ""
         code = used[position]
         missing = absent()
-        row = next(i for i, c in enumerate(codes) if c == code and i not in missing)
+        row = next(i for i, c in enumerate(column.numbers()) if c == code and i not in missing)
         raise InvalidProfile(path, label.format(row) + rest, exc.reason) from None
 
 
@@ -290,7 +294,7 @@ def _numpy_view(column: PackedColumn) -> Any:
         column.typecode], count=column.length)
 
 
-def _all_finite(column: PackedColumn, numbers: Any) -> bool:
+def _all_finite(column: PackedColumn, numbers: Callable[[], Any]) -> bool:
     view = _numpy_view(column)
     if view is not None:
         return bool(sys.modules["numpy"].isfinite(view).all())
@@ -300,15 +304,15 @@ def _all_finite(column: PackedColumn, numbers: Any) -> bool:
         high = column.data[7::8]
         if b"\x7f" not in high and b"\xff" not in high:
             return True
-    return all(map(math.isfinite, numbers))
+    return all(map(math.isfinite, numbers()))
 
 
-def _smallest(column: PackedColumn, numbers: Any) -> Any:
+def _smallest(column: PackedColumn, numbers: Callable[[], Any]) -> Any:
     view = _numpy_view(column)
-    return min(numbers) if view is None else view.min().item()
+    return min(numbers()) if view is None else view.min().item()
 
 
-def _used_codes(column: PackedColumn, codes: Any) -> list[int]:
+def _used_codes(column: PackedColumn, codes: Callable[[], Any]) -> list[int]:
     """The distinct codes of a dictionary column, ascending."""
     view = _numpy_view(column)
     if view is None:
@@ -317,10 +321,10 @@ def _used_codes(column: PackedColumn, codes: Any) -> list[int]:
             # one byte per code, each a valid one (nothing is left when they are deleted): which occur is a
             # search for each possible byte, in C, and a present one is found early
             return [code for code in range(min(count, 128)) if bytes((code,)) in column.data]
-        return sorted(set(codes))
+        return sorted(set(codes()))
     low, high = int(view.min()), int(view.max())
     if low < 0:
-        return sorted(set(codes))
+        return sorted(set(codes()))
     return (sys.modules["numpy"].flatnonzero(sys.modules["numpy"].bincount(view, minlength=high + 1))).tolist()
 
 
