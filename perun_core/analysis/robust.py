@@ -135,11 +135,17 @@ def _by_x_then_value(x: numpy.ndarray, values: numpy.ndarray) -> numpy.ndarray:
         return by_value[np.argsort(small[by_value], kind="stable")]
     index_bits = max(1, (n - 1).bit_length())
     value_bits = np.uint64(64 - 16 - index_bits)
-    bits = values.view(np.uint64)
+    signed = values.view(np.int64)
     # IEEE doubles sort as unsigned integers once the negative ones are inverted and the positive ones get
-    # the top bit
-    key = np.where(bits >> np.uint64(63), ~bits, bits | np.uint64(1 << 63)) >> (np.uint64(64) - value_bits)
-    key |= (small.astype(np.int64) + 32768).astype(np.uint64) << value_bits
+    # the top bit: XOR with all ones (the sign spread by an arithmetic shift) or with the top bit alone
+    flip = signed >> 63
+    flip |= np.int64(-(1 << 63))
+    flip ^= signed
+    key = flip.view(np.uint64)
+    key >>= np.uint64(64) - value_bits
+    above = (small.view(np.uint16) ^ np.uint16(1 << 15)).astype(np.uint64)  # x + 32768, unsigned
+    above <<= value_bits
+    key |= above
     key <<= np.uint64(index_bits)
     key |= np.arange(n, dtype=np.uint64)
     key.sort()
