@@ -45,6 +45,11 @@ from .source import SourceScreen, read_only_copy, viewers
 NO_FLAME = "no call stacks in both call-level profiles: no difference flame graph"
 
 
+#: the dialog's keys in its bottom border, and the form that fits a narrow dialog
+KEYS_HINT = "enter opens a function's source · esc to close"
+SHORT_KEYS_HINT = "⏎ source · esc close"
+
+
 def explanation_text(explanation: Any) -> Text:
     """The headline and the notes (profiles reused, files written) of an explanation."""
     text = Text()
@@ -99,9 +104,18 @@ class ExplainScreen(ModalScreen[None]):
     def on_mount(self) -> None:
         dialog = self.query_one("#explain-dialog")
         dialog.border_title = f"Why? {escape(api.escape_controls(self.title_text))}"
-        dialog.border_subtitle = "enter opens a function's source · esc to close"
+        self.call_after_refresh(self._show_keys)
         self.query_one("#explain-functions", OptionList).display = False
         self.explain(max(self.app.size.width - 12, 40), max(self.app.size.height // 3, 8))
+
+    def on_resize(self) -> None:
+        self.call_after_refresh(self._show_keys)
+
+    def _show_keys(self) -> None:
+        """The keys in the border: in full, or short where the full hint would be cut (``esc`` with it at 40 columns)."""
+        dialog = self.query_one("#explain-dialog")
+        room = dialog.size.width - 4  # the corners and a space each side
+        dialog.border_subtitle = KEYS_HINT if len(KEYS_HINT) <= room or room <= 0 else SHORT_KEYS_HINT
 
     def _progress(self, event: Any) -> None:
         name = type(event).__name__

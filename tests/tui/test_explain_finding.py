@@ -9,7 +9,7 @@ from textual.widgets import DataTable, OptionList, Static
 
 from perun_core import api
 from perun_tui.app import PerunApp
-from perun_tui.modals.explain import NO_FLAME, ExplainScreen
+from perun_tui.modals.explain import KEYS_HINT, NO_FLAME, SHORT_KEYS_HINT, ExplainScreen
 from perun_tui.modals.source import SourceScreen, viewers
 from perun_tui.screens.check import CheckScreen
 
@@ -350,3 +350,28 @@ async def test_a_collection_under_way_shows_its_collector_expected_time_and_seco
             release.set()
         await wait_until(pilot, lambda: modal.explanation is not None, timeout=30)
         assert "elapsed" not in shown() and modal.ticker is None and "1. middle (" in _text(modal)
+
+
+async def test_the_keys_in_the_border_stay_whole_at_40_columns(tmp_path):
+    """At 40x12 the border's "enter opens a function's source · esc to close" was cut before "esc": a short
+    form fits there, the full one comes back at 120 columns; esc closes."""
+    root = tmp_path / "cproject"
+    make_repo(root, [{"files": {"app.c": "int main(void) { return 0; }\n"}, "message": "v1"}])
+    api.init(root)
+    report = _perf_report(tmp_path, root, None)
+    app = PerunApp(root)
+    async with app.run_test(size=(40, 12)) as pilot:
+        await settle(pilot)
+        modal = ExplainScreen(report, "./app [real]")
+        await app.push_screen(modal)
+        await wait_until(pilot, lambda: modal.explanation is not None, timeout=30)
+        await settle(pilot)
+        dialog = modal.query_one("#explain-dialog")
+        assert dialog.border_subtitle == SHORT_KEYS_HINT
+        assert len(SHORT_KEYS_HINT) <= dialog.size.width - 4
+        await pilot.resize_terminal(120, 40)
+        await settle(pilot)
+        assert dialog.border_subtitle == KEYS_HINT
+        await pilot.press("escape")
+        await settle(pilot)
+        assert app.screen is not modal
