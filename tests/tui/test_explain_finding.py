@@ -369,6 +369,15 @@ async def test_the_keys_in_the_border_stay_whole_at_40_columns(tmp_path):
         dialog = modal.query_one("#explain-dialog")
         assert dialog.border_subtitle == SHORT_KEYS_HINT
         assert len(SHORT_KEYS_HINT) <= dialog.size.width - 4
+        # the text filled the 8 rows and left the functions and the flame graph none: the dialog scrolls now,
+        # and each part is shown when it has the focus
+        functions = modal.query_one("#explain-functions", OptionList)
+        flame = modal.query_one("#explain-flame-body")
+        for part in (functions, flame, functions):
+            assert app.focused is part
+            assert part.region.height > 0 and dialog.content_region.overlaps(part.region), part
+            await pilot.press("tab")
+            await settle(pilot)
         await pilot.resize_terminal(120, 40)
         await settle(pilot)
         assert dialog.border_subtitle == KEYS_HINT
