@@ -106,7 +106,17 @@ class ExplainScreen(ModalScreen[None]):
         dialog.border_title = f"Why? {escape(api.escape_controls(self.title_text))}"
         self.call_after_refresh(self._show_keys)
         self.query_one("#explain-functions", OptionList).display = False
-        self.explain(max(self.app.size.width - 12, 40), max(self.app.size.height // 3, 8))
+        self.call_after_refresh(self._start)
+
+    def _start(self) -> None:
+        """Explain, the flame graph drawn as wide as its pane is once laid out (less a cell for its scroll bar).
+
+        A width guessed from the terminal's was wider than the dialog at 40 and at 120 columns: every
+        frame's last cell wrapped onto a line of its own.
+        """
+        body = self.query_one("#explain-flame-body")
+        width = body.size.width - 1 if body.size.width > 1 else max(self.app.size.width - 12, 20)
+        self.explain(width, max(self.app.size.height // 3, 8))
 
     def on_resize(self) -> None:
         self.call_after_refresh(self._show_keys)

@@ -182,6 +182,7 @@ async def test_the_difference_flame_graph_of_two_perf_profiles_and_sources_outsi
         assert "through memcpy: 100 samples -> 300 samples" in _text(modal), _text(modal)
         flame = str(modal.query_one("#explain-flame", Static).render())
         assert NO_FLAME not in flame and "middle" in flame and "main" in flame, flame
+        _assert_flame_fits(modal)
         await pilot.press("enter")  # middle: app.c is in the repository (profiles of files: the working tree's)
         await settle(pilot)
         assert [call[0] for call in _calls(calls)] == ["+7"] and Path(_calls(calls)[0][1]).name == "app.c"
@@ -352,6 +353,16 @@ async def test_a_collection_under_way_shows_its_collector_expected_time_and_seco
         assert "elapsed" not in shown() and modal.ticker is None and "1. middle (" in _text(modal)
 
 
+def _assert_flame_fits(modal: ExplainScreen) -> None:
+    """The difference flame graph is as wide as its pane: drawn wider (for the terminal's width less 12), the
+    last cell of every frame wrapped onto a line of its own at 40 and at 120 columns."""
+    from rich.cells import cell_len
+
+    body = modal.query_one("#explain-flame-body")
+    lines = str(modal.query_one("#explain-flame", Static).render()).splitlines()
+    assert lines and max(cell_len(line) for line in lines) <= body.scrollable_content_region.width, lines
+
+
 async def test_the_keys_in_the_border_stay_whole_at_40_columns(tmp_path):
     """At 40x12 the border's "enter opens a function's source · esc to close" was cut before "esc": a short
     form fits there, the full one comes back at 120 columns; esc closes."""
@@ -369,6 +380,7 @@ async def test_the_keys_in_the_border_stay_whole_at_40_columns(tmp_path):
         dialog = modal.query_one("#explain-dialog")
         assert dialog.border_subtitle == SHORT_KEYS_HINT
         assert len(SHORT_KEYS_HINT) <= dialog.size.width - 4
+        _assert_flame_fits(modal)
         # the text filled the 8 rows and left the functions and the flame graph none: the dialog scrolls now,
         # and each part is shown when it has the focus
         functions = modal.query_one("#explain-functions", OptionList)
