@@ -257,7 +257,7 @@ class ExplainScreen(ModalScreen[None]):
         self.app.call_from_thread(self.show_source, function, shown[0], shown[1], commit)
 
     def show_source(self, function: Any, text: str, path: str, commit: str | None) -> None:
-        """In $PAGER, else the configured editor (a read-only copy), else a dialog; a notification says which."""
+        """In $PAGER, else the configured editor (a read-only copy), else a dialog; a notification (or the dialog) says which."""
         where = f"{path} at {commit[:7]}" if commit else f"{path} (working tree)"
         editor = api.editor_command(scope="local", cwd=self.app.core.root, fallback=False)
         copy = read_only_copy(text, path, commit)
@@ -281,8 +281,9 @@ class ExplainScreen(ModalScreen[None]):
         finally:
             shutil.rmtree(copy.parent, ignore_errors=True)
         why = "; ".join(failed) if failed else "neither $PAGER nor an editor is set"
-        self.app.push_screen(SourceScreen(text, f"{where} · {function.function}", function.line))
-        self.app.notify(f"{where} shown here: {why}", title="source", markup=False)
+        # why it shows here is a line of the dialog: a toast would cover the dialog's border and title
+        self.app.push_screen(SourceScreen(text, f"{where} · {function.function}", function.line,
+                                          note=f"shown here: {why}"))
 
     def on_worker_state_changed(self, event: Worker.StateChanged) -> None:
         self.app.report_failed_worker(event)
