@@ -31,6 +31,10 @@ from perun_core.api import format_amount
 from perun_core.errors import PerunError
 
 
+#: before the name of a parameter whose field holds a value it refuses
+INVALID_MARK = "✗"
+
+
 def show_value(value: Any) -> str:
     """A parameter value as it is typed into a field: lists comma-separated."""
     if value is None:
@@ -222,7 +226,13 @@ class ParamForm(VerticalScroll, can_focus=False):
             except PerunError as error:
                 self.params[param.name] = raw
                 self.errors[param.name] = error.message
-        widget.set_class(param.name in self.errors, "-invalid")
+        invalid = param.name in self.errors
+        widget.set_class(invalid, "-invalid")
+        # the mark says it in shape too: the field's tint is colour alone (lost with NO_COLOR), and the message
+        # line under the form may be scrolled out of a short pane
+        label = widget.parent.query(".form-label") if widget.parent is not None else None
+        if label:
+            label.first(Label).update(f"{INVALID_MARK} {param.name}" if invalid else param.name)
         if param.unit:
             self.query_one(f"#unit-{param.name}", Label).update(unit_hint(param, self.params.get(param.name)))
         self._show_message()

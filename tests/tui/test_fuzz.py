@@ -114,6 +114,12 @@ async def test_the_form_shows_the_unit_of_every_amount(demo_repo):
         # a value that does not convert: the unit alone, the field marked and the error in the message line
         assert str(screen.query_one("#unit-hang_timeout", Label).render()) == "s"
         assert screen.query_one(ParamForm).problems()
+        # marked in shape before its name, not by the field's tint alone; the mark goes with the error
+        row = screen.query_one("#field-hang_timeout").parent
+        assert str(row.query_one(".form-label", Label).render()) == "✗ hang_timeout"
+        await pilot.press("backspace")
+        await pilot.pause()
+        assert str(row.query_one(".form-label", Label).render()) == "hang_timeout"
 
 
 def test_the_feed_tells_the_screen_once_per_take():
