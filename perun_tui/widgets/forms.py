@@ -6,7 +6,8 @@ an ``api.check.MethodInfo``).  A ``bool`` gets a check box, a ``choice`` a
 drop-down and the rest a one-line input (lists as comma-separated items).
 Every change is converted right away by the parameter's own converter
 (:meth:`perun_core.params.Param.convert`), so a bad value is marked on its
-row and named in the form's message line before anything is saved or run.
+row (``✗`` before the name) and named in the form's message line before
+anything is saved or run.
 Fields left empty mean "the default" and are left out of the parameters.
 A parameter that declares a ``unit`` shows it after its field, and its
 default and a value that reads better with a prefix (``65536`` bytes is
