@@ -61,7 +61,10 @@ class Param:
     text says what was expected, or
     :class:`~perun_core.errors.InvalidParameter` itself.  It lets a unit
     refuse bad values when its parameters are converted, before any job
-    runs, and must return JSON-serializable values.
+    runs, and must return JSON-serializable values.  ``unit`` is what a
+    number of this parameter counts (``s``, ``B``, ``runs``, ``x`` for a
+    multiple), as :func:`perun_core.amounts.format_amount` takes it: forms
+    show it beside the field and the default through that formatter.
     """
 
     name: str
@@ -79,6 +82,7 @@ class Param:
     off: tuple[str, ...] = ()
     required: bool = False
     check: Callable[[Any], Any] | None = field(default=None, compare=False, repr=False)
+    unit: str = ""
 
     def __post_init__(self) -> None:
         if self.kind not in KINDS:

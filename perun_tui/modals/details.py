@@ -11,13 +11,14 @@ from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.containers import Vertical, VerticalScroll
 from textual.screen import ModalScreen
-from textual.widgets import DataTable, Label, Static
+from textual.widgets import Label, Static
 from textual.worker import Worker, WorkerState
 
 from perun_core.errors import PerunError
 from perun_core.api import ProfileInfo, describe_machine, escape_controls, format_amount, format_number
 
 from ..messages import ProfileLoaded
+from ..widgets.columns import AmountsTable
 
 
 class ProfileDetailsScreen(ModalScreen[None]):
@@ -37,9 +38,9 @@ class ProfileDetailsScreen(ModalScreen[None]):
             with VerticalScroll(id="details-body"):
                 yield Static("loading…", id="details-meta")
                 yield Label("Resources", id="details-resources", classes="details-heading")
-                yield DataTable(id="details-stats", cursor_type="none", zebra_stripes=False)
+                yield AmountsTable(("numeric field", "count", "min", "mean", "max"), id="details-stats")
                 yield Label("Models", id="details-models-heading", classes="details-heading")
-                yield DataTable(id="details-models", cursor_type="none", zebra_stripes=False)
+                yield AmountsTable(("uid", "model", "r²", "coefficients", "interval"), id="details-models")
 
     def on_mount(self) -> None:
         dialog = self.query_one("#details-dialog")
@@ -95,23 +96,20 @@ class ProfileDetailsScreen(ModalScreen[None]):
 
         regions = f"{summary.regions} region{'s' * (summary.regions != 1)}"
         self.query_one("#details-resources", Label).update(f"Resources · {summary.resources} in {regions}")
-        stats = self.query_one("#details-stats", DataTable)
-        stats.add_columns("numeric field", "count", "min", "mean", "max")
-        for row in summary.fields:
-            stats.add_row(Text(escape_controls(row.name)), Text(format_number(row.count), justify="right"),
-                          *(Text(escape_controls(format_amount(v, row.unit)), justify="right")
-                            for v in (row.minimum, row.mean, row.maximum)))
+        stats = self.query_one("#details-stats", AmountsTable)
+        stats.set_rows([Text(escape_controls(row.name)), Text(format_number(row.count), justify="right"),
+                        *(Text(escape_controls(format_amount(v, row.unit)), justify="right")
+                          for v in (row.minimum, row.mean, row.maximum))] for row in summary.fields)
         stats.display = bool(summary.fields)
-        models = self.query_one("#details-models", DataTable)
+        models = self.query_one("#details-models", AmountsTable)
         heading = self.query_one("#details-models-heading", Label)
         if summary.models:
             heading.update(f"Models · {len(summary.models)}")
-            models.add_columns("uid", "model", "r²", "coefficients", "interval")
-            for model in summary.models:
-                models.add_row(Text(escape_controls(model.uid)), Text(escape_controls(model.model)),
-                               Text(format_number(model.r_square) if model.r_square is not None else "",
-                                    justify="right"),
-                               Text(escape_controls(model.coeffs)), Text(escape_controls(model.interval)))
+            models.set_rows([Text(escape_controls(model.uid)), Text(escape_controls(model.model)),
+                             Text(format_number(model.r_square) if model.r_square is not None else "",
+                                  justify="right"),
+                             Text(escape_controls(model.coeffs)), Text(escape_controls(model.interval))]
+                            for model in summary.models)
         else:
             heading.update("Models · none (a regression postprocessor adds them)")
             models.display = False

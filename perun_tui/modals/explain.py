@@ -45,6 +45,11 @@ from .source import SourceScreen, read_only_copy, viewers
 NO_FLAME = "no call stacks in both call-level profiles: no difference flame graph"
 
 
+#: the dialog's keys in its bottom border, and the form that fits a narrow dialog
+KEYS_HINT = "enter opens a function's source · esc to close"
+SHORT_KEYS_HINT = "⏎ source · esc close"
+
+
 def explanation_text(explanation: Any) -> Text:
     """The headline and the notes (profiles reused, files written) of an explanation."""
     text = Text()
@@ -99,9 +104,28 @@ class ExplainScreen(ModalScreen[None]):
     def on_mount(self) -> None:
         dialog = self.query_one("#explain-dialog")
         dialog.border_title = f"Why? {escape(api.escape_controls(self.title_text))}"
-        dialog.border_subtitle = "enter opens a function's source · esc to close"
+        self.call_after_refresh(self._show_keys)
         self.query_one("#explain-functions", OptionList).display = False
-        self.explain(max(self.app.size.width - 12, 40), max(self.app.size.height // 3, 8))
+        self.call_after_refresh(self._start)
+
+    def _start(self) -> None:
+        """Explain, the flame graph drawn as wide as its pane is once laid out (less a cell for its scroll bar).
+
+        A width guessed from the terminal's was wider than the dialog at 40 and at 120 columns: every
+        frame's last cell wrapped onto a line of its own.
+        """
+        body = self.query_one("#explain-flame-body")
+        width = body.size.width - 1 if body.size.width > 1 else max(self.app.size.width - 12, 20)
+        self.explain(width, max(self.app.size.height // 3, 8))
+
+    def on_resize(self) -> None:
+        self.call_after_refresh(self._show_keys)
+
+    def _show_keys(self) -> None:
+        """The keys in the border: in full, or short where the full hint would be cut (``esc`` with it at 40 columns)."""
+        dialog = self.query_one("#explain-dialog")
+        room = dialog.size.width - 4  # the corners and a space each side
+        dialog.border_subtitle = KEYS_HINT if len(KEYS_HINT) <= room or room <= 0 else SHORT_KEYS_HINT
 
     def _progress(self, event: Any) -> None:
         name = type(event).__name__
@@ -233,7 +257,7 @@ class ExplainScreen(ModalScreen[None]):
         self.app.call_from_thread(self.show_source, function, shown[0], shown[1], commit)
 
     def show_source(self, function: Any, text: str, path: str, commit: str | None) -> None:
-        """In $PAGER, else the configured editor (a read-only copy), else a dialog; a notification says which."""
+        """In $PAGER, else the configured editor (a read-only copy), else a dialog; a notification (or the dialog) says which."""
         where = f"{path} at {commit[:7]}" if commit else f"{path} (working tree)"
         editor = api.editor_command(scope="local", cwd=self.app.core.root, fallback=False)
         copy = read_only_copy(text, path, commit)
@@ -257,8 +281,9 @@ class ExplainScreen(ModalScreen[None]):
         finally:
             shutil.rmtree(copy.parent, ignore_errors=True)
         why = "; ".join(failed) if failed else "neither $PAGER nor an editor is set"
-        self.app.push_screen(SourceScreen(text, f"{where} · {function.function}", function.line))
-        self.app.notify(f"{where} shown here: {why}", title="source", markup=False)
+        # why it shows here is a line of the dialog: a toast would cover the dialog's border and title
+        self.app.push_screen(SourceScreen(text, f"{where} · {function.function}", function.line,
+                                          note=f"shown here: {why}"))
 
     def on_worker_state_changed(self, event: Worker.StateChanged) -> None:
         self.app.report_failed_worker(event)

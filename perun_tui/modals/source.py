@@ -18,11 +18,12 @@ import tempfile
 from pathlib import Path
 
 from rich.markup import escape
+from rich.text import Text
 from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.containers import Vertical
 from textual.screen import ModalScreen
-from textual.widgets import TextArea
+from textual.widgets import Static, TextArea
 
 from perun_core.api import escape_controls, escape_lines
 
@@ -78,14 +79,17 @@ class SourceScreen(ModalScreen[None]):
         Binding("escape,q", "close", "Close", id="source.close"),
     ]
 
-    def __init__(self, text: str, title: str, line: int | None = None) -> None:
+    def __init__(self, text: str, title: str, line: int | None = None, note: str = "") -> None:
         super().__init__()
         self.text = text
         self.title_text = title
         self.line = line
+        self.note = note  # why the source shows here (no pager or editor): a line in the dialog, not a toast over it
 
     def compose(self) -> ComposeResult:
         with Vertical(id="source-dialog", classes="dialog"):
+            if self.note:
+                yield Static(Text(escape_controls(self.note), style="dim"), id="source-note")
             yield TextArea(escape_lines(self.text), read_only=True, show_line_numbers=True, soft_wrap=False,
                            id="source-text")
 

@@ -27,7 +27,7 @@ from textual.binding import Binding
 from textual.containers import Vertical
 from textual.message import Message
 from textual.screen import Screen
-from textual.widgets import Header, Log, Static
+from textual.widgets import Header, Static
 from textual.worker import Worker
 
 from perun_core import api
@@ -35,6 +35,7 @@ from perun_core.errors import Interrupted, PerunError, UsageError
 
 from ..commands import PaletteCommand, ScreenCommands
 from ..widgets.footer import Footer
+from ..widgets.wrappedlog import WrappedLog
 
 
 @dataclass
@@ -76,7 +77,7 @@ class BisectScreen(Screen[None]):
         yield Header(icon="≡")
         with Vertical(id="bisect-pane", classes="pane"):
             yield Static("starting…", id="bisect-current")
-            yield Log(id="bisect-log", auto_scroll=True)
+            yield WrappedLog(id="bisect-log", auto_scroll=True)
         yield Footer()
 
     def on_mount(self) -> None:
@@ -120,14 +121,14 @@ class BisectScreen(Screen[None]):
 
     def on_bisect_line(self, message: BisectLine) -> None:
         if message.text:
-            self.query_one(Log).write_line(message.text)
+            self.query_one(WrappedLog).write_line(message.text)
         if message.current is not None:
             self.query_one("#bisect-current", Static).update(message.current)
 
     def on_bisect_done(self, message: BisectDone) -> None:
         self.running = False
         self.result, self.error = message.result, message.error
-        log = self.query_one(Log)
+        log = self.query_one(WrappedLog)
         current = self.query_one("#bisect-current", Static)
         if message.error is not None:
             current.update(f"stopped: {message.error}")
@@ -141,8 +142,7 @@ class BisectScreen(Screen[None]):
         current.update(f"{verdict} · {result.collections} collection{'s' * (result.collections != 1)} · esc closes")
         log.write_line(verdict)
         for finding in result.findings:
-            log.write_line(f"  {finding.result.value} at {finding.location}: {finding.from_!s:.8} -> "
-                           f"{finding.to!s:.8}")
+            log.write_line(_finding_line(finding))
         for commit, reason in result.skipped:
             log.write_line(f"skipped {commit[:7]}: {reason}")
         if result.candidates:
@@ -171,3 +171,16 @@ def _describe(event: Any) -> tuple[str, str | None] | None:
         how = step.reason if step.reason else ("stored profiles" if step.reused else "collected")
         return f"{step.commit[:7]} is {step.verdict} ({how})", f"{event.remaining} commit{'s' * (event.remaining != 1)} left to test"
     return None
+
+
+def _finding_line(finding: Any) -> str:
+    """``  Degradation at ./app [real]: 151.7 ms -> 537.0 ms (+254.1 %)``: amounts with their unit, as the check writes them.
+
+    The location comes from a profile: its control characters are escaped.
+    """
+    change = ""
+    if isinstance(finding.delta_rel, (int, float)) and not isinstance(finding.delta_rel, bool):
+        change = f" ({api.format_change(finding.delta_rel, finding.from_)})"
+    return api.escape_controls(f"  {finding.result.value} at {finding.location}: "
+                               f"{api.format_amount(finding.from_, finding.unit)} -> "
+                               f"{api.format_amount(finding.to, finding.unit)}{change}")

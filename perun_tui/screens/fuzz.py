@@ -237,7 +237,7 @@ class FuzzScreen(Screen[ProfileLink | None]):
             finding = event.finding
             self.best = max(self.best, event.best_slowdown)
             time_text = "hang" if finding.hang else api.format_cost(finding.value, self.metric)
-            table.add_row(finding.id, f"{finding.size} B", time_text, f"{finding.slowdown:.1f}x",
+            table.add_row(finding.id, api.format_amount(finding.size, "B"), time_text, f"{finding.slowdown:.1f}x",
                           api.compact_rules(finding.rules), "", key=finding.id)
         if progress is not None:
             self.best = max(self.best, progress.best_slowdown)

@@ -26,7 +26,7 @@ from perun_core.api import fit_middle
 
 from ..formatting import fit
 
-__all__ = ["Column", "FittedTable", "cut_cell", "fit_columns", "fit_cell"]
+__all__ = ["AmountsTable", "Column", "FittedTable", "cut_cell", "fit_columns", "fit_cell"]
 
 
 @dataclass(frozen=True, slots=True)
@@ -181,3 +181,90 @@ def cut_cell(cell: Text, width: int, *, middle: bool = False) -> Text:
         return cell
     text = fit_middle(cell.plain, width) if middle else fit_cell(cell.plain, width)
     return Text(text, style=cell.style, justify=cell.justify)
+
+
+class AmountsTable(DataTable):
+    """A read-only table of named rows of amounts that fits its width without scrolling sideways.
+
+    The first column names a row, the others hold amounts with their units
+    (``184.9 ms``) or short text (a model and its coefficients).  Beside a
+    name they are never cut: their columns are as wide as their widest cell
+    and the name column takes what is left, a long name shortened in its
+    middle (its end, a ``[unit]``, tells rows apart).  When they leave a
+    name fewer than :attr:`NAME_ROOM` cells, each row is shown as a list
+    instead: its name on a line of its own, then one ``label  value`` line
+    per column (a value wider than the line goes on under itself, broken
+    between words; only a word wider than the line ends in an ellipsis).  The layout is chosen again on
+    every resize.
+    """
+
+    #: the fewest cells of a name beside the amounts before the rows become lists
+    NAME_ROOM = 12
+
+    def __init__(self, labels: Sequence[str], *, id: str | None = None) -> None:
+        super().__init__(id=id, cursor_type="none", zebra_stripes=False)
+        self.labels = tuple(labels)
+        self.rows_given: list[list[Text]] = []
+        self.listed = False  # shown as a list of name and label/amount lines
+        self._fitted: int | None = None
+
+    def set_rows(self, rows: Iterable[Sequence[Text]]) -> None:
+        """Replace the rows: one Text per label, the name first."""
+        self.rows_given = [list(row) for row in rows]
+        self._build()
+
+    def on_resize(self) -> None:
+        if self._fitted != self._width():
+            self._build()
+
+    def _width(self) -> int:
+        return max(self.scrollable_content_region.width, 1)
+
+    def _build(self) -> None:
+        width = self._fitted = self._width()
+        pad = 2 * self.cell_padding
+        amounts = [max([cell_len(label)] + [row[index].cell_len for row in self.rows_given])
+                   for index, label in enumerate(self.labels) if index > 0]
+        names = max([cell_len(self.labels[0])] + [row[0].cell_len for row in self.rows_given])
+        room = width - sum(size + pad for size in amounts) - pad
+        self.clear(columns=True)
+        self.listed = room < min(self.NAME_ROOM, names)
+        self.show_header = not self.listed
+        if not self.listed:
+            name_width = min(names, room)
+            self.add_column(fit_cell(self.labels[0], name_width), width=name_width)
+            for index, (label, size) in enumerate(zip(self.labels[1:], amounts), start=1):
+                # a heading stands where its column's cells do: over right-justified numbers on the right
+                justify = self.rows_given[0][index].justify if self.rows_given else None
+                self.add_column(Text(label, justify=justify or "left"), width=size)
+            for row in self.rows_given:
+                self.add_row(cut_cell(row[0], name_width, middle=True), *row[1:])
+            return
+        # one column of lines: the name, then each amount after its label (indented under the name)
+        line_width = max(width - pad, 1)
+        key_width = max(cell_len(label) for label in self.labels[1:])
+        value_width = max(line_width - key_width - 4, 1)
+        self.show_header = False
+        self.add_column("", width=line_width)
+        for row in self.rows_given:
+            self.add_row(Text(cut_cell(row[0], line_width, middle=True).plain, style="bold"))
+            for label, cell in zip(self.labels[1:], row[1:]):
+                for number, part in enumerate(_wrap_words(cell.plain, value_width)):
+                    line = Text(f"  {(label if number == 0 else '').ljust(key_width)}  ")
+                    line.append(part, style=cell.style)
+                    self.add_row(line)
+
+
+def _wrap_words(text: str, width: int) -> list[str]:
+    """``text`` in lines of at most ``width`` cells, broken between words (``b0=0.804`` / ``b1=-2.4e-05``).
+
+    A number is never cut: only a single word wider than the whole line
+    ends in an ellipsis.
+    """
+    lines: list[str] = []
+    for word in text.split(" "):
+        if lines and cell_len(lines[-1]) + 1 + cell_len(word) <= width:
+            lines[-1] += " " + word
+        else:
+            lines.append(fit_cell(word, width))
+    return lines or [""]

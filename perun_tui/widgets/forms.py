@@ -6,8 +6,12 @@ an ``api.check.MethodInfo``).  A ``bool`` gets a check box, a ``choice`` a
 drop-down and the rest a one-line input (lists as comma-separated items).
 Every change is converted right away by the parameter's own converter
 (:meth:`perun_core.params.Param.convert`), so a bad value is marked on its
-row and named in the form's message line before anything is saved or run.
+row (``✗`` before the name) and named in the form's message line before
+anything is saved or run.
 Fields left empty mean "the default" and are left out of the parameters.
+A parameter that declares a ``unit`` shows it after its field, and its
+default and a value that reads better with a prefix (``65536`` bytes is
+``64.0 KiB``) through the one formatter of amounts.
 :func:`form_fields` says which field each parameter gets without mounting
 anything.
 """
@@ -24,7 +28,12 @@ from textual.message import Message
 from textual.widget import Widget
 from textual.widgets import Checkbox, Input, Label, Select, Static
 
+from perun_core.api import format_amount
 from perun_core.errors import PerunError
+
+
+#: before the name of a parameter whose field holds a value it refuses
+INVALID_MARK = "✗"
 
 
 def show_value(value: Any) -> str:
@@ -38,6 +47,30 @@ def show_value(value: Any) -> str:
     if isinstance(value, dict):
         return ", ".join(f"{k}: {show_value(v)}" for k, v in value.items())
     return str(value)
+
+
+def show_default(param: Any) -> str:
+    """A field's placeholder: the default (a number with its unit, through the formatter of amounts) or "not set"."""
+    if param.default in (None, (), []):
+        return "not set"
+    if param.unit and isinstance(param.default, (int, float)) and not isinstance(param.default, bool):
+        return f"default: {format_amount(param.default, param.unit)}"
+    return f"default: {show_value(param.default)}"
+
+
+def unit_hint(param: Any, value: Any) -> str:
+    """What follows a field of a parameter with a unit: the unit, and the value in a better prefix when it has one.
+
+    ``B = 64.0 KiB`` for 65536 bytes, ``s = 500.0 ms`` for 0.5 seconds; just
+    ``s`` for an empty field, a value the unit reads well in or one that
+    does not convert.
+    """
+    if not param.unit:
+        return ""
+    if not isinstance(value, (int, float)) or isinstance(value, bool):
+        return param.unit
+    shown = format_amount(value, param.unit)
+    return param.unit if shown == f"{value} {param.unit}" else f"{param.unit} = {shown}"
 
 
 def describe_params(params: dict[str, Any]) -> str:
@@ -134,7 +167,7 @@ class ParamForm(VerticalScroll, can_focus=False):
             field = Select(options, prompt=default, allow_blank=True, compact=True, id=f"field-{param.name}",
                            classes="form-field", value=value if value in param.choices else Select.NULL)
         else:
-            placeholder = f"default: {show_value(param.default)}" if param.default not in (None, (), []) else "not set"
+            placeholder = show_default(param)
             if param.kind == "list":
                 placeholder += " (comma-separated)"
             self._shown[param.name] = show_value(value)
@@ -142,7 +175,10 @@ class ParamForm(VerticalScroll, can_focus=False):
                           classes="form-field")
             field.cursor_blink = False
         field.tooltip = f"{param.help} ({param.describe()})" if param.help else param.describe()
-        return Horizontal(label, field, classes="form-row")
+        if not param.unit:
+            return Horizontal(label, field, classes="form-row")
+        unit = Label(unit_hint(param, value), id=f"unit-{param.name}", classes="form-unit")
+        return Horizontal(label, field, unit, classes="form-row")
 
     # -- edits -----------------------------------------------------------------------------
     def _param(self, widget: Widget) -> Any:
@@ -191,7 +227,15 @@ class ParamForm(VerticalScroll, can_focus=False):
             except PerunError as error:
                 self.params[param.name] = raw
                 self.errors[param.name] = error.message
-        widget.set_class(param.name in self.errors, "-invalid")
+        invalid = param.name in self.errors
+        widget.set_class(invalid, "-invalid")
+        # the mark says it in shape too: the field's tint is colour alone (lost with NO_COLOR), and the message
+        # line under the form may be scrolled out of a short pane
+        label = widget.parent.query(".form-label") if widget.parent is not None else None
+        if label:
+            label.first(Label).update(f"{INVALID_MARK} {param.name}" if invalid else param.name)
+        if param.unit:
+            self.query_one(f"#unit-{param.name}", Label).update(unit_hint(param, self.params.get(param.name)))
         self._show_message()
         self.post_message(self.Changed(self, dict(self.params), dict(self.errors)))
 

@@ -196,6 +196,49 @@ async def test_details_headings_wrap_in_a_narrow_dialog(demo_repo):
         assert " ".join(rendered_text(heading).split()) == "Models · none (a regression postprocessor adds them)"
 
 
+async def test_details_tables_fit_the_width_without_cutting_an_amount(demo_repo):
+    """At 40x12 the statistics and models tables scrolled sideways: now each row becomes a list of label and
+    amount lines there, and at 80x24 the names shrink (cut with an ellipsis) beside amounts shown whole."""
+    from rich.cells import cell_len
+
+    from perun_tui.widgets.columns import AmountsTable
+
+    app = PerunApp(demo_repo)
+    async with app.run_test(size=(80, 24)) as pilot:
+        await settle(pilot)
+        await focus_profiles(pilot, "1@i")
+        await pilot.press("enter")
+        await settle(pilot)
+        screen = app.screen
+        assert isinstance(screen, ProfileDetailsScreen)
+        stats = screen.query_one("#details-stats", AmountsTable)
+        models = screen.query_one("#details-models", AmountsTable)
+        for size, listed in (((80, 24), False), ((40, 12), True), ((120, 40), False)):
+            await pilot.resize_terminal(*size)
+            await settle(pilot)
+            for table in (stats, models):
+                assert table.listed is listed, (size, table.id)
+                assert table.virtual_size.width <= table.scrollable_content_region.width, (size, table.id)
+                widths = [column.width for column in table.columns.values()]
+                shown = [[str(cell) for cell in table.get_row_at(i)] for i in range(table.row_count)]
+                # no cell wider than its column (the table would crop it without an ellipsis)
+                assert all(cell_len(cell) <= width for row in shown for cell, width in zip(row, widths)), size
+                # every amount and coefficient whole (a long value may go on in the next line, broken between
+                # words): a cut one would end in … or lose its unit
+                words = " ".join(" ".join(row) for row in shown).split()
+                for row in table.rows_given:
+                    for cell in row[1:]:
+                        assert cell.plain in " ".join(words) or all(w in words for w in cell.plain.split()), \
+                            (size, table.id, cell.plain)
+            names = [str(stats.get_row_at(i)[0]) for i in range(stats.row_count)]
+            if listed:
+                # a name on its own line, then one line per column: "count  60"
+                assert names[0].startswith("amount") and names[1].split() == ["count", "60"]
+            else:
+                assert names[0].startswith("amount") and names[0].endswith("[us]")
+        await pilot.press("escape")
+
+
 async def test_details_show_the_machine_and_amounts_with_units(demo_repo):
     import json
 

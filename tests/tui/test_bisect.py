@@ -2,10 +2,12 @@
 
 from __future__ import annotations
 
-from textual.widgets import Log
+import re
+
 
 from perun_tui.app import PerunApp
 from perun_tui.screens.bisect import BisectDone, BisectScreen
+from perun_tui.widgets.wrappedlog import WrappedLog
 
 from .helpers import Recorder, bisect_repo, main_screen, settle, wait_until
 
@@ -30,9 +32,35 @@ async def test_bisect_from_the_palette_finds_the_commit_with_stored_profiles(tmp
         assert isinstance(screen, BisectScreen)
         done = recorder.of(BisectDone)[0]
         assert done.error is None and done.result.culprit == shas[3] and done.result.collections == 0
-        lines = screen.query_one(Log).lines
+        lines = screen.query_one(WrappedLog).lines
         assert any(line.startswith(f"{shas[4][:7]} is bad (stored profiles)") for line in lines), lines
         assert f"first degraded commit: {shas[3][:7]}" in lines
+        # the finding's amounts with their unit and the change, as the check writes them (not 0.99000 -> 3.96000)
+        found = [line for line in lines if line.startswith("  Degradation at ./app [real]: ")]
+        assert found and re.search(r": 1\.00 s -> 4\.00 s \(\+\d+(\.\d+)? ?%\)$", found[0]), lines
         await pilot.press("escape")
         await pilot.pause()
         assert not isinstance(app.screen, BisectScreen)
+
+
+async def test_the_verdict_wraps_at_40_columns_instead_of_running_past_the_border(tmp_path):
+    """At 40x12 the finding lines were cut at the pane's edge without an ellipsis (the log scrolled sideways)."""
+    root, shas = bisect_repo(tmp_path)
+    recorder = Recorder()
+    app = PerunApp(root)
+    async with app.run_test(size=(40, 12), message_hook=recorder) as pilot:
+        await settle(pilot)
+        main = main_screen(app)
+        main.history.marked = {shas[4]: None, shas[0]: None}
+        main.action_bisect()
+        await wait_until(pilot, lambda: recorder.of(BisectDone), timeout=60)
+        await settle(pilot)
+        log = app.screen.query_one(WrappedLog)
+        width = log.scrollable_content_region.width
+        assert log.virtual_size.width <= width and all(len(line) <= width for line in log.lines), log.lines
+        finding = next(line for line in log.written if line.startswith("  Degradation at ./app [real]"))
+        assert len(finding) > width  # the case that scrolled: now its words follow in the next lines
+        assert " ".join(finding.split()) in " ".join(" ".join(log.lines).split())
+        await pilot.resize_terminal(80, 24)
+        await settle(pilot)
+        assert finding in log.lines  # whole again where it fits

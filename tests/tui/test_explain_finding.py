@@ -9,7 +9,7 @@ from textual.widgets import DataTable, OptionList, Static
 
 from perun_core import api
 from perun_tui.app import PerunApp
-from perun_tui.modals.explain import NO_FLAME, ExplainScreen
+from perun_tui.modals.explain import KEYS_HINT, NO_FLAME, SHORT_KEYS_HINT, ExplainScreen
 from perun_tui.modals.source import SourceScreen, viewers
 from perun_tui.screens.check import CheckScreen
 
@@ -182,6 +182,7 @@ async def test_the_difference_flame_graph_of_two_perf_profiles_and_sources_outsi
         assert "through memcpy: 100 samples -> 300 samples" in _text(modal), _text(modal)
         flame = str(modal.query_one("#explain-flame", Static).render())
         assert NO_FLAME not in flame and "middle" in flame and "main" in flame, flame
+        _assert_flame_fits(modal)
         await pilot.press("enter")  # middle: app.c is in the repository (profiles of files: the working tree's)
         await settle(pilot)
         assert [call[0] for call in _calls(calls)] == ["+7"] and Path(_calls(calls)[0][1]).name == "app.c"
@@ -275,24 +276,28 @@ async def _source_of_middle(tmp_path, monkeypatch, pager: str | None):
         await settle(pilot)
         shown = app.screen
         text = shown.query_one("#source-text").text if isinstance(shown, SourceScreen) else None
-        return shas, text, recorder.notes()
+        note = shown.note if isinstance(shown, SourceScreen) else ""
+        if note:
+            assert str(shown.query_one("#source-note", Static).render()) == note
+        return shas, text, recorder.notes(), note
 
 
 async def test_without_a_pager_or_an_editor_the_source_at_the_commit_shows_in_a_dialog(tmp_path, monkeypatch):
-    shas, text, notes = await _source_of_middle(tmp_path, monkeypatch, pager=None)
+    shas, text, notes, note = await _source_of_middle(tmp_path, monkeypatch, pager=None)
     assert text == "/* slow */\nint main(void) { return 2; }\n"  # the commit's, not the working tree's
-    assert any(f"app.c at {shas[1][:7]} shown here: neither $PAGER nor an editor is set" in note for note in notes)
+    # why it shows here is said in the dialog (its title names the file and commit), not by a toast over its border
+    assert note == "shown here: neither $PAGER nor an editor is set" and not notes, notes
 
 
 async def test_a_pager_that_cannot_start_is_said_and_the_dialog_shows_the_source(tmp_path, monkeypatch):
-    _shas, text, notes = await _source_of_middle(tmp_path, monkeypatch, pager=str(tmp_path / "no-such-pager"))
+    _shas, text, notes, note = await _source_of_middle(tmp_path, monkeypatch, pager=str(tmp_path / "no-such-pager"))
     assert text == "/* slow */\nint main(void) { return 2; }\n"
-    assert any("cannot start no-such-pager ($PAGER)" in note for note in notes), notes
+    assert "cannot start no-such-pager ($PAGER)" in note and not notes, (note, notes)
 
 
 async def test_the_pager_gets_a_read_only_copy_of_the_source_at_the_commit(tmp_path, monkeypatch):
     calls = _recording_editor(tmp_path, monkeypatch, variable="PAGER")
-    shas, text, notes = await _source_of_middle(tmp_path, monkeypatch, pager=None)
+    shas, text, notes, _note = await _source_of_middle(tmp_path, monkeypatch, pager=None)
     assert text is None  # no dialog: the pager showed it
     [(copy,)] = _calls(calls)  # a pager other than less gets no line
     assert Path(copy).name == f"app@{shas[1][:7]}.c"
@@ -350,3 +355,48 @@ async def test_a_collection_under_way_shows_its_collector_expected_time_and_seco
             release.set()
         await wait_until(pilot, lambda: modal.explanation is not None, timeout=30)
         assert "elapsed" not in shown() and modal.ticker is None and "1. middle (" in _text(modal)
+
+
+def _assert_flame_fits(modal: ExplainScreen) -> None:
+    """The difference flame graph is as wide as its pane: drawn wider (for the terminal's width less 12), the
+    last cell of every frame wrapped onto a line of its own at 40 and at 120 columns."""
+    from rich.cells import cell_len
+
+    body = modal.query_one("#explain-flame-body")
+    lines = str(modal.query_one("#explain-flame", Static).render()).splitlines()
+    assert lines and max(cell_len(line) for line in lines) <= body.scrollable_content_region.width, lines
+
+
+async def test_the_keys_in_the_border_stay_whole_at_40_columns(tmp_path):
+    """At 40x12 the border's "enter opens a function's source · esc to close" was cut before "esc": a short
+    form fits there, the full one comes back at 120 columns; esc closes."""
+    root = tmp_path / "cproject"
+    make_repo(root, [{"files": {"app.c": "int main(void) { return 0; }\n"}, "message": "v1"}])
+    api.init(root)
+    report = _perf_report(tmp_path, root, None)
+    app = PerunApp(root)
+    async with app.run_test(size=(40, 12)) as pilot:
+        await settle(pilot)
+        modal = ExplainScreen(report, "./app [real]")
+        await app.push_screen(modal)
+        await wait_until(pilot, lambda: modal.explanation is not None, timeout=30)
+        await settle(pilot)
+        dialog = modal.query_one("#explain-dialog")
+        assert dialog.border_subtitle == SHORT_KEYS_HINT
+        assert len(SHORT_KEYS_HINT) <= dialog.size.width - 4
+        _assert_flame_fits(modal)
+        # the text filled the 8 rows and left the functions and the flame graph none: the dialog scrolls now,
+        # and each part is shown when it has the focus
+        functions = modal.query_one("#explain-functions", OptionList)
+        flame = modal.query_one("#explain-flame-body")
+        for part in (functions, flame, functions):
+            assert app.focused is part
+            assert part.region.height > 0 and dialog.content_region.overlaps(part.region), part
+            await pilot.press("tab")
+            await settle(pilot)
+        await pilot.resize_terminal(120, 40)
+        await settle(pilot)
+        assert dialog.border_subtitle == KEYS_HINT
+        await pilot.press("escape")
+        await settle(pilot)
+        assert app.screen is not modal

@@ -5,7 +5,7 @@ from __future__ import annotations
 import json
 import re
 
-from textual.widgets import DataTable, Input
+from textual.widgets import DataTable, Input, Label
 
 from perun_core import api
 from perun_tui.app import PerunApp
@@ -83,6 +83,43 @@ async def test_the_form_has_the_focus_and_the_pane_until_a_start(demo_repo):
             assert form.region.contains_region(app.focused.region)  # scrolled into view
             await pilot.press("tab")
         assert seen == {field.id for field in fields}
+
+
+async def test_the_form_shows_the_unit_of_every_amount(demo_repo):
+    """Time budget, hang timeout, sizes and counts of runs show their unit beside the field; the default and a typed
+    value that reads better with a prefix go through the formatter of amounts (65536 bytes: 64.0 KiB)."""
+    amounts = [p for p in api.FUZZ_PARAMS if p.kind in ("int", "float") and p.name != "seed"]
+    assert all(p.unit for p in amounts), [p.name for p in amounts if not p.unit]  # the seed is a number, no amount
+    app = PerunApp(demo_repo)
+    async with app.run_test(size=(80, 24)) as pilot:
+        await settle(pilot)
+        app.push_screen(FuzzScreen())
+        await wait_until(pilot, lambda: isinstance(app.screen, FuzzScreen) and bool(app.screen.query("#field-cmd")))
+        await settle(pilot)
+        screen = app.screen
+        for param in amounts:
+            assert str(screen.query_one(f"#unit-{param.name}", Label).render()) == param.unit
+        assert screen.query_one("#field-timeout", Input).placeholder == "default: 1800.0 s"
+        assert screen.query_one("#field-calibration", Input).placeholder == "default: 5 runs"
+        screen.query_one("#field-max_size", Input).focus()
+        await pilot.press(*"65536")
+        await pilot.pause()
+        assert str(screen.query_one("#unit-max_size", Label).render()) == "B = 64.0 KiB"
+        screen.query_one("#field-hang_timeout", Input).focus()
+        await pilot.press(*"0.25")
+        await pilot.pause()
+        assert str(screen.query_one("#unit-hang_timeout", Label).render()) == "s = 250.0 ms"
+        await pilot.press("backspace", "backspace", "backspace", "backspace", *"x")
+        await pilot.pause()
+        # a value that does not convert: the unit alone, the field marked and the error in the message line
+        assert str(screen.query_one("#unit-hang_timeout", Label).render()) == "s"
+        assert screen.query_one(ParamForm).problems()
+        # marked in shape before its name, not by the field's tint alone; the mark goes with the error
+        row = screen.query_one("#field-hang_timeout").parent
+        assert str(row.query_one(".form-label", Label).render()) == "✗ hang_timeout"
+        await pilot.press("backspace")
+        await pilot.pause()
+        assert str(row.query_one(".form-label", Label).render()) == "hang_timeout"
 
 
 def test_the_feed_tells_the_screen_once_per_take():

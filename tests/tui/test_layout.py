@@ -126,6 +126,9 @@ async def test_the_mark_toast_shows_the_next_key_at_40x12(demo_repo):
         await wait_until(pilot, lambda: bool(app.screen.query(Toast)))
         shown = " ".join(rendered_text(app.screen.query_one(Toast)).split())
         assert "marked 1@p (pending)" in shown and "press d on one" in shown
+        # between the panes' side borders: the whole width covered them
+        toast = app.screen.query_one(Toast).region
+        assert toast.x >= 1 and toast.right <= app.size.width - 1, toast
 
 
 async def test_an_empty_commit_says_which_profiles_a_commit_lists(demo_repo):

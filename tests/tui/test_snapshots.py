@@ -196,9 +196,8 @@ def test_fuzz_form(snap_compare, demo_repo, size):
 @pytest.mark.parametrize("size", SIZES)
 def test_bisect_screen(snap_compare, tmp_path, size):
     """Bisect over stored profiles: the first degraded commit found without a run."""
-    from textual.widgets import Log
-
     from perun_tui.screens.bisect import BisectScreen
+    from perun_tui.widgets.wrappedlog import WrappedLog
 
     root, shas = bisect_repo(tmp_path)
 
@@ -208,12 +207,12 @@ def test_bisect_screen(snap_compare, tmp_path, size):
         main.history.marked = {shas[4]: None, shas[0]: None}
         main.action_bisect()
         await wait_until(pilot, lambda: isinstance(pilot.app.screen, BisectScreen) and any(
-            line.startswith("first degraded commit") for log in pilot.app.screen.query(Log) for line in log.lines),
+            line.startswith("first degraded commit") for log in pilot.app.screen.query(WrappedLog) for line in log.lines),
             timeout=60)
         await settle(pilot)
         # the log follows its last line as it grows; whether the last scroll landed before the picture is a
         # race at 40x12, so the picture is taken at the end, where the result is
-        for log in pilot.app.screen.query(Log):
+        for log in pilot.app.screen.query(WrappedLog):
             log.scroll_end(animate=False)
         await settle(pilot)
         pilot.app.clear_notifications()
