@@ -13,7 +13,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
-from .tokens import intern_tokens
+from .tokens import TokenNumbers
 
 __all__ = ["FoldedScan", "scan_folded"]
 
@@ -45,8 +45,20 @@ class FoldedScan:
     lines: int
 
 
-def scan_folded(data: bytes) -> FoldedScan | None:
-    """The stacks of ``data`` (a folded file, or several joined), or None when the slow path must read it."""
+#: Bytes of lines read at once (whole lines: a chunk ends at the first line break from here on).  A chunk's
+#: per-frame arrays (a few dozen bytes a frame) stay in the cache and are reused, not mapped anew.
+_CHUNK_BYTES = 1 << 21
+
+
+def scan_folded(data: bytes, chunk_bytes: int | None = None) -> FoldedScan | None:
+    """The stacks of ``data`` (a folded file, or several joined), or None when the slow path must read it.
+
+    The lines are read in chunks of about ``chunk_bytes``, the last chunk
+    first: each chunk's separators, frames and frame numbers at once, its
+    frames reversed, so the chunks' frame numbers one after another are the
+    answer's ``flat`` and no other array of one entry per frame is made.
+    Frame names are numbered as they first occur in that order.
+    """
     import numpy as np
 
     if not data.endswith(b"\n") or any(data.find(mark) >= 0 for mark in _OTHER_BREAKS_ASCII):
@@ -59,34 +71,100 @@ def scan_folded(data: bytes) -> FoldedScan | None:
         if any(mark in text for mark in _OTHER_BREAKS_UTF8):
             return None
         del text
-    buf = np.frombuffer(data, dtype=np.uint8)
-    found = _frames(buf)
-    if found is None:
-        return None
-    line_starts, value_starts, line_ends, lengths, starts, ends = found
-    del found  # so that ``del starts, ends`` below frees them
-    if (buf[line_starts] == 35).any():  # a '#' comment: the line-by-line reader skips it
-        return None
-    values = _whole_numbers(buf, value_starts, line_ends)
-    if values is None:
-        return None
-    tokens, codes = intern_tokens(data, starts, ends)
-    del starts, ends
-    leaders, values = _add_up_repeated(data, codes, lengths, line_starts, value_starts, values)
-    if leaders is not None:
-        keep = np.zeros(len(lengths), dtype=bool)
-        keep[leaders] = True
-        codes = codes[np.repeat(keep, lengths)]
-        lengths = lengths[leaders]
-    # the whole reversed: the last stack first, each innermost frame first; frames renumbered in that order
-    flat = codes[::-1]
-    first = np.full(len(tokens), len(flat), dtype=np.int64)
-    np.minimum.at(first, flat, np.arange(len(flat), dtype=np.int64))
-    order = np.argsort(first, kind="stable")
-    renumber = np.empty(len(tokens), dtype=np.int64)
-    renumber[order] = np.arange(len(tokens), dtype=np.int64)
-    names = [tokens[i].decode("utf-8") for i in order.tolist()]
-    return FoldedScan(names, renumber[flat], lengths[::-1].copy(), values[::-1].copy(), len(line_starts))
+    reader = _ChunkReader(data)
+    for lo, hi in reversed(_chunk_bounds(data, chunk_bytes or _CHUNK_BYTES)):
+        if not reader.read(lo, hi):
+            return None
+    return reader.result()
+
+
+def _chunk_bounds(data: bytes, size: int) -> list[tuple[int, int]]:
+    """Byte ranges of whole lines, each ending at the first line break at least ``size`` bytes on."""
+    bounds = []
+    lo = 0
+    while lo < len(data):
+        hi = data.find(b"\n", min(lo + size, len(data)) - 1) + 1
+        bounds.append((lo, hi))
+        lo = hi
+    return bounds
+
+
+class _ChunkReader:
+    """The stacks of chunks of lines read one after another, the file's last chunk first.
+
+    Kept per chunk (reversed: its last line first, each line's last frame
+    first): the frame numbers (int32), and per line its frames, value,
+    start, the end of its stack and a hash of its frame numbers.
+    """
+
+    def __init__(self, data: bytes) -> None:
+        import numpy as np
+
+        self.data = data
+        self.numbers = TokenNumbers(data)
+        self.code_type = np.int32 if len(data) < 1 << 31 else np.int64  # a token number is below the bytes
+        self.final = np.zeros(0, dtype=self.code_type)  # a token's number -> its place in order of first occurrence
+        self.parts: dict[str, list[Any]] = {key: [] for key in ("codes", "lengths", "values", "starts", "ends", "hashes")}
+
+    def read(self, lo: int, hi: int) -> bool:
+        """Read the lines ``data[lo:hi]``; False when the slow path must read the file."""
+        import numpy as np
+
+        buf = np.frombuffer(self.data, dtype=np.uint8, count=hi - lo, offset=lo)
+        found = _frames(buf)
+        if found is None:
+            return False
+        line_starts, value_starts, line_ends, lengths, starts, ends = found
+        del found
+        if (buf[line_starts] == 35).any():  # a '#' comment: the line-by-line reader skips it
+            return False
+        values = _whole_numbers(buf, value_starts, line_ends)
+        if values is None:
+            return False
+        starts = starts[::-1] + lo
+        ends = ends[::-1] + lo
+        numbers, firsts = self.numbers.number(starts, ends)
+        if len(firsts):  # new names, ordered by where they first occur
+            before = len(self.final)
+            self.final = np.concatenate((self.final, np.empty(len(firsts), dtype=self.code_type)))
+            self.final[before + np.argsort(firsts, kind="stable")] = np.arange(before, before + len(firsts))
+        codes = self.final[numbers]
+        lengths = lengths[::-1]
+        parts = self.parts
+        parts["codes"].append(codes)
+        parts["lengths"].append(lengths)
+        parts["values"].append(values[::-1])
+        parts["starts"].append(line_starts[::-1] + lo)
+        parts["ends"].append(value_starts[::-1] + (lo - 1))
+        parts["hashes"].append(_line_hashes(codes, lengths))
+        return True
+
+    def result(self) -> FoldedScan:
+        """The stacks read, lines of one stack added up."""
+        import numpy as np
+
+        joined = {key: np.concatenate(parts) for key, parts in self.parts.items()}
+        self.parts.clear()
+        flat, lengths, values = joined["codes"], joined["lengths"], joined["values"]
+        tokens = self.numbers.tokens()
+        order = np.empty(len(self.final), dtype=np.int64)
+        order[self.final] = np.arange(len(self.final))
+        lines = len(lengths)
+        leaders, values = _add_up_repeated(self.data, joined["hashes"], joined["starts"], joined["ends"], values)
+        if leaders is not None:  # only the last line of a stack stays: renumber the frames in their new order
+            keep = np.zeros(len(lengths), dtype=bool)
+            keep[leaders] = True
+            flat = flat[np.repeat(keep, lengths)]
+            lengths = lengths[leaders]
+            first = np.full(len(order), len(flat), dtype=np.int64)
+            np.minimum.at(first, flat, np.arange(len(flat), dtype=np.int64))
+            renumber = np.argsort(first, kind="stable")
+            order = order[renumber]
+            placed = np.empty(len(renumber), dtype=flat.dtype)
+            placed[renumber] = np.arange(len(renumber))
+            flat = placed[flat]
+        names = [tokens[i].decode("utf-8") for i in order.tolist()]
+        return FoldedScan(names, flat, lengths, values, lines)
 
 
 def _frames(buf: Any) -> tuple[Any, Any, Any, Any, Any, Any] | None:
@@ -179,19 +257,14 @@ def _whole_numbers(buf: Any, starts: Any, ends: Any) -> Any | None:
     return values
 
 
-def _add_up_repeated(data: bytes, codes: Any, lengths: Any, line_starts: Any, stack_ends: Any,
-                     values: Any) -> tuple[Any | None, Any]:
-    """Lines of one stack added up: the first line of each distinct stack (None: all distinct) and the sums.
-
-    A hash of each line's frame numbers finds the lines that may repeat
-    another; only those are compared by their text.
-    """
+def _line_hashes(codes: Any, lengths: Any) -> Any:
+    """A 64-bit hash of each line's frame numbers (``codes``, ``lengths[i]`` of them per line): equal stacks always
+    get equal hashes."""
     import numpy as np
 
-    count = len(lengths)
     firsts = np.cumsum(lengths) - lengths  # where each line's frames start in ``codes``
     # each frame mixed with the one before it on its line (a line's first frame with a fixed number): the sum
-    # over a line depends on the order of its frames; equal stacks always get equal hashes
+    # over a line depends on the order of its frames
     before = np.empty(len(codes), dtype=np.uint64)
     before[1:] = codes[:-1]
     before[firsts] = np.uint64(0x2545F4914F6CDD1D)
@@ -199,21 +272,33 @@ def _add_up_repeated(data: bytes, codes: Any, lengths: Any, line_starts: Any, st
     mixed = codes.astype(np.uint64)
     mixed += np.uint64(0xBF58476D1CE4E5B9)
     mixed ^= before
-    del before
     mixed *= np.uint64(0x94D049BB133111EB)
     mixed ^= mixed >> np.uint64(29)
     hashes = np.add.reduceat(mixed, firsts)
-    del mixed
     hashes ^= lengths.astype(np.uint64) * np.uint64(0x94D049BB133111EB)
+    return hashes
+
+
+def _add_up_repeated(data: bytes, hashes: Any, line_starts: Any, stack_ends: Any,
+                     values: Any) -> tuple[Any | None, Any]:
+    """Lines of one stack added up: of each distinct stack the line that comes first in the file (the last one
+    here: the lines are in reverse order; None: all distinct), and the sums.
+
+    The hashes find the lines that may repeat another; only those are
+    compared by their text (``data[line_starts[i]:stack_ends[i]]``).
+    """
+    import numpy as np
+
+    count = len(hashes)
     ordered = np.sort(hashes)
     again = ordered[1:] == ordered[:-1]
     if not again.any():  # the common file: every line a stack of its own
         return None, values
-    shared = np.flatnonzero(np.isin(hashes, ordered[1:][again]))
+    shared = np.flatnonzero(np.isin(hashes, ordered[1:][again]))[::-1]  # in the file's order
     group = np.arange(count, dtype=np.int64)
     seen: dict[bytes, int] = {}
     for line, start, end in zip(shared.tolist(), line_starts[shared].tolist(), stack_ends[shared].tolist()):
-        group[line] = seen.setdefault(data[start:end - 1], line)
+        group[line] = seen.setdefault(data[start:end], line)
     leaders = np.flatnonzero(group == np.arange(count, dtype=np.int64))
     slot = np.empty(count, dtype=np.int64)
     slot[leaders] = np.arange(len(leaders), dtype=np.int64)

@@ -131,10 +131,10 @@ class _Table:
         bucket = ((hashes >> np.uint64(shift)) & np.uint64(len(self.number) - 1)).astype(np.intp)
         fresh = np.flatnonzero(self.number[bucket] < 0)
         if len(fresh):
-            slots = bucket[fresh]
-            self.number[slots] = fresh  # any one of several tokens for one bucket stays ...
-            slots = np.unique(slots)
-            winner = self.number[slots]  # ... and its keys with it
+            # of several tokens for one empty bucket the first stays, with its keys: a number goes to the first
+            # token of its text (callers order new numbers by where their text first occurs)
+            slots, index = np.unique(bucket[fresh], return_index=True)
+            winner = fresh[index]
             self.lengths[slots] = keys.lengths[winner]
             self.first[slots] = keys.first[winner]
             self.last[slots] = keys.last[winner]
@@ -146,11 +146,11 @@ class _Table:
 
 
 class _Numbering:
-    """Numbers handed out to distinct tokens in turn, with the index of the token that got each one."""
+    """Numbers handed out to distinct tokens in turn (from ``count`` on), with the index of the token that got each."""
 
-    def __init__(self) -> None:
+    def __init__(self, count: int) -> None:
         self.firsts: list[Any] = []
-        self.count = 0
+        self.count = count
 
     def add(self, tokens: Any) -> Any:
         import numpy as np
@@ -183,18 +183,22 @@ def intern_tokens(data: bytes, starts: Any, ends: Any) -> tuple[list[bytes], Any
 
     count = len(starts)
     if count < _PARALLEL_FROM or _usable_cpus() < 2:
-        return _intern(data, starts, ends)
+        numbering = TokenNumbers(data)
+        numbers, _ = numbering.number(starts, ends)
+        return numbering.tokens(), numbers
     from concurrent.futures import ThreadPoolExecutor  # only for large inputs
 
     half = count // 2
+    first, later = TokenNumbers(data), TokenNumbers(data)
     with ThreadPoolExecutor(max_workers=1) as pool:
-        later = pool.submit(_intern, data, starts[half:], ends[half:])
-        found, numbers = _intern(data, starts[:half], ends[:half])
-        found_later, numbers_later = later.result()
+        pending = pool.submit(later.number, starts[half:], ends[half:])
+        numbers, _ = first.number(starts[:half], ends[:half])
+        numbers_later, _ = pending.result()
+    found = first.tokens()
     position = {token: i for i, token in enumerate(found)}
     renumber = np.fromiter((position[token] if token in position
-                            else _append(found, position, token) for token in found_later),
-                           dtype=np.int64, count=len(found_later))
+                            else _append(found, position, token) for token in later.tokens()),
+                           dtype=np.int64, count=later.count)
     return found, np.concatenate((numbers, renumber[numbers_later]))
 
 
@@ -210,45 +214,79 @@ def _append(found: list[bytes], position: dict[bytes, int], token: bytes) -> int
     return position[token]
 
 
-def _intern(data: bytes, starts: Any, ends: Any) -> tuple[list[bytes], Any]:
-    """Each token numbered as its text first turns up in a bucket table (or the dict after them): no pass over
-    all tokens afterwards to number them."""
-    import numpy as np
+class TokenNumbers:
+    """Numbers for the tokens of one buffer, handed out over any number of calls of :meth:`number`.
 
-    count = len(starts)
-    buffer = _Buffer(data)
-    numbering = _Numbering()
-    number = np.empty(count, dtype=np.int64)
-    pending = None  # all tokens, in the first round: taken by slices, not gathered
-    for bits, shift in _ROUNDS:
-        table = _Table(bits)
-        left = []
-        total = count if pending is None else len(pending)
-        step = _CHUNK if pending is None else max(total, 1)
-        for lo in range(0, total, step):
-            if pending is None:
-                hi = min(lo + step, count)
-                tokens = np.arange(lo, hi, dtype=np.int64)
-                keys = _Keys(buffer, starts[lo:hi], ends[lo:hi])
-            else:
-                tokens = pending[lo:lo + step]
-                keys = _Keys(buffer, starts[tokens], ends[tokens])
-            kept, same = table.match(keys, keys.hashes(), shift, numbering, tokens)
-            number[tokens[same]] = kept[same]
-            left.append(tokens[~same])
-        pending = np.concatenate(left) if left else np.zeros(0, dtype=np.int64)
-        if not len(pending):
-            break
-    if pending is not None and len(pending):
-        seen: dict[bytes, int] = {}
+    The bucket tables and the dict after them last from call to call, so a
+    token of a later call meets the token of an earlier call that its text
+    first turned up as, and gets its number: a caller can feed a large
+    buffer's tokens in chunks whose temporary arrays stay small.
+    """
+
+    def __init__(self, data: bytes) -> None:
+        self.data = data
+        self.buffer = _Buffer(data)
+        self.tables: list[_Table] = []  # made when a round is first needed: the later ones are large
+        self.seen: dict[bytes, int] = {}
+        self.firsts: list[tuple[Any, Any]] = []  # per call, the start and end of each new number's token
+        self.count = 0
+
+    def number(self, starts: Any, ends: Any) -> tuple[Any, Any]:
+        """Each token's number (an int64 array), and, for the numbers new in this call (``count`` before it on,
+        in order), the index of the first token of their text.
+
+        Each token is numbered as its text first turns up in a bucket table
+        (or the dict after them): no pass over all tokens afterwards.
+        """
+        import numpy as np
+
+        count = len(starts)
+        numbering = _Numbering(self.count)
+        number = np.empty(count, dtype=np.int64)
+        pending = None  # all tokens, in the first round: taken by slices, not gathered
+        for round_index, (bits, shift) in enumerate(_ROUNDS):
+            if round_index == len(self.tables):
+                self.tables.append(_Table(bits))
+            table = self.tables[round_index]
+            left = []
+            total = count if pending is None else len(pending)
+            step = _CHUNK if pending is None else max(total, 1)
+            for lo in range(0, total, step):
+                if pending is None:
+                    hi = min(lo + step, count)
+                    tokens = np.arange(lo, hi, dtype=np.int64)
+                    keys = _Keys(self.buffer, starts[lo:hi], ends[lo:hi])
+                else:
+                    tokens = pending[lo:lo + step]
+                    keys = _Keys(self.buffer, starts[tokens], ends[tokens])
+                kept, same = table.match(keys, keys.hashes(), shift, numbering, tokens)
+                number[tokens[same]] = kept[same]
+                left.append(tokens[~same])
+            pending = np.concatenate(left) if left else np.zeros(0, dtype=np.int64)
+            if not len(pending):
+                break
+        if pending is not None and len(pending):
+            self._number_in_dict(pending, starts, ends, number, numbering)
+        firsts = np.concatenate(numbering.firsts) if numbering.firsts else np.zeros(0, dtype=np.int64)
+        self.count = numbering.count
+        self.firsts.append((starts[firsts], ends[firsts]))
+        return number, firsts
+
+    def _number_in_dict(self, pending: Any, starts: Any, ends: Any, number: Any, numbering: _Numbering) -> None:
+        """The tokens left after the bucket tables, in their order: a new text is numbered at its first token."""
+        import numpy as np
+
         new: list[int] = []
         for token, start, end in zip(pending.tolist(), starts[pending].tolist(), ends[pending].tolist()):
-            text = data[start:end]
-            found = seen.get(text)
+            text = self.data[start:end]
+            found = self.seen.get(text)
             if found is None:
-                found = seen[text] = numbering.count + len(new)
+                found = self.seen[text] = numbering.count + len(new)
                 new.append(token)
             number[token] = found
         numbering.add(np.array(new, dtype=np.int64))
-    firsts = np.concatenate(numbering.firsts) if numbering.firsts else np.zeros(0, dtype=np.int64)
-    return [data[s:e] for s, e in zip(starts[firsts].tolist(), ends[firsts].tolist())], number
+
+    def tokens(self) -> list[bytes]:
+        """The text of every number handed out so far, by number."""
+        data = self.data
+        return [data[s:e] for starts, ends in self.firsts for s, e in zip(starts.tolist(), ends.tolist())]

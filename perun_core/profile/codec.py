@@ -286,7 +286,7 @@ def _stack_column_bytes(column: StackColumn, sparse: bool, dump: Callable[[Any],
     count = len(column.starts)
     if not count or (count < column.length and not sparse):
         return None
-    flat = np.asarray(column.flat, dtype=np.int64)
+    flat = np.asarray(column.flat)  # any integer type: packed at the width of the frame table
     starts = np.asarray(column.starts, dtype=np.int64)
     ends = np.asarray(column.ends, dtype=np.int64)
     width = int_kind(0, max(len(column.frames) - 1, 0))
