@@ -61,7 +61,7 @@ def scan_folded(data: bytes, chunk_bytes: int | None = None) -> FoldedScan | Non
     """
     import numpy as np
 
-    if not data.endswith(b"\n") or any(data.find(mark) >= 0 for mark in _OTHER_BREAKS_ASCII):
+    if not data.endswith(b"\n"):
         return None
     if not data.isascii():
         try:
@@ -104,7 +104,11 @@ class _ChunkReader:
         self.numbers = TokenNumbers(data)
         self.code_type = np.int32 if len(data) < 1 << 31 else np.int64  # a token number is below the bytes
         self.final = np.zeros(0, dtype=self.code_type)  # a token's number -> its place in order of first occurrence
-        self.parts: dict[str, list[Any]] = {key: [] for key in ("codes", "lengths", "values", "starts", "ends", "hashes")}
+        # every frame takes two bytes at least (a name and a separator): room for all of them, of which only the
+        # pages written are ever mapped; cut to the frames read at the end, without a copy
+        self.flat = np.empty(len(data) // 2 + 1, dtype=self.code_type)
+        self.frames = 0
+        self.parts: dict[str, list[Any]] = {key: [] for key in ("lengths", "values", "starts", "ends", "hashes")}
 
     def read(self, lo: int, hi: int) -> bool:
         """Read the lines ``data[lo:hi]``; False when the slow path must read the file."""
@@ -118,6 +122,11 @@ class _ChunkReader:
         del found
         if (buf[line_starts] == 35).any():  # a '#' comment: the line-by-line reader skips it
             return False
+        # control characters other than the line breaks (tabs, and the other line breaks the line reader knows)
+        # are rare: the chunk is searched for those breaks only when it has any
+        if np.count_nonzero(buf < 32) != len(line_starts) and \
+                any(self.data.find(mark, lo, hi) >= 0 for mark in _OTHER_BREAKS_ASCII):
+            return False
         values = _whole_numbers(buf, value_starts, line_ends)
         if values is None:
             return False
@@ -128,10 +137,10 @@ class _ChunkReader:
             before = len(self.final)
             self.final = np.concatenate((self.final, np.empty(len(firsts), dtype=self.code_type)))
             self.final[before + np.argsort(firsts, kind="stable")] = np.arange(before, before + len(firsts))
-        codes = self.final[numbers]
+        codes = np.take(self.final, numbers, out=self.flat[self.frames:self.frames + len(numbers)], mode="clip")
+        self.frames += len(numbers)
         lengths = lengths[::-1]
         parts = self.parts
-        parts["codes"].append(codes)
         parts["lengths"].append(lengths)
         parts["values"].append(values[::-1])
         parts["starts"].append(line_starts[::-1] + lo)
@@ -145,7 +154,9 @@ class _ChunkReader:
 
         joined = {key: np.concatenate(parts) for key, parts in self.parts.items()}
         self.parts.clear()
-        flat, lengths, values = joined["codes"], joined["lengths"], joined["values"]
+        flat, self.flat = self.flat, None
+        flat.resize(self.frames, refcheck=False)
+        lengths, values = joined["lengths"], joined["values"]
         tokens = self.numbers.tokens()
         order = np.empty(len(self.final), dtype=np.int64)
         order[self.final] = np.arange(len(self.final))

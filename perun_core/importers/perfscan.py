@@ -250,7 +250,8 @@ def _number_pairs(text: bytes, symbol: Any, symbol_end: Any, obj: Any, obj_end: 
     inverse = inverse.reshape(-1)
     leader = first[inverse]
     for keys in (symbols, objects):
-        if not keys.equal(keys.lengths[leader], keys.first[leader], keys.last[leader], keys.starts[leader]).all():
+        if not keys.equal(keys.lengths[leader], keys.first[leader], keys.last[leader],
+                          lambda check, keys=keys: keys.starts[leader[check]]).all():
             return None, []
     order = np.argsort(first, kind="stable")
     rank = np.empty(len(first), dtype=np.int64)

@@ -23,6 +23,7 @@ hashes only choose whom to compare with.
 from __future__ import annotations
 
 import os
+from collections.abc import Callable
 from typing import Any
 
 __all__ = ["intern_tokens"]
@@ -60,6 +61,19 @@ class _Buffer:
         back = (np.minimum(offsets - safe, 7) << 3).astype(np.uint64)
         return (self.words[safe] >> back) & self.masks[keep]
 
+    def first_words(self, offsets: Any, lengths: Any) -> Any:
+        """:meth:`word` of each offset keeping ``min(lengths, 8)`` bytes; one read per offset when none is near
+        the end, and a mask only for the tokens under eight bytes."""
+        import numpy as np
+
+        if not len(offsets) or int(offsets.max()) > self.limit:
+            return self.word(offsets, np.minimum(lengths, 8))
+        words = self.words[offsets]
+        short = np.flatnonzero(lengths < 8)
+        if len(short):
+            words[short] &= self.masks[lengths[short]]
+        return words
+
 
 class _Keys:
     """What identifies each token: its length, first eight bytes and last eight bytes (exact up to 16 bytes)."""
@@ -69,11 +83,14 @@ class _Keys:
 
         self.buffer = buffer
         self.starts = starts
-        self.lengths = lengths = (ends - starts).astype(np.int32)
-        self.first = buffer.word(starts, np.minimum(lengths, 8))
-        self.last = np.zeros(len(starts), dtype=np.uint64)
+        self.lengths = lengths = ends - starts
+        self.first = buffer.first_words(starts, lengths)
         self.long = np.flatnonzero(lengths > 8)  # their last eight bytes overlap or follow the first eight
-        self.last[self.long] = buffer.words[ends[self.long] - 8]
+        if len(self.long) == len(starts):  # names of more than eight bytes, as most are: read at once
+            self.last = buffer.words[ends - 8]
+        else:
+            self.last = np.zeros(len(starts), dtype=np.uint64)
+            self.last[self.long] = buffer.words[ends[self.long] - 8]
         self.longest = int(lengths.max()) if len(lengths) else 0
 
     def hashes(self) -> Any:
@@ -90,8 +107,10 @@ class _Keys:
             hashes[index] = (hashes[index] ^ words) * np.uint64(_MIX)
         return hashes ^ (hashes >> np.uint64(29))
 
-    def equal(self, lengths: Any, first: Any, last: Any, starts: Any) -> Any:
-        """Is each token equal to the other token given by its ``lengths``, ``first``, ``last`` and ``starts``?"""
+    def equal(self, lengths: Any, first: Any, last: Any, starts_of: Callable[[Any], Any]) -> Any:
+        """Is each token equal to the other token given by its ``lengths``, ``first`` and ``last``, and its start
+        (``starts_of(indices)``: the starts of the others of the tokens at those indices, asked only for tokens
+        longer than 16 bytes)?"""
         import numpy as np
 
         same = self.lengths == lengths
@@ -104,7 +123,7 @@ class _Keys:
                 break
             keep = np.minimum(self.lengths[check] - 8 * j, 8)
             same[check] &= (self.buffer.word(self.starts[check] + 8 * j, keep)
-                            == self.buffer.word(starts[check] + 8 * j, keep))
+                            == self.buffer.word(starts_of(check) + 8 * j, keep))
         return same
 
 
@@ -116,7 +135,7 @@ class _Table:
 
         size = 1 << bits
         self.number = np.full(size, -1, dtype=np.int64)
-        self.lengths = np.zeros(size, dtype=np.int32)
+        self.lengths = np.zeros(size, dtype=np.int64)
         self.first = np.zeros(size, dtype=np.uint64)
         self.last = np.zeros(size, dtype=np.uint64)
         self.starts = np.zeros(size, dtype=np.int64)
@@ -140,9 +159,9 @@ class _Table:
             self.last[slots] = keys.last[winner]
             self.starts[slots] = keys.starts[winner]
             self.number[slots] = numbering.add(tokens[winner])
-        kept = self.number[bucket]
-        same = keys.equal(self.lengths[bucket], self.first[bucket], self.last[bucket], self.starts[bucket])
-        return kept, same
+        same = keys.equal(self.lengths[bucket], self.first[bucket], self.last[bucket],
+                          lambda check: self.starts[bucket[check]])
+        return self.number[bucket], same
 
 
 class _Numbering:
@@ -260,8 +279,12 @@ class TokenNumbers:
                     tokens = pending[lo:lo + step]
                     keys = _Keys(self.buffer, starts[tokens], ends[tokens])
                 kept, same = table.match(keys, keys.hashes(), shift, numbering, tokens)
-                number[tokens[same]] = kept[same]
-                left.append(tokens[~same])
+                if pending is None:  # the tokens unlike the one kept get their numbers in a later round
+                    number[lo:hi] = kept
+                    left.append(np.flatnonzero(~same) + lo)
+                else:
+                    number[tokens[same]] = kept[same]
+                    left.append(tokens[~same])
             pending = np.concatenate(left) if left else np.zeros(0, dtype=np.int64)
             if not len(pending):
                 break
