@@ -85,13 +85,14 @@ class _Keys:
         self.starts = starts
         self.lengths = lengths = ends - starts
         self.first = buffer.first_words(starts, lengths)
-        self.long = np.flatnonzero(lengths > 8)  # their last eight bytes overlap or follow the first eight
-        if len(self.long) == len(starts):  # names of more than eight bytes, as most are: read at once
+        self.longest = int(lengths.max()) if len(lengths) else 0
+        # tokens of more than eight bytes: their last eight bytes overlap or follow the first eight
+        if len(lengths) and int(lengths.min()) > 8:  # all of them, as most names are: read at once
             self.last = buffer.words[ends - 8]
         else:
+            long = np.flatnonzero(lengths > 8)
             self.last = np.zeros(len(starts), dtype=np.uint64)
-            self.last[self.long] = buffer.words[ends[self.long] - 8]
-        self.longest = int(lengths.max()) if len(lengths) else 0
+            self.last[long] = buffer.words[ends[long] - 8]
 
     def hashes(self) -> Any:
         import numpy as np
@@ -100,7 +101,7 @@ class _Keys:
         hashes *= np.uint64(_MIX)
         hashes ^= self.last
         hashes *= np.uint64(_MULTIPLIER)
-        index = self.long
+        index = np.flatnonzero(self.lengths > 16) if self.longest > 16 else None
         for j in range(1, (self.longest - 1) // 8):  # words between the first and the last eight bytes
             index = index[self.lengths[index] > 8 * j + 8]
             words = self.buffer.word(self.starts[index] + 8 * j, np.minimum(self.lengths[index] - 8 * j, 8))
@@ -116,6 +117,8 @@ class _Keys:
         same = self.lengths == lengths
         same &= self.first == first
         same &= self.last == last
+        if self.longest <= 16:  # the lengths, first and last eight bytes are all the bytes
+            return same
         check = np.flatnonzero(same & (self.lengths > 16))
         for j in range(1, (self.longest - 1) // 8):
             check = check[self.lengths[check] > 8 * j + 8]
@@ -148,7 +151,8 @@ class _Table:
         import numpy as np
 
         bucket = ((hashes >> np.uint64(shift)) & np.uint64(len(self.number) - 1)).astype(np.intp)
-        fresh = np.flatnonzero(self.number[bucket] < 0)
+        kept = self.number[bucket]
+        fresh = np.flatnonzero(kept < 0)
         if len(fresh):
             # of several tokens for one empty bucket the first stays, with its keys: a number goes to the first
             # token of its text (callers order new numbers by where their text first occurs)
@@ -159,9 +163,10 @@ class _Table:
             self.last[slots] = keys.last[winner]
             self.starts[slots] = keys.starts[winner]
             self.number[slots] = numbering.add(tokens[winner])
+            kept[fresh] = self.number[bucket[fresh]]
         same = keys.equal(self.lengths[bucket], self.first[bucket], self.last[bucket],
                           lambda check: self.starts[bucket[check]])
-        return self.number[bucket], same
+        return kept, same
 
 
 class _Numbering:
