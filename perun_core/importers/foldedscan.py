@@ -93,8 +93,8 @@ class _ChunkReader:
     """The stacks of chunks of lines read one after another, the file's last chunk first.
 
     Kept per chunk (reversed: its last line first, each line's last frame
-    first): the frame numbers (int32), and per line its frames, value,
-    start, the end of its stack and a hash of its frame numbers.
+    first): the frame numbers (int32, written into one array), and per line
+    its frames, value and a hash of its frame numbers.
     """
 
     def __init__(self, data: bytes) -> None:
@@ -108,7 +108,7 @@ class _ChunkReader:
         # pages written are ever mapped; cut to the frames read at the end, without a copy
         self.flat = np.empty(len(data) // 2 + 1, dtype=self.code_type)
         self.frames = 0
-        self.parts: dict[str, list[Any]] = {key: [] for key in ("lengths", "values", "starts", "ends", "hashes")}
+        self.parts: dict[str, list[Any]] = {key: [] for key in ("lengths", "values", "hashes")}
 
     def read(self, lo: int, hi: int) -> bool:
         """Read the lines ``data[lo:hi]``; False when the slow path must read the file."""
@@ -143,8 +143,6 @@ class _ChunkReader:
         parts = self.parts
         parts["lengths"].append(lengths)
         parts["values"].append(values[::-1])
-        parts["starts"].append(line_starts[::-1] + lo)
-        parts["ends"].append(value_starts[::-1] + (lo - 1))
         parts["hashes"].append(_line_hashes(codes, lengths))
         return True
 
@@ -161,7 +159,7 @@ class _ChunkReader:
         order = np.empty(len(self.final), dtype=np.int64)
         order[self.final] = np.arange(len(self.final))
         lines = len(lengths)
-        leaders, values = _add_up_repeated(self.data, joined["hashes"], joined["starts"], joined["ends"], values)
+        leaders, values = _add_up_repeated(flat, lengths, joined["hashes"], values)
         if leaders is not None:  # only the last line of a stack stays: renumber the frames in their new order
             keep = np.zeros(len(lengths), dtype=bool)
             keep[leaders] = True
@@ -290,13 +288,14 @@ def _line_hashes(codes: Any, lengths: Any) -> Any:
     return hashes
 
 
-def _add_up_repeated(data: bytes, hashes: Any, line_starts: Any, stack_ends: Any,
-                     values: Any) -> tuple[Any | None, Any]:
+def _add_up_repeated(flat: Any, lengths: Any, hashes: Any, values: Any) -> tuple[Any | None, Any]:
     """Lines of one stack added up: of each distinct stack the line that comes first in the file (the last one
     here: the lines are in reverse order; None: all distinct), and the sums.
 
     The hashes find the lines that may repeat another; only those are
-    compared by their text (``data[line_starts[i]:stack_ends[i]]``).
+    compared by their frame numbers (equal numbers, equal names: the same
+    text, as the bulk reader reads only lines without spaces around their
+    frames).
     """
     import numpy as np
 
@@ -306,10 +305,11 @@ def _add_up_repeated(data: bytes, hashes: Any, line_starts: Any, stack_ends: Any
     if not again.any():  # the common file: every line a stack of its own
         return None, values
     shared = np.flatnonzero(np.isin(hashes, ordered[1:][again]))[::-1]  # in the file's order
+    ends = np.cumsum(lengths)
     group = np.arange(count, dtype=np.int64)
     seen: dict[bytes, int] = {}
-    for line, start, end in zip(shared.tolist(), line_starts[shared].tolist(), stack_ends[shared].tolist()):
-        group[line] = seen.setdefault(data[start:end], line)
+    for line, end, length in zip(shared.tolist(), ends[shared].tolist(), lengths[shared].tolist()):
+        group[line] = seen.setdefault(flat[end - length:end].tobytes(), line)
     leaders = np.flatnonzero(group == np.arange(count, dtype=np.int64))
     slot = np.empty(count, dtype=np.int64)
     slot[leaders] = np.arange(len(leaders), dtype=np.int64)
