@@ -6,6 +6,12 @@ breaks other than ``\\n``, no ``#`` comments.  Anything else (fractional values,
 or broken line) makes it answer None, and the line-by-line reader of
 :mod:`perun_core.importers.stacks` reads the file and names any bad line.
 Both give the same stacks, frame numbers and values.
+
+The file is read in chunks of whole lines (a megabyte or two each), the
+last chunk first: each chunk's separators, frames and frame numbers at
+once, so that the only array with an entry per frame is the answer's
+(int32 frame numbers); a million lines make eleven million frames, and
+arrays of them cost as much in fresh memory pages as in computing.
 """
 
 from __future__ import annotations

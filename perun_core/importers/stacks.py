@@ -25,8 +25,8 @@ it follows, is refused).  The unit is the file's (``nanoseconds`` becomes ``ns``
 
 Both are vectorized (numpy over one flat array of frame ids).  A folded
 file is read in bulk (:mod:`perun_core.importers.foldedscan`: numpy over
-the positions of its separators, frame names numbered without a string per
-frame); files with fractional values, other line breaks or a broken line
+the positions of its separators, in chunks of lines, frame names numbered
+without a string per frame); files with fractional values, other line breaks or a broken line
 are read line by line, which names the bad line.  ``benchmarks/importdiff.py``
 times a million-line folded file.
 """

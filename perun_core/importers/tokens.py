@@ -2,8 +2,8 @@
 
 The importers of stack files meet the same few thousand frame names
 millions of times.  Splitting the text into strings and looking each up in
-a dict costs a second per ten million frames; :func:`intern_tokens` does the
-same with numpy over the token boundaries instead:
+a dict costs a second per ten million frames; :class:`TokenNumbers` does
+the same with numpy over the token boundaries instead:
 
 1. each token gets a 64-bit hash of its bytes, read eight at a time
    through an unaligned ``uint64`` view of the buffer;
@@ -11,22 +11,24 @@ same with numpy over the token boundaries instead:
    it (and never replaces it); every token is compared byte for byte (its
    length, first and last eight bytes, and the eight-byte words between
    for longer ones) with the token its bucket kept.  Tokens go through in
-   chunks, so the temporary arrays stay small and are reused;
+   chunks (the tables last from one call to the next: a caller can feed
+   them chunk by chunk too), so the temporary arrays stay small and are
+   reused;
 3. tokens unlike the one kept (two names in one bucket) go round again
    with other bits of the hash; the few left after that are looked up in
    a dict.
 
 So equal tokens always get one number and different tokens never share one:
-hashes only choose whom to compare with.
+hashes only choose whom to compare with.  A new number goes to the first
+token of its text, so a caller can order the numbers by first occurrence.
 """
 
 from __future__ import annotations
 
-import os
 from collections.abc import Callable
 from typing import Any
 
-__all__ = ["intern_tokens"]
+__all__ = ["TokenNumbers"]
 
 _MULTIPLIER = 0x9E3779B97F4A7C15
 _MIX = 0xBF58476D1CE4E5B9
@@ -188,54 +190,6 @@ class _Numbering:
 #: and to stay in the cache (a million folded lines: 2**21 tokens a chunk touched 500 MB, 2**18 touch 140 MB
 #: and take 40 % less time).
 _CHUNK = 1 << 18
-
-
-#: Fewer tokens than this are numbered in one thread: splitting them would cost more than it saves.
-_PARALLEL_FROM = 1 << 22
-
-
-def intern_tokens(data: bytes, starts: Any, ends: Any) -> tuple[list[bytes], Any]:
-    """The distinct tokens ``data[starts[i]:ends[i]]`` and each token's number (an int64 array).
-
-    ``starts`` and ``ends`` are int64 numpy arrays.  The numbering is
-    arbitrary (callers renumber in the order they need).  Many tokens on a
-    machine with a CPU to spare are numbered in two halves at once (numpy
-    lets go of the interpreter lock in its loops), and the second half's
-    few distinct tokens renumbered into the first's.
-    """
-    import numpy as np
-
-    count = len(starts)
-    if count < _PARALLEL_FROM or _usable_cpus() < 2:
-        numbering = TokenNumbers(data)
-        numbers, _ = numbering.number(starts, ends)
-        return numbering.tokens(), numbers
-    from concurrent.futures import ThreadPoolExecutor  # only for large inputs
-
-    half = count // 2
-    first, later = TokenNumbers(data), TokenNumbers(data)
-    with ThreadPoolExecutor(max_workers=1) as pool:
-        pending = pool.submit(later.number, starts[half:], ends[half:])
-        numbers, _ = first.number(starts[:half], ends[:half])
-        numbers_later, _ = pending.result()
-    found = first.tokens()
-    position = {token: i for i, token in enumerate(found)}
-    renumber = np.fromiter((position[token] if token in position
-                            else _append(found, position, token) for token in later.tokens()),
-                           dtype=np.int64, count=later.count)
-    return found, np.concatenate((numbers, renumber[numbers_later]))
-
-
-def _usable_cpus() -> int:
-    if hasattr(os, "sched_getaffinity"):  # the CPUs this process may run on (Linux)
-        return len(os.sched_getaffinity(0))
-    return os.cpu_count() or 1
-
-
-def _append(found: list[bytes], position: dict[bytes, int], token: bytes) -> int:
-    position[token] = len(found)
-    found.append(token)
-    return position[token]
 
 
 class TokenNumbers:
