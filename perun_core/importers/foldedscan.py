@@ -16,12 +16,15 @@ arrays of them cost as much in fresh memory pages as in computing.
 
 from __future__ import annotations
 
+from collections.abc import Iterable, Iterator
+from contextlib import ExitStack
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Any
 
 from .tokens import TokenNumbers
 
-__all__ = ["FoldedScan", "scan_folded"]
+__all__ = ["FoldedScan", "scan_folded", "scan_folded_files"]
 
 #: Line breaks str.splitlines knows besides "\n" (as UTF-8): files with them take the slow path.
 _OTHER_BREAKS_ASCII = (b"\r", b"\x0b", b"\x0c", b"\x1c", b"\x1d", b"\x1e")
@@ -65,23 +68,69 @@ def scan_folded(data: bytes, chunk_bytes: int | None = None) -> FoldedScan | Non
     answer's ``flat`` and no other array of one entry per frame is made.
     Frame names are numbered as they first occur in that order.
     """
-    import numpy as np
-
     if not data.endswith(b"\n"):
         return None
-    if not data.isascii():
-        try:
-            text = data.decode("utf-8")
-        except UnicodeDecodeError:
+    bounds = _chunk_bounds(data, chunk_bytes or _CHUNK_BYTES)
+    return _scan((data[lo:hi] for lo, hi in reversed(bounds)), len(data))
+
+
+def scan_folded_files(paths: list[Path], chunk_bytes: int | None = None) -> FoldedScan | None:
+    """The stacks of the folded files ``paths`` one after another (each as if it ended with a line break), as
+    :func:`scan_folded` reads them joined; None when the slow path must read them.
+
+    The files are read chunk by chunk from their ends into chunks of whole
+    lines, never whole: a file of a million lines is 177 MB, whose fresh
+    pages would cost more than reading it.  A file that cannot be read, or
+    shrinks while it is read, is left to the slow path too, which reads it
+    whole and names the problem.
+    """
+    import os
+
+    try:
+        with ExitStack() as stack:
+            files = [stack.enter_context(path.open("rb")) for path in paths]
+            sizes = [os.fstat(file.fileno()).st_size for file in files]
+            chunks = _chunks_from_the_end([file.fileno() for file in files], sizes, chunk_bytes or _CHUNK_BYTES)
+            return _scan(chunks, sum(sizes) + len(sizes))
+    except OSError:
+        return None
+
+
+def _chunks_from_the_end(descriptors: list[int], sizes: list[int], size: int) -> Iterator[bytes]:
+    """Chunks of whole lines of the files, each of about ``size`` bytes, the last file's last chunk first."""
+    import os
+
+    for descriptor, total in zip(reversed(descriptors), reversed(sizes)):
+        if not total:  # the empty line a join would make of it: the slow path skips it
+            yield b"\n"
+        head = b""  # the part of a line the chunk after began inside of, up to its line break
+        end = total
+        while end > 0:
+            start = max(0, end - size)
+            piece = os.pread(descriptor, end - start, start)
+            if len(piece) != end - start:
+                raise OSError("the file got shorter while it was read")
+            if end == total and not piece.endswith(b"\n"):
+                piece += b"\n"
+            piece += head
+            end = start
+            if not start:
+                head = b""
+            elif (cut := piece.find(b"\n") + 1) == 0:  # all one line, which began before the piece
+                head, piece = piece, b""
+            else:  # the first line may have begun before the piece
+                head, piece = piece[:cut], piece[cut:]
+            if piece:
+                yield piece
+
+
+def _scan(chunks: Iterable[bytes], size: int) -> FoldedScan | None:
+    """The stacks of ``chunks`` of whole lines (the last lines first) of ``size`` bytes in all, or None."""
+    reader = _ChunkReader(size)
+    for chunk in chunks:
+        if not reader.read(chunk):
             return None
-        if any(mark in text for mark in _OTHER_BREAKS_UTF8):
-            return None
-        del text
-    reader = _ChunkReader(data)
-    for lo, hi in reversed(_chunk_bounds(data, chunk_bytes or _CHUNK_BYTES)):
-        if not reader.read(lo, hi):
-            return None
-    return reader.result()
+    return reader.result() if reader.frames else None
 
 
 def _chunk_bounds(data: bytes, size: int) -> list[tuple[int, int]]:
@@ -103,24 +152,31 @@ class _ChunkReader:
     its frames, value and a hash of its frame numbers.
     """
 
-    def __init__(self, data: bytes) -> None:
+    def __init__(self, size: int) -> None:
         import numpy as np
 
-        self.data = data
-        self.numbers = TokenNumbers(data)
-        self.code_type = np.int32 if len(data) < 1 << 31 else np.int64  # a token number is below the bytes
+        self.numbers = TokenNumbers()
+        self.code_type = np.int32 if size < 1 << 31 else np.int64  # a token number is below the bytes
         self.final = np.zeros(0, dtype=self.code_type)  # a token's number -> its place in order of first occurrence
         # every frame takes two bytes at least (a name and a separator): room for all of them, of which only the
         # pages written are ever mapped; cut to the frames read at the end, without a copy
-        self.flat = np.empty(len(data) // 2 + 1, dtype=self.code_type)
+        self.flat = np.empty(size // 2 + 1, dtype=self.code_type)
         self.frames = 0
         self.parts: dict[str, list[Any]] = {key: [] for key in ("lengths", "values", "hashes")}
 
-    def read(self, lo: int, hi: int) -> bool:
-        """Read the lines ``data[lo:hi]``; False when the slow path must read the file."""
+    def read(self, chunk: bytes) -> bool:
+        """Read the lines ``chunk``; False when the slow path must read the file."""
         import numpy as np
 
-        buf = np.frombuffer(self.data, dtype=np.uint8, count=hi - lo, offset=lo)
+        if not chunk.isascii():
+            try:
+                text = chunk.decode("utf-8")  # a chunk is whole lines: no character is cut in two
+            except UnicodeDecodeError:
+                return False
+            if any(mark in text for mark in _OTHER_BREAKS_UTF8):
+                return False
+            del text
+        buf = np.frombuffer(chunk, dtype=np.uint8)
         found = _frames(buf)
         if found is None:
             return False
@@ -131,14 +187,12 @@ class _ChunkReader:
         # control characters other than the line breaks (tabs, and the other line breaks the line reader knows)
         # are rare: the chunk is searched for those breaks only when it has any
         if np.count_nonzero(buf < 32) != len(line_starts) and \
-                any(self.data.find(mark, lo, hi) >= 0 for mark in _OTHER_BREAKS_ASCII):
+                any(chunk.find(mark) >= 0 for mark in _OTHER_BREAKS_ASCII):
             return False
         values = _whole_numbers(buf, value_starts, line_ends)
         if values is None:
             return False
-        starts = starts[::-1] + lo
-        ends = ends[::-1] + lo
-        numbers, firsts = self.numbers.number(starts, ends)
+        numbers, firsts = self.numbers.number(chunk, starts[::-1].copy(), ends[::-1].copy())
         if len(firsts):  # new names, ordered by where they first occur
             before = len(self.final)
             self.final = np.concatenate((self.final, np.empty(len(firsts), dtype=self.code_type)))

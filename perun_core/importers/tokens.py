@@ -47,6 +47,7 @@ class _Buffer:
 
         if len(data) < 8:
             data += bytes(8)
+        self.data = data
         self.limit = len(data) - 8  # the last offset a whole word can be read at
         self.words = np.ndarray(shape=(self.limit + 1,), dtype="<u8", buffer=data, strides=(1,))
         self.masks = np.array([(1 << (8 * r)) - 1 for r in range(8)] + [(1 << 64) - 1], dtype=np.uint64)
@@ -84,6 +85,7 @@ class _Keys:
         import numpy as np
 
         self.buffer = buffer
+        self.data = buffer.data
         self.starts = starts
         self.lengths = lengths = ends - starts
         self.first = buffer.first_words(starts, lengths)
@@ -110,10 +112,10 @@ class _Keys:
             hashes[index] = (hashes[index] ^ words) * np.uint64(_MIX)
         return hashes ^ (hashes >> np.uint64(29))
 
-    def equal(self, lengths: Any, first: Any, last: Any, starts_of: Callable[[Any], Any]) -> Any:
-        """Is each token equal to the other token given by its ``lengths``, ``first`` and ``last``, and its start
-        (``starts_of(indices)``: the starts of the others of the tokens at those indices, asked only for tokens
-        longer than 16 bytes)?"""
+    def equal(self, lengths: Any, first: Any, last: Any, words_of: Callable[[Any, int, Any], Any]) -> Any:
+        """Is each token equal to the other token given by its ``lengths``, ``first`` and ``last``, and its words
+        (``words_of(indices, j, keep)``: the ``j``-th eight bytes, ``keep`` of them, of the others of the tokens at
+        those indices, asked only for tokens longer than 16 bytes)?"""
         import numpy as np
 
         same = self.lengths == lengths
@@ -127,9 +129,37 @@ class _Keys:
             if not len(check):
                 break
             keep = np.minimum(self.lengths[check] - 8 * j, 8)
-            same[check] &= (self.buffer.word(self.starts[check] + 8 * j, keep)
-                            == self.buffer.word(starts_of(check) + 8 * j, keep))
+            same[check] &= self.buffer.word(self.starts[check] + 8 * j, keep) == words_of(check, j, keep)
         return same
+
+
+class _Archive:
+    """Copies of the kept tokens of more than 16 bytes (the tables compare later tokens with their middle words,
+    and the text the tokens were read from is gone by then), one after another in a growing array."""
+
+    def __init__(self) -> None:
+        import numpy as np
+
+        self.bytes = np.zeros(1 << 12, dtype=np.uint8)
+        self.used = 0
+        self.buffer = _Buffer(self.bytes)
+
+    def add(self, data: bytes, starts: Any, lengths: Any) -> Any:
+        """Where the tokens ``data[starts[i]:starts[i] + lengths[i]]`` of more than 16 bytes are kept (0 for the
+        others)."""
+        import numpy as np
+
+        offsets = np.zeros(len(starts), dtype=np.int64)
+        for i in np.flatnonzero(lengths > 16).tolist():
+            start, length = int(starts[i]), int(lengths[i])
+            if self.used + length + 8 > len(self.bytes):  # room to read a word at any offset in use
+                grown = np.zeros(2 * (self.used + length + 8), dtype=np.uint8)
+                grown[:self.used] = self.bytes[:self.used]
+                self.bytes, self.buffer = grown, _Buffer(grown)
+            self.bytes[self.used:self.used + length] = np.frombuffer(data, dtype=np.uint8, count=length, offset=start)
+            offsets[i] = self.used
+            self.used += length
+        return offsets
 
 
 class _Table:
@@ -145,7 +175,8 @@ class _Table:
         self.last = np.zeros(size, dtype=np.uint64)
         self.starts = np.zeros(size, dtype=np.int64)
 
-    def match(self, keys: _Keys, hashes: Any, shift: int, numbering: _Numbering, tokens: Any) -> tuple[Any, Any]:
+    def match(self, keys: _Keys, hashes: Any, shift: int, numbering: _Numbering, tokens: Any,
+              archive: _Archive) -> tuple[Any, Any]:
         """Keep a token in each empty bucket, numbered anew by ``numbering`` (``tokens`` are the tokens' indices);
         the number of the token kept in each one's bucket, and whether it is equal.  A kept token is never
         replaced, so equal tokens always meet the same one, and a bucket still empty holds no token seen
@@ -163,11 +194,11 @@ class _Table:
             self.lengths[slots] = keys.lengths[winner]
             self.first[slots] = keys.first[winner]
             self.last[slots] = keys.last[winner]
-            self.starts[slots] = keys.starts[winner]
+            self.starts[slots] = archive.add(keys.data, keys.starts[winner], keys.lengths[winner])
             self.number[slots] = numbering.add(tokens[winner])
             kept[fresh] = self.number[bucket[fresh]]
         same = keys.equal(self.lengths[bucket], self.first[bucket], self.last[bucket],
-                          lambda check: self.starts[bucket[check]])
+                          lambda check, j, keep: archive.buffer.word(self.starts[bucket[check]] + 8 * j, keep))
         return kept, same
 
 
@@ -193,31 +224,31 @@ _CHUNK = 1 << 18
 
 
 class TokenNumbers:
-    """Numbers for the tokens of one buffer, handed out over any number of calls of :meth:`number`.
+    """Numbers for tokens, handed out over any number of calls of :meth:`number`, each on its own text.
 
     The bucket tables and the dict after them last from call to call, so a
     token of a later call meets the token of an earlier call that its text
     first turned up as, and gets its number: a caller can feed a large
-    buffer's tokens in chunks whose temporary arrays stay small.
+    file's tokens chunk by chunk, and let go of each chunk's text.
     """
 
-    def __init__(self, data: bytes) -> None:
-        self.data = data
-        self.buffer = _Buffer(data)
+    def __init__(self) -> None:
         self.tables: list[_Table] = []  # made when a round is first needed: the later ones are large
+        self.archive = _Archive()
         self.seen: dict[bytes, int] = {}
-        self.firsts: list[tuple[Any, Any]] = []  # per call, the start and end of each new number's token
+        self.texts: list[bytes] = []  # the text of each number
         self.count = 0
 
-    def number(self, starts: Any, ends: Any) -> tuple[Any, Any]:
-        """Each token's number (an int64 array), and, for the numbers new in this call (``count`` before it on,
-        in order), the index of the first token of their text.
+    def number(self, data: bytes, starts: Any, ends: Any) -> tuple[Any, Any]:
+        """Each token's number (an int64 array) for the tokens ``data[starts[i]:ends[i]]``, and, for the numbers
+        new in this call (``count`` before it on, in order), the index of the first token of their text.
 
         Each token is numbered as its text first turns up in a bucket table
         (or the dict after them): no pass over all tokens afterwards.
         """
         import numpy as np
 
+        buffer = _Buffer(data)
         count = len(starts)
         numbering = _Numbering(self.count)
         number = np.empty(count, dtype=np.int64)
@@ -233,11 +264,11 @@ class TokenNumbers:
                 if pending is None:
                     hi = min(lo + step, count)
                     tokens = np.arange(lo, hi, dtype=np.int64)
-                    keys = _Keys(self.buffer, starts[lo:hi], ends[lo:hi])
+                    keys = _Keys(buffer, starts[lo:hi], ends[lo:hi])
                 else:
                     tokens = pending[lo:lo + step]
-                    keys = _Keys(self.buffer, starts[tokens], ends[tokens])
-                kept, same = table.match(keys, keys.hashes(), shift, numbering, tokens)
+                    keys = _Keys(buffer, starts[tokens], ends[tokens])
+                kept, same = table.match(keys, keys.hashes(), shift, numbering, tokens, self.archive)
                 if pending is None:  # the tokens unlike the one kept get their numbers in a later round
                     number[lo:hi] = kept
                     left.append(np.flatnonzero(~same) + lo)
@@ -248,19 +279,20 @@ class TokenNumbers:
             if not len(pending):
                 break
         if pending is not None and len(pending):
-            self._number_in_dict(pending, starts, ends, number, numbering)
+            self._number_in_dict(data, pending, starts, ends, number, numbering)
         firsts = np.concatenate(numbering.firsts) if numbering.firsts else np.zeros(0, dtype=np.int64)
         self.count = numbering.count
-        self.firsts.append((starts[firsts], ends[firsts]))
+        self.texts += [data[s:e] for s, e in zip(starts[firsts].tolist(), ends[firsts].tolist())]
         return number, firsts
 
-    def _number_in_dict(self, pending: Any, starts: Any, ends: Any, number: Any, numbering: _Numbering) -> None:
+    def _number_in_dict(self, data: bytes, pending: Any, starts: Any, ends: Any, number: Any,
+                        numbering: _Numbering) -> None:
         """The tokens left after the bucket tables, in their order: a new text is numbered at its first token."""
         import numpy as np
 
         new: list[int] = []
         for token, start, end in zip(pending.tolist(), starts[pending].tolist(), ends[pending].tolist()):
-            text = self.data[start:end]
+            text = data[start:end]
             found = self.seen.get(text)
             if found is None:
                 found = self.seen[text] = numbering.count + len(new)
@@ -270,5 +302,4 @@ class TokenNumbers:
 
     def tokens(self) -> list[bytes]:
         """The text of every number handed out so far, by number."""
-        data = self.data
-        return [data[s:e] for starts, ends in self.firsts for s, e in zip(starts.tolist(), ends.tolist())]
+        return self.texts

@@ -101,3 +101,22 @@ def test_repeated_stacks_keep_the_first_line_in_every_chunking(chunk):
     assert scan.names == ["a", "c", "b"]
     assert scan.flat.tolist() == [0, 1, 1, 2, 0] and scan.lengths.tolist() == [2, 1, 2]
     assert scan.values.tolist() == [4, 7, 10] and scan.lines == 6
+
+
+@settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(st.lists(st.tuples(st.lists(_GOOD, max_size=8), st.booleans()), min_size=1, max_size=4), st.integers(1, 50))
+def test_files_read_from_their_ends_in_chunks_read_as_the_joined_text(tmp_path, files, chunk):
+    """Several files, some empty, some without a line break at the end, read chunk by chunk from the end (pieces
+    shorter than a line too): the stacks of the files joined, each ending with a line break."""
+    paths, texts = [], []
+    for index, (lines, last_break) in enumerate(files):
+        text = "\n".join(lines) + ("\n" if last_break and lines else "")
+        paths.append(tmp_path / f"part{index}.folded")
+        paths[-1].write_bytes(text.encode())
+        texts.append(text if text.endswith("\n") else text + "\n")
+    joined = "".join(texts).encode()
+    expected = _scan(joined, len(joined) + 1)
+    scan = foldedscan.scan_folded_files(paths, chunk)
+    got = None if scan is None else (scan.names, scan.flat.tolist(), scan.lengths.tolist(), scan.values.tolist(),
+                                     scan.lines)
+    assert got == expected

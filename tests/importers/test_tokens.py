@@ -21,13 +21,16 @@ def _bounds(pieces: list[bytes]) -> tuple[bytes, np.ndarray, np.ndarray]:
 
 
 def _numbered(data: bytes, starts: np.ndarray, ends: np.ndarray, calls: int = 1) -> tuple[list[bytes], np.ndarray]:
-    """The tokens' texts by number and each token's number, the tokens fed in ``calls`` calls."""
-    numbering = tokens.TokenNumbers(data)
+    """The tokens' texts by number and each token's number, the tokens fed in ``calls`` calls, each with its own
+    copy of its part of the text (the tables keep what they compare with)."""
+    numbering = tokens.TokenNumbers()
     cuts = np.linspace(0, len(starts), calls + 1).astype(int)
     numbers = []
     for lo, hi in zip(cuts[:-1], cuts[1:]):
         before = numbering.count
-        got, firsts = numbering.number(starts[lo:hi], ends[lo:hi])
+        base = int(starts[lo]) if hi > lo else 0
+        part = bytes(data[base:int(ends[hi - 1])] if hi > lo else b"")
+        got, firsts = numbering.number(part, starts[lo:hi] - base, ends[lo:hi] - base)
         numbers.append(got)
         # a new number goes to the first token of its text, in this call
         assert got[firsts].tolist() == list(range(before, numbering.count))
