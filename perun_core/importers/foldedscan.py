@@ -16,11 +16,13 @@ arrays of them cost as much in fresh memory pages as in computing.
 
 from __future__ import annotations
 
+import os
+import stat
 from collections.abc import Iterable, Iterator
 from contextlib import ExitStack
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, BinaryIO
 
 from .tokens import TokenNumbers
 
@@ -78,36 +80,36 @@ def scan_folded_files(paths: list[Path], chunk_bytes: int | None = None) -> Fold
     """The stacks of the folded files ``paths`` one after another (each as if it ended with a line break), as
     :func:`scan_folded` reads them joined; None when the slow path must read them.
 
-    The files are read chunk by chunk from their ends into chunks of whole
-    lines, never whole: a file of a million lines is 177 MB, whose fresh
-    pages would cost more than reading it.  A file that cannot be read, or
-    shrinks while it is read, is left to the slow path too, which reads it
-    whole and names the problem.
+    The files are read piece by piece from their ends into chunks of whole
+    lines, never whole: a million lines are over a hundred megabytes, whose
+    fresh pages would cost more than reading them.  A file that cannot be
+    read, shrinks while it is read or is no regular file (a pipe) is left to
+    the slow path too, which reads it whole (and names the problem).
     """
-    import os
-
     try:
         with ExitStack() as stack:
             files = [stack.enter_context(path.open("rb")) for path in paths]
-            sizes = [os.fstat(file.fileno()).st_size for file in files]
-            chunks = _chunks_from_the_end([file.fileno() for file in files], sizes, chunk_bytes or _CHUNK_BYTES)
+            status = [os.fstat(file.fileno()) for file in files]
+            if not all(stat.S_ISREG(item.st_mode) for item in status):
+                return None
+            sizes = [item.st_size for item in status]
+            chunks = _chunks_from_the_end(files, sizes, chunk_bytes or _CHUNK_BYTES)
             return _scan(chunks, sum(sizes) + len(sizes))
     except OSError:
         return None
 
 
-def _chunks_from_the_end(descriptors: list[int], sizes: list[int], size: int) -> Iterator[bytes]:
+def _chunks_from_the_end(files: list[BinaryIO], sizes: list[int], size: int) -> Iterator[bytes]:
     """Chunks of whole lines of the files, each of about ``size`` bytes, the last file's last chunk first."""
-    import os
-
-    for descriptor, total in zip(reversed(descriptors), reversed(sizes)):
+    for file, total in zip(reversed(files), reversed(sizes)):
         if not total:  # the empty line a join would make of it: the slow path skips it
             yield b"\n"
         head = b""  # the part of a line the chunk after began inside of, up to its line break
         end = total
         while end > 0:
             start = max(0, end - size)
-            piece = os.pread(descriptor, end - start, start)
+            file.seek(start)
+            piece = file.read(end - start)
             if len(piece) != end - start:
                 raise OSError("the file got shorter while it was read")
             if end == total and not piece.endswith(b"\n"):
