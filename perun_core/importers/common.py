@@ -131,7 +131,9 @@ def stack_table(
     amount = np.asarray(amounts)
     if amount.dtype.kind not in "if":
         amount = amount.astype(np.float64)
-    flat = np.asarray(flat, dtype=np.int64)
+    flat = np.asarray(flat)
+    if flat.dtype not in (np.int32, np.int64):  # the folded reader's frame numbers stay int32
+        flat = flat.astype(np.int64)
     ends = np.cumsum(lengths, dtype=np.int64)
     starts = ends - lengths
     leaves = flat[starts] if count else np.zeros(0, dtype=np.int64)
@@ -208,21 +210,40 @@ def function_amounts(functions: int, flat: Any, lengths: Any, leaves: Any, amoun
     import numpy as np
 
     functions = max(functions, 1)
-    # unique (stack, function) pairs: the keys ascend from stack to stack, so a stable sort (timsort)
-    # only has to sort within stacks; much faster than np.unique on millions of keys (made and sorted in
-    # place: each is an array of one int64 per frame)
-    keys = np.repeat(np.arange(len(lengths), dtype=np.int64), lengths)
-    keys *= functions
-    keys += flat
-    keys.sort(kind="stable")
-    repeated = keys[1:][keys[1:] == keys[:-1]]  # a function met again on one stack (recursion)
-    del keys
     weights = amount.astype(np.float64)
-    inclusive = np.bincount(flat, weights=np.repeat(weights, lengths), minlength=functions)
-    if len(repeated):
-        inclusive -= np.bincount(repeated % functions, weights=weights[repeated // functions], minlength=functions)
+    count = len(lengths)
+    # whole amounts whose total a float holds exactly add up to the same sums in any order: their stacks go in
+    # chunks, whose per-frame arrays stay in the cache; other amounts in one pass, added in the order they always were
+    exact = amount.dtype.kind in "iu" and float(np.abs(weights).sum()) < 2.0 ** 52
+    step = max(min(_STACKS_AT_ONCE, (1 << 32) // functions), 1) if exact else max(count, 1)
+    key_type = np.uint32 if step * functions <= 1 << 32 else np.uint64
+    ends = np.cumsum(lengths, dtype=np.int64)
+    inclusive = np.zeros(functions, dtype=np.float64)
+    again_stacks, again_functions = [], []
+    for lo in range(0, count, step):
+        hi = min(lo + step, count)
+        part = flat[(int(ends[lo - 1]) if lo else 0):int(ends[hi - 1])]
+        # unique (stack, function) pairs: equal keys side by side after a sort (any sort: numpy's vectorized
+        # one of 32-bit keys is the fastest)
+        keys = np.repeat(np.arange(hi - lo, dtype=key_type), lengths[lo:hi])
+        keys *= key_type(functions)
+        keys += part.astype(key_type, copy=False)
+        keys.sort()
+        repeated = keys[1:][keys[1:] == keys[:-1]]  # a function met again on one stack (recursion)
+        del keys
+        if len(repeated):
+            again_stacks.append((repeated // key_type(functions)).astype(np.int64) + lo)
+            again_functions.append((repeated % key_type(functions)).astype(np.int64))
+        inclusive += np.bincount(part, weights=np.repeat(weights[lo:hi], lengths[lo:hi]), minlength=functions)
+    if again_stacks:
+        inclusive -= np.bincount(np.concatenate(again_functions), weights=weights[np.concatenate(again_stacks)],
+                                 minlength=functions)
     exclusive = np.bincount(leaves, weights=weights, minlength=functions)
     return inclusive, exclusive
+
+
+#: Stacks whose (stack, function) pairs are sorted at once (some hundred thousand frames).
+_STACKS_AT_ONCE = 1 << 15
 
 
 class JsonDoc:

@@ -6,16 +6,27 @@ breaks other than ``\\n``, no ``#`` comments.  Anything else (fractional values,
 or broken line) makes it answer None, and the line-by-line reader of
 :mod:`perun_core.importers.stacks` reads the file and names any bad line.
 Both give the same stacks, frame numbers and values.
+
+The file is read in chunks of whole lines (a megabyte or two each), the
+last chunk first: each chunk's separators, frames and frame numbers at
+once, so that the only array with an entry per frame is the answer's
+(int32 frame numbers); a million lines make eleven million frames, and
+arrays of them cost as much in fresh memory pages as in computing.
 """
 
 from __future__ import annotations
 
+import os
+import stat
+from collections.abc import Iterable, Iterator
+from contextlib import ExitStack
 from dataclasses import dataclass
-from typing import Any
+from pathlib import Path
+from typing import Any, BinaryIO
 
-from .tokens import intern_tokens
+from .tokens import TokenNumbers
 
-__all__ = ["FoldedScan", "scan_folded"]
+__all__ = ["FoldedScan", "scan_folded", "scan_folded_files"]
 
 #: Line breaks str.splitlines knows besides "\n" (as UTF-8): files with them take the slow path.
 _OTHER_BREAKS_ASCII = (b"\r", b"\x0b", b"\x0c", b"\x1c", b"\x1d", b"\x1e")
@@ -45,48 +56,186 @@ class FoldedScan:
     lines: int
 
 
-def scan_folded(data: bytes) -> FoldedScan | None:
-    """The stacks of ``data`` (a folded file, or several joined), or None when the slow path must read it."""
-    import numpy as np
+#: Bytes of lines read at once (whole lines: a chunk ends at the first line break from here on).  A chunk's
+#: per-frame arrays (a few dozen bytes a frame) stay in the cache and are reused, not mapped anew.
+_CHUNK_BYTES = 1 << 21
 
-    if not data.endswith(b"\n") or any(data.find(mark) >= 0 for mark in _OTHER_BREAKS_ASCII):
+
+def scan_folded(data: bytes, chunk_bytes: int | None = None) -> FoldedScan | None:
+    """The stacks of ``data`` (a folded file, or several joined), or None when the slow path must read it.
+
+    The lines are read in chunks of about ``chunk_bytes``, the last chunk
+    first: each chunk's separators, frames and frame numbers at once, its
+    frames reversed, so the chunks' frame numbers one after another are the
+    answer's ``flat`` and no other array of one entry per frame is made.
+    Frame names are numbered as they first occur in that order.
+    """
+    if not data.endswith(b"\n"):
         return None
-    if not data.isascii():
-        try:
-            text = data.decode("utf-8")
-        except UnicodeDecodeError:
+    bounds = _chunk_bounds(data, chunk_bytes or _CHUNK_BYTES)
+    return _scan((data[lo:hi] for lo, hi in reversed(bounds)), len(data))
+
+
+def scan_folded_files(paths: list[Path], chunk_bytes: int | None = None) -> FoldedScan | None:
+    """The stacks of the folded files ``paths`` one after another (each as if it ended with a line break), as
+    :func:`scan_folded` reads them joined; None when the slow path must read them.
+
+    The files are read piece by piece from their ends into chunks of whole
+    lines, never whole: a million lines are over a hundred megabytes, whose
+    fresh pages would cost more than reading them.  A file that cannot be
+    read, shrinks while it is read or is no regular file (a pipe) is left to
+    the slow path too, which reads it whole (and names the problem).
+    """
+    try:
+        with ExitStack() as stack:
+            files = [stack.enter_context(path.open("rb")) for path in paths]
+            status = [os.fstat(file.fileno()) for file in files]
+            if not all(stat.S_ISREG(item.st_mode) for item in status):
+                return None
+            sizes = [item.st_size for item in status]
+            chunks = _chunks_from_the_end(files, sizes, chunk_bytes or _CHUNK_BYTES)
+            return _scan(chunks, sum(sizes) + len(sizes))
+    except OSError:
+        return None
+
+
+def _chunks_from_the_end(files: list[BinaryIO], sizes: list[int], size: int) -> Iterator[bytes]:
+    """Chunks of whole lines of the files, each of about ``size`` bytes, the last file's last chunk first."""
+    for file, total in zip(reversed(files), reversed(sizes)):
+        if not total:  # the empty line a join would make of it: the slow path skips it
+            yield b"\n"
+        head = b""  # the part of a line the chunk after began inside of, up to its line break
+        end = total
+        while end > 0:
+            start = max(0, end - size)
+            file.seek(start)
+            piece = file.read(end - start)
+            if len(piece) != end - start:
+                raise OSError("the file got shorter while it was read")
+            if end == total and not piece.endswith(b"\n"):
+                piece += b"\n"
+            piece += head
+            end = start
+            if not start:
+                head = b""
+            elif (cut := piece.find(b"\n") + 1) == 0:  # all one line, which began before the piece
+                head, piece = piece, b""
+            else:  # the first line may have begun before the piece
+                head, piece = piece[:cut], piece[cut:]
+            if piece:
+                yield piece
+
+
+def _scan(chunks: Iterable[bytes], size: int) -> FoldedScan | None:
+    """The stacks of ``chunks`` of whole lines (the last lines first) of ``size`` bytes in all, or None."""
+    reader = _ChunkReader(size)
+    for chunk in chunks:
+        if not reader.read(chunk):
             return None
-        if any(mark in text for mark in _OTHER_BREAKS_UTF8):
-            return None
-        del text
-    buf = np.frombuffer(data, dtype=np.uint8)
-    found = _frames(buf)
-    if found is None:
-        return None
-    line_starts, value_starts, line_ends, lengths, starts, ends = found
-    del found  # so that ``del starts, ends`` below frees them
-    if (buf[line_starts] == 35).any():  # a '#' comment: the line-by-line reader skips it
-        return None
-    values = _whole_numbers(buf, value_starts, line_ends)
-    if values is None:
-        return None
-    tokens, codes = intern_tokens(data, starts, ends)
-    del starts, ends
-    leaders, values = _add_up_repeated(data, codes, lengths, line_starts, value_starts, values)
-    if leaders is not None:
-        keep = np.zeros(len(lengths), dtype=bool)
-        keep[leaders] = True
-        codes = codes[np.repeat(keep, lengths)]
-        lengths = lengths[leaders]
-    # the whole reversed: the last stack first, each innermost frame first; frames renumbered in that order
-    flat = codes[::-1]
-    first = np.full(len(tokens), len(flat), dtype=np.int64)
-    np.minimum.at(first, flat, np.arange(len(flat), dtype=np.int64))
-    order = np.argsort(first, kind="stable")
-    renumber = np.empty(len(tokens), dtype=np.int64)
-    renumber[order] = np.arange(len(tokens), dtype=np.int64)
-    names = [tokens[i].decode("utf-8") for i in order.tolist()]
-    return FoldedScan(names, renumber[flat], lengths[::-1].copy(), values[::-1].copy(), len(line_starts))
+    return reader.result() if reader.frames else None
+
+
+def _chunk_bounds(data: bytes, size: int) -> list[tuple[int, int]]:
+    """Byte ranges of whole lines, each ending at the first line break at least ``size`` bytes on."""
+    bounds = []
+    lo = 0
+    while lo < len(data):
+        hi = data.find(b"\n", min(lo + size, len(data)) - 1) + 1
+        bounds.append((lo, hi))
+        lo = hi
+    return bounds
+
+
+class _ChunkReader:
+    """The stacks of chunks of lines read one after another, the file's last chunk first.
+
+    Kept per chunk (reversed: its last line first, each line's last frame
+    first): the frame numbers (int32, written into one array), and per line
+    its frames, value and a hash of its frame numbers.
+    """
+
+    def __init__(self, size: int) -> None:
+        import numpy as np
+
+        self.numbers = TokenNumbers()
+        self.code_type = np.int32 if size < 1 << 31 else np.int64  # a token number is below the bytes
+        self.final = np.zeros(0, dtype=self.code_type)  # a token's number -> its place in order of first occurrence
+        # every frame takes two bytes at least (a name and a separator): room for all of them, of which only the
+        # pages written are ever mapped; cut to the frames read at the end, without a copy
+        self.flat = np.empty(size // 2 + 1, dtype=self.code_type)
+        self.frames = 0
+        self.parts: dict[str, list[Any]] = {key: [] for key in ("lengths", "values", "hashes")}
+
+    def read(self, chunk: bytes) -> bool:
+        """Read the lines ``chunk``; False when the slow path must read the file."""
+        import numpy as np
+
+        if not chunk.isascii():
+            try:
+                text = chunk.decode("utf-8")  # a chunk is whole lines: no character is cut in two
+            except UnicodeDecodeError:
+                return False
+            if any(mark in text for mark in _OTHER_BREAKS_UTF8):
+                return False
+            del text
+        buf = np.frombuffer(chunk, dtype=np.uint8)
+        found = _frames(buf)
+        if found is None:
+            return False
+        line_starts, value_starts, line_ends, lengths, starts, ends = found
+        del found
+        if (buf[line_starts] == 35).any():  # a '#' comment: the line-by-line reader skips it
+            return False
+        # control characters other than the line breaks (tabs, and the other line breaks the line reader knows)
+        # are rare: the chunk is searched for those breaks only when it has any
+        if np.count_nonzero(buf < 32) != len(line_starts) and \
+                any(chunk.find(mark) >= 0 for mark in _OTHER_BREAKS_ASCII):
+            return False
+        values = _whole_numbers(buf, value_starts, line_ends)
+        if values is None:
+            return False
+        numbers, firsts = self.numbers.number(chunk, starts[::-1].copy(), ends[::-1].copy())
+        if len(firsts):  # new names, ordered by where they first occur
+            before = len(self.final)
+            self.final = np.concatenate((self.final, np.empty(len(firsts), dtype=self.code_type)))
+            self.final[before + np.argsort(firsts, kind="stable")] = np.arange(before, before + len(firsts))
+        codes = np.take(self.final, numbers, out=self.flat[self.frames:self.frames + len(numbers)], mode="clip")
+        self.frames += len(numbers)
+        lengths = lengths[::-1]
+        parts = self.parts
+        parts["lengths"].append(lengths)
+        parts["values"].append(values[::-1])
+        parts["hashes"].append(_line_hashes(codes, lengths))
+        return True
+
+    def result(self) -> FoldedScan:
+        """The stacks read, lines of one stack added up."""
+        import numpy as np
+
+        joined = {key: np.concatenate(parts) for key, parts in self.parts.items()}
+        self.parts.clear()
+        flat, self.flat = self.flat, None
+        flat.resize(self.frames, refcheck=False)
+        lengths, values = joined["lengths"], joined["values"]
+        tokens = self.numbers.tokens()
+        order = np.empty(len(self.final), dtype=np.int64)
+        order[self.final] = np.arange(len(self.final))
+        lines = len(lengths)
+        leaders, values = _add_up_repeated(flat, lengths, joined["hashes"], values)
+        if leaders is not None:  # only the last line of a stack stays: renumber the frames in their new order
+            keep = np.zeros(len(lengths), dtype=bool)
+            keep[leaders] = True
+            flat = flat[np.repeat(keep, lengths)]
+            lengths = lengths[leaders]
+            first = np.full(len(order), len(flat), dtype=np.int64)
+            np.minimum.at(first, flat, np.arange(len(flat), dtype=np.int64))
+            renumber = np.argsort(first, kind="stable")
+            order = order[renumber]
+            placed = np.empty(len(renumber), dtype=flat.dtype)
+            placed[renumber] = np.arange(len(renumber))
+            flat = placed[flat]
+        names = [tokens[i].decode("utf-8") for i in order.tolist()]
+        return FoldedScan(names, flat, lengths, values, lines)
 
 
 def _frames(buf: Any) -> tuple[Any, Any, Any, Any, Any, Any] | None:
@@ -179,19 +328,14 @@ def _whole_numbers(buf: Any, starts: Any, ends: Any) -> Any | None:
     return values
 
 
-def _add_up_repeated(data: bytes, codes: Any, lengths: Any, line_starts: Any, stack_ends: Any,
-                     values: Any) -> tuple[Any | None, Any]:
-    """Lines of one stack added up: the first line of each distinct stack (None: all distinct) and the sums.
-
-    A hash of each line's frame numbers finds the lines that may repeat
-    another; only those are compared by their text.
-    """
+def _line_hashes(codes: Any, lengths: Any) -> Any:
+    """A 64-bit hash of each line's frame numbers (``codes``, ``lengths[i]`` of them per line): equal stacks always
+    get equal hashes."""
     import numpy as np
 
-    count = len(lengths)
     firsts = np.cumsum(lengths) - lengths  # where each line's frames start in ``codes``
     # each frame mixed with the one before it on its line (a line's first frame with a fixed number): the sum
-    # over a line depends on the order of its frames; equal stacks always get equal hashes
+    # over a line depends on the order of its frames
     before = np.empty(len(codes), dtype=np.uint64)
     before[1:] = codes[:-1]
     before[firsts] = np.uint64(0x2545F4914F6CDD1D)
@@ -199,21 +343,35 @@ def _add_up_repeated(data: bytes, codes: Any, lengths: Any, line_starts: Any, st
     mixed = codes.astype(np.uint64)
     mixed += np.uint64(0xBF58476D1CE4E5B9)
     mixed ^= before
-    del before
     mixed *= np.uint64(0x94D049BB133111EB)
     mixed ^= mixed >> np.uint64(29)
     hashes = np.add.reduceat(mixed, firsts)
-    del mixed
     hashes ^= lengths.astype(np.uint64) * np.uint64(0x94D049BB133111EB)
+    return hashes
+
+
+def _add_up_repeated(flat: Any, lengths: Any, hashes: Any, values: Any) -> tuple[Any | None, Any]:
+    """Lines of one stack added up: of each distinct stack the line that comes first in the file (the last one
+    here: the lines are in reverse order; None: all distinct), and the sums.
+
+    The hashes find the lines that may repeat another; only those are
+    compared by their frame numbers (equal numbers, equal names: the same
+    text, as the bulk reader reads only lines without spaces around their
+    frames).
+    """
+    import numpy as np
+
+    count = len(hashes)
     ordered = np.sort(hashes)
     again = ordered[1:] == ordered[:-1]
     if not again.any():  # the common file: every line a stack of its own
         return None, values
-    shared = np.flatnonzero(np.isin(hashes, ordered[1:][again]))
+    shared = np.flatnonzero(np.isin(hashes, ordered[1:][again]))[::-1]  # in the file's order
+    ends = np.cumsum(lengths)
     group = np.arange(count, dtype=np.int64)
     seen: dict[bytes, int] = {}
-    for line, start, end in zip(shared.tolist(), line_starts[shared].tolist(), stack_ends[shared].tolist()):
-        group[line] = seen.setdefault(data[start:end - 1], line)
+    for line, end, length in zip(shared.tolist(), ends[shared].tolist(), lengths[shared].tolist()):
+        group[line] = seen.setdefault(flat[end - length:end].tobytes(), line)
     leaders = np.flatnonzero(group == np.arange(count, dtype=np.int64))
     slot = np.empty(count, dtype=np.int64)
     slot[leaders] = np.arange(len(leaders), dtype=np.int64)

@@ -250,7 +250,9 @@ def _number_pairs(text: bytes, symbol: Any, symbol_end: Any, obj: Any, obj_end: 
     inverse = inverse.reshape(-1)
     leader = first[inverse]
     for keys in (symbols, objects):
-        if not keys.equal(keys.lengths[leader], keys.first[leader], keys.last[leader], keys.starts[leader]).all():
+        if not keys.equal(keys.lengths[leader], keys.first[leader], keys.last[leader],
+                          lambda check, j, keep, keys=keys: keys.buffer.word(keys.starts[leader[check]] + 8 * j,
+                                                                            keep)).all():
             return None, []
     order = np.argsort(first, kind="stable")
     rank = np.empty(len(first), dtype=np.int64)

@@ -25,8 +25,8 @@ it follows, is refused).  The unit is the file's (``nanoseconds`` becomes ``ns``
 
 Both are vectorized (numpy over one flat array of frame ids).  A folded
 file is read in bulk (:mod:`perun_core.importers.foldedscan`: numpy over
-the positions of its separators, frame names numbered without a string per
-frame); files with fractional values, other line breaks or a broken line
+the positions of its separators, in chunks of lines, frame names numbered
+without a string per frame); files with fractional values, other line breaks or a broken line
 are read line by line, which names the bad line.  ``benchmarks/importdiff.py``
 times a million-line folded file.
 """
@@ -43,7 +43,7 @@ from ..params import Param
 from ..profile.model import Profile
 from ..profile.resources import ResourceTable
 from .common import FrameIds, Importer, flatten, read_bytes, read_json, stack_table, table_profile
-from .foldedscan import FoldedScan, scan_folded
+from .foldedscan import FoldedScan, scan_folded_files
 from .framenames import NO_FRAMES, describe_frames
 
 __all__ = ["FoldedImporter", "PySpyImporter", "SpeedscopeImporter", "parse_folded"]
@@ -109,12 +109,9 @@ class FoldedImporter(Importer):
     )
 
     def load(self, files: list[Path], options: dict[str, Any]) -> Profile:
-        datas = [read_bytes(path) for path in files]
-        whole = datas[0] if len(datas) == 1 and datas[0].endswith(b"\n") else \
-            b"".join(data if data.endswith(b"\n") else data + b"\n" for data in datas)
-        scan = scan_folded(whole)
+        scan = scan_folded_files(files)
         if scan is None:  # something unusual, or a broken line to name: line by line
-            scan = _scan_lines(datas, files)
+            scan = _scan_lines([read_bytes(path) for path in files], files)
         ids = FrameIds()
         for name in scan.names:
             ids[name]  # numbered in order: the scan numbered the names as they first occur

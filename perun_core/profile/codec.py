@@ -265,17 +265,17 @@ def _iter_region(region: Snapshot, dump: Callable[[Any], bytes]) -> Iterator[byt
         if index:
             yield b","
         if isinstance(column, StackColumn):
-            encoded = _stack_column_bytes(column, sparse, dump)
+            encoded = _stack_column_doc(column, sparse)
             if encoded is not None:
-                yield encoded
+                yield from _column_pieces(encoded, dump)
                 continue
             column = column.to_list()
-        yield _column_bytes(_encode_packed(column) if isinstance(column, PackedColumn) else _encode_column(column, sparse),
-                            dump)
+        yield from _column_pieces(
+            _encode_packed(column) if isinstance(column, PackedColumn) else _encode_column(column, sparse), dump)
     yield b"]}"
 
 
-def _stack_column_bytes(column: StackColumn, sparse: bool, dump: Callable[[Any], bytes]) -> bytes | None:
+def _stack_column_doc(column: StackColumn, sparse: bool) -> dict[str, Any] | None:
     """A column of stacks held as frame numbers, as a "stacks" column: the frame table once, numbers packed.
 
     None for columns the general path must take (missing rows in a table
@@ -286,7 +286,7 @@ def _stack_column_bytes(column: StackColumn, sparse: bool, dump: Callable[[Any],
     count = len(column.starts)
     if not count or (count < column.length and not sparse):
         return None
-    flat = np.asarray(column.flat, dtype=np.int64)
+    flat = np.asarray(column.flat)  # any integer type: packed at the width of the frame table
     starts = np.asarray(column.starts, dtype=np.int64)
     ends = np.asarray(column.ends, dtype=np.int64)
     width = int_kind(0, max(len(column.frames) - 1, 0))
@@ -296,7 +296,7 @@ def _stack_column_bytes(column: StackColumn, sparse: bool, dump: Callable[[Any],
                            "ends": pack_array(span_width, ends)}
     if count < column.length:
         _add_absent(out, count, column.length - 1, column.length - count, lambda: "")  # always one run
-    return _column_bytes(out, dump)
+    return out
 
 
 def _stack_column(doc: dict, length: int, absent: bytes) -> StackColumn:
@@ -331,15 +331,20 @@ def _stack_column(doc: dict, length: int, absent: bytes) -> StackColumn:
 _BASE64_MEMBERS = ("b", "c", "absent", "flat", "starts", "ends")
 
 
-def _column_bytes(column: dict, dump: Callable[[Any], bytes]) -> bytes:
-    """``dump(column)`` exactly, faster for the base64 members."""
-    parts = []
-    for key, value in column.items():
+def _column_pieces(column: dict, dump: Callable[[Any], bytes]) -> Iterator[bytes]:
+    """``dump(column)`` exactly, in pieces, faster for the base64 members: each is a piece of its own, not copied
+    into a joined column (a million-frame stack column is tens of megabytes of it)."""
+    yield b"{"
+    for index, (key, value) in enumerate(column.items()):
+        if index:
+            yield b","
         if key in _BASE64_MEMBERS and type(value) is str:
-            parts.append(b'"%s":"%s"' % (key.encode("ascii"), value.encode("ascii")))
+            yield b'"%s":"' % key.encode("ascii")
+            yield value.encode("ascii")
+            yield b'"'
         else:
-            parts.append(b"%s:%s" % (dump(key), dump(value)))
-    return b"{" + b",".join(parts) + b"}"
+            yield b"%s:%s" % (dump(key), dump(value))
+    yield b"}"
 
 
 def decode_content(content: bytes, *, path: Path | str | None = None) -> Profile:

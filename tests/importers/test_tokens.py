@@ -20,11 +20,31 @@ def _bounds(pieces: list[bytes]) -> tuple[bytes, np.ndarray, np.ndarray]:
     return b"".join(pieces), ends - sizes, ends
 
 
+def _numbered(data: bytes, starts: np.ndarray, ends: np.ndarray, calls: int = 1) -> tuple[list[bytes], np.ndarray]:
+    """The tokens' texts by number and each token's number, the tokens fed in ``calls`` calls, each with its own
+    copy of its part of the text (the tables keep what they compare with)."""
+    numbering = tokens.TokenNumbers()
+    cuts = np.linspace(0, len(starts), calls + 1).astype(int)
+    numbers = []
+    for lo, hi in zip(cuts[:-1], cuts[1:]):
+        before = numbering.count
+        base = int(starts[lo]) if hi > lo else 0
+        part = bytes(data[base:int(ends[hi - 1])] if hi > lo else b"")
+        got, firsts = numbering.number(part, starts[lo:hi] - base, ends[lo:hi] - base)
+        numbers.append(got)
+        # a new number goes to the first token of its text, in this call
+        assert got[firsts].tolist() == list(range(before, numbering.count))
+        for new, first in enumerate(firsts.tolist(), start=before):
+            assert new not in got[:first].tolist()
+    return numbering.tokens(), np.concatenate(numbers) if numbers else np.zeros(0, dtype=np.int64)
+
+
 @pytest.mark.parametrize("rounds, chunk", [(((16, 42), (20, 21), (22, 0)), 1 << 21), (((16, 42), (20, 21), (22, 0)), 7),
                                            (((2, 62), (2, 60), (2, 0)), 5), (((0, 0),), 1 << 21)])
-def test_equal_tokens_share_a_number_and_different_ones_never_do(monkeypatch, rounds, chunk):
-    # tiny bucket tables force every token through the collision rounds and the dict; small chunks
-    # make equal tokens of later chunks meet the token an earlier chunk left in their bucket
+@pytest.mark.parametrize("calls", [1, 3])
+def test_equal_tokens_share_a_number_and_different_ones_never_do(monkeypatch, rounds, chunk, calls):
+    # tiny bucket tables force every token through the collision rounds and the dict; small chunks and several
+    # calls make equal tokens of later chunks meet the token an earlier chunk left in their bucket
     monkeypatch.setattr(tokens, "_ROUNDS", rounds)
     monkeypatch.setattr(tokens, "_CHUNK", chunk)
     rng = random.Random(5)
@@ -32,7 +52,7 @@ def test_equal_tokens_share_a_number_and_different_ones_never_do(monkeypatch, ro
         words = [bytes(rng.choice(b"ab;x\xff\x00") for _ in range(rng.randint(0, 40))) for _ in range(rng.randint(1, 30))]
         seq = [rng.choice(words) for _ in range(rng.randint(1, 200))]
         data, starts, ends = _bounds(seq)
-        found, numbers = tokens.intern_tokens(data, starts, ends)
+        found, numbers = _numbered(data, starts, ends, calls)
         assert len(found) == len(set(seq)) and set(found) == set(seq)
         assert [found[n] for n in numbers.tolist()] == seq
 
@@ -40,7 +60,7 @@ def test_equal_tokens_share_a_number_and_different_ones_never_do(monkeypatch, ro
 def test_tokens_that_differ_only_in_the_middle_are_told_apart():
     seq = [b"x" * 20 + b"a" + b"y" * 20, b"x" * 20 + b"b" + b"y" * 20, b"x" * 20 + b"a" + b"y" * 20]
     data, starts, ends = _bounds(seq)
-    found, numbers = tokens.intern_tokens(data, starts, ends)
+    found, numbers = _numbered(data, starts, ends)
     assert numbers.tolist()[0] == numbers.tolist()[2] != numbers.tolist()[1] and len(found) == 2
 
 
@@ -93,18 +113,6 @@ def test_perf_symbols_lose_their_offset_as_the_regular_expression_cuts_it():
         symbol = "".join(rng.choice(parts) for _ in range(rng.randint(0, 6)))
         assert _without_offset(symbol) == (_OFFSET.sub("", symbol.strip()) or "[unknown]")
     assert _without_offset(" main+0x1a ") == "main" and _without_offset("+0x10") == "[unknown]"
-
-
-def test_tokens_numbered_in_two_halves_at_once_match_one_pass(monkeypatch):
-    # the second half's tokens are renumbered into the first half's: equal tokens across the halves meet
-    rng = random.Random(11)
-    words = [bytes(rng.choice(b"abc;\xff") for _ in range(rng.randint(0, 30))) for _ in range(50)]
-    seq = [rng.choice(words[:30]) for _ in range(300)] + [rng.choice(words[20:]) for _ in range(300)]
-    data, starts, ends = _bounds(seq)
-    monkeypatch.setattr(tokens, "_PARALLEL_FROM", 1)
-    monkeypatch.setattr(tokens.os, "sched_getaffinity", lambda pid: {0, 1})
-    found, numbers = tokens.intern_tokens(data, starts, ends)
-    assert len(found) == len(set(seq)) and [found[n] for n in numbers.tolist()] == seq
 
 
 @settings(max_examples=300, deadline=None)
