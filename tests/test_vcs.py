@@ -634,24 +634,22 @@ def test_history_cache_keeps_at_most_limit_files(tmp_path: Path) -> None:
     assert (cache / "unrelated.txt").read_text() == "keep me"
 
 
-def test_walk_10k_commits_is_fast(tmp_path: Path) -> None:
+def test_walk_10k_commits_once_then_from_the_cache(tmp_path: Path, monkeypatch) -> None:
+    """Ten thousand commits are walked in git's order, and the second walk comes from the cache without reading one
+    git object (how fast either is belongs to benchmarks/, not to a pass/fail bound a loaded machine can break)."""
     root = tmp_path / "big"
     shas = fast_linear_history(root, 10_000)
     cache = tmp_path / "cache"
     with GitVcs(root, cache_dir=cache) as repo:
         assert repo.is_dirty() is False
-        start = time.process_time()
         walked = list(repo.walk_minor_versions("HEAD"))
-        cold = time.process_time() - start
-        start = time.process_time()
+        reads = []
+        real_walk = repo._walk
+        monkeypatch.setattr(repo, "_walk", lambda *args: reads.append(args) or real_walk(*args))
         cached = list(repo.walk_minor_versions("HEAD"))
-        warm = time.process_time() - start
     assert [m.checksum for m in walked] == shas[::-1]
-    assert cached == walked
+    assert cached == walked and reads == []
     assert walked[-1].parents == () and walked[0].parents == (shas[-2],)
-    # CPU time with generous bounds: a loaded CI machine must not fail this (targets: cold < 0.5 s, cached < 0.1 s)
-    assert cold < 3.0, cold
-    assert warm < 0.5, warm
 
 
 # --------------------------------------------------------------------------- dirty

@@ -31,7 +31,7 @@ from .findings import Verdict
 from .growth import (MIN_POINTS, Growth, Region, describe, fit_growth, order_rank, periodic_regions,
                      periodic_regions_without,
                      scaled)
-from .measure import Executor, Measurement
+from .measure import LONG_RUN, Executor, Measurement
 from .textrules import char_start
 
 __all__ = ["Reference", "analyse", "confidence_greater"]
@@ -145,14 +145,10 @@ class _Point:
     took: float  # wall seconds of the run
 
 
-#: a run at least this long (wall seconds) measures a point alone; shorter ones get the cheapest of three
-_LONG_RUN = 0.25
-
-
 def _measure_point(executor: Executor, data: bytes, metric: str) -> Measurement:
     """The cheapest of one to three runs (three while a run is short): interference only ever adds cost."""
     first = executor.measure(data)
-    if first.hang or first.wall >= _LONG_RUN:
+    if first.hang or first.wall >= LONG_RUN:
         return first
     runs = [first, *executor.measure_all([data, data])]
     return min(runs, key=lambda m: m.value(metric))
@@ -224,7 +220,7 @@ def _second_look(executor: Executor, points: list[_Point], metric: str, deadline
     """Run the points measured by one run (the longest, which weigh most in the fit) once more, the largest
     first, while the time before ``deadline`` lasts, and keep the cheaper cost: a burst of load during the
     largest run alone bent a quadratic into n^8 on a busy machine, and a second run later seldom meets it."""
-    for index in sorted((i for i, p in enumerate(points) if p.took >= _LONG_RUN), key=lambda i: -points[i].count):
+    for index in sorted((i for i, p in enumerate(points) if p.took >= LONG_RUN), key=lambda i: -points[i].count):
         point = points[index]
         if time.monotonic() + point.took > deadline:
             break
@@ -327,9 +323,10 @@ def analyse(finding_id: str, data: bytes, reference: Reference, executor: Execut
     if not within:
         return Verdict(finding_id, "", len(data), 0.0, 0, 0.0, "", 0.0, 0.0, growth, False,
                        "the scaled inputs could not be measured", metric), None
-    # the largest input whose three paired runs fit in the time left
+    # the largest input whose three paired runs fit in half the time left: paired runs on a busy machine take longer
+    # than the same input's run during the scaling did, and a comparison cut short reports nothing
     room = compare_end - time.monotonic()
-    quick = [p for p in within if 3 * p.took <= room] or \
+    quick = [p for p in within if 3 * p.took <= room / 2] or \
         [min(within, key=lambda p: p.took)]
     chosen = max(quick, key=lambda p: p.count)
     needed = max(1.5, 1 + gain)

@@ -38,11 +38,13 @@ from ..errors import FuzzError
 from ..runner.helper import spawn_helper
 from ..runner.process import RepeatedRuns, describe_status
 
-__all__ = ["COST_UNITS", "Coverage", "Executor", "Measurement", "available_cores", "calibration_run",
+__all__ = ["COST_UNITS", "LONG_RUN", "Coverage", "Executor", "Measurement", "available_cores", "calibration_run",
            "perf_counts_instructions", "stop_at", "resolve_metric"]
 
 #: the unit of each cost measure, for reports
 COST_UNITS = {"instructions": "instructions", "cpu": "s CPU", "wall": "s wall"}
+#: a run at least this long (wall seconds) is not repeated at once: a burst of load stretches it far less than a short one
+LONG_RUN = 0.25
 _PERF_EVENT = "instructions:u"
 
 

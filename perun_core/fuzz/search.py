@@ -13,8 +13,8 @@
    cost of the seed grown to its size (:class:`~perun_core.fuzz.confirm.Reference`,
    so growth alone is worth nothing) and kept when that ratio beats its
    parent's by more than the noise (``threshold``: three times the relative
-   spread of the seed runs, at least 5 %), measured again and judged by the
-   lower of its two costs.  A kept input that :data:`REVISIT` children in a
+   spread of the seed runs, at least 5 %), measured again (when its run was
+   short or its gain small) and judged by the lower of its two costs.  A kept input that :data:`REVISIT` children in a
    row did not beat is measured once more (its lowest cost kept), so a fluke
    does not hold the search up.  With the ``pump`` rule chosen
    (the default), the seeds' pumpings (:func:`~perun_core.fuzz.pump.pump_plan`)
@@ -74,7 +74,8 @@ from .aftersearch import ANALYSIS_SHARE, analyse_search
 from .confirm import Reference
 from .findings import Finding, FuzzFinished, FuzzProgress, FuzzResult, FuzzStarted, InputKept
 from .guidance import Guidance, start_guidance
-from .measure import Coverage, Executor, Measurement, available_cores, calibration_run, resolve_metric, stop_at
+from .measure import (LONG_RUN, Coverage, Executor, Measurement, available_cores, calibration_run, resolve_metric,
+                      stop_at)
 from .output import write_results
 from .pump import pump_plan
 from .rules import RuleChoice, parse_rule_specs
@@ -102,7 +103,8 @@ MAX_STRETCH = 8.0
 NOISY, NOISY_ROUNDS = 0.1, 3
 #: while the calibration has taken less than this share of the search's time (a short -t keeps its search)
 NOISY_TIME = 0.1
-#: a kept input none of whose last this many children beat it is measured again (see _Search.revisit)
+#: a kept input none of whose last this many children beat it is measured again (see _Search.revisit), when its run
+#: was short (a long run is stretched far less by a burst of load, and its second run would hold the search up)
 REVISIT = 24
 
 
@@ -345,7 +347,7 @@ class _Search:
                 kept_any |= kept
                 self.stale[parent.id] = 0 if kept else self.stale.get(parent.id, 0) + 1
             for parent in {parent.id: parent for parent, _, _ in batch}.values():
-                if self.stale[parent.id] >= REVISIT and parent.parent is not None:
+                if self.stale[parent.id] >= REVISIT and parent.parent is not None and parent.wall < LONG_RUN:
                     self.revisit(parent)
             self.executor.set_hang_timeout(self.s.hang_timeout * min(self.stretch(), MAX_STRETCH))
             if kept_any:
@@ -403,19 +405,21 @@ class _Search:
             if outcome.coverage < parent.coverage * self.s.coverage_increase:
                 self._punish(used)
                 return False
-        # measured again, whatever the gain: one slow run on a busy machine can double a short program's cost, and a
-        # fluke kept as the best sets a bar its children cannot pass (a 2.3x fluke stalled a search for 400 s)
-        try:
-            again = self.executor.measure(data)
-        except Interrupted:
-            return False
-        if again.exit_status != 0 or again.hang:
-            return False
-        if (second := self.fitness(parent.seed, data, again)) < value:
-            outcome, value = again, second
-        if value <= limit:
-            self._punish(used)
-            return False
+        if value < 2 * limit or outcome.wall < LONG_RUN:
+            # measured again when the gain is small or the run short: one slow run on a busy machine can double a
+            # short program's cost, and a fluke kept as the best sets a bar its children cannot pass (a 2.3x fluke
+            # stalled a search for 400 s); a long run, which a burst stretches far less, is not paid for twice
+            try:
+                again = self.executor.measure(data)
+            except Interrupted:
+                return False
+            if again.exit_status != 0 or again.hang:
+                return False
+            if (second := self.fitness(parent.seed, data, again)) < value:
+                outcome, value = again, second
+            if value <= limit:
+                self._punish(used)
+                return False
         self._keep(parent, data, used, outcome, hang=False)
         return True
 
