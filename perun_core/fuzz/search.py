@@ -14,9 +14,10 @@
    so growth alone is worth nothing) and kept when that ratio beats its
    parent's by more than the noise (``threshold``: three times the relative
    spread of the seed runs, at least 5 %), measured again (when its run was
-   short or its gain small) and judged by the lower of its two costs.  A kept input that :data:`REVISIT` children in a
-   row did not beat is measured once more (its lowest cost kept), so a fluke
-   does not hold the search up.  With the ``pump`` rule chosen
+   short or its gain small) and judged by the lower of its two costs.  A kept
+   input with a short run that :data:`REVISIT` children in a row did not beat
+   is measured once more (its lowest cost kept), so a fluke does not hold the
+   search up.  With the ``pump`` rule chosen
    (the default), the seeds' pumpings (:func:`~perun_core.fuzz.pump.pump_plan`)
    are 60 % of the candidates, the rest random from the start (a long plan
    does not hold the search up), for at most 60 % of the search's time.
