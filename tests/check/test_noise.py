@@ -132,7 +132,7 @@ def collect_time(root, program, workload, *, loaded):
 def test_a_loaded_run_gives_no_wall_time_degradation_and_still_finds_a_cpu_slow_down(perun_repo):
     root, _shas = perun_repo
     build_c(root, "same", C_PROGRAM.replace("FACTOR", "2"))
-    build_c(root, "slower", C_PROGRAM.replace("FACTOR", "3"))
+    build_c(root, "slower", C_PROGRAM.replace("FACTOR", "4"))
     workload = "15000000"
     # one pair, quiet (as quiet as the machine is) against four busy sessions: identical code is no
     # certain change anywhere, and the exit status says so
@@ -145,9 +145,12 @@ def test_a_loaded_run_gives_no_wall_time_degradation_and_still_finds_a_cpu_slow_
     records = {r["uid"]: r for r in json.loads(result.stdout)}
     assert not [r for r in records.values() if r["result"] in ("Degradation", "Optimization")], records
 
-    # the program renamed so that both profiles have the same uid: 1.5x the loop; measured while busy
+    # the program renamed so that both profiles have the same uid: twice the loop; measured while busy
     # like the baseline it is compared with (a slow-down measured against a quiet baseline is the
-    # one-sided case, which only --confirm can settle: tests/check/test_loaded_check.py)
+    # one-sided case, which only --confirm can settle: tests/check/test_loaded_check.py).  Twice, not 1.5x:
+    # on a busy machine CPU time drifts by up to 20 % between two batches of runs, so a CPU-time change counts
+    # as certain only beyond CONTENTION_MARGIN (1.3x), and a 1.5x change measured with that drift is honestly
+    # a Maybe (it came out so once beside the suite's own load)
     busy_baseline = collect_time(root, "same", WORKLOAD_SECOND, loaded=True)
     (root / "same").rename(root / "fast")
     (root / "slower").rename(root / "same")
