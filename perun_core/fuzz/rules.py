@@ -34,6 +34,8 @@ RULE_KINDS = ("text", "bytes")
 
 _WORD = re.compile(rb"\S+")
 _NUMBER = re.compile(rb"-?\d+")
+#: longest run of digits grow-number multiplies
+MAX_NUMBER_DIGITS = 64
 _SEPARATORS = (b",", b";", b":", b".", b" ", b"\t", b"/", b"|", b"-", b"\n")
 
 
@@ -226,7 +228,9 @@ class GrowNumber(_Rule):
     params = (Param("factor", "int", 10, "Most the number is multiplied by.", minimum=2, maximum=1_000_000),)
 
     def mutate(self, data, rng, params):
-        numbers = list(_NUMBER.finditer(data))
+        # a run of thousands of digits (grown by other rules) is no number worth multiplying, and past Python's
+        # limit on converting digits to an int (4,300) int() would raise
+        numbers = [m for m in _NUMBER.finditer(data) if len(m.group()) <= MAX_NUMBER_DIGITS]
         if not numbers:
             return None
         found = rng.choice(numbers)

@@ -91,3 +91,13 @@ def test_the_cli_finds_a_quadratic_program_and_fits_its_order_within_the_budget(
     assert 1.6 <= growth["exponent"] <= 3.5, growth
     assert "'('" in growth["part"] and best["ratio_at_equal_size"] >= 1.5
     assert "quadratic" in done.stdout
+
+
+def test_grow_number_passes_over_a_run_of_digits_longer_than_a_number():
+    """A run of thousands of digits (other rules grow them) made int() raise past Python's 4,300-digit limit and
+    stopped the whole fuzzing; it is left alone, and the numbers beside it still grow."""
+    rule = next(r for r in parse_rule_specs(["grow-number"], False))
+    long_run = b"017" * 2000
+    assert rule.apply(long_run, random.Random(1)) is None
+    grown = rule.apply(long_run + b" 12", random.Random(1))
+    assert grown is not None and grown.startswith(long_run + b" ") and int(grown.split()[-1]) > 12
