@@ -35,7 +35,8 @@ def check_pair(baseline: ProfileData, target: ProfileData, strategy: Strategy, *
     gives one Unknown finding and an entry in ``errors``.  Wall-time changes
     of time profiles that CPU time does not back on a busy machine are made
     Maybe (see :mod:`perun_core.check.noise`), unless ``temper`` is False
-    (runs made interleaved, which a busy machine disturbs alike).
+    (runs made interleaved, which a busy machine disturbs alike).  Peak-memory
+    changes within the jitter of identical runs are Maybe on every path.
     """
 
     if baseline.type != target.type:
@@ -60,7 +61,7 @@ def check_pair(baseline: ProfileData, target: ProfileData, strategy: Strategy, *
             reason = f"method '{method.name}' failed: {type(exc).__name__}: {exc}"
             outcome.errors.append(reason)
             found = [Finding(PerformanceChange.UNKNOWN, "error", "*", method=method.name, reason=reason)]
-        found = with_units(found, baseline, target)
+        found = noise.steady_memory(baseline, target, with_units(found, baseline, target))
         outcome.findings.extend(noise.temper(baseline, target, found) if temper else found)
     outcome.notes.extend(strategy.notes)
     different = noise.machine_difference(baseline, target)

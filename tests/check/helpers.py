@@ -55,12 +55,13 @@ def curve(kind: str, seed: int, scale: float = 1.0, n: int = 160, sigma: float =
     return x, scale * base * np.exp(rng.normal(0, sigma, len(x)))
 
 
-def time_profile(real, user, sys_=0.002, load=0.3, switches=2, machine=None, cmd="./app"):
-    """A time profile of one command: ``real``/``user`` lists of seconds per run."""
+def time_profile(real, user, sys_=0.002, load=0.3, switches=2, machine=None, cmd="./app", rss=None):
+    """A time profile of one command: ``real``/``user`` lists of seconds per run (``rss`` bytes per run, 2 MiB)."""
     rows = []
-    for order, (wall, cpu) in enumerate(zip(real, user), 1):
+    peaks = rss or [2 << 20] * len(real)
+    for order, (wall, cpu, peak) in enumerate(zip(real, user, peaks), 1):
         for kind, sub, amount in (("time", "real", wall), ("time", "user", cpu), ("time", "sys", sys_),
-                                  ("memory", "max_rss", 2 << 20)):
+                                  ("memory", "max_rss", peak)):
             rows.append({"amount": amount, "type": kind, "subtype": sub, "uid": cmd, "order": order,
                          "involuntary_switches": switches})
     header = {"type": "time", "units": {"time": "s", "memory": "B"}, "cmd": cmd, "params": "", "workload": "",

@@ -79,6 +79,23 @@ def test_wall_time_one_side_waited_for_is_a_degradation_when_its_cpu_change_is_c
     assert found["./app [real]"].result.value == "MaybeDegradation", found["./app [real]"].reason
 
 
+@pytest.mark.parametrize("temper", [True, False], ids=["separate batches", "interleaved re-runs"])
+def test_peak_memory_within_the_jitter_of_identical_runs_is_a_maybe_and_beyond_it_a_degradation(temper):
+    """Every run of the target 90 KiB above every run of the baseline, as identical C programs measured
+    in two batches were in CI: certain by ranks, yet within what address-space layout does alone."""
+    strategy = Strategy(parse_rules([{"method": "size_aware_rank_test"}]))
+    kib = 1024
+    base = time_profile(spread(0.10), spread(0.095), rss=[1100 * kib + 4 * kib * i for i in range(9)])
+    for extra, expected in ((90 * kib, "MaybeDegradation"), (-90 * kib, "MaybeOptimization"),
+                            (2048 * kib, "Degradation")):
+        new = time_profile(spread(0.10), spread(0.095), rss=[1100 * kib + extra + 4 * kib * i for i in range(9)])
+        outcome = check_pair(ProfileData(base), ProfileData(new), strategy, temper=temper)
+        rss = {f.location: f for f in outcome.findings}["./app [max_rss]"]
+        assert rss.result.value == expected, rss
+        if expected.startswith("Maybe"):
+            assert rss.reason.startswith(f"peak memory {extra // kib:+d} KiB, within the 256 KiB"), rss.reason
+
+
 def test_profiles_of_different_machines_are_noted_once_naming_the_field(tmp_path):
     other = {**MACHINE, "cpu": "Another CPU"}
     base = time_profile(spread(0.10), spread(0.095))
