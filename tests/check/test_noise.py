@@ -79,6 +79,23 @@ def test_wall_time_one_side_waited_for_is_a_degradation_when_its_cpu_change_is_c
     assert found["./app [real]"].result.value == "MaybeDegradation", found["./app [real]"].reason
 
 
+def test_cpu_time_of_the_side_that_waited_more_must_grow_beyond_its_extra_waiting_when_both_sides_were_busy():
+    """Both sides preempted often (the quieter one by a test suite running beside it, under a third of the
+    busier one's rate, so neither side alone counts as contended): identical code measured 1.33 times the
+    CPU time on the side whose runs took 8 times their CPU time, against 3 times on the other (CI)."""
+    base = time_profile(spread(0.15), spread(0.045), switches=20)
+    new = time_profile(spread(0.50), spread(0.060), switches=50)
+    found, _notes = findings(base, new)
+    user = found["./app [user]"]
+    assert user.result.value == "MaybeDegradation", user
+    assert user.reason.startswith("user time +33 %, within what a busy machine does to CPU time"), user.reason
+    assert found["./app [real]"].result.value == "MaybeDegradation", found["./app [real]"]
+    # the same CPU-time change with no more waiting on the busier side than on the other stays certain
+    new = time_profile(spread(0.15 * 3 / 2), spread(0.090), switches=40)
+    found, _notes = findings(base, new)
+    assert found["./app [user]"].result.value == "Degradation", found["./app [user]"]
+
+
 @pytest.mark.parametrize("temper", [True, False], ids=["separate batches", "interleaved re-runs"])
 def test_peak_memory_within_the_jitter_of_identical_runs_is_a_maybe_and_beyond_it_a_degradation(temper):
     """Every run of the target 90 KiB above every run of the baseline, as identical C programs measured
