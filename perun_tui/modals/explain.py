@@ -18,6 +18,7 @@ from __future__ import annotations
 import os
 import shutil
 import subprocess
+import textwrap
 import threading
 import time
 from pathlib import Path
@@ -46,31 +47,42 @@ NO_FLAME = "no call stacks in both call-level profiles: no difference flame grap
 
 
 #: the dialog's keys in its bottom border, and the form that fits a narrow dialog
-KEYS_HINT = "enter opens a function's source · esc to close"
-SHORT_KEYS_HINT = "⏎ source · esc close"
+KEYS_HINT = "enter opens a function's source · pgup/pgdn scroll · esc to close"
+SHORT_KEYS_HINT = "⏎ source · pgup/dn · esc"
 
 
-def explanation_text(explanation: Any) -> Text:
-    """The headline and the notes (profiles reused, files written) of an explanation."""
+def hanging(text: str, indent: int, width: int | None, first: int | None = None) -> str:
+    """``text`` after ``indent`` spaces (``first`` on its first line, when given), wrapped to ``width`` cells
+    with every continuation line indented alike: wrapped by the widget instead, a long note's second line
+    started at column 0, under the headline rather than under its own start."""
+    lead = " " * (indent if first is None else first)
+    if width is None or width <= indent + 12 or len(lead) + len(text) <= width:
+        return lead + text
+    return textwrap.fill(text, width=width, initial_indent=lead, subsequent_indent=" " * indent,
+                         break_long_words=True, break_on_hyphens=False)
+
+
+def explanation_text(explanation: Any, width: int | None = None) -> Text:
+    """The headline and the notes (profiles reused, files written) of an explanation, wrapped to ``width``."""
     text = Text()
-    text.append(api.escape_controls(explanation.headline()), style="bold" if explanation.explained else "yellow")
-    for note in explanation.notes:
-        text.append(f"\n     {api.escape_controls(note)}", style="dim")
-    for item in explanation.reused:
-        text.append(f"\n     reused {api.escape_controls(item)}", style="dim")
-    for path in explanation.written:
-        text.append(f"\n     wrote {api.escape_controls(path)}", style="dim")
+    text.append(hanging(api.escape_controls(explanation.headline()), 5, width, first=0),
+                style="bold" if explanation.explained else "yellow")
+    lines = [*explanation.notes, *(f"reused {item}" for item in explanation.reused),
+             *(f"wrote {path}" for path in explanation.written)]
+    for line in lines:
+        text.append("\n" + hanging(api.escape_controls(line), 5, width), style="dim")
     return text
 
 
-def function_prompt(rank: int, function: Any, unit: str) -> Text:
+def function_prompt(rank: int, function: Any, unit: str, width: int | None = None) -> Text:
     """One ranked function: ``  1. name (file:line): ...``, and below it the library functions whose cost it
-    carries (``through memcpy: ...``), as the command line's tree shows them."""
+    carries (``through memcpy: ...``), as the command line's tree shows them; wrapped to ``width``."""
     text = Text()
     text.append(f"{rank:>3}. ", style="dim")
-    text.append(api.escape_controls(function.text(unit)), style="bold red" if rank == 1 else "")
+    first = hanging(api.escape_controls(function.text(unit)), 5, width, first=5)[5:]
+    text.append(first, style="bold red" if rank == 1 else "")
     for below in function.through:
-        text.append(f"\n       {api.escape_controls(below.text(unit))}", style="dim")
+        text.append("\n" + hanging(api.escape_controls(below.text(unit)), 7, width), style="dim")
     return text
 
 
@@ -79,6 +91,10 @@ class ExplainScreen(ModalScreen[None]):
 
     BINDINGS = [
         Binding("escape,q", "close", "Close", id="explain.close"),
+        # priority: the function list's own page keys would move its highlight, and under 20 rows the text
+        # above it could otherwise be scrolled back to only with a mouse
+        Binding("pageup", "page(-1)", "Scroll up", priority=True, id="explain.page_up"),
+        Binding("pagedown", "page(1)", "Scroll down", priority=True, id="explain.page_down"),
     ]
 
     def __init__(self, report: Any, title: str) -> None:
@@ -93,6 +109,9 @@ class ExplainScreen(ModalScreen[None]):
         self.collecting: tuple[Any, float, int] | None = None
         self.clock = time.monotonic
         self.ticker: Timer | None = None
+        #: the call-level comparison whose flame graph is shown, and the width it was drawn for
+        self.comparison: Any = None
+        self.flame_width = 0
 
     def compose(self) -> ComposeResult:
         with Vertical(id="explain-dialog", classes="dialog"):
@@ -114,12 +133,53 @@ class ExplainScreen(ModalScreen[None]):
         A width guessed from the terminal's was wider than the dialog at 40 and at 120 columns: every
         frame's last cell wrapped onto a line of its own.
         """
+        self.explain(*self._flame_size())
+
+    def _flame_size(self) -> tuple[int, int]:
         body = self.query_one("#explain-flame-body")
         width = body.size.width - 1 if body.size.width > 1 else max(self.app.size.width - 12, 20)
-        self.explain(width, max(self.app.size.height // 3, 8))
+        return width, max(self.app.size.height // 3, 8)
 
     def on_resize(self) -> None:
-        self.call_after_refresh(self._show_keys)
+        self.call_after_refresh(self._relayout)
+
+    def _relayout(self) -> None:
+        """After a resize: the keys in the border, the text and functions wrapped anew, the flame graph redrawn."""
+        self._show_keys()
+        if self.explanation is None:
+            return
+        self._show_text(self.explanation)
+        width, height = self._flame_size()
+        if self.comparison is not None and width != self.flame_width:
+            self.flame_width = width
+            self.redraw_flame(self.comparison, width, height)
+
+    def _show_text(self, explanation: Any) -> None:
+        """The headline, notes and ranked functions, wrapped to the widths they have now."""
+        self.query_one("#explain-text", Static).update(
+            explanation_text(explanation, self.query_one("#explain-text").content_region.width or None))
+        functions = self.query_one("#explain-functions", OptionList)
+        highlighted = functions.highlighted
+        width = functions.scrollable_content_region.width - 2
+        functions.clear_options()
+        functions.add_options([Option(function_prompt(rank, f, explanation.unit, width if width > 0 else None),
+                                      id=str(rank - 1)) for rank, f in enumerate(explanation.functions, 1)])
+        if explanation.functions:
+            functions.highlighted = highlighted if highlighted is not None else 0
+
+    def action_page(self, step: int) -> None:
+        """A page up or down: the whole dialog where it scrolls as one (under 20 rows), else the flame graph."""
+        part = self.query_one("#explain-dialog") if self.has_class("-short") else self.query_one("#explain-flame-body")
+        if step < 0:
+            part.scroll_page_up()
+        else:
+            part.scroll_page_down()
+
+    @work(thread=True, exclusive=True, exit_on_error=False, group="flame", description="drawing a flame graph")
+    def redraw_flame(self, comparison: Any, width: int, height: int) -> None:
+        flame = api.render_diff(comparison, "flamegraph", width=width, height=height,
+                                color=not plain_pictures(self.app))
+        self.app.call_from_thread(self.query_one("#explain-flame", Static).update, ansi_picture(flame))
 
     def _show_keys(self) -> None:
         """The keys in the border: in full, or short where the full hint would be cut (``esc`` with it at 40 columns)."""
@@ -177,6 +237,7 @@ class ExplainScreen(ModalScreen[None]):
                 if comparison is not None and comparison.has_stacks:
                     flame = api.render_diff(comparison, "flamegraph", width=width, height=height,
                                             color=not plain_pictures(self.app))
+                    self.comparison, self.flame_width = comparison, width
         except Interrupted:
             return
         except PerunError as error:
@@ -194,12 +255,9 @@ class ExplainScreen(ModalScreen[None]):
             self.query_one("#explain-text", Static).update(
                 Text("only certain time degradations and optimizations can be explained"))
             return
-        self.query_one("#explain-text", Static).update(explanation_text(explanation))
         functions = self.query_one("#explain-functions", OptionList)
-        functions.clear_options()
-        functions.add_options([Option(function_prompt(rank, f, explanation.unit), id=str(rank - 1))
-                               for rank, f in enumerate(explanation.functions, 1)])
         functions.display = bool(explanation.functions)
+        self._show_text(explanation)
         if explanation.functions:
             functions.highlighted = 0
             functions.focus()

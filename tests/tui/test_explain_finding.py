@@ -394,9 +394,26 @@ async def test_the_keys_in_the_border_stay_whole_at_40_columns(tmp_path):
             assert part.region.height > 0 and dialog.content_region.overlaps(part.region), part
             await pilot.press("tab")
             await settle(pilot)
+        # the text above the functions comes back with the keyboard (page up), not with the mouse only
+        text = modal.query_one("#explain-text", Static)
+        focused = app.focused
+        assert dialog.scroll_y > 0 and not dialog.content_region.overlaps(text.region)
+        await pilot.press("pageup", "pageup", "pageup")
+        await settle(pilot)
+        assert dialog.scroll_y == 0 and dialog.content_region.overlaps(text.region)
+        assert app.focused is focused  # the page keys scroll, they do not move the focus
+        # a note longer than the dialog wraps under its own start, not at column 0 under the headline
+        lines = str(text.render()).splitlines()
+        assert len(lines) > 1 + len(modal.explanation.notes), lines
+        assert all(line.startswith("     ") for line in lines[1:]), lines
+        narrow = max(len(line) for line in str(modal.query_one("#explain-flame", Static).render()).splitlines())
         await pilot.resize_terminal(120, 40)
         await settle(pilot)
         assert dialog.border_subtitle == KEYS_HINT
+        # the flame graph is drawn again for the wider dialog
+        await wait_until(pilot, lambda: max(len(line) for line in str(
+            modal.query_one("#explain-flame", Static).render()).splitlines()) > narrow, timeout=30)
+        _assert_flame_fits(modal)
         await pilot.press("escape")
         await settle(pilot)
         assert app.screen is not modal

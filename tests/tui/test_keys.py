@@ -12,7 +12,7 @@ from perun_tui.screens.matrix import MatrixScreen
 from perun_tui.screens.plot import PlotScreen
 from perun_tui.widgets.plot import FlameView
 
-from .helpers import select_profile, settle
+from .helpers import select_profile, settle, wait_until
 
 #: the demo's commit (from HEAD) with a memory profile, 1@i
 MEMORY_COMMIT = 2
@@ -80,9 +80,11 @@ async def test_f1_lists_the_keys_of_the_screen_on_view_from_its_bindings(demo_re
     async with app.run_test(size=(80, 24)) as pilot:
         await settle(pilot)
         await select_profile(pilot, "1@i", commit=MEMORY_COMMIT)
-        await pilot.press("p", "f")
+        await pilot.press("p")
+        await wait_until(pilot, lambda: isinstance(app.screen, PlotScreen))
         await settle(pilot)
-        assert isinstance(app.screen, PlotScreen) and isinstance(app.focused, FlameView)
+        await pilot.press("f")
+        await wait_until(pilot, lambda: isinstance(app.focused, FlameView))
         rows = await help_rows(pilot)
         where = {row[0] for row in rows}
         assert {"plot", "flame graph", "heap map", "chart", "everywhere"} <= where
@@ -113,10 +115,8 @@ async def test_the_matrix_editor_says_how_to_switch_tabs_and_f3_f4_do(demo_repo)
         screen.query_one("#matrix-cmds").focus()
         await pilot.pause()
         await pilot.press("f4")  # even from inside a text field
-        await pilot.pause()
-        assert tabs.active == "tab-collectors"
+        await wait_until(pilot, lambda: tabs.active == "tab-collectors")
         await pilot.press("f3", "f3")
-        await pilot.pause()
-        assert tabs.active == "tab-preview"  # wraps around
+        await wait_until(pilot, lambda: tabs.active == "tab-preview")  # wraps around
         await pilot.press("escape")
         await settle(pilot)
