@@ -83,9 +83,18 @@ class PairReport:
                     if key not in explanations:
                         explanations[key] = Explanation.from_record(stored)
                     findings[-1] = replace(findings[-1], details={"explanation": explanations[key]})
-        return cls(ProfileRef.from_record(record.get("baseline", {})), ProfileRef.from_record(record.get("target", {})),
+        target = ProfileRef.from_record(record.get("target", {}))
+        if target.type == "time":
+            findings = [f if f.unit else replace(f, unit=_TIME_UNITS.get(f.location.rpartition(" [")[2], ""))
+                        for f in findings]
+        return cls(ProfileRef.from_record(record.get("baseline", {})), target,
                    tuple(record.get("methods", [])), tuple(findings), tuple(record.get("errors", [])),
                    tuple(str(n) for n in record.get("notes", []) if isinstance(n, str)))
+
+
+#: The units of the time collector's locations, which it has always written (seconds, bytes): checks stored
+#: before findings carried a unit are shown with them too.
+_TIME_UNITS = {"real]": "s", "user]": "s", "sys]": "s", "max_rss]": "B"}
 
 
 @dataclass(frozen=True, slots=True)

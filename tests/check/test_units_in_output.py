@@ -82,3 +82,19 @@ def test_a_change_from_a_baseline_below_resolution_has_a_level_but_no_percentage
     row = next(line for line in markdown.stdout.splitlines() if "[sys]" in line)
     assert re.search(r"\| 0 s \| 3\.\d\d ms \| below resolution \(\+3\.\d\d ms\) \|", row), row
     assert "%" not in tree.stdout.split("[sys]", 1)[1].splitlines()[1] and "%" not in row.split("|")[7]
+
+
+def test_a_check_stored_before_findings_had_units_shows_the_time_collectors_units():
+    """A stored change record of a time profile whose findings carry no ``unit`` (written before they did):
+    seconds for real, user and sys, bytes for max_rss; other profile types stay as stored."""
+    from perun_core.check.report import PairReport
+
+    def record(profile_type):
+        ref = {"source": "a.perf", "kind": "index", "minor": "0" * 40, "type": profile_type}
+        findings = [{"method": "m", "uid": f"./app [{sub}]", "result": "Degradation", "type": "ratio",
+                     "from": 1.0, "to": 2.0} for sub in ("real", "user", "sys", "max_rss")]
+        return {"baseline": ref, "target": ref, "methods": ["m"], "findings": findings}
+
+    units = [f.unit for f in PairReport.from_record(record("time")).findings]
+    assert units == ["s", "s", "s", "B"]
+    assert [f.unit for f in PairReport.from_record(record("mixed")).findings] == ["", "", "", ""]
