@@ -91,6 +91,12 @@ def test_the_cli_finds_a_quadratic_program_and_fits_its_order_within_the_budget(
     assert 1.6 <= growth["exponent"] <= 3.5, growth
     assert "'('" in growth["part"] and best["ratio_at_equal_size"] >= 1.5
     assert "quadratic" in done.stdout
+    # the worst input the growth analysis measured is kept beside the compared one, and so is the kept input
+    largest = best["largest"]
+    assert largest["cost"] == max(growth["costs"]) and largest["size"] >= best["size"], (largest, best)
+    assert (tmp_path / "out" / largest["file"]).stat().st_size == largest["size"]
+    assert (tmp_path / "out" / best["kept_file"]).is_file()
+    assert f"]({largest['file']})" in (tmp_path / "out" / "results.md").read_text()
 
 
 def test_grow_number_passes_over_a_run_of_digits_longer_than_a_number():
