@@ -14,7 +14,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from ..errors import Interrupted
-from .confirm import analyse, distinct_parts
+from .confirm import analyse, distinct_parts, needed_ratio
 from .findings import FindingAnalysed, Verdict
 from .growth import order_rank
 from .measure import Executor, stop_at
@@ -39,17 +39,18 @@ def analysis_cap(search: _Search) -> float:
 def analyse_findings(search: _Search, executor: Executor, deadline: float) -> list[Verdict]:
     """Analyse the best kept inputs with ``executor`` (its runs are killed at the analysis' time cap and at
     ``deadline``): one input per distinct slow part (the unit of its longest repeated region), the slowest kept
-    one of each, until ``deadline``.  The first gets at most half of the time left when others wait, every later
-    one an equal share of what is left (one slow analysis does not starve the others).  Reported ones first, by
-    growth order, then ratio."""
-    chosen = distinct_parts([f for f in search.findings if f.seed in search.references], MAX_ANALYSED)
+    one of each, until ``deadline``.  Those clearly slower than an ordinary input of their size share the time
+    left equally (no analysis starves another), the others get what is left.  Reported ones first, by growth
+    order, then ratio."""
+    clear = needed_ratio(search.gain)
+    chosen = distinct_parts([f for f in search.findings if f.seed in search.references], MAX_ANALYSED, clear)
     verdicts: list[Verdict] = []
     for index, finding in enumerate(chosen):
         now = time.monotonic()
         if search.cancel.is_set() or now >= deadline:
             break
-        waiting = len(chosen) - index
-        window = (deadline - now) / (2 if index == 0 and waiting > 1 else waiting)
+        waiting = [f for f in chosen[index:] if f.hang or f.slowdown >= clear] or chosen[index:]
+        window = (deadline - now) / len(waiting)
         try:
             verdict, data = analyse(finding.id, finding.data, search.references[finding.seed], executor,
                                     cost=finding.value, hang=finding.hang,

@@ -37,7 +37,7 @@ from .growth import (MIN_POINTS, Growth, Region, describe, fit_growth, order_ran
 from .measure import LONG_RUN, Executor, Measurement
 from .textrules import char_start
 
-__all__ = ["Reference", "analyse", "confidence_greater", "distinct_parts"]
+__all__ = ["Reference", "analyse", "confidence_greater", "distinct_parts", "needed_ratio"]
 
 STRATEGIES = {"tile": "the seed repeated", "pad": "the seed padded with spaces"}
 _SIZE_STEP = 8
@@ -332,7 +332,7 @@ def analyse(finding_id: str, data: bytes, reference: Reference, executor: Execut
     quick = [p for p in within if 3 * p.took <= room / 2] or \
         [min(within, key=lambda p: p.took)]
     chosen = max(quick, key=lambda p: p.count)
-    needed = max(1.5, 1 + gain)
+    needed = needed_ratio(gain)
     reasons = []
     compared = True
     try:
@@ -390,10 +390,16 @@ def _equal_size(executor: Executor, data: bytes, reference: Reference, metric: s
     return round(ratio, 3), round(confidence_greater(xs, ys), 4), x, y, len(other), name
 
 
-def distinct_parts(findings: Sequence[Finding], most: int) -> list[Finding]:
+def needed_ratio(gain: float) -> float:
+    """The ratio at equal size a finding needs to be reported: 1.5, or more when the noise keeps only larger gains."""
+    return max(1.5, 1 + gain)
+
+
+def distinct_parts(findings: Sequence[Finding], most: int, clear: float) -> list[Finding]:
     """The slowest of ``findings`` for each distinct slow part (the unit of its longest repeated region, or the
-    whole input without one), slowest first, at most ``most``: inputs slow by the same part would be analysed
-    to the same growth, while another part may be another problem."""
+    whole input without one), at most ``most``: inputs slow by the same part would be analysed to the same
+    growth, while another part may be another problem.  Those at least ``clear`` times slower than an ordinary
+    input of their size come first (slowest first), then the others."""
     chosen: list[Finding] = []
     parts: set[str] = set()
     for finding in sorted(findings, key=lambda f: f.slowdown, reverse=True):
@@ -404,4 +410,4 @@ def distinct_parts(findings: Sequence[Finding], most: int) -> list[Finding]:
         if part not in parts:
             parts.add(part)
             chosen.append(finding)
-    return chosen
+    return sorted(chosen, key=lambda f: (f.hang or f.slowdown >= clear, f.slowdown), reverse=True)

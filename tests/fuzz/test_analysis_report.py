@@ -4,6 +4,7 @@ analysed input per distinct slow part."""
 from __future__ import annotations
 
 import time
+from dataclasses import replace
 
 from perun_core.fuzz.confirm import Reference, analyse, distinct_parts
 from perun_core.fuzz.findings import Finding
@@ -61,5 +62,9 @@ def test_one_input_per_distinct_slow_part_is_analysed_the_slowest_of_each():
     kept = [_kept("w1", b"a" + b"." * 50 + b"a", 3.0), _kept("w2", b"www.x" + b")" * 80, 9.0),
             _kept("w3", b"www.y" + b")" * 60, 12.0), _kept("w4", b"b" + b"." * 90 + b"b", 2.0),
             _kept("w5", b"no repeats here", 1.5)]
-    assert [f.id for f in distinct_parts(kept, 6)] == ["w3", "w1", "w5"]
-    assert [f.id for f in distinct_parts(kept, 2)] == ["w3", "w1"]
+    assert [f.id for f in distinct_parts(kept, 6, 1.5)] == ["w3", "w1", "w5"]
+    assert [f.id for f in distinct_parts(kept, 2, 1.5)] == ["w3", "w1"]
+    # those not clearly slower at their size come after the others, whatever their part
+    kept.append(_kept("w6", b"c" * 30, 1.2))
+    kept.append(replace(_kept("h1", b"(" * 20, 1.0), hang=True))
+    assert [f.id for f in distinct_parts(kept, 6, 3.5)] == ["w3", "h1", "w1", "w5", "w6"]
