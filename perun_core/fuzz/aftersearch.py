@@ -39,9 +39,9 @@ def analysis_cap(search: _Search) -> float:
 def analyse_findings(search: _Search, executor: Executor, deadline: float) -> list[Verdict]:
     """Analyse the best kept inputs with ``executor`` (its runs are killed at the analysis' time cap and at
     ``deadline``): one input per distinct slow part (the unit of its longest repeated region), the slowest kept
-    one of each, until ``deadline``.  Those clearly slower than an ordinary input of their size share the time
-    left equally (no analysis starves another), the others get what is left.  Reported ones first, by growth
-    order, then ratio."""
+    one of each, those clearly slower than an ordinary input of their size first, until ``deadline``.  Each gets
+    at most half of the time left while others wait (no analysis starves the next one), the last all of it.
+    Reported ones first, by growth order, then ratio."""
     clear = needed_ratio(search.gain)
     chosen = distinct_parts([f for f in search.findings if f.seed in search.references], MAX_ANALYSED, clear)
     verdicts: list[Verdict] = []
@@ -49,14 +49,13 @@ def analyse_findings(search: _Search, executor: Executor, deadline: float) -> li
         now = time.monotonic()
         if search.cancel.is_set() or now >= deadline:
             break
-        waiting = [f for f in chosen[index:] if f.hang or f.slowdown >= clear] or chosen[index:]
-        window = (deadline - now) / len(waiting)
+        window = (deadline - now) / (2 if index + 1 < len(chosen) else 1)
         try:
             verdict, data = analyse(finding.id, finding.data, search.references[finding.seed], executor,
                                     cost=finding.value, hang=finding.hang,
                                     metric=search.metric, noise=search.noise, gain=search.gain,
                                     cap=analysis_cap(search), limit=search.limits[finding.seed],
-                                    deadline=now + window / 2, end=now + window)
+                                    deadline=now + window * 0.6, end=now + window)
         except Interrupted:
             break
         verdict.found_at, verdict.rules, verdict.kept_file = finding.found_at, finding.rules, finding.file

@@ -97,6 +97,9 @@ def test_the_cli_finds_a_quadratic_program_and_fits_its_order_within_the_budget(
     assert (tmp_path / "out" / largest["file"]).stat().st_size == largest["size"]
     assert (tmp_path / "out" / best["kept_file"]).is_file()
     assert f"]({largest['file']})" in (tmp_path / "out" / "results.md").read_text()
+    # the summary names it when it is not the compared input
+    assert ("largest measured: " in done.stdout) == (largest["file"] != best["file"]), done.stdout
+    assert f"{largest['file']} ({largest['size']} B" in done.stdout
 
 
 def test_grow_number_passes_over_a_run_of_digits_longer_than_a_number():
