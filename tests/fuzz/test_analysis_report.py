@@ -26,6 +26,14 @@ class QuadraticInX:
         return [self.measure(data) for data in inputs]
 
 
+class SteepInX(QuadraticInX):
+    """A quadratic that stays within a tenth of its 0.1 s start-up up to a thousand "x"."""
+
+    def measure(self, data: bytes) -> Measurement:
+        cpu = 0.1 + 1e-7 * data.count(b"x") ** 2
+        return Measurement(cpu, cpu * self.stretch, 0, False)
+
+
 def _analyse(stretch: float, window: float):
     seed = b"head tail\n"
     reference = Reference(seed, {"pad": [(len(seed), 0.1), (1 << 20, 0.1)]})
@@ -51,6 +59,21 @@ def test_a_superlinear_finding_keeps_the_largest_input_measured_even_when_a_smal
 def test_with_time_enough_the_compared_input_is_the_largest_one():
     verdict, compared = _analyse(stretch=1.0, window=600.0)
     assert verdict.reported and verdict.largest is not None and verdict.largest.data == compared
+
+
+def test_a_steep_growth_is_compared_at_an_input_that_can_show_it_when_its_runs_fit():
+    # runs take 20 times their CPU time: in half of the 14 s left only inputs at the start-up's cost fit three
+    # paired runs, where the ratio cannot reach 1.5x; the cheapest input 1.5x its start-up fits in the whole 14 s
+    seed = b"head tail\n"
+    reference = Reference(seed, {"pad": [(len(seed), 0.1), (1 << 20, 0.1)]})
+    data = b"head " + b"x" * 40 + b" tail\n"
+    now = time.monotonic()
+    verdict, compared = analyse("w1", data, reference, SteepInX(20.0), metric="cpu", noise=0.01, gain=0.05,
+                                cap=2.0, limit=1 << 16, deadline=now + 14.0, end=now + 14.0, cost=0.1)
+    assert verdict.growth.superlinear, verdict.growth
+    shown = 0.1 + 1e-7 * compared.count(b"x") ** 2
+    assert shown >= 1.5 * verdict.growth.base and 3 * 20 * shown <= 14.0, (compared.count(b"x"), verdict)
+    assert verdict.reported and verdict.ratio >= 1.5, verdict
 
 
 def _kept(name: str, data: bytes, slowdown: float) -> Finding:
