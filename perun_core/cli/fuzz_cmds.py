@@ -118,6 +118,10 @@ def _fuzz_callback(ctx: click.Context, **values: Any) -> None:
     for verdict in result.reported:
         click.echo(f"  {verdict.ratio:8.1f}x at equal size (confidence {verdict.confidence:.3f}), "
                    f"{growth_text(verdict)}: {out / verdict.file} ({verdict.size} B, found at {verdict.found_at:.0f} s)")
+        largest = verdict.largest
+        if largest is not None and largest.file and largest.file != verdict.file:
+            click.echo(f"            largest measured: {out / largest.file} ({largest.size} B, "
+                       f"{_cost(largest.cost, result.metric)}, {largest.repetitions} repetitions of the part)")
     if not result.reported:
         click.echo("  no finding: no kept input grows superlinearly and runs clearly slower than an ordinary input "
                    "of its size" + (f" (best kept {result.best_slowdown:.1f}x at equal size)" if result.findings

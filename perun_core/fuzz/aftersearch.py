@@ -14,9 +14,9 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from ..errors import Interrupted
-from .confirm import analyse
+from .confirm import analyse, distinct_parts, needed_ratio
 from .findings import FindingAnalysed, Verdict
-from .growth import describe, order_rank, periodic_regions
+from .growth import order_rank
 from .measure import Executor, stop_at
 
 if TYPE_CHECKING:  # pragma: no cover
@@ -38,30 +38,34 @@ def analysis_cap(search: _Search) -> float:
 
 def analyse_findings(search: _Search, executor: Executor, deadline: float) -> list[Verdict]:
     """Analyse the best kept inputs with ``executor`` (its runs are killed at the analysis' time cap and at
-    ``deadline``), one part (a run, a repeated unit) each, until ``deadline``; each gets at most half of the
-    time left.  Reported ones first, by growth order, then ratio."""
+    ``deadline``): one input per distinct slow part (the unit of its longest repeated region), the slowest kept
+    one of each, those clearly slower than an ordinary input of their size first, until ``deadline``.  Each gets
+    at most half of the time left while others wait (no analysis starves the next one), the last all of it.
+    Reported ones first, by growth order, then ratio."""
+    clear = needed_ratio(search.gain)
+    chosen = distinct_parts([f for f in search.findings if f.seed in search.references], MAX_ANALYSED, clear)
     verdicts: list[Verdict] = []
-    parts: set[str] = set()
-    for finding in sorted(search.findings, key=lambda f: f.slowdown, reverse=True):
+    for index, finding in enumerate(chosen):
         now = time.monotonic()
-        if search.cancel.is_set() or len(verdicts) >= MAX_ANALYSED or now >= deadline:
+        if search.cancel.is_set() or now >= deadline:
             break
-        text = finding.data.decode("utf-8", "surrogateescape")
-        part = describe(text, periodic_regions(text))
-        if part in parts or finding.seed not in search.references:
-            continue
-        parts.add(part)
+        window = (deadline - now) / (2 if index + 1 < len(chosen) else 1)
         try:
             verdict, data = analyse(finding.id, finding.data, search.references[finding.seed], executor,
                                     cost=finding.value, hang=finding.hang,
                                     metric=search.metric, noise=search.noise, gain=search.gain,
                                     cap=analysis_cap(search), limit=search.limits[finding.seed],
-                                    deadline=now + (deadline - now) / 2, end=deadline)
+                                    deadline=now + window * 0.6, end=now + window)
         except Interrupted:
             break
-        verdict.found_at, verdict.rules = finding.found_at, finding.rules
+        verdict.found_at, verdict.rules, verdict.kept_file = finding.found_at, finding.rules, finding.file
         if data is not None:
             verdict.file = search.save("findings", finding.id, data)
+        if verdict.largest is not None:
+            # the largest measured input is saved beside the compared one unless it is the same input
+            same = verdict.largest.data == data
+            verdict.largest.file = verdict.file if same else \
+                search.save("findings", f"{finding.id}-largest", verdict.largest.data)
         verdicts.append(verdict)
         search.emit(FindingAnalysed(verdict))
     return sorted(verdicts, key=lambda v: (v.reported, order_rank(v.growth), v.ratio), reverse=True)

@@ -10,11 +10,14 @@ measured).  The search keeps inputs by their cost over that reference.
 After the search each of the best kept inputs is analysed
 (:func:`analyse`): the part that made it slow (:mod:`.growth`) is scaled
 from one repetition up, until a run takes ``cap`` seconds or the size limit
-is reached, and the cost's growth is fitted.  The largest scaled input that
-runs within ``cap`` is then measured against the reference input of its size,
-in pairs run side by side, for the ratio at equal size and its confidence
+is reached, and the cost's growth is fitted.  The largest scaled input whose
+runs fit in the time left is then measured against the reference input of its
+size, in pairs run side by side, for the ratio at equal size and its confidence
 (one-sided exact Mann-Whitney test over the pairs).  It is reported when the
-growth is superlinear and the ratio clearly above one.
+growth is superlinear and the ratio clearly above one; the worst scaled input
+measured within ``cap`` (which may be larger than the compared one) is kept
+with the verdict (:class:`~perun_core.fuzz.findings.LargestInput`), as it shows
+the growth at the largest size measured.
 """
 
 from __future__ import annotations
@@ -27,14 +30,14 @@ from collections.abc import Sequence
 from dataclasses import dataclass, replace
 
 from ..errors import Interrupted
-from .findings import Verdict
+from .findings import Finding, LargestInput, Verdict
 from .growth import (MIN_POINTS, Growth, Region, describe, fit_growth, order_rank, periodic_regions,
                      periodic_regions_without,
                      scaled)
 from .measure import LONG_RUN, Executor, Measurement
 from .textrules import char_start
 
-__all__ = ["Reference", "analyse", "confidence_greater"]
+__all__ = ["Reference", "analyse", "confidence_greater", "distinct_parts", "needed_ratio"]
 
 STRATEGIES = {"tile": "the seed repeated", "pad": "the seed padded with spaces"}
 _SIZE_STEP = 8
@@ -329,7 +332,15 @@ def analyse(finding_id: str, data: bytes, reference: Reference, executor: Execut
     quick = [p for p in within if 3 * p.took <= room / 2] or \
         [min(within, key=lambda p: p.took)]
     chosen = max(quick, key=lambda p: p.count)
-    needed = max(1.5, 1 + gain)
+    needed = needed_ratio(gain)
+    if growth.superlinear and chosen.cost < needed * growth.base:
+        # a superlinear cost rises only at the largest counts: an input not even ``needed`` times the cost without
+        # the part cannot show the ratio a report needs (on a loaded machine, where the runs that show it are long,
+        # an exponential fitted up to 7x its start-up was compared at 1.1x), so the cheapest one that can is
+        # compared if its pairs fit in the time left
+        showing = [p for p in within if p.cost >= needed * growth.base and 3 * p.took <= room]
+        if showing:
+            chosen = min(showing, key=lambda p: p.took)
     reasons = []
     compared = True
     try:
@@ -352,6 +363,11 @@ def analyse(finding_id: str, data: bytes, reference: Reference, executor: Execut
         reasons.append(f"the ratio at equal size is not sure enough (confidence {confidence:.2f})")
     verdict = Verdict(finding_id, "", len(chosen.data), value, ref_size, ref_value, STRATEGIES[name], ratio,
                       confidence, growth, not reasons, "; ".join(reasons), metric)
+    if growth.superlinear:
+        # the comparison needs a few runs side by side, so it may be made on a smaller input than the largest
+        # one measured; that one shows the growth best and is what a user wants to reproduce the problem with
+        worst = max(points, key=lambda p: (p.cost, p.count))
+        verdict.largest = LargestInput(worst.count, len(worst.data), worst.cost, data=worst.data)
     return verdict, chosen.data
 
 
@@ -380,3 +396,26 @@ def _equal_size(executor: Executor, data: bytes, reference: Reference, metric: s
     x, y = statistics.median(xs), statistics.median(ys)
     ratio = x / y if y > 0 else math.inf
     return round(ratio, 3), round(confidence_greater(xs, ys), 4), x, y, len(other), name
+
+
+def needed_ratio(gain: float) -> float:
+    """The ratio at equal size a finding needs to be reported: 1.5, or more when the noise keeps only larger gains."""
+    return max(1.5, 1 + gain)
+
+
+def distinct_parts(findings: Sequence[Finding], most: int, clear: float) -> list[Finding]:
+    """The slowest of ``findings`` for each distinct slow part (the unit of its longest repeated region, or the
+    whole input without one), at most ``most``: inputs slow by the same part would be analysed to the same
+    growth, while another part may be another problem.  Those at least ``clear`` times slower than an ordinary
+    input of their size come first (slowest first), then the others."""
+    chosen: list[Finding] = []
+    parts: set[str] = set()
+    for finding in sorted(findings, key=lambda f: f.slowdown, reverse=True):
+        if len(chosen) >= most:
+            break
+        regions = periodic_regions(finding.data.decode("utf-8", "surrogateescape"))
+        part = max(regions, key=lambda r: len(r.unit) * r.count).unit if regions else ""
+        if part not in parts:
+            parts.add(part)
+            chosen.append(finding)
+    return sorted(chosen, key=lambda f: (f.hang or f.slowdown >= clear, f.slowdown), reverse=True)

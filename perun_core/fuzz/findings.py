@@ -11,8 +11,8 @@ if TYPE_CHECKING:  # pragma: no cover
     from .growth import Growth
     from .setup import FuzzSettings
 
-__all__ = ["Finding", "FuzzFinished", "FuzzProgress", "FuzzResult", "FuzzStarted", "FindingAnalysed", "InputKept", "Verdict",
-           "compact_rules"]
+__all__ = ["Finding", "FuzzFinished", "FuzzProgress", "FuzzResult", "FuzzStarted", "FindingAnalysed", "InputKept",
+           "LargestInput", "Verdict", "compact_rules"]
 
 
 def format_cost(value: float, metric: str) -> str:
@@ -65,6 +65,21 @@ class Finding:
 
 
 @dataclass
+class LargestInput:
+    """The worst input a growth analysis measured: ``repetitions`` of the slow part, ``size`` bytes, ``cost``
+    (the cheapest of its runs, in the fuzzing's cost measure); ``file`` relative to the output directory."""
+
+    repetitions: int
+    size: int
+    cost: float
+    file: str = ""
+    data: bytes = field(default=b"", repr=False, compare=False)
+
+    def as_json(self) -> dict[str, Any]:
+        return {"file": self.file, "size": self.size, "cost": self.cost, "repetitions": self.repetitions}
+
+
+@dataclass
 class Verdict:
     """A kept input analysed after the search: ``reported`` when its cost grows superlinearly with the part
     that made it slow and it is clearly slower than an ordinary input of its size.
@@ -72,6 +87,11 @@ class Verdict:
     ``file`` is the analysed input (the kept one scaled to run within the analysis' time cap), ``value``
     and ``reference_value`` the medians of the paired runs, ``ratio`` their quotient, ``confidence``
     1 - p of the one-sided test that the input is slower; ``reason`` says why it was not reported.
+
+    ``largest`` is the worst input the growth analysis measured within its time cap (the slow part scaled to
+    the most repetitions that ran within it), kept when the growth is superlinear: the input that shows the
+    growth at the largest size measured, ``largest_file`` beside ``file``.  ``kept_file`` is the input the
+    search kept, which was analysed.
     """
 
     id: str
@@ -89,9 +109,18 @@ class Verdict:
     metric: str
     found_at: float = 0.0
     rules: list[str] = field(default_factory=list)
+    kept_file: str = ""
+    largest: LargestInput | None = None
+
+    @property
+    def shown_file(self) -> str:
+        """The input a user is pointed at: the largest measured one when there is one, else the compared one."""
+        return self.largest.file if self.largest is not None and self.largest.file else self.file
 
     def as_json(self) -> dict[str, Any]:
-        return {"id": self.id, "file": self.file, "size": self.size, "cost": self.value,
+        return {"id": self.id, "file": self.file, "kept_file": self.kept_file,
+                "largest": self.largest.as_json() if self.largest is not None else None,
+                "size": self.size, "cost": self.value,
                 "ratio_at_equal_size": self.ratio, "confidence": self.confidence, "reference": self.reference,
                 "reference_size": self.reference_size, "reference_cost": self.reference_value,
                 "cost_measure": self.metric, "growth": self.growth.as_json(), "reported": self.reported,

@@ -50,7 +50,7 @@ class Region:
 
 def periodic_regions(text: str) -> list[Region]:
     """The longest repeated region of ``text`` and the regions repeated as often (to scale in step: its copies
-    on other lines, the closing half of a nesting); [] if none.
+    on other lines, the closing half of a nesting), and every other run of its unit; [] if none.
 
     A region covers at least eight code points; between two of equal cover the
     shorter unit wins (a run of "a" rather than repeats of "aa").
@@ -69,7 +69,9 @@ def periodic_regions(text: str) -> list[Region]:
     chosen = [main]
     tolerance = max(1, main.count // 20)
     for other in found[1:]:
-        if abs(other.count - main.count) > tolerance:
+        # copies of the same unit scale with it whatever their count: left at their size they may hold the cost
+        # alone (a long run split by the mutations into runs of other lengths)
+        if abs(other.count - main.count) > tolerance and other.unit != main.unit:
             continue
         if any(other.start < c.end and c.start < other.end for c in chosen):
             continue

@@ -2,10 +2,13 @@
 
 * ``inputs/`` every kept input, ``hangs/`` the inputs that hit the hang timeout,
 * ``findings/`` the analysed inputs (each kept input analysed, scaled to
-  run within the analysis' time cap),
+  run within the analysis' time cap) and, for a superlinear growth, beside
+  each the worst scaled input measured (``ID-largest``: the growth at the
+  largest size measured),
 * ``results.json`` the settings, the cost measure, the seeds with their
   baselines, the findings (``reported``: ratio at equal size, confidence,
-  growth order with its fit, sizes and costs, the part that was scaled) and
+  growth order with its fit, sizes and costs, the part that was scaled, the
+  kept input analysed, the largest measured input with its size and cost) and
   every analysed input that was not reported with the reason (``analysed``),
   every kept input (size, CPU and wall seconds, cost over an ordinary input
   of its size, parent, the rules that made it), the best ratio over time,
@@ -94,11 +97,14 @@ def markdown_table(result: FuzzResult, limit: int = 50) -> str:
              f"{result.executions} runs in {result.elapsed:.1f} s, {len(result.findings)} inputs kept, "
              f"{len(result.reported)} reported (stopped: {result.stopped}); cost: {unit}.", ""]
     if result.verdicts:
-        lines += ["| Input | Size [B] | Ratio at equal size | Confidence | Growth | Reported |",
-                  "| --- | ---: | ---: | ---: | --- | --- |"]
+        lines += [f"| Input | Size [B] | Ratio at equal size | Confidence | Growth | Largest measured [B, {unit}] "
+                  "| Reported |",
+                  "| --- | ---: | ---: | ---: | --- | --- | --- |"]
         for verdict in result.verdicts:
+            largest = verdict.largest
+            biggest = f"[{largest.size}, {_seconds(largest.cost)}]({largest.file})" if largest and largest.file else "-"
             lines.append(f"| [{verdict.id}]({verdict.file}) | {verdict.size} | {verdict.ratio:.1f}x | "
-                         f"{verdict.confidence:.3f} | {growth_text(verdict)} | "
+                         f"{verdict.confidence:.3f} | {growth_text(verdict)} | {biggest} | "
                          f"{'yes' if verdict.reported else 'no: ' + verdict.reason} |")
         lines.append("")
     lines += [f"| Input | Size [B] | Cost [{unit}] | Ratio at equal size | Used rules |",

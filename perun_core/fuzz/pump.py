@@ -19,8 +19,9 @@ the shapes behind most published complexity bugs of text parsers:
 
 The units besides the input's own punctuation are :data:`UNITS`: escapes,
 quotes, brackets and separators that most text formats give a meaning.
-:func:`pump_plan` lists every site's pumpings in a fixed order (the search
-tries them first); :class:`Pump` is the same as a random mutation rule.
+:func:`pump_plan` lists every site's pumpings in a fixed order, each distinct
+context before the same one again elsewhere (the search tries them first);
+:class:`Pump` is the same as a random mutation rule.
 """
 
 from __future__ import annotations
@@ -92,10 +93,47 @@ def _own_units(data: bytes) -> list[bytes]:
     return list(dict.fromkeys(c for c in chars if not c.decode("utf-8", "surrogateescape").isalnum()))
 
 
+def _before(data: bytes, at: int) -> bytes:
+    """The character before offset ``at`` of ``data``, ``a`` for any letter or digit, empty at the start."""
+    char = data[char_start(data, at - 1):at] if at else b""
+    return b"a" if char and char.decode("utf-8", "surrogateescape").isalnum() else char
+
+
+#: quotes and the brackets they close
+_QUOTES = frozenset(b"\"'`")
+_CLOSING = {ord("("): ord(")"), ord("["): ord("]"), ord("{"): ord("}"), ord("<"): ord(">")}
+
+
+def _nesting(data: bytes, sites: list[int]) -> dict[int, tuple[int, ...]]:
+    """At each site of ``data``: the quotes and brackets open there, innermost last (inside a quote, brackets
+    and other quotes do not count; a closing bracket closes the innermost bracket it matches)."""
+    wanted = set(sites)
+    found: dict[int, tuple[int, ...]] = {}
+    opened: list[int] = []
+    for at, byte in enumerate(data):
+        if at in wanted:
+            found[at] = tuple(opened)
+        if opened and opened[-1] in _QUOTES:
+            if byte == opened[-1]:
+                opened.pop()
+        elif byte in _QUOTES or byte in _CLOSING:
+            opened.append(byte)
+        elif byte in _CLOSING.values() and byte in [_CLOSING.get(o) for o in opened]:
+            while _CLOSING.get(opened.pop()) != byte:
+                pass
+    return found
+
+
 def pump_plan(data: bytes, limit: int) -> Iterator[tuple[tuple[str, bytes], bytes]]:
-    """Every site of ``data`` pumped: first in place; then, unit by unit (the first :data:`FIRST_UNITS` of
-    :data:`UNITS`, the input's own, the rest), cut at every site and tailed after every distinct character.
-    Each comes with its kind (way, unit): once one of a kind hangs the program, the others mostly would too."""
+    """Every site of ``data`` pumped: first in place; then cut and tailed in two rounds, each unit by unit (the
+    first :data:`FIRST_UNITS` of :data:`UNITS`, the input's own, the rest).  The first round cuts at one site per
+    distinct context (the character before the site, any letter or digit counting as one, with the quotes and
+    brackets open there) and tails after every distinct punctuation character; the second cuts at the other
+    sites and tails after the words' first characters.  What a parser does at a site depends on what came
+    before it, and parsers decide at punctuation: a cut in a context already cut in, or a run of a letter, is
+    mostly a decision already tried, so every distinct one meets every unit before any is tried again (a long
+    input's many sites held the plan up for hundreds of runs).  Each comes with its kind (way, unit): once one
+    of a kind hangs the program, the others mostly would too."""
     sites = pump_sites(data)
     if not sites:
         return
@@ -103,13 +141,20 @@ def pump_plan(data: bytes, limit: int) -> Iterator[tuple[tuple[str, bytes], byte
     for at in sites:
         char = _char_at(data, at)
         yield ("in place", char), pumped(data, at, char, pump_count(data, char, limit), "in place")
-    firsts = list({_char_at(data, at): at for at in reversed(sites)}.items())
-    for unit in units:
-        for at in sites:
-            yield ("cut", unit), pumped(data, at, unit, pump_count(data, unit, limit), "cut")
-        for char, at in firsts:
-            if unit != char:
-                yield ("tail", unit), pumped(data, at, char, pump_count(data, char, limit), "tail", unit)
+    # the first site of each context; the first site of each character, punctuation in the first round
+    nesting = _nesting(data, sites)
+    first_cuts = sorted({(_before(data, at), nesting[at]): at for at in reversed(sites)}.values())
+    firsts = sorted({_char_at(data, at): at for at in reversed(sites)}.items(), key=lambda first: first[1])
+    marks = [(char, at) for char, at in firsts if not char.decode("utf-8", "surrogateescape").isalnum()]
+    rounds = ((first_cuts, marks),
+              ([at for at in sites if at not in first_cuts], [f for f in firsts if f not in marks]))
+    for cut_sites, tailed in rounds:
+        for unit in units:
+            for at in cut_sites:
+                yield ("cut", unit), pumped(data, at, unit, pump_count(data, unit, limit), "cut")
+            for char, at in tailed:
+                if unit != char:
+                    yield ("tail", unit), pumped(data, at, char, pump_count(data, char, limit), "tail", unit)
 
 
 class Pump:

@@ -22,8 +22,10 @@
    are 60 % of the candidates, the rest random from the start (a long plan
    does not hold the search up), for at most 60 % of the search's time.
    The search gets 70 % of the time budget (its runs are killed at its end);
-   then the best kept inputs are analysed
-   (:func:`~perun_core.fuzz.confirm.analyse`) for at most the other 30 %,
+   then the best kept input of each distinct slow part is analysed
+   (:func:`~perun_core.fuzz.confirm.analyse`, each with its share of the
+   time left, so every distinct superlinear finding can be reported, ranked
+   by growth order and ratio) for at most the other 30 %,
    counted from the search's end: a search that stops early (the slow-down
    reached, nothing new to try) does not hand its unused time to the
    analysis, so ``-t 600`` searched for 20 s ends by 200 s, not 600 s (the

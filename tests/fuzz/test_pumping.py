@@ -29,6 +29,18 @@ print(pairs)
 '''
 
 
+#: an address whose user part ends at some "@": each "@" is tried from the last one back, and the host after it is
+#: checked in full; only a host with a bracket after every "@" makes it quadratic (a near miss after a run of "@")
+NEAR_MISS = r'''
+import sys
+text = open(sys.argv[1], encoding="utf-8", errors="replace").read()
+authority = text.split("//", 1)[-1].split("/", 1)[0]
+for at in reversed([i for i, c in enumerate(authority) if c == "@"]):
+    if not any(c in "[]" for c in authority[at + 1:]):
+        break
+'''
+
+
 def test_sites_are_punctuation_and_word_starts_spread_over_the_input():
     data = "ab, cd(é)".encode()
     assert [data[s:s + 1] for s in pump_sites(data)] == [b"a", b",", b" ", b"c", b"(", "é".encode()[:1], b")"]
@@ -49,6 +61,25 @@ def test_the_plan_pumps_in_place_then_cuts_and_tails_with_an_escape_first():
     assert kinds.index(("cut", b"\\")) < kinds.index(("cut", b"(")) < kinds.index(("cut", b"@"))
     assert b'a="' + b"b" * 4088 + b'\\' in [data for kind, data in plan if kind == ("tail", b"\\")]
     assert all(len(data) <= 100 for _, data in pump_plan(seed, 100))
+
+
+def test_the_plan_tries_each_context_before_the_same_one_elsewhere_and_drops_nothing():
+    seed = b'p=1&q=2&r=3&s="t u"&v=4&w=5#top'
+    plan = list(pump_plan(seed, 10_000))
+    units = {kind[1] for kind, _ in plan if kind[0] == "cut"}
+    sites = pump_sites(seed)
+    chars = {seed[at:at + 1] for at in sites}
+    # a reordering: every cut at every site and every tail after every distinct character, once
+    cuts = {seed[:at] + unit * ((4096 - len(seed)) // len(unit)) for unit in units for at in sites}
+    assert sorted(data for kind, data in plan if kind[0] == "cut") == sorted(cuts)
+    assert len([kind for kind, _ in plan if kind[0] == "tail"]) == sum(1 for u in units for c in chars if u != c)
+    # the first round: one cut per context, so the cut inside the open quote comes before the cuts at the
+    # other "&" and letters, and every unit is tailed after each punctuation mark before any run of a letter
+    run = 4096 - len(seed)
+    first_round = plan[:plan.index((("cut", b"\\"), b"p=1" + b"\\" * run))]
+    assert (("cut", b"\\"), b'p=1&q=2&r=3&s="t' + b"\\" * run) in first_round
+    assert (("tail", b"["), b'p=1&q=2&r=3&s="t u"&v=4&w=5' + b"#" * run + b"[") in first_round
+    assert not any(kind[0] == "tail" and data[-2:-1].isalnum() for kind, data in first_round)
 
 
 @settings(max_examples=50, deadline=None)
@@ -91,6 +122,31 @@ def test_the_cli_finds_a_quadratic_program_and_fits_its_order_within_the_budget(
     assert 1.6 <= growth["exponent"] <= 3.5, growth
     assert "'('" in growth["part"] and best["ratio_at_equal_size"] >= 1.5
     assert "quadratic" in done.stdout
+    # the worst input the growth analysis measured is kept beside the compared one, and so is the kept input
+    largest = best["largest"]
+    assert largest["cost"] == max(growth["costs"]) and largest["size"] >= best["size"], (largest, best)
+    assert (tmp_path / "out" / largest["file"]).stat().st_size == largest["size"]
+    assert (tmp_path / "out" / best["kept_file"]).is_file()
+    assert f"]({largest['file']})" in (tmp_path / "out" / "results.md").read_text()
+    # the summary names it when it is not the compared input
+    assert ("largest measured: " in done.stdout) == (largest["file"] != best["file"]), done.stdout
+    assert f"{largest['file']} ({largest['size']} B" in done.stdout
+
+
+def test_the_cli_finds_a_near_miss_after_a_run_within_a_few_hundred_runs(tmp_path: Path):
+    """The plan tails the run of "@" with "[" within its first fifty pumpings of this address (it once cut the
+    input at every "/" with every unit first: 136 pumpings, and the search of a real address parser ended before)."""
+    program = write_program(tmp_path, "near_miss.py", NEAR_MISS)
+    (tmp_path / "seed.txt").write_text("me@host/a/b/c/d/e/f/g/h/i/j\n")
+    done = subprocess.run([sys.executable, "-m", "perun_core.cli.entry", "fuzz", "-b", str(program), "-w", "seed.txt",
+                           "-o", "out", "-t", "90", "-e", "150", "-r", "pump", "--stop-at", "5", "--seed", "1",
+                           "-np", "--profiles", "0", "--metric", "cpu", "-ht", "5"],
+                          cwd=tmp_path, capture_output=True, text=True, timeout=900)
+    assert done.returncode == 0, done.stderr
+    results = json.loads((tmp_path / "out" / "results.json").read_text())
+    kept = [(tmp_path / "out" / f["file"]).read_bytes() for f in results["findings"]]
+    assert any(data.rstrip(b"[]").endswith(b"@" * 100) and data[-1:] in b"[]" for data in kept), \
+        (results["executions"], [data[:40] for data in kept])
 
 
 def test_grow_number_passes_over_a_run_of_digits_longer_than_a_number():

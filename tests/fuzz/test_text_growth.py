@@ -73,6 +73,14 @@ def test_periodic_regions_find_runs_and_nested_delimiters_and_scale_them():
     assert periodic_regions("short") == []
 
 
+def test_every_run_of_the_slow_unit_scales_with_it_whatever_its_length():
+    # a long run split by mutations: left at 800, the shorter runs would keep the input slow at every scale
+    text = "(" + "1" * 3000 + "." + "1" * 800 + "x" + "1" * 20 + "j)"
+    regions = periodic_regions(text)
+    assert [(r.unit, r.count) for r in regions] == [("1", 3000), ("1", 800), ("1", 20)]
+    assert scaled(text, regions, 2) == "(11.11x11j)"
+
+
 @pytest.mark.parametrize(("cost", "order", "superlinear"), [
     (lambda k: 1.0 + 0.01 * k, "linear", False),
     (lambda k: 1.0 + 1e-4 * k * k, "quadratic", True),

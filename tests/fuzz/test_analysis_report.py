@@ -1,0 +1,93 @@
+"""What the analysis after the search reports: the largest input it measured for a superlinear growth, and one
+analysed input per distinct slow part."""
+
+from __future__ import annotations
+
+import time
+from dataclasses import replace
+
+from perun_core.fuzz.confirm import Reference, analyse, distinct_parts
+from perun_core.fuzz.findings import Finding
+from perun_core.fuzz.measure import Measurement
+
+
+class QuadraticInX:
+    """Stands in for the runner: a run costs 0.1 s plus a quadratic in the number of "x", at no real time,
+    and its wall time is ``stretch`` times its CPU time (a loaded machine)."""
+
+    def __init__(self, stretch: float) -> None:
+        self.stretch = stretch
+
+    def measure(self, data: bytes) -> Measurement:
+        cpu = 0.1 + 1e-4 * data.count(b"x") ** 2
+        return Measurement(cpu, cpu * self.stretch, 0, False)
+
+    def measure_all(self, inputs):
+        return [self.measure(data) for data in inputs]
+
+
+class SteepInX(QuadraticInX):
+    """A quadratic that stays within a tenth of its 0.1 s start-up up to a thousand "x"."""
+
+    def measure(self, data: bytes) -> Measurement:
+        cpu = 0.1 + 1e-7 * data.count(b"x") ** 2
+        return Measurement(cpu, cpu * self.stretch, 0, False)
+
+
+def _analyse(stretch: float, window: float):
+    seed = b"head tail\n"
+    reference = Reference(seed, {"pad": [(len(seed), 0.1), (1 << 20, 0.1)]})
+    data = b"head " + b"x" * 40 + b" tail\n"
+    now = time.monotonic()
+    return analyse("w1", data, reference, QuadraticInX(stretch), metric="cpu", noise=0.01, gain=0.05, cap=2.0,
+                   limit=1 << 16, deadline=now + window, end=now + window, cost=0.26)
+
+
+def test_a_superlinear_finding_keeps_the_largest_input_measured_even_when_a_smaller_one_is_compared():
+    # runs take 20 times their CPU time: three paired runs of the largest input would not fit in the time left
+    verdict, compared = _analyse(stretch=20.0, window=60.0)
+    assert verdict.reported and verdict.growth.order == "quadratic", verdict
+    largest = verdict.largest
+    assert largest is not None and largest.repetitions == max(verdict.growth.counts)
+    assert largest.data == b"head " + b"x" * largest.repetitions + b" tail\n"
+    assert largest.cost == max(verdict.growth.costs) and 1.0 < largest.cost <= 2.0  # within the cap of 2 s
+    assert len(compared) == verdict.size < largest.size and largest.size == len(largest.data)
+    assert verdict.as_json()["largest"] == {"file": "", "size": largest.size, "cost": largest.cost,
+                                            "repetitions": largest.repetitions}
+
+
+def test_with_time_enough_the_compared_input_is_the_largest_one():
+    verdict, compared = _analyse(stretch=1.0, window=600.0)
+    assert verdict.reported and verdict.largest is not None and verdict.largest.data == compared
+
+
+def test_a_steep_growth_is_compared_at_an_input_that_can_show_it_when_its_runs_fit():
+    # runs take 20 times their CPU time: in half of the 14 s left only inputs at the start-up's cost fit three
+    # paired runs, where the ratio cannot reach 1.5x; the cheapest input 1.5x its start-up fits in the whole 14 s
+    seed = b"head tail\n"
+    reference = Reference(seed, {"pad": [(len(seed), 0.1), (1 << 20, 0.1)]})
+    data = b"head " + b"x" * 40 + b" tail\n"
+    now = time.monotonic()
+    verdict, compared = analyse("w1", data, reference, SteepInX(20.0), metric="cpu", noise=0.01, gain=0.05,
+                                cap=2.0, limit=1 << 16, deadline=now + 14.0, end=now + 14.0, cost=0.1)
+    assert verdict.growth.superlinear, verdict.growth
+    shown = 0.1 + 1e-7 * compared.count(b"x") ** 2
+    assert shown >= 1.5 * verdict.growth.base and 3 * 20 * shown <= 14.0, (compared.count(b"x"), verdict)
+    assert verdict.reported and verdict.ratio >= 1.5, verdict
+
+
+def _kept(name: str, data: bytes, slowdown: float) -> Finding:
+    return Finding(name, f"inputs/{name}.txt", len(data), 0.1, 0.1, 0.1, slowdown, "seed", "seed", ["pump"], 1, 1.0,
+                   1, data=data)
+
+
+def test_one_input_per_distinct_slow_part_is_analysed_the_slowest_of_each():
+    kept = [_kept("w1", b"a" + b"." * 50 + b"a", 3.0), _kept("w2", b"www.x" + b")" * 80, 9.0),
+            _kept("w3", b"www.y" + b")" * 60, 12.0), _kept("w4", b"b" + b"." * 90 + b"b", 2.0),
+            _kept("w5", b"no repeats here", 1.5)]
+    assert [f.id for f in distinct_parts(kept, 6, 1.5)] == ["w3", "w1", "w5"]
+    assert [f.id for f in distinct_parts(kept, 2, 1.5)] == ["w3", "w1"]
+    # those not clearly slower at their size come after the others, whatever their part
+    kept.append(_kept("w6", b"c" * 30, 1.2))
+    kept.append(replace(_kept("h1", b"(" * 20, 1.0), hang=True))
+    assert [f.id for f in distinct_parts(kept, 6, 3.5)] == ["w3", "h1", "w1", "w5", "w6"]
