@@ -51,7 +51,7 @@ _export("files", "atomic_write atomic_write_text ensure_writable_directory ensur
 _export("text", "drop_controls escape_controls escape_lines escape_output has_controls")
 _export("demo", "demo_dir build_demo demo_is_built demo_phase")
 _export("formats", "LAYOUT_CHOICES ConvertResult convert profile_bytes unused_config_keys")
-_export("importing", "ImporterInfo ImportedProfile importer_kinds read_imported import_profiles")
+_export("importing", "ImporterInfo ImportedProfile importer_info importer_kinds read_imported import_profiles")
 _export("diff", "NOISE_FLOOR DIFF_VIEWS compare_profiles diff_profiles render_diff diff_formats")
 _export("fuzz", """FUZZ_PARAMS DELTA_PARAMS FuzzForm RuleInfo fuzz_form fuzz_rules FuzzSettings FuzzResult Finding FuzzStarted
         FuzzProgress InputKept FuzzFinished ProfilesCollected run_fuzzing slowdown_plot DeltaStep DeltaResult deltadebug
