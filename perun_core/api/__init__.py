@@ -36,8 +36,9 @@ _export("repository", """SORT_KEYS InitResult init AddedProfile add RemovedProfi
 _export("config", """ConfigValue config_get config_set config_reset EditRequest config_edit_request
         validate_config_file parse_config_value editor_command""")
 _export("profiles", "LoadedProfile load_profile")
+_export("postprocessing", "PostprocessResult postprocess")
 _export("matrix", "MATRIX_KEYS read_matrix check_local_config validate_matrix save_matrix")
-_export("run", """UnitInfo units stream collect run_job run_matrix PostprocessResult postprocess EventStream
+_export("run", """UnitInfo units stream collect run_job run_matrix EventStream
         Job RunResult WrittenProfile""")
 _export("catalog", "unit_names get_unit unit_params unit_requirements")
 _export("check", """FAIL_ON HISTORY_WINDOW PairReport VersionReport CheckReport check_head check_all
