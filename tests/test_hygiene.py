@@ -124,3 +124,49 @@ def test_status_and_log_load_only_what_they_use(tmp_path, argv):
     listing_modules(root, *argv)
     again = listing_modules(root, *argv)
     assert not {m for m in again if m.startswith(LISTING_NEVER + LISTING_NOT_WHEN_WARM)}
+
+
+def command_modules(root: Path, *argv: str) -> tuple[set[str], str]:
+    """The modules ``perun-core ARGV`` loaded in ``root`` (which must succeed), and what it printed."""
+    code = ("import sys, io, contextlib\nfrom perun_core.cli.entry import main\nout = io.StringIO()\n"
+            f"with contextlib.redirect_stdout(out):\n    main({list(argv)!r})\n"
+            "sys.stderr.write(out.getvalue())\nprint('\\n'.join(sys.modules))")
+    env = {"PATH": "/usr/bin:/bin", "HOME": str(root.parent), "PERUN_CONFIG_DIR": str(root.parent / "cfg")}
+    result = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, cwd=root, env=env)
+    assert result.returncode == 0, result.stderr
+    return set(result.stdout.split()), result.stderr
+
+
+#: What an import of one kind never needs: git's object store and the other importers.
+IMPORT_NEVER = ("dulwich", "perun_core.importers.perf", "perun_core.importers.callgrind",
+                "perun_core.importers.benchmarks", "perun_core.importers.pybench", "perun_core.importers.memray")
+#: What postprocessing a profile never needs: the job runner, its processes and worktrees, the check engine.
+POSTPROCESS_NEVER = ("perun_core.runner.run", "perun_core.runner.process", "perun_core.runner.worktree",
+                     "perun_core.check", "dulwich")
+
+
+def test_import_and_postprocessby_load_only_what_they_use(tmp_path):
+    sys.path.insert(0, str(ROOT / "tests"))
+    from gitrepo import fast_linear_history
+
+    from perun_core import api
+    from perun_core.profile.codec import store_profile_at
+    from perun_core.profile.model import Profile
+
+    root = tmp_path / "project"
+    [head] = fast_linear_history(root, 1)
+    api.init(root)
+    (tmp_path / "stacks.folded").write_text("main;work;leaf 3\nmain;idle 2\n")
+    loaded, printed = command_modules(root, "import", "folded", str(tmp_path / "stacks.folded"), "-m", "HEAD")
+    assert f"origin {head[:7]}" in printed  # -m HEAD is the commit HEAD names
+    assert "perun_core.importers.stacks" in loaded
+    assert not {m for m in loaded if m.startswith(IMPORT_NEVER)}
+
+    resources = [{"uid": "f", "type": "mixed", "subtype": "time delta", "amount": 2.0 * n + 1.0,
+                  "structure-unit-size": n} for n in range(1, 40)]
+    profile = Profile.from_dict({"header": {"type": "mixed", "units": {"mixed(time delta)": "us"}, "cmd": "c"},
+                                 "snapshots": [], "global": {"timestamp": 1.0, "resources": resources}})
+    store_profile_at(profile, root / ".perun" / "jobs" / "input.perf")
+    loaded, printed = command_modules(root, "postprocessby", "input.perf", "regression_analysis", "-m", "full")
+    assert "Postprocessed" in printed and "perun_core.analysis.regression" in loaded
+    assert not {m for m in loaded if m.startswith(POSTPROCESS_NEVER)}

@@ -17,7 +17,7 @@ from collections.abc import Iterable
 from typing import TYPE_CHECKING, Any, NamedTuple
 
 from .parametric import MODELS, RANK, ties
-from .points import DegenerateData, interval_bound, r_square
+from .points import DegenerateData, ignoring_float_errors, interval_bound, r_square
 from .robust import BISQUARE_C, bisquare, residual_scale, start_weights, weighted_line, weighted_r_square
 
 if TYPE_CHECKING:  # pragma: no cover
@@ -73,7 +73,7 @@ class Points:
 
         found = self._cache.get(name)
         if found is None:
-            with np.errstate(all="ignore"):
+            with ignoring_float_errors():
                 if name == "ln x":
                     found = np.log(self.x)
                 elif name == "ln y":
@@ -125,7 +125,7 @@ class Part:
 
         found = self._stats.get(name)
         if found is None:
-            with np.errstate(all="ignore"):
+            with ignoring_float_errors():
                 if name == "x range":
                     found = (float(self.x.min()), float(self.x.max()))
                 elif name == "y min":
@@ -276,7 +276,7 @@ def robust_fits(part: Part) -> dict[str, Fit] | None:
     if part.n < 5:
         return None
     positive = part.stat("y min") > 0
-    with np.errstate(all="ignore"):
+    with ignoring_float_errors():
         log_y = part.transform("ln y") if positive else None
         screened = start_weights(part.x, part.y, log_y)
         if screened is None and part.n > _ALWAYS_LOOK:
@@ -304,7 +304,7 @@ def robust_fits(part: Part) -> dict[str, Fit] | None:
     # more outliers than the trimmed share leaves out is no longer a few measurements gone wrong
     kept = max(part.n - outliers, int(math.ceil(part.n * _TRIMMED_SHARE)))
     score, scatter = {}, {}
-    with np.errstate(all="ignore"):
+    with ignoring_float_errors():
         for m, f in found.items():
             squares = np.partition(f.absolute * f.absolute, kept - 1)[:kept]
             score[m] = float(squares.mean())
@@ -426,7 +426,7 @@ def _least_squares(part: Part, model: str) -> Fit:
         problem = domain_problem(model, x_min, part.stat("y min"))
         if problem:
             raise DegenerateData(problem)
-    with np.errstate(all="ignore"):
+    with ignoring_float_errors():
         y_mean = part.stat("y mean")
         ss_tot = part.stat("ss_tot")
         if not (math.isfinite(y_mean) and math.isfinite(ss_tot)):
@@ -474,7 +474,7 @@ def best_fit(fits: Iterable[Fit]) -> Fit | None:
 def as_points(x: Any, y: Any, kinds: Iterable[str] = MODELS) -> Points:
     import numpy as np
 
-    with np.errstate(all="ignore"):
+    with ignoring_float_errors():
         xa = np.asarray(x, dtype=np.float64).ravel()
         ya = np.asarray(y, dtype=np.float64).ravel()
     if xa.shape != ya.shape:

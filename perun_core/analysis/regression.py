@@ -93,7 +93,7 @@ from .parametric import (
     canonical_model_name,
     evaluate_parametric,
 )
-from .points import DEFAULT_X, DEFAULT_Y, AnalysisResult, DegenerateData, Skipped, as_point_sets
+from .points import DEFAULT_X, DEFAULT_Y, AnalysisResult, DegenerateData, Skipped, as_point_sets, ignoring_float_errors
 
 __all__ = [
     "DEFAULT_STEPS",
@@ -400,13 +400,14 @@ def fit_models(
     method = _check_method(method)
     steps = _check_steps(steps)
     models = _model_list(regression_models)
-    try:
-        points = as_points(x, y, models)
-    except DegenerateData as exc:
-        return AnalysisResult([], [Skipped(uid, m, exc.reason) for m in models])
-    # only the sampling methods shuffle; the others need no generator
-    rng = _rng_for(uid, seed) if method in ("iterative", "initial_guess") else None
-    outcome = _METHOD_FUNCTIONS[method](points, models, steps, rng)
+    with ignoring_float_errors():  # once for the whole fit: its many steps then skip numpy's costly errstate
+        try:
+            points = as_points(x, y, models)
+        except DegenerateData as exc:
+            return AnalysisResult([], [Skipped(uid, m, exc.reason) for m in models])
+        # only the sampling methods shuffle; the others need no generator
+        rng = _rng_for(uid, seed) if method in ("iterative", "initial_guess") else None
+        outcome = _METHOD_FUNCTIONS[method](points, models, steps, rng)
     return AnalysisResult(
         [fit.record(uid, method) for fit in outcome.fits],
         [Skipped(uid, model, reason) for model, reason in outcome.skipped],

@@ -12,7 +12,7 @@ from __future__ import annotations
 import math
 from typing import TYPE_CHECKING
 
-from .points import DegenerateData
+from .points import DegenerateData, ignoring_float_errors
 
 if TYPE_CHECKING:  # pragma: no cover
     import numpy
@@ -90,7 +90,7 @@ def start_weights(x: numpy.ndarray, y: numpy.ndarray, log_y: numpy.ndarray | Non
         reference = np.concatenate((first, inner, last))
     else:
         reference = np.array([np.median(np.delete(v, i)) for i in range(n)])
-    with np.errstate(all="ignore"):
+    with ignoring_float_errors():
         deviation = np.abs(v - reference)
         if not np.isfinite(deviation).all():
             return None

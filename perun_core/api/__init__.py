@@ -36,8 +36,9 @@ _export("repository", """SORT_KEYS InitResult init AddedProfile add RemovedProfi
 _export("config", """ConfigValue config_get config_set config_reset EditRequest config_edit_request
         validate_config_file parse_config_value editor_command""")
 _export("profiles", "LoadedProfile load_profile")
+_export("postprocessing", "PostprocessResult postprocess")
 _export("matrix", "MATRIX_KEYS read_matrix check_local_config validate_matrix save_matrix")
-_export("run", """UnitInfo units stream collect run_job run_matrix PostprocessResult postprocess EventStream
+_export("run", """UnitInfo units stream collect run_job run_matrix EventStream
         Job RunResult WrittenProfile""")
 _export("catalog", "unit_names get_unit unit_params unit_requirements")
 _export("check", """FAIL_ON HISTORY_WINDOW PairReport VersionReport CheckReport check_head check_all
@@ -51,7 +52,7 @@ _export("files", "atomic_write atomic_write_text ensure_writable_directory ensur
 _export("text", "drop_controls escape_controls escape_lines escape_output has_controls")
 _export("demo", "demo_dir build_demo demo_is_built demo_phase")
 _export("formats", "LAYOUT_CHOICES ConvertResult convert profile_bytes unused_config_keys")
-_export("importing", "ImporterInfo ImportedProfile importer_kinds read_imported import_profiles")
+_export("importing", "ImporterInfo ImportedProfile importer_info importer_kinds read_imported import_profiles")
 _export("diff", "NOISE_FLOOR DIFF_VIEWS compare_profiles diff_profiles render_diff diff_formats")
 _export("fuzz", """FUZZ_PARAMS DELTA_PARAMS FuzzForm RuleInfo fuzz_form fuzz_rules FuzzSettings FuzzResult Finding FuzzStarted
         FuzzProgress InputKept FuzzFinished ProfilesCollected run_fuzzing slowdown_plot DeltaStep DeltaResult deltadebug

@@ -25,7 +25,7 @@ if TYPE_CHECKING:  # pragma: no cover
     from ..profile.model import Profile
     from ..storage.repository import PerunRepository
 
-__all__ = ["ImportedProfile", "ImporterInfo", "import_profiles", "importer_kinds", "read_imported"]
+__all__ = ["ImportedProfile", "ImporterInfo", "import_profiles", "importer_info", "importer_kinds", "read_imported"]
 
 
 @dataclass(frozen=True, slots=True)
@@ -58,12 +58,15 @@ class ImportedProfile:
 def importer_kinds() -> list[ImporterInfo]:
     """Every importer (built-in and registered), by name."""
 
-    found = []
-    for name in importers.names():
-        unit = importers.get(name)
-        found.append(ImporterInfo(name, str(getattr(unit, "summary", "")), str(getattr(unit, "description", "")),
-                                  tuple(getattr(unit, "params", ()))))
-    return found
+    return [importer_info(name) for name in importers.names()]
+
+
+def importer_info(kind: str) -> ImporterInfo:
+    """The importer of ``kind`` (only its module is loaded); UnknownUnit listing the kinds otherwise."""
+
+    unit = importers.get(kind)
+    return ImporterInfo(kind, str(getattr(unit, "summary", "")), str(getattr(unit, "description", "")),
+                        tuple(getattr(unit, "params", ())))
 
 
 def read_imported(kind: str, files: list[Path | str], options: dict[str, Any] | None = None) -> Profile:

@@ -25,16 +25,15 @@ from pathlib import Path
 from typing import Any, TypedDict, Unpack
 
 from ..check.noise import profile_advice
-from ..runner.naming import TEMPLATE_KEY, render_name, validate_template, write_new_profile
-from ..units import UnitContext, registry
+from ..units import registry
 from ._repo import using as _using
 from ..errors import JobsFailed, PerunError
 from ..storage.repository import PerunRepository
-from ..events import EventStream, ProfileWritten
+from ..events import EventStream
 from ..runner.jobs import Job, UnitConfig, expand, matrix_from_config, unit_config, unit_configs
-from ..runner.run import RunOptions, RunResult, WrittenProfile, apply_postprocessor, execute, parse_shard
+from ..runner.run import RunOptions, RunResult, WrittenProfile, execute, parse_shard
 from ..params import Param
-from .profiles import load_profile
+from .postprocessing import PostprocessResult, postprocess  # re-exported: postprocessby lives there
 
 __all__ = [
     "EventStream",
@@ -191,48 +190,3 @@ def run_matrix(**keywords: Unpack[_RunKeywords]) -> RunResult:
     everywhere in the porcelain.
     """
     return _execute(lambda r: matrix_from_config(r.config, r.local_config_path), keywords)
-
-
-@dataclass(frozen=True, slots=True)
-class PostprocessResult:
-    path: Path
-    origin: str | None
-    source: str
-    unit: UnitConfig
-
-
-def postprocess(
-    spec: str,
-    postprocessor: str,
-    params: Mapping[str, Any] | None = None,
-    *,
-    minor: str | None = None,
-    output_template: str | None = None,
-    on_event: Callable[[Any], None] | None = None,
-    cancel: threading.Event | None = None,
-    repo: PerunRepository | None = None,
-    cwd: Path | str | None = None,
-) -> PostprocessResult:
-    """Postprocess one looked-up profile into a new pending profile (spec §3.4.1).
-
-    ``spec`` is found like everywhere else (``i@i`` in ``minor``'s index,
-    ``i@p``, names, paths).  The unit's entry is appended to
-    ``postprocessors``; the new profile keeps the origin (for a registered
-    profile: the commit whose index holds it).  Events: the unit's phases and
-    ``ProfileWritten``.
-    """
-
-    config = unit_config("postprocessor", postprocessor, params)
-    emit = on_event or (lambda event: None)
-    with _using(repo, cwd) as r:
-        template = output_template or str(r.config.get(TEMPLATE_KEY))
-        validate_template(template)
-        loaded = load_profile(spec, minor=minor, repo=r)
-        profile = loaded.profile
-        if loaded.kind == "index":
-            profile.origin = loaded.minor
-        ctx = UnitContext(r.root, emit, cancel or threading.Event(), None, f"postprocessby {postprocessor}")
-        result = apply_postprocessor(config, profile, ctx)
-        path = write_new_profile(result, r.jobs_dir, render_name(result, template))
-        emit(ProfileWritten(None, path, result.origin or ""))
-        return PostprocessResult(path, result.origin, loaded.source, config)

@@ -25,8 +25,12 @@ class ImporterGroup(click.Group):
         return sorted(self._infos())
 
     def get_command(self, ctx: click.Context, name: str) -> click.Command | None:
-        info = self._infos().get(name)
-        if info is None:
+        # lazy: keeps `perun-core --help` light
+        from perun_core import api
+
+        try:
+            info = api.importer_info(name)  # loads the one importer named, not all of them
+        except UnknownUnit:
             return None
         common = [
             click.Argument(["files"], nargs=-1, required=True, type=click.Path(dir_okay=False), metavar="FILE..."),

@@ -307,10 +307,10 @@ def _postprocess_callback(name: str) -> Any:
     @click.pass_context
     def callback(ctx: click.Context, **values: Any) -> None:
         # lazy: keeps `perun-core --help` light
-        from perun_core.api import run as api_run
+        from perun_core.api import postprocessing
 
         group = ctx.parent.params if ctx.parent else {}
-        done = api_run.postprocess(group["profile"], name, _given(values), minor=group.get("minor"),
+        done = postprocessing.postprocess(group["profile"], name, _given(values), minor=group.get("minor"),
                                    output_template=group.get("output_filename_template"))
         click.echo(f"Postprocessed {done.source} by {name} into {done.path.name}")
 

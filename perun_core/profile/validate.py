@@ -484,37 +484,57 @@ def _encodes(text: str) -> bool:
 def _walk(value: Any, where: str, path: Path | str | None, depth: int = 0) -> None:
     """Refuse non-JSON values, non-finite floats, lone surrogates and nesting beyond MAX_DEPTH under ``value``."""
     # Depth errors name the key just under ``where`` (a section's member) or the value itself, not a path of [0]s.
-    stack = [(value, where, depth, where)]
+    # Where a value sits is kept as (parent, key or index) and spelled out only for an error: a profile's models
+    # hold thousands of values, and naming each one costs more than checking it.
+    stack: list[tuple[Any, Any, int, Any]] = [(value, where, depth, where)]
     while stack:
         node, at, level, anchor = stack.pop()
-        below = at if where and level <= depth + 1 else anchor
         kind = type(node)
         if kind is str:
             if not node.isascii() and not _encodes(node):
-                raise InvalidProfile(path, at or None, "holds a lone surrogate, which is not valid Unicode text")
+                raise InvalidProfile(path, _spelled(at) or None, "holds a lone surrogate, which is not valid Unicode text")
         elif kind is float:
             if not math.isfinite(node):
-                raise InvalidProfile(path, at or None, f"{node!r} is not a finite number (NaN and Infinity are refused)")
+                raise InvalidProfile(path, _spelled(at) or None,
+                                     f"{node!r} is not a finite number (NaN and Infinity are refused)")
         elif kind is dict:
             if level >= MAX_DEPTH:
-                raise InvalidProfile(path, anchor or None, f"nests deeper than {MAX_DEPTH} levels")
+                raise InvalidProfile(path, _spelled(anchor) or None, f"nests deeper than {MAX_DEPTH} levels")
+            below = at if where and level <= depth + 1 else anchor
             for key, item in node.items():
                 if type(key) is not str:
-                    raise InvalidProfile(path, at or None, f"has a key {key!r} that is not a string")
+                    raise InvalidProfile(path, _spelled(at) or None, f"has a key {key!r} that is not a string")
                 if not key.isascii() and not _encodes(key):
-                    raise InvalidProfile(path, at or None, "has a key with a lone surrogate, which is not valid Unicode text")
-                stack.append((item, f"{at}.{key}" if at else key, level + 1, below))
+                    raise InvalidProfile(path, _spelled(at) or None,
+                                         "has a key with a lone surrogate, which is not valid Unicode text")
+                stack.append((item, (at, key), level + 1, below))
         elif kind is list or kind is tuple:  # a tuple is written as a list
             if level >= MAX_DEPTH:
-                raise InvalidProfile(path, anchor or None, f"nests deeper than {MAX_DEPTH} levels")
+                raise InvalidProfile(path, _spelled(anchor) or None, f"nests deeper than {MAX_DEPTH} levels")
+            below = at if where and level <= depth + 1 else anchor
             for i, item in enumerate(node):
-                stack.append((item, f"{at}[{i}]", level + 1, below))
+                stack.append((item, (at, i), level + 1, below))
         elif node is None or kind is int or kind is bool:
             pass
         elif isinstance(node, (str, int, float)):
             pass  # subclasses (enum values, numpy scalars converted upstream) serialize as their base
         else:
-            raise InvalidProfile(path, at or None, f"holds a {kind.__name__}, which is not a JSON value")
+            raise InvalidProfile(path, _spelled(at) or None, f"holds a {kind.__name__}, which is not a JSON value")
+
+
+def _spelled(place: Any) -> str:
+    """The text of a place :func:`_walk` keeps as nested (parent, key or index) pairs: ``a.b[2].c``."""
+    steps = []
+    while type(place) is tuple:
+        place, step = place
+        steps.append(step)
+    text = place
+    for step in reversed(steps):
+        if type(step) is int:
+            text = f"{text}[{step}]"
+        else:
+            text = f"{text}.{step}" if text else step
+    return text
 
 
 def _kind(value: Any) -> str:

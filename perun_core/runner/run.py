@@ -49,7 +49,6 @@ from typing import Any
 from ..errors import (
     CollectionError,
     DirtyWorkingTree,
-    InvalidProfile,
     Interrupted,
     PerunError,
     PostprocessError,
@@ -72,8 +71,9 @@ from ..events import (
     VersionFinished,
     VersionStarted,
 )
-from ..units import UnitContext, call_phase, collectors, postprocessors
-from .jobs import Job, UnitConfig
+from ..units import UnitContext, collectors
+from .jobs import Job
+from .phases import apply_postprocessor, as_profile, run_phases
 from .naming import TEMPLATE_KEY, render_name, validate_template, write_new_profile
 from .process import describe_status, run_process
 from .worktree import temporary_worktree
@@ -398,33 +398,6 @@ class _Run:
         return WrittenProfile(self.repo.jobs_dir / entry.path, version, job, True, entry.checksum)
 
 
-def _phases(unit: Any, main: str, ctx: Any, kwargs: dict[str, Any],
-            fail: Callable[[str, str], PerunError]) -> dict[str, Any]:
-    """Run ``before``, ``main`` and ``after`` of ``unit`` (those it has), threading kwargs through."""
-
-    for phase in ("before", main, "after"):
-        if getattr(unit, phase, None) is None:
-            continue
-        ctx.emit(PhaseStarted(phase, unit.name, ctx.job))
-        result = call_phase(unit, phase, ctx, kwargs)
-        assert result is not None
-        if result.status != 0:
-            raise fail(phase, result.message or "no reason given")
-        kwargs = result.kwargs
-    return kwargs
-
-
-def _as_profile(value: Any, what: str, fail: Callable[[str], PerunError]) -> Profile:
-    if isinstance(value, Profile):
-        return value
-    if isinstance(value, dict):
-        try:
-            return Profile.from_dict(value)
-        except InvalidProfile as exc:
-            raise fail(f"{what} produced an invalid profile: {exc.message}") from None
-    raise fail(f"{what} produced no profile (kwargs['profile'] is {type(value).__name__})")
-
-
 def collect_job(job: Job, ctx: Any, origin: str, *, postprocess: bool = True) -> Profile:
     """Collect ``job`` and pass the profile through its postprocessors (unless not ``postprocess``).
 
@@ -441,11 +414,11 @@ def collect_job(job: Job, ctx: Any, origin: str, *, postprocess: bool = True) ->
     default_timeout = getattr(ctx, "default_timeout", None)
     if default_timeout and "timeout" in kwargs and kwargs["timeout"] is None:
         kwargs["timeout"] = default_timeout  # execute.timeout: no collect runs for ever unless asked to
-    kwargs = _phases(
+    kwargs = run_phases(
         collector, "collect", ctx, kwargs,
         lambda phase, message: CollectionError(job.label, f"collector '{collector.name}' failed in {phase}(): {message}"),
     )
-    profile = _as_profile(kwargs.get("profile"), f"collector '{collector.name}'", lambda r: CollectionError(job.label, r))
+    profile = as_profile(kwargs.get("profile"), f"collector '{collector.name}'", lambda r: CollectionError(job.label, r))
     header = dict(profile.header)
     header.setdefault("cmd", job.cmd)
     if "params" not in header and "args" not in header:
@@ -466,27 +439,3 @@ def postprocess_job(job: Job, profile: Profile, ctx: Any) -> Profile:
         except PostprocessError as exc:
             raise CollectionError(job.label, exc.message) from None
     return profile
-
-
-def apply_postprocessor(config: UnitConfig, profile: Profile, ctx: Any) -> Profile:
-    """``profile`` after the postprocessor ``config`` (its entry appended to ``postprocessors``).
-
-    The entry is ``{name, params}`` plus the keys of the ``info`` dict the
-    unit may leave in its kwargs (``skipped`` of the analyses).  The origin
-    is kept.  Raises :class:`PostprocessError` when the unit reports an
-    error or returns no valid profile.
-    """
-
-    unit = postprocessors.get(config.name)
-    kwargs = _phases(
-        unit, "postprocess", ctx, {**config.params, "profile": profile},
-        lambda phase, message: PostprocessError(config.name, f"{message} (in {phase}())"),
-    )
-    result = _as_profile(kwargs.get("profile"), "it", lambda r: PostprocessError(config.name, r))
-    entry = config.as_info()
-    info = kwargs.get("info")
-    if isinstance(info, dict):
-        entry.update((str(key), value) for key, value in info.items() if key not in ("name", "params"))
-    result.postprocessors = [*result.postprocessors, entry]
-    result.origin = profile.origin
-    return result

@@ -170,7 +170,8 @@ class PerunRepository:
 
     def resolve_minor(self, revision: str | None) -> str:
         """Full SHA of ``revision`` (default HEAD)."""
-        if revision is None:
+        if revision is None or revision.strip() in ("HEAD", "@"):
+            # HEAD named is HEAD by default: read from the ref files, without loading git's object store
             return self.vcs.head()
         return self.vcs.massage(revision)
 
