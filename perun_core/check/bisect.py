@@ -511,6 +511,10 @@ def _search(worker: _Bisector, line: list[str], first: BisectStep) -> BisectResu
             worker.emit(BisectTested(step, 0))
             if step.verdict != expected[sha]:
                 doubts.append(f"{sha[:7]} was {step.verdict} on re-check (expected {expected[sha]})")
+        if parent in again and rechecked[parent].verdict == "good":
+            # the culprit's parent measured good: a commit set aside before it cannot be the first bad one
+            # (a parent left undecided by the search and good on re-check listed itself as a doubt)
+            candidates = ()
     if candidates:
         doubts.append("commits set aside lie before it: " + ", ".join(c[:7] for c in candidates))
     parent_findings: tuple[Finding, ...] = ()

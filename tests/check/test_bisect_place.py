@@ -41,3 +41,37 @@ def test_a_bad_level_below_goods_is_followed_downwards_and_without_a_shift_nothi
     assert place(GOOD, _at(0.100), GOOD).verdict == "undecided"
     # zeros (a resource that was not used) are placed on the linear scale
     assert place(np.zeros(7), np.full(7, 4.0) + np.arange(7) / 10, np.full(7, 4.0) + np.arange(7) / 9).verdict == "bad"
+
+
+class _ScriptedBisector:
+    """A bisect worker whose commits get the verdicts of a script: the search, then the re-check."""
+
+    def __init__(self, line, search, recheck):
+        self.good, self.bad = line[0], line[-1]
+        self.search, self.recheck_verdicts = search, recheck
+        self.last, self.collections, self.registered = {}, 0, 0
+
+    def test(self, shas, *, use_stored=True, recheck=False):
+        from perun_core.check.bisect import BisectStep
+
+        verdicts = self.recheck_verdicts if recheck else self.search
+        return {sha: BisectStep(sha, verdicts[sha], False, recheck=recheck) for sha in shas}
+
+    def emit(self, event):
+        pass
+
+
+def test_a_parent_set_aside_by_the_search_and_good_on_re_check_leaves_no_doubt():
+    """CI: the culprit's parent was undecided in the search (a drifting level on a busy machine) and good when the
+    boundary was re-checked; the answer still said "commits set aside lie before it" and was uncertain."""
+    from perun_core.check.bisect import BisectStep, _search
+
+    line = ["g", "c1", "c2", "c3", "c4", "b"]
+    search = {"c1": "good", "c2": "skipped", "c3": "undecided", "c4": "bad"}
+    first = BisectStep("b", "bad", False)
+    result = _search(_ScriptedBisector(line, search, {"c3": "good", "c4": "bad"}), line, first)
+    assert result.culprit == "c4" and result.candidates == () and result.certain, result
+    # undecided again on re-check: the set-aside commits stay candidates and the answer stays uncertain
+    result = _search(_ScriptedBisector(line, search, {"c3": "undecided", "c4": "bad"}), line, first)
+    assert result.culprit == "c4" and result.candidates == ("c2", "c3") and not result.certain
+    assert "commits set aside lie before it: c2, c3" in result.doubt

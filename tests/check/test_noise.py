@@ -96,6 +96,17 @@ def test_cpu_time_of_the_side_that_waited_more_must_grow_beyond_its_extra_waitin
     assert found["./app [user]"].result.value == "Degradation", found["./app [user]"]
 
 
+def test_a_real_cpu_slow_down_whose_runs_waited_far_longer_on_a_busy_machine_stays_certain():
+    """CI: a Python program doing 20 rounds instead of 1, both sides on a loaded machine (load 5.2): 2.76 times
+    the user time, and its runs waited far longer than the baseline's (here 6.7 times their CPU time against 2
+    times).  The extra waiting of the slower side bounds what contention can do to its CPU time only up to
+    WAITING_MARGIN: beyond that, the program does more work."""
+    base = time_profile(spread(0.194), spread(0.097), switches=20, load=5.2)
+    new = time_profile(spread(1.8), spread(0.268), switches=102, load=5.2)
+    found, _notes = findings(base, new)
+    assert found["./app [user]"].result.value == "Degradation", found["./app [user]"]
+
+
 @pytest.mark.parametrize("temper", [True, False], ids=["separate batches", "interleaved re-runs"])
 def test_peak_memory_within_the_jitter_of_identical_runs_is_a_maybe_and_beyond_it_a_degradation(temper):
     """Every run of the target 90 KiB above every run of the baseline, as identical C programs measured
