@@ -16,7 +16,7 @@ from typing import TYPE_CHECKING
 from ..errors import Interrupted
 from .confirm import analyse, distinct_parts, needed_ratio
 from .findings import FindingAnalysed, Verdict
-from .growth import order_rank
+from .growth import finding_rank
 from .measure import Executor, stop_at
 
 if TYPE_CHECKING:  # pragma: no cover
@@ -68,7 +68,7 @@ def analyse_findings(search: _Search, executor: Executor, deadline: float) -> li
                 search.save("findings", f"{finding.id}-largest", verdict.largest.data)
         verdicts.append(verdict)
         search.emit(FindingAnalysed(verdict))
-    return sorted(verdicts, key=lambda v: (v.reported, order_rank(v.growth), v.ratio), reverse=True)
+    return sorted(verdicts, key=lambda v: (v.reported, *finding_rank(v.growth), v.ratio), reverse=True)
 
 
 def analyse_search(search: _Search, settings: FuzzSettings, argv: list[str], where: Path, name: str, metric: str,

@@ -23,8 +23,8 @@ from dataclasses import dataclass, field
 
 from ..safetext import escape_controls
 
-__all__ = ["Growth", "Region", "describe", "fit_growth", "order_rank", "periodic_regions", "periodic_regions_without",
-           "scaled"]
+__all__ = ["WHOLE_INPUT", "Growth", "Region", "describe", "finding_rank", "fit_growth", "order_rank", "periodic_regions",
+           "periodic_regions_without", "scaled"]
 
 MAX_PERIOD = 32
 MIN_COUNT = 3
@@ -114,10 +114,14 @@ def scaled(text: str, regions: Sequence[Region], k: int) -> str:
     return "".join(pieces)
 
 
+#: What :func:`describe` calls a growth of the whole input (no part of it scaled alone).
+WHOLE_INPUT = "copies of the whole input"
+
+
 def describe(text: str, regions: Sequence[Region]) -> str:
     """``the run of 'a' on line 3`` / ``the repeats of '<b>'`` (with the parts scaled with it)."""
     if not regions:
-        return "copies of the whole input"
+        return WHOLE_INPUT
     main = max(regions, key=lambda r: len(r.unit) * r.count)
     shown = escape_controls(main.unit if len(main.unit) <= 12 else main.unit[:12] + "…")
     what = f"the run of '{shown}'" if len(main.unit) == 1 else f"the repeats of '{shown}'"
@@ -289,6 +293,19 @@ def fit_growth(counts: Sequence[int], costs: Sequence[float], base: float, noise
     if significant(linear_coefficients[1]):
         return Growth("linear", 1.0, "linear", r_square(linear_rss), False)
     return Growth("constant", None, None, None, False)
+
+
+def finding_rank(growth: Growth | None) -> tuple[float, bool]:
+    """How findings are ranked: by growth order (the named class: a quadratic fitted n^2.1 and one fitted n^1.9
+    are alike, as the fitted exponent wanders with the load), then a growth in one part of the input before
+    one of the whole input (it says where the cost comes from)."""
+    if growth is None or growth.order == "exponential" or growth.exponent is None \
+            or not math.isfinite(growth.exponent):
+        rank = order_rank(growth)
+    else:
+        classes = {"linear": 1.0, "superlinear": 1.5, "quadratic": 2.0, "cubic": 3.0}
+        rank = classes.get(_order_name(growth.exponent), float(round(growth.exponent)))
+    return rank, growth is not None and growth.part != WHOLE_INPUT
 
 
 def order_rank(growth: Growth | None) -> float:

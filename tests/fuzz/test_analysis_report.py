@@ -91,3 +91,16 @@ def test_one_input_per_distinct_slow_part_is_analysed_the_slowest_of_each():
     kept.append(_kept("w6", b"c" * 30, 1.2))
     kept.append(replace(_kept("h1", b"(" * 20, 1.0), hang=True))
     assert [f.id for f in distinct_parts(kept, 6, 3.5)] == ["w3", "h1", "w1", "w5", "w6"]
+
+
+def test_findings_of_one_growth_order_rank_a_part_of_the_input_before_the_whole_input():
+    """Two quadratics, the whole input's fitted n^2.1 and a run's n^1.9 (fitted exponents wander with the load):
+    the same order, so the one that says which part is slow comes first; a cubic still beats both."""
+    from perun_core.fuzz.growth import WHOLE_INPUT, Growth, finding_rank
+
+    whole = Growth("quadratic", 2.1, "power", 0.99, True, part=WHOLE_INPUT)
+    run = Growth("quadratic", 1.9, "power", 0.99, True, part="the run of '(' on line 1")
+    cubic = Growth("cubic", 3.0, "power", 0.99, True, part=WHOLE_INPUT)
+    assert finding_rank(run) > finding_rank(whole)
+    assert finding_rank(cubic) > finding_rank(run)
+    assert finding_rank(Growth("linear", 1.0, "linear", 0.9, False, part="x")) < finding_rank(whole)
