@@ -5,7 +5,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING, Any
 
-from . import noise
+from . import noise, shift
 from ..errors import IncomparableProfiles, PerunError
 from .results import Finding, PerformanceChange
 from .strategies import Strategy, apply_cutoff
@@ -35,7 +35,9 @@ def check_pair(baseline: ProfileData, target: ProfileData, strategy: Strategy, *
     gives one Unknown finding and an entry in ``errors``.  Wall-time changes
     of time profiles that CPU time does not back on a busy machine are made
     Maybe (see :mod:`perun_core.check.noise`), unless ``temper`` is False
-    (runs made interleaved, which a busy machine disturbs alike).  Peak-memory
+    (runs made interleaved, which a busy machine disturbs alike); so are
+    per-function time changes no larger than the whole profile's on a busy
+    machine (:mod:`perun_core.check.shift`).  Peak-memory
     changes within the jitter of identical runs are Maybe on every path.
     """
 
@@ -62,7 +64,9 @@ def check_pair(baseline: ProfileData, target: ProfileData, strategy: Strategy, *
             outcome.errors.append(reason)
             found = [Finding(PerformanceChange.UNKNOWN, "error", "*", method=method.name, reason=reason)]
         found = noise.steady_memory(baseline, target, with_units(found, baseline, target))
-        outcome.findings.extend(noise.temper(baseline, target, found) if temper else found)
+        if temper:
+            found = shift.shifted_together(baseline, target, noise.temper(baseline, target, found))
+        outcome.findings.extend(found)
     outcome.notes.extend(strategy.notes)
     different = noise.machine_difference(baseline, target)
     if different is not None:

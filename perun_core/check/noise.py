@@ -59,8 +59,8 @@ from typing import Any
 from .data import ProfileData, RunColumns
 from .results import Finding, PerformanceChange
 
-__all__ = ["ADVICE", "NOISY_CV", "RSS_JITTER", "advice", "busy", "contention", "machine_difference", "profile_advice", "steady_memory",
-           "temper", "time_noise"]
+__all__ = ["ADVICE", "NOISY_CV", "RSS_JITTER", "advice", "busy", "contention", "machine_difference", "machine_of", "maybe",
+           "profile_advice", "steady_memory", "temper", "time_noise"]
 
 #: Fields of the ``machine`` section that make two machines different, in the order they are named.
 MACHINE_FIELDS = ("hostname", "cpu", "cores", "memory", "arch", "os")
@@ -114,7 +114,8 @@ ADVICE = ("measurements vary a lot or the machine was busy: repeat more (-r), us
           "or callgrind (instruction counts) in CI")
 
 
-def _machine(data: Any) -> Mapping[str, Any]:
+def machine_of(data: Any) -> Mapping[str, Any]:
+    """The ``machine`` section of a profile (or of the profile of checked data); empty when missing."""
     profile = getattr(data, "profile", data)
     header = getattr(profile, "header", None) or {}
     value = header.get("machine") if isinstance(header, Mapping) else None
@@ -123,7 +124,7 @@ def _machine(data: Any) -> Mapping[str, Any]:
 
 def machine_difference(baseline: Any, target: Any) -> str | None:
     """``"cpu: 'X' vs 'Y'"`` for the first machine field that differs; None when alike or unknown."""
-    base, new = _machine(baseline), _machine(target)
+    base, new = machine_of(baseline), machine_of(target)
     if not base or not new:
         return None
     for key in MACHINE_FIELDS:
@@ -207,7 +208,7 @@ def one_sided(baseline: ProfileData, target: ProfileData, uid: str) -> bool:
     """
     base_cols, new_cols = _run_columns(baseline, uid), _run_columns(target, uid)
     if _preemptions(base_cols) is None or _preemptions(new_cols) is None:
-        return (busy(_machine(baseline)) is None) != (busy(_machine(target)) is None)
+        return (busy(machine_of(baseline)) is None) != (busy(machine_of(target)) is None)
     return _contended(base_cols, new_cols) is not None
 
 
@@ -215,7 +216,7 @@ def contention(baseline: ProfileData, target: ProfileData, uid: str) -> str | No
     """Words for the sign of a busy machine between the two profiles of ``uid``, or None."""
     parts = []
     for name, data in (("baseline", baseline), ("target", target)):
-        machine = _machine(data)
+        machine = machine_of(data)
         load = busy(machine)
         if load is not None:
             parts.append(f"load {load:.1f} on {machine.get('cores')} cores ({name})")
@@ -313,14 +314,15 @@ def _tempered_memory(baseline: ProfileData, target: ProfileData, finding: Findin
     after = _median(_run_columns(target, uid).get("max_rss", {}).values())
     if before is None or after is None or abs(after - before) >= RSS_JITTER:
         return finding
-    return _maybe(finding, f"peak memory {(after - before) / 1024:+.0f} KiB, within the {RSS_JITTER // 1024} KiB "
+    return maybe(finding, f"peak memory {(after - before) / 1024:+.0f} KiB, within the {RSS_JITTER // 1024} KiB "
                            "that identical runs of one program differ by (address-space layout, loader pages)")
 
 
-def _maybe(finding: Finding, reason: str) -> Finding:
+def maybe(finding: Finding, reason: str) -> Finding:
+    """The finding made a Maybe of its direction for ``reason``, keeping its first result in its details."""
     result = finding.result
-    maybe = PerformanceChange.MAYBE_DEGRADATION if result.is_degradation else PerformanceChange.MAYBE_OPTIMIZATION
-    return replace(finding, result=maybe, reason=reason, details={**finding.details, "first_result": result.value})
+    uncertain = PerformanceChange.MAYBE_DEGRADATION if result.is_degradation else PerformanceChange.MAYBE_OPTIMIZATION
+    return replace(finding, result=uncertain, reason=reason, details={**finding.details, "first_result": result.value})
 
 
 def _stretch(columns: RunColumns) -> float | None:
@@ -364,7 +366,7 @@ def _tempered_cpu(baseline: ProfileData, target: ProfileData, finding: Finding, 
     if reasons is None:
         return finding
     change = f"{(after - before) * 1e3:+.1f} ms" if low <= 0 else f"{(after / before - 1) * 100:+.0f} %"
-    return _maybe(finding, f"{column} time {change}, within what a busy machine does to CPU time ({reasons}); "
+    return maybe(finding, f"{column} time {change}, within what a busy machine does to CPU time ({reasons}); "
                            "confirm with --confirm or compare instruction counts")
 
 
@@ -398,10 +400,10 @@ def _tempered_wall(baseline: ProfileData, target: ProfileData, finding: Finding,
         # hyperthread of the same physical core, as on most virtual machines) slows the very
         # instructions, so CPU time cannot vouch for the wall time here; the [user] and [sys]
         # findings keep their own verdicts, and --confirm re-measures both sides alike.
-        return _maybe(finding, f"wall and CPU time {math.expm1(cpu) * 100:+.0f} % both measured under contention "
+        return maybe(finding, f"wall and CPU time {math.expm1(cpu) * 100:+.0f} % both measured under contention "
                                f"({reasons}); confirm with --confirm or compare instruction counts")
     cpu_text = "CPU time unchanged" if abs(cpu) < math.log(1.05) else f"CPU time {math.expm1(cpu) * 100:+.0f} %"
-    return _maybe(finding, f"wall time only; {cpu_text}; {reasons}")
+    return maybe(finding, f"wall time only; {cpu_text}; {reasons}")
 
 
 def time_noise(data: ProfileData) -> float | None:
@@ -424,7 +426,7 @@ def advice(datas: Iterable[ProfileData]) -> str | None:
     """:data:`ADVICE` when a time profile among ``datas`` is noisy or was collected on a busy machine."""
     for data in datas:
         cv = time_noise(data)
-        if (cv is not None and cv > NOISY_CV) or (data.type == "time" and busy(_machine(data)) is not None):
+        if (cv is not None and cv > NOISY_CV) or (data.type == "time" and busy(machine_of(data)) is not None):
             return ADVICE
     return None
 
@@ -439,7 +441,7 @@ def profile_advice(profile: Any) -> str | None:
     cv = time_noise(data)
     if cv is not None and cv > NOISY_CV:
         why.append(f"the wall times of the runs vary by {cv * 100:.0f} % (CV)")
-    machine = _machine(data)
+    machine = machine_of(data)
     load = busy(machine)
     if load is not None:
         why.append(f"the machine was busy (load {load:.1f} on {machine.get('cores')} cores)")
