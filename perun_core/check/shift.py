@@ -116,7 +116,7 @@ def _log_ratio(base: Sample, new: Sample) -> float | None:
     if base.x is not None and new.x is not None:
         sizes = distinct(new.x)
         # sorted searches, not np.intersect1d: that loads numpy.ma (see stats.distinct)
-        shared = sizes[sizes[np.searchsorted(sizes, base.x).clip(max=len(sizes) - 1)] == base.x]
+        shared = base.x[sizes[np.searchsorted(sizes, base.x).clip(max=len(sizes) - 1)] == base.x]
         for size in distinct(shared):
             b, t = base.y[base.x == size], new.y[new.x == size]
             b, t = b[b > 0], t[t > 0]

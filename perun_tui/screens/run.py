@@ -526,7 +526,8 @@ def wrapped_to(lines: list[str], width: int, rows: int) -> list[str]:
     if len(wrapped) <= rows:
         return wrapped
     last = wrapped[rows - 1]
-    return [*wrapped[:rows - 1], fit(last, width) if cell_len(last) >= width else last + "…"]
+    # a last row that fills the width gives its last cell to the ellipsis (fit() leaves one that fits whole)
+    return [*wrapped[:rows - 1], fit(last + "…", width) if cell_len(last) >= width else last + "…"]
 
 
 def _clock(seconds: float) -> str:

@@ -88,6 +88,9 @@ def test_advice_is_cut_to_its_rows_with_an_ellipsis():
     cut = wrapped_to(lines, 30, 2)
     assert len(cut) == 2 and cut[-1].endswith("…") and all(len(row) <= 30 for row in cut)
     assert wrapped_to(["short"], 30, 2) == ["short"]
+    # a cut last row that fills the width exactly (a full run's busy-machine advice at 40x12) still ends in …
+    exact = wrapped_to(["aaaa bbbb", "cccc dddd", "more"], 9, 2)
+    assert exact == ["aaaa bbbb", "cccc ddd…"]
 
 
 async def test_run_advice_has_rows_of_its_own_and_no_toast_covers_the_output(demo_repo, tmp_path, monkeypatch):
