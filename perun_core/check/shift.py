@@ -80,7 +80,7 @@ def shifted_together(baseline: ProfileData, target: ProfileData, findings: Itera
             continue
         out.append(maybe(finding, f"{_percent(own)} here, the rest of the profile {_percent(common)} "
                                   f"(median of {len(others)} other functions): the whole run moved, as on a busy "
-                                  f"machine ({load_words}); compare instruction counts (callgrind) or CPU time"))
+                                  f"machine: {load_words}; compare instruction counts (callgrind) or CPU time"))
     return out
 
 
