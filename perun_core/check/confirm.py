@@ -1,6 +1,7 @@
 """Confirming time-based changes by interleaved re-runs of the baseline and the target.
 
-A Degradation or Optimization of a time profile rests on runs made at one
+A Degradation or Optimization of a time profile (or of per-call times a
+tracer measured) rests on runs made at one
 moment for the baseline and at another for the target; a machine that got
 busier in between makes the later side slower.  Confirmation re-measures
 both sides *alternately*: the commits of the baseline and of the target are
@@ -30,6 +31,7 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from ..amounts import unit_family
 from ..check.data import ProfileData
 from ..errors import Interrupted, PerunError, PreRunFailed
 from ..profile.model import Profile, Snapshot
@@ -71,14 +73,18 @@ class ConfirmationFinished:
 
 
 def needs_confirmation(pair: PairReport, finding: Finding) -> bool:
-    """Changes of time profiles between two commits: certain ones, and those a busy machine made Maybe.
+    """Time-based changes between two commits: certain ones, and those a busy machine made Maybe.
 
-    A change the busy-machine rules made uncertain (it keeps its
-    ``first_result``) is exactly what interleaved runs can settle.
+    Time-based: of a time profile, or amounts in a unit of time (per-call
+    times of the trace collector or pytrace, which the machine's load
+    stretches just the same).  A change the busy-machine rules made
+    uncertain (it keeps its ``first_result``) is exactly what interleaved
+    runs can settle.
     """
     result = finding.result
     tempered = result.is_maybe and "first_result" in finding.details and "confirmation" not in finding.details
-    return (pair.target.type == "time" and result.is_change and (not result.is_maybe or tempered)
+    timed = pair.target.type == "time" or unit_family(finding.unit) == "time"
+    return (timed and result.is_change and (not result.is_maybe or tempered)
             and pair.baseline.minor is not None and pair.target.minor is not None)
 
 
@@ -92,13 +98,19 @@ def _ratio_text(finding: Finding) -> str:
 
 
 def merge_runs(profiles: list[Any]) -> Any:
-    """One profile of all the runs of one side (orders renumbered, the highest load kept)."""
+    """One profile of all the runs of one side (orders renumbered, the highest load kept).
+
+    The resources of every region (a time profile's global one, a trace's
+    snapshots) go into one; the postprocessors the first run went through
+    are kept, so the strategy's rules match the merged profile as they
+    matched the runs.
+    """
 
     rows: list[dict] = []
     base = 0
     loads: list[float] = []
     for profile in profiles:
-        own = [dict(row) for row in profile.global_region.resources.rows()]
+        own = [dict(row) for _name, region in profile.regions() for row in region.resources.rows()]
         top = 0
         for row in own:
             if isinstance(row.get("order"), int):
@@ -114,7 +126,8 @@ def merge_runs(profiles: list[Any]) -> Any:
         machine["load_before"] = machine["load_after"] = max(loads)
     header["machine"] = machine
     total = sum(float(r["amount"]) for r in rows if r.get("subtype") == "real")
-    merged = Profile(header=header, global_region=Snapshot(ResourceTable(rows), [], {"timestamp": total}))
+    merged = Profile(header=header, global_region=Snapshot(ResourceTable(rows), [], {"timestamp": total}),
+                     postprocessors=list(profiles[0].postprocessors))
     merged.collector_info = profiles[0].collector_info
     return merged
 
@@ -183,14 +196,15 @@ def interleave(repo: Any, base_minor: str, target_minor: str, reruns: Sequence[R
     return [(base, target) for base, target in measured]
 
 
-def rerun_of_pair(repo: Any, cache: ProfileCache | None, pair: PairReport) -> Rerun | str:
+def rerun_of_pair(repo: Any, cache: ProfileCache | None, pair: PairReport, *,
+                  any_collector: bool = False) -> Rerun | str:
     """How to measure the target of ``pair`` again (registered or pending), or why it cannot be."""
     try:
         if cache is not None and pair.target.checksum:
             profile = cache.get(pair.target.checksum).profile
         else:
             profile = profile_of(repo, pair.target)
-        return rerun_of(repo, profile)
+        return rerun_of(repo, profile, any_collector=any_collector)
     except (PerunError, OSError) as exc:
         return f"its profile cannot be read: {getattr(exc, 'message', None) or exc}"
 
@@ -236,7 +250,7 @@ def confirm_versions(repo: Any, versions: Sequence[VersionReport], cache: Profil
             wanted = [i for i, f in enumerate(pair.findings) if needs_confirmation(pair, f)]
             if not wanted:
                 continue
-            job = rerun_of_pair(repo, cache, pair)
+            job = rerun_of_pair(repo, cache, pair, any_collector=True)
             if isinstance(job, str):
                 for i in wanted:
                     replaced[(v, p, i)] = _unchecked(pair.findings[i], job)

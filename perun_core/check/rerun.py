@@ -6,7 +6,9 @@ here, so both work alike on registered profiles, on pending ones (what
 ``run matrix`` writes) and on profiles of generated workloads:
 
 * :func:`profile_of` reads the profile a check report names, wherever it is;
-* :func:`rerun_of` finds the time job of the job matrix that made it, and the
+* :func:`rerun_of` finds the time job of the job matrix that made it (with
+  ``any_collector``, the job of whichever collector made it: confirmation
+  re-measures per-call times of the trace collector or pytrace too), and the
   workload generator it ran over: the one the profile records
   (``header.generator``, written since profiles record their generator in
   full), else the configured generator of that id.  When there is none it
@@ -26,7 +28,7 @@ from ..errors import PerunError
 from ..profile.codec import load_profile_from_file
 from ..runner.generators import generator_from_spec, generators_from_config, measure_generated
 from ..runner.jobs import matrix_from_config
-from ..runner.run import collect_job
+from ..runner.run import collect_job, postprocess_job
 from .data import config_key
 
 if TYPE_CHECKING:  # pragma: no cover
@@ -73,20 +75,20 @@ def _generator_of(repo: Any, header: dict) -> tuple[str | None, Generator | None
     return ident, generator, label
 
 
-def rerun_of(repo: Any, profile: Any) -> Rerun | str:
+def rerun_of(repo: Any, profile: Any, *, any_collector: bool = False) -> Rerun | str:
     """How to measure ``profile`` again, or a one-line reason why it cannot be (see the module).
 
     Raises ConfigError for an invalid job matrix or generator section.
     """
     cmd, args, workload, collector, post = config_key(profile)
-    if collector != "time":
+    if collector != "time" and not (any_collector and collector):
         return f"collected by {collector or 'an unknown collector'}, not by the time collector"
     ident, generator, label = _generator_of(repo, profile.header or {})
     if ident is not None:
         workload = ident
     matrix = matrix_from_config(repo.config, getattr(repo, "local_config_path", None))
     for job in matrix:
-        if (job.cmd, job.args, job.workload, job.collector.name) != (cmd, args, workload, "time"):
+        if (job.cmd, job.args, job.workload, job.collector.name) != (cmd, args, workload, collector):
             continue
         if tuple(p.name for p in job.postprocessors) != post:
             continue
@@ -94,9 +96,9 @@ def rerun_of(repo: Any, profile: Any) -> Rerun | str:
             return f"the workload generator '{ident}' it was made with is no longer configured"
         return Rerun(job, generator, label)
     shown = " ".join(part for part in (cmd, args, workload) if part) or "(no command)"
-    if not any(job.collector.name == "time" for job in matrix):
-        return f"the job matrix has no time job, so '{shown}' cannot be run again"
-    return f"no time job of the job matrix runs '{shown}' (the job matrix changed since it was measured)"
+    if not any(job.collector.name == collector for job in matrix):
+        return f"the job matrix has no {collector} job, so '{shown}' cannot be run again"
+    return f"no {collector} job of the job matrix runs '{shown}' (the job matrix changed since it was measured)"
 
 
 def rerun_for_job(repo: Any, job: Job) -> Rerun:
@@ -107,9 +109,10 @@ def rerun_for_job(repo: Any, job: Job) -> Rerun:
 
 def one_run(job: Job, first: bool) -> Job:
     """What one turn of interleaved runs measures: a time job one run (its warm-up runs only before the
-    first), another collector once; without postprocessors either way."""
+    first), without postprocessors; another collector once, with its postprocessors (a filter that drops
+    preempted calls decides what the measurements are)."""
     if job.collector.name != "time":
-        return replace(job, postprocessors=())
+        return job
     params = dict(job.collector.params)
     params["repeat"] = 1
     if not first:
@@ -118,13 +121,15 @@ def one_run(job: Job, first: bool) -> Job:
 
 
 def measure(rerun: Rerun, job: Job, ctx: Any, origin: str) -> Any:
-    """One profile of ``job`` (``rerun``'s job or a variant of it) over ``rerun``'s workloads.
+    """One profile of ``job`` (``rerun``'s job or a variant of it) over ``rerun``'s workloads, through
+    ``job``'s postprocessors (:func:`one_run` and explanations leave them to jobs that need them).
 
     Raises CollectionError, WorkloadGenerationFailed, Interrupted, PerunError.
     """
     if rerun.generator is None:
-        return collect_job(job, ctx, origin, postprocess=False)
+        return collect_job(job, ctx, origin)
     try:
-        return measure_generated(job, rerun.generator, ctx, origin, rerun.label)
+        profile = measure_generated(job, rerun.generator, ctx, origin, rerun.label)
     except ValueError as exc:
         raise PerunError(str(exc)) from None
+    return postprocess_job(job, profile, ctx)

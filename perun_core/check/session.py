@@ -194,7 +194,11 @@ def _version_done(repo: PerunRepository, version: VersionReport, pairing: Pairin
     return version
 
 
-def _has_time_jobs(repo: PerunRepository) -> bool:
+#: Collectors whose amounts are times a busy machine stretches, and whose changes --confirm re-measures.
+TIMED_COLLECTORS = ("time", "trace", "pytrace")
+
+
+def _has_timed_jobs(repo: PerunRepository) -> bool:
     # lazy: keeps `perun-core check profiles` light
     from ..runner.jobs import matrix_from_config
 
@@ -202,7 +206,7 @@ def _has_time_jobs(repo: PerunRepository) -> bool:
         jobs = matrix_from_config(repo.config, repo.local_config_path)
     except PerunError:
         return False
-    return any(job.collector.name == "time" for job in jobs)
+    return any(job.collector.name in TIMED_COLLECTORS for job in jobs)
 
 
 def confirm_runs_checked(value: Any) -> int:
@@ -247,7 +251,7 @@ def run_versions(command: str, repo: PerunRepository, targets: Callable[[], list
             if not confirm:
                 versions[-1] = _version_done(repo, version, pairing, store, emit, index, len(planned))
         if confirm is None:
-            confirm = _has_time_jobs(repo)
+            confirm = _has_timed_jobs(repo)
         if confirm:
             # lazy: keeps `perun-core check profiles` light
             from .confirm import confirm_versions

@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import json
+import re
+import sys
 
 from conftest import run_cli
 from gitrepo import make_repo
@@ -15,6 +17,19 @@ from perun_core.api import run as api_run
 WORKLOAD = "20000000"
 MATRIX = {"execute.pre_run": ["make"], "cmds": ["./app"], "workloads": [WORKLOAD],
           "collectors": [{"name": "time", "params": {"warmup": 1, "repeat": 5}}]}
+
+APP = """import sys
+
+
+def crunch(n):
+    return sum(i * i % 7 for i in range(n * WORK))
+
+
+for _ in range(8):
+    crunch(int(sys.argv[1]))
+"""
+TRACED = {"cmds": [f"{sys.executable} app.py"], "workloads": ["20000"],
+          "collectors": [{"name": "pytrace", "params": {"functions": ["__main__:crunch=args[0]"]}}]}
 
 
 def _configure(root):
@@ -95,14 +110,67 @@ def test_the_post_commit_hook_confirms_by_default(perun_repo):
     assert "check --compute-missing head --confirm" in text
 
 
-def test_the_tui_default_confirms_only_with_time_jobs_in_the_matrix(perun_repo):
-    from perun_core.check.session import _has_time_jobs
+def test_the_tui_default_confirms_only_with_timed_jobs_in_the_matrix(perun_repo):
+    from perun_core.check.session import _has_timed_jobs as _has_time_jobs
     from perun_core.storage.repository import PerunRepository
 
     root, _shas = perun_repo
     with PerunRepository.discover(root) as repo:
         assert not _has_time_jobs(repo)
+    api.config_set("cmds", TRACED["cmds"], scope="local", cwd=root)
+    api.config_set("collectors", [{"name": "memory"}], scope="local", cwd=root)
+    with PerunRepository.discover(root) as repo:
+        assert not _has_time_jobs(repo)
+    api.config_set("collectors", TRACED["collectors"], scope="local", cwd=root)
+    with PerunRepository.discover(root) as repo:
+        assert _has_time_jobs(repo)  # per-call times of pytrace are re-measured too
     for key, value in MATRIX.items():
         api.config_set(key, value, scope="local", cwd=root)
     with PerunRepository.discover(root) as repo:
         assert _has_time_jobs(repo)
+
+
+
+def test_per_call_times_of_pytrace_are_confirmed_or_not_by_interleaved_runs(tmp_path, run_env):
+    root = tmp_path / "traced"
+    shas = make_repo(root, [{"files": {"app.py": APP.replace("WORK", "1")}, "message": "v1"},
+                            {"files": {"app.py": APP.replace("WORK", "1"), "README": "docs\n"}, "message": "v2: docs"},
+                            {"files": {"app.py": APP.replace("WORK", "12"), "README": "docs\n"},
+                             "message": "v3: twelve times the work"}])
+    api.init(root)
+    for key, value in TRACED.items():
+        api.config_set(key, value, scope="local", cwd=root)
+    written = api_run.run_matrix(minor_versions=shas, cwd=root)
+    profiles = {profile.origin: profile for profile in written.profiles}
+    # v2 measured as if the machine had been much slower throughout: every call three times slower than v1's
+    # slowest (a preempted call of a busy machine included), a certain change of identical code
+    def amounts(data):
+        regions = [*data.get("snapshots", []), *([data["global"]] if "global" in data else [])]
+        return [resource for region in regions for resource in region["resources"]]
+
+    slowest = max(resource["amount"] for resource in amounts(documented(profiles[shas[0]].path)))
+    original = profiles[shas[1]].path.read_bytes()
+    data = documented(profiles[shas[1]].path)
+    calls = amounts(data)
+    assert len(calls) >= 8
+    factor = 3 * slowest / min(resource["amount"] for resource in calls)
+    for resource in calls:
+        resource["amount"] *= factor
+    profiles[shas[1]].path.write_text(json.dumps(data))
+    # the profiles stay pending: confirmation re-runs the jobs of pending profiles as of registered ones
+    plain = run_cli("check", "head", shas[1], "--format", "json", cwd=root)
+    assert plain.returncode == 3, plain.stdout + plain.stderr
+    doubted = run_cli("check", "head", shas[1], "--confirm", "--confirm-runs", "4", "--format", "json", cwd=root)
+    assert doubted.returncode == 0, doubted.stdout + doubted.stderr
+    record = next(r for r in json.loads(doubted.stdout) if r["uid"].endswith(":crunch"))
+    assert record["result"] == "MaybeDegradation", record
+    assert "not confirmed by 4 interleaved runs a side: first x" in record["reason"], record
+    profiles[shas[1]].path.write_bytes(original)
+    # v3 against v2 as it was measured: twelve times the work, confirmed by the interleaved runs
+    real = run_cli("check", "head", "--confirm", "--confirm-runs", "4", "--format", "json", cwd=root)
+    assert real.returncode == 3, real.stdout + real.stderr
+    record = next(r for r in json.loads(real.stdout) if r["uid"].endswith(":crunch"))
+    assert record["result"] == "Degradation", record
+    rerun = re.search(r"confirmed by 4 interleaved runs a side: first x[0-9.]+, re-run x([0-9.]+)", record["reason"])
+    assert rerun and float(rerun.group(1)) > 6, record
+    assert leftover_worktrees(run_env) == []
