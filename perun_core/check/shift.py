@@ -30,7 +30,7 @@ from typing import TYPE_CHECKING
 from ..amounts import unit_family
 from .noise import CONTENTION_MARGIN, busy, machine_of, maybe
 from .results import Finding
-from .stats import distinct, median
+from .stats import median
 
 if TYPE_CHECKING:  # pragma: no cover
     import numpy
@@ -110,21 +110,25 @@ def _log_ratios(baseline: ProfileData, target: ProfileData) -> dict[str, float]:
 
 def _log_ratio(base: Sample, new: Sample) -> float | None:
     """The median over the sizes both measured of log(target median / baseline median); overall medians without sizes."""
-    import numpy as np
-
-    by_size = []
     if base.x is not None and new.x is not None:
-        sizes = distinct(new.x)
-        # sorted searches, not np.intersect1d: that loads numpy.ma (see stats.distinct)
-        shared = base.x[sizes[np.searchsorted(sizes, base.x).clip(max=len(sizes) - 1)] == base.x]
-        for size in distinct(shared):
-            b, t = base.y[base.x == size], new.y[new.x == size]
-            b, t = b[b > 0], t[t > 0]
-            if len(b) and len(t):
-                by_size.append(math.log(median(t) / median(b)))
-    if by_size:
-        return float(median(_array(by_size)))
+        before, after = _medians_by_size(base), _medians_by_size(new)
+        by_size = [math.log(after[size] / before[size]) for size in before.keys() & after.keys()]
+        if by_size:
+            return float(median(_array(by_size)))
     b, t = base.y[base.y > 0], new.y[new.y > 0]
     if not len(b) or not len(t):
         return None
     return math.log(median(t) / median(b))
+
+
+def _medians_by_size(sample: Sample) -> dict[float, float]:
+    """The median of the positive amounts at each size (one sort, then a slice a size)."""
+    import numpy as np
+
+    keep = sample.y > 0
+    x, y = sample.x[keep], sample.y[keep]  # type: ignore[index]
+    order = np.argsort(x, kind="stable")
+    x, y = x[order], y[order]
+    starts = np.flatnonzero(np.concatenate(([True], x[1:] != x[:-1]))) if len(x) else np.array([], dtype=int)
+    ends = np.append(starts[1:], len(x))
+    return {float(x[a]): median(y[a:b]) for a, b in zip(starts, ends)}
