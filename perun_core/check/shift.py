@@ -16,7 +16,8 @@ profile-wide change and the load in words, when the load average recorded on
 either side exceeded its cores.  A function that changed beyond the rest
 (the regression itself: ``sll_insert`` 100 times slower while everything
 else is 1.8 times faster) stays certain, and so does every change measured
-on a quiet machine.  The time collector's own locations (``[real]``,
+on a quiet machine, and calls timed by their CPU time (pytrace ``--clock
+cpu``).  The time collector's own locations (``[real]``,
 ``[user]``, ``[sys]``, ``[max_rss]``) are judged by the CPU-time rules of
 :mod:`~perun_core.check.noise` instead.
 """
@@ -50,7 +51,7 @@ def shifted_together(baseline: ProfileData, target: ProfileData, findings: Itera
     found = list(findings)
     candidates = {id(f) for f in found if f.result.is_change and not f.result.is_maybe
                   and not f.location.endswith(_TIME_COLLECTOR)}
-    if not candidates:
+    if not candidates or _cpu_clock(baseline) or _cpu_clock(target):
         return found
     loads = [(name, busy(machine_of(data)), machine_of(data).get("cores"))
              for name, data in (("baseline", baseline), ("target", target))]
@@ -82,6 +83,13 @@ def shifted_together(baseline: ProfileData, target: ProfileData, findings: Itera
                                   f"(median of {len(others)} other functions): the whole run moved, as on a busy "
                                   f"machine: {load_words}; compare instruction counts (callgrind) or CPU time"))
     return out
+
+
+def _cpu_clock(data: ProfileData) -> bool:
+    """Whether the calls were timed by the CPU time of their thread (pytrace ``--clock cpu``), which waiting for
+    a core does not stretch."""
+    params = (data.profile.collector_info or {}).get("params")
+    return isinstance(params, dict) and params.get("clock") == "cpu"
 
 
 def _percent(log_ratio: float) -> str:

@@ -59,6 +59,13 @@ def test_the_function_that_changed_beyond_the_rest_stays_certain():
     assert found["destroy"].result.value == "MaybeOptimization"
 
 
+def test_calls_timed_by_their_cpu_time_keep_their_certain_verdicts_on_a_busy_machine():
+    base, new = traced(everything(1.0), load=4.6), traced(everything(0.55), load=0.8, seed=1)
+    for data in (base, new):
+        data.profile.collector_info = {"name": "pytrace", "params": {"clock": "cpu"}}
+    assert {f.result.value for f in verdicts(base, new).values()} == {"Optimization"}
+
+
 def test_the_same_run_on_a_quiet_machine_keeps_its_certain_verdicts():
     found = verdicts(traced(everything(1.0), load=0.5), traced(everything(0.55), load=0.8, seed=1))
     assert {f.result.value for f in found.values()} == {"Optimization"}
