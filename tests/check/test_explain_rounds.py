@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import json
+import shutil
+import tempfile
 
 import pytest
 from gitrepo import make_repo
@@ -17,12 +19,33 @@ from check.test_explain import PY_PROGRAM, PY_SLOW, _configure
 from conftest import run_cli
 
 
+@pytest.fixture(scope="module")
+def checked_template(tmp_path_factory):
+    """The project checked once by ``check --compute-missing head``: both commits' time profiles collected and a
+    check stored without explanations.  Made once a module: that collection is most of a test's work before the
+    explanation it is about (a check with ``--compute-missing --explain`` in one go: tests/check/test_explain.py)."""
+    home = tmp_path_factory.mktemp("home")
+    with pytest.MonkeyPatch.context() as patch:  # the function-scoped clean_env and run_env come later
+        patch.setenv("HOME", str(home))
+        patch.setenv("PERUN_CONFIG_DIR", str(home / "perun-config"))
+        patch.setenv("XDG_CACHE_HOME", str(tmp_path_factory.getbasetemp() / "shared-xdg-cache"))
+        patch.setenv("TMPDIR", str(tmp_path_factory.mktemp("tmpdir")))
+        patch.setattr(tempfile, "tempdir", None)
+        root = tmp_path_factory.mktemp("template") / "pyproject"
+        shas = make_repo(root, [{"files": {"prog.py": PY_PROGRAM}, "message": "v1: dict lookup"},
+                                {"files": {"prog.py": PY_SLOW}, "message": "v2: list scan"}])
+        _configure(root, "python3 prog.py", "3000")
+        checked = run_cli("check", "--compute-missing", "head", cwd=root)
+        assert checked.returncode == 3, checked.stdout + checked.stderr
+    return root, shas
+
+
 @pytest.fixture
-def pyproject(tmp_path, run_env):
+def pyproject(tmp_path, checked_template):
+    """A private copy of the checked project, so a test's explanations and records stay its own."""
+    template, shas = checked_template
     root = tmp_path / "pyproject"
-    shas = make_repo(root, [{"files": {"prog.py": PY_PROGRAM}, "message": "v1: dict lookup"},
-                            {"files": {"prog.py": PY_SLOW}, "message": "v2: list scan"}])
-    _configure(root, "python3 prog.py", "3000")
+    shutil.copytree(template, root, symlinks=True)
     return root, shas
 
 
@@ -98,8 +121,7 @@ def test_the_explanation_is_stored_with_the_findings_and_shown_later(pyproject):
 
 def test_older_records_without_explanations_still_read(pyproject):
     root, (_v1, v2) = pyproject
-    assert run_cli("check", "--compute-missing", "head", cwd=root).returncode == 3
-    record = _record(root, v2)
+    record = _record(root, v2)  # stored by the template's check --compute-missing head
     assert record["version"] == 3 and not any("explanation" in f for p in record["pairs"] for f in p["findings"])
     record["version"] = 2
     path = root / ".perun" / "changes" / v2[:2] / f"{v2[2:]}.json"

@@ -83,27 +83,44 @@ def _changes(verdicts: dict) -> dict:
     return {k: v for k, v in verdicts.items() if v[0] != "NoChange"}
 
 
+@pytest.fixture(scope="module")
+def references(tmp_path_factory) -> dict[str, tuple[dict, int]]:
+    """By shape, its reference: the verdicts and exit status of ``check profiles`` on its two files.
+
+    The files and so the reference are the same in every test of a shape:
+    it is run once a module (four tests share each shape), not once a test.
+    """
+    found = {}
+    home = tmp_path_factory.mktemp("home")
+    with pytest.MonkeyPatch.context() as patch:  # the function-scoped clean_env comes later
+        patch.setenv("HOME", str(home))
+        patch.setenv("PERUN_CONFIG_DIR", str(home / "perun-config"))
+        patch.delenv("XDG_CONFIG_HOME", raising=False)
+        for name, (base, target, real, status) in SHAPES.items():
+            files = tmp_path_factory.mktemp(f"files-{name}")
+            (files / "base.perf").write_text(json.dumps(_doc(base)))
+            (files / "target.perf").write_text(json.dumps(_doc(target)))
+            reference, code = _cli_verdicts("check", "profiles", "base.perf", "target.perf", cwd=files)
+            assert reference["./app [real]"][0] == real, reference
+            assert code == status
+            found[name] = reference, code
+    return found
+
+
 @pytest.fixture(params=sorted(SHAPES))
-def shape(request, tmp_path):
+def shape(request, tmp_path, references):
     """(name, the project with two commits, their shas, the reference verdicts and exit status)."""
-    return _shape(request.param, tmp_path)
+    return _shape(request.param, tmp_path, references)
 
 
 @pytest.fixture
-def cpu_slowdown(tmp_path):
+def cpu_slowdown(tmp_path, references):
     """:func:`shape` of the CPU slow-down alone."""
-    return _shape("cpu-slowdown", tmp_path)
+    return _shape("cpu-slowdown", tmp_path, references)
 
 
-def _shape(name, tmp_path):
-    base, target, real, status = SHAPES[name]
-    files = tmp_path / "files"
-    files.mkdir()
-    (files / "base.perf").write_text(json.dumps(_doc(base)))
-    (files / "target.perf").write_text(json.dumps(_doc(target)))
-    reference, code = _cli_verdicts("check", "profiles", "base.perf", "target.perf", cwd=files)
-    assert reference["./app [real]"][0] == real, reference
-    assert code == status
+def _shape(name, tmp_path, references):
+    reference, code = references[name]
     root = tmp_path / "project"
     shas = make_repo(root, [{"files": {"a.txt": "one\n"}, "message": "first"},
                             {"files": {"a.txt": "two\n"}, "message": "second"}])
