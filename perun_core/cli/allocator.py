@@ -18,7 +18,7 @@ time, against 1.76 to 1.81 s with both settings below.
   by default it starts a thread per core at load, which then spin for work
   perun never gives them (the analyses and checks multiply vectors and small
   matrices, and the regression fits use no BLAS at all).  On 2 busy cores that
-  was 0.035 s of the 0.55 s CPU of ``postprocessby`` on a million resources.
+  was 0.04 to 0.07 s of the 0.6 s CPU of ``postprocessby`` on a million resources.
   The variable is set only while numpy is imported, and only when no other
   thread runs, so programs perun starts get the environment they had.
 
