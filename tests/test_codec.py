@@ -227,3 +227,44 @@ def test_packed_columns_are_written_back_as_canonical_base64(respell):
     decoded = decode_content(json.dumps(read).encode())
     assert decoded.to_dict()["global"]["resources"] == resources
     assert _packed_texts(json.loads(encode_columnar(decoded))) == canonical
+
+
+@settings(max_examples=60, deadline=None)
+@given(st.lists(st.lists(st.integers(0, 299), max_size=6), min_size=1, max_size=30), st.integers(1, 300),
+       st.integers(0, 3))
+def test_stack_columns_are_written_as_json_writes_their_base64_text(stacks, frame_count, missing):
+    """A stack column's numbers go out as ASCII bytes (no str made): the file is what json.dumps of the
+    document with the base64 as text gives, and reads back to the same traces."""
+    import numpy as np
+
+    from perun_core.profile.codec import iter_columnar
+    from perun_core.profile.model import Snapshot
+    from perun_core.profile.packing import int_kind, pack
+    from perun_core.profile.resources import ResourceTable, StackColumn
+
+    frame_count = max(frame_count, 1 + max((f for s in stacks for f in s), default=0))
+    frames = [{"function": f"f{i}", "source": "a.c", "line": i} for i in range(frame_count)]
+    flat = [f for s in stacks for f in s]
+    ends = np.cumsum([len(s) for s in stacks])
+    starts = ends - [len(s) for s in stacks]
+    rows = len(stacks) + missing
+    column = StackColumn(frames, np.array(flat, dtype=np.int32), starts, ends, rows)
+    table = ResourceTable.from_columns(rows, ["amount", "trace"], [list(range(rows)), column], sparse=missing > 0)
+    profile = Profile(header={"type": "time", "units": {"time": "s"}}, collector_info={"name": "folded"},
+                      postprocessors=[], snapshots=[], global_region=Snapshot(table, [], {"timestamp": 1}))
+    width, span = int_kind(0, frame_count - 1), int_kind(0, max(int(ends.max()), 0))
+    stacks_doc = {"t": "stacks", "frames": frames, "w": width, "flat": pack(width, flat), "sw": span,
+                  "starts": pack(span, starts.tolist()), "ends": pack(span, ends.tolist())}
+    if missing:
+        stacks_doc["absent_runs"] = [[len(stacks), rows]]
+    doc = {"perun-columnar": COLUMNAR_VERSION, "origin": None, "header": profile.header,
+           "collector_info": profile.collector_info, "postprocessors": [], "snapshots": [],
+           "global": {"meta": {"timestamp": 1}, "models": [], "has_models": True, "n": rows,
+                      "keys": ["amount", "trace"],
+                      "cols": [{"t": "int", "w": int_kind(0, rows - 1), "b": pack(int_kind(0, rows - 1),
+                                                                                   range(rows))}, stacks_doc]},
+           "extra": {}}
+    written = b"".join(iter_columnar(profile))
+    assert written == json.dumps(doc, separators=(",", ":"), allow_nan=False).encode("ascii")
+    traces = decode_content(written).global_region.resources.column("trace")
+    assert traces[:len(stacks)] == [[frames[f] for f in s] for s in stacks]

@@ -9,6 +9,8 @@ import random
 
 import numpy as np
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from perun_core import units
 from perun_core.analysis.points import count_numbers, points_by_uid, read_points
@@ -164,6 +166,31 @@ def test_points_from_packed_columns_equal_points_from_rows():
     assert decoded.snapshots[0].resources.packed("x") is not None  # reading points left it packed
     assert points_by_uid(ResourceTable([]), "x", "y") == {}
 
+
+
+@settings(max_examples=60, deadline=None)
+@given(st.lists(st.tuples(st.sampled_from(["f", "g", "h"]), st.sampled_from(["time", "memory", None]),
+                          st.sampled_from(["real", "user", "", None]), st.integers(0, 9)), min_size=1, max_size=40))
+def test_points_split_by_kind_from_packed_columns_equal_those_from_rows(cells):
+    """The packed type and subtype codes are unpacked only when a uid is split: the groups, their labels and
+    their points are those read from plain rows (absent types and subtypes included)."""
+    rows = []
+    for uid, kind, subtype, x in cells:
+        row = {"uid": uid, "x": x, "y": float(x * x + len(rows))}
+        if kind is not None:
+            row["type"] = kind
+        if subtype is not None:
+            row["subtype"] = subtype
+        rows.append(row)
+    profile = profile_of(rows)
+    decoded = decode_content(encode_columnar(profile))
+    assert decoded.snapshots[0].resources.packed("uid") is not None
+    from_rows = read_points(profile, "x", "y", split_kinds=True)
+    from_packed = read_points(decoded, "x", "y", split_kinds=True)
+    assert from_packed.kinds == from_rows.kinds
+    assert list(from_packed.by_uid) == list(from_rows.by_uid)
+    for label, (x, y) in from_rows.by_uid.items():
+        assert np.array_equal(from_packed.by_uid[label][0], x) and np.array_equal(from_packed.by_uid[label][1], y)
 
 def test_load_profile_from_file_reads_what_the_writer_wrote(tmp_path):
     profile = profile_of(mixed_rows(50))

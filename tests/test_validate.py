@@ -283,3 +283,57 @@ def test_stack_columns_are_judged_by_the_frames_their_traces_use():
     validate_profile(profile([*good, {"function": float("nan")}]))  # not used by any trace
     with pytest.raises(InvalidProfile, match="trace"):
         validate_profile(profile([good[0], {"function": float("nan")}]))
+
+
+def test_resources_kept_only_for_the_same_packed_tables_judged_by_the_same_rules():
+    from perun_core.postprocess.common import store_models
+    from perun_core.profile.validate import resources_kept
+
+    checked = decode_content(encode_columnar(Profile.from_dict(good())))
+    with_models = store_models(checked, [{"uid": "main", "model": "constant"}])
+    assert resources_kept(checked, with_models)  # models added, the packed tables shared
+    from_rows = Profile.from_dict(good())  # tables of rows: anyone may have changed them
+    assert not resources_kept(from_rows, store_models(from_rows, []))
+    assert not resources_kept(checked, decode_content(encode_columnar(checked)))  # equal, not the same
+    as_memory = store_models(checked, [])
+    as_memory.header = {**as_memory.header, "type": "memory"}  # memory resources are judged differently
+    assert not resources_kept(checked, as_memory)
+    checked.global_region.resources.column("amount")[0] = "x"  # unpacked (and changed): checked again
+    assert not resources_kept(checked, store_models(checked, []))
+
+
+def test_without_resources_the_regions_models_and_metadata_are_still_checked():
+    data = good()
+    data["global"]["models"] = [{"uid": "main"}]  # no kind
+    with pytest.raises(InvalidProfile, match=r"global\.models\[0\]\.model"):
+        validate_profile(Profile.from_dict(data), resources=False)
+    data = good()
+    data["global"]["resources"][0]["amount"] = "x"  # the tables alone are left out
+    validate_profile(Profile.from_dict(data), resources=False)
+
+
+def test_postprocessby_still_refuses_a_profile_whose_resources_a_unit_broke(perun_repo, monkeypatch):
+    """The resources a unit leaves alone are not checked twice; a unit that changes the very table it was given
+    (unpacking a column to do so) has it checked again."""
+    from perun_core.api.postprocessing import postprocess
+    from perun_core.postprocess import regression_analysis
+
+    root, _shas = perun_repo
+    data = good()
+    data["global"]["resources"] = [{"amount": 2.0 * size, "uid": "f", "type": "time", "structure-unit-size": size}
+                                   for size in range(1, 9)]
+    source = root / "in.perf"
+    source.write_bytes(encode_columnar(Profile.from_dict(data)))
+    written = postprocess(str(source), "regression_analysis", cwd=root).path
+    assert load_profile_from_file(written).global_region.models
+    unit = regression_analysis.RegressionAnalysis
+    original = unit.postprocess
+
+    def breaking(self, ctx, kwargs):
+        result = original(self, ctx, kwargs)
+        result.kwargs["profile"].global_region.resources.column("amount")[0] = "x"
+        return result
+
+    monkeypatch.setattr(unit, "postprocess", breaking)
+    with pytest.raises(InvalidProfile, match=r"amount"):
+        postprocess(str(source), "regression_analysis", cwd=root)

@@ -23,7 +23,7 @@ from __future__ import annotations
 
 import contextvars
 import math
-from collections.abc import Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from typing import TYPE_CHECKING, Any, NamedTuple
 
 from ..errors import PerunError
@@ -379,7 +379,7 @@ def read_points(
         code_parts.append(translate[local])
         if split_kinds:
             for key, index, parts in zip(("type", "subtype"), kind_index, kind_parts):
-                parts.append(_global_codes(table, key, index))
+                parts.append(_global_codes(table, key, index))  # made only if some uid is split
         x = _number_column(table, depending_on)
         y = _number_column(table, of)
         xs.append(x.values)
@@ -396,19 +396,29 @@ def read_points(
     distinct = list(uid_index)
     kinds: dict = {}
     if split_kinds and (len(kind_index[0]) > 1 or len(kind_index[1]) > 1):
-        codes, distinct, kinds = _split_by_kind(codes, distinct, np.concatenate(kind_parts[0]),
-                                                np.concatenate(kind_parts[1]), [list(i) for i in kind_index])
+        types, subtypes = (np.concatenate([codes_of() for codes_of in parts]) for parts in kind_parts)
+        codes, distinct, kinds = _split_by_kind(codes, distinct, types, subtypes, [list(i) for i in kind_index])
     return PointsRead(_group(codes, distinct, x, y), *counts, kinds)
 
 
-def _global_codes(table: ResourceTable, key: str, index: dict) -> numpy.ndarray:
-    """Codes of ``key``'s values (-1 where absent) numbered across tables by ``index``."""
+def _global_codes(table: ResourceTable, key: str, index: dict) -> Callable[[], numpy.ndarray]:
+    """Codes of ``key``'s values (-1 where absent) numbered across tables by ``index``: the values are numbered
+    now, the codes made by the function returned.
+
+    Most profiles measure one type and subtype: then the codes are never
+    needed, and a packed column's million codes are not unpacked for nothing.
+    """
     import numpy as np
 
-    local, distinct = _uid_codes(table, key)
+    packed = table.packed(key)
+    if packed is not None and packed.kind == "dict":  # its values are listed without unpacking its codes
+        distinct = [_hashable(v) for v in packed.values or ()]
+        local = None
+    else:
+        local, distinct = _uid_codes(table, key)
     translate = np.array([index.setdefault(v, len(index)) if v is not MISSING else -1 for v in distinct] + [-1],
                          dtype=np.int64)
-    return translate[local]
+    return lambda: translate[_uid_codes(table, key)[0] if local is None else local]
 
 
 def _split_by_kind(codes: numpy.ndarray, uids: list, types: numpy.ndarray, subtypes: numpy.ndarray,

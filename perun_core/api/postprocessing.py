@@ -14,6 +14,7 @@ from pathlib import Path
 from typing import Any
 
 from ..events import ProfileWritten
+from ..profile.validate import resources_kept
 from ..runner.jobs import UnitConfig, unit_config
 from ..runner.naming import TEMPLATE_KEY, render_name, validate_template, write_new_profile
 from ..runner.phases import apply_postprocessor
@@ -65,6 +66,8 @@ def postprocess(
             profile.origin = loaded.minor
         ctx = UnitContext(r.root, emit, cancel or threading.Event(), None, f"postprocessby {postprocessor}")
         result = apply_postprocessor(config, profile, ctx)
-        path = write_new_profile(result, r.jobs_dir, render_name(result, template))
+        # the models of a million resources are checked, the resources read (and checked) unchanged are not
+        path = write_new_profile(result, r.jobs_dir, render_name(result, template),
+                                 resources_checked=resources_kept(profile, result))
         emit(ProfileWritten(None, path, result.origin or ""))
         return PostprocessResult(path, result.origin, loaded.source, config)

@@ -100,30 +100,53 @@ def scan_folded_files(paths: list[Path], chunk_bytes: int | None = None) -> Fold
 
 
 def _chunks_from_the_end(files: list[BinaryIO], sizes: list[int], size: int) -> Iterator[bytes]:
-    """Chunks of whole lines of the files, each of about ``size`` bytes, the last file's last chunk first."""
+    """Chunks of whole lines of the files, each of about ``size`` bytes, the last file's last chunk first.
+
+    A chunk runs from the first line that starts at or after a multiple of
+    ``size`` back from the file's end to where the chunk after it starts
+    (that line finished).  The start is found first, by a small read, so
+    each chunk is read once, straight into the bytes it is (no line carried
+    over from one piece into the next: two copies of the whole file).
+    """
     for file, total in zip(reversed(files), reversed(sizes)):
         if not total:  # the empty line a join would make of it: the slow path skips it
             yield b"\n"
-        head = b""  # the part of a line the chunk after began inside of, up to its line break
-        end = total
-        while end > 0:
-            start = max(0, end - size)
+        end = total  # where the chunk after the next one starts
+        position = total
+        while position > 0:
+            position = max(0, position - size)
+            start = _line_start(file, position, end)
+            if start == end:  # one line from before this piece to the next chunk's start
+                continue
             file.seek(start)
-            piece = file.read(end - start)
-            if len(piece) != end - start:
+            chunk = file.read(end - start)
+            if len(chunk) != end - start:
                 raise OSError("the file got shorter while it was read")
-            if end == total and not piece.endswith(b"\n"):
-                piece += b"\n"
-            piece += head
+            if end == total and not chunk.endswith(b"\n"):
+                chunk += b"\n"
             end = start
-            if not start:
-                head = b""
-            elif (cut := piece.find(b"\n") + 1) == 0:  # all one line, which began before the piece
-                head, piece = piece, b""
-            else:  # the first line may have begun before the piece
-                head, piece = piece[:cut], piece[cut:]
-            if piece:
-                yield piece
+            yield chunk
+
+
+#: Bytes read at once while looking for the line break that ends a chunk's first (partial) line.
+_PEEK = 1 << 16
+
+
+def _line_start(file: BinaryIO, position: int, end: int) -> int:
+    """Where the first line that starts at ``position`` or after begins (``end`` at most): ``position`` itself
+    at the file's start, else just after the first line break at or after it."""
+    if not position:
+        return 0
+    while position < end:
+        file.seek(position)
+        piece = file.read(min(_PEEK, end - position))
+        if not piece:
+            raise OSError("the file got shorter while it was read")
+        found = piece.find(b"\n")
+        if found >= 0:
+            return position + found + 1
+        position += len(piece)
+    return end
 
 
 def _scan(chunks: Iterable[bytes], size: int) -> FoldedScan | None:

@@ -333,14 +333,15 @@ _BASE64_MEMBERS = ("b", "c", "absent", "flat", "starts", "ends")
 
 def _column_pieces(column: dict, dump: Callable[[Any], bytes]) -> Iterator[bytes]:
     """``dump(column)`` exactly, in pieces, faster for the base64 members: each is a piece of its own, not copied
-    into a joined column (a million-frame stack column is tens of megabytes of it)."""
+    into a joined column (a million-frame stack column is tens of megabytes of it).  A base64 member may be
+    ASCII bytes (:func:`~perun_core.profile.packing.pack_array`): written as the str of those bytes would be."""
     yield b"{"
     for index, (key, value) in enumerate(column.items()):
         if index:
             yield b","
-        if key in _BASE64_MEMBERS and type(value) is str:
+        if key in _BASE64_MEMBERS and type(value) in (str, bytes):
             yield b'"%s":"' % key.encode("ascii")
-            yield value.encode("ascii")
+            yield value if type(value) is bytes else value.encode("ascii")
             yield b'"'
         else:
             yield b"%s:%s" % (dump(key), dump(value))

@@ -57,9 +57,10 @@ _NAME = re.compile(r"[A-Za-z][A-Za-z0-9_.+-]{0,63}")
 def validate_profile(profile: Profile, *, path: Path | str | None = None, resources: bool = True) -> Profile:
     """Raise :class:`InvalidProfile` for the first defect of ``profile``; return it unchanged when valid.
 
-    ``resources=False`` leaves out the resource tables, for a caller that
-    checked them already and changed only the header or other metadata
-    since (checking a million resources again costs a fifth of a second).
+    ``resources=False`` leaves out the resource tables (not the regions'
+    metadata and models), for a caller that checked them already and changed
+    only the header, models or other metadata since (checking a million
+    resources again costs a fifth of a second); see :func:`resources_kept`.
     """
     header = profile.header
     if not isinstance(header, dict):
@@ -107,15 +108,33 @@ def validate_profile(profile: Profile, *, path: Path | str | None = None, resour
     _walk(profile.extra, "", path)
     if not profile.snapshots and profile.global_region is None:
         raise InvalidProfile(path, "global", "is missing, and there are no snapshots: the profile has no resource region")
-    if not resources:
-        return profile
     memory = kind == "memory"
     # the original tool's bounds collector records symbolic bounds ('1 + max(0, n)'), no measured amount
     symbolic = isinstance(profile.collector_info, dict) and profile.collector_info.get("name") in SYMBOLIC_COLLECTORS
     for number, region in profile.regions():
         where = f"snapshots[{number}]" if number < len(profile.snapshots) else "global"
-        _check_region(region, where, memory, path, symbolic=symbolic)
+        _check_region(region, where, memory, path, symbolic=symbolic, table=resources)
     return profile
+
+
+def resources_kept(checked: Profile, changed: Profile) -> bool:
+    """Whether ``changed`` holds the very resource tables of the valid ``checked``, which cannot have changed
+    (each holds only packed columns, which are immutable) and are judged by the same rules (the same profile
+    type and collector): then validating ``changed`` need not check them again."""
+    def judged_by(profile: Profile) -> tuple[Any, Any]:
+        header, info = profile.header, profile.collector_info
+        return (header.get("type") if isinstance(header, dict) else None,
+                info.get("name") if isinstance(info, dict) else None)
+
+    before = [region.resources for _, region in checked.regions()]
+    after = [region.resources for _, region in changed.regions()]
+    return judged_by(checked) == judged_by(changed) and len(before) == len(after) and all(
+        old is new and _only_packed(new) for old, new in zip(before, after))
+
+
+def _only_packed(table: ResourceTable) -> bool:
+    held = table.raw_columns(stacks=True)
+    return held is not None and all(isinstance(column, (PackedColumn, StackColumn)) for column in held[1])
 
 
 def _only_resource_type(profile: Profile) -> str | None:
@@ -145,7 +164,7 @@ SYMBOLIC_COLLECTORS = frozenset({"bounds", "ktrace"})
 
 
 def _check_region(region: Snapshot, where: str, memory: bool, path: Path | str | None, *,
-                  symbolic: bool = False) -> None:
+                  symbolic: bool = False, table: bool = True) -> None:
     if not isinstance(region.meta, dict):
         raise InvalidProfile(path, where, f"expected an object, got {_kind(region.meta)}")
     for key, value in region.meta.items():
@@ -164,6 +183,8 @@ def _check_region(region: Snapshot, where: str, memory: bool, path: Path | str |
         if "uid" in model and not isinstance(model["uid"], str):
             raise InvalidProfile(path, f"{where}.models[{i}].uid", f"expected a string, got {_kind(model['uid'])}")
         _walk(model, f"{where}.models[{i}]", path)
+    if not table:
+        return
     table = region.resources
     if not isinstance(table, ResourceTable):
         raise InvalidProfile(path, f"{where}.resources", f"expected a list, got {_kind(table)}")

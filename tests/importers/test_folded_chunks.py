@@ -120,3 +120,30 @@ def test_files_read_from_their_ends_in_chunks_read_as_the_joined_text(tmp_path, 
     got = None if scan is None else (scan.names, scan.flat.tolist(), scan.lengths.tolist(), scan.values.tolist(),
                                      scan.lines)
     assert got == expected
+
+
+@settings(max_examples=200, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(st.lists(st.sampled_from(["a;b 1", "long_line;" * 4 + "c 2", "", "x 3"]), max_size=12), st.booleans(),
+       st.integers(1, 40), st.integers(1, 9))
+def test_chunks_from_the_end_start_at_the_first_line_after_each_step_back(tmp_path, monkeypatch, lines,
+                                                                         last_break, size, peek):
+    """Each chunk is read once, from the first line starting at or after a step of ``size`` back from the end
+    (found by small reads, here of ``peek`` bytes) to where the chunk after it starts; joined, the text."""
+    monkeypatch.setattr(foldedscan, "_PEEK", peek)
+    text = ("\n".join(lines) + ("\n" if last_break and lines else "")).encode()
+    path = tmp_path / "p.folded"
+    path.write_bytes(text)
+    with path.open("rb") as file:
+        chunks = list(foldedscan._chunks_from_the_end([file], [len(text)], size))
+    if not text:
+        assert chunks == [b"\n"]
+        return
+    assert b"".join(reversed(chunks)) == (text if text.endswith(b"\n") else text + b"\n")
+    assert all(chunk.endswith(b"\n") for chunk in chunks)
+
+    def line_start(position: int) -> int:
+        return 0 if position == 0 else (text.find(b"\n", position) + 1 or len(text))
+
+    steps = range(len(text) - size, -size, -size)
+    bounds = sorted({line_start(max(step, 0)) for step in steps} | {len(text)})
+    assert [len(chunk) for chunk in reversed(chunks)][:-1] == [b - a for a, b in zip(bounds, bounds[1:])][:-1]
