@@ -30,7 +30,7 @@ import math
 from typing import TYPE_CHECKING
 
 from .results import PerformanceChange
-from .stats import distinct, median
+from .stats import distinct, median, student_t_p
 
 if TYPE_CHECKING:  # pragma: no cover
     import numpy
@@ -89,33 +89,8 @@ def _member(values: numpy.ndarray, sorted_set: numpy.ndarray) -> numpy.ndarray:
 
 
 def t_p(t: float, df: int) -> float:
-    """Two-sided p-value of Student's t with ``df`` (a whole number) degrees of freedom.
-
-    The finite series of Abramowitz and Stegun 26.7.3-4 in the angle
-    ``atan(t / sqrt(df))``: exact for whole ``df``, and it spares
-    ``check profiles`` importing scipy.
-    """
-    if math.isinf(t):
-        return 0.0
-    if t == 0 or math.isnan(t):
-        return 1.0
-    df = max(1, int(df))
-    theta = math.atan(abs(t) / math.sqrt(df))
-    cos2 = math.cos(theta) ** 2
-    term, total = 1.0, 1.0
-    if df % 2:
-        # odd: 2/pi (theta + sin cos (1 + 2/3 cos^2 + 2*4/(3*5) cos^4 + ...)), df - 3 the last power
-        for k in range(2, df - 1, 2):
-            term *= cos2 * k / (k + 1)
-            total += term
-        inside = 2 / math.pi * (theta + (math.sin(theta) * math.cos(theta) * total if df > 1 else 0.0))
-    else:
-        # even: sin (1 + 1/2 cos^2 + 1*3/(2*4) cos^4 + ...), df - 2 the last power
-        for k in range(1, df - 2, 2):
-            term *= cos2 * k / (k + 1)
-            total += term
-        inside = math.sin(theta) * total
-    return min(1.0, max(0.0, 1.0 - inside))
+    """Two-sided p-value of Student's t with ``df`` (taken as a whole number, at least 1) degrees of freedom."""
+    return student_t_p(t, max(1, int(df)))
 
 
 def _mean_test(d: numpy.ndarray, scatter: float, df: int, margin: float) -> tuple[float, float, float]:

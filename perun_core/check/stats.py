@@ -1,8 +1,8 @@
 """Small statistics the checks share: rank tests, robust shifts, robust regression.
 
-Everything works on numpy arrays and imports numpy when called.  scipy is
-only imported for the Student t distribution of tiny samples, so checking
-large profiles never pays for it.
+Everything works on numpy arrays and imports numpy when called; the
+Student t distribution is computed here, so a check never imports scipy for
+it.
 
 Conventions: ``a`` is the baseline sample and ``b`` the target sample;
 positive statistics mean "the target is larger" (slower, for time).
@@ -30,6 +30,8 @@ __all__ = [
     "normal_sf",
     "quantiles",
     "stouffer",
+    "student_t_p",
+    "incomplete_beta",
     "welch_t",
 ]
 
@@ -230,9 +232,77 @@ def welch_t(a: numpy.ndarray, b: numpy.ndarray) -> tuple[float, float]:
         return math.copysign(math.inf, diff), 0.0
     t = diff / math.sqrt(se2)
     df = se2**2 / ((va / m) ** 2 / (m - 1) + (vb / n) ** 2 / (n - 1))
-    from scipy.special import stdtr
+    return t, student_t_p(t, df)
 
-    return t, float(min(1.0, 2.0 * stdtr(df, -abs(t))))
+
+def student_t_p(t: float, df: float) -> float:
+    """Two-sided p-value of Student's t with ``df`` > 0 degrees of freedom, whole or not.
+
+    The regularized incomplete beta function ``I_x(df/2, 1/2)`` at
+    ``x = df / (df + t^2)``, by its continued fraction: within 1e-7 of
+    scipy's ``stdtr`` from half a degree of freedom to a hundred million (a
+    test holds it to that), in microseconds, where importing scipy.special
+    costs a ``check`` process 0.3 s of CPU.
+    """
+    if math.isnan(t) or math.isnan(df) or df <= 0:
+        return 1.0
+    if math.isinf(t):
+        return 0.0
+    square = t * t
+    return min(1.0, max(0.0, incomplete_beta(df / 2.0, 0.5, df / (df + square), square / (df + square))))
+
+
+def incomplete_beta(a: float, b: float, x: float, rest: float | None = None) -> float:
+    """The regularized incomplete beta function ``I_x(a, b)`` for a, b > 0 and 0 <= x <= 1.
+
+    ``rest`` is ``1 - x`` when the caller knows it more precisely than the
+    subtraction would give it (x next to 1).  The continued fraction
+    converges fast for ``x`` below ``(a + 1) / (a + b + 2)``; above,
+    ``1 - I_(1-x)(b, a)`` is taken instead.
+    """
+    rest = 1.0 - x if rest is None else rest
+    if x <= 0.0:
+        return 0.0
+    if rest <= 0.0:
+        return 1.0
+    large, small = max(a, b), min(a, b)
+    log_front = _log_gamma_ratio(large, small) - math.lgamma(small) + a * math.log(x) + b * math.log(rest)
+    if x < (a + 1.0) / (a + b + 2.0):
+        return math.exp(log_front) * _beta_fraction(a, b, x) / a
+    return 1.0 - math.exp(log_front) * _beta_fraction(b, a, rest) / b
+
+
+def _log_gamma_ratio(a: float, b: float) -> float:
+    """``ln Gamma(a + b) - ln Gamma(a)``; for a large ``a`` from Stirling's series of both, as the difference
+    of two huge ``lgamma`` values would lose the digits that matter."""
+    if a < 1e4:
+        return math.lgamma(a + b) - math.lgamma(a)
+    total = a + b
+    correction = (1 / (12 * total) - 1 / (360 * total**3)) - (1 / (12 * a) - 1 / (360 * a**3))
+    return (a - 0.5) * math.log1p(b / a) + b * math.log(total) - b + correction
+
+
+def _beta_fraction(a: float, b: float, x: float) -> float:
+    """The continued fraction of the incomplete beta function, evaluated from the front (modified Lentz)."""
+    tiny = 1e-300
+
+    def guarded(value: float) -> float:
+        return value if abs(value) > tiny else tiny
+
+    front = 1.0
+    back = 1.0 / guarded(1.0 - (a + b) * x / (a + 1.0))
+    value = back
+    for step in range(1, 10_000):
+        twice = 2 * step
+        # the even term, then the odd one, of the fraction's step
+        for term in (step * (b - step) * x / ((a + twice - 1.0) * (a + twice)),
+                     -(a + step) * (a + b + step) * x / ((a + twice) * (a + twice + 1.0))):
+            back = 1.0 / guarded(1.0 + term * back)
+            front = guarded(1.0 + term / front)
+            value *= back * front
+        if abs(back * front - 1.0) < 1e-15:
+            break
+    return value
 
 
 def stouffer(zs: list[float], weights: list[float]) -> float:

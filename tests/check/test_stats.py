@@ -6,6 +6,7 @@ import math
 
 import numpy as np
 import pytest
+from hypothesis import given, settings, strategies as st
 
 from perun_core.check import stats
 from perun_core.check.history import change_points, creeping, mann_kendall, sen_slope
@@ -78,6 +79,26 @@ def test_welch_t_on_tiny_samples():
     t, p = stats.welch_t(np.log([1.0, 1.02, 0.98]), np.log([5.0, 5.1, 4.9]))
     assert t > 0 and p < 1e-4
     assert stats.welch_t(np.array([1.0, 1.0]), np.array([1.0, 1.0])) == (0.0, 1.0)
+
+
+@settings(max_examples=300, deadline=None)
+@given(t=st.floats(-300, 300), df=st.floats(0.5, 1e8))
+def test_student_t_p_values_match_scipy_for_any_degrees_of_freedom(t, df):
+    from scipy.special import stdtr
+
+    expected = float(min(1.0, 2 * stdtr(df, -abs(t))))
+    got = stats.student_t_p(t, df)
+    assert got == pytest.approx(expected, rel=1e-7, abs=1e-300)
+    assert stats.student_t_p(-t, df) == got  # two-sided
+
+
+@settings(max_examples=300, deadline=None)
+@given(a=st.floats(0.05, 5000), b=st.floats(0.05, 5000), x=st.floats(0, 1))
+def test_incomplete_beta_matches_scipy(a, b, x):
+    from scipy.special import betainc
+
+    expected = float(betainc(a, b, x))
+    assert stats.incomplete_beta(a, b, x) == pytest.approx(expected, rel=1e-9, abs=1e-290)
 
 
 def test_trend_tests():
