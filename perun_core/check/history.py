@@ -19,7 +19,7 @@ import math
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
-from .stats import distinct, huber_fit, normal_sf
+from .stats import distinct, huber_fit, median, normal_sf
 
 if TYPE_CHECKING:  # pragma: no cover
     import numpy
@@ -69,7 +69,7 @@ def levels(samples: list[Sample | None]) -> numpy.ndarray | None:
     if not sized:
         for i, sample in enumerate(samples):
             if sample is not None and len(sample.y):
-                out[i] = float(np.median(_log(sample.y)))
+                out[i] = float(median(_log(sample.y)))
         first = out[np.isfinite(out)][0]
         return out - first
     assert reference.x is not None
@@ -91,7 +91,7 @@ def levels(samples: list[Sample | None]) -> numpy.ndarray | None:
         inside = (v >= low) & (v <= high)
         if inside.sum() < 2:
             continue
-        out[i] = float(np.median(_log(sample.y[inside]) - design(v[inside]) @ coef))
+        out[i] = float(median(_log(sample.y[inside]) - design(v[inside]) @ coef))
     finite = out[np.isfinite(out)]
     return out - finite[0] if len(finite) else None
 
@@ -103,7 +103,7 @@ def _destep(series: numpy.ndarray, step_floor: float) -> tuple[numpy.ndarray, in
     diffs = np.diff(series)
     if len(diffs) < 3:
         return series, 0
-    noise = 1.4826 * float(np.median(np.abs(diffs - np.median(diffs))))
+    noise = 1.4826 * float(median(np.abs(diffs - median(diffs))))
     limit = max(step_floor, 4.0 * noise)
     jumps = np.where(np.abs(diffs) >= limit, diffs, 0.0)
     return series - np.concatenate(([0.0], np.cumsum(jumps))), int((jumps != 0).sum())
@@ -131,7 +131,7 @@ def sen_slope(series: numpy.ndarray) -> float:
 
     n = len(series)
     i, j = np.triu_indices(n, 1)
-    return float(np.median((series[j] - series[i]) / (j - i)))
+    return float(median((series[j] - series[i]) / (j - i)))
 
 
 def creeping(series: numpy.ndarray, *, step_floor: float = math.log(1.05), alpha: float = 0.01) -> Trend | None:
@@ -196,7 +196,7 @@ def change_points(series: numpy.ndarray, *, alpha: float = 0.01, permutations: i
         p = float(exceed + 1) / (permutations + 1)
         if p >= alpha:
             continue
-        shift = float(np.median(part[tau:]) - np.median(part[:tau]))
+        shift = float(median(part[tau:]) - median(part[:tau]))
         found.append(ChangePoint(start + tau, shift, p))
         segments += [(start, start + tau), (start + tau, end)]
     return sorted(found, key=lambda c: c.index)

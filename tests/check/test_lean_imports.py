@@ -44,3 +44,27 @@ def test_every_builtin_method_is_still_found():
                  "rank", "creep", "cpd", "size_aware_rank_test"):
         assert get_method(name).name in method_names()
     assert len(method_names()) == 11
+
+
+def test_the_history_analysis_and_welchs_test_load_neither_numpy_ma_nor_scipy(tmp_path):
+    # what check head / check all add to check profiles: levels and trends over versions (np.median loaded
+    # numpy.ma there), and Welch's t of few measurements (scipy.special for Student's t)
+    code = """
+import sys
+import numpy as np
+from perun_core.check.data import Sample
+from perun_core.check.history import change_points, creeping, levels
+from perun_core.check.stats import welch_t
+
+rng = np.random.default_rng(0)
+x = np.repeat(np.arange(1.0, 9.0), 3)
+samples = [Sample("f", "f", (1 + 0.02 * v) * x * rng.uniform(0.95, 1.05, len(x)), x) for v in range(12)]
+series = levels(samples)
+print(creeping(series) is not None, len(change_points(series)) >= 0, welch_t(x, 2 * x)[1] < 0.05)
+print("\\n".join(sys.modules))
+"""
+    result = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, cwd=ROOT, check=True,
+                            env={"PATH": "/usr/bin:/bin", "PERUN_CONFIG_DIR": str(tmp_path / "config")})
+    answers, *modules = result.stdout.split("\n")
+    assert answers == "True True True"
+    assert "numpy.ma" not in modules and "scipy" not in modules
