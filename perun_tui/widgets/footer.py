@@ -28,9 +28,24 @@ class Footer(TextualFooter):
         self.call_after_refresh(self.fit_keys)
 
     async def recompose(self) -> None:
+        # Textual rebuilds the footer on every bindings update, and a focus change sends several: each
+        # rebuild mounts and styles a dozen widgets (a tab between panes cost 0.3-0.5 s of CPU, most of it
+        # here).  Nothing to rebuild when the hints it would show are the ones it shows.
+        shown = self._hints_key()
+        if shown == getattr(self, "_shown_hints", None) and self.children:
+            return
+        self._shown_hints = shown
         await super().recompose()
         self.fit_keys()
         self.call_after_refresh(self.fit_keys)
+
+    def _hints_key(self) -> tuple:
+        """What the hints are made of: every shown binding with its state, the palette key, the compact style."""
+        if not self._bindings_ready or not self.is_attached:
+            return ()
+        bindings = tuple((binding.key, binding.action, binding.description, binding.show, id(binding.group),
+                          enabled, tooltip) for _node, binding, enabled, tooltip in self.screen.active_bindings.values())
+        return bindings, self.compact, self.show_command_palette
 
     def fit_keys(self) -> None:
         """Hide the hints from the first one that does not fit whole on.

@@ -120,3 +120,23 @@ async def test_the_matrix_editor_says_how_to_switch_tabs_and_f3_f4_do(demo_repo)
         await wait_until(pilot, lambda: tabs.active == "tab-preview")  # wraps around
         await pilot.press("escape")
         await settle(pilot)
+
+
+async def test_the_footer_is_rebuilt_only_when_its_hints_change(demo_repo):
+    # Textual rebuilds its footer on every bindings update, several per focus change: a dozen widgets
+    # mounted and styled again for the same hints made a tab between panes cost a third of a second of CPU
+    app = PerunApp(demo_repo)
+    async with app.run_test(size=(120, 40)) as pilot:
+        await settle(pilot)
+        footer = app.screen.query_one(Footer)
+        history_hints = footer_items(app)
+        assert "h HEAD" in history_hints
+        before = list(footer.children)
+        await footer.recompose()
+        assert list(footer.children) == before  # the same widgets: nothing changed, nothing rebuilt
+        # the profiles pane has keys of its own: the footer follows the focus there and back
+        await pilot.press("tab")
+        await wait_until(pilot, lambda: "p Plot" in footer_items(app))
+        assert "h HEAD" not in footer_items(app)
+        await pilot.press("tab")
+        await wait_until(pilot, lambda: footer_items(app) == history_hints)
