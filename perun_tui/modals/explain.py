@@ -258,6 +258,8 @@ class ExplainScreen(ModalScreen[None]):
         functions = self.query_one("#explain-functions", OptionList)
         functions.display = bool(explanation.functions)
         self._show_text(explanation)
+        # wrapped again once the list is laid out: hidden until now, it had no width to wrap the functions to
+        self.call_after_refresh(self._show_text, explanation)
         if explanation.functions:
             functions.highlighted = 0
             functions.focus()

@@ -3,12 +3,16 @@
 from __future__ import annotations
 
 import json
+import tempfile
+from dataclasses import replace
+from pathlib import Path
 
 from gitrepo import make_repo
 from textual.message import Message
 from textual.notifications import Notify
 
 from perun_core import api
+from perun_core.api import CheckReport
 from perun_tui.app import MainScreen, PerunApp
 from perun_tui.screens.check import CheckScreen
 
@@ -149,3 +153,64 @@ async def tui_check(root, key: str = "h", timeout: float = 600) -> tuple[list, s
         await pilot.press(key)
         await wait_until(pilot, lambda: not screen.running, timeout=timeout)
         return [finding for _v, _p, finding in screen.rows], str(screen.query_one("#check-pane").border_subtitle)
+
+
+def perf_profile(path, stacks, root, lines):
+    """A perf profile of the program built in ``root`` written to ``path``: ``stacks`` maps a stack (innermost first) of
+    (function, object) to (samples, period); ``lines`` maps a function of the repository to (file, line)."""
+    from perun_core.collect.perf import stack_resources
+    from perun_core.profile.codec import to_json_bytes
+    from perun_core.profile.model import Profile, Snapshot
+    from perun_core.profile.resources import ResourceTable
+
+    rows = stack_resources(stacks)
+    for row in rows:
+        if row["subtype"] == "function" and row["uid"] in lines:
+            source, line = lines[row["uid"]]
+            row.update(source=str(root / source), line=line)
+    profile = Profile(header={"type": "time", "cmd": "./sll-bench", "units": {"time": "samples"}},
+                      collector_info={"name": "perf", "params": {"mode": "record"}},
+                      global_region=Snapshot(ResourceTable(rows), [], {}))
+    path.write_bytes(to_json_bytes(profile))
+    return path
+
+
+def store_demo_explanation(root) -> None:
+    """Check every commit of the demo and keep, with the findings of the slowdown's real time, the
+    explanation two perf profiles of sll-bench give (pending profiles): ``x`` shows it without collecting.
+
+    The profiles are made up and fixed (sll_search three times slower, sll_insert and the malloc it calls
+    about the same), so the explanation and its flame graph are the same on every run.
+    """
+    from perun_core.check.explain import store_explanations
+    from perun_core.check.explain_compare import explain_profiles
+    from perun_core.check.explain_owned import repository_roots
+    from perun_core.profile.codec import load_profile_from_file
+    from perun_core.runner.worktree import WORKTREE_PREFIX
+    from perun_core.storage.repository import PerunRepository
+
+    report = api.check_all(confirm=None, cwd=root)
+    version, pair, _finding = next((v, p, f) for v, p, f in report.findings()
+                                   if f.result.is_degradation and not f.result.is_maybe and f.location.endswith("[real]"))
+    # where explain collects: a temporary worktree, whose sources it shows relative to the repository
+    worktree = Path(tempfile.gettempdir()) / f"{WORKTREE_PREFIX}demo"
+    program = str(worktree / "sll-bench")
+    lines = {"main": ("src/bench.c", 5), "sll_insert": ("src/sll.c", 9), "sll_search": ("src/sll.c", 20)}
+    names = []
+    for name, search in (("base", 400), ("target", 1300)):
+        stacks = {(("sll_search", program), ("main", program)): [search, search * 1000],
+                  (("sll_insert", program), ("main", program)): [300, 300000],
+                  (("malloc", "/usr/lib/libc.so.6"), ("sll_insert", program), ("main", program)): [120, 120000],
+                  (("main", program),): [30, 30000]}
+        names.append(perf_profile(root / ".perun" / "jobs" / f"perf-sll-bench-{name}.perf", stacks, worktree,
+                                  lines).name)
+    repo = PerunRepository(root)
+    base, target = (load_profile_from_file(repo.jobs_dir / name) for name in names)
+    explanation = explain_profiles("perf", base, target, pair.baseline.minor, pair.target.minor, "./sll-bench",
+                                   profiles=tuple(names), sources=tuple(f"pending:{name}" for name in names),
+                                   roots=repository_roots(repo))
+    assert explanation.explained, explanation.message
+    explained = replace(pair, findings=tuple(replace(f, details={**f.details, "explanation": explanation})
+                                             if f.location.endswith("[real]") and f.result.is_degradation else f
+                                             for f in pair.findings))
+    assert store_explanations(repo, CheckReport("all", (replace(version, pairs=(explained,)),))) > 0

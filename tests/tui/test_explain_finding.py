@@ -406,6 +406,14 @@ async def test_the_keys_in_the_border_stay_whole_at_40_columns(tmp_path):
         lines = str(text.render()).splitlines()
         assert len(lines) > 1 + len(modal.explanation.notes), lines
         assert all(line.startswith("     ") for line in lines[1:]), lines
+        # wrapped for the width the text has once the dialog's scroll bar is there: wrapped a cell wider, the
+        # widget broke the headline again ("->" on a line of its own, its next line indented)
+        assert max(len(line) for line in lines) <= text.content_region.width, lines
+        # so are the ranked functions, under their name: wrapped while the list was hidden (no width), the
+        # option broke them itself, "(app.c:7): ..." at the start of the next line
+        prompt = str(functions.get_option_at_index(0).prompt).splitlines()
+        assert len(prompt) > 1 and all(line.startswith("     ") for line in prompt[1:]), prompt
+        assert max(len(line) for line in prompt) <= functions.scrollable_content_region.width, prompt
         narrow = max(len(line) for line in str(modal.query_one("#explain-flame", Static).render()).splitlines())
         await pilot.resize_terminal(120, 40)
         await settle(pilot)

@@ -15,7 +15,8 @@ from perun_tui.app import PerunApp
 from perun_tui.modals.too_small import TooSmallScreen
 from perun_tui.widgets.profiles import ProfilesTable
 
-from .helpers import bisect_repo, main_screen, select_profile, set_matrix, settle, wait_until
+from .helpers import (bisect_repo, main_screen, select_profile, set_matrix, settle, store_demo_explanation,
+                      wait_until)
 
 SIZES = [pytest.param((40, 12), id="40x12"), pytest.param((80, 24), id="80x24"),
          pytest.param((120, 40), id="120x40")]
@@ -152,6 +153,33 @@ def test_check_results(snap_compare, demo_repo, size):
     """Every commit checked; only the degradations shown."""
     async def run_before(pilot):
         await _check_all(pilot, "f", "f")
+
+    assert snap_compare(app_on(demo_repo), terminal_size=size, run_before=run_before)
+
+
+@pytest.mark.parametrize("size", SIZES)
+def test_explain_dialog(snap_compare, demo_repo, size):
+    """x on the slowdown's real time: the functions that made it slower and their difference flame graph, from
+    the explanation stored with the check (fixed perf profiles: nothing is collected)."""
+    from textual.widgets import DataTable, Static
+
+    from perun_core import api
+    from perun_tui.modals.explain import ExplainScreen
+
+    store_demo_explanation(demo_repo)
+
+    async def run_before(pilot):
+        await _check_all(pilot)
+        screen = pilot.app.screen
+        table = screen.query_one("#check-findings", DataTable)
+        table.move_cursor(row=next(row for row in range(table.row_count) if api.explanation_of(
+            screen.rows[int(table.coordinate_to_cell_key((row, 0)).row_key.value)][2]) is not None))
+        await pilot.press("x")
+        modal = pilot.app.screen
+        assert isinstance(modal, ExplainScreen)
+        await wait_until(pilot, lambda: modal.explanation is not None and str(
+            modal.query_one("#explain-flame", Static).render()).startswith("Difference flame graph"), timeout=30)
+        await settle(pilot)
 
     assert snap_compare(app_on(demo_repo), terminal_size=size, run_before=run_before)
 
