@@ -214,3 +214,43 @@ def store_demo_explanation(root) -> None:
                                              if f.location.endswith("[real]") and f.result.is_degradation else f
                                              for f in pair.findings))
     assert store_explanations(repo, CheckReport("all", (replace(version, pairs=(explained,)),))) > 0
+
+
+def git_head(root) -> str:
+    """The full hash of ``root``'s HEAD."""
+    import subprocess
+
+    return subprocess.run(["git", "rev-parse", "HEAD"], cwd=root, capture_output=True, text=True,
+                          check=True).stdout.strip()
+
+
+def replayed_run(root, head: str):
+    """``Core.run_matrix`` replaced by the events of a finished run of two jobs at ``head`` (the clock of the run
+    screen reads 3.2 s after its start from the first event on): the screen as a real run leaves it, each time
+    fixed."""
+    from perun_core import events as ev
+    from perun_core.runner.jobs import Job, unit_config
+    from perun_core.runner.run import RunResult, WrittenProfile
+
+    jobs = [Job("./sll-bench", "--iterations 1000", workload, unit_config("collector", "time", {"repeat": 5}))
+            for workload in ("workloads/small.txt", "workloads/large.txt")]
+    written = [WrittenProfile(root / ".perun" / "jobs" / f"sll-bench-time-{size}.perf", head, job)
+               for size, job in zip(("small", "large"), jobs)]
+
+    def run_matrix(self, minors, on_event, cancel):
+        clock[0] += 3.2
+        on_event(ev.RunPlanned(2, (head,), 2, False))
+        on_event(ev.VersionStarted(head, 1, 1, root, True))
+        for number, (job, profile, seconds) in enumerate(zip(jobs, written, (1.4, 1.8)), start=1):
+            on_event(ev.JobStarted(number, 2, head, job))
+            on_event(ev.OutputLine(number, "stdout", f"inserted and searched 1000 keys of {job.workload}"))
+            for index in range(1, 6):
+                on_event(ev.Repetition(number, index, 5, False))
+            on_event(ev.ProfileWritten(number, profile.path, head))
+            on_event(ev.JobFinished(number, 2, seconds))
+        on_event(ev.MeasurementAdvice(2, "the wall times of the runs vary by 21 %: repeat more (repeat: 10) or "
+                                         "close other programs"))
+        return RunResult((head,), 2, tuple(written))
+
+    clock = [1000.0]
+    return run_matrix, clock

@@ -9,14 +9,16 @@ profiles) are not pictured here; tests/tui/test_tmux_walk.py visits them.
 
 from __future__ import annotations
 
+from types import SimpleNamespace
+
 import pytest
 
 from perun_tui.app import PerunApp
 from perun_tui.modals.too_small import TooSmallScreen
 from perun_tui.widgets.profiles import ProfilesTable
 
-from .helpers import (bisect_repo, main_screen, select_profile, set_matrix, settle, store_demo_explanation,
-                      wait_until)
+from .helpers import (bisect_repo, git_head, main_screen, replayed_run, select_profile, set_matrix, settle,
+                      store_demo_explanation, wait_until)
 
 SIZES = [pytest.param((40, 12), id="40x12"), pytest.param((80, 24), id="80x24"),
          pytest.param((120, 40), id="120x40")]
@@ -114,6 +116,26 @@ def test_plot_flame_graph(snap_compare, demo_repo, size):
     """The flame graph of the memory profile's allocation stacks, the cursor on a frame."""
     assert snap_compare(app_on(demo_repo), terminal_size=size,
                         run_before=_plot("1@i", "f", "down", "down", commit=MEMORY_COMMIT))
+
+
+@pytest.mark.parametrize("size", SIZES)
+def test_run_screen(snap_compare, demo_repo, size, monkeypatch):
+    """R: the job matrix run for HEAD, finished: its jobs, the advice on measuring, the last job's output."""
+    from perun_tui.core import Core
+    from perun_tui.screens import run
+
+    head = git_head(demo_repo)
+    run_matrix, clock = replayed_run(demo_repo, head)
+    monkeypatch.setattr(Core, "run_matrix", run_matrix)
+    monkeypatch.setattr(run, "time", SimpleNamespace(monotonic=lambda: clock[0]))
+
+    async def run_before(pilot):
+        await settle(pilot)
+        await pilot.press("R")
+        await wait_until(pilot, lambda: isinstance(pilot.app.screen, run.RunScreen) and not pilot.app.screen.running)
+        await settle(pilot)
+
+    assert snap_compare(app_on(demo_repo), terminal_size=size, run_before=run_before)
 
 
 @pytest.mark.parametrize("size", SIZES)
