@@ -2,9 +2,10 @@
 
 Update them with ``pytest tests/tui/test_snapshots.py --snapshot-update`` and
 look at the SVGs before committing.  The demo repository has fixed dates,
-TZ is UTC (see conftest) and the search box does not blink.  Screens whose
-content is a measurement (the run screen's times, an explanation's fresh
-profiles) are not pictured here; tests/tui/test_tmux_walk.py visits them.
+TZ is UTC (see conftest) and the search box does not blink.  Nothing is
+measured here: the run screen shows a run replayed from fixed events with
+its clock fixed, the explain dialog an explanation stored with the check
+(of fixed perf profiles); tests/tui/test_tmux_walk.py visits real runs.
 """
 
 from __future__ import annotations
