@@ -205,7 +205,15 @@ class ExplainScreen(ModalScreen[None]):
                 self.lines.append(line)
         else:
             return
-        self.query_one("#explain-text", Static).update("\n".join(self.lines))
+        self._show_progress()
+
+    def _show_progress(self) -> None:
+        """The lines of the collection under way, each one wrapped under its own start (a long note went on at
+        column 0, under the line that says what runs)."""
+        text = self.query_one("#explain-text", Static)
+        width = text.content_region.width or None
+        text.update("\n".join(hanging(line.lstrip(), len(line) - len(line.lstrip()) + 2, width,
+                                      first=len(line) - len(line.lstrip())) for line in self.lines))
 
     def _cost_line(self) -> str:
         """``  callgrind, about 40 s expected, 12 s elapsed`` of the collection under way."""
@@ -218,7 +226,7 @@ class ExplainScreen(ModalScreen[None]):
         if self.collecting is None or self.explanation is not None:
             return
         self.lines[self.collecting[2]] = self._cost_line()
-        self.query_one("#explain-text", Static).update("\n".join(self.lines))
+        self._show_progress()
 
     @work(thread=True, exclusive=True, exit_on_error=False, group="explain", description="explaining a finding")
     def explain(self, width: int, height: int) -> None:
