@@ -207,3 +207,17 @@ async def test_toasts_stand_on_the_side_away_from_the_focused_row(demo_repo):
         app.notify("a note")
         await pilot.pause()
         assert not app.screen.has_class("-toasts-top")
+
+
+def test_a_commit_message_is_wrapped_at_the_panes_width_not_at_its_own():
+    """A body hard-wrapped at 72 columns, wrapped again in the 34 cells of the commit pane, left "the" alone on a
+    line: its paragraphs are joined for the pane to wrap; lists, indented lines and blank lines keep their lines."""
+    from perun_tui.widgets.commit import reflowed
+
+    message = ("Keep a tail pointer again: appending was quadratic\n\nWalking to the last node made building a list\n"
+               "of n keys O(n^2): the\nbenchmark has been slower since.\n\n- one item\n- another\n1. first\n"
+               "    code line\n    code line\nafter the code")
+    assert reflowed(message).splitlines() == [
+        "Keep a tail pointer again: appending was quadratic", "",
+        "Walking to the last node made building a list of n keys O(n^2): the benchmark has been slower since.", "",
+        "- one item", "- another", "1. first", "    code line", "    code line", "after the code"]
