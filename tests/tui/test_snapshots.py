@@ -200,7 +200,7 @@ def test_explain_dialog(snap_compare, demo_repo, size):
         await pilot.press("x")
         modal = pilot.app.screen
         assert isinstance(modal, ExplainScreen)
-        await wait_until(pilot, lambda: modal.explanation is not None and str(
+        await wait_until(pilot, lambda: modal.explanation is not None and modal.functions_width > 0 and str(
             modal.query_one("#explain-flame", Static).render()).startswith("Difference flame graph"), timeout=30)
         await settle(pilot)
 
