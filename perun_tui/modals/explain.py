@@ -86,6 +86,16 @@ def function_prompt(rank: int, function: Any, unit: str, width: int | None = Non
     return text
 
 
+class FunctionList(OptionList):
+    """The ranked functions, wrapped again by their dialog whenever the list's width changes: shown for the
+    first time with the explanation, it had no width yet, and the options broke their lines at column 0."""
+
+    def on_resize(self) -> None:
+        screen = self.screen
+        if isinstance(screen, ExplainScreen):
+            screen.functions_resized()
+
+
 class ExplainScreen(ModalScreen[None]):
     """Explains one finding (a report of its pair with only that finding) in a worker."""
 
@@ -112,11 +122,13 @@ class ExplainScreen(ModalScreen[None]):
         #: the call-level comparison whose flame graph is shown, and the width it was drawn for
         self.comparison: Any = None
         self.flame_width = 0
+        #: the width the ranked functions were wrapped to (0: not yet laid out)
+        self.functions_width = 0
 
     def compose(self) -> ComposeResult:
         with Vertical(id="explain-dialog", classes="dialog"):
             yield Static("finding the call-level profiles…", id="explain-text")
-            yield OptionList(id="explain-functions")
+            yield FunctionList(id="explain-functions")
             with VerticalScroll(id="explain-flame-body"):
                 yield Static("", id="explain-flame")
 
@@ -155,17 +167,25 @@ class ExplainScreen(ModalScreen[None]):
             self.redraw_flame(self.comparison, width, height)
 
     def _show_text(self, explanation: Any) -> None:
-        """The headline, notes and ranked functions, wrapped to the widths they have now."""
+        """The headline, notes and ranked functions, wrapped to the widths they have now (the functions again when
+        their list gets its width: see :class:`FunctionList`)."""
         self.query_one("#explain-text", Static).update(
             explanation_text(explanation, self.query_one("#explain-text").content_region.width or None))
         functions = self.query_one("#explain-functions", OptionList)
         highlighted = functions.highlighted
         width = functions.scrollable_content_region.width - 2
+        self.functions_width = max(width, 0)
         functions.clear_options()
         functions.add_options([Option(function_prompt(rank, f, explanation.unit, width if width > 0 else None),
                                       id=str(rank - 1)) for rank, f in enumerate(explanation.functions, 1)])
         if explanation.functions:
             functions.highlighted = highlighted if highlighted is not None else 0
+
+    def functions_resized(self) -> None:
+        """The list of functions got a new width: wrap them to it."""
+        width = self.query_one("#explain-functions", OptionList).scrollable_content_region.width - 2
+        if self.explanation is not None and width > 0 and width != self.functions_width:
+            self._show_text(self.explanation)
 
     def action_page(self, step: int) -> None:
         """A page up or down: the whole dialog where it scrolls as one (under 20 rows), else the flame graph."""
@@ -205,7 +225,15 @@ class ExplainScreen(ModalScreen[None]):
                 self.lines.append(line)
         else:
             return
-        self.query_one("#explain-text", Static).update("\n".join(self.lines))
+        self._show_progress()
+
+    def _show_progress(self) -> None:
+        """The lines of the collection under way, each one wrapped under its own start (a long note went on at
+        column 0, under the line that says what runs)."""
+        text = self.query_one("#explain-text", Static)
+        width = text.content_region.width or None
+        text.update("\n".join(hanging(line.lstrip(), len(line) - len(line.lstrip()) + 2, width,
+                                      first=len(line) - len(line.lstrip())) for line in self.lines))
 
     def _cost_line(self) -> str:
         """``  callgrind, about 40 s expected, 12 s elapsed`` of the collection under way."""
@@ -218,7 +246,7 @@ class ExplainScreen(ModalScreen[None]):
         if self.collecting is None or self.explanation is not None:
             return
         self.lines[self.collecting[2]] = self._cost_line()
-        self.query_one("#explain-text", Static).update("\n".join(self.lines))
+        self._show_progress()
 
     @work(thread=True, exclusive=True, exit_on_error=False, group="explain", description="explaining a finding")
     def explain(self, width: int, height: int) -> None:
@@ -257,7 +285,7 @@ class ExplainScreen(ModalScreen[None]):
             return
         functions = self.query_one("#explain-functions", OptionList)
         functions.display = bool(explanation.functions)
-        self._show_text(explanation)
+        self._show_text(explanation)  # the functions once more when their list, hidden until now, is laid out
         if explanation.functions:
             functions.highlighted = 0
             functions.focus()

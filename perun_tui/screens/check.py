@@ -29,7 +29,7 @@ from textual.binding import Binding
 from textual.containers import Horizontal, Vertical
 from textual.screen import Screen
 from textual.widgets import DataTable, Header, Static
-from textual.worker import Worker, get_current_worker
+from textual.worker import Worker, WorkerState, get_current_worker
 
 from perun_core.api import CheckReport, escape_controls, fit_middle, format_amount, format_change
 from perun_core.errors import Interrupted, PerunError
@@ -399,6 +399,10 @@ class CheckScreen(Screen[bool]):
             self.dismiss(self.stored_new)
 
     def on_worker_state_changed(self, event: Worker.StateChanged) -> None:
+        if event.state == WorkerState.ERROR and event.worker.group == "check":
+            # a bug, not a PerunError: the check ended all the same (the pane said "running…" for good)
+            self.on_check_done(CheckDone(self.what, status="error", error=f"unexpected error: {event.worker.error!r}"))
+            return
         self.app.report_failed_worker(event)
 
     def on_unmount(self) -> None:

@@ -48,6 +48,7 @@ import threading
 import time
 from collections import deque
 from collections.abc import Iterator
+from dataclasses import replace
 
 from rich.cells import cell_len
 from rich.text import Text
@@ -74,11 +75,22 @@ from ..widgets.footer import Footer
 JOB_COLUMNS = (
     Column("job", "#", 0, 1, 6),
     Column("status", "status", 1, 6, 9),
-    Column("label", "job", 2, 8, 40),
+    # whole where the row has room (held at 40 cells, two jobs of one command read alike at 120 columns), cut
+    # in its middle: its end, the workload, tells jobs apart
+    Column("label", "job", 2, 8, 80, middle=True),
     Column("time", "time", 3, 5, 9),
     Column("commit", "commit", 4, 7, 7),
     Column("profile", "profile", 5, 10, 80),
 )
+
+
+def job_columns(commits: int) -> tuple[Column, ...]:
+    """The jobs' columns of a run of ``commits`` commits: over several, the commit tells rows of one job apart
+    and ranks before the job's label and its time; over one (named in the title), it goes first for lack of room."""
+    if commits <= 1:
+        return JOB_COLUMNS
+    return tuple(replace(column, priority={"label": 4, "time": 2, "commit": 3}.get(column.key, column.priority))
+                 for column in JOB_COLUMNS)
 #: rows the measurement advice may take (ADVICE_ROWS_SHORT under 20 rows); more is cut with an ellipsis
 ADVICE_ROWS = 4
 ADVICE_ROWS_SHORT = 2
@@ -188,7 +200,7 @@ class RunScreen(Screen[ProfileLink | None]):
         with Vertical(id="run-pane", classes="pane"):
             yield Static("starting…", id="run-current")
             yield ProgressBar(total=None, show_eta=False, id="run-progress")
-            yield FittedTable(JOB_COLUMNS, id="run-jobs")
+            yield FittedTable(job_columns(len(self.minors)), id="run-jobs")
             yield Static("", id="run-advice")
             yield Static("", id="run-output")
         yield Footer()
@@ -325,6 +337,9 @@ class RunScreen(Screen[ProfileLink | None]):
         advice.update(Text("\n".join(rows), no_wrap=True, overflow="ellipsis"))  # narrower than thought: … still
         if shown <= 0:
             self.call_after_refresh(self._fit_advice, width)
+        # the advice took rows of the output's: its tail is cut again to the rows left (at 40x12 they showed the
+        # first lines of the tail cut for the taller pane, not the last)
+        self.call_after_refresh(self._show_output)
 
     def _fit_advice(self, width: int) -> None:
         """Wrap the advice again when the width it was wrapped to before the layout is not the one it got."""
@@ -333,6 +348,7 @@ class RunScreen(Screen[ProfileLink | None]):
 
     def on_resize(self) -> None:
         self._show_advice()
+        self.call_after_refresh(self._show_output)  # the tail that fits the output's new height
 
     def on_run_repetition(self, message: RunRepetition) -> None:
         if message.job != self.job:

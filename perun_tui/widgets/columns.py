@@ -222,6 +222,14 @@ class AmountsTable(DataTable):
 
     def _build(self) -> None:
         width = self._fitted = self._width()
+        self._fill(width)
+        # as tall as its lines, each one cell high: its container scrolls, not the table (a DataTable's own
+        # max-height, its container's height, cut the rows listed at 40x12 out of reach of every key)
+        lines = self.row_count + (1 if self.show_header else 0)
+        self.styles.height = self.styles.max_height = max(lines, 1)
+
+    def _fill(self, width: int) -> None:
+        """The columns and rows for ``width`` cells: a table, or a list where the names would have too little."""
         pad = 2 * self.cell_padding
         amounts = [max([cell_len(label)] + [row[index].cell_len for row in self.rows_given])
                    for index, label in enumerate(self.labels) if index > 0]

@@ -57,4 +57,25 @@ class CommitPane(VerticalScroll, can_focus=False):
             found = [f"{worse} degradation{'s' * (worse != 1)}"] if worse else []
             found += [f"{better} optimization{'s' * (better != 1)}"] if better else []
             grid.add_row("changes", ", ".join(found))
-        body.update(Group(title, grid, Text(""), Text(escape_lines(version.desc.rstrip()))))
+        body.update(Group(title, grid, Text(""), Text(escape_lines(reflowed(version.desc.rstrip())))))
+
+
+def reflowed(message: str) -> str:
+    """A commit message with each paragraph's lines joined, for the pane to wrap at its own width: a body wrapped
+    at 72 columns, wrapped again at the pane's 34, left a word or two alone on every other line ("the").
+
+    Blank lines part paragraphs; a line that starts indented or as a list item (``-``, ``*``, ``1.``) starts a
+    line of its own, and the line after an indented one too (code and tables keep their lines).
+    """
+    out: list[str] = []
+    joinable = False
+    for line in message.splitlines():
+        stripped = line.strip()
+        starts_own = not stripped or line[:1].isspace() or stripped[:2] in ("- ", "* ") or \
+            (stripped.split(" ", 1)[0][:-1].isdigit() and stripped.split(" ", 1)[0].endswith((".", ")")))
+        if joinable and not starts_own:
+            out[-1] += " " + stripped
+        else:
+            out.append(line.rstrip())
+        joinable = bool(stripped) and not line[:1].isspace()
+    return "\n".join(out)

@@ -3,12 +3,16 @@
 from __future__ import annotations
 
 import json
+import tempfile
+from dataclasses import replace
+from pathlib import Path
 
 from gitrepo import make_repo
 from textual.message import Message
 from textual.notifications import Notify
 
 from perun_core import api
+from perun_core.api import CheckReport
 from perun_tui.app import MainScreen, PerunApp
 from perun_tui.screens.check import CheckScreen
 
@@ -149,3 +153,104 @@ async def tui_check(root, key: str = "h", timeout: float = 600) -> tuple[list, s
         await pilot.press(key)
         await wait_until(pilot, lambda: not screen.running, timeout=timeout)
         return [finding for _v, _p, finding in screen.rows], str(screen.query_one("#check-pane").border_subtitle)
+
+
+def perf_profile(path, stacks, root, lines):
+    """A perf profile of the program built in ``root`` written to ``path``: ``stacks`` maps a stack (innermost first) of
+    (function, object) to (samples, period); ``lines`` maps a function of the repository to (file, line)."""
+    from perun_core.collect.perf import stack_resources
+    from perun_core.profile.codec import to_json_bytes
+    from perun_core.profile.model import Profile, Snapshot
+    from perun_core.profile.resources import ResourceTable
+
+    rows = stack_resources(stacks)
+    for row in rows:
+        if row["subtype"] == "function" and row["uid"] in lines:
+            source, line = lines[row["uid"]]
+            row.update(source=str(root / source), line=line)
+    profile = Profile(header={"type": "time", "cmd": "./sll-bench", "units": {"time": "samples"}},
+                      collector_info={"name": "perf", "params": {"mode": "record"}},
+                      global_region=Snapshot(ResourceTable(rows), [], {}))
+    path.write_bytes(to_json_bytes(profile))
+    return path
+
+
+def store_demo_explanation(root) -> None:
+    """Check every commit of the demo and keep, with the findings of the slowdown's real time, the
+    explanation two perf profiles of sll-bench give (pending profiles): ``x`` shows it without collecting.
+
+    The profiles are made up and fixed (sll_search three times slower, sll_insert and the malloc it calls
+    about the same), so the explanation and its flame graph are the same on every run.
+    """
+    from perun_core.check.explain import store_explanations
+    from perun_core.check.explain_compare import explain_profiles
+    from perun_core.check.explain_owned import repository_roots
+    from perun_core.profile.codec import load_profile_from_file
+    from perun_core.runner.worktree import WORKTREE_PREFIX
+    from perun_core.storage.repository import PerunRepository
+
+    report = api.check_all(confirm=None, cwd=root)
+    version, pair, _finding = next((v, p, f) for v, p, f in report.findings()
+                                   if f.result.is_degradation and not f.result.is_maybe and f.location.endswith("[real]"))
+    # where explain collects: a temporary worktree, whose sources it shows relative to the repository
+    worktree = Path(tempfile.gettempdir()) / f"{WORKTREE_PREFIX}demo"
+    program = str(worktree / "sll-bench")
+    lines = {"main": ("src/bench.c", 5), "sll_insert": ("src/sll.c", 9), "sll_search": ("src/sll.c", 20)}
+    names = []
+    for name, search in (("base", 400), ("target", 1300)):
+        stacks = {(("sll_search", program), ("main", program)): [search, search * 1000],
+                  (("sll_insert", program), ("main", program)): [300, 300000],
+                  (("malloc", "/usr/lib/libc.so.6"), ("sll_insert", program), ("main", program)): [120, 120000],
+                  (("main", program),): [30, 30000]}
+        names.append(perf_profile(root / ".perun" / "jobs" / f"perf-sll-bench-{name}.perf", stacks, worktree,
+                                  lines).name)
+    repo = PerunRepository(root)
+    base, target = (load_profile_from_file(repo.jobs_dir / name) for name in names)
+    explanation = explain_profiles("perf", base, target, pair.baseline.minor, pair.target.minor, "./sll-bench",
+                                   profiles=tuple(names), sources=tuple(f"pending:{name}" for name in names),
+                                   roots=repository_roots(repo))
+    assert explanation.explained, explanation.message
+    explained = replace(pair, findings=tuple(replace(f, details={**f.details, "explanation": explanation})
+                                             if f.location.endswith("[real]") and f.result.is_degradation else f
+                                             for f in pair.findings))
+    assert store_explanations(repo, CheckReport("all", (replace(version, pairs=(explained,)),))) > 0
+
+
+def git_head(root) -> str:
+    """The full hash of ``root``'s HEAD."""
+    import subprocess
+
+    return subprocess.run(["git", "rev-parse", "HEAD"], cwd=root, capture_output=True, text=True,
+                          check=True).stdout.strip()
+
+
+def replayed_run(root, head: str):
+    """``Core.run_matrix`` replaced by the events of a finished run of two jobs at ``head`` (the clock of the run
+    screen reads 3.2 s after its start from the first event on): the screen as a real run leaves it, each time
+    fixed."""
+    from perun_core import events as ev
+    from perun_core.runner.jobs import Job, unit_config
+    from perun_core.runner.run import RunResult, WrittenProfile
+
+    jobs = [Job("./sll-bench", "--iterations 1000", workload, unit_config("collector", "time", {"repeat": 5}))
+            for workload in ("workloads/small.txt", "workloads/large.txt")]
+    written = [WrittenProfile(root / ".perun" / "jobs" / f"sll-bench-time-{size}.perf", head, job)
+               for size, job in zip(("small", "large"), jobs)]
+
+    def run_matrix(self, minors, on_event, cancel):
+        clock[0] += 3.2
+        on_event(ev.RunPlanned(2, (head,), 2, False))
+        on_event(ev.VersionStarted(head, 1, 1, root, True))
+        for number, (job, profile, seconds) in enumerate(zip(jobs, written, (1.4, 1.8)), start=1):
+            on_event(ev.JobStarted(number, 2, head, job))
+            on_event(ev.OutputLine(number, "stdout", f"inserted and searched 1000 keys of {job.workload}"))
+            for index in range(1, 6):
+                on_event(ev.Repetition(number, index, 5, False))
+            on_event(ev.ProfileWritten(number, profile.path, head))
+            on_event(ev.JobFinished(number, 2, seconds))
+        on_event(ev.MeasurementAdvice(2, "the wall times of the runs vary by 21 %: repeat more (repeat: 10) or "
+                                         "close other programs"))
+        return RunResult((head,), 2, tuple(written))
+
+    clock = [1000.0]
+    return run_matrix, clock

@@ -198,7 +198,8 @@ async def test_details_headings_wrap_in_a_narrow_dialog(demo_repo):
 
 async def test_details_tables_fit_the_width_without_cutting_an_amount(demo_repo):
     """At 40x12 the statistics and models tables scrolled sideways: now each row becomes a list of label and
-    amount lines there, and at 80x24 the names shrink (cut with an ellipsis) beside amounts shown whole."""
+    amount lines there, as tall as its lines, and at 80x24 the names shrink (cut with an ellipsis) beside
+    amounts shown whole."""
     from rich.cells import cell_len
 
     from perun_tui.widgets.columns import AmountsTable
@@ -219,6 +220,9 @@ async def test_details_tables_fit_the_width_without_cutting_an_amount(demo_repo)
             for table in (stats, models):
                 assert table.listed is listed, (size, table.id)
                 assert table.virtual_size.width <= table.scrollable_content_region.width, (size, table.id)
+                # as tall as its rows (the body scrolls): rows listed at 40 columns were cut at the height the
+                # table had before it became a list, out of reach of every key
+                assert table.size.height == table.virtual_size.height, (size, table.id)
                 widths = [column.width for column in table.columns.values()]
                 shown = [[str(cell) for cell in table.get_row_at(i)] for i in range(table.row_count)]
                 # no cell wider than its column (the table would crop it without an ellipsis)

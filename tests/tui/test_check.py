@@ -112,3 +112,33 @@ def test_from_and_to_fit_the_table_at_80_columns():
     assert _delta(SimpleNamespace(delta_rel=None, delta_abs=0.0123, unit="s", from_=0.2)) == "+12.3 ms"
     # a shift from a baseline of 0 (CPU times below a clock tick) has no percentage, as on the command line
     assert _delta(SimpleNamespace(delta_rel=200.0, delta_abs=0.0034, unit="s", from_=0.0)) == "below resolution"
+
+
+async def test_a_check_that_dies_of_a_bug_ends_and_says_so(demo_repo, monkeypatch):
+    """A check that raised an exception other than PerunError (an IndexError of the check engine on a real
+    history) left the pane saying "running…" for good, esc offered to cancel nothing, and only a notification
+    gone after ten seconds said why: the pane ends as failed, its status line keeps the error, a new check starts."""
+    from perun_tui.core import Core
+
+    def broken(self, what, **keywords):
+        raise IndexError("boolean index did not match indexed array")
+
+    app = PerunApp(demo_repo)
+    async with app.run_test(size=(80, 24)) as pilot:
+        await settle(pilot)
+        await pilot.press("c")
+        screen = app.screen
+        assert isinstance(screen, CheckScreen)
+        with monkeypatch.context() as patch:
+            patch.setattr(Core, "stream_check", broken)
+            await pilot.press("a")
+            await wait_until(pilot, lambda: not screen.running, timeout=30)
+        await settle(pilot)
+        pane = screen.query_one("#check-pane")
+        assert pane.border_subtitle == "failed"
+        status = str(screen.query_one("#check-status").render())
+        assert "IndexError" in status and "boolean index" in status, status
+        assert len(app._notifications) == 1  # one note of it, not one of the screen and one of the app
+        await pilot.press("a")  # the next check runs
+        await wait_until(pilot, lambda: not screen.running, timeout=60)
+        assert screen.rows and pane.border_subtitle != "failed"

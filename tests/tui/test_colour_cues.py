@@ -117,3 +117,20 @@ async def test_the_difference_flame_graph_says_its_changes_with_signs(demo_repo,
         await pilot.press("f")
         await pilot.pause()
         assert re.search(r"\[[+=-]", rendered_text(screen.query_one("#diff-flame-text", Static)))
+
+
+async def test_the_focused_pane_differs_in_shape_without_colour(demo_repo, no_color):
+    """Under NO_COLOR "1" and "2" (focus the history, the profiles) changed nothing on screen: the focused pane
+    was told by its border's colour alone, and both cursors were reversed alike. Its border differs in shape now."""
+    app = PerunApp(demo_repo, colour=False)
+    async with app.run_test(size=(80, 24)) as pilot:
+        await settle(pilot)
+        history, profiles = app.screen.query_one("#history-pane"), app.screen.query_one("#profiles-pane")
+        shapes = []
+        for key, focused, other in (("1", history, profiles), ("2", profiles, history)):
+            await pilot.press(key)
+            await settle(pilot)
+            assert app.focused in focused.query("HistoryView, DataTable"), app.focused
+            assert focused.styles.border_top[0] != other.styles.border_top[0], key
+            shapes.append(focused.styles.border_top[0])
+        assert shapes[0] == shapes[1]  # one shape says "focused", whichever pane it is

@@ -406,6 +406,14 @@ async def test_the_keys_in_the_border_stay_whole_at_40_columns(tmp_path):
         lines = str(text.render()).splitlines()
         assert len(lines) > 1 + len(modal.explanation.notes), lines
         assert all(line.startswith("     ") for line in lines[1:]), lines
+        # wrapped for the width the text has once the dialog's scroll bar is there: wrapped a cell wider, the
+        # widget broke the headline again ("->" on a line of its own, its next line indented)
+        assert max(len(line) for line in lines) <= text.content_region.width, lines
+        # so are the ranked functions, under their name: wrapped while the list was hidden (no width), the
+        # option broke them itself, "(app.c:7): ..." at the start of the next line
+        prompt = str(functions.get_option_at_index(0).prompt).splitlines()
+        assert len(prompt) > 1 and all(line.startswith("     ") for line in prompt[1:]), prompt
+        assert max(len(line) for line in prompt) <= functions.scrollable_content_region.width, prompt
         narrow = max(len(line) for line in str(modal.query_one("#explain-flame", Static).render()).splitlines())
         await pilot.resize_terminal(120, 40)
         await settle(pilot)
@@ -417,3 +425,39 @@ async def test_the_keys_in_the_border_stay_whole_at_40_columns(tmp_path):
         await pilot.press("escape")
         await settle(pilot)
         assert app.screen is not modal
+
+
+async def test_a_long_note_of_the_collection_wraps_under_its_own_start(tmp_path, monkeypatch):
+    """At 80x24 the note "sampled with perf: the change shows in about 540 samples; callgrind would take about
+    55 s" went on at column 0, under the line that says what runs: it wraps under its own start now."""
+    import threading
+
+    from perun_core.errors import Interrupted
+
+    root = tmp_path / "cproject"
+    make_repo(root, [{"files": {"app.c": "int main(void) { return 0; }\n"}, "message": "v1"}])
+    api.init(root)
+    report = _perf_report(tmp_path, root, None)
+    release = threading.Event()
+    note = "sampled with perf: the change shows in about 540 samples; callgrind would take about 55 s"
+
+    def collecting(report, *, on_event, cancel, cwd):
+        on_event(api.ExplainCollecting("./app", "perf", ("abc1234", "def5678"), 14.0, 240.0, (note,)))
+        release.wait(timeout=600)
+        raise Interrupted("cancelled")  # the dialog was closed: the worker ends quietly
+
+    monkeypatch.setattr(api, "explain", collecting)
+    app = PerunApp(root)
+    async with app.run_test(size=(80, 24)) as pilot:
+        await settle(pilot)
+        modal = ExplainScreen(report, "./app [real]")
+        try:
+            await app.push_screen(modal)
+            text = modal.query_one("#explain-text", Static)
+            await wait_until(pilot, lambda: "callgrind" in str(text.render()), timeout=30)
+            lines = str(text.render()).splitlines()
+            assert len(lines) > 3 and lines[2].startswith("  sampled with perf") and lines[3].startswith("    "), lines
+            assert max(len(line) for line in lines) <= text.content_region.width, lines
+        finally:
+            release.set()
+            await pilot.press("escape")

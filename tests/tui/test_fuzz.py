@@ -122,6 +122,22 @@ async def test_the_form_shows_the_unit_of_every_amount(demo_repo):
         assert str(row.query_one(".form-label", Label).render()) == "hang_timeout"
 
 
+async def test_a_unit_stands_next_to_its_field_at_120_columns(demo_repo):
+    """At 120x40 the fields stretched over the whole pane, and "s" of the 1800 s time budget stood ninety cells
+    right of the value it belongs to: a field is as wide as a value needs, its unit next to it."""
+    app = PerunApp(demo_repo)
+    async with app.run_test(size=(120, 40)) as pilot:
+        await settle(pilot)
+        app.push_screen(FuzzScreen())
+        await wait_until(pilot, lambda: isinstance(app.screen, FuzzScreen) and bool(app.screen.query("#field-cmd")))
+        await settle(pilot)
+        screen = app.screen
+        for name in ("timeout", "max_size", "calibration"):
+            field, unit = screen.query_one(f"#field-{name}", Input), screen.query_one(f"#unit-{name}", Label)
+            assert unit.region.x - field.region.x <= 64, (name, field.region, unit.region)
+            assert field.region.width >= 40  # room for a long value (a command line, a path) all the same
+
+
 def test_the_feed_tells_the_screen_once_per_take():
     """A burst of events from the search is one message: the screen takes the kept inputs and the last progress."""
     feed = FuzzFeed()

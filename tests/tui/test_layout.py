@@ -31,6 +31,34 @@ def test_a_cut_column_takes_width_from_a_shrinkable_one():
     assert [(c.key, w) for c, w in fit_columns(columns, rows, 26)] == [("a", 4), ("b", 8), ("c", 8)]
 
 
+def test_the_run_screens_jobs_stay_apart_and_whole_where_there_is_room():
+    """Two jobs differing in their workload read alike at 80 and at 120 columns ("time: ./sll-bench --iterations
+    1000 wor…", the job column held at 40 cells beside a profile column with room to spare): the job's label is
+    whole where the row has room for it (a run of one commit, named in the title, gives up the commit column for
+    it at 80 columns), and cut in its middle, keeping the workload, where it has not."""
+    from perun_tui.screens.run import JOB_COLUMNS, job_columns
+    from perun_tui.widgets.columns import cut_cell
+    from rich.text import Text
+
+    rows = [["1", "ok", f"time: ./sll-bench --iterations 1000 workloads/{size}.txt", "1.4 s", "6c8442a",
+             f"sll-bench-time-{size}.perf"] for size in ("small", "large")]
+    for width, whole in ((36, False), (76, True), (116, True)):
+        fitted = fit_columns(JOB_COLUMNS, rows, width)
+        keys = [column.key for column, _ in fitted]
+        assert keys[:3] == ["job", "status", "label"] and ("time" in keys) is whole, (width, keys)
+        label, size = next((column, size) for column, size in fitted if column.key == "label")
+        shown = [cut_cell(Text(row[2]), size, middle=label.middle).plain for row in rows]
+        assert shown[0] != shown[1] and all(text.endswith(".txt") for text in shown), (width, shown)
+        assert (shown == [row[2] for row in rows]) is whole, (width, shown)
+    assert [column.key for column, _ in fit_columns(JOB_COLUMNS, rows, 116)][-1] == "profile"
+    # a run over several commits keeps the commit that tells a job's rows apart, and the time, at 80 columns
+    fitted = fit_columns(job_columns(2), rows, 76)
+    assert [column.key for column, _ in fitted] == ["job", "status", "label", "time", "commit"], fitted
+    label, size = next((column, size) for column, size in fitted if column.key == "label")
+    shown = [cut_cell(Text(row[2]), size, middle=label.middle).plain for row in rows]
+    assert shown[0] != shown[1] and all(text.endswith(".txt") for text in shown), shown
+
+
 def test_an_optional_column_with_nothing_in_it_gives_way_and_is_never_cut():
     columns = (Column("a", "a", 0, 4), Column("long", "a long header", 1, 6, optional=True),
                Column("c", "c", 2, 8))
@@ -179,3 +207,17 @@ async def test_toasts_stand_on_the_side_away_from_the_focused_row(demo_repo):
         app.notify("a note")
         await pilot.pause()
         assert not app.screen.has_class("-toasts-top")
+
+
+def test_a_commit_message_is_wrapped_at_the_panes_width_not_at_its_own():
+    """A body hard-wrapped at 72 columns, wrapped again in the 34 cells of the commit pane, left "the" alone on a
+    line: its paragraphs are joined for the pane to wrap; lists, indented lines and blank lines keep their lines."""
+    from perun_tui.widgets.commit import reflowed
+
+    message = ("Keep a tail pointer again: appending was quadratic\n\nWalking to the last node made building a list\n"
+               "of n keys O(n^2): the\nbenchmark has been slower since.\n\n- one item\n- another\n1. first\n"
+               "    code line\n    code line\nafter the code")
+    assert reflowed(message).splitlines() == [
+        "Keep a tail pointer again: appending was quadratic", "",
+        "Walking to the last node made building a list of n keys O(n^2): the benchmark has been slower since.", "",
+        "- one item", "- another", "1. first", "    code line", "    code line", "after the code"]

@@ -1,4 +1,5 @@
-"""Pilot tests of the run screen: the job matrix of the demo repository, run for real, at 80x24."""
+"""Pilot tests of the run screen: the job matrix of the demo repository, run for real, at 80x24 (and one run
+replayed from fixed events, for the layout at 40x12)."""
 
 from __future__ import annotations
 
@@ -7,17 +8,20 @@ import os
 import sys
 import tempfile
 from pathlib import Path
+from types import SimpleNamespace
 
 import pytest
 from textual.widgets import DataTable, Static
 
 from perun_core import api
 from perun_tui.app import MainScreen, PerunApp
+from perun_tui.core import Core
 from perun_tui.messages import RunDone, RunEvent, RunOutput, RunRepetition
 from perun_tui.widgets.profiles import ProfilesTable
+from perun_tui.screens import run
 from perun_tui.screens.run import RunScreen
 
-from .helpers import Recorder, rendered_text, set_matrix, settle, wait_until
+from .helpers import Recorder, git_head, rendered_text, replayed_run, set_matrix, settle, wait_until
 
 
 def pending_files(root: Path) -> set[str]:
@@ -274,3 +278,26 @@ async def test_marked_commits_are_run_each_in_its_worktree(demo_repo, tmp_path, 
         assert screen.query_one("#run-pane").border_title == "Run · job matrix for 2 marked commits"
         assert {link.minor for link in screen.links.values()} == set(shas)
         assert not app.query_one("#history").marked  # the marks were used up
+
+
+async def test_the_output_pane_shows_the_last_lines_for_the_rows_the_advice_leaves_it(demo_repo, monkeypatch):
+    """A run's advice takes rows of the output pane: the pane shows the last lines of the job's output for the rows
+    it has left, at 40x12 and after resizes (the snapshot test_run_screen[40x12] showed the first lines of a tail
+    cut for the taller pane, "── run 1 of 5", when the advice came after the output)."""
+    run_matrix, clock = replayed_run(demo_repo, git_head(demo_repo))
+    monkeypatch.setattr(Core, "run_matrix", run_matrix)
+    monkeypatch.setattr(run, "time", SimpleNamespace(monotonic=lambda: clock[0]))
+    app = PerunApp(demo_repo)
+    async with app.run_test(size=(40, 12)) as pilot:
+        await settle(pilot)
+        await pilot.press("R")
+        await wait_until(pilot, lambda: isinstance(app.screen, RunScreen) and not app.screen.running)
+        await settle(pilot)
+        output = app.screen.query_one("#run-output")
+        for size in ((40, 12), (80, 24), (40, 12)):
+            if size != app.size:
+                await pilot.resize_terminal(*size)
+                await settle(pilot)
+            shown = str(output.render()).splitlines()
+            # the last lines, as many as the pane has rows for (more would show the first of them)
+            assert shown[-1] == "── run 5 of 5" and len(shown) <= output.content_region.height, (size, shown)

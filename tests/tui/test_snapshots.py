@@ -2,12 +2,15 @@
 
 Update them with ``pytest tests/tui/test_snapshots.py --snapshot-update`` and
 look at the SVGs before committing.  The demo repository has fixed dates,
-TZ is UTC (see conftest) and the search box does not blink.  Screens whose
-content is a measurement (the run screen's times, an explanation's fresh
-profiles) are not pictured here; tests/tui/test_tmux_walk.py visits them.
+TZ is UTC (see conftest) and the search box does not blink.  Nothing is
+measured here: the run screen shows a run replayed from fixed events with
+its clock fixed, the explain dialog an explanation stored with the check
+(of fixed perf profiles); tests/tui/test_tmux_walk.py visits real runs.
 """
 
 from __future__ import annotations
+
+from types import SimpleNamespace
 
 import pytest
 
@@ -15,7 +18,8 @@ from perun_tui.app import PerunApp
 from perun_tui.modals.too_small import TooSmallScreen
 from perun_tui.widgets.profiles import ProfilesTable
 
-from .helpers import bisect_repo, main_screen, select_profile, set_matrix, settle, wait_until
+from .helpers import (bisect_repo, git_head, main_screen, replayed_run, select_profile, set_matrix, settle,
+                      store_demo_explanation, wait_until)
 
 SIZES = [pytest.param((40, 12), id="40x12"), pytest.param((80, 24), id="80x24"),
          pytest.param((120, 40), id="120x40")]
@@ -116,6 +120,26 @@ def test_plot_flame_graph(snap_compare, demo_repo, size):
 
 
 @pytest.mark.parametrize("size", SIZES)
+def test_run_screen(snap_compare, demo_repo, size, monkeypatch):
+    """R: the job matrix run for HEAD, finished: its jobs, the advice on measuring, the last job's output."""
+    from perun_tui.core import Core
+    from perun_tui.screens import run
+
+    head = git_head(demo_repo)
+    run_matrix, clock = replayed_run(demo_repo, head)
+    monkeypatch.setattr(Core, "run_matrix", run_matrix)
+    monkeypatch.setattr(run, "time", SimpleNamespace(monotonic=lambda: clock[0]))
+
+    async def run_before(pilot):
+        await settle(pilot)
+        await pilot.press("R")
+        await wait_until(pilot, lambda: isinstance(pilot.app.screen, run.RunScreen) and not pilot.app.screen.running)
+        await settle(pilot)
+
+    assert snap_compare(app_on(demo_repo), terminal_size=size, run_before=run_before)
+
+
+@pytest.mark.parametrize("size", SIZES)
 def test_matrix_editor(snap_compare, demo_repo, size):
     """The collectors of a job matrix: the list, and the form of the time collector's parameters."""
     set_matrix(demo_repo, cmds=["./sll-bench"], args=["--iterations 1000"],
@@ -152,6 +176,33 @@ def test_check_results(snap_compare, demo_repo, size):
     """Every commit checked; only the degradations shown."""
     async def run_before(pilot):
         await _check_all(pilot, "f", "f")
+
+    assert snap_compare(app_on(demo_repo), terminal_size=size, run_before=run_before)
+
+
+@pytest.mark.parametrize("size", SIZES)
+def test_explain_dialog(snap_compare, demo_repo, size):
+    """x on the slowdown's real time: the functions that made it slower and their difference flame graph, from
+    the explanation stored with the check (fixed perf profiles: nothing is collected)."""
+    from textual.widgets import DataTable, Static
+
+    from perun_core import api
+    from perun_tui.modals.explain import ExplainScreen
+
+    store_demo_explanation(demo_repo)
+
+    async def run_before(pilot):
+        await _check_all(pilot)
+        screen = pilot.app.screen
+        table = screen.query_one("#check-findings", DataTable)
+        table.move_cursor(row=next(row for row in range(table.row_count) if api.explanation_of(
+            screen.rows[int(table.coordinate_to_cell_key((row, 0)).row_key.value)][2]) is not None))
+        await pilot.press("x")
+        modal = pilot.app.screen
+        assert isinstance(modal, ExplainScreen)
+        await wait_until(pilot, lambda: modal.explanation is not None and modal.functions_width > 0 and str(
+            modal.query_one("#explain-flame", Static).render()).startswith("Difference flame graph"), timeout=30)
+        await settle(pilot)
 
     assert snap_compare(app_on(demo_repo), terminal_size=size, run_before=run_before)
 
