@@ -283,6 +283,10 @@ def keep_profile(repo: Any, profile: Any, minor: str, register: bool, counter: i
 
     now = time.time()
     name = render_name(profile, str(repo.config.get(TEMPLATE_KEY)), counter=counter, when=now)
+    if minor[:7] not in name:
+        # the baseline's and the target's profiles are made within a second of each other: the commit tells
+        # their names apart ('compared perf-app-...-14-02-07.perf -> perf-app-...-14-02-07.perf' said nothing)
+        name = f"{name.removesuffix('.perf')}-{minor[:7]}.perf"
     if register:
         entry = repo.register(minor, profile, name, now)
         return f"registered {name} at {minor[:7]} ({entry.checksum[:7]})", name, f"object:{entry.checksum}"
