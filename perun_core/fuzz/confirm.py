@@ -36,9 +36,8 @@ from dataclasses import dataclass, replace
 
 from ..errors import Interrupted
 from .findings import Finding, LargestInput, Verdict
-from .growth import (MIN_POINTS, Growth, Region, describe, fit_growth, order_rank, periodic_regions,
-                     periodic_regions_without,
-                     scaled)
+from .growth import (MIN_POINTS, Growth, Region, describe, finding_rank, fit_growth, periodic_regions,
+                     periodic_regions_without, scaled)
 from .measure import LONG_RUN, Executor, Measurement
 from .textrules import char_start
 
@@ -352,7 +351,9 @@ def analyse(finding_id: str, data: bytes, reference: Reference, executor: Execut
     if regions and not growth.superlinear and time.monotonic() < deadline and len(data) > 0:
         # the repeated part alone does not explain it: maybe the whole input does (a quadratic pass over it)
         whole, whole_points = _growth(executor, data, text, [], limit, cap, metric, noise, deadline, end)
-        if order_rank(whole) > order_rank(growth):
+        # the ranking of the findings decides (a part before the whole input at the same named order): a whole
+        # input fitted n^1.1 is no better a finding than its part fitted n^1.0, and says less
+        if finding_rank(whole) > finding_rank(growth):
             growth, points = whole, whole_points
     part = growth.part
     within = points
