@@ -276,7 +276,8 @@ def _variants(item: str, count: int, rng: random.Random) -> list[str] | None:
 class RepeatVaried(_TextRule):
     name = "repeat-varied"
     summary = ("Add after a word or line many distinct variants of it (a counter in a few of its letters or "
-               "digits): many similar keys fill one hash bucket or one comparison chain.")
+               "digits), or put them in place of the words or lines after it: many similar keys fill one hash "
+               "bucket or one comparison chain.")
     params = (Param("times", "int", 4096, "Most variants added at once.", minimum=1, maximum=1_000_000),)
 
     def mutate(self, data, rng, params):
@@ -287,12 +288,21 @@ class RepeatVaried(_TextRule):
         spans = [m.span() for m in re.finditer(r"[^\n]+" if lines else r"\S+", text)]
         if not spans:
             return None
-        start, end = rng.choice(spans)
+        index = rng.randrange(len(spans))
+        start, end = spans[index]
         separator = "\n" if lines else text[end:end + 1] if end < len(text) and text[end].isspace() else " "
         count = _times(rng, params["times"]) if params["times"] >= 2 else 1
         variants = _variants(text[start:end], count, rng)
         if variants is None:
             return None
+        following = spans[index + 1:index + 1 + len(variants)]
+        if following and rng.random() < 0.5:
+            # in place of the items after it: an input at the size limit can still trade copies for variants
+            pieces, at = [], 0
+            for (first, last), variant in zip(following, variants):
+                pieces += [text[at:first], variant]
+                at = last
+            return "".join(pieces + [text[at:]]).encode("utf-8", "surrogateescape")
         added = "".join(separator + variant for variant in variants)
         return (text[:end] + added + text[end:]).encode("utf-8", "surrogateescape")
 

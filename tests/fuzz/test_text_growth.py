@@ -85,6 +85,18 @@ def test_repeat_varied_varies_the_same_positions_of_every_copy():
         assert len(set().union(*changed)) <= 2  # 50 variants need two positions at most, the same ones every time
 
 
+def test_repeat_varied_also_puts_its_variants_in_place_of_the_items_after_the_one_it_varies():
+    data = b"key_001 key_001 key_001 other\nnext line\n"
+    results = {RepeatVaried().mutate(data, random.Random(seed), {"times": 3}) for seed in range(60)}
+    same_size = [r for r in results if r is not None and len(r) == len(data)]
+    assert same_size, results
+    for result in same_size:
+        # the separators stay where they were; only letters and digits changed, and no item is repeated verbatim
+        assert [i for i, c in enumerate(result) if c in b" \n"] == [i for i, c in enumerate(data) if c in b" \n"]
+        changed = [w for w, o in zip(result.split(), data.split()) if w != o]
+        assert changed and len(set(changed)) == len(changed)
+
+
 def test_the_dictionary_holds_the_seeds_punctuation_words_and_the_dict_file():
     tokens = seed_dictionary([b"key = \"value\" # caf\xc3\xa9"], [b"<!--"])
     assert b'"' in tokens and b"#" in tokens and b"key" in tokens and "\u00e9".encode() in tokens
