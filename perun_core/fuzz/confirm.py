@@ -3,9 +3,14 @@
 A bigger input is slower for every program, so an input is judged against
 ordinary inputs of its own size (:class:`Reference`): the seed repeated (its
 lines again and again) and the seed padded with spaces, measured at a few
-sizes up to the size limit when the fuzzing starts; the cheaper of the two at
-a size is the reference cost there (interpolated between the sizes
-measured).  The search keeps inputs by their cost over that reference.
+sizes up to the size limit when the fuzzing starts.  The seed repeated is the
+reference while its cost grows no faster than linearly: spaces cost a program
+next to nothing, and against them more of the seed's own content would look
+slower the larger it gets (a search rewarded for size alone grows its inputs to
+the limit instead of finding what makes them slow).  When the repeated seed grows
+faster than that (repeating it is itself slow), the cheaper of the two at a size
+is the reference there.  Costs between the sizes measured are interpolated.
+The search keeps inputs by their cost over that reference.
 
 After the search each of the best kept inputs is analysed
 (:func:`analyse`): the part that made it slow (:mod:`.growth`) is scaled
@@ -31,13 +36,12 @@ from dataclasses import dataclass, replace
 
 from ..errors import Interrupted
 from .findings import Finding, LargestInput, Verdict
-from .growth import (MIN_POINTS, Growth, Region, describe, fit_growth, order_rank, periodic_regions,
-                     periodic_regions_without,
-                     scaled)
+from .growth import (MIN_POINTS, Growth, Region, describe, finding_rank, fit_growth, periodic_regions,
+                     periodic_regions_without, scaled)
 from .measure import LONG_RUN, Executor, Measurement
 from .textrules import char_start
 
-__all__ = ["Reference", "analyse", "confidence_greater", "distinct_parts", "needed_ratio"]
+__all__ = ["Reference", "analyse", "confidence_greater", "distinct_parts", "grows_linearly", "needed_ratio"]
 
 STRATEGIES = {"tile": "the seed repeated", "pad": "the seed padded with spaces"}
 _SIZE_STEP = 8
@@ -63,12 +67,14 @@ class Reference:
     def __init__(self, seed: bytes, curves: dict[str, list[tuple[int, float]]]) -> None:
         self.seed = seed
         self.curves = {name: sorted(points) for name, points in curves.items() if points}
+        #: whether the seed repeated is the reference at every size (see the module's docstring)
+        self.tile_ordinary = "tile" in self.curves and grows_linearly(self.curves["tile"])
 
     @classmethod
     def measure(cls, executor: Executor, seed: bytes, seed_cost: float, limit: int, metric: str) -> Reference:
         """Measure both strategies at sizes growing eightfold from the seed's up to ``limit`` (the cheapest of
         :data:`_REFERENCE_RUNS` runs each), each until it costs four times the seed (beyond that its curve is
-        extended linearly)."""
+        extended linearly); the seed repeated at one size more, between, when it was measured at one only."""
         sizes = []
         size = len(seed) * _SIZE_STEP
         while size < limit:
@@ -97,6 +103,14 @@ class Reference:
                 curves[name].append((len(data), cost))
                 if cost > 4 * seed_cost or any(run.hang for run in runs):
                     done.add(name)
+        tile = curves["tile"]
+        if "tile" not in refused and len(tile) == 2 and tile[1][0] > 2 * len(seed):
+            # one size measured (it cost four times the seed already, or it was the limit): a point between tells
+            # whether the repeated seed grows linearly (see grows_linearly)
+            data = grown_seed(seed, round(math.sqrt(tile[0][0] * tile[1][0])), "tile")
+            runs = [executor.measure(data) for _ in range(_REFERENCE_RUNS)]
+            if not any(run.hang or run.exit_status != 0 for run in runs):
+                tile.append((len(data), min(run.value(metric) for run in runs)))
         usable = {n: c for n, c in curves.items() if n not in refused} or curves
         return cls(seed, usable)
 
@@ -111,7 +125,10 @@ class Reference:
         return c1 + slope * (size - s1)
 
     def strategy(self, size: int) -> str:
-        """The strategy whose input of ``size`` bytes costs least."""
+        """The strategy of the reference input of ``size`` bytes: the seed repeated when that grows linearly,
+        else the one whose input of that size costs least."""
+        if self.tile_ordinary:
+            return "tile"
         return min(self.curves, key=lambda name: self._interpolate(self.curves[name], size))
 
     def cost(self, size: int) -> float:
@@ -119,6 +136,21 @@ class Reference:
 
     def sample(self, size: int) -> bytes:
         return grown_seed(self.seed, size, self.strategy(size))
+
+
+def grows_linearly(points: Sequence[tuple[int, float]]) -> bool:
+    """Whether costs at growing sizes (at least three points) stay near the straight line through each two
+    before: no point exceeds the cost extrapolated from the two before it by more than the extrapolated increase
+    itself (a quadratic measured at sizes eight times apart exceeds it about sevenfold) and a quarter of the first
+    cost (so the noise of small increases is not taken for growth).  Two points tell nothing: False."""
+    if len(points) < 3:
+        return False
+    floor = points[0][1] / 4
+    for (s0, c0), (s1, c1), (s2, c2) in zip(points, points[1:], points[2:]):
+        increase = max(0.0, (c1 - c0) / max(s1 - s0, 1)) * (s2 - s1)
+        if c2 - (c1 + increase) > max(increase, floor):
+            return False
+    return True
 
 
 def confidence_greater(xs: Sequence[float], ys: Sequence[float]) -> float:
@@ -319,7 +351,9 @@ def analyse(finding_id: str, data: bytes, reference: Reference, executor: Execut
     if regions and not growth.superlinear and time.monotonic() < deadline and len(data) > 0:
         # the repeated part alone does not explain it: maybe the whole input does (a quadratic pass over it)
         whole, whole_points = _growth(executor, data, text, [], limit, cap, metric, noise, deadline, end)
-        if order_rank(whole) > order_rank(growth):
+        # the ranking of the findings decides (a part before the whole input at the same named order): a whole
+        # input fitted n^1.1 is no better a finding than its part fitted n^1.0, and says less
+        if finding_rank(whole) > finding_rank(growth):
             growth, points = whole, whole_points
     part = growth.part
     within = points

@@ -239,5 +239,73 @@ class ReplaceChar(_TextRule):
         return data[:start] + other + data[end:]
 
 
-TEXT_RULES = (RepeatSubstring, GrowRun, NestDelimiters, OpenUnclosed, Truncate, InsertToken, ReplaceToken,
+def _alphabet(char: str) -> str:
+    """The characters of ``char``'s class (digits, lower-case or upper-case ASCII letters), "" for any other."""
+    for alphabet in ("0123456789", "abcdefghijklmnopqrstuvwxyz", "ABCDEFGHIJKLMNOPQRSTUVWXYZ"):
+        if char in alphabet:
+            return alphabet
+    return ""
+
+
+def _variants(item: str, count: int, rng: random.Random) -> list[str] | None:
+    """``count`` distinct variants of ``item``, all differing from it: a counter written into the same few
+    letter or digit positions of every copy (drawn at random, each keeping its class), so the variants keep the
+    item's shape and length and differ only where the counter runs."""
+    positions = [i for i, char in enumerate(item) if _alphabet(char)]
+    if not positions:
+        return None
+    rng.shuffle(positions)
+    chosen: list[int] = []
+    room = 1
+    while positions and room <= count:
+        chosen.append(positions.pop())
+        room *= len(_alphabet(item[chosen[-1]]))
+    count = min(count, room - 1)
+    variants = []
+    for number in range(1, count + 1):
+        chars = list(item)
+        rest = number
+        for at in chosen:
+            alphabet = _alphabet(item[at])
+            rest, digit = divmod(rest, len(alphabet))
+            chars[at] = alphabet[(alphabet.index(item[at]) + digit) % len(alphabet)]
+        variants.append("".join(chars))
+    return variants
+
+
+class RepeatVaried(_TextRule):
+    name = "repeat-varied"
+    summary = ("Add after a word or line many distinct variants of it (a counter in a few of its letters or "
+               "digits), or put them in place of the words or lines after it: many similar keys fill one hash "
+               "bucket or one comparison chain.")
+    params = (Param("times", "int", 4096, "Most variants added at once.", minimum=1, maximum=1_000_000),)
+
+    def mutate(self, data, rng, params):
+        text = data.decode("utf-8", "surrogateescape")
+        # a whole line half the time (records, keys with values), else a word; the copies are separated as the
+        # item is separated from what follows it
+        lines = rng.random() < 0.5 and "\n" in text.rstrip("\n")
+        spans = [m.span() for m in re.finditer(r"[^\n]+" if lines else r"\S+", text)]
+        if not spans:
+            return None
+        index = rng.randrange(len(spans))
+        start, end = spans[index]
+        separator = "\n" if lines else text[end:end + 1] if end < len(text) and text[end].isspace() else " "
+        count = _times(rng, params["times"]) if params["times"] >= 2 else 1
+        variants = _variants(text[start:end], count, rng)
+        if variants is None:
+            return None
+        following = spans[index + 1:index + 1 + len(variants)]
+        if following and rng.random() < 0.5:
+            # in place of the items after it: an input at the size limit can still trade copies for variants
+            pieces, at = [], 0
+            for (first, last), variant in zip(following, variants):
+                pieces += [text[at:first], variant]
+                at = last
+            return "".join(pieces + [text[at:]]).encode("utf-8", "surrogateescape")
+        added = "".join(separator + variant for variant in variants)
+        return (text[:end] + added + text[end:]).encode("utf-8", "surrogateescape")
+
+
+TEXT_RULES = (RepeatSubstring, RepeatVaried, GrowRun, NestDelimiters, OpenUnclosed, Truncate, InsertToken, ReplaceToken,
               ReplaceChar)

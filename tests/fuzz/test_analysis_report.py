@@ -104,3 +104,27 @@ def test_findings_of_one_growth_order_rank_a_part_of_the_input_before_the_whole_
     assert finding_rank(run) > finding_rank(whole)
     assert finding_rank(cubic) > finding_rank(run)
     assert finding_rank(Growth("linear", 1.0, "linear", 0.9, False, part="x")) < finding_rank(whole)
+
+
+def test_the_whole_input_replaces_a_part_only_when_the_findings_ranking_puts_it_first(monkeypatch):
+    """The part scaled linearly (n^1.0); the whole input too, fitted n^1.2: the same named order, so the part, which
+    says where the cost comes from, stays (as the report ranks findings); a quadratic whole input replaces it."""
+    from perun_core.fuzz import confirm
+    from perun_core.fuzz.growth import WHOLE_INPUT, Growth
+
+    def analysed(whole_growth: Growth) -> Growth:
+        def fitted(executor, data, text, regions, *rest, **options):
+            growth = Growth("linear", 1.0, "power", 0.99, False, part="the run of 'x'") if regions else whole_growth
+            growth.base = 0.1
+            return growth, [confirm._Point(4, data, 0.2, 0.2, 0.2)]
+
+        monkeypatch.setattr(confirm, "_growth", fitted)
+        seed = b"head tail\n"
+        reference = Reference(seed, {"pad": [(len(seed), 0.1), (1 << 20, 0.1)]})
+        now = time.monotonic()
+        verdict, _ = analyse("w1", b"head " + b"x" * 40 + b" tail\n", reference, QuadraticInX(1.0), metric="cpu",
+                             noise=0.01, gain=0.05, cap=2.0, limit=1 << 16, deadline=now + 60, end=now + 60, cost=0.26)
+        return verdict.growth
+
+    assert analysed(Growth("linear", 1.2, "power", 0.99, False, part=WHOLE_INPUT)).part == "the run of 'x'"
+    assert analysed(Growth("quadratic", 2.0, "power", 0.99, True, part=WHOLE_INPUT)).part == WHOLE_INPUT

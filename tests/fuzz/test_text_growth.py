@@ -12,11 +12,11 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from perun_core.fuzz.confirm import Reference, confidence_greater, grown_seed
+from perun_core.fuzz.confirm import Reference, confidence_greater, grown_seed, grows_linearly
 from perun_core.fuzz.findings import compact_rules
 from perun_core.fuzz.growth import describe, fit_growth, order_rank, periodic_regions, scaled
 from perun_core.fuzz.rules import parse_rule_specs
-from perun_core.fuzz.textrules import seed_dictionary
+from perun_core.fuzz.textrules import RepeatVaried, seed_dictionary
 
 from .programs import write_program
 
@@ -56,6 +56,45 @@ def test_grow_run_grows_a_run_of_a_multibyte_character():
     data = "ab\u00e9\u00e9c".encode()
     grown = {rule.apply(data, rng) for _ in range(50)}
     assert any("\u00e9" * 4 in g.decode() for g in grown)
+
+
+@settings(max_examples=80, deadline=None)
+@given(st.from_regex(r"[a-zA-Z0-9_.é]{1,12}", fullmatch=True), st.integers(1, 3000), st.integers(0, 2**32 - 1))
+def test_repeat_varied_adds_distinct_variants_of_a_word_keeping_its_shape(word, most, seed):
+    out = RepeatVaried().mutate(f"{word}\n".encode(), random.Random(seed), {"times": most})
+    if out is None:  # nothing to vary: no letter or digit
+        assert not any(c.isascii() and c.isalnum() for c in word)
+        return
+    # the variants come right after the word, separated as it is from what follows it
+    first, *variants, last = out.decode().split("\n")
+    assert first == word and last == ""
+    assert 1 <= len(variants) <= most and len(set(variants) | {word}) == len(variants) + 1
+    for variant in variants:
+        # the same length, and the same class (digit, lower-case, upper-case ASCII letter) where it differs
+        assert len(variant) == len(word)
+        assert all(a == b or a.isascii() and b.isascii() and a.isdigit() == b.isdigit() and a.islower() == b.islower()
+                   and a.isalnum() and b.isalnum() for a, b in zip(word, variant))
+
+
+def test_repeat_varied_varies_the_same_positions_of_every_copy():
+    for seed in range(20):
+        out = RepeatVaried().mutate(b"key_alpha_001\n", random.Random(seed), {"times": 50})
+        variants = out.decode().split()[1:]
+        changed = {tuple(i for i, (a, b) in enumerate(zip("key_alpha_001", v)) if a != b) for v in variants}
+        assert 2 <= len(variants) <= 50 and len(set(variants)) == len(variants)
+        assert len(set().union(*changed)) <= 2  # 50 variants need two positions at most, the same ones every time
+
+
+def test_repeat_varied_also_puts_its_variants_in_place_of_the_items_after_the_one_it_varies():
+    data = b"key_001 key_001 key_001 other\nnext line\n"
+    results = {RepeatVaried().mutate(data, random.Random(seed), {"times": 3}) for seed in range(60)}
+    same_size = [r for r in results if r is not None and len(r) == len(data)]
+    assert same_size, results
+    for result in same_size:
+        # the separators stay where they were; only letters and digits changed, and no item is repeated verbatim
+        assert [i for i, c in enumerate(result) if c in b" \n"] == [i for i, c in enumerate(data) if c in b" \n"]
+        changed = [w for w, o in zip(result.split(), data.split()) if w != o]
+        assert changed and len(set(changed)) == len(changed)
 
 
 def test_the_dictionary_holds_the_seeds_punctuation_words_and_the_dict_file():
@@ -105,15 +144,37 @@ def test_a_cost_within_the_noise_has_no_growth_order():
     assert growth.order == "constant" and growth.exponent is None and not growth.superlinear
 
 
-def test_the_reference_interpolates_the_cheaper_growth_of_the_seed():
+def test_the_reference_interpolates_the_cheaper_growth_of_a_seed_whose_repetition_is_superlinear():
     seed = b"ab\n"
-    reference = Reference(seed, {"tile": [(3, 1.0), (24, 2.0), (192, 9.0)], "pad": [(3, 1.0), (24, 1.5), (192, 12.0)]})
+    # the repeated seed costs 30 at 192 where a straight line through the points before says 10
+    reference = Reference(seed, {"tile": [(3, 1.0), (24, 2.0), (192, 30.0)], "pad": [(3, 1.0), (24, 1.5), (192, 40.0)]})
+    assert not reference.tile_ordinary
     assert reference.cost(24) == 1.5 and reference.strategy(24) == "pad"
-    assert reference.cost(192) == 9.0 and reference.strategy(192) == "tile"
-    assert reference.cost(384) == pytest.approx(9.0 + 7.0 / 168 * 192)
+    assert reference.cost(192) == 30.0 and reference.strategy(192) == "tile"
+    assert reference.cost(384) == pytest.approx(30.0 + 28.0 / 168 * 192)
     assert grown_seed(seed, 10, "tile") == b"ab\nab\nab\na"
     assert grown_seed(seed, 6, "pad") == b"ab\n   "
     assert grown_seed("é\n".encode(), 4, "tile") == "é\né".encode()[:3]
+
+
+def test_a_seed_repeated_at_a_linear_cost_is_the_reference_even_where_padding_is_cheaper():
+    # padding costs nothing to read: against it, more of the seed's own content looked slower the larger it was,
+    # and a search grew its inputs to the size limit instead of finding what made them slow
+    reference = Reference(b"ab\n", {"tile": [(3, 1.0), (24, 2.0), (192, 9.5)], "pad": [(3, 1.0), (24, 1.1), (192, 1.2)]})
+    assert reference.tile_ordinary
+    assert reference.strategy(24) == reference.strategy(192) == "tile" and reference.cost(192) == 9.5
+    assert reference.sample(10) == b"ab\nab\nab\na"
+
+
+@pytest.mark.parametrize("points, linear", [
+    ([(1, 1.0), (8, 2.0), (64, 9.0)], True),               # a straight line
+    ([(1, 1.0), (8, 1.1), (64, 1.3)], True),               # growth within a quarter of the first cost: noise
+    ([(1, 1.0), (8, 2.0), (64, 50.0)], False),             # quadratic: far above the line through the two before
+    ([(1, 1.0), (8, 1.1), (64, 4.0), (512, 30.0)], False),  # bends upwards only at the largest sizes
+    ([(1, 1.0), (8, 9.0)], False),                         # two points tell nothing
+])
+def test_a_cost_curve_grows_linearly_when_no_point_is_far_above_the_line_through_the_two_before(points, linear):
+    assert grows_linearly(points) is linear
 
 
 def test_confidence_of_paired_runs():
