@@ -121,7 +121,7 @@ class MemoryCollector:
     profile_type = "memory"
     params = (
         Param("sampling", "float", 0.025, "Snapshot interval: allocations are grouped by this many seconds.",
-              flags=("-s", "--sampling"), minimum=0.001, metavar="SECONDS"),
+              flags=("-s", "--sampling"), minimum=0.001, metavar="SECONDS", unit="s"),
         Param("no_source", "list", (), "Leave out allocations with a frame in this source file (repeatable).",
               flags=("--no-source",), metavar="FILE", check=_positive_patterns),
         Param("no_func", "list", (), "Leave out allocations with a frame in this function (repeatable).",

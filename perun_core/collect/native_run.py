@@ -28,7 +28,7 @@ __all__ = ["COMMON_PARAMS", "check_command", "check_outcome", "native_library_re
 #: Options every native collector has, after its own.
 COMMON_PARAMS = (
     Param("timeout", "float", None, "Kill the profiled program (and fail the job) after this many seconds.",
-          flags=("-t", "--timeout"), minimum=0.001, maximum=MAX_TIMEOUT, metavar="SECONDS"),
+          flags=("-t", "--timeout"), minimum=0.001, maximum=MAX_TIMEOUT, metavar="SECONDS", unit="s"),
     Param("keep_failed", "bool", False,
           "Keep the profile of a run that exits non-zero or crashes (its header records the exit status) "
           "instead of failing the job.", flags=("--keep-failed",)),

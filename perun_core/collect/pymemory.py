@@ -116,7 +116,7 @@ class PyMemoryCollector:
     )
     params = (
         Param("interval", "float", 0.1, "Seconds between snapshots (at least 10x what the last one took).", flags=("-i", "--interval"),
-              minimum=0.001, metavar="SECONDS"),
+              minimum=0.001, metavar="SECONDS", unit="s"),
         Param("frames", "int", 16, "Frames kept per allocation trace.", flags=("--frames",), minimum=1,
               maximum=256, metavar="N"),
         Param("limit", "int", 1000, "Largest allocation traces kept per snapshot.", flags=("--limit",),

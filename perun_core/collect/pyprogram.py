@@ -73,7 +73,7 @@ def common_params() -> tuple[Param, ...]:
         Param("python", "str", None, "Interpreter to run the program with (default: python3 on PATH).",
               flags=("--python",), metavar="PATH"),
         Param("timeout", "float", None, "Kill the program (and fail the job) after this many seconds.",
-              flags=("-t", "--timeout"), minimum=0.001, maximum=MAX_TIMEOUT, metavar="SECONDS"),
+              flags=("-t", "--timeout"), minimum=0.001, maximum=MAX_TIMEOUT, metavar="SECONDS", unit="s"),
         Param("keep_failed", "bool", False,
               "Keep the results of a program that raised or exited non-zero instead of failing the job.",
               flags=("--keep-failed",)),

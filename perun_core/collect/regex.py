@@ -169,7 +169,7 @@ class RegexCollector:
         Param("repeat", "int", 1, "Runs of the command.", flags=("-r", "--repeat"), minimum=1, maximum=MAX_REPEAT,
               metavar="N"),
         Param("timeout", "float", None, "Fail a run (and the job) that takes longer than this many seconds.",
-              flags=("-t", "--timeout"), minimum=0.001, maximum=MAX_TIMEOUT, metavar="SECONDS"),
+              flags=("-t", "--timeout"), minimum=0.001, maximum=MAX_TIMEOUT, metavar="SECONDS", unit="s"),
         Param("keep_failed", "bool", False, "Record runs that exit non-zero instead of failing the job.",
               flags=("--keep-failed",)),
         Param("allow_unmatched", "bool", False, "Do not fail the job when a pattern never matches.",

@@ -65,7 +65,7 @@ class TimeCollector:
               flags=("-w", "--warm-up-repetition"), minimum=0, maximum=MAX_REPEAT, metavar="N"),
         Param("repeat", "int", 1, "Measured runs.", flags=("-r", "--repeat"), minimum=1, maximum=MAX_REPEAT, metavar="N"),
         Param("timeout", "float", None, "Fail a run (and the job) that takes longer than this many seconds.",
-              flags=("-t", "--timeout"), minimum=0.001, maximum=MAX_TIMEOUT, metavar="SECONDS"),
+              flags=("-t", "--timeout"), minimum=0.001, maximum=MAX_TIMEOUT, metavar="SECONDS", unit="s"),
         Param("keep_failed", "bool", False, "Record runs that exit non-zero instead of failing the job.",
               flags=("--keep-failed",)),
     )
