@@ -160,3 +160,18 @@ def perf_refused() -> str | None:
 
     allowed, detail, _ = perf_permission()
     return None if allowed else detail
+
+
+@contextmanager
+def module_environment(tmp_path_factory):
+    """The scrubbed environment of a module-scoped template (a home, a configuration, caches and temporary files of
+    its own), for fixtures that run perun once for a whole module: the function-scoped clean_env and run_env come
+    later, so they cannot give it."""
+    home = tmp_path_factory.mktemp("home")
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setenv("HOME", str(home))
+        patch.setenv("PERUN_CONFIG_DIR", str(home / "perun-config"))
+        patch.setenv("XDG_CACHE_HOME", str(tmp_path_factory.getbasetemp() / "shared-xdg-cache"))
+        patch.setenv("TMPDIR", str(tmp_path_factory.mktemp("tmpdir")))
+        patch.setattr(tempfile, "tempdir", None)
+        yield

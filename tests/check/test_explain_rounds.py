@@ -4,11 +4,10 @@ from __future__ import annotations
 
 import json
 import shutil
-import tempfile
 
 import pytest
 from gitrepo import make_repo
-from runhelpers import leftover_worktrees, run_env  # noqa: F401
+from runhelpers import leftover_worktrees, module_environment, run_env  # noqa: F401
 
 from perun_core import api
 from perun_core.check.explain_collect import merge_rounds
@@ -24,13 +23,7 @@ def checked_template(tmp_path_factory):
     """The project checked once by ``check --compute-missing head``: both commits' time profiles collected and a
     check stored without explanations.  Made once a module: that collection is most of a test's work before the
     explanation it is about (a check with ``--compute-missing --explain`` in one go: tests/check/test_explain.py)."""
-    home = tmp_path_factory.mktemp("home")
-    with pytest.MonkeyPatch.context() as patch:  # the function-scoped clean_env and run_env come later
-        patch.setenv("HOME", str(home))
-        patch.setenv("PERUN_CONFIG_DIR", str(home / "perun-config"))
-        patch.setenv("XDG_CACHE_HOME", str(tmp_path_factory.getbasetemp() / "shared-xdg-cache"))
-        patch.setenv("TMPDIR", str(tmp_path_factory.mktemp("tmpdir")))
-        patch.setattr(tempfile, "tempdir", None)
+    with module_environment(tmp_path_factory):
         root = tmp_path_factory.mktemp("template") / "pyproject"
         shas = make_repo(root, [{"files": {"prog.py": PY_PROGRAM}, "message": "v1: dict lookup"},
                                 {"files": {"prog.py": PY_SLOW}, "message": "v2: list scan"}])

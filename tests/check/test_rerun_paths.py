@@ -11,13 +11,12 @@ from __future__ import annotations
 import json
 import re
 import shutil
-import tempfile
 
 import pytest
 
 from conftest import run_cli
 from gitrepo import make_repo
-from runhelpers import run_env  # noqa: F401 - autouse
+from runhelpers import module_environment, run_env  # noqa: F401 - autouse
 
 from perun_core import api
 from tests.tui.helpers import tui_check
@@ -43,13 +42,7 @@ def _project(root):
 @pytest.fixture(scope="module")
 def project_template(tmp_path_factory):
     """The project with its two pending profiles, made once (its ``run matrix`` is most of a test's set-up)."""
-    home = tmp_path_factory.mktemp("home")
-    with pytest.MonkeyPatch.context() as patch:  # the function-scoped clean_env and run_env come later
-        patch.setenv("HOME", str(home))
-        patch.setenv("PERUN_CONFIG_DIR", str(home / "perun-config"))
-        patch.setenv("XDG_CACHE_HOME", str(tmp_path_factory.getbasetemp() / "shared-xdg-cache"))
-        patch.setenv("TMPDIR", str(tmp_path_factory.mktemp("tmpdir")))
-        patch.setattr(tempfile, "tempdir", None)
+    with module_environment(tmp_path_factory):
         root = tmp_path_factory.mktemp("template") / "pyproject"
         _project(root)
     return root
