@@ -139,6 +139,15 @@ def bisect_repo(tmp_path):
     return root, shas
 
 
+async def open_check_screen(pilot) -> CheckScreen:
+    """The check screen, opened with ``c`` from the main screen once the app has settled."""
+    await settle(pilot)
+    await pilot.press("c")
+    screen = pilot.app.screen
+    assert isinstance(screen, CheckScreen)
+    return screen
+
+
 async def tui_check(root, key: str = "h", timeout: float = 600) -> tuple[list, str]:
     """Open the TUI on ``root``, start a check from its check screen (``h`` head, ``a`` all), wait for it.
 
@@ -146,10 +155,7 @@ async def tui_check(root, key: str = "h", timeout: float = 600) -> tuple[list, s
     """
     app = PerunApp(root)
     async with app.run_test(size=(120, 40)) as pilot:
-        await settle(pilot)
-        await pilot.press("c")
-        screen = app.screen
-        assert isinstance(screen, CheckScreen)
+        screen = await open_check_screen(pilot)
         await pilot.press(key)
         await wait_until(pilot, lambda: not screen.running, timeout=timeout)
         return [finding for _v, _p, finding in screen.rows], str(screen.query_one("#check-pane").border_subtitle)

@@ -9,11 +9,11 @@ from textual.widgets import DataTable, Input
 from perun_core import api
 from perun_tui.app import MainScreen, PerunApp
 from perun_tui.modals.check_profiles import CheckProfilesDialog
-from perun_tui.screens.check import CheckScreen, CompareScreen
+from perun_tui.screens.check import CompareScreen
 from perun_tui.widgets.history import HistoryView
 from perun_tui.widgets.plot import ChartView
 
-from .helpers import select_profile, settle, wait_until
+from .helpers import open_check_screen, select_profile, settle, wait_until
 
 
 async def test_check_all_finds_the_slowdown_filters_and_compares_it(demo_repo):
@@ -22,10 +22,7 @@ async def test_check_all_finds_the_slowdown_filters_and_compares_it(demo_repo):
     slow = next(e.version.checksum for e in entries if "plain scan" in e.version.short_desc)
     app = PerunApp(demo_repo)
     async with app.run_test(size=(80, 24)) as pilot:
-        await settle(pilot)
-        await pilot.press("c")
-        screen = app.screen
-        assert isinstance(screen, CheckScreen)
+        screen = await open_check_screen(pilot)
         names = [command.name for command in screen.palette_commands()]
         assert {"check: head", "check: all", "check: profiles", "check: show degradations"} <= set(names)
         await pilot.press("a")
@@ -125,10 +122,7 @@ async def test_a_check_that_dies_of_a_bug_ends_and_says_so(demo_repo, monkeypatc
 
     app = PerunApp(demo_repo)
     async with app.run_test(size=(80, 24)) as pilot:
-        await settle(pilot)
-        await pilot.press("c")
-        screen = app.screen
-        assert isinstance(screen, CheckScreen)
+        screen = await open_check_screen(pilot)
         with monkeypatch.context() as patch:
             patch.setattr(Core, "stream_check", broken)
             await pilot.press("a")

@@ -11,10 +11,10 @@ from perun_core import api
 from perun_core.check.results import Finding, PerformanceChange
 from perun_core.views.base import Figure, Plot, Series
 from perun_tui.app import PerunApp
-from perun_tui.screens.check import CheckScreen, CompareScreen, relative_changes
+from perun_tui.screens.check import CompareScreen, relative_changes
 from perun_tui.widgets.plot import ChartView, MiddleTitle
 
-from .helpers import settle, wait_until
+from .helpers import open_check_screen, settle, wait_until
 
 
 def top_tick(picture: str) -> str:
@@ -28,10 +28,7 @@ def top_tick(picture: str) -> str:
 async def test_compare_shares_the_y_scale_and_shows_the_change(demo_repo):
     app = PerunApp(demo_repo)
     async with app.run_test(size=(80, 24)) as pilot:
-        await settle(pilot)
-        await pilot.press("c")
-        screen = app.screen
-        assert isinstance(screen, CheckScreen)
+        screen = await open_check_screen(pilot)
         await pilot.press("a")
         await wait_until(pilot, lambda: not screen.running, timeout=60)
         await settle(pilot)
