@@ -687,8 +687,10 @@ def test_perf_follows_threads_and_forks_and_reports_crashes(programs, run_env):
 
 def test_perf_stat_reports_a_program_killed_by_a_signal(programs, run_env):
     needs_perf_sampling()
-    # perf stat itself now and then leaves the signal unreported (2 of 60 runs of perf 6.1 here, with
-    # these events): what perun can detect, it must; a few attempts keep that from flaking
+    # perf stat itself now and then loses how its program ended (1 to 3 runs in 40 of perf 6.1 here, more when
+    # the program ends quickly on a busy machine): its SIGCHLD handler forgets the child when the signal comes
+    # before perf waits for it, and perf then exits 0 and prints no signal.  What perun can detect, it must; a
+    # few attempts keep perf's race from failing the test
     for _ in range(5):
         try:
             collect("perf", [programs["crash"]], programs["dir"], mode="stat")
@@ -704,8 +706,14 @@ def test_perf_stat_reports_a_program_killed_by_a_signal(programs, run_env):
             break
     assert crashed.header["exit_status"] == -signal.SIGSEGV
     assert "page-faults" in {r["subtype"] for r in rows(crashed)} | set(crashed.header["unsupported_events"])
-    with pytest.raises(CollectionError, match="the profiled command exited with status 3"):
-        collect("perf", [programs["memory"]], programs["dir"], mode="stat")
+    for _ in range(5):
+        try:
+            collect("perf", [programs["memory"]], programs["dir"], mode="stat")
+        except CollectionError as error:
+            assert "the profiled command exited with status 3" in error.message
+            break
+    else:
+        pytest.fail("perf stat never reported the exit status 3 in 5 runs")
     assert leftovers(run_env) == []
 
 
