@@ -23,7 +23,7 @@ import math
 from typing import Any
 
 __all__ = ["BELOW_RESOLUTION", "amount_scale", "format_amount", "format_change", "format_percent", "format_scaled",
-           "nice_ticks", "relative_change", "unit_family"]
+           "in_base_unit", "nice_ticks", "relative_change", "unit_family"]
 
 #: a change between two amounts of 0 (typical values too small for the measurements to resolve)
 BELOW_RESOLUTION = "below resolution"
@@ -64,6 +64,11 @@ def _base_size(unit: str) -> float:
             if unit in aliases:
                 return size
     return 1.0
+
+
+def in_base_unit(value: float, unit: str) -> float:
+    """``value`` of ``unit`` in its family's base unit: seconds for times, bytes for sizes (counts unchanged)."""
+    return value * _base_size(unit)
 
 
 def _digits(magnitude: float) -> str:

@@ -268,13 +268,16 @@ def test_a_preempted_wall_clock_run_advises_the_cpu_clock(perun_repo):
     advice = [line for line in result.stdout.splitlines() if "advice:" in line]
     assert len(advice) == 1 and "preempted" in advice[0] and advice[0].endswith("collect again with --clock cpu")
     [path] = (root / ".perun" / "jobs").glob("*.perf")
-    assert documented(path)["header"]["advice"] == advice[0].strip()
+    header = documented(path)["header"]
+    assert header["advice"] == advice[0].strip()
+    # what a check weighs a call's change against: how often the run waited for a core, and how long
+    assert header["preemption"]["count"] >= 10 and header["preemption"]["wait_seconds"] > 0, header
     path.unlink()
     # the CPU clock is what the advice asks for: no advice then
     result = run_cli("collect", "-c", "crowded.py", "pytrace", "--clock", "cpu", "-F", "work=args[0]", cwd=root)
     assert result.returncode == 0 and "advice" not in result.stdout, result.stdout
     [path] = (root / ".perun" / "jobs").glob("*.perf")
-    assert "advice" not in documented(path)["header"]
+    assert "advice" not in documented(path)["header"] and "preemption" not in documented(path)["header"]
 
 
 @pytest.mark.parametrize("wall, cpu, switches, loads, cores, says", [

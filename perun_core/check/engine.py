@@ -5,7 +5,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING, Any
 
-from . import noise, shift
+from . import noise, preemption, shift
 from ..errors import IncomparableProfiles, PerunError
 from .results import Finding, PerformanceChange
 from .strategies import Strategy, apply_cutoff
@@ -66,6 +66,7 @@ def check_pair(baseline: ProfileData, target: ProfileData, strategy: Strategy, *
         found = noise.steady_memory(baseline, target, with_units(found, baseline, target))
         if temper:
             found = shift.shifted_together(baseline, target, noise.temper(baseline, target, found))
+            found = preemption.within_one_wait(baseline, target, found)
         outcome.findings.extend(found)
     outcome.notes.extend(strategy.notes)
     different = noise.machine_difference(baseline, target)

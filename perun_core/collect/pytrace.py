@@ -66,7 +66,7 @@ from .pyprogram import (
     short_source,
 )
 
-__all__ = ["PyTraceCollector", "busy_machine_advice", "parse_function_pattern"]
+__all__ = ["PyTraceCollector", "busy_machine_advice", "parse_function_pattern", "preemption_record"]
 
 #: A run preempted at least this many times ...
 PREEMPTED_SWITCHES = 10
@@ -169,6 +169,8 @@ class PyTraceCollector:
             if mode == "functions":
                 kwargs["pytrace_result"] = (run.meta, read_calls(run.out / "calls.bin"), failure_header(run))
                 if config["clock"] == "wall":
+                    kwargs["pytrace_preemption"] = preemption_record(run.wall_seconds, run.cpu_seconds,
+                                                                     run.involuntary_switches)
                     kwargs["pytrace_advice"] = busy_machine_advice(
                         run.wall_seconds, run.cpu_seconds, run.involuntary_switches,
                         [kwargs.get("pytrace_load_before"), load_average()], os.cpu_count())
@@ -182,6 +184,7 @@ class PyTraceCollector:
         mode = kwargs.pop("pytrace_mode")
         kwargs.pop("pytrace_load_before", None)
         advice = kwargs.pop("pytrace_advice", None)
+        preemption = kwargs.pop("pytrace_preemption", None)
         if mode == "functions":
             header: dict[str, Any] = {"type": "mixed", "units": {"mixed(time delta)": "us"}}
         else:
@@ -197,6 +200,8 @@ class PyTraceCollector:
                 header["size_errors"] = errors
             if meta.get("unmatched"):
                 header["unmatched_functions"] = list(meta["unmatched"])
+            if preemption:
+                header["preemption"] = preemption
             if advice:
                 header["advice"] = advice
                 ctx.emit(MeasurementAdvice(ctx.job, advice))
@@ -242,6 +247,15 @@ class PyTraceCollector:
 
     def _size_errors(self, meta: dict) -> dict[str, dict[str, Any]]:
         return {uid: {"calls": n, "error": message} for uid, (n, message) in self._size_errors_raw(meta).items()}
+
+
+def preemption_record(wall_seconds: float, cpu_seconds: float, involuntary_switches: int | None) -> dict | None:
+    """How often the kernel switched a wall-clock run out against its will and how long it spent off the CPU
+    (``{"count": N, "wait_seconds": S}``), kept in the header so that a check can tell whether a call's
+    change is no larger than what waiting for a core adds to it; None where the switches were not counted."""
+    if involuntary_switches is None or wall_seconds <= 0:
+        return None
+    return {"count": int(involuntary_switches), "wait_seconds": round(max(0.0, wall_seconds - cpu_seconds), 6)}
 
 
 def busy_machine_advice(wall_seconds: float, cpu_seconds: float, involuntary_switches: int | None,
