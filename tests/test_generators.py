@@ -22,8 +22,8 @@ from perun_core.analysis.regression import best_model, regression_analysis
 from perun_core.config import validate
 from perun_core.errors import CollectionError, ConfigError, WorkloadGenerationFailed
 from perun_core.profile.codec import decode_content, encode_columnar
-from perun_core.profile.model import Profile
-from perun_core.profile.resources import MISSING
+from perun_core.profile.model import Profile, Snapshot
+from perun_core.profile.resources import MISSING, ResourceTable
 from perun_core import events as ev
 from perun_core.runner.generators import (
     Generator,
@@ -195,6 +195,20 @@ def test_merging_always_pairs_amounts_with_sizes(runs):
     if any(global_rows is not None for _, global_rows, _ in runs):
         assert merged.global_region.meta["timestamp"] == pytest.approx(
             1.5 * sum(global_rows is not None for _, global_rows, _ in runs))
+
+
+def test_merge_sums_the_runs_preemptions_only_when_every_run_counted_them():
+    def run(preemption):
+        header = {"type": "mixed", "units": {"mixed(time delta)": "us"}}
+        if preemption is not None:
+            header["preemption"] = preemption
+        return Profile(header=header, global_region=Snapshot(ResourceTable([{"amount": 1.0, "uid": "f"}]), [], {}))
+
+    merged = merge_profiles([(run({"count": 3, "wait_seconds": 0.5}), 1), (run({"count": 12, "wait_seconds": 0.25}), 2)],
+                            "g")
+    assert merged.header["preemption"] == {"count": 15, "wait_seconds": 0.75}
+    partly = merge_profiles([(run({"count": 3, "wait_seconds": 0.5}), 1), (run(None), 2)], "g")
+    assert "preemption" not in partly.header
 
 
 def test_merge_needs_runs():

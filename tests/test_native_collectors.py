@@ -484,6 +484,8 @@ def test_trace_reports_the_call_tree_of_a_recursion(programs):
     assert [f["function"] for f in deepest["trace"]] == ["fib"] * 5 + ["main"]
     assert {r["thread"] for r in found} == {1} and profile.type == "mixed"
     assert profile.units["mixed(time delta)"] == "ns" and "incomplete" not in found[0]
+    # the calls' wall times come with how often the run waited for a core (what a check weighs them against)
+    assert set(profile.header["preemption"]) == {"count", "wait_seconds"}, profile.header
     folded = to_flame_graph_format(profile, of="exclusive")
     assert sum(int(line.rsplit(" ", 1)[1]) for line in folded) == found[0]["amount"]
     assert any(line.startswith("main();fib();fib();fib();fib();fib() ") for line in folded)

@@ -10,8 +10,9 @@ twice as slow at every size without doing any more work: toolz's ``groupby``
 went from 3.05 ms to 7.90 ms a call at load 7.8 on 2 cores, in a commit that
 did not touch it, and an interleaved re-run measured x1.04.
 
-pytrace records in the profile's header how often its run was preempted and
-how long it spent off the CPU (``preemption``).  :func:`within_one_wait`
+pytrace (wall clock) and the trace collector record in the profile's header
+how often the run was preempted and how long it spent off the CPU
+(``preemption``; summed over the runs of a generated workload).  :func:`within_one_wait`
 makes a certain change of a call's wall time a Maybe when the slower side
 was measured on a busy machine (load above its cores), its run was
 preempted at least :data:`MIN_PREEMPTIONS` times, often enough to have

@@ -54,6 +54,7 @@ from ..events import MeasurementAdvice
 from ..profile.machine import load_average
 from ..profile.model import Profile, Snapshot
 from ..profile.resources import MISSING, ResourceTable
+from ..runner.process import preemption_record
 from ..units import PhaseResult, UnitContext
 from ..params import Param
 from .pyprogram import (
@@ -66,7 +67,7 @@ from .pyprogram import (
     short_source,
 )
 
-__all__ = ["PyTraceCollector", "busy_machine_advice", "parse_function_pattern", "preemption_record"]
+__all__ = ["PyTraceCollector", "busy_machine_advice", "parse_function_pattern"]
 
 #: A run preempted at least this many times ...
 PREEMPTED_SWITCHES = 10
@@ -247,15 +248,6 @@ class PyTraceCollector:
 
     def _size_errors(self, meta: dict) -> dict[str, dict[str, Any]]:
         return {uid: {"calls": n, "error": message} for uid, (n, message) in self._size_errors_raw(meta).items()}
-
-
-def preemption_record(wall_seconds: float, cpu_seconds: float, involuntary_switches: int | None) -> dict | None:
-    """How often the kernel switched a wall-clock run out against its will and how long it spent off the CPU
-    (``{"count": N, "wait_seconds": S}``), kept in the header so that a check can tell whether a call's
-    change is no larger than what waiting for a core adds to it; None where the switches were not counted."""
-    if involuntary_switches is None or wall_seconds <= 0:
-        return None
-    return {"count": int(involuntary_switches), "wait_seconds": round(max(0.0, wall_seconds - cpu_seconds), 6)}
 
 
 def busy_machine_advice(wall_seconds: float, cpu_seconds: float, involuntary_switches: int | None,

@@ -80,6 +80,7 @@ from .. import native
 from ..errors import BuildFailed, CollectionError
 from ..units import PhaseResult, UnitContext
 from ..params import Param
+from ..runner.process import preemption_record
 from ..units.requirements import Requirement, tool_requirement
 from .calltree import Calls, calls_of_thread
 from .native_run import (COMMON_PARAMS, check_outcome, native_library_requirement, preload, resolve_command,
@@ -204,6 +205,11 @@ class TraceCollector:
             profile.header["lost_events"] = lost
         if outcome.exit_status != 0:
             profile.header["exit_status"] = outcome.exit_status
+        # the calls are timed by the wall clock: how often the run waited for a core, for the checks
+        preemption = preemption_record(outcome.wall_ns / 1e9, outcome.user_seconds + outcome.sys_seconds,
+                                       outcome.involuntary_switches)
+        if preemption:
+            profile.header["preemption"] = preemption
         kwargs["profile"] = profile
         return PhaseResult.ok(kwargs)
 

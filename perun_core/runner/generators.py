@@ -361,10 +361,28 @@ def merge_profiles(runs: Sequence[tuple[Any, int | float]], workload: str, gener
         global_region = Snapshot(ResourceTable.from_columns(global_count, global_keys, columns, sparse=sparse),
                                  global_models, global_meta)
     header = {**first.header, "workload": workload, "workload_sizes": [size for _, size in runs]}
+    # the first run's alone would understate how often the runs together waited for a core
+    header.pop("preemption", None)
+    preemption = _summed_preemption([profile.header for profile, _ in runs])
+    if preemption is not None:
+        header["preemption"] = preemption
     if generator is not None:
         header["generator"] = generator_spec(generator)
     return Profile(header=header, collector_info=dict(first.collector_info), postprocessors=[],
                    snapshots=snapshots, global_region=global_region, origin=first.origin, extra=dict(first.extra))
+
+
+def _summed_preemption(headers: Sequence[Any]) -> dict | None:
+    """The preemptions and the time off the CPU of every run together (a check weighs the calls of all the runs
+    against them); None unless every run counted them."""
+    records = [header.get("preemption") if isinstance(header, dict) else None for header in headers]
+    if not records or not all(isinstance(r, dict) for r in records):
+        return None
+    try:
+        return {"count": sum(int(r["count"]) for r in records),
+                "wait_seconds": round(sum(float(r["wait_seconds"]) for r in records), 6)}
+    except (KeyError, TypeError, ValueError):
+        return None
 
 
 # -- running a job over generated workloads -----------------------------------------------------

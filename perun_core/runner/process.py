@@ -41,7 +41,7 @@ from typing import Any
 
 from ..errors import Interrupted
 
-__all__ = ["ProcessOutcome", "RepeatedRuns", "describe_status", "run_process", "signals_deferred"]
+__all__ = ["ProcessOutcome", "RepeatedRuns", "describe_status", "preemption_record", "run_process", "signals_deferred"]
 
 #: How often a wait wakes up to look at the cancel flag.
 _CANCEL_POLL = 0.05
@@ -68,6 +68,15 @@ class ProcessOutcome:
     stderr_tail: str
     #: how often the run was preempted (``ru_nivcsw``); None where it cannot be counted
     involuntary_switches: int | None = None
+
+
+def preemption_record(wall_seconds: float, cpu_seconds: float, involuntary_switches: int | None) -> dict | None:
+    """How often the kernel switched a wall-clock run out against its will and how long it spent off the CPU
+    (``{"count": N, "wait_seconds": S}``), kept in the header so that a check can tell whether a call's
+    change is no larger than what waiting for a core adds to it; None where the switches were not counted."""
+    if involuntary_switches is None or wall_seconds <= 0:
+        return None
+    return {"count": int(involuntary_switches), "wait_seconds": round(max(0.0, wall_seconds - cpu_seconds), 6)}
 
 
 def describe_status(status: int) -> str:
