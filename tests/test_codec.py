@@ -268,3 +268,32 @@ def test_stack_columns_are_written_as_json_writes_their_base64_text(stacks, fram
     assert written == json.dumps(doc, separators=(",", ":"), allow_nan=False).encode("ascii")
     traces = decode_content(written).global_region.resources.column("trace")
     assert traces[:len(stacks)] == [[frames[f] for f in s] for s in stacks]
+
+
+@pytest.mark.parametrize("rows", [1, 2, 3, 4, 50, 301])
+def test_a_column_of_one_value_reads_as_its_codes_and_a_damaged_one_is_refused(rows):
+    """A dictionary column of one value (codes all zero, base64 all 'A') is read without decoding its text: what
+    it reads as, and what is written back, is what decoding gave; a code changed anywhere in it is refused."""
+    import base64
+
+    from perun_core.profile.packing import packed_bytes_and_text
+
+    resources = [{"amount": i + 0.5, "uid": "f", "type": "mixed", "structure-unit-size": 0} for i in range(rows)]
+    data = {"header": {"type": "mixed"}, "collector_info": {}, "postprocessors": [], "snapshots": [],
+            "global": {"timestamp": 1.0, "resources": resources, "models": []}}
+    encoded = encode_columnar(Profile.from_dict(data))
+    document = json.loads(encoded)
+    columns = dict(zip(document["global"]["keys"], document["global"]["cols"]))
+    for key, member in (("type", "c"), ("uid", "c"), ("structure-unit-size", "b")):
+        text = columns[key][member]
+        width = columns[key]["w"]
+        assert packed_bytes_and_text(width, text, rows) == (base64.b64decode(text), text)
+    decoded = decode_content(encoded)
+    assert decoded.to_dict()["global"]["resources"] == resources
+    assert encode_columnar(decoded) == encoded
+    text = columns["type"]["c"]
+    for position in {0, len(text.rstrip("=")) // 2, len(text.rstrip("=")) - 1}:
+        # 'Q' is 010000: the byte it falls in becomes a code past the one value of the column
+        columns["type"]["c"] = text[:position] + "Q" + text[position + 1:]
+        with pytest.raises(InvalidProfile, match="damaged columnar encoding"):
+            decode_content(json.dumps(document).encode(), path="p.perf")

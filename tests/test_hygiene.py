@@ -181,9 +181,12 @@ def command_modules(root: Path, *argv: str) -> tuple[set[str], str]:
 #: What an import of one kind never needs: git's object store and the other importers.
 IMPORT_NEVER = ("dulwich", "perun_core.importers.perf", "perun_core.importers.callgrind",
                 "perun_core.importers.benchmarks", "perun_core.importers.pybench", "perun_core.importers.memray")
-#: What postprocessing a profile never needs: the job runner, its processes and worktrees, the check engine.
+#: What postprocessing a profile never needs: the job runner, its processes and worktrees, the check engine,
+#: the units' requirement checks (which start programs), the events of a run nobody listens to, and tempfile
+#: (with shutil and random) for the temporary file of a write.
 POSTPROCESS_NEVER = ("perun_core.runner.run", "perun_core.runner.process", "perun_core.runner.worktree",
-                     "perun_core.check", "dulwich")
+                     "perun_core.check", "dulwich", "perun_core.units.requirements", "perun_core.events",
+                     "subprocess", "tempfile")
 
 
 def test_import_and_postprocessby_load_only_what_they_use(tmp_path):

@@ -137,3 +137,21 @@ def test_bad_input_is_one_clear_line(perun_repo, case):
     assert result.stderr.startswith("error: ") and "Traceback" not in result.stderr
     assert len(result.stderr.strip().splitlines()) == 1
     assert jobs(root) == before
+
+
+def test_the_porcelain_reports_its_events_to_a_listener_only(project):
+    """``api.postprocess`` with ``on_event`` reports the unit's phase and the profile written; without a
+    listener the context says nobody listens (so no event is made: the command line's postprocessby does not
+    even load the event classes, see tests/test_hygiene.py)."""
+    from perun_core import api
+    from perun_core.events import PhaseStarted, ProfileWritten
+    from perun_core.units import UnitContext, ignore_event
+
+    heard: list = []
+    done = api.postprocess(str(project / "complexity.perf"), "regression_analysis", {"regression_models": ["linear"]},
+                           on_event=heard.append, cwd=project)
+    assert heard == [PhaseStarted("postprocess", "regression_analysis", None),
+                     ProfileWritten(None, done.path, done.origin or "")]
+    assert done.path.exists()
+    assert not UnitContext(cwd=project).listened and UnitContext(cwd=project).emit is ignore_event
+    assert UnitContext(cwd=project, emit=heard.append).listened

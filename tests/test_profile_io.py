@@ -3,9 +3,11 @@
 from __future__ import annotations
 
 import json
+import os
 import re
 import math
 import random
+import stat
 
 import numpy as np
 import pytest
@@ -15,7 +17,8 @@ from hypothesis import strategies as st
 from perun_core import units
 from perun_core.analysis.points import count_numbers, points_by_uid, read_points
 from perun_core.errors import InvalidParameter, InvalidProfile
-from perun_core.atomic import atomic_write
+from perun_core import atomic
+from perun_core.atomic import TEMPORARY_NAME, atomic_write, temporary_writer_alive, writer_tag
 from perun_core.profile import writer
 from perun_core.profile.codec import decode_content, encode_columnar, load_profile_from_file, to_json_bytes
 from perun_core.profile.model import Profile
@@ -210,6 +213,30 @@ def test_atomic_write_of_chunks_leaves_nothing_when_producing_them_fails(tmp_pat
     with pytest.raises(ValueError, match="boom"):
         atomic_write(tmp_path / "x.perf", chunks())
     assert list(tmp_path.iterdir()) == []
+
+
+def test_atomic_write_names_its_temporary_file_for_fsck_and_never_takes_an_existing_one(tmp_path, monkeypatch):
+    def chunks():
+        [temporary] = tmp_path.iterdir()  # while the data is being written
+        found = TEMPORARY_NAME.match(temporary.name)
+        assert found and found["target"] == "x.perf" and found["pid"] == str(os.getpid())
+        assert found["tag"] == writer_tag() and temporary_writer_alive(temporary) is True
+        yield b"{}"
+
+    atomic_write(tmp_path / "x.perf", chunks())
+    assert [p.name for p in tmp_path.iterdir()] == ["x.perf"] and (tmp_path / "x.perf").read_bytes() == b"{}"
+    # a random part drawn twice: the second file takes the next draw, the first file is left alone
+    draws = iter([b"\x00\x00\x00\x01", b"\x00\x00\x00\x01", b"\x00\x00\x00\x02"])
+    monkeypatch.setattr(atomic.os, "urandom", lambda size: next(draws))
+    first, first_name = atomic._create_temporary(tmp_path, ".y.perf.")
+    os.write(first, b"kept")
+    os.close(first)
+    second, second_name = atomic._create_temporary(tmp_path, ".y.perf.")
+    os.close(second)
+    assert os.path.basename(first_name) == ".y.perf.00000001.tmp"
+    assert os.path.basename(second_name) == ".y.perf.00000002.tmp"
+    assert open(first_name, "rb").read() == b"kept"
+    assert stat.S_IMODE(os.stat(second_name).st_mode) == 0o600  # private until atomic_write sets the mode
 
 
 def test_param_check_hooks_convert_and_refuse():

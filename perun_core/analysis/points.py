@@ -374,9 +374,11 @@ def read_points(
             continue
         local, distinct = _uid_codes(table, uid_key)
         # local code -> global code; the extra last entry turns -1 into -1
-        translate = np.array([uid_index.setdefault(u, len(uid_index)) if u is not MISSING else -1
-                              for u in distinct] + [-1], dtype=np.int64)
-        code_parts.append(translate[local])
+        mapped = [uid_index.setdefault(u, len(uid_index)) if u is not MISSING else -1 for u in distinct]
+        if mapped == list(range(len(mapped))):  # the first table's codes are the global ones: no copy
+            code_parts.append(local)
+        else:
+            code_parts.append(np.array(mapped + [-1], dtype=np.int64)[local])
         if split_kinds:
             for key, index, parts in zip(("type", "subtype"), kind_index, kind_parts):
                 parts.append(_global_codes(table, key, index))  # made only if some uid is split

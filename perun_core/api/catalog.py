@@ -13,8 +13,6 @@ from ..params import convert_params
 
 from ..units import registry
 
-from ..units.requirements import check_unit
-
 __all__ = ["get_unit", "unit_names", "unit_params", "unit_requirements"]
 
 
@@ -41,5 +39,7 @@ def unit_params(kind: str, name: str, values: Mapping[str, Any]) -> dict[str, An
 
 def unit_requirements(kind: str, name: str) -> Any:
     """What unit ``name`` needs on this machine and whether it is here (a ``UnitCheck``); raises UnknownUnit."""
+    # lazy: the requirement checks bring subprocess and shutil, which naming or running a unit does not need
+    from ..units.requirements import check_unit
 
     return check_unit(kind, name)

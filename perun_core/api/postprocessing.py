@@ -13,13 +13,12 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from ..events import ProfileWritten
 from ..profile.validate import resources_kept
 from ..runner.jobs import UnitConfig, unit_config
 from ..runner.naming import TEMPLATE_KEY, render_name, validate_template, write_new_profile
 from ..runner.phases import apply_postprocessor
 from ..storage.repository import PerunRepository
-from ..units import UnitContext
+from ..units import UnitContext, ignore_event
 from ._repo import using as _using
 from .profiles import load_profile
 
@@ -56,7 +55,6 @@ def postprocess(
     """
 
     config = unit_config("postprocessor", postprocessor, params)
-    emit = on_event or (lambda event: None)
     with _using(repo, cwd) as r:
         template = output_template or str(r.config.get(TEMPLATE_KEY))
         validate_template(template)
@@ -64,10 +62,15 @@ def postprocess(
         profile = loaded.profile
         if loaded.kind == "index":
             profile.origin = loaded.minor
-        ctx = UnitContext(r.root, emit, cancel or threading.Event(), None, f"postprocessby {postprocessor}")
+        ctx = UnitContext(r.root, on_event or ignore_event, cancel or threading.Event(), None,
+                          f"postprocessby {postprocessor}")
         result = apply_postprocessor(config, profile, ctx)
         # the models of a million resources are checked, the resources read (and checked) unchanged are not
         path = write_new_profile(result, r.jobs_dir, render_name(result, template),
                                  resources_checked=resources_kept(profile, result))
-        emit(ProfileWritten(None, path, result.origin or ""))
+        if on_event is not None:
+            # lazy: the command line's postprocessby listens to no events and need not create their classes
+            from ..events import ProfileWritten
+
+            on_event(ProfileWritten(None, path, result.origin or ""))
         return PostprocessResult(path, result.origin, loaded.source, config)

@@ -11,7 +11,6 @@ from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
 from ..errors import InvalidProfile, PerunError, PostprocessError
-from ..events import PhaseStarted
 from ..profile.model import Profile
 from ..units import call_phase, postprocessors
 
@@ -28,7 +27,11 @@ def run_phases(unit: Any, main: str, ctx: Any, kwargs: dict[str, Any],
     for phase in ("before", main, "after"):
         if getattr(unit, phase, None) is None:
             continue
-        ctx.emit(PhaseStarted(phase, unit.name, ctx.job))
+        if getattr(ctx, "listened", True):
+            # lazy: a run without listeners (postprocessby) need not create the event classes
+            from ..events import PhaseStarted
+
+            ctx.emit(PhaseStarted(phase, unit.name, ctx.job))
         result = call_phase(unit, phase, ctx, kwargs)
         assert result is not None
         if result.status != 0:

@@ -52,7 +52,6 @@ from pathlib import Path
 from typing import Any, NamedTuple, Protocol, runtime_checkable
 
 from ..errors import Interrupted, UnitError
-from ..events import OutputLine, Repetition
 from ..params import Param, convert_params
 from ..registry import Registry
 
@@ -70,6 +69,7 @@ __all__ = [
     "convert_params",
     "get_collector",
     "get_postprocessor",
+    "ignore_event",
     "postprocessors",
     "registry",
 ]
@@ -102,19 +102,24 @@ class PhaseResult(NamedTuple):
         return cls(Status.ERROR, message, kwargs if kwargs is not None else {})
 
 
+def ignore_event(event: Any) -> None:
+    """The ``emit`` of a context nobody listens to (the default): see :attr:`UnitContext.listened`."""
+
+
 @dataclass
 class UnitContext:
     """What a phase may use besides its kwargs.
 
     ``cwd`` is where the job runs (the working-tree root, or the temporary
     worktree of another commit); relative commands and workloads resolve
-    there.  ``emit`` reports progress events; ``cancelled`` is set when the
+    there.  ``emit`` reports progress events (:func:`ignore_event` when nobody
+    listens: see :attr:`listened`); ``cancelled`` is set when the
     run is being stopped: long phases check it (or call
     :meth:`check_cancelled`) and stop their processes.
     """
 
     cwd: Path
-    emit: Callable[[Any], None] = lambda event: None
+    emit: Callable[[Any], None] = ignore_event
     cancelled: threading.Event = field(default_factory=threading.Event)
     #: the job's number in the run (from 1), None outside a run
     job: int | None = None
@@ -123,17 +128,28 @@ class UnitContext:
     #: seconds a collector with a ``timeout`` parameter gets when the job does not set one (``execute.timeout``)
     default_timeout: float | None = None
 
+    @property
+    def listened(self) -> bool:
+        """Whether anyone receives what :attr:`emit` reports.  An event nobody hears need not be made: the
+        event classes (:mod:`perun_core.events`) are not even imported by a command that makes none (creating
+        the frozen dataclasses costs about 10 ms)."""
+        return self.emit is not ignore_event
+
     def check_cancelled(self) -> None:
         if self.cancelled.is_set():
             raise Interrupted("cancelled")
 
     def repetition(self, index: int, total: int, *, warmup: bool = False) -> None:
         """Report that run ``index`` (from 1) of ``total`` starts."""
+        # lazy: see `listened`
+        from ..events import Repetition
 
         self.emit(Repetition(self.job, index, total, warmup))
 
     def output(self, stream: str, text: str) -> None:
         """Report one line the profiled program wrote (``stream``: stdout or stderr)."""
+        # lazy: see `listened`
+        from ..events import OutputLine
 
         self.emit(OutputLine(self.job, stream, text))
 
