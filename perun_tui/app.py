@@ -20,6 +20,7 @@ import textual.screen as textual_screen
 from textual import events
 from textual.app import App
 from textual.binding import Binding, BindingType
+from textual.dom import NoScreen
 from textual.screen import Screen
 from textual.widgets import DataTable
 from textual.worker import Worker, WorkerState
@@ -74,6 +75,23 @@ def focused_row(widget) -> int | None:
     if isinstance(widget, HistoryView):
         return region.y + 1 + widget.cursor - round(widget.scroll_offset.y)
     return region.y + region.height // 2
+
+
+def mark_focused_panes(widget) -> None:
+    """The panes of ``widget``'s screen holding that screen's focused widget get ``-focus-within``, the others lose it.
+
+    The look of ``:focus-within`` for less: with that pseudo-class Textual restyles every widget of the
+    pane on every focus move inside it (the fuzz form's 31 fields on each tab); a class changes, and
+    restyles, only when the focus enters or leaves a pane.
+    """
+    try:
+        screen = widget.screen
+    except NoScreen:  # removed meanwhile
+        return
+    focused = screen.focused
+    holding = set(focused.ancestors_with_self) if focused is not None else set()
+    for pane in screen.query(".pane"):
+        pane.set_class(pane in holding, "-focus-within")
 
 
 class PerunApp(App[None]):
@@ -182,7 +200,11 @@ class PerunApp(App[None]):
         if self._notifications:
             self.place_notifications()
 
-    def on_descendant_focus(self) -> None:
+    def on_descendant_blur(self, event: events.DescendantBlur) -> None:
+        mark_focused_panes(event.widget)
+
+    def on_descendant_focus(self, event: events.DescendantFocus) -> None:
+        mark_focused_panes(event.widget)
         if self._notifications:
             self.call_after_refresh(self.place_notifications)
 

@@ -149,3 +149,27 @@ def test_the_feed_tells_the_screen_once_per_take():
     assert feed.take() == (None, [kept], progress[-1])
     assert feed.put(progress[0]) is True  # told again after a take
     assert feed.put(object()) is False  # what the screen does not show is not kept
+
+
+async def test_a_tab_between_fields_restyles_the_two_fields_not_the_whole_pane(demo_repo, monkeypatch):
+    """The focused pane's border came from ``:focus-within``, for which Textual restyled every widget of the
+    pane (the form's 31 fields and their labels) on each tab; the class the app sets changes only when the
+    focus enters or leaves a pane."""
+    app = PerunApp(demo_repo)
+    async with app.run_test(size=(80, 24)) as pilot:
+        await settle(pilot)
+        app.push_screen(FuzzScreen())
+        await wait_until(pilot, lambda: isinstance(app.screen, FuzzScreen) and bool(app.screen.query("#field-cmd")))
+        await settle(pilot)
+        pane = app.screen.query_one("#field-cmd").query_ancestor(".pane")
+        assert pane.has_class("-focus-within")
+        restyled: list[int] = []
+        update_nodes = app.stylesheet.update_nodes
+        monkeypatch.setattr(app.stylesheet, "update_nodes",
+                            lambda nodes, *args, **kwargs: (restyled.append(len(list(nodes))),
+                                                            update_nodes(nodes, *args, **kwargs))[1])
+        await pilot.press("tab", "tab")
+        await settle(pilot)
+        assert app.focused.id == "field-seeds" and pane.has_class("-focus-within")
+        in_pane = len(list(pane.walk_children()))
+        assert restyled and max(restyled) < in_pane // 4, (restyled, in_pane)

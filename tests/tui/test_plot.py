@@ -10,7 +10,7 @@ from perun_tui.app import MainScreen, PerunApp
 from perun_tui.core import Core
 from perun_tui.messages import PictureReady
 from perun_tui.screens.plot import PlotScreen
-from perun_tui.widgets.plot import ChartView, FlameView, HeapView
+from perun_tui.widgets.plot import ChartView, FlameView, HeapView, PictureWidget
 
 from .helpers import Recorder, rendered_text, select_profile, settle
 
@@ -200,3 +200,32 @@ async def test_heap_map_steps_through_snapshots_and_toggles_heat(demo_repo):
         await pilot.press("t")
         await settle(pilot)
         assert heap.mode == "heap" and rendered_text(heap).startswith("snapshot 3 of 3")
+
+
+async def test_a_flame_graph_asked_for_before_it_has_a_size_is_drawn_once_it_has_room(demo_repo, monkeypatch):
+    """At 40x12 on a busy machine the widget was asked to draw while the layout still gave it 0x0
+    (over its one retry and its Resize), and it said "too small to draw (0x0)" until a key was
+    pressed.  A widget with no size is waiting, not too small, and its next paint with room draws."""
+    unsized = {"on": False}
+    laid_out = PictureWidget.canvas_size.fget
+    monkeypatch.setattr(PictureWidget, "canvas_size",
+                        property(lambda widget: (0, 0) if unsized["on"] else laid_out(widget)))
+    app = PerunApp(demo_repo)
+    async with app.run_test(size=(40, 12)) as pilot:
+        await settle(pilot)
+        await select_profile(pilot, "1@i", commit=MEMORY_COMMIT)
+        await pilot.press("p")
+        await settle(pilot)
+        unsized["on"] = True
+        await pilot.press("f")
+        await settle(pilot)
+        flame = app.screen.query_one(FlameView)
+        assert flame.picture is None
+        assert "0x0" not in flame.waiting_text and "too small" not in flame.waiting_text
+        unsized["on"] = False
+        flame.refresh()  # the paint that follows the layout which gives the widget its size
+        await settle(pilot)
+        assert flame.picture is not None, flame.waiting_text
+        layout, _theme = flame.picture
+        assert len(layout.rows) <= flame.size.height - 1
+        assert flame.render_line(1).text.strip() == "all"  # the root frame, the whole width

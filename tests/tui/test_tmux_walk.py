@@ -108,12 +108,15 @@ class Terminal:
         self.tmux("resize-window", "-t", "walk", "-x", str(width), "-y", str(height))
 
     def wait_for(self, *texts: str, gone: tuple[str, ...] = (), quiet: bool = True,
-                 check: Callable[[str], bool] | None = None) -> str:
-        """The screen once it shows every one of ``texts`` and none of ``gone`` (and, with ``quiet``, no toast)."""
+                 check: Callable[[str], bool] | None = None, wrong: tuple[str, ...] = ()) -> str:
+        """The screen once it shows every one of ``texts`` and none of ``gone`` (and, with ``quiet``, no toast);
+        a failure at once if it shows one of ``wrong`` (a step gone astray, which would not end soon)."""
         deadline = time.monotonic() + TIMEOUT
         screen = ""
         while time.monotonic() < deadline:
             screen = self.screen()
+            astray = [text for text in wrong if text in screen]
+            assert not astray, f"{astray} on the screen, waiting for {texts}:\n{screen}"
             if (all(text in screen for text in texts) and not any(text in screen for text in gone)
                     and (not quiet or "▌" not in screen) and (check is None or check(screen))):
                 return screen
@@ -179,23 +182,29 @@ class Walk:
             options["check"] = lambda screen, check=options.get("check"): (
                 "▏" in screen.rstrip("\n").split("\n")[-1] and (check is None or check(screen)))
         screen = self.terminal.wait_for(*texts, **options)
-        # then until two captures a quarter of a second apart agree: a frame drawn in the middle
-        # of a relayout (just after a resize, on a busy machine) is not what the screen settles on
+        found = self.problems_of(screen, footer)
+        # a frame drawn in the middle of a relayout (just after a resize, on a busy machine) may show
+        # problems the screen does not settle on: then the screen once two captures a quarter of a
+        # second apart agree is the one judged (a screen without problems needs no such wait)
         deadline = time.monotonic() + TIMEOUT
-        while time.monotonic() < deadline:
+        while found and time.monotonic() < deadline:
             time.sleep(0.25)
             again = self.terminal.wait_for(*texts, **options)
             if again == screen:
                 break
             screen = again
+            found = self.problems_of(screen, footer)
         self.visited.append(name)
-        found = box_problems(screen, self.terminal.size[0])
-        if footer:
-            found += footer_problems(screen, self.descriptions)
         self.problems += [f"{name} at {self.terminal.size[0]}x{self.terminal.size[1]}: {p}" for p in found]
         if found:
             self.problems.append(screen)
         return screen
+
+    def problems_of(self, screen: str, footer: bool) -> list[str]:
+        found = box_problems(screen, self.terminal.size[0])
+        if footer:
+            found += footer_problems(screen, self.descriptions)
+        return found
 
 
 @pytest.fixture
@@ -206,12 +215,27 @@ def terminal_env(tmp_path) -> dict[str, str]:
             "TERM": "xterm-256color", "COLORTERM": "truecolor", "PATH": os.environ.get("PATH", "")}
 
 
-@pytest.mark.parametrize("size", SIZES)
-def test_every_screen_fits_its_borders_and_shows_whole_key_hints(demo_repo, terminal_env, size):
-    from .helpers import set_matrix
+@pytest.fixture(scope="module")
+def walk_template(demo_template, tmp_path_factory) -> Path:
+    """The demo with a cheap job matrix and a stored explanation of its slowdown, made once for the three walks."""
+    from .helpers import set_matrix, store_demo_explanation
 
-    set_matrix(demo_repo, cmds=["true"], collectors=[{"name": "time", "params": {"repeat": 1, "warmup": 0}}])
-    terminal = Terminal(demo_repo, size, terminal_env)
+    root = tmp_path_factory.mktemp("walk-template") / "sll"
+    shutil.copytree(demo_template, root, symlinks=True)
+    set_matrix(root, cmds=["true"], collectors=[{"name": "time", "params": {"repeat": 1, "warmup": 0}}])
+    home = tmp_path_factory.mktemp("walk-home")
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setenv("HOME", str(home))
+        patch.setenv("PERUN_CONFIG_DIR", str(home / "perun-config"))
+        store_demo_explanation(root)
+    return root
+
+
+@pytest.mark.parametrize("size", SIZES)
+def test_every_screen_fits_its_borders_and_shows_whole_key_hints(walk_template, tmp_path, terminal_env, size):
+    root = tmp_path / "sll"
+    shutil.copytree(walk_template, root, symlinks=True)  # the run and the bisect add to it
+    terminal = Terminal(root, size, terminal_env)
     walk = Walk(terminal)
     try:
         keys = terminal.keys
@@ -267,6 +291,11 @@ def test_every_screen_fits_its_borders_and_shows_whole_key_hints(demo_repo, term
         walk.see("compare", "esc Back", gone=("Degradation check",))
         keys("Escape")
         walk.see("check after compare", "Degradation check", quiet=False)
+        # the second degradation, the slowdown's real time: its explanation is stored (nothing is collected)
+        keys("Down", "x")
+        walk.see("explain", "Why?", "explained by", footer=False, wrong=("collecting",))
+        keys("Escape")
+        walk.see("check after explain", "Degradation check", gone=("Why?",), quiet=False)
         keys("Escape")
         walk.see("main after the check", "Profiles at", gone=("Degradation check",))
         keys("2")
@@ -279,6 +308,18 @@ def test_every_screen_fits_its_borders_and_shows_whole_key_hints(demo_repo, term
         walk.see("run", "Run ·", "done in", "esc Close", gone=("running",))
         keys("Escape")
         walk.see("main after the run", "Profiles at", gone=("Run ·",))
+        keys("1")
+        terminal.wait_for("h HEAD", quiet=False)
+        keys("h", "Space", "Down", "Down", "Down", "Down", "Space")  # HEAD and fa1eeab marked (space moves down)
+        terminal.wait_for("Profiles at 6a4f088", quiet=False)
+        keys("C-p")
+        terminal.wait_for("Search for commands", quiet=False)
+        keys(*"bisect: start")
+        terminal.wait_for("bisect: start", quiet=False)
+        keys("Enter")
+        walk.see("bisect", "Bisect ·", "degraded", "esc Cancel / close", quiet=False)
+        keys("Escape")
+        walk.see("main after the bisect", "Profiles at", gone=("Bisect ·",))
         keys("C-p")
         terminal.wait_for("Search for commands", quiet=False)
         keys(*"fuzz: start")
@@ -304,7 +345,7 @@ def test_every_screen_fits_its_borders_and_shows_whole_key_hints(demo_repo, term
     finally:
         terminal.close()
     assert not walk.problems, "\n".join(walk.problems)
-    assert len(walk.visited) >= 20
+    assert len(walk.visited) >= 24
 
 
 @pytest.mark.parametrize("variable", ["NO_COLOR=1"])

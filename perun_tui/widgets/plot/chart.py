@@ -48,7 +48,7 @@ class ChartView(PictureWidget):
 
     def render(self) -> Text:
         if self.picture is None:
-            return Text(self.waiting_text, style="dim")
+            return Text(self.placeholder(), style="dim")
         return self.picture
 
     def picture_shown(self) -> None:

@@ -89,7 +89,7 @@ class FlameView(PictureWidget):
         width = self.size.width
         base = self.rich_style
         if self.picture is None:
-            return Strip([Segment(fit(self.waiting_text if y == 0 else "", width), base)])
+            return Strip([Segment(fit(self.placeholder() if y == 0 else "", width), base)])
         layout, theme = self.picture
         if y == 0:
             graph = self.model

@@ -125,7 +125,7 @@ class HeapView(PictureWidget):
         width = self.size.width
         base = self.rich_style
         if self.picture is None:
-            return Strip([Segment(fit(self.waiting_text if y == 0 else "", width), base)])
+            return Strip([Segment(fit(self.placeholder() if y == 0 else "", width), base)])
         layout, theme = self.picture
         if y == 0:
             style = base + self.get_component_rich_style("heap--header", partial=True)

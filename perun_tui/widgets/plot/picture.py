@@ -33,6 +33,10 @@ VIEW_PHRASES = {
 }
 
 
+#: the smallest canvas a picture is drawn on
+MIN_WIDTH, MIN_HEIGHT = 20, 5
+
+
 class PictureWidget(Widget, can_focus=True):
     """A picture of a model drawn in a worker at the widget's size; the old one stays until the new is ready."""
 
@@ -43,7 +47,6 @@ class PictureWidget(Widget, can_focus=True):
         self.view = ""
         self.picture: Any = None
         self._wanted: tuple | None = None
-        self._retry = False
         #: what stands where the picture will be: "drawing…", or why it cannot be drawn at this size
         self.waiting_text = "drawing…"
 
@@ -87,17 +90,16 @@ class PictureWidget(Widget, can_focus=True):
         width, height = self.canvas_size
         if self.model is None:
             return
-        if width < 20 or height < 5:
-            # not laid out yet (just switched to): once more after the next refresh; still too small
-            # then, say so (a resize asks again)
-            if not self._retry:
-                self._retry = True
-                self.call_after_refresh(self.request)
-            elif self.picture is None:
-                self.waiting_text = f"too small to draw ({width}x{height}; needs 20x5)"
+        if width < MIN_WIDTH or height < MIN_HEIGHT:
+            # 0x0: not laid out yet (just switched to, or the layout not done yet on a busy machine):
+            # the first paint with room asks again (placeholder).  Else really too small: say so
+            # (a resize asks again)
+            self._wanted = None
+            if self.picture is None:
+                self.waiting_text = ("drawing…" if not width or not height
+                                     else f"too small: {width}x{height}, needs at least {MIN_WIDTH}x{MIN_HEIGHT}")
                 self.refresh()
             return
-        self._retry = False
         self.waiting_text = "drawing…"
         state = self.state_key()
         key = (*self.model_key, *state, width, height, theme_key(self.app))
@@ -136,6 +138,18 @@ class PictureWidget(Widget, can_focus=True):
 
     def on_resize(self, event: events.Resize) -> None:
         self.request()
+
+    def placeholder(self) -> str:
+        """What stands where no picture is yet; painted with room it was never asked for, it asks.
+
+        A Resize is not the only moment a widget gets its size: asked while the layout still gave
+        it 0x0, it waited for a Resize that had already come.  Being painted means being laid out.
+        """
+        width, height = self.canvas_size
+        asked = self._wanted is not None and self._wanted[-3:-1] == (width, height)
+        if self.model is not None and not asked and width >= MIN_WIDTH and height >= MIN_HEIGHT:
+            self.call_later(self.request)
+        return self.waiting_text
 
     def status(self, text: str) -> None:
         self.post_message(PlotStatus(escape_controls(text)))
