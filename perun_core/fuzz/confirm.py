@@ -211,11 +211,23 @@ def _scale_points(executor: Executor, build, start: int, limit: int, cap: float,
         took = last * max(factor, 2.0) ** steps
         return took * (3 if took < 0.25 else 1)
 
+    def past_the_cap(k: int) -> bool:
+        """Whether the run at ``k`` is foreseen to take more than twice the cap: it would only be killed (at the
+        analysis' hang timeout, up to a quarter of its time: an exponential doubled from a run near the cap
+        spent that on one run and left no time for the counts between) and bound the range, which the
+        foresight bounds at no cost."""
+        below = [p for c, p in points.items() if c < k]
+        if not below:
+            return False
+        largest = max(below, key=lambda p: p.count)
+        stretch = largest.took / max(largest.wall, 1e-3)  # wall seconds per second compared with the cap
+        return foreseen(k) > 2 * cap * max(stretch, 1.0)
+
     def probe(k: int) -> bool:
         """Measure at ``k``; False when it is too slow or too big (then it bounds the range)."""
         nonlocal over
         data = build(k)
-        if len(data) > limit or time.monotonic() + foreseen(k) > end:
+        if len(data) > limit or time.monotonic() + foreseen(k) > end or past_the_cap(k):
             over = k if over is None else min(over, k)
             return False
         try:
