@@ -211,18 +211,37 @@ def _scale_points(executor: Executor, build, start: int, limit: int, cap: float,
         took = last * max(factor, 2.0) ** steps
         return took * (3 if took < 0.25 else 1)
 
+    def wall_bound(k: int) -> float | None:
+        """Twice the cap in wall seconds at the load the largest point below ``k`` met (None without one): a
+        run past it only bounds the range, so it is not started when foreseen past it, and killed there."""
+        below = [p for c, p in points.items() if c < k]
+        if not below:
+            return None
+        largest = max(below, key=lambda p: p.count)
+        stretch = largest.took / max(largest.wall, 1e-3)  # wall seconds per second compared with the cap
+        return 2 * cap * max(stretch, 1.0)
+
     def probe(k: int) -> bool:
-        """Measure at ``k``; False when it is too slow or too big (then it bounds the range)."""
+        """Measure at ``k``; False when it is too slow or too big (then it bounds the range).  A run foreseen
+        past :func:`wall_bound` is not started and one that gets there is killed: an exponential doubled past
+        the cap, or halfway there, ran until the analysis' kill timeout (up to a quarter of its time) and left no
+        time for the counts between (sqlparse's and multipart's backslashes got 8, 16 and 32 only)."""
         nonlocal over
         data = build(k)
-        if len(data) > limit or time.monotonic() + foreseen(k) > end:
+        bound = wall_bound(k)
+        if len(data) > limit or time.monotonic() + foreseen(k) > end or (bound is not None and foreseen(k) > bound):
             over = k if over is None else min(over, k)
             return False
+        kill = executor.hang_timeout
+        if bound is not None and bound < kill:
+            executor.set_hang_timeout(bound)
         try:
             outcome = _measure_point(executor, data, metric)
         except Interrupted:
             over = k if over is None else min(over, k)
             return False
+        finally:
+            executor.set_hang_timeout(kill)
         spent = outcome.wall if metric == "wall" else outcome.cpu
         if outcome.hang or spent > cap:
             over = k if over is None else min(over, k)

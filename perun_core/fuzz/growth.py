@@ -220,8 +220,7 @@ def _best_fit(ns, ys, kind: str, offset: float) -> _Fit:
     low, high = terms[max(at - 1, 0)], terms[min(at + 1, len(terms) - 1)]
     for i in range(41):
         term = low + (high - low) * i / 40
-        column = (ns / ns[-1]) ** term if kind == "power" else np.exp((ns - ns[-1]) * math.log(term))
-        coefficients, rss = _nnls_fit(ns, ys, column, offset)
+        coefficients, rss = _nnls_fit(ns, ys, _term_column(ns, kind, term), offset)
         if rss < best.rss - 1e-15:
             best = _Fit(round(term, 3), coefficients, rss)  # type: ignore[arg-type]
     return best
@@ -254,6 +253,23 @@ def fit_growth(counts: Sequence[int], costs: Sequence[float], base: float, noise
     the part): the fastest such term names the order, the exponential one
     only when it fits clearly better than every power.  No term above the
     noise is a constant cost, which is no growth.
+
+    An order above linear must be carried by more than the largest point.
+    One point above the noise, however high (a burst of load during the
+    longest run, a one-off cost), is fitted best by the steepest term of the
+    grid, n^8, which is flat below it; the shape of a growth shows only
+    between two points.  So a faster term is believed only when (1) it
+    already makes more than the noise of the cost at the second-largest
+    count (the measured rise from there to the largest count is then the
+    rise the order claims, not the noise of one run), and (2) fitted with
+    the same exponent (or factor) on the points without the largest one it
+    still makes more than the noise of their largest cost (the points
+    below the top grow that way too, rather than lie on a straight line
+    the top point leaves).  Otherwise the
+    largest point is left out and the rest decide, by the same rule (fewer
+    than :data:`MIN_POINTS` left: not measurable).  A true power or
+    exponential measured over several points passes both; a linear cost
+    with one high point at the top is linear.
     """
     import numpy as np  # lazy, as above
 
@@ -262,14 +278,56 @@ def fit_growth(counts: Sequence[int], costs: Sequence[float], base: float, noise
         return Growth("not measurable", None, None, None, False)
     ns = np.array([float(k) for k, _ in points])
     ys = np.array([c for _, c in points])
+    while True:
+        growth, term = _fit(ns, ys, base, noise)
+        if term is None or _carried_below_the_top(ns, ys, growth.model, term, base, noise):
+            return growth
+        ns, ys = ns[:-1], ys[:-1]
+        if len(ns) < MIN_POINTS:
+            return Growth("not measurable", None, None, None, False)
+
+
+def _term_column(ns, model: str, term: float):
+    """The fast term's column over ``ns``, 1 at the largest count: ``(n/n_max)^p`` or ``r^(n-n_max)``."""
+    import numpy as np  # lazy, as above
+
+    return (ns / ns[-1]) ** term if model == "power" else np.exp((ns - ns[-1]) * math.log(term))
+
+
+def _carried_below_the_top(ns, ys, model: str, term: float, base: float, noise: float) -> bool:
+    """Whether the fast term (``model`` "power" or "exponential" with ``term``, fitted on every point) shows
+    below the largest count: it makes more than the noise of the cost at the second-largest count, and fitted
+    again on the points without the largest one (same exponent or factor) it still makes more than the noise
+    of their largest cost."""
+    relative_floor = max(3 * noise, 0.05)
+    offset = _offset(ys, base, noise)
+    coefficients, _ = _nnls_fit(ns, ys, _term_column(ns, model, term), offset)
+    if coefficients[2] * _term_column(ns, model, term)[-2] <= relative_floor * float(ys[-2]):
+        return False
+    rest, rest_ys = ns[:-1], ys[:-1]
+    coefficients, _ = _nnls_fit(rest, rest_ys, _term_column(rest, model, term), _offset(rest_ys, base, noise))
+    return coefficients[2] > relative_floor * float(rest_ys[-1])
+
+
+def _offset(ys, base: float, noise: float) -> float:
+    """The least constant of a fit: the measured cost without the part, less its noise (never above the cost at
+    the smallest count)."""
+    return max(0.0, min(max(base, 0.0), float(ys[0])) * (1 - max(3 * noise, 0.05)))
+
+
+def _fit(ns, ys, base: float, noise: float) -> tuple[Growth, float | None]:
+    """The fit of :func:`fit_growth` on the points ``ns``, ``ys`` (sorted by count, at least three), and the
+    power or factor per step of its term faster than linear (None when the order named is linear or none)."""
+    import numpy as np  # lazy, as above
+
     relative_floor = max(3 * noise, 0.05)
     top = float(ys[-1])
     if top - max(base, 0.0) <= relative_floor * max(base, 1e-12) and top <= (1 + relative_floor) * float(ys[0]):
-        return Growth("constant", None, None, None, False)
+        return Growth("constant", None, None, None, False), None
     # the constant is at least the measured cost without the part (less its noise): left free, a smaller
     # constant plus a flatter power fits a quadratic over the few-fold range of counts measured as well as the
     # truth does, once the points carry a few per cent of noise (2 fitted as 1.4 on a busy machine)
-    offset = max(0.0, min(max(base, 0.0), float(ys[0])) * (1 - relative_floor))
+    offset = _offset(ys, base, noise)
     linear_coefficients, linear_rss = _nnls_fit(ns, ys, None, offset)
     power = _best_fit(ns, ys, "power", offset)
     exponential = _best_fit(ns, ys, "exponential", offset)
@@ -285,14 +343,15 @@ def fit_growth(counts: Sequence[int], costs: Sequence[float], base: float, noise
     if significant(exp_part) and exponential.rss < 0.5 * power.rss and exponential.rss < 0.5 * linear_rss:
         # no power exponent: the factor per repetition says how fast it grows
         return Growth("exponential", None, "exponential", r_square(exponential.rss), exponential.term > 1.0,
-                      per_step=round(exponential.term, 4))
+                      per_step=round(exponential.term, 4)), exponential.term
     power_part = power.coefficients[2]
     if significant(power_part) and power.rss < 0.5 * linear_rss:
         order = _order_name(power.term)
-        return Growth(order, power.term, "power", r_square(power.rss), power.term >= SUPERLINEAR)
+        return Growth(order, power.term, "power", r_square(power.rss), power.term >= SUPERLINEAR), \
+            (power.term if order != "linear" else None)
     if significant(linear_coefficients[1]):
-        return Growth("linear", 1.0, "linear", r_square(linear_rss), False)
-    return Growth("constant", None, None, None, False)
+        return Growth("linear", 1.0, "linear", r_square(linear_rss), False), None
+    return Growth("constant", None, None, None, False), None
 
 
 def finding_rank(growth: Growth | None) -> tuple[float, bool]:

@@ -157,6 +157,11 @@ class Executor:
     def __exit__(self, *exc: object) -> None:
         self.close()
 
+    @property
+    def hang_timeout(self) -> float:
+        """Wall seconds after which the runs started now are killed."""
+        return self._all[0].runs.timeout
+
     def set_hang_timeout(self, seconds: float) -> None:
         """Kill the runs started from now on after ``seconds`` of wall time."""
         for slot in self._all:

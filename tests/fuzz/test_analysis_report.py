@@ -18,6 +18,12 @@ class QuadraticInX:
     def __init__(self, stretch: float) -> None:
         self.stretch = stretch
 
+    #: wall seconds after which a run would be killed (none of these runs is that long)
+    hang_timeout = 60.0
+
+    def set_hang_timeout(self, seconds: float) -> None:
+        self.hang_timeout = seconds
+
     def measure(self, data: bytes) -> Measurement:
         cpu = 0.1 + 1e-4 * data.count(b"x") ** 2
         return Measurement(cpu, cpu * self.stretch, 0, False)
