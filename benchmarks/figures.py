@@ -133,7 +133,8 @@ def _accuracy(short: str, method: str) -> dict[str, Figure]:
 
 FIGURES: dict[str, Figure] = {
     "help.wall": Figure("help", "scenarios/help/perun_core_help/median", "perun-core --help, wall (median)"),
-    "validate.1m": Figure("validate", "validate_s/median", "validating 1,000,000 packed resources (median)"),
+    "validate.1m": Figure("validate", "validate_s/median", "validating 1,000,000 packed resources (median)",
+                          " ms", 1, 1000.0),
     "demo.build": Figure("demo", "results/0/seconds", "building the collected demo once", " s", 0),
     "formats.postprocess.compact.wall": Figure("formats", "results/postprocess/compact/wall_s/median",
                                                "postprocessby regression_analysis -m full, compact input: wall"),
