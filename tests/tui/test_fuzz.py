@@ -59,14 +59,19 @@ async def test_fuzzing_from_the_palette_shows_progress_and_esc_cancels(demo_repo
         assert not isinstance(app.screen, FuzzScreen)
 
 
+async def open_fuzz_form(app, pilot) -> None:
+    """The fuzz screen opened on a settled app, once its form is there."""
+    await settle(pilot)
+    app.push_screen(FuzzScreen())
+    await wait_until(pilot, lambda: isinstance(app.screen, FuzzScreen) and bool(app.screen.query("#field-cmd")))
+
+
 async def test_the_form_has_the_focus_and_the_pane_until_a_start(demo_repo):
     """Keys typed at once go into the first field; no sparkline block or empty table before a start; at 40x12
     every field is reachable with tab."""
     app = PerunApp(demo_repo)
     async with app.run_test(size=(40, 12)) as pilot:
-        await settle(pilot)
-        app.push_screen(FuzzScreen())
-        await wait_until(pilot, lambda: isinstance(app.screen, FuzzScreen) and bool(app.screen.query("#field-cmd")))
+        await open_fuzz_form(app, pilot)
         await pilot.pause()
         screen = app.screen
         first = screen.query_one("#field-cmd", Input)
@@ -92,9 +97,7 @@ async def test_the_form_shows_the_unit_of_every_amount(demo_repo):
     assert all(p.unit for p in amounts), [p.name for p in amounts if not p.unit]  # the seed is a number, no amount
     app = PerunApp(demo_repo)
     async with app.run_test(size=(80, 24)) as pilot:
-        await settle(pilot)
-        app.push_screen(FuzzScreen())
-        await wait_until(pilot, lambda: isinstance(app.screen, FuzzScreen) and bool(app.screen.query("#field-cmd")))
+        await open_fuzz_form(app, pilot)
         await settle(pilot)
         screen = app.screen
         for param in amounts:
@@ -127,9 +130,7 @@ async def test_a_unit_stands_next_to_its_field_at_120_columns(demo_repo):
     right of the value it belongs to: a field is as wide as a value needs, its unit next to it."""
     app = PerunApp(demo_repo)
     async with app.run_test(size=(120, 40)) as pilot:
-        await settle(pilot)
-        app.push_screen(FuzzScreen())
-        await wait_until(pilot, lambda: isinstance(app.screen, FuzzScreen) and bool(app.screen.query("#field-cmd")))
+        await open_fuzz_form(app, pilot)
         await settle(pilot)
         screen = app.screen
         for name in ("timeout", "max_size", "calibration"):
@@ -157,9 +158,7 @@ async def test_a_tab_between_fields_restyles_the_two_fields_not_the_whole_pane(d
     focus enters or leaves a pane."""
     app = PerunApp(demo_repo)
     async with app.run_test(size=(80, 24)) as pilot:
-        await settle(pilot)
-        app.push_screen(FuzzScreen())
-        await wait_until(pilot, lambda: isinstance(app.screen, FuzzScreen) and bool(app.screen.query("#field-cmd")))
+        await open_fuzz_form(app, pilot)
         await settle(pilot)
         pane = app.screen.query_one("#field-cmd").query_ancestor(".pane")
         assert pane.has_class("-focus-within")
