@@ -350,7 +350,11 @@ class RuleChoice:
         if getattr(self.rule, "wants_dictionary", False):
             self.params = {**self.params, "dictionary": tuple(tokens)}
 
-    def apply(self, data: bytes, rng: random.Random) -> bytes | None:
+    def apply(self, data: bytes, rng: random.Random, room: int | None = None) -> bytes | None:
+        """``data`` mutated, or None; a rule that asks for it (``wants_room``) learns how many bytes the result may
+        add (``room``), so that it does not build what the size limit would throw away."""
+        if room is not None and getattr(self.rule, "wants_room", False):
+            return self.rule.mutate(data, rng, {**self.params, "room": room})
         return self.rule.mutate(data, rng, self.params)
 
 

@@ -301,7 +301,7 @@ class _Search:
         while len(used) < depth and attempts < depth * 3:
             attempts += 1
             rule = by_name[self.rng.choices(names, weights)[0]]
-            mutated = rule.apply(data, self.rng)
+            mutated = rule.apply(data, self.rng, limit - len(data))
             if mutated is None or mutated == data or len(mutated) > limit:
                 continue
             data = mutated

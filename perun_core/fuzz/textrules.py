@@ -16,6 +16,7 @@ The dictionary reaches a rule through its parameters: a rule with
 
 from __future__ import annotations
 
+import itertools
 import math
 import random
 import re
@@ -261,15 +262,23 @@ def _variants(item: str, count: int, rng: random.Random) -> list[str] | None:
         chosen.append(positions.pop())
         room *= len(_alphabet(item[chosen[-1]]))
     count = min(count, room - 1)
+    # the item cut at the counter's positions: a variant joins the pieces around its own characters, so a long
+    # item (a whole line) is not copied character by character for each variant
+    ordered = sorted(range(len(chosen)), key=lambda k: chosen[k])
+    cuts = [chosen[k] for k in ordered]
+    pieces = [item[start + 1:end] for start, end in zip([-1] + cuts, cuts + [len(item)])]
+    alphabets = [_alphabet(item[at]) for at in chosen]
     variants = []
     for number in range(1, count + 1):
-        chars = list(item)
+        digits = []
         rest = number
-        for at in chosen:
-            alphabet = _alphabet(item[at])
+        for at, alphabet in zip(chosen, alphabets):
             rest, digit = divmod(rest, len(alphabet))
-            chars[at] = alphabet[(alphabet.index(item[at]) + digit) % len(alphabet)]
-        variants.append("".join(chars))
+            digits.append(alphabet[(alphabet.index(item[at]) + digit) % len(alphabet)])
+        parts = [pieces[0]]
+        for k, piece in zip(ordered, pieces[1:]):
+            parts += [digits[k], piece]
+        variants.append("".join(parts))
     return variants
 
 
@@ -279,6 +288,7 @@ class RepeatVaried(_TextRule):
                "digits), or put them in place of the words or lines after it: many similar keys fill one hash "
                "bucket or one comparison chain.")
     params = (Param("times", "int", 4096, "Most variants added at once.", minimum=1, maximum=1_000_000),)
+    wants_room = True
 
     def mutate(self, data, rng, params):
         text = data.decode("utf-8", "surrogateescape")
@@ -292,12 +302,25 @@ class RepeatVaried(_TextRule):
         start, end = spans[index]
         separator = "\n" if lines else text[end:end + 1] if end < len(text) and text[end].isspace() else " "
         count = _times(rng, params["times"]) if params["times"] >= 2 else 1
+        following = spans[index + 1:index + 1 + count]
+        # in place of the items after it: an input at the size limit can still trade copies for variants
+        in_place = bool(following) and rng.random() < 0.5
+        room = params.get("room")
+        if in_place:
+            if room is not None:
+                # a variant put in place of a shorter item grows the input by the difference
+                grown = itertools.accumulate((end - start) - (last - first) for first, last in following)
+                following = following[:sum(1 for _ in itertools.takewhile(lambda size: size <= room, grown))]
+            count = len(following)
+        elif room is not None:
+            # no more copies than the size limit keeps
+            count = min(count, room // (end - start + len(separator)))
+        if count < 1:
+            return None
         variants = _variants(text[start:end], count, rng)
         if variants is None:
             return None
-        following = spans[index + 1:index + 1 + len(variants)]
-        if following and rng.random() < 0.5:
-            # in place of the items after it: an input at the size limit can still trade copies for variants
+        if in_place:
             pieces, at = [], 0
             for (first, last), variant in zip(following, variants):
                 pieces += [text[at:first], variant]

@@ -108,7 +108,7 @@ def test_the_cli_finds_a_quadratic_program_and_fits_its_order_within_the_budget(
     budget = 60
     done = subprocess.run([sys.executable, "-m", "perun_core.cli.entry", "fuzz", "-b", str(program), "-w", "seed.txt",
                            "-o", "out", "-t", str(budget), "--seed", "3", "-np", "--profiles", "0",
-                           "--metric", "cpu", "-ht", "2"],
+                           "--metric", "cpu", "-ht", "2", "--stop-at", "10"],
                           cwd=tmp_path, capture_output=True, text=True, timeout=600)
     assert done.returncode == 0, done.stderr
     results = json.loads((tmp_path / "out" / "results.json").read_text())

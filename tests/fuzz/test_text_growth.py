@@ -97,6 +97,17 @@ def test_repeat_varied_also_puts_its_variants_in_place_of_the_items_after_the_on
         assert changed and len(set(changed)) == len(changed)
 
 
+
+@settings(max_examples=60, deadline=None)
+@given(st.integers(1, 400), st.integers(0, 2**32 - 1))
+def test_repeat_varied_adds_no_more_than_the_room_the_size_limit_leaves(room, seed):
+    # a long line (a whole input without newlines) and a short one: what the search would throw away for its size
+    # is never built, whichever item is varied
+    data = (" ".join(f"entry_{i:04d}" for i in range(300)) + "\nkey_001\n").encode()
+    rule = next(r for r in TEXT_RULES if r.name == "repeat-varied")
+    out = rule.apply(data, random.Random(seed), room)
+    assert out is None or len(out) <= len(data) + room
+
 def test_the_dictionary_holds_the_seeds_punctuation_words_and_the_dict_file():
     tokens = seed_dictionary([b"key = \"value\" # caf\xc3\xa9"], [b"<!--"])
     assert b'"' in tokens and b"#" in tokens and b"key" in tokens and "\u00e9".encode() in tokens
