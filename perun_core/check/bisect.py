@@ -22,9 +22,10 @@ Profiles stored at a commit for every selected job (registered, or pending
 with the commit as origin) are used instead of measuring; the commit is then
 placed against GOOD's and BAD's stored profiles, and measured only if that
 leaves it undecided.  Finally the boundary, the first bad commit and its
-parent, is measured again in a fresh window of its own: the result is
-``certain`` only if that re-check agrees and no set-aside commit lies
-between them.  Measured profiles are registered at their commits with
+parent, is measured again in a fresh window of its own; a parent the search
+set aside that measures bad there becomes the first bad commit, and its own
+parent is measured again.  The result is ``certain`` only if the re-check
+agrees and no set-aside commit lies between them.  Measured profiles are registered at their commits with
 ``register`` (the first window's, one per job); otherwise nothing is kept.
 """
 
@@ -497,24 +498,32 @@ def _search(worker: _Bisector, line: list[str], first: BisectStep) -> BisectResu
         else:
             lo = index
         worker.emit(BisectTested(step, len([i for i in range(lo + 1, hi) if i not in aside])))
-    culprit, parent = line[hi], line[hi - 1]
-    candidates = tuple(line[i] for i in range(lo + 1, hi))
     measured = {s.commit for s in steps if not s.reused}
-    again = [sha for sha in (parent, culprit) if sha not in (worker.good, worker.bad) and sha in measured]
-    doubts = []
-    if again:
-        rechecked = worker.test(again, use_stored=False, recheck=True)
-        expected = {parent: "good", culprit: "bad"}
-        for sha in again:
-            step = rechecked[sha]
-            steps.append(step)
-            worker.emit(BisectTested(step, 0))
-            if step.verdict != expected[sha]:
-                doubts.append(f"{sha[:7]} was {step.verdict} on re-check (expected {expected[sha]})")
-        if parent in again and rechecked[parent].verdict == "good":
-            # the culprit's parent measured good: a commit set aside before it cannot be the first bad one
-            # (a parent left undecided by the search and good on re-check listed itself as a doubt)
-            candidates = ()
+    rechecked: dict[str, BisectStep] = {}
+    while True:
+        culprit, parent = line[hi], line[hi - 1]
+        again = [sha for sha in (parent, culprit)
+                 if sha not in (worker.good, worker.bad) and sha in measured and sha not in rechecked]
+        if again:
+            for sha, step in _ordered(worker.test(again, use_stored=False, recheck=True), again):
+                rechecked[sha] = step
+                steps.append(step)
+                worker.emit(BisectTested(step, 0))
+        # a parent the search set aside (undecided, e.g. on a busy machine) and bad on re-check is the first bad
+        # commit as far as the boundary shows: the boundary moves back to it and its own parent is re-checked
+        if hi - 1 in aside and parent in rechecked and rechecked[parent].verdict == "bad":
+            aside.discard(hi - 1)
+            hi, findings = hi - 1, rechecked[parent].findings
+            continue
+        break
+    candidates = tuple(line[i] for i in range(lo + 1, hi) if i in aside)
+    expected = {parent: "good", culprit: "bad"}
+    doubts = [f"{sha[:7]} was {rechecked[sha].verdict} on re-check (expected {expected[sha]})"
+              for sha in (parent, culprit) if sha in rechecked and rechecked[sha].verdict != expected[sha]]
+    if parent in rechecked and rechecked[parent].verdict == "good":
+        # the culprit's parent measured good: a commit set aside before it cannot be the first bad one
+        # (a parent left undecided by the search and good on re-check listed itself as a doubt)
+        candidates = ()
     if candidates:
         doubts.append("commits set aside lie before it: " + ", ".join(c[:7] for c in candidates))
     parent_findings: tuple[Finding, ...] = ()
@@ -525,10 +534,17 @@ def _search(worker: _Bisector, line: list[str], first: BisectStep) -> BisectResu
                    doubt="; ".join(doubts) or None)
 
 
+def _ordered(steps: dict[str, BisectStep], shas: Sequence[str]) -> list[tuple[str, BisectStep]]:
+    """``steps`` in the order of ``shas`` (the order they were measured in)."""
+    return [(sha, steps[sha]) for sha in shas if sha in steps]
+
+
 def _result(worker: _Bisector, culprit: str | None, findings: Sequence[Finding],
             parent_findings: Sequence[Finding], steps: list[BisectStep], line: list[str],
             candidates: tuple[str, ...], *, certain: bool, doubt: str | None = None) -> BisectResult:
+    # a commit the search set aside but its re-check placed is no longer skipped
+    placed = {s.commit for s in steps if s.recheck and s.verdict in ("good", "bad")}
     skipped = tuple((s.commit, s.reason or "") for s in steps
-                    if s.verdict in ("skipped", "undecided") and not s.recheck)
+                    if s.verdict in ("skipped", "undecided") and not s.recheck and s.commit not in placed)
     return BisectResult(worker.good, worker.bad, culprit, tuple(findings), tuple(parent_findings), skipped,
                         tuple(steps), worker.collections, len(line), candidates, worker.registered, certain, doubt)

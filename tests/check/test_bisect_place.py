@@ -75,3 +75,23 @@ def test_a_parent_set_aside_by_the_search_and_good_on_re_check_leaves_no_doubt()
     result = _search(_ScriptedBisector(line, search, {"c3": "undecided", "c4": "bad"}), line, first)
     assert result.culprit == "c4" and result.candidates == ("c2", "c3") and not result.certain
     assert "commits set aside lie before it: c2, c3" in result.doubt
+
+
+def test_a_parent_set_aside_by_the_search_and_bad_on_re_check_becomes_the_culprit():
+    """CI under load: the slow commit was undecided in the search (0.87 of the way to BAD), the next one bad; the
+    re-check found the undecided one bad, yet the answer named the later commit and called itself uncertain."""
+    from perun_core.check.bisect import BisectStep, _search
+
+    line = ["g", "c1", "c2", "c3", "c4", "c5", "b"]
+    search = {"c3": "undecided", "c2": "good", "c4": "bad", "c1": "good", "c5": "bad"}
+    first = BisectStep("b", "bad", False)
+    worker = _ScriptedBisector(line, search, {"c2": "good", "c3": "bad", "c4": "bad"})
+    result = _search(worker, line, first)
+    assert result.culprit == "c3" and result.candidates == () and result.certain, result
+    # the boundary moved back one commit, so its new parent was re-checked too; c3 is no longer listed as skipped
+    assert [s.commit for s in result.steps if s.recheck] == ["c3", "c4", "c2"]
+    assert "c3" not in [sha for sha, _why in result.skipped]
+    # its parent undecided on re-check: c3 stays the answer, uncertain
+    worker = _ScriptedBisector(line, search, {"c2": "undecided", "c3": "bad", "c4": "bad"})
+    result = _search(worker, line, first)
+    assert result.culprit == "c3" and not result.certain and "c2 was undecided on re-check" in result.doubt

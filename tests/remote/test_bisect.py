@@ -48,10 +48,14 @@ def test_bisect_names_the_slow_commit_and_rechecks_it(tmp_path):
     assert f"re-check: {shas[SLOW_FROM - 1][:7]} is good" in out.stderr, out.stderr
     # the findings against GOOD and against the parent (which places degrade certainly is the strategy's call)
     assert "against its parent: " in out.stdout and "Degradation at ./app [" in out.stdout, out.stdout
-    # --register kept one merged profile of each job at each measured commit (GOOD, BAD, c1, c3, c4)
-    assert ", 5 profiles registered" in out.stdout, out.stdout
+    # --register kept one merged profile of each job at each measured commit: GOOD, BAD and every commit the
+    # search collected at (c1, c3 and c4 on a quiet machine; a busy one can leave c4 undecided and test c5)
+    collected = {line.split("collecting at ")[1][:7] for line in out.stderr.splitlines() if "collecting at " in line}
     with PerunRepository(root) as repo:
-        assert [len(repo.entries_with_metadata(sha)) for sha in shas] == [1, 1, 0, 1, 1, 0, 0, 0, 1]
+        counts = {sha[:7]: len(repo.entries_with_metadata(sha)) for sha in shas}
+    assert {sha for sha, count in counts.items() if count} == collected | {shas[0][:7], shas[-1][:7]}, counts
+    assert set(counts.values()) == {0, 1} and counts[shas[2][:7]] == 0
+    assert f", {sum(counts.values())} profiles registered" in out.stdout, out.stdout
 
 
 @needs_cc
