@@ -181,10 +181,12 @@ LIST_SEARCH = """\
     import sys
 
     def search(items, target):
-        for index, item in enumerate(items):
+        # no enumerate: an index above 256 is a new int object, so the cost per element would grow with the
+        # share of such indexes (linear with a negative intercept, which a busy machine's noise can tip to n log n)
+        for item in items:
             if item == target:
-                return index
-        return -1
+                return True
+        return False
 
     def pairs(items):
         count = 0
