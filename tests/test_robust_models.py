@@ -311,7 +311,7 @@ def screened_points(draw):
     return x, values
 
 
-@settings(max_examples=200, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@settings(max_examples=100, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(screened_points())
 def test_the_screen_orders_by_x_then_value_and_flags_what_the_two_argsorts_flagged(points):
     from unittest import mock
