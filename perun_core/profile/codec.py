@@ -348,7 +348,7 @@ def _column_pieces(column: dict, dump: Callable[[Any], bytes]) -> Iterator[bytes
     yield b"}"
 
 
-def decode_content(content: bytes, *, path: Path | str | None = None) -> Profile:
+def decode_content(content: bytes | memoryview, *, path: Path | str | None = None) -> Profile:
     """Decode object content: columnar (any version we wrote) or documented JSON."""
     try:
         doc = fastjson.loads(content)

@@ -141,26 +141,29 @@ def object_prefix(profile_type: str, length: int) -> bytes:
     return b"%s %s %d\0" % (_SIGNATURE, profile_type.encode("utf-8"), length)
 
 
-def parse_object(raw: bytes, sha: str, path: Path | str) -> tuple[str, bytes]:
-    """Split verified, decompressed bytes into (profile type, content)."""
+def parse_object(raw: bytes, sha: str, path: Path | str) -> tuple[str, memoryview]:
+    """Split verified, decompressed bytes into (profile type, content); the content is a view into ``raw``
+    (an object's content is megabytes, which a slice would copy)."""
     end = raw.find(b"\0", 0, 512)
     if end < 0 or not raw.startswith(_SIGNATURE + b" "):
         raise CorruptObject(sha, path, "missing 'profile <type> <length>' header")
     fields = raw[len(_SIGNATURE) + 1 : end].rsplit(b" ", 1)
     if len(fields) != 2 or not fields[1].isdigit():
         raise CorruptObject(sha, path, "malformed header")
-    content = raw[end + 1 :]
+    content = memoryview(raw)[end + 1 :]
     if int(fields[1]) != len(content) and int(fields[1]) != _characters(content):
         raise CorruptObject(sha, path, f"header says {int(fields[1])} bytes, object holds {len(content)}")
     return fields[0].decode("utf-8", "replace"), content
 
 
-def _characters(content: bytes) -> int:
+def _characters(content: bytes | memoryview) -> int:
     """How many characters the UTF-8 ``content`` holds (-1 if it is not UTF-8).
 
     The original Perun's object header counts the characters of the JSON,
     not its bytes; the two differ only for text outside ASCII.
     """
+    if isinstance(content, memoryview):
+        content = content.tobytes()
     if content.isascii():
         return len(content)
     try:
@@ -217,8 +220,8 @@ class ObjectStore:
         atomic_write(path, compressed)
         return sha
 
-    def read_raw(self, sha: str) -> tuple[str, bytes]:
-        """(profile type, content) of a verified object."""
+    def read_raw(self, sha: str) -> tuple[str, memoryview]:
+        """(profile type, content) of a verified object; the content is a view of the decompressed bytes."""
         return parse_object(verified_raw(self._stored(sha), sha, self.path_of(sha)), sha, self.path_of(sha))
 
     def read_profile(self, sha: str) -> Profile:
