@@ -289,9 +289,10 @@ def profile_of_object(compressed: bytes, sha: str, path: Path | str) -> Profile:
     from ..profile.codec import decode_content
     from ..profile.validate import validate_profile  # lazy: as the line above
 
-    _, content = parse_object(verified_raw(compressed, sha, path), sha, Path(path))
+    raw = verified_raw(compressed, sha, path)
+    _, content = parse_object(raw, sha, Path(path))
     try:
-        return validate_profile(decode_content(content, path=path), path=path)
+        return validate_profile(decode_content(raw, start=len(raw) - len(content), path=path), path=path)
     except InvalidProfile as exc:
         key = f"key '{exc.key}': " if exc.key else ""
         raise CorruptObject(sha, path, f"invalid profile: {key}{exc.reason}") from None
