@@ -10,7 +10,7 @@ import pytest
 from perun_core.errors import InvalidProfile
 from perun_core.profile import Profile
 from perun_core.profile.codec import decode_content, encode_columnar, load_profile_from_file, store_profile_at
-from perun_core.profile.columnar_parse import MEMBERS, SMALLEST_TAKEN, parse_columnar
+from perun_core.profile.columnar_parse import MEMBERS, MOST_PASSED, SMALLEST_TAKEN, parse_columnar
 from perun_core.profile.packing import DecodedText
 from perun_core.storage.objects import ObjectStore
 
@@ -102,3 +102,14 @@ def test_short_or_foreign_documents_are_not_taken_apart():
     assert parse_columnar(small) is None  # nothing long enough to take out
     assert parse_columnar(b' ' + encode_columnar(big_profile())) is None  # not as perun writes the layout
     assert parse_columnar(json.dumps({"b": "A" * 9000}).encode()) is None
+
+
+def test_a_document_of_many_other_string_members_is_left_to_the_parser_early():
+    """A frame table of many ``"function":"..."`` entries is not walked member by member: past MOST_PASSED of
+    them the whole text goes to the parser (the answer is the same, only the way to it differs)."""
+    frames = [{"function": f"f{i}", "source": "a.c"} for i in range(MOST_PASSED)]
+    few = big_profile({"frames": frames[:10]})
+    many = big_profile({"frames": frames})
+    assert parse_columnar(encode_columnar(few)) is not None  # a few strings before the columns: taken apart
+    assert parse_columnar(encode_columnar(many)) is None
+    assert decode_content(encode_columnar(many)) == many

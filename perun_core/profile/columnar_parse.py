@@ -31,6 +31,9 @@ MEMBERS = frozenset(("b", "c", "absent", "flat", "starts", "ends"))
 _MEMBER_KEYS = frozenset(member.encode("ascii") for member in MEMBERS)
 #: Values shorter than this are left to the parser: taking them out would not pay.
 SMALLEST_TAKEN = 1 << 12
+#: Other string members looked at before the document is left to the parser: a layout's own members are a few
+#: per column, but a table of a million frames (``{"function":"...",...}``) would make a million steps here.
+MOST_PASSED = 1 << 10
 
 
 def parse_columnar(buffer: bytes, start: int = 0) -> dict | None:
@@ -41,6 +44,7 @@ def parse_columnar(buffer: bytes, start: int = 0) -> dict | None:
     pieces: list[bytes] = []
     taken: list[DecodedText] = []
     copied = position = start
+    passed = 0
     while True:
         colon = buffer.find(b'":"', position)
         if colon < 0:
@@ -48,6 +52,9 @@ def parse_columnar(buffer: bytes, start: int = 0) -> dict | None:
         opening = buffer.rfind(b'"', colon - 8, colon)
         value = colon + 3
         if opening < 1 or buffer[opening + 1:colon] not in _MEMBER_KEYS or buffer[opening - 1] not in b"{,":
+            passed += 1
+            if passed > MOST_PASSED:
+                return None
             position = value
             continue
         closing = buffer.find(b'"', value)
