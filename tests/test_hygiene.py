@@ -214,3 +214,29 @@ def test_import_and_postprocessby_load_only_what_they_use(tmp_path):
     loaded, printed = command_modules(root, "postprocessby", "input.perf", "regression_analysis", "-m", "full")
     assert "Postprocessed" in printed and "perun_core.analysis.regression" in loaded
     assert not {m for m in loaded if m.startswith(POSTPROCESS_NEVER)}
+
+
+def test_postprocessby_of_a_registered_profile_loads_only_what_it_uses(tmp_path):
+    """``postprocessby 0@i`` reads the object store and HEAD's index: no git objects (HEAD is read from the ref
+    files), and on warm caches no YAML parser either, beside what postprocessing never needs."""
+    sys.path.insert(0, str(ROOT / "tests"))
+    from gitrepo import fast_linear_history
+
+    from perun_core import api
+    from perun_core.profile.model import Profile
+    from perun_core.storage.repository import PerunRepository
+
+    root = tmp_path / "project"
+    [head] = fast_linear_history(root, 1)
+    api.init(root)
+    resources = [{"uid": "f", "type": "mixed", "subtype": "time delta", "amount": 3.0 * n + 2.0,
+                  "structure-unit-size": n} for n in range(1, 40)]
+    profile = Profile.from_dict({"header": {"type": "mixed", "units": {"mixed(time delta)": "us"}, "cmd": "c"},
+                                 "snapshots": [], "global": {"timestamp": 1.0, "resources": resources}})
+    with PerunRepository(root) as repo:
+        repo.register(head, profile, "input.perf", 1.0)
+    first, printed = command_modules(root, "postprocessby", "0@i", "regression_analysis", "-m", "full")
+    assert "Postprocessed input.perf" in printed and "perun_core.storage.objects" in first
+    assert not {m for m in first if m.startswith(POSTPROCESS_NEVER)}
+    again, _ = command_modules(root, "postprocessby", "0@i", "regression_analysis", "-m", "full")
+    assert not {m for m in again if m.startswith(POSTPROCESS_NEVER + ("yaml",))}

@@ -61,6 +61,48 @@ def test_documented_json_objects_of_the_original_tool_stay_readable(tmp_path):
     assert profile.snapshots[0].resources.rows() == [{"amount": 1, "uid": "f"}]
 
 
+def store_raw(objects: Path, raw: bytes) -> str:
+    """Store ``raw`` (header and content) as an object the way any zlib writer could; returns its name."""
+    sha = hashlib.sha1(raw).hexdigest()
+    (objects / sha[:2]).mkdir(parents=True, exist_ok=True)
+    (objects / sha[:2] / sha[2:]).write_bytes(zlib.compress(raw))
+    return sha
+
+
+def test_objects_inflate_into_a_buffer_sized_by_their_header(tmp_path):
+    from perun_core.storage.objects import _inflated_size
+
+    store = ObjectStore(tmp_path)
+    profile = Profile.from_dict(time_profile(None, amounts=[0.25 * i for i in range(20000)]))
+    sha = store.write_profile(profile)
+    compressed = (tmp_path / sha[:2] / sha[2:]).read_bytes()
+    assert _inflated_size(compressed) == len(zlib.decompress(compressed))
+    assert store.read_profile(sha) == profile
+    kind, content = store.read_raw(sha)
+    assert kind == "time" and bytes(content) == zlib.decompress(compressed).split(b"\0", 1)[1]
+
+
+def test_object_header_claiming_more_than_deflate_can_make_is_not_trusted(tmp_path):
+    from perun_core.storage.objects import _inflated_size
+
+    content = b'{"header": {"type": "time"}, "snapshots": []}'
+    lying = b"profile time %d\0" % 10**15 + content
+    assert _inflated_size(zlib.compress(lying)) == zlib.DEF_BUF_SIZE  # never a petabyte buffer
+    assert _inflated_size(b"\x78\x9cnot deflate") == zlib.DEF_BUF_SIZE
+    sha = store_raw(tmp_path, lying)
+    with pytest.raises(CorruptObject, match="header says 1000000000000000 bytes"):
+        ObjectStore(tmp_path).read_profile(sha)
+
+
+def test_original_objects_whose_header_counts_characters_stay_readable(tmp_path):
+    # the original's header counts the characters of the JSON: fewer than its bytes past ASCII
+    content = '{"header": {"type": "time"}, "snapshots": [{"resources": [{"amount": 1, "uid": "f\u00e9\u00e9"}]}]}'
+    raw = b"profile time %d\0" % len(content) + content.encode("utf-8")
+    sha = store_raw(tmp_path, raw)
+    profile = ObjectStore(tmp_path).read_profile(sha)
+    assert profile.snapshots[0].resources.rows() == [{"amount": 1, "uid": "f\u00e9\u00e9"}]
+
+
 def entry(n: int, **meta) -> IndexEntry:
     return IndexEntry(1700000000.5 + n, hashlib.sha1(b"%d" % n).hexdigest(), f"prof {n}.perf", "time", "ls",
                       "-l a", "w", "time", ("normalizer", "regression analysis"), **meta)

@@ -47,6 +47,7 @@ from ..atomic import atomic_write
 from ..errors import InvalidProfile
 from ..versions import Versioned
 from . import fastjson
+from .columnar_parse import parse_columnar
 from .model import Profile, Snapshot
 from .packing import (check_codes, int_kind, pack, pack_array, packed_bytes, packed_bytes_and_text, packed_rows,
                       runs_as_rows, unpack)
@@ -100,9 +101,9 @@ def iter_json_chunks(profile: Profile, *, indent: int | None = None, with_origin
 
 
 def from_json_bytes(data: bytes | str, *, path: Path | str | None = None) -> Profile:
-    """Parse documented JSON into a profile, naming ``path`` in any error."""
+    """Parse documented JSON (or the columnar layout) into a profile, naming ``path`` in any error."""
     try:
-        parsed = fastjson.loads(data)
+        parsed = (parse_columnar(data) if type(data) is bytes else None) or fastjson.loads(data)
     except UnicodeDecodeError as exc:
         raise InvalidProfile(path, None, f"is not UTF-8 text ({exc.reason} at byte {exc.start})") from None
     except json.JSONDecodeError as exc:
@@ -348,10 +349,13 @@ def _column_pieces(column: dict, dump: Callable[[Any], bytes]) -> Iterator[bytes
     yield b"}"
 
 
-def decode_content(content: bytes, *, path: Path | str | None = None) -> Profile:
-    """Decode object content: columnar (any version we wrote) or documented JSON."""
+def decode_content(content: bytes | memoryview, *, path: Path | str | None = None, start: int = 0) -> Profile:
+    """Decode object content: columnar (any version we wrote) or documented JSON; ``start``: where the content
+    begins in ``content`` (bytes holding an object's header first)."""
     try:
-        doc = fastjson.loads(content)
+        doc = parse_columnar(content, start) if type(content) is bytes else None
+        if doc is None:
+            doc = fastjson.loads(memoryview(content)[start:] if start else content)
     except (UnicodeDecodeError, json.JSONDecodeError) as exc:
         raise InvalidProfile(path, None, f"stored content is not JSON: {exc}") from None
     except RecursionError:

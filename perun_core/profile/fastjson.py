@@ -53,19 +53,23 @@ _BEYOND_64_BITS = float(2**63)
 _VALUES_PER_BYTE = 1 / 1024
 
 
-def loads(data: bytes | str) -> Any:
-    """``json.loads(data)``, faster for UTF-8 bytes."""
-    if _orjson is not None and isinstance(data, bytes):
+def loads(data: bytes | memoryview | str) -> Any:
+    """``json.loads(data)``, faster for UTF-8 bytes.
+
+    A memoryview (of bytes) is read where it lies: the content of a stored
+    object is a view past its header, not a copy of megabytes.
+    """
+    if _orjson is not None and isinstance(data, (bytes, memoryview)):
         try:
             parsed = _orjson.loads(data)
         except _orjson.JSONDecodeError:
-            return json.loads(data)
+            return json.loads(bytes(data))
         exact = _no_wide_floats(parsed, int(len(data) * _VALUES_PER_BYTE))
         if exact is None:
-            exact = data.translate(_DIGITS_ONLY).find(_LONG_RUN) < 0
+            exact = bytes(data).translate(_DIGITS_ONLY).find(_LONG_RUN) < 0
         if exact:
             return parsed
-    return json.loads(data)
+    return json.loads(bytes(data) if isinstance(data, memoryview) else data)
 
 
 def _no_wide_floats(parsed: Any, budget: int) -> bool | None:

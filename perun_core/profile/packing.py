@@ -62,24 +62,42 @@ def int_kind(low: int, high: int) -> str:
 ITEM_SIZES = {"b": 1, "h": 2, "i": 4, "q": 8, "d": 8}
 
 
-def packed_bytes(kind: str, text: str, length: int) -> bytes:
+def packed_bytes(kind: str, text: str | DecodedText, length: int) -> bytes:
     """The bytes of a packed array of typecode ``kind`` from its base64, checked to hold ``length`` values."""
     return packed_bytes_and_text(kind, text, length)[0]
 
 
-def packed_bytes_and_text(kind: str, text: str, length: int) -> tuple[bytes, str | None]:
+class DecodedText:
+    """Base64 ``text`` (ASCII bytes) that decodes strictly to ``data``: a column member taken out of a columnar
+    document as it lies, decoded while it was taken (:mod:`perun_core.profile.columnar_parse`)."""
+
+    __slots__ = ("text", "data")
+
+    def __init__(self, text: bytes, data: bytes) -> None:
+        self.text = text
+        self.data = data
+
+
+def packed_bytes_and_text(kind: str, text: str | DecodedText, length: int) -> tuple[bytes, str | bytes | None]:
     """:func:`packed_bytes`, and ``text`` itself when it is exactly what encoding those bytes gives (else None):
-    such text can be written back as it is, without encoding megabytes again."""
+    such text can be written back as it is, without encoding megabytes again (a :class:`DecodedText`'s as
+    bytes)."""
     if kind not in ITEM_SIZES:
         raise ValueError(f"unknown array width {kind!r}")
-    if length > 0 and _encodes_zeros(text, length * ITEM_SIZES[kind]):
+    kept: str | bytes
+    if type(text) is DecodedText:
+        data, kept = text.data, text.text
+        canonical = _canonical(kept, data)
+    elif length > 0 and _encodes_zeros(text, length * ITEM_SIZES[kind]):
         return bytes(length * ITEM_SIZES[kind]), text  # type: ignore[return-value]  # _encodes_zeros: a str
-    data, canonical = _decode_base64(text)
+    else:
+        data, canonical = _decode_base64(text)
+        kept = text  # type: ignore[assignment]
     if length >= 0 and len(data) != length * ITEM_SIZES[kind]:
         raise ValueError(f"column holds {len(data) // ITEM_SIZES[kind]} values, expected {length}")
     if len(data) % ITEM_SIZES[kind]:
         raise ValueError("packed column is cut short")
-    return data, text if canonical and type(text) is str else None
+    return data, kept if canonical and (type(kept) is str or type(text) is DecodedText) else None
 
 
 #: The canonical base64 of the last one or two bytes of zeros (``A`` is six zero bits).
@@ -107,14 +125,19 @@ def _decode_base64(text: str | bytes) -> tuple[bytes, bool]:
         data = binascii.a2b_base64(text, strict_mode=True)
     except binascii.Error:
         return binascii.a2b_base64(text), False
+    return data, _canonical(text, data)
+
+
+def _canonical(text: str | bytes, data: bytes) -> bool:
+    """Whether ``text``, which decodes strictly to ``data``, is what :func:`binascii.b2a_base64` makes of it."""
     size = len(data)
     if len(text) != (size + 2) // 3 * 4:
-        return data, False
+        return False
     if not size:
-        return data, True
+        return True
     last = binascii.b2a_base64(data[(size - 1) // 3 * 3:], newline=False)
     tail = text[-4:]
-    return data, (tail.encode("ascii") if isinstance(tail, str) else tail) == last
+    return (tail.encode("ascii") if isinstance(tail, str) else tail) == last
 
 
 def check_codes(kind: str, data: bytes, count: int) -> None:
