@@ -165,10 +165,13 @@ class _Scaling:
 
     def widest_gap(self) -> int | None:
         """The geometric middle of the widest gap whose upper end is above the noise or ``over``, None without
-        one."""
+        one.  The gap up to ``over`` only while the largest count's run is far from the cap: a count beyond one
+        near it adds little range and is likely past the cap, a run that bounds the range and nothing more."""
         above = set(self.above())
         edges = sorted(set(self.points) | ({self.over} if self.over is not None else set()))
-        gaps = [(b / a, a, b) for a, b in itertools.pairwise(edges) if b - a >= 2 and (b in above or b == self.over)]
+        near = bool(self.points) and self.points[max(self.points)].wall >= _NEAR_CAP * self.cap
+        gaps = [(b / a, a, b) for a, b in itertools.pairwise(edges)
+                if b - a >= 2 and (b in above or (b == self.over and not near))]
         if not gaps:
             return None
         _, a, b = max(gaps)
