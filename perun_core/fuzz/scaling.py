@@ -4,7 +4,8 @@ The part is scaled from a few repetitions up, doubling, until a run takes
 ``cap`` seconds or the input passes the size limit; then counts between are
 measured where they add most.  Two kinds of count are added:
 
-* toward the cap: a doubling that passes the cap leaves the largest count
+* toward the cap: a doubling that passes the cap (or is foreseen to, when
+  the last one rose faster than a cubic would) leaves the largest count
   measured far below it when the cost grows steeply.  An exponential's next
   doubling is always far past the cap (a cost of 0.6 s at 32 repetitions,
   growing 1.6-fold per repetition, is hours at 64), so doubling alone gave
@@ -137,9 +138,31 @@ class _Scaling:
         self.points[k] = Point(k, data, outcome.value(self.metric), spent, outcome.wall)
         return True
 
+    def _rises(self) -> tuple[float, dict[int, float]]:
+        """The seconds of each point's run that depend on the count (over the start-up: the cost without the
+        part in seconds, at most the cheapest run's), and the least such seconds that the noise cannot make."""
+        cheapest = min(self.points.values(), key=lambda p: p.wall)
+        startup = min(cheapest.wall, self.base * cheapest.wall / max(cheapest.cost, 1e-12))
+        floor = max(startup, 1e-3) * self.floor / max(self.base, 1e-12)
+        return floor, {c: p.wall - startup for c, p in self.points.items()}
+
+    def steeper_than_cubic(self) -> bool:
+        """Whether the cost over the start-up rose more than a cubic's from the second-largest count to the
+        largest (the one below taken at the noise when it is within it): then the next doubling is foreseen
+        far past the cap, not run (an exponential's run there only bounds the range, at twice the cap)."""
+        if len(self.points) < 2:
+            return False
+        floor, rises = self._rises()
+        top, previous = sorted(self.points)[-1], sorted(self.points)[-2]
+        if rises[top] <= floor:
+            return False
+        per_doubling = math.log(rises[top] / max(rises[previous], floor)) / math.log2(top / previous)
+        return per_doubling > 3.5 * math.log(2.0)
+
     def toward_cap(self) -> int | None:
         """The next count toward the cap (see the module's docstring), None when the largest count measured
-        is near the cap already or right below ``over``."""
+        is near the cap already or right below ``over``.  When the count below the largest is within the
+        noise, the rise per repetition is unknown: a step of a sixteenth of the interval left tells it."""
         if self.over is None or not self.points:
             return None
         top = max(self.points)
@@ -147,21 +170,19 @@ class _Scaling:
             return None
         middle = (top + self.over) // 2
         below = [c for c in self.points if c < top]
-        startup = min(p.wall for p in self.points.values())
-        # the seconds of a run that depend on the count, and the least of them that the noise cannot make
-        floor = startup * self.floor / max(self.base, 1e-12)
-        rise = self.points[top].wall - startup
-        if not below or rise <= floor:
+        floor, rises = self._rises()
+        if not below or rises[top] <= floor:
             return middle
         previous = max(below)
-        earlier = max(self.points[previous].wall - startup, floor)
-        per_step = math.log(rise / earlier) / (top - previous)
+        if rises[previous] <= floor:
+            return min(middle, top + max(1, (self.over - top) // 16))
+        per_step = math.log(rises[top] / rises[previous]) / (top - previous)
         if per_step <= 0:
             return middle
-        aim = CAP_AIM * self.cap - startup
-        if aim <= rise:
+        aim = CAP_AIM * self.cap - (self.points[top].wall - rises[top])
+        if aim <= rises[top]:
             return top + 1
-        return max(top + 1, min(middle, top + math.floor(math.log(aim / rise) / per_step)))
+        return max(top + 1, min(middle, top + math.floor(math.log(aim / rises[top]) / per_step)))
 
     def widest_gap(self) -> int | None:
         """The geometric middle of the widest gap whose upper end is above the noise or ``over``, None without
@@ -190,6 +211,9 @@ def scale_points(executor: Executor, build: Callable[[int], bytes], start: int, 
     while not scaling.probe(k) and not scaling.points and k > 1:
         k //= 4  # already too slow at the first count: start lower
     while scaling.over is None and k < (1 << 40):
+        if scaling.steeper_than_cubic():
+            scaling.over = 2 * k  # foreseen too slow: the counts toward the cap are stepped through instead
+            break
         k *= 2
         if not scaling.probe(k) or (time.monotonic() > deadline and len(scaling.points) > MIN_POINTS):
             break

@@ -62,16 +62,17 @@ class CostOfX:
         return [self.measure(data) for data in inputs]
 
 
-def _scaled(cost, monkeypatch, *, window: float = 30.0, stretch: float = 1.0, limit: int = 1 << 16):
+def _scaled(cost, monkeypatch, *, window: float = 30.0, stretch: float = 1.0, limit: int = 1 << 16,
+            relative_floor: float = 0.05):
     """The points ``scale_points`` measures a run of "x" at (from 8 on, as for an input that hangs), the runner,
-    and the time the scaling ended at, with ``window`` seconds for it (past 60 % of them only until a growth can
-    be fitted)."""
+    and the seconds the scaling took, with ``window`` seconds for it (past 60 % of them only until a growth can
+    be fitted) and a noise floor of ``relative_floor`` times the start-up."""
     clock = Clock()
     monkeypatch.setattr(scaling, "time", clock)
     runner = CostOfX(cost, clock, stretch)
     start = clock.now
     base = cost(0)
-    points = scaling.scale_points(runner, lambda k: b"x" * k, 8, limit, CAP, "cpu", base, 0.05 * base,
+    points = scaling.scale_points(runner, lambda k: b"x" * k, 8, limit, CAP, "cpu", base, relative_floor * base,
                                   deadline=start + 0.6 * window, end=start + window)
     return points, runner, clock.now - start
 
@@ -85,16 +86,21 @@ def exponential(n: int) -> float:
     return 0.1 + 0.6 * 1.6 ** (n - 32)
 
 
-@pytest.mark.parametrize("stretch", [1.0, 3.0])
-def test_an_exponential_gets_points_enough_below_the_cap_to_be_fitted(monkeypatch, stretch):
-    points, runner, took = _scaled(exponential, monkeypatch, window=20.0, stretch=stretch)
-    above = [p for p in points if p.cost > 1.05 * exponential(0)]
+@pytest.mark.parametrize("stretch, relative_floor", [(1.0, 0.05), (3.0, 0.05), (5.0, 0.36)])
+def test_an_exponential_gets_points_enough_below_the_cap_to_be_fitted(monkeypatch, stretch, relative_floor):
+    """Also on a loaded machine whose runs take five times their CPU time, with a noise floor of 36 % (the
+    search measured 12 % noise): there the doubling to 64 and a count foreseen from a point within the noise
+    (38) ran to the kill timeout and left 8, 16 and 32 only."""
+    points, runner, took = _scaled(exponential, monkeypatch, window=20.0, stretch=stretch,
+                                   relative_floor=relative_floor)
+    above = [p for p in points if p.cost > (1 + relative_floor) * exponential(0)]
     assert len(above) >= MIN_POINTS + 1, [(p.count, p.cost) for p in points]
     assert all(p.wall <= CAP for p in points)
     # its doubling to 64 is hours: not started; the counts between found without runs past the cap (each of
     # which ran to the kill at twice the cap: with the geometric middles of the gap, 45, 38 and 35 did)
+    assert all(count < 64 for count, _, _ in runner.runs)
     wasted = [(count, wall) for count, wall, past in runner.runs if past]
-    assert len(wasted) <= 1 and all(count < 64 for count, _ in wasted), wasted
+    assert len(wasted) <= 1, wasted
     assert took <= 20.0
     growth = _fitted(points, exponential(0))
     assert growth.order == "exponential" and 1.5 <= growth.per_step <= 1.7, growth
