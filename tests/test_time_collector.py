@@ -470,3 +470,22 @@ def test_every_run_counts_its_involuntary_context_switches_and_the_load_is_recor
         assert len({r["involuntary_switches"] for r in rows if r["order"] == order}) == 1
     machine = profile["header"]["machine"]
     assert all(isinstance(machine[k], float) and machine[k] >= 0 for k in ("load_before", "load_after"))
+
+
+@pytest.mark.parametrize("use_helper", [True, False])
+def test_a_new_timeout_holds_from_the_next_run_on(tmp_path, use_helper):
+    """The fuzzer's analysis kills a run foreseen to pass its time cap sooner than its other runs: a timeout
+    changed between runs of one helper must apply to the next run (the helper once kept its first one)."""
+    helper = spawn_helper() if use_helper else None
+    require(not use_helper or helper is not None, NO_HELPER)
+    seconds = tmp_path / "seconds"
+    seconds.write_text("0")
+    with RepeatedRuns(["sh", "-c", f'sleep "$(cat {seconds})"'], cwd=tmp_path, helper=helper, timeout=600) as runs:
+        assert not runs.run().timed_out  # the helper is started with the long timeout
+        seconds.write_text("60")
+        runs.timeout = 0.2
+        short = runs.run()
+        assert short.timed_out and short.wall_ns < 30e9
+        seconds.write_text("0.3")
+        runs.timeout = 600
+        assert not runs.run().timed_out

@@ -10,7 +10,8 @@
 * :mod:`.guidance`: hit-count guidance (:mod:`.hittrace` counts in a Python child),
 * :mod:`.search`: the search itself, its events and results,
 * :mod:`.confirm`: the reference at equal size and the analysis of the best
-  inputs; :mod:`.growth`: the part that made an input slow, scaled and fitted,
+  inputs; :mod:`.growth`: the part that made an input slow, scaled and fitted;
+  :mod:`.scaling`: the counts it is measured at,
 * :mod:`.output`: ``results.json``, ``results.md`` and ``slowdown.svg``,
 * :mod:`.deltadebug`: ddmin over lines, then characters (keeping time, density or growth).
 

@@ -32,20 +32,19 @@ import math
 import statistics
 import time
 from collections.abc import Sequence
-from dataclasses import dataclass, replace
 
 from ..errors import Interrupted
 from .findings import Finding, LargestInput, Verdict
-from .growth import (MIN_POINTS, Growth, Region, describe, finding_rank, fit_growth, periodic_regions,
-                     periodic_regions_without, scaled)
-from .measure import LONG_RUN, Executor, Measurement
+from .growth import (Growth, Region, describe, finding_rank, fit_growth, periodic_regions, periodic_regions_without,
+                     scaled)
+from .measure import Executor, Measurement
+from .scaling import Point, scale_points, second_look
 from .textrules import char_start
 
 __all__ = ["Reference", "analyse", "confidence_greater", "distinct_parts", "grows_linearly", "needed_ratio"]
 
 STRATEGIES = {"tile": "the seed repeated", "pad": "the seed padded with spaces"}
 _SIZE_STEP = 8
-_MAX_POINTS = 8
 #: runs of each ordinary input a reference is measured with
 _REFERENCE_RUNS = 3
 
@@ -171,123 +170,8 @@ def confidence_greater(xs: Sequence[float], ys: Sequence[float]) -> float:
     return 1.0 - at_least / total
 
 
-@dataclass
-class _Point:
-    count: int
-    data: bytes
-    cost: float
-    wall: float  # the seconds compared with the cap (CPU, or wall with that metric)
-    took: float  # wall seconds of the run
-
-
-def _measure_point(executor: Executor, data: bytes, metric: str) -> Measurement:
-    """The cheapest of one to three runs (three while a run is short): interference only ever adds cost."""
-    first = executor.measure(data)
-    if first.hang or first.wall >= LONG_RUN:
-        return first
-    runs = [first, *executor.measure_all([data, data])]
-    return min(runs, key=lambda m: m.value(metric))
-
-
-def _scale_points(executor: Executor, build, start: int, limit: int, cap: float, metric: str, base: float,
-                  floor: float, deadline: float, end: float) -> list[_Point]:
-    """Cost at repetition counts from ``start`` doubling until a run takes ``cap`` seconds (CPU, or wall with
-    that metric) or the size limit, then at geometric midpoints of the widest gaps among the points above the
-    noise, so the points spread over the whole measurable range, whether it spans decades (a polynomial) or a
-    few steps (an exponential).  Past ``deadline`` only until a growth can be fitted at all; a run whose wall
-    time, foreseen from the growth so far, would not end before ``end`` is not started, and one stopped at
-    ``end`` bounds the range."""
-    points: dict[int, _Point] = {}
-    over: int | None = None
-
-    def foreseen(k: int) -> float:
-        """Wall seconds a measurement at ``k`` will take, from the two largest points below it."""
-        below = sorted((c for c in points if c < k), reverse=True)[:2]
-        if not below:
-            return 0.0
-        last = points[below[0]].took
-        factor = last / max(points[below[1]].took, 1e-3) if len(below) > 1 else 4.0
-        steps = math.log2(k / below[0])
-        took = last * max(factor, 2.0) ** steps
-        return took * (3 if took < 0.25 else 1)
-
-    def wall_bound(k: int) -> float | None:
-        """Twice the cap in wall seconds at the load the largest point below ``k`` met (None without one): a
-        run past it only bounds the range, so it is not started when foreseen past it, and killed there."""
-        below = [p for c, p in points.items() if c < k]
-        if not below:
-            return None
-        largest = max(below, key=lambda p: p.count)
-        stretch = largest.took / max(largest.wall, 1e-3)  # wall seconds per second compared with the cap
-        return 2 * cap * max(stretch, 1.0)
-
-    def probe(k: int) -> bool:
-        """Measure at ``k``; False when it is too slow or too big (then it bounds the range).  A run foreseen
-        past :func:`wall_bound` is not started and one that gets there is killed: an exponential doubled past
-        the cap, or halfway there, ran until the analysis' kill timeout (up to a quarter of its time) and left no
-        time for the counts between (sqlparse's and multipart's backslashes got 8, 16 and 32 only)."""
-        nonlocal over
-        data = build(k)
-        bound = wall_bound(k)
-        if len(data) > limit or time.monotonic() + foreseen(k) > end or (bound is not None and foreseen(k) > bound):
-            over = k if over is None else min(over, k)
-            return False
-        kill = executor.hang_timeout
-        if bound is not None and bound < kill:
-            executor.set_hang_timeout(bound)
-        try:
-            outcome = _measure_point(executor, data, metric)
-        except Interrupted:
-            over = k if over is None else min(over, k)
-            return False
-        finally:
-            executor.set_hang_timeout(kill)
-        spent = outcome.wall if metric == "wall" else outcome.cpu
-        if outcome.hang or spent > cap:
-            over = k if over is None else min(over, k)
-            return False
-        points[k] = _Point(k, data, outcome.value(metric), spent, outcome.wall)
-        return True
-
-    k = start
-    while not probe(k) and not points and k > 1:
-        k //= 4  # already too slow at the first count: start lower
-    while over is None and k < (1 << 40):
-        k *= 2
-        if not probe(k) or (time.monotonic() > deadline and len(points) > MIN_POINTS):
-            break
-    for _ in range(24):
-        above = sorted(p.count for p in points.values() if p.cost - base > floor)
-        if len(above) >= _MAX_POINTS or (time.monotonic() > deadline and len(above) >= MIN_POINTS + 1):
-            break
-        edges = sorted(set(points) | ({over} if over is not None else set()))
-        gaps = [(b / a, a, b) for a, b in itertools.pairwise(edges) if b - a >= 2 and (b in above or b == over)]
-        if not gaps or time.monotonic() >= end:
-            break
-        _, a, b = max(gaps)
-        middle = round(math.sqrt(a * b))
-        probe(min(max(middle, a + 1), b - 1))
-    return sorted(points.values(), key=lambda p: p.count)
-
-
-def _second_look(executor: Executor, points: list[_Point], metric: str, deadline: float) -> None:
-    """Run the points measured by one run (the longest, which weigh most in the fit) once more, the largest
-    first, while the time before ``deadline`` lasts, and keep the cheaper cost: a burst of load during the
-    largest run alone bent a quadratic into n^8 on a busy machine, and a second run later seldom meets it."""
-    for index in sorted((i for i, p in enumerate(points) if p.took >= LONG_RUN), key=lambda i: -points[i].count):
-        point = points[index]
-        if time.monotonic() + point.took > deadline:
-            break
-        try:
-            again = executor.measure(point.data)
-        except Interrupted:
-            break
-        if not again.hang and again.exit_status == 0 and again.value(metric) < point.cost:
-            points[index] = replace(point, cost=again.value(metric))
-
-
 def _growth(executor: Executor, data: bytes, text: str, regions: list[Region], limit: int, cap: float, metric: str,
-            noise: float, deadline: float, end: float, hang: bool = False) -> tuple[Growth, list[_Point]]:
+            noise: float, deadline: float, end: float, hang: bool = False) -> tuple[Growth, list[Point]]:
     """Scale ``regions`` of ``text`` (or, without regions, the whole input: its first n bytes, repeated past its
     end) and fit the cost's growth."""
     def build(k: int) -> bytes:
@@ -309,8 +193,8 @@ def _growth(executor: Executor, data: bytes, text: str, regions: list[Region], l
     base = first.value(metric) if first.hang or first.wall >= 0.5 else \
         min(m.value(metric) for m in [first, *executor.measure_all([build(0)] * 2)])
     floor = max(3 * noise, 0.05) * max(base, 1e-12)
-    points = _scale_points(executor, build, start, limit, cap, metric, base, floor, deadline, end)
-    _second_look(executor, points, metric, deadline)
+    points = scale_points(executor, build, start, limit, cap, metric, base, floor, deadline, end)
+    second_look(executor, points, metric, deadline)
     growth = fit_growth([p.count for p in points], [p.cost for p in points], base, noise)
     growth.part, growth.base = describe(text, regions), base
     growth.counts = [p.count for p in points]

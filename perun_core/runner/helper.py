@@ -17,7 +17,9 @@ The helper is compiled with the system's C compiler (``cc``, ``gcc`` or
     helper REPORT_FD CONTROL_FD TIMEOUT_NS PROGRAM [ARG...]
 
 It runs PROGRAM once for every ``g`` byte it reads from CONTROL_FD and exits
-at end of file (or any other byte).  Each run is started with
+at end of file (or any other byte); a ``t``, a decimal number of nanoseconds
+and a newline set the timeout of the runs after them (a caller changes it
+without starting a new helper).  Each run is started with
 ``posix_spawnp`` (a vfork-like clone, much cheaper than ``fork`` on a busy
 machine) in a process group of its own: PATH lookup, relative paths against
 the helper's working directory, and a file that is neither a binary nor has
@@ -223,7 +225,19 @@ int main(int argc, char **argv) {
         }
         if (wake[0].revents) {
             char command = 0;
-            if (read(control_fd, &command, 1) != 1 || command != 'g') stop(0);
+            if (read(control_fd, &command, 1) != 1) stop(0);
+            if (command == 't') {
+                /* a new timeout in decimal nanoseconds up to a newline, then the next command */
+                long long value = 0;
+                char digit = 0;
+                while (read(control_fd, &digit, 1) == 1 && digit >= '0' && digit <= '9') {
+                    value = value * 10 + (digit - '0');
+                }
+                if (digit != '\n') stop(0);
+                timeout = value;
+                continue;
+            }
+            if (command != 'g') stop(0);
             run(argv + 4, timeout);
         }
     }

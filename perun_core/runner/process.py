@@ -395,6 +395,8 @@ class RepeatedRuns:
         self._output: _Output | None = None
         self._report = self._control = -1
         self._running = False
+        #: the timeout the running helper applies (it is told a new one before the next run)
+        self._helper_timeout: float | None = None
 
     @property
     def timeout(self) -> float | None:
@@ -425,8 +427,12 @@ class RepeatedRuns:
         output = self._output
         output.clear_tails()
         self._running = True
+        command = b"g"
+        if self._timeout != self._helper_timeout:
+            command = b"t%d\n" % _timeout_ns(self._timeout) + command
+            self._helper_timeout = self._timeout
         try:
-            os.write(self._control, b"g")
+            os.write(self._control, command)
         except BrokenPipeError:
             pass  # the helper is gone: its report pipe is at end of file, which the loop below notices
         report = b""
@@ -465,7 +471,8 @@ class RepeatedRuns:
     def _start(self, helper: Path) -> None:
         report_read, report_write = os.pipe()
         control_read, control_write = os.pipe()
-        timeout_ns = max(1, round(self._timeout * 1e9)) if self._timeout else 0
+        timeout_ns = _timeout_ns(self._timeout)
+        self._helper_timeout = self._timeout
         try:
             self._process = subprocess.Popen(
                 [str(helper), str(report_write), str(control_read), str(timeout_ns), *self._argv], cwd=self._cwd,
@@ -532,6 +539,11 @@ class RepeatedRuns:
             for stream in (process.stdout, process.stderr):
                 if stream is not None:
                     stream.close()
+
+
+def _timeout_ns(seconds: float | None) -> int:
+    """A timeout as the helper takes it: nanoseconds, at least one, 0 for none."""
+    return max(1, round(seconds * 1e9)) if seconds else 0
 
 
 def _kill_session(session: int) -> None:

@@ -9,6 +9,7 @@ from dataclasses import replace
 from perun_core.fuzz.confirm import Reference, analyse, distinct_parts
 from perun_core.fuzz.findings import Finding
 from perun_core.fuzz.measure import Measurement
+from perun_core.fuzz.scaling import Point
 
 
 class QuadraticInX:
@@ -122,7 +123,7 @@ def test_the_whole_input_replaces_a_part_only_when_the_findings_ranking_puts_it_
         def fitted(executor, data, text, regions, *rest, **options):
             growth = Growth("linear", 1.0, "power", 0.99, False, part="the run of 'x'") if regions else whole_growth
             growth.base = 0.1
-            return growth, [confirm._Point(4, data, 0.2, 0.2, 0.2)]
+            return growth, [Point(4, data, 0.2, 0.2, 0.2)]
 
         monkeypatch.setattr(confirm, "_growth", fitted)
         seed = b"head tail\n"
