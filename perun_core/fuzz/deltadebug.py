@@ -220,16 +220,18 @@ def _count_for(text: str, regions: list, chars: int) -> int:
 
 
 def measure_growth(executor: Executor, data: bytes, chars: int, metric: str, noise: float) -> Growth | None:
-    """How the cost of ``data`` grows with its repeated part, repeated from three eighths of the count that makes
-    it ``chars`` code points long up to that count, at six counts (the cheapest of three runs each); None without
+    """How the cost of ``data`` grows with its repeated part, repeated from a quarter of the count that makes it
+    ``chars`` code points long up to that count, at seven counts (the cheapest of three runs each); None without
     a repeated part."""
     text = data.decode("utf-8", "surrogateescape")
     regions = periodic_regions(text)
     if not regions:
         return None
     top = _count_for(text, regions, chars)
-    # the order shows at the large counts (a linear term and the start-up dominate small ones)
-    counts = sorted({max(1, top * n // 16) for n in (6, 8, 10, 12, 14, 16)})
+    # the order shows at the large counts (a linear term and the start-up dominate small ones), but over less than
+    # a fourfold range a quadratic term stays within a busy machine's noise (counts 540..1441 of a quadratic run
+    # were once fitted linear beside four busy sessions)
+    counts = sorted({max(1, top * n // 16) for n in (4, 6, 8, 10, 12, 14, 16)})
 
     spreads: list[float] = []
 
