@@ -305,16 +305,18 @@ class RepeatVaried(_TextRule):
         following = spans[index + 1:index + 1 + count]
         # in place of the items after it: an input at the size limit can still trade copies for variants
         in_place = bool(following) and rng.random() < 0.5
-        room = params.get("room")
+        room = params.get("room")  # in bytes, as the size limit counts: an item's code points may take several
+        size = len(text[start:end].encode("utf-8", "surrogateescape"))
         if in_place:
             if room is not None:
                 # a variant put in place of a shorter item grows the input by the difference
-                grown = itertools.accumulate((end - start) - (last - first) for first, last in following)
-                following = following[:sum(1 for _ in itertools.takewhile(lambda size: size <= room, grown))]
+                grown = itertools.accumulate(size - len(text[first:last].encode("utf-8", "surrogateescape"))
+                                             for first, last in following)
+                following = following[:sum(1 for _ in itertools.takewhile(lambda total: total <= room, grown))]
             count = len(following)
         elif room is not None:
             # no more copies than the size limit keeps
-            count = min(count, room // (end - start + len(separator)))
+            count = min(count, room // (size + len(separator)))
         if count < 1:
             return None
         variants = _variants(text[start:end], count, rng)

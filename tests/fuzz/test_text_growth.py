@@ -103,7 +103,8 @@ def test_repeat_varied_also_puts_its_variants_in_place_of_the_items_after_the_on
 def test_repeat_varied_adds_no_more_than_the_room_the_size_limit_leaves(room, seed):
     # a long line (a whole input without newlines) and a short one: what the search would throw away for its size
     # is never built, whichever item is varied
-    data = (" ".join(f"entry_{i:04d}" for i in range(300)) + "\nkey_001\n").encode()
+    # (the room is in bytes: "é" takes two of them)
+    data = (" ".join(f"entry_{i:04d}é" for i in range(300)) + "\nkey_001\n").encode()
     rule = next(r for r in TEXT_RULES if r.name == "repeat-varied")
     out = rule.apply(data, random.Random(seed), room)
     assert out is None or len(out) <= len(data) + room
