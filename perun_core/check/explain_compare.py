@@ -225,7 +225,9 @@ def explain_profiles(name: str, base: Any, target: Any, base_name: str, target_n
                            message=f"the {name} profiles show no change per function"
                                    + (" (the program may be too short to measure)" if name == "pytrace" else ""))
     ownership = Ownership(roots)
-    sides = (attribute(base, ownership), attribute(target, ownership))
+    # a side without a single sample is charged nothing (see diff.compare), not left unattributed
+    sides = tuple(Attribution() if not profile.resource_count() else attribute(profile, ownership)
+                  for profile in (base, target))
     if sides[0] is not None and sides[1] is not None:
         functions = _charged_functions(comparison, (sides[0], sides[1]), TOP)
         totals = (sides[0].total, sides[1].total)

@@ -526,6 +526,12 @@ def compare(baseline: Profile, target: Profile, *, baseline_name: str = "baselin
     if functions:
         base_costs = function_costs(baseline)
         target_costs = function_costs(target)
+        # a sampled side with no sample at all (a run too short for the sampler) costs nothing per function;
+        # without this, a baseline of 0 samples against a target of 300 would show no change per function
+        if base_costs is None and target_costs is not None and not baseline.resource_count():
+            base_costs = FunctionCosts(target_costs.type, target_costs.unit, {}, 0.0, target_costs.source)
+        elif target_costs is None and base_costs is not None and not target.resource_count():
+            target_costs = FunctionCosts(base_costs.type, base_costs.unit, {}, 0.0, base_costs.source)
         if base_costs is not None and target_costs is not None:
             listed, base_total, target_total = _compare_functions(base_costs, target_costs, names)
             result_functions = tuple(listed)

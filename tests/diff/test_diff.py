@@ -85,6 +85,27 @@ def test_functions_of_sampled_stacks_rank_the_slowed_function_first():
                                                          if f.function in gone)
 
 
+def test_a_sampled_side_without_a_single_sample_costs_nothing_per_function():
+    # a baseline run too short for the sampler (0 samples) against a slow target: the target's functions carry
+    # the whole change, in both directions, and explain names them (it said "no change per function")
+    from perun_core.check.explain_compare import explain_profiles
+
+    slow = api.read_imported("perf-script", [FIXTURES / "perf_slow.script"])
+    unsampled = Profile(header=dict(slow.header), global_region=Snapshot(ResourceTable([]), [], {}))
+    forward = compare(unsampled, slow)
+    assert (forward.baseline_total, forward.target_total) == (0.0, 130)
+    assert forward.functions[0].function == "other" and forward.functions[0].target_exclusive == 67
+    backward = compare(slow, unsampled)
+    assert (backward.baseline_total, backward.target_total) == (130, 0.0)
+    assert backward.functions[0].function == "other" and backward.functions[0].status == "gone"
+    explanation = explain_profiles("perf", unsampled, slow, "a" * 7, "b" * 7, "busy_slow")
+    assert explanation.explained and not explanation.message, explanation.message
+    assert explanation.functions[0].function == "other"
+    assert (explanation.baseline_total, explanation.target_total) == (0.0, 130)
+    # two profiles without function data are still no comparison of functions
+    assert compare(unsampled, unsampled).functions is None
+
+
 def test_functions_of_callgrind_edges_exact_instruction_counts():
     result = _callgrind_pair()
     first = result.functions[0]
