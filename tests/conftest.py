@@ -57,6 +57,9 @@ def pytest_runtest_setup(item):
 #: The fuzzing files with short budgets (-t 60 or less: a search on a crowded machine may run out of it) sit
 #: between others, not beside the fuzzing of test_fuzz_programs.py.
 SLOW_FILES = (
+    # a killed callgrind run waits out its half of an 80 s budget: 50 s of wall time and 4 s of CPU, started
+    # first so that its wait overlaps the others' work instead of ending the run alone
+    "tests/check/test_explain_budget.py",
     "tests/check/test_rerun_paths.py",
     "tests/fuzz/test_fuzz_programs.py",
     "tests/test_demo_collected.py",

@@ -1,7 +1,8 @@
 """Progress of a quiet test run as lines with counts, instead of a row of dots per 72 tests.
 
 A passed or skipped test prints nothing; a failure or error prints its test's
-id at once; every twentieth of the run (and at its end) a line says how many
+id at once; every twentieth of the run, at its end, and when a test ends half a
+minute or more after the last line, a line says how many
 tests are done, failed and skipped and how long the run has taken, e.g.
 ``tests: 1660/3320 done (50%), 0 failed, 0 skipped, 3m05s``.  With
 pytest-xdist the lines come from the controller, which sees every worker's
@@ -20,6 +21,7 @@ class CountingProgress:
     """Counts finished tests (their teardown reports) and writes a line at each step of the run."""
 
     LINES = 20
+    QUIET_SECONDS = 30.0
 
     def __init__(self, config: pytest.Config) -> None:
         self.config = config
@@ -29,10 +31,11 @@ class CountingProgress:
         self.failed: set[str] = set()
         self.skipped = 0
         self.next_line = 0
+        self.last_line = time.monotonic()
 
     def pytest_sessionstart(self, session: pytest.Session) -> None:
         self.session = session
-        self.started = time.monotonic()
+        self.started = self.last_line = time.monotonic()
 
     @pytest.hookimpl(tryfirst=True)
     def pytest_report_teststatus(self, report: pytest.TestReport):
@@ -62,12 +65,16 @@ class CountingProgress:
         step = max(10, total // self.LINES)
         if self.next_line == 0:
             self.next_line = step
-        if self.done >= self.next_line or self.done == total:
+        # a line per twentieth, and at least one per half minute while tests finish: the longest tests start
+        # first, so the first twentieth of a run takes about a quarter of its time
+        quiet = time.monotonic() - self.last_line >= self.QUIET_SECONDS
+        if self.done >= self.next_line or self.done == total or quiet:
             while self.next_line <= self.done:
                 self.next_line += step
             self.write(total)
 
     def write(self, total: int) -> None:
+        self.last_line = time.monotonic()
         minutes, seconds = divmod(int(time.monotonic() - self.started), 60)
         self.line(f"tests: {self.done}/{total} done ({100 * self.done // total}%), {len(self.failed)} failed, "
                   f"{self.skipped} skipped, {minutes}m{seconds:02d}s")
