@@ -1,0 +1,66 @@
+"""Bad input found by a campaign against the command line, run as the user runs it: ``perun-core`` as a process.
+
+Each case is held to the contract of :mod:`.test_bad_input`: one ``error:`` line naming what is wrong, the
+documented exit code, no traceback, ``.perun`` and the files around the repository unchanged.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Callable
+
+import pytest
+
+from .cases import Case, good_profile
+from .test_bad_input import _params, run_as_subprocess, run_case, template
+
+from perun_core.profile.codec import iter_layout
+from perun_core.profile.model import Profile
+
+pytestmark = pytest.mark.filterwarnings("ignore")
+
+__all__ = ["template"]  # the fixture, shared with test_bad_input
+
+
+def _compact(change: Callable[[dict], None]) -> Callable[[], dict]:
+    """A valid profile in the compact (columnar) layout of pending profiles, then ``change``d."""
+    def make() -> dict:
+        profile = Profile.from_dict(good_profile())
+        doc = json.loads(b"".join(iter_layout(profile, "compact")))
+        change(doc)
+        return doc
+    return make
+
+
+def _set(*path_and_value) -> Callable[[dict], None]:
+    *path, value = path_and_value
+
+    def change(doc: dict) -> None:
+        node = doc
+        for step in path[:-1]:
+            node = node[step]
+        node[path[-1]] = value(node[path[-1]]) if callable(value) else value
+    return change
+
+
+_COLUMNAR = {
+    "row count negative": (_set("global", "n", -3), "row count"),
+    "row count a string": (_set("global", "n", "8"), "row count"),
+    "a key without its column": (_set("global", "keys", lambda keys: keys[:-1]), "same length"),
+    "a column without its key": (_set("global", "keys", lambda keys: [*keys, "zz"]), "same length"),
+    "a key twice": (_set("global", "keys", lambda keys: [keys[0], *keys[:-1]]), "distinct"),
+    "a key that is a number": (_set("global", "keys", lambda keys: [5, *keys[1:]]), "distinct strings"),
+    "extra a list": (_set("extra", [1]), "extra"),
+}
+
+CAMPAIGN_CASES = [
+    Case(f"{command}: compact layout, {name}", [*argv], 1, words, bad=_compact(change))
+    for name, (change, words) in _COLUMNAR.items()
+    for command, argv in (("add", ["add", "{bad}"]), ("show raw", ["show", "{bad}", "raw"]),
+                          ("postprocessby", ["postprocessby", "{bad}", "normalizer"]))
+]
+
+
+@pytest.mark.parametrize("case", _params(CAMPAIGN_CASES))
+def test_campaign_case(case, template, tmp_path):
+    run_case(case, template, tmp_path, run_as_subprocess)
