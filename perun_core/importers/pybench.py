@@ -37,6 +37,7 @@ from pathlib import Path
 from typing import Any
 
 from ..errors import ImportFailed
+from ..profile import fastjson
 from ..profile.model import Profile
 from .common import Importer, JsonDoc, read_bytes, read_json, table_profile, tool_header
 
@@ -85,7 +86,7 @@ def _read_json_file(path: Path) -> JsonDoc:
     except (OSError, EOFError) as exc:
         raise ImportFailed(path, None, f"is a broken gzip file (truncated?): {exc}") from None
     try:
-        return JsonDoc(path, json.loads(text))
+        return JsonDoc(path, fastjson.json_loads(text))
     except (UnicodeDecodeError, json.JSONDecodeError) as exc:
         where = f"line {exc.lineno}" if isinstance(exc, json.JSONDecodeError) else None
         raise ImportFailed(path, where, f"holds no valid JSON once unpacked: {exc}") from None

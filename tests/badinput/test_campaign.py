@@ -6,12 +6,13 @@ documented exit code, no traceback, ``.perun`` and the files around the reposito
 
 from __future__ import annotations
 
+import gzip
 import json
 from collections.abc import Callable
 
 import pytest
 
-from .cases import Case, good_profile
+from .cases import HYPERFINE, PYPERF, Case, _import, _inputs, good_profile
 from .test_bad_input import _params, run_as_subprocess, run_case, template
 
 from perun_core.profile.codec import iter_layout
@@ -58,6 +59,24 @@ CAMPAIGN_CASES = [
     for name, (change, words) in _COLUMNAR.items()
     for command, argv in (("add", ["add", "{bad}"]), ("show raw", ["show", "{bad}", "raw"]),
                           ("postprocessby", ["postprocessby", "{bad}", "normalizer"]))
+]
+
+
+
+def _long_integer() -> str:
+    """A profile whose first resource's order is an integer of 5,000 digits (more than Python reads from text)."""
+    return json.dumps(good_profile()).replace('"order": 1,', '"order": ' + "9" * 5000 + ",", 1)
+
+
+_DIGITS = "9" * 5000
+CAMPAIGN_CASES += [
+    *(Case(f"{command}: an integer of 5,000 digits", argv, 1, "more than 4,300 digits", bad=_long_integer)
+      for command, argv in (("add", ["add", "{bad}"]), ("show raw", ["show", "{bad}", "raw"]),
+                            ("check profiles", ["check", "profiles", "{good}", "{bad}"]),
+                            ("diff", ["diff", "{good}", "{bad}"]))),
+    _import("hyperfine", "a time of 5,000 digits", HYPERFINE % _DIGITS, "more than 4,300 digits"),
+    Case("import pyperf: a gzipped value of 5,000 digits", ["import", "pyperf", "../in/t.json.gz"], 1,
+         "more than 4,300 digits", _inputs(t__json__gz=gzip.compress((PYPERF % _DIGITS).encode()))),
 ]
 
 
