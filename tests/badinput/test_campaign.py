@@ -13,7 +13,7 @@ from collections.abc import Callable
 import pytest
 
 from .cases import HYPERFINE, PYPERF, Case, _import, _inputs, good_profile
-from .test_bad_input import _params, run_as_subprocess, run_case, template
+from .test_bad_input import CONTROLS, _params, run_as_subprocess, run_case, template
 
 from perun_core.profile.codec import iter_layout
 from perun_core.profile.model import Profile
@@ -83,3 +83,16 @@ CAMPAIGN_CASES += [
 @pytest.mark.parametrize("case", _params(CAMPAIGN_CASES))
 def test_campaign_case(case, template, tmp_path):
     run_case(case, template, tmp_path, run_as_subprocess)
+
+
+def test_show_raw_writes_c1_controls_and_del_escaped(template, tmp_path):
+    """json.dumps leaves U+009B (a one-character CSI on terminals that read C1 controls) and DEL raw."""
+    uid = "x\x9b2J\x7fy"
+    profile = good_profile(template[1][-1])
+    profile["global"]["resources"][0]["uid"] = uid
+    path = tmp_path / "c1.perf"
+    path.write_text(json.dumps(profile, ensure_ascii=False), encoding="utf-8")
+    done = run_as_subprocess(["show", str(path), "raw"], template[0])
+    assert done[0] == 0, done[2]
+    assert not CONTROLS.search(done[1]), repr(done[1][:400])
+    assert json.loads(done[1])["global"]["resources"][0]["uid"] == uid
