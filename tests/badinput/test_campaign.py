@@ -12,7 +12,7 @@ from collections.abc import Callable
 
 import pytest
 
-from .cases import HYPERFINE, PYPERF, Case, _import, _inputs, good_profile
+from .cases import HYPERFINE, PYPERF, Case, _import, _inputs, _local, good_profile
 from .test_bad_input import CONTROLS, _params, run_as_subprocess, run_case, template
 
 from perun_core.profile.codec import iter_layout
@@ -77,6 +77,26 @@ CAMPAIGN_CASES += [
     _import("hyperfine", "a time of 5,000 digits", HYPERFINE % _DIGITS, "more than 4,300 digits"),
     Case("import pyperf: a gzipped value of 5,000 digits", ["import", "pyperf", "../in/t.json.gz"], 1,
          "more than 4,300 digits", _inputs(t__json__gz=gzip.compress((PYPERF % _DIGITS).encode()))),
+]
+
+
+
+def _alias_bomb(levels: int) -> str:
+    """YAML whose last anchor expands to 9**levels strings: each level an alias of the one before, nine times."""
+    lines = ['l0: &l0 ["x", "x", "x", "x", "x", "x", "x", "x", "x"]']
+    lines += [f"l{i}: &l{i} [{', '.join([f'*l{i - 1}'] * 9)}]" for i in range(1, levels)]
+    return "\n".join(lines) + "\ncmds: ['true']\ncollectors: [{name: time}]\n"
+
+
+_BOMB = _local(_alias_bomb(7))
+CAMPAIGN_CASES += [
+    Case("status with an alias bomb in local.yml", ["status"], 1, "aliases", _BOMB),
+    Case("run matrix with an alias bomb in local.yml", ["run", "matrix"], 1, "aliases", _BOMB),
+    Case("config get with an alias bomb in local.yml", ["config", "get", "cmds"], 1, "aliases", _BOMB),
+    Case("log with an alias inside its own anchor in local.yml", ["log"], 1, "contains itself",
+         _local("a: &a [1, *a]\ncmds: ['true']\n")),
+    Case("config get with broken YAML in local.yml", ["config", "get", "cmds"], 1, "local.yml",
+         _local("cmds: [unclosed\n")),
 ]
 
 
