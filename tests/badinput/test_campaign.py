@@ -100,6 +100,24 @@ CAMPAIGN_CASES += [
 ]
 
 
+
+def _locks_made_directories(root) -> None:
+    """Each index lock file of the store replaced by a directory of its name: no lock can be taken."""
+    locks = sorted((root / ".perun" / "locks").glob("*.lock"))
+    assert locks, "the template has registered a profile, so it has an index lock"
+    for lock in locks:
+        lock.unlink()
+        lock.mkdir()
+
+
+CAMPAIGN_CASES += [
+    # the object was written before the lock was tried, and stayed with no index naming it
+    Case("add when the index lock cannot be taken", ["add", "{fresh}"], 1, "lock", _locks_made_directories),
+    Case("import --register when the index lock cannot be taken", ["import", "folded", "--register", "../in/f.folded"],
+         1, "lock", lambda root: (_locks_made_directories(root), _inputs(f__folded="main;work 5\n")(root))),
+]
+
+
 @pytest.mark.parametrize("case", _params(CAMPAIGN_CASES))
 def test_campaign_case(case, template, tmp_path):
     run_case(case, template, tmp_path, run_as_subprocess)
