@@ -7,6 +7,7 @@ documented exit code, no traceback, ``.perun`` and the files around the reposito
 from __future__ import annotations
 
 import gzip
+import shutil
 import json
 from collections.abc import Callable
 
@@ -134,3 +135,19 @@ def test_show_raw_writes_c1_controls_and_del_escaped(template, tmp_path):
     assert done[0] == 0, done[2]
     assert not CONTROLS.search(done[1]), repr(done[1][:400])
     assert json.loads(done[1])["global"]["resources"][0]["uid"] == uid
+
+
+def test_a_repair_that_leaves_a_damaged_pending_profile_exits_1(template, tmp_path):
+    """fsck --repair never removes a pending profile (the user's file): while it stays damaged, no fsck exits 0."""
+    repo = tmp_path / "repo"
+    shutil.copytree(template[0], repo, symlinks=True)
+    pending = repo / ".perun" / "jobs" / "pending.perf"
+    pending.write_bytes(pending.read_bytes()[:100])
+    repaired = run_as_subprocess(["fsck", "--repair"], repo)
+    assert repaired[0] == 1, repaired
+    assert "pending.perf" in repaired[1] and repaired[2].startswith("error: ") and "Traceback" not in repaired[2]
+    assert pending.exists()
+    assert run_as_subprocess(["fsck"], repo)[0] == 1
+    removed = run_as_subprocess(["rm", "0@p"], repo)  # the one pending profile of the template
+    assert removed[0] == 0, removed
+    assert run_as_subprocess(["fsck"], repo)[0] == 0
