@@ -102,6 +102,10 @@ class PyperfImporter(Importer):
     def _file(self, path: Path, units: dict[str, str]) -> tuple[list[dict], dict[str, Any]]:
         doc = _read_json_file(path)
         root = doc.get({"": doc.data}, "", "", dict)
+        version = doc.get(root, "version", "", str, optional=True)
+        # pyperf writes "1.0"; a file of a later major version may mean its keys differently
+        if version is not None and version.split(".")[0] != "1":
+            raise doc.fail("version", f"expected a pyperf file of format version 1.x, got {version!r:.40}")
         common = doc.get(root, "metadata", "", dict, optional=True, default={})
         benchmarks = doc.get(root, "benchmarks", "", list)
         rows: list[dict] = []

@@ -101,6 +101,11 @@ CAMPAIGN_CASES += [
 ]
 
 
+CAMPAIGN_CASES += [
+    _import("pyperf", "a newer format version", PYPERF.replace('"1.0"', '"99.0"') % "0.1", "version"),
+    _import("pyperf", "a format version that is a number", PYPERF.replace('"1.0"', "2") % "0.1", "version"),
+]
+
 
 def _locks_made_directories(root) -> None:
     """Each index lock file of the store replaced by a directory of its name: no lock can be taken."""
