@@ -104,6 +104,9 @@ CAMPAIGN_CASES += [
 CAMPAIGN_CASES += [
     _import("pyperf", "a newer format version", PYPERF.replace('"1.0"', '"99.0"') % "0.1", "version"),
     _import("pyperf", "a format version that is a number", PYPERF.replace('"1.0"', "2") % "0.1", "version"),
+    # the collector's parser counts such a line as no call at all
+    _import("callgrind", "a calls= line without a count", "events: Ir\nfn=main\ncfn=work\ncalls=x 1\n1 5\n"
+            "totals: 5\n", "calls=COUNT"),
 ]
 
 
