@@ -332,6 +332,47 @@ def unit_params(entry: Mapping[str, Any]) -> dict[str, Any]:
     return merged
 
 
+#: Values a YAML document may hold with its aliases followed (a configuration holds hundreds): an alias of an
+#: alias repeated ("a billion laughs") makes a few lines that every reader of the configuration expands.
+YAML_MAX_VALUES = 100_000
+
+
+def yaml_expansion_problem(data: Any, limit: int = YAML_MAX_VALUES) -> str | None:
+    """Why ``data`` (from ``yaml.safe_load``) cannot be taken: it refers to itself, or more than ``limit`` values
+    with its aliases followed; None when neither.
+
+    safe_load shares one object between an anchor and its aliases, so the document is small in memory; the
+    expanded count is found per distinct list or mapping, once each.
+    """
+    sizes: dict[int, int] = {}
+    opened: set[int] = set()
+    stack: list[tuple[Any, bool]] = [(data, False)]
+    while stack:
+        node, finished = stack.pop()
+        children = node.values() if isinstance(node, dict) else node if isinstance(node, list) else None
+        if children is None:
+            continue
+        key = id(node)
+        if finished:
+            size = 1 + sum(sizes.get(id(child), 1) for child in children)
+            if size > limit:
+                return f"holds more than {limit:,} values once its aliases are followed (an alias bomb?)"
+            sizes[key] = size
+            opened.discard(key)
+            continue
+        if key in sizes:
+            continue
+        opened.add(key)
+        stack.append((node, True))
+        for child in children:
+            if isinstance(child, (dict, list)):
+                if id(child) in opened:
+                    return "holds a value that contains itself (an alias inside its own anchor)"
+                if id(child) not in sizes:
+                    stack.append((child, False))
+    return None
+
+
 def format_yaml_error(exc: Exception) -> str:
     """One line saying where a YAML text is broken and how (a PyYAML error made readable)."""
     mark = getattr(exc, "problem_mark", None) or getattr(exc, "context_mark", None)

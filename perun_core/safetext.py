@@ -63,6 +63,15 @@ def json_text_safe(text: str) -> str:
 
 
 _JSON_UNSAFE = re.compile("[\x7f-\x9f\ud800-\udfff]")
+#: DEL and the C1 controls in UTF-8 (0xC2 is only ever a lead byte, so a match is always one of them)
+_JSON_UNSAFE_UTF8 = re.compile(b"\x7f|\xc2[\x80-\x9f]")
+
+
+def json_bytes_safe(data: bytes) -> bytes:
+    """UTF-8 JSON text with DEL and C1 controls as ``\\uXXXX``, as :func:`json_text_safe` does for a str."""
+    if _JSON_UNSAFE_UTF8.search(data) is None:
+        return data
+    return _JSON_UNSAFE_UTF8.sub(lambda m: b"\\u%04x" % ord(m.group().decode("utf-8")), data)
 
 
 def escape_lines(text: str) -> str:

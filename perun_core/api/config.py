@@ -58,10 +58,11 @@ def config_get(key: str, *, scope: str = "nearest", cwd: Path | str | None = Non
 
     if scope == "nearest":
         shared = Config.load(shared_config_dir() / "shared.yml", kind="shared")
-        local = None
-        with contextlib.suppress(PerunError):
+        repo = None
+        with contextlib.suppress(PerunError):  # outside a perun repository: the shared configuration alone
             repo = PerunRepository.discover(cwd)
-            local = Config.load(repo.local_config_path, kind="local")
+        # a local.yml that cannot be read is an error, not a file that sets nothing
+        local = Config.load(repo.local_config_path, kind="local") if repo is not None else None
         stack = ConfigStack(local, shared)
         value = stack.get(key)
         source = stack.source_of(key)

@@ -432,8 +432,9 @@ def _check_pending(repo: PerunRepository, check: _Check, registered: dict[str, t
         try:
             profile = load_profile_from_file(path)
         except ProfileError as exc:
-            report.problems.append(FsckProblem("pending", str(path), getattr(exc, "reason", str(exc)),
-                                               "left alone: remove it with 'perun-core rm'" if report.repaired else ""))
+            # the user's file, never moved or removed by a repair: damage that remains until they remove it
+            left = "; left alone: remove it with 'perun-core rm'" if report.repaired else ""
+            report.problems.append(FsckProblem("pending", str(path), getattr(exc, "reason", str(exc)) + left))
             continue
         where = next((registered[sha] for sha in object_checksums(profile) if sha in registered), None)
         if where is None:

@@ -361,14 +361,17 @@ def show_raw(filename: str | None, output: str | None, compact: bool, layout: st
     if layout == "compact":
         raise click.UsageError("--layout compact needs -f FILE (the terminal gets the documented form)")
     data = api.profile_json(loaded.profile, indent=None if compact else 2) + b"\n"
+    # json leaves DEL and C1 controls (U+009B starts a terminal sequence) raw: written as \\uXXXX, and not
+    # highlighted, as the highlighter would write them raw again
+    safe = api.json_bytes_safe(data)
     # Highlighting re-parses the JSON: past a few megabytes it costs more than it helps.
-    if sys.stdout.isatty() and not os.environ.get("NO_COLOR") and len(data) <= 8_000_000:
+    if safe is data and sys.stdout.isatty() and not os.environ.get("NO_COLOR") and len(data) <= 8_000_000:
         from rich.console import Console
         from rich.json import JSON
 
         Console(soft_wrap=True).print(JSON(data.decode("utf-8"), indent=None if compact else 2))
         return
-    sys.stdout.buffer.write(data)
+    sys.stdout.buffer.write(safe)
     sys.stdout.flush()
 
 

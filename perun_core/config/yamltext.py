@@ -13,6 +13,7 @@ from typing import Any
 
 from .. import cachefile
 from ..errors import ConfigError, UnsupportedFormatVersion
+from ..params import yaml_expansion_problem
 from .schema import CONFIG_VERSION, _describe
 
 
@@ -114,6 +115,9 @@ def _parse_text(text: str, path: Path | str | None) -> dict[str, Any]:
         from ..params import format_yaml_error  # the Param machinery only for a broken file
 
         raise ConfigError(path, None, format_yaml_error(exc)) from None
+    problem = yaml_expansion_problem(data)
+    if problem is not None:
+        raise ConfigError(path, None, problem)
     if data is None:
         return {}
     if not isinstance(data, dict):

@@ -49,8 +49,13 @@ def check_callgrind_text(text: str, path: Path) -> dict[str, str]:
         raise ImportFailed(path, f"line {last + 1}", "ends without a 'totals:' line (truncated?)")
     fields["totals"] = lines[last].partition(":")[2].strip()
     for number, line in enumerate(lines, start=1):
-        if line.startswith("calls=") and (number >= len(lines) or not lines[number].strip()):
-            raise ImportFailed(path, f"line {number}", "a 'calls=' line without the cost line after it")
+        if line.startswith("calls="):
+            if number >= len(lines) or not lines[number].strip():
+                raise ImportFailed(path, f"line {number}", "a 'calls=' line without the cost line after it")
+            count = line[6:].split(maxsplit=1)[:1]
+            if not count or not count[0].isdigit():
+                raise ImportFailed(path, f"line {number}", f"expected 'calls=COUNT TARGET' with a whole number of "
+                                                           f"calls, got '{line[:60]}'")
     return fields
 
 

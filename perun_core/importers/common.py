@@ -34,6 +34,7 @@ from typing import Any, ClassVar
 
 from ..errors import ImportFailed
 from ..params import Param
+from ..profile import fastjson
 from ..profile.model import Profile, Snapshot, json_kind
 from ..profile.resources import ResourceTable, StackColumn, packed_codes, packed_numbers
 
@@ -295,7 +296,7 @@ def read_json(path: Path) -> JsonDoc:
 
     raw = read_bytes(path)
     try:
-        return JsonDoc(path, json.loads(raw))
+        return JsonDoc(path, fastjson.json_loads(raw))
     except UnicodeDecodeError as exc:
         raise ImportFailed(path, None, f"is not UTF-8 text ({exc.reason} at byte {exc.start})") from None
     except json.JSONDecodeError as exc:

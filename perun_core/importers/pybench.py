@@ -37,6 +37,7 @@ from pathlib import Path
 from typing import Any
 
 from ..errors import ImportFailed
+from ..profile import fastjson
 from ..profile.model import Profile
 from .common import Importer, JsonDoc, read_bytes, read_json, table_profile, tool_header
 
@@ -85,7 +86,7 @@ def _read_json_file(path: Path) -> JsonDoc:
     except (OSError, EOFError) as exc:
         raise ImportFailed(path, None, f"is a broken gzip file (truncated?): {exc}") from None
     try:
-        return JsonDoc(path, json.loads(text))
+        return JsonDoc(path, fastjson.json_loads(text))
     except (UnicodeDecodeError, json.JSONDecodeError) as exc:
         where = f"line {exc.lineno}" if isinstance(exc, json.JSONDecodeError) else None
         raise ImportFailed(path, where, f"holds no valid JSON once unpacked: {exc}") from None
@@ -101,6 +102,10 @@ class PyperfImporter(Importer):
     def _file(self, path: Path, units: dict[str, str]) -> tuple[list[dict], dict[str, Any]]:
         doc = _read_json_file(path)
         root = doc.get({"": doc.data}, "", "", dict)
+        version = doc.get(root, "version", "", str, optional=True)
+        # pyperf writes "1.0"; a file of a later major version may mean its keys differently
+        if version is not None and version.split(".")[0] != "1":
+            raise doc.fail("version", f"expected a pyperf file of format version 1.x, got {version!r:.40}")
         common = doc.get(root, "metadata", "", dict, optional=True, default={})
         benchmarks = doc.get(root, "benchmarks", "", list)
         rows: list[dict] = []

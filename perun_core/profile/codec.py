@@ -377,7 +377,7 @@ def decode_document(doc: dict, *, path: Path | str | None = None) -> Profile:
             snapshots=snapshots,
             global_region=global_region,
             origin=doc.get("origin"),
-            extra=doc.get("extra") or {},
+            extra=_extra_members(doc.get("extra")),
             layout="columnar",
         )
     except (KeyError, TypeError, ValueError, IndexError, binascii.Error) as exc:
@@ -425,9 +425,25 @@ def _add_absent(out: dict, first: int, last: int, count: int, packed: Callable[[
         out["absent"] = packed()
 
 
+def _extra_members(extra: Any) -> dict:
+    """The members a profile has beyond the known sections: an object of them, or none written."""
+    if extra is None:
+        return {}
+    if type(extra) is not dict:
+        raise TypeError(f'"extra" must be an object, not {type(extra).__name__}')
+    return extra
+
+
 def _decode_region(doc: dict) -> Snapshot:
     length = doc["n"]
-    columns = [_decode_column(c, length) for c in doc["cols"]]
+    if type(length) is not int or length < 0:
+        raise ValueError(f"the row count n must be a whole number 0 or more, not {length!r:.40}")
+    keys, cols = doc["keys"], doc["cols"]
+    if type(keys) is not list or type(cols) is not list or len(keys) != len(cols):
+        raise ValueError("keys and cols must be lists of the same length")
+    if not all(type(key) is str for key in keys) or len(set(keys)) != len(keys):
+        raise ValueError("keys must be distinct strings")
+    columns = [_decode_column(c, length) for c in cols]
     sparse = any("absent" in c or "absent_runs" in c for c in doc["cols"])
     table = ResourceTable.from_columns(length, doc["keys"], columns, sparse=sparse)
     return Snapshot(table, doc["models"], doc["meta"], has_models_key=doc.get("has_models", True))

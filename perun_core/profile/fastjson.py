@@ -29,6 +29,8 @@ Without orjson (a platform without a wheel) everything goes through json.
 from __future__ import annotations
 
 import json
+import re
+import sys
 from typing import Any
 
 try:
@@ -36,7 +38,7 @@ try:
 except ImportError:  # pragma: no cover - orjson is a dependency; this keeps perun usable without it
     _orjson = None
 
-__all__ = ["available", "loads", "number_tokens"]
+__all__ = ["available", "json_loads", "loads", "number_tokens"]
 
 
 def available() -> bool:
@@ -63,13 +65,29 @@ def loads(data: bytes | memoryview | str) -> Any:
         try:
             parsed = _orjson.loads(data)
         except _orjson.JSONDecodeError:
-            return json.loads(bytes(data))
+            return json_loads(bytes(data))
         exact = _no_wide_floats(parsed, int(len(data) * _VALUES_PER_BYTE))
         if exact is None:
             exact = bytes(data).translate(_DIGITS_ONLY).find(_LONG_RUN) < 0
         if exact:
             return parsed
-    return json.loads(bytes(data) if isinstance(data, memoryview) else data)
+    return json_loads(bytes(data) if isinstance(data, memoryview) else data)
+
+
+def json_loads(data: bytes | str) -> Any:
+    """``json.loads(data)``, with an integer longer than Python converts from text (4,300 digits by default) a
+    ``json.JSONDecodeError`` at that integer like any other error of the text, not a bare ValueError."""
+    try:
+        return json.loads(data)
+    except json.JSONDecodeError:
+        raise
+    except ValueError as exc:
+        limit = sys.get_int_max_str_digits()
+        text = data.decode("utf-8", "replace") if isinstance(data, (bytes, bytearray)) else data
+        found = re.search(r"[0-9]{%d,}" % (limit + 1), text) if limit else None
+        if found is None:
+            raise
+        raise json.JSONDecodeError(f"an integer of more than {limit:,} digits", text, found.start()) from exc
 
 
 def _no_wide_floats(parsed: Any, budget: int) -> bool | None:

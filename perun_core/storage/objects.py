@@ -192,6 +192,12 @@ class ObjectStore:
         an index lost can be put back where it belongs.  The original ignores
         the extra key when it reads such an object.
         """
+        sha, compressed = self.encode_profile(profile, layout=layout)
+        self.write_encoded(sha, compressed)
+        return sha
+
+    def encode_profile(self, profile: Profile, *, layout: str = "columnar") -> tuple[str, bytes]:
+        """(SHA-1, compressed object) of ``profile`` as :meth:`write_profile` stores it, nothing written."""
         # lazy: listing and verifying objects (status, log) never encodes a profile
         from ..profile.codec import iter_columnar, iter_json_chunks
 
@@ -208,17 +214,19 @@ class ObjectStore:
         # documented objects are for the original too, whose header counts characters
         length = deflater.size if layout == "columnar" else _characters(deflater.content())
         prefix = object_prefix(profile.type, length)
-        sha = hashlib.sha1(deflater.content(prefix)).hexdigest()
+        return hashlib.sha1(deflater.content(prefix)).hexdigest(), deflater.finish(prefix)
+
+    def write_encoded(self, sha: str, compressed: bytes) -> bool:
+        """Store an object :meth:`encode_profile` made; whether it was written (False: it was there already)."""
         path = self.path_of(sha)
-        compressed = deflater.finish(prefix)
         if path.is_file():
             # same content already stored (objects are immutable); its time is renewed, as fsck removes
             # only objects no index names that are older than its --stale-after: this one is about to be named
             with contextlib.suppress(OSError):
                 os.utime(path)
-            return sha
+            return False
         atomic_write(path, compressed)
-        return sha
+        return True
 
     def read_raw(self, sha: str) -> tuple[str, memoryview]:
         """(profile type, content) of a verified object; the content is a view of the decompressed bytes."""

@@ -288,27 +288,42 @@ class PerunRepository:
         if profile.origin != minor:
             # the object names the commit it is registered at (fsck puts an object an index lost back by it)
             profile = dataclasses.replace(profile, origin=minor)
-        checksum = self.objects.write_profile(profile, layout=self.object_layout)
+        # encoded (the costly part) before the lock, stored under it: an add that cannot take the lock, read
+        # the index or write it leaves no object behind that no index names
+        checksum, compressed = self.objects.encode_profile(profile, layout=self.object_layout)
         meta = meta_of(profile)
         with self._index_lock(minor):
             entries = self._entries_with_metadata(self.read_index(minor))
             for existing in entries:
                 if existing.checksum == checksum:
+                    self.objects.write_encoded(checksum, compressed)  # a damaged store may have lost it
                     return existing
-            entry = IndexEntry(
-                created,
-                checksum,
-                _free_name(source, {e.path for e in entries}),
-                meta["type"],
-                meta["cmd"],
-                meta["args"],
-                meta["workload"],
-                meta["collector"],
-                tuple(meta["postprocessors"]),
-                meta["label"],
-            )
-            entries.append(entry)
-            self._write_index(minor, entries)
+            written = self.objects.write_encoded(checksum, compressed)
+            try:
+                return self._append_entry(minor, entries, checksum, source, created, meta)
+            except BaseException:
+                if written:  # no other writer of this index could have named it: they wait for the lock
+                    with contextlib.suppress(OSError):
+                        self.objects.path_of(checksum).unlink()
+                raise
+
+    def _append_entry(self, minor: str, entries: list[IndexEntry], checksum: str, source: str, created: float,
+                      meta: dict) -> IndexEntry:
+        """Add an entry for object ``checksum`` to ``minor``'s index (its lock held)."""
+        entry = IndexEntry(
+            created,
+            checksum,
+            _free_name(source, {e.path for e in entries}),
+            meta["type"],
+            meta["cmd"],
+            meta["args"],
+            meta["workload"],
+            meta["collector"],
+            tuple(meta["postprocessors"]),
+            meta["label"],
+        )
+        entries.append(entry)
+        self._write_index(minor, entries)
         return entry
 
     def unregister(self, minor: str, checksums_and_paths: list[tuple[str, str]]) -> list[IndexEntry]:

@@ -1,0 +1,161 @@
+"""Bad input found by a campaign against the command line, run as the user runs it: ``perun-core`` as a process.
+
+Each case is held to the contract of :mod:`.test_bad_input`: one ``error:`` line naming what is wrong, the
+documented exit code, no traceback, ``.perun`` and the files around the repository unchanged.
+"""
+
+from __future__ import annotations
+
+import gzip
+import shutil
+import json
+from collections.abc import Callable
+
+import pytest
+
+from .cases import HYPERFINE, PYPERF, Case, _import, _inputs, _local, good_profile
+from .test_bad_input import CONTROLS, _params, run_as_subprocess, run_case, template
+
+from perun_core.profile.codec import iter_layout
+from perun_core.profile.model import Profile
+
+pytestmark = pytest.mark.filterwarnings("ignore")
+
+__all__ = ["template"]  # the fixture, shared with test_bad_input
+
+
+def _compact(change: Callable[[dict], None]) -> Callable[[], dict]:
+    """A valid profile in the compact (columnar) layout of pending profiles, then ``change``d."""
+    def make() -> dict:
+        profile = Profile.from_dict(good_profile())
+        doc = json.loads(b"".join(iter_layout(profile, "compact")))
+        change(doc)
+        return doc
+    return make
+
+
+def _set(*path_and_value) -> Callable[[dict], None]:
+    *path, value = path_and_value
+
+    def change(doc: dict) -> None:
+        node = doc
+        for step in path[:-1]:
+            node = node[step]
+        node[path[-1]] = value(node[path[-1]]) if callable(value) else value
+    return change
+
+
+_COLUMNAR = {
+    "row count negative": (_set("global", "n", -3), "row count"),
+    "row count a string": (_set("global", "n", "8"), "row count"),
+    "a key without its column": (_set("global", "keys", lambda keys: keys[:-1]), "same length"),
+    "a column without its key": (_set("global", "keys", lambda keys: [*keys, "zz"]), "same length"),
+    "a key twice": (_set("global", "keys", lambda keys: [keys[0], *keys[:-1]]), "distinct"),
+    "a key that is a number": (_set("global", "keys", lambda keys: [5, *keys[1:]]), "distinct strings"),
+    "extra a list": (_set("extra", [1]), "extra"),
+}
+
+CAMPAIGN_CASES = [
+    Case(f"{command}: compact layout, {name}", [*argv], 1, words, bad=_compact(change))
+    for name, (change, words) in _COLUMNAR.items()
+    for command, argv in (("add", ["add", "{bad}"]), ("show raw", ["show", "{bad}", "raw"]),
+                          ("postprocessby", ["postprocessby", "{bad}", "normalizer"]))
+]
+
+
+
+def _long_integer() -> str:
+    """A profile whose first resource's order is an integer of 5,000 digits (more than Python reads from text)."""
+    return json.dumps(good_profile()).replace('"order": 1,', '"order": ' + "9" * 5000 + ",", 1)
+
+
+_DIGITS = "9" * 5000
+CAMPAIGN_CASES += [
+    *(Case(f"{command}: an integer of 5,000 digits", argv, 1, "more than 4,300 digits", bad=_long_integer)
+      for command, argv in (("add", ["add", "{bad}"]), ("show raw", ["show", "{bad}", "raw"]),
+                            ("check profiles", ["check", "profiles", "{good}", "{bad}"]),
+                            ("diff", ["diff", "{good}", "{bad}"]))),
+    _import("hyperfine", "a time of 5,000 digits", HYPERFINE % _DIGITS, "more than 4,300 digits"),
+    Case("import pyperf: a gzipped value of 5,000 digits", ["import", "pyperf", "../in/t.json.gz"], 1,
+         "more than 4,300 digits", _inputs(t__json__gz=gzip.compress((PYPERF % _DIGITS).encode()))),
+]
+
+
+
+def _alias_bomb(levels: int) -> str:
+    """YAML whose last anchor expands to 9**levels strings: each level an alias of the one before, nine times."""
+    lines = ['l0: &l0 ["x", "x", "x", "x", "x", "x", "x", "x", "x"]']
+    lines += [f"l{i}: &l{i} [{', '.join([f'*l{i - 1}'] * 9)}]" for i in range(1, levels)]
+    return "\n".join(lines) + "\ncmds: ['true']\ncollectors: [{name: time}]\n"
+
+
+_BOMB = _local(_alias_bomb(7))
+CAMPAIGN_CASES += [
+    Case("status with an alias bomb in local.yml", ["status"], 1, "aliases", _BOMB),
+    Case("run matrix with an alias bomb in local.yml", ["run", "matrix"], 1, "aliases", _BOMB),
+    Case("config get with an alias bomb in local.yml", ["config", "get", "cmds"], 1, "aliases", _BOMB),
+    Case("log with an alias inside its own anchor in local.yml", ["log"], 1, "contains itself",
+         _local("a: &a [1, *a]\ncmds: ['true']\n")),
+    Case("config get with broken YAML in local.yml", ["config", "get", "cmds"], 1, "local.yml",
+         _local("cmds: [unclosed\n")),
+]
+
+
+CAMPAIGN_CASES += [
+    _import("pyperf", "a newer format version", PYPERF.replace('"1.0"', '"99.0"') % "0.1", "version"),
+    _import("pyperf", "a format version that is a number", PYPERF.replace('"1.0"', "2") % "0.1", "version"),
+    # the collector's parser counts such a line as no call at all
+    _import("callgrind", "a calls= line without a count", "events: Ir\nfn=main\ncfn=work\ncalls=x 1\n1 5\n"
+            "totals: 5\n", "calls=COUNT"),
+]
+
+
+def _locks_made_directories(root) -> None:
+    """Each index lock file of the store replaced by a directory of its name: no lock can be taken."""
+    locks = sorted((root / ".perun" / "locks").glob("*.lock"))
+    assert locks, "the template has registered a profile, so it has an index lock"
+    for lock in locks:
+        lock.unlink()
+        lock.mkdir()
+
+
+CAMPAIGN_CASES += [
+    # the object was written before the lock was tried, and stayed with no index naming it
+    Case("add when the index lock cannot be taken", ["add", "{fresh}"], 1, "lock", _locks_made_directories),
+    Case("import --register when the index lock cannot be taken", ["import", "folded", "--register", "../in/f.folded"],
+         1, "lock", lambda root: (_locks_made_directories(root), _inputs(f__folded="main;work 5\n")(root))),
+]
+
+
+@pytest.mark.parametrize("case", _params(CAMPAIGN_CASES))
+def test_campaign_case(case, template, tmp_path):
+    run_case(case, template, tmp_path, run_as_subprocess)
+
+
+def test_show_raw_writes_c1_controls_and_del_escaped(template, tmp_path):
+    """json.dumps leaves U+009B (a one-character CSI on terminals that read C1 controls) and DEL raw."""
+    uid = "x\x9b2J\x7fy"
+    profile = good_profile(template[1][-1])
+    profile["global"]["resources"][0]["uid"] = uid
+    path = tmp_path / "c1.perf"
+    path.write_text(json.dumps(profile, ensure_ascii=False), encoding="utf-8")
+    done = run_as_subprocess(["show", str(path), "raw"], template[0])
+    assert done[0] == 0, done[2]
+    assert not CONTROLS.search(done[1]), repr(done[1][:400])
+    assert json.loads(done[1])["global"]["resources"][0]["uid"] == uid
+
+
+def test_a_repair_that_leaves_a_damaged_pending_profile_exits_1(template, tmp_path):
+    """fsck --repair never removes a pending profile (the user's file): while it stays damaged, no fsck exits 0."""
+    repo = tmp_path / "repo"
+    shutil.copytree(template[0], repo, symlinks=True)
+    pending = repo / ".perun" / "jobs" / "pending.perf"
+    pending.write_bytes(pending.read_bytes()[:100])
+    repaired = run_as_subprocess(["fsck", "--repair"], repo)
+    assert repaired[0] == 1, repaired
+    assert "pending.perf" in repaired[1] and repaired[2].startswith("error: ") and "Traceback" not in repaired[2]
+    assert pending.exists()
+    assert run_as_subprocess(["fsck"], repo)[0] == 1
+    removed = run_as_subprocess(["rm", "0@p"], repo)  # the one pending profile of the template
+    assert removed[0] == 0, removed
+    assert run_as_subprocess(["fsck"], repo)[0] == 0
