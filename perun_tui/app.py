@@ -166,6 +166,14 @@ class PerunApp(App[None]):
             self.pop_screen()
             self.call_after_refresh(self.check_size)  # another one under it (pushed over a pushed screen)
 
+    def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
+        """Under the too-small notice only q answers (it says so): ctrl+p with the palette open under the
+        notice would push a second one of the same id, and the keys or any other screen would only hide
+        beneath it."""
+        if isinstance(self.screen, TooSmallScreen) and action != "quit":
+            return False
+        return super().check_action(action, parameters)
+
     def push_screen(self, screen, *args, **kwargs):
         """Push as usual; in a too small terminal the notice stays on top."""
         result = super().push_screen(screen, *args, **kwargs)

@@ -92,8 +92,8 @@ def _pair_title(comparison: Comparison, suffix: str, width: int) -> list[str]:
             fit_middle(f"target:   {comparison.target_name}{suffix}", width)]
 
 
-#: the space between a number and its unit (``14.8 ms``), which a line is not broken at
-_UNIT_SPACE = re.compile(r"(?<=\d) (?=[^\W\d])")
+#: the space between a number and its unit (``14.8 ms``, or a count's ``64.0M Ir``), which a line is not broken at
+_UNIT_SPACE = re.compile(r"(?:(?<=\d)|(?<=\d[kMGT])) (?=[^\W\d])")
 
 
 def _wrap(text: str, width: int) -> list[str]:
@@ -116,29 +116,25 @@ def _stacked(name_title: str, titles: tuple[str, ...], rows: list[_Row], tinted:
     """A table too wide for ``width``: each row's name on a line, its numbers on the lines under it.
 
     The number columns are packed, in order, onto as few lines as fit
-    (indented by two); the header says which column is where.  A name is
+    (indented by two); the header says which column is where.  Columns are
+    two apart, or one where that saves a line per row (a table a column or
+    two too wide for one line, such as the functions' at 80x24).  A name is
     shortened in the middle, where it is least telling; a number is never
     cut unless one alone is wider than the terminal.
     """
     sizes = [max([text_width(t)] + [text_width(r.cells[i]) for r in rows]) for i, t in enumerate(titles)]
-    groups: list[list[int]] = [[]]
-    used = 2
-    for index, size in enumerate(sizes):
-        if groups[-1] and used + 2 + size > width:
-            groups.append([])
-            used = 2
-        used += size + (2 if len(groups[-1]) else 0)
-        groups[-1].append(index)
+    wide, narrow = _packed(sizes, width, 2), _packed(sizes, width, 1)
+    groups, gap = (narrow, " ") if len(narrow) < len(wide) else (wide, "  ")
 
     def lines(cells: tuple[str, ...], moved: float, header: bool) -> list[str]:
         out = []
         for group in groups:
             plain = [pad(cells[index], sizes[index], right=True) for index in group]
-            if text_width("  " + "  ".join(plain)) > width:  # one number alone wider than the terminal
-                out.append(fit(("  " + "  ".join(plain)).rstrip(), width))
+            if text_width("  " + gap.join(plain)) > width:  # one number alone wider than the terminal
+                out.append(fit(("  " + gap.join(plain)).rstrip(), width))
                 continue
-            out.append("  " + "  ".join(text if header or index not in tinted else _tint(text, moved, color)
-                                        for index, text in zip(group, plain)))
+            out.append("  " + gap.join(text if header or index not in tinted else _tint(text, moved, color)
+                                       for index, text in zip(group, plain)))
         return out
 
     head = [fit_middle(name_title, width), *lines(titles, 0, True)]
@@ -147,6 +143,19 @@ def _stacked(name_title: str, titles: tuple[str, ...], rows: list[_Row], tinted:
         out.append(fit_middle(row.name, width))
         out.extend(line.rstrip() for line in lines(row.cells, row.moved, False))
     return out
+
+
+def _packed(sizes: list[int], width: int, gap: int) -> list[list[int]]:
+    """Column indexes in order, on as few lines of ``width`` as fit (indented by two, ``gap`` apart)."""
+    groups: list[list[int]] = [[]]
+    used = 2
+    for index, size in enumerate(sizes):
+        if groups[-1] and used + gap + size > width:
+            groups.append([])
+            used = 2
+        used += size + (gap if groups[-1] else 0)
+        groups[-1].append(index)
+    return groups
 
 
 def render_short(comparison: Comparison, *, width: int = 100, color: bool = False, limit: int = 30) -> str:

@@ -21,7 +21,7 @@ from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
 from ..amounts import amount_scale, nice_ticks, unit_family
-from .style import DEFAULT_THEME, RGB, Theme, fit_middle, strip_ansi
+from .style import DEFAULT_THEME, RGB, Theme, fit, fit_middle, paint, strip_ansi, text_width
 
 if TYPE_CHECKING:  # pragma: no cover
     import numpy
@@ -302,11 +302,17 @@ def render_scatter(
     xlim = _limits([x for _, x, _ in clouds + lines])
     ylim = ylim or _limits([y for _, _, y in clouds + lines])
     # one point cloud alone needs no legend (the title names it); plotext draws a legend over the top rows of
-    # the plot, so with one the y axis reaches that much higher and the data stays below it
-    named = sum(1 for name, x, _ in clouds + lines if name and len(x))
-    legend = named > 1
+    # the plot, so with one the y axis reaches that much higher and the data stays below it; a plot too low
+    # for that has its legend under it instead
+    entries = [(_cycle(LINE_MARKERS, i), _colour(theme, len(clouds) + i), name) for i, (name, x, _) in enumerate(lines)
+               if name and len(x)]
+    entries += [(_cycle(POINT_MARKERS, i), _colour(theme, i), name) for i, (name, x, _) in enumerate(clouds)
+                if name and len(x)]
+    legend = len(entries) > 1
+    below, height = _legend_below(entries if legend else [], width, height, title, xlabel, ylabel)
+    legend = legend and below is None
     if legend:
-        ylim = _with_headroom(ylim, rows=_rows(height, title, xlabel, ylabel), reserved=named)
+        ylim = _with_headroom(ylim, rows=_rows(height, title, xlabel, ylabel), reserved=len(entries))
     yticks, ylabels, ylabel = y_axis(*ylim, _rows(height, title, xlabel, ylabel), unit, ylabel)
     with _LOCK:
         plt = _figure(width, height, theme, title, xlabel, ylabel)
@@ -326,7 +332,46 @@ def render_scatter(
             x, y = thin_points(x, y, columns=width * _OVERSAMPLE, rows=height * _OVERSAMPLE, xlim=xlim, ylim=ylim)
             plt.scatter(_floats(x), _floats(y), marker=_cycle(POINT_MARKERS, index), color=_colour(theme, index),
                         label=(name or None) if legend else None)
-        return _finish(plt, theme)
+        return "\n".join([_finish(plt, theme), *(below or ())])
+
+
+#: what a marker looks like in a legend (the rest are characters drawn as they are)
+_MARKER_GLYPHS = {"braille": "⢕", "dot": "•"}
+
+
+def _legend_below(entries: list[tuple[str, RGB | None, str]], width: int, height: int, title: str, xlabel: str,
+                  ylabel: str) -> tuple[list[str] | None, int]:
+    """The legend's lines under a plot too low to keep the top rows free for it, and the plot's height left.
+
+    plotext draws a legend over the plot's top rows (or, with fewer rows
+    than entries, not at all); when the rows left free above the data
+    would be fewer than two, the entries (marker, colour, name) go on
+    lines of ``width`` under the plot instead, which gives up those rows.
+    A plot that cannot spare the rows has no legend at all.  ``None`` (and
+    ``height``) when ``entries`` is empty or the legend fits above the data.
+    """
+    rows = _rows(height, title, xlabel, ylabel)
+    if not entries or rows - len(entries) - 1 >= 2:
+        return None, height
+    lines: list[str] = []
+    used = 0
+    for marker, colour, name in entries:
+        glyph = _MARKER_GLYPHS.get(marker, marker) * 2
+        label = fit(f"{glyph} {name}", width)
+        size = text_width(label)
+        if lines and used + 2 + size <= width:
+            lines[-1] += "  "
+            used += 2
+        else:
+            lines.append("")
+            used = 0
+        if colour and label.startswith(glyph):
+            label = paint(glyph, colour=colour) + label[len(glyph):]
+        lines[-1] += label
+        used += size
+    if len(lines) > rows - 3:  # the plot keeps three rows of data at least: a plot this small goes without
+        return [], height
+    return lines, height - len(lines)
 
 
 def _with_headroom(ylim: tuple[float, float], *, rows: int, reserved: int) -> tuple[float, float]:
@@ -525,11 +570,14 @@ def render_lines(
     xlim = _limits([x for _, x, _ in lines])
     ylim = ylim or _limits([y for _, _, y in lines])
     legend = len(lines) > 1
+    entries = [(_cycle(LINE_MARKERS, i), _colour(theme, i), name) for i, (name, x, _) in enumerate(lines)
+               if name and len(x)]
+    below, height = _legend_below(entries if legend else [], width, height, title, xlabel, ylabel)
+    legend = legend and below is None
     if legend:
         # plotext draws the legend over the top rows of the plot: the y axis reaches that much higher, so the
-        # lines stay below it (as in render_scatter)
-        named = sum(1 for name, x, _ in lines if name and len(x))
-        ylim = _with_headroom(ylim, rows=_rows(height, title, xlabel, ylabel), reserved=named)
+        # lines stay below it (as in render_scatter; a plot too low for that has the legend under it)
+        ylim = _with_headroom(ylim, rows=_rows(height, title, xlabel, ylabel), reserved=len(entries))
     yticks, ylabels, ylabel = y_axis(*ylim, _rows(height, title, xlabel, ylabel), unit, ylabel)
     with _LOCK:
         plt = _figure(width, height, theme, title, xlabel, ylabel)
@@ -548,4 +596,4 @@ def render_lines(
             x, y = thin_line(x, y, columns=width * 2, xlim=xlim)
             plt.plot(_floats(x), _floats(y), marker=_cycle(LINE_MARKERS, index), color=_colour(theme, index),
                      label=(name or None) if legend else None)
-        return _finish(plt, theme)
+        return "\n".join([_finish(plt, theme), *(below or ())])

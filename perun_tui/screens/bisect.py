@@ -60,8 +60,10 @@ class BisectScreen(Screen[None]):
     TITLE = "perun · bisect"
     COMMANDS = {ScreenCommands}
     BINDINGS = [
-        Binding("escape", "stop", "Cancel / close", key_display="esc",
-                tooltip="Cancel the bisect (the profiled program is killed); once it ended, close", id="bisect.stop"),
+        Binding("escape", "stop", "Cancel", key_display="esc",
+                tooltip="Cancel the bisect (the profiled program is killed)", id="bisect.stop"),
+        Binding("escape", "close", "Close", key_display="esc", tooltip="Bisect: back to the history",
+                id="bisect.close"),
     ]
 
     def __init__(self, first: str, second: str, *, register: bool = False) -> None:
@@ -127,6 +129,7 @@ class BisectScreen(Screen[None]):
 
     def on_bisect_done(self, message: BisectDone) -> None:
         self.running = False
+        self.refresh_bindings()
         self.result, self.error = message.result, message.error
         log = self.query_one(WrappedLog)
         current = self.query_one("#bisect-current", Static)
@@ -151,12 +154,23 @@ class BisectScreen(Screen[None]):
     def on_worker_state_changed(self, event: Worker.StateChanged) -> None:
         self.app.report_failed_worker(event)
 
+    def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
+        # one esc, named for what it does now: the footer said "Cancel / close" after the bisect had ended
+        if action == "stop":
+            return self.running
+        if action == "close":
+            return not self.running
+        return True
+
     def action_stop(self) -> None:
         if self.running:
             self.cancel.set()
             self.query_one("#bisect-current", Static).update("cancelling…")
         else:
             self.dismiss(None)
+
+    def action_close(self) -> None:
+        self.dismiss(None)
 
 
 def _describe(event: Any) -> tuple[str, str | None] | None:

@@ -211,7 +211,8 @@ class PlotScreen(Screen[None]):
         self.view = view
         if view in self.unfit:
             self._show_views()
-            self._explain(view, notify=True)
+            # the pane says why: a toast saying it again would cover the tab bar and the keys that fit
+            self._explain(view, notify=False)
             return
         self._show_views()
         if self.profile is None:
@@ -236,7 +237,8 @@ class PlotScreen(Screen[None]):
         self.refresh_bindings()
 
     def _explain(self, view: str, *, notify: bool) -> None:
-        """Why ``view`` cannot show this profile: in the pane (with the keys that do) and as a notification."""
+        """Why ``view`` cannot show this profile: in the pane (with the keys that do), and as a notification when
+        ``notify`` (the view was asked for from elsewhere and the pane shows another)."""
         reason = self.unfit[view]
         keys = ", ".join(f"{key} {label}" for name, key, label in VIEWS if name not in self.unfit)
         if notify:

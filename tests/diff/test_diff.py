@@ -340,3 +340,25 @@ def test_every_view_fits_a_40_column_terminal_without_cutting_a_number(tmp_path)
     assert amounts and all(cell.strip() in narrow for cell in amounts)
     assert "other [samples]" in narrow.splitlines()[narrow.splitlines().index("uid [subtype]") + 3]
     assert "(within 1% of the baseline)" in narrow.replace("\n", " ")
+
+
+def test_stacked_functions_put_a_row_on_one_line_of_numbers_when_single_spaces_fit():
+    # at 72 columns the seven columns two apart need 74: one apart they fit, so no row wraps onto a third line
+    text = api.render_diff(_callgrind_pair(), "short", width=72, limit=3)
+    lines = text.split("functions by", 1)[1].splitlines()
+    start = lines.index("function")
+    assert "excl base" in lines[start + 1] and lines[start + 1].rstrip().endswith("calls")
+    assert lines[start + 2] == "other"
+    assert "38.0M Ir" in lines[start + 3] and lines[start + 3].endswith("20->20")
+    assert lines[start + 4] == "hack_digit"
+    assert all(len(line) <= 72 for line in text.splitlines())
+    # wide enough for two apart: as before
+    wide = api.render_diff(_callgrind_pair(), "short", width=80, limit=3)
+    assert "  excl base  excl target" in wide
+
+
+def test_a_sentence_never_breaks_a_count_from_its_unit():
+    # "+64.0M Ir)" was broken after "64.0M" at 80 columns, leaving "Ir)" alone on the next line
+    text = api.render_diff(_callgrind_pair(), "short", width=80, limit=3)
+    title = text.split("functions by", 1)[1].split("\nfunction\n", 1)[0]
+    assert "+64.0M Ir)" in title and not any(line.startswith("Ir") for line in title.splitlines())

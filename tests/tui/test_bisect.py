@@ -10,6 +10,7 @@ from perun_tui.screens.bisect import BisectDone, BisectScreen
 from perun_tui.widgets.wrappedlog import WrappedLog
 
 from .helpers import Recorder, bisect_repo, main_screen, settle, wait_until
+from .test_keys import footer_items
 
 
 async def test_bisect_from_the_palette_finds_the_commit_with_stored_profiles(tmp_path):
@@ -38,6 +39,9 @@ async def test_bisect_from_the_palette_finds_the_commit_with_stored_profiles(tmp
         # the finding's amounts with their unit and the change, as the check writes them (not 0.99000 -> 3.96000)
         found = [line for line in lines if line.startswith("  Degradation at ./app [real]: ")]
         assert found and re.search(r": 1\.00 s -> 4\.00 s \(\+\d+(\.\d+)? ?%\)$", found[0]), lines
+        # ended: esc closes, and the footer says so (it said "Cancel / close" whatever the state)
+        items = footer_items(app)
+        assert "esc Close" in items and not any("Cancel" in item for item in items), items
         await pilot.press("escape")
         await pilot.pause()
         assert not isinstance(app.screen, BisectScreen)

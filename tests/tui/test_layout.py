@@ -221,3 +221,24 @@ def test_a_commit_message_is_wrapped_at_the_panes_width_not_at_its_own():
         "Keep a tail pointer again: appending was quadratic", "",
         "Walking to the last node made building a list of n keys O(n^2): the benchmark has been slower since.", "",
         "- one item", "- another", "1. first", "    code line", "    code line", "after the code"]
+
+
+async def test_the_too_small_notice_takes_no_key_but_q(demo_repo):
+    """ctrl+p with the palette open under the notice pushed a second palette of the same id: the app died with
+    DuplicateIds (80x24, ctrl+p, shrink to 36x10, ctrl+p); f1 and ? put the keys under the notice."""
+    app = PerunApp(demo_repo)
+    async with app.run_test(size=(80, 24)) as pilot:
+        await settle(pilot)
+        await pilot.press("ctrl+p")
+        await wait_until(pilot, lambda: type(app.screen).__name__ == "CommandPalette")
+        await pilot.resize_terminal(36, 10)
+        await wait_until(pilot, lambda: isinstance(app.screen, TooSmallScreen))
+        stack = list(app.screen_stack)
+        for key in ("ctrl+p", "f1", "question_mark", "tab"):
+            await pilot.press(key)
+            await pilot.pause()
+            assert app.is_running and app.screen_stack == stack, key
+        await pilot.resize_terminal(80, 24)
+        await wait_until(pilot, lambda: type(app.screen).__name__ == "CommandPalette")
+        await pilot.press("escape")
+        await wait_until(pilot, lambda: type(app.screen).__name__ == "MainScreen")

@@ -80,11 +80,11 @@ async def test_bars_and_flow_of_a_time_profile_and_a_view_that_cannot_show_it(de
         assert "mean of amount through order by subtype" in chart.picture.plain
         assert not chart.check_action("uid", (1,))  # no uids to cycle outside the scatter
 
-        await pilot.press("m")  # a heap map needs a memory profile: the pane and a notification say so
+        await pilot.press("m")  # a heap map needs a memory profile: the pane says so (no toast over the tab bar)
         await settle(pilot)
         message = str(app.screen.query_one("#plot-message", Static).content)
         assert message.startswith("heap map:") and "memory" in message
-        assert any("memory" in note for note in recorder.notes("warning"))
+        assert not any("memory" in note for note in recorder.notes("warning"))
         await pilot.press("s")  # no sizes: the scatter plots against the run order
         await settle(pilot)
         assert "run order" in chart.picture.plain
@@ -200,6 +200,35 @@ async def test_heap_map_steps_through_snapshots_and_toggles_heat(demo_repo):
         await pilot.press("t")
         await settle(pilot)
         assert heap.mode == "heap" and rendered_text(heap).startswith("snapshot 3 of 3")
+
+
+async def test_the_heat_legend_at_40x12_goes_on_two_lines_rather_than_being_cut(demo_repo, monkeypatch):
+    """At 40x12 the heat legend of the demo's heap ('· none  ░ 1-36  ▒ 37-72  ▓ 73-108  █ 109-144  allocations
+    per cell') was one line cut at the pane's edge, with no ellipsis: the hottest shade's bounds were lost.
+    The test repository's heap is one allocation deep: its legend is given the bounds of a cell touched 144 times."""
+    from perun_core import api
+
+    shades = api.heat_legend
+    monkeypatch.setattr(api, "heat_legend", lambda hottest: shades(144))
+    app = PerunApp(demo_repo)
+    async with app.run_test(size=(40, 12)) as pilot:
+        await settle(pilot)
+        await select_profile(pilot, "1@i", commit=MEMORY_COMMIT)
+        await pilot.press("p")
+        await settle(pilot)
+        heap = app.screen.query_one(HeapView)
+        await pilot.press("t")
+        await settle(pilot)
+        assert heap.mode == "heat"
+        layout, _theme = heap.picture
+        lines = rendered_text(heap).split("\n")
+        legend = [line.rstrip() for line in lines[1 + layout.rows:] if line.strip()]
+        assert len(legend) == 2 and all(len(line) <= heap.size.width for line in legend)
+        # every shade with its bounds, the hottest one's whole, and what they count
+        words = " ".join(legend)
+        for shade, bounds in shades(144):
+            assert f"{shade} {bounds}" in words
+        assert "allocations per cell" in words
 
 
 async def test_a_flame_graph_asked_for_before_it_has_a_size_is_drawn_once_it_has_room(demo_repo, monkeypatch):

@@ -265,3 +265,31 @@ def test_lines_stay_below_their_legend():
     assert len(legend) == 2
     # a legend row holds its frame, its marker and its name, and nothing drawn after the name
     assert all(re.fullmatch(r" *\S*[│┤] \S\S (rising|flat) *│", line) for line in legend), legend
+
+
+@pytest.mark.parametrize("theme", [None, THEME], ids=["plain", "colour"])
+def test_a_plot_too_low_for_its_legend_above_the_data_has_it_underneath(theme):
+    """Four entries on a plot of four rows (a compare view at 80x24): plotext drew them over every row of the
+    data; now they stand under the plot, with their markers, and the plot keeps its size."""
+    x = np.arange(1, 9, dtype=float) * 1000
+    y = x * x / 1e6
+    curves = [Series("constant", x, np.full_like(x, y.mean())), Series("linear", x, y), Series("quadratic", x, y + 1)]
+    text = render_scatter([Series("sll_insert", x, y)], curves, width=78, height=10, theme=theme, title="t",
+                          xlabel="size", ylabel="amount")
+    rows = strip_ansi(text).split("\n")
+    assert len(rows) == 10
+    frame = [i for i, row in enumerate(rows) if "└" in row][0]
+    assert not any(name in row for row in rows[:frame] for name in ("constant", "linear", "quadratic", "sll_insert"))
+    under = " ".join(rows[frame + 1:])
+    assert all(f"{glyph} {name}" in under for glyph, name in
+               (("⢕⢕", "constant"), ("**", "linear"), ("++", "quadratic"), ("••", "sll_insert")))
+    assert all(len(row) <= 78 for row in rows)
+    # the points are all on the plot: the top one too, where the legend used to be
+    assert any("•" in row for row in rows[1:3])
+    flow = render_lines([Series(f"s{i}", x, y * (i + 1)) for i in range(3)], width=60, height=8, theme=theme)
+    plain = strip_ansi(flow).split("\n")
+    assert len(plain) == 8 and plain[-1].split() == ["⢕⢕", "s0", "**", "s1", "++", "s2"]
+    # a plot with no rows to spare (a 40x12 terminal) has no legend at all, never one over its data
+    tiny = strip_ansi(render_scatter([Series("sll_insert", x, y)], curves, width=37, height=8, theme=theme,
+                                     xlabel="size", ylabel="amount"))
+    assert len(tiny.split("\n")) == 8 and not any(name in tiny for name in ("constant", "linear", "sll_insert"))

@@ -69,7 +69,13 @@ class HeapView(PictureWidget):
 
     def draw(self, model: Any, state: tuple, width: int, height: int, theme: Any) -> Any:
         mode, snapshot = state
-        return api.layout_heap(model.heap, width, max(height - 2, 1), max(snapshot, 0), mode), theme
+        layout = api.layout_heap(model.heap, width, max(height - 2, 1), max(snapshot, 0), mode)
+        # a legend wider than the pane goes on as many lines as it needs, the map giving up rows for them
+        lines = len(packed([len(glyph) + len(text) for _key, glyph, text in legend_entries(model.heap, layout)],
+                           width))
+        if lines > 1 and layout.rows + 1 + lines > height:
+            layout = api.layout_heap(model.heap, width, max(height - 1 - lines, 1), max(snapshot, 0), mode)
+        return layout, theme
 
     def picture_shown(self) -> None:
         layout, _theme = self.picture
@@ -89,32 +95,32 @@ class HeapView(PictureWidget):
                 f"{len(shot.addresses)} allocations, {format_amount(shot.allocated, unit)} · "
                 f"{format_amount(layout.size, unit)} per cell")
 
-    def _legend(self, layout: Any, theme: Any, width: int, base: Style) -> Strip:
-        heap = self.heap
-        segments: list[Segment] = []
-        if layout.mode == "heat":
-            # each shade with the counts it stands for, drawn as the cells draw it
-            hottest = layout.hottest or 1
-            for shade, bounds in api.heat_legend(hottest):
-                if bounds == "none":
-                    segments.append(Segment(shade, base + self.get_component_rich_style("heap--free", partial=True)))
-                else:
-                    segments.append(Segment(shade, self._heat_style(int(bounds.rpartition("-")[2]), hottest, theme,
-                                                                    base)))
-                segments.append(Segment(f" {bounds}  ", base))
-            segments.append(Segment("allocations per cell", base))
-            return Strip(segments).crop(0, width).adjust_cell_length(width, base)
-        shown = sorted({v for v in layout.values if v >= 0})
-        for site in shown:
-            glyph = api.site_glyph(site)
-            if theme is None:
-                segments.append(Segment(glyph, base))
+    def _legend(self, layout: Any, theme: Any, width: int, base: Style) -> list[Strip]:
+        """The legend's lines: each shade (or site letter) drawn as the cells draw it, with what it stands for."""
+        free = base + self.get_component_rich_style("heap--free", partial=True)
+        hottest = layout.hottest or 1
+        entries: list[list[Segment]] = []
+        for key, glyph, text in legend_entries(self.heap, layout):
+            if glyph and layout.mode == "heat":
+                style = free if key == "none" else self._heat_style(int(str(key).rpartition("-")[2]), hottest, theme,
+                                                                     base)
+            elif glyph and theme is not None:
+                style = base + Style(color=style_colour(theme.on_block), bgcolor=style_colour(theme.colour(key)))
             else:
-                colour = theme.colour(site)
-                segments.append(Segment(glyph, base + Style(color=style_colour(theme.on_block),
-                                                             bgcolor=style_colour(colour))))
-            segments.append(Segment(f" {heap.sites[site].function or '?'}  ", base))
-        return Strip(segments).crop(0, width).adjust_cell_length(width, base)
+                style = base
+            entries.append([Segment(glyph, style), Segment(text, base)] if glyph else [Segment(text, base)])
+        strips = []
+        for line in packed([text_width_of(entry) for entry in entries], width):
+            segments: list[Segment] = []
+            for index in line:
+                if segments:
+                    segments.append(Segment("  ", base))
+                segments.extend(entries[index])
+            strip = Strip(segments)
+            if strip.cell_length > width:  # one entry alone wider than the pane
+                strip = Strip([*strip.crop(0, max(width - 1, 0)), Segment("…", base)])
+            strips.append(strip.adjust_cell_length(width, base))
+        return strips
 
     @staticmethod
     def _heat_style(count: int, hottest: int, theme: Any, base: Style) -> Style:
@@ -131,10 +137,9 @@ class HeapView(PictureWidget):
             style = base + self.get_component_rich_style("heap--header", partial=True)
             return Strip([Segment(fit(self._header(layout), width), style)])
         row = y - 1
-        if row == layout.rows:
-            return self._legend(layout, theme, width, base)
-        if row > layout.rows:
-            return Strip.blank(width, base)
+        if row >= layout.rows:
+            legend = self._legend(layout, theme, width, base)
+            return legend[row - layout.rows] if row - layout.rows < len(legend) else Strip.blank(width, base)
         label_style = base + self.get_component_rich_style("heap--label", partial=True)
         free_style = base + self.get_component_rich_style("heap--free", partial=True)
         cursor_style = self.get_component_rich_style("heap--cursor", partial=True)
@@ -241,3 +246,31 @@ class HeapView(PictureWidget):
     def _on_blur(self, event: events.Blur) -> None:
         super()._on_blur(event)
         self.refresh()
+
+
+def legend_entries(heap: Any, layout: Any) -> list[tuple[Any, str, str]]:
+    """(key, glyph, text) of each entry of a layout's legend: heat shades keyed by their bounds, sites by number."""
+    if layout.mode == "heat":
+        entries: list[tuple[Any, str, str]] = [(bounds, shade, f" {bounds}")
+                                               for shade, bounds in api.heat_legend(layout.hottest or 1)]
+        return entries + [("", "", "allocations per cell")]
+    return [(site, api.site_glyph(site), f" {heap.sites[site].function or '?'}")
+            for site in sorted({v for v in layout.values if v >= 0})]
+
+
+def text_width_of(segments: list[Segment]) -> int:
+    return sum(segment.cell_length for segment in segments)
+
+
+def packed(sizes: list[int], width: int) -> list[list[int]]:
+    """Entry indexes in order on as few lines of ``width`` as fit, two cells apart (an entry wider alone)."""
+    lines: list[list[int]] = []
+    used = 0
+    for index, size in enumerate(sizes):
+        if lines and used + 2 + size <= width:
+            lines[-1].append(index)
+            used += 2 + size
+        else:
+            lines.append([index])
+            used = size
+    return lines
