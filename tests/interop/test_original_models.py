@@ -9,6 +9,7 @@ together, over the key its workload generator added (``n``), and the models name
 
 from __future__ import annotations
 
+import json
 import re
 from pathlib import Path
 
@@ -46,3 +47,44 @@ def test_scatter_of_a_subtype_alone_has_no_curves_fitted_to_the_whole_uid(tmp_pa
                  cwd=tmp_path)
     assert [line.strip() for line in text.splitlines() if "uid:" in line] == ["amount per n; uid: ./prog [user]"]
     assert "R^2" not in text
+
+
+def checked(method: str, cwd: Path, baseline: Path = BEFORE, target: Path = AFTER) -> tuple[int, list[str]]:
+    """Exit status and the finding lines (``- Degradation at ./prog``, ``? Unknown ...``) of ``check method``."""
+    done = run_cli("check", "method", method, str(baseline), str(target), cwd=cwd)
+    assert done.returncode in (0, 3), done.stderr
+    marks = ("- ", "+ ", "= ", "? ", "~ ")
+    return done.returncode, [" ".join(line.strip("| ").split()) for line in done.stdout.splitlines()
+                             if line.strip("| ").startswith(marks)]
+
+
+def test_methods_comparing_models_use_the_originals_models_of_the_whole_command(tmp_path):
+    # both best models are constant (R^2 0.93 and 0.99): the order is the same ...
+    assert checked("best_model_order_equality", tmp_path) == (0, ["= no change at 1 location"])
+    # ... and the level five times higher (the original's own check head said 5.04x at ./prog)
+    for method in ("integral_comparison", "fast_check"):
+        status, lines = checked(method, tmp_path)
+        assert (status, lines) == (3, ["- Degradation at ./prog"]), method
+    # the other way round it is an optimization
+    status, lines = checked("integral_comparison", tmp_path, AFTER, BEFORE)
+    assert (status, lines) == (0, ["+ Optimization at ./prog"])
+
+
+def test_a_profile_without_models_beside_one_with_them_is_still_unknown_per_subtype(tmp_path):
+    bare = json.loads(BEFORE.read_text())
+    bare["models"] = []
+    (tmp_path / "bare.perf").write_text(json.dumps(bare))
+    status, lines = checked("best_model_order_equality", tmp_path, tmp_path / "bare.perf", AFTER)
+    assert status == 0 and len(lines) == 3 and all(line.startswith("? Unknown at ./prog [") for line in lines)
+
+
+def test_work_split_by_location_keeps_a_whole_uids_models_only_with_all_its_locations():
+    from perun_core.check.data import ProfileData
+    from perun_core.profile.codec import load_profile_from_file
+
+    data = ProfileData(load_profile_from_file(BEFORE)).light()
+    every = set(data.samples())
+    assert every == {"./prog [real]", "./prog [user]", "./prog [sys]"}
+    assert list(data.subset(every).stored_models()) == ["./prog"]
+    assert len(data.subset(every).whole_uid_sample("./prog").y) == 36
+    assert data.subset(every - {"./prog [sys]"}).stored_models() == {}
