@@ -154,6 +154,27 @@ def test_an_original_external_generator_runs_with_its_output_dir(original_repo, 
     assert [w.size for w in workloads] == [1000, 3000, 5000, 7000, 9000, 11000]
 
 
+def test_its_job_matrix_with_a_postprocessor_over_the_generators_n_runs(original_repo, original_shared):
+    """The original records the number its external generator's file_format names ({n}) under that name, and
+    a job matrix written for it fits models over it (per_key: n): the same local.yml runs here."""
+    from perun_core.profile.codec import load_profile_from_file
+
+    local = original_repo / ".perun" / "local.yml"
+    local.write_text(local.read_text() + (
+        "cmds: [cat]\nworkloads: [sorter_files]\ncollectors:\n  - name: time\n    params: {repeat: 1}\n"
+        "postprocessors:\n  - name: regression_analysis\n    params: {method: full, regression_models: [linear],"
+        " per_key: n, of_key: amount, steps: 3}\n"))
+    done = run_cli("run", "matrix", cwd=original_repo)
+    assert done.returncode == 0, done.stderr
+    (made,) = [p for p in (original_repo / ".perun" / "jobs").glob("*.perf") if p.name != PENDING]
+    profile = load_profile_from_file(made)
+    rows = [row for _n, region in profile.regions() for row in region.resources]
+    assert {row["n"] for row in rows} == {1000, 3000, 5000, 7000, 9000, 11000}
+    assert all(row["n"] == row["structure-unit-size"] for row in rows)
+    models = [model for _n, region in profile.regions() for model in region.models]
+    assert models and {m["model"] for m in models} == {"linear"} and {m["per_key"] for m in models} == {"n"}
+
+
 async def test_the_tui_opens_it(original_repo, original_shared, monkeypatch):
     from perun_tui.app import PerunApp
     from perun_tui.widgets.history import HistoryView
