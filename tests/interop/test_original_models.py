@@ -88,3 +88,24 @@ def test_work_split_by_location_keeps_a_whole_uids_models_only_with_all_its_loca
     assert list(data.subset(every).stored_models()) == ["./prog"]
     assert len(data.subset(every).whole_uid_sample("./prog").y) == 36
     assert data.subset(every - {"./prog [sys]"}).stored_models() == {}
+
+
+def test_postprocessby_takes_the_originals_options(perun_repo):
+    """Its users type regressogram -bn/-bm/-sf and -of/-per (tests/fixtures/original/README.md)."""
+    from perun_core.profile.codec import load_profile_from_file
+
+    root, _shas = perun_repo
+    for args, expected in ((["regressogram", "-bn", "4", "-sf", "median", "-of", "amount", "-per", "n"],
+                            {"bins": 4, "statistic": "median", "depending_on": "n", "of": "amount"}),
+                           (["regressogram", "-bm", "sturges", "--per-key", "n"],
+                            {"bins": "sturges", "statistic": "mean", "depending_on": "n", "of": "amount"}),
+                           (["moving-average", "-of", "amount", "-per", "n", "-ww", "3"],
+                            {"moving_method": "sma", "window_width": 3, "center": True, "depending_on": "n",
+                             "of": "amount"})):
+        before = set((root / ".perun" / "jobs").glob("*.perf"))
+        shown("postprocessby", str(BEFORE), *args, cwd=root)
+        (made,) = set((root / ".perun" / "jobs").glob("*.perf")) - before
+        profile = load_profile_from_file(made)
+        assert profile.postprocessors[-1]["params"] == expected, args
+        assert {m["subtype"] for _n, region in profile.regions() for m in region.models
+                if m["model"] in ("regressogram", "moving_average")} == {"real", "user", "sys"}
