@@ -176,7 +176,10 @@ class ProfileData:
         """The same profile restricted to some locations (for splitting work)."""
         data = ProfileData.prepared(self.profile, {k: v for k, v in self.samples().items() if k in locations},
                                     label=self.label, runs=self.all_runs())
-        data._models = {k: v for k, v in self.stored_models().items() if k in locations}
+        # models of a whole uid go with its locations when they all go (else neither part compares them)
+        uids = {sample.uid for key, sample in self.samples().items() if key in locations}
+        uids = {uid for uid in uids if set(self.locations_of_uid(uid)) <= locations}
+        data._models = {k: v for k, v in self.stored_models().items() if k in locations or k in uids}
         return data
 
     def light_profile(self) -> Profile:
@@ -360,11 +363,27 @@ class ProfileData:
                     found.setdefault(f"{uid} [{what}]", []).append(model)
                     continue
                 locations = self.locations_of_uid(str(uid)) or [str(uid)]
-                # a model describes the whole uid: give it to its only location
-                if len(locations) == 1:
-                    found.setdefault(locations[0], []).append(model)
+                # a model describes the whole uid: give it to its only location, or to the uid itself when
+                # its resources are split (the original Perun fits real, user and sys seconds together)
+                whole = locations[0] if len(locations) == 1 else str(uid)
+                if len(locations) == 1 or whole not in self.samples():
+                    found.setdefault(whole, []).append(model)
             self._models = found
         return self._models
+
+    def whole_uid_sample(self, uid: str) -> Sample | None:
+        """All measurements of a uid split into several locations (``./app [real]``, ...), as one sample
+        located at the uid: what models fitted to the whole uid describe.  None for other uids."""
+        import numpy as np
+
+        parts = [self.samples()[loc] for loc in self.locations_of_uid(uid)]
+        if len(parts) < 2 or uid in self.samples():
+            return None
+        sizes = [part.x for part in parts]
+        units = {part.unit for part in parts}
+        return Sample(uid, uid, np.concatenate([part.y for part in parts]),
+                      None if any(x is None for x in sizes) else np.concatenate(sizes),
+                      unit=units.pop() if len(units) == 1 else "")
 
     def models(self) -> dict[str, list[dict]]:
         """Models by location: the stored ones, else fitted now (all parametric kinds, ``full``).

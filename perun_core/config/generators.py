@@ -32,7 +32,8 @@ _OPTIONS: dict[str, dict[str, str]] = {
     "string": {"min_len": "int", "max_len": "int", "step_len": "int"},
     "textfile": {"min_lines": "int", "max_lines": "int", "step_lines": "int",
                  "min_chars": "int", "max_chars": "int", "step_chars": "int"},
-    "external": {"command": "text", "file_format": "text", "timeout": "number", "output_dir": "text"},
+    "external": {"command": "text", "file_format": "text", "timeout": "number", "output_dir": "text",
+                 "size_key": "text"},
 }
 #: The original Perun's spellings of generator options: type -> {its key: ours}; None drops a key
 #: that changes nothing here (``randomize_rows``, ``delimiters``).
@@ -113,7 +114,8 @@ def _from_original(item: Mapping) -> Mapping:
 
     integer ``min_range``/``max_range``, string and textfile ``step``, external
     ``external_generator`` with a ``file_format`` naming its number ``{n}`` (any one
-    ``{field}``) and an ``output_dir`` the command writes into.  A textfile record
+    ``{field}``: the size is then also recorded under that name, its ``size_key``) and an
+    ``output_dir`` the command writes into.  A textfile record
     without ``min_chars``/``max_chars`` gets the original's default line width (80).
     """
     renames = _ORIGINAL_KEYS.get(item.get("type"), {})  # type: ignore[arg-type]
@@ -135,6 +137,8 @@ def _from_original(item: Mapping) -> Mapping:
         fields = re.findall(r"\{[A-Za-z_][A-Za-z0-9_]*\}", file_format)
         if len(fields) == 1:
             out["file_format"] = file_format.replace(fields[0], "{size}")
+            # the original records the number under the field's name: its postprocessors name it (per_key: n)
+            out.setdefault("size_key", fields[0][1:-1])
     return out
 
 

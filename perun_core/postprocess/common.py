@@ -63,6 +63,7 @@ if TYPE_CHECKING:  # pragma: no cover
 
 __all__ = [
     "KEY_PARAMS",
+    "ORIGINAL_KEY_PARAMS",
     "check_numeric_key",
     "copy_profile",
     "depending_on_param",
@@ -82,18 +83,24 @@ __all__ = [
 _REASONS_SHOWN = 3
 
 
-def depending_on_param(default: str = "structure-unit-size") -> Param:
+def depending_on_param(default: str = "structure-unit-size", original: tuple[str, ...] = ()) -> Param:
+    """``-dp/--depending-on``; ``original`` adds the original Perun's spellings of the unit's option."""
     return Param("depending_on", "str", default, "Resource key of the independent variable (x); "
-                 "a flattened key such as 'uid:line' works too.", flags=("-dp", "--depending-on"),
+                 "a flattened key such as 'uid:line' works too.", flags=("-dp", "--depending-on", *original),
                  metavar="KEY", aliases=("per_key", "per"))
 
 
-def of_param(default: str = "amount", help: str = "Resource key of the modelled, dependent variable (y).") -> Param:
-    return Param("of", "str", default, help, flags=("-o", "--of"), metavar="KEY", aliases=("of_key",))
+def of_param(default: str = "amount", help: str = "Resource key of the modelled, dependent variable (y).",
+             original: tuple[str, ...] = ()) -> Param:
+    """``-o/--of``; ``original`` adds the original Perun's spellings of the unit's option."""
+    return Param("of", "str", default, help, flags=("-o", "--of", *original), metavar="KEY", aliases=("of_key",))
 
 
 #: ``-dp/--depending-on`` and ``-o/--of`` with their defaults.
 KEY_PARAMS = (depending_on_param(), of_param())
+#: The same with the original Perun's ``-per/--per-key`` and ``-of/--of-key`` (its regressogram,
+#: moving-average and kernel-regression take those; its regression-analysis takes ours).
+ORIGINAL_KEY_PARAMS = (depending_on_param(original=("-per", "--per-key")), of_param(original=("-of", "--of-key")))
 
 
 def copy_profile(profile: Profile, snapshots: list[Snapshot], global_region: Snapshot | None) -> Profile:

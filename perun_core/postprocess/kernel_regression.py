@@ -17,7 +17,7 @@ from typing import Any
 
 from ..analysis.kernel import kernel_regression
 from ..units import Param, PhaseResult, UnitContext
-from .common import KEY_PARAMS, fit_and_store, settings
+from .common import ORIGINAL_KEY_PARAMS, fit_and_store, settings
 
 __all__ = ["KernelRegression", "check_bandwidth"]
 
@@ -55,7 +55,7 @@ class KernelRegression:
               flags=("-bw", "--bandwidth"), metavar="NUMBER|RULE", aliases=("bandwidth_method",),
               check=check_bandwidth),
         Param("points", "int", 101, "Grid points the curve is stored at.", flags=("-p", "--points"), minimum=2, maximum=100_000),
-        *KEY_PARAMS,
+        *ORIGINAL_KEY_PARAMS,
     )
 
     def postprocess(self, ctx: UnitContext, kwargs: dict[str, Any]) -> PhaseResult:

@@ -18,7 +18,7 @@ from typing import Any
 
 from ..analysis.smoothing import moving_average
 from ..units import Param, PhaseResult, UnitContext
-from .common import KEY_PARAMS, fit_and_store, settings
+from .common import ORIGINAL_KEY_PARAMS, fit_and_store, settings
 
 __all__ = ["MovingAverage"]
 
@@ -40,7 +40,7 @@ class MovingAverage:
               flags=("-ww", "--window-width"), minimum=1, maximum=1_000_000),
         Param("center", "bool", True, "Centre the window on each point (sma and smm; ema always trails).",
               flags=("--center",)),
-        *KEY_PARAMS,
+        *ORIGINAL_KEY_PARAMS,
     )
 
     def postprocess(self, ctx: UnitContext, kwargs: dict[str, Any]) -> PhaseResult:

@@ -16,7 +16,7 @@ from typing import Any
 
 from ..analysis.bins import regressogram
 from ..units import Param, PhaseResult, UnitContext
-from .common import KEY_PARAMS, fit_and_store, settings
+from .common import ORIGINAL_KEY_PARAMS, fit_and_store, settings
 
 __all__ = ["Regressogram", "check_bins"]
 
@@ -48,11 +48,11 @@ class Regressogram:
     )
     params = (
         Param("bins", "str", "auto", "Number of bins, or a rule: auto, doane, fd, rice, scott, sqrt, sturges.",
-              flags=("-b", "--bins"), metavar="COUNT|RULE", aliases=("bucket_number", "bucket_method"),
+              flags=("-b", "--bins", "-bn", "--bucket-number", "-bm", "--bucket-method"), metavar="COUNT|RULE", aliases=("bucket_number", "bucket_method"),
               check=check_bins),
-        Param("statistic", "choice", "mean", "The value of a bin.", flags=("-st", "--statistic"),
+        Param("statistic", "choice", "mean", "The value of a bin.", flags=("-st", "--statistic", "-sf", "--statistic-function"),
               aliases=("statistic_function",), choices=("mean", "median")),
-        *KEY_PARAMS,
+        *ORIGINAL_KEY_PARAMS,
     )
 
     def postprocess(self, ctx: UnitContext, kwargs: dict[str, Any]) -> PhaseResult:

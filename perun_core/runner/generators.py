@@ -39,7 +39,9 @@ external    ``command`` (text), ``file_format``          runs ``command`` (no sh
                                                          absent); every file it writes there is
                                                          a workload, size = its bytes or, with
                                                          ``file_format: "in-{size}.txt"``, the
-                                                         number in its name
+                                                         number in its name (``size_key: n``
+                                                         records it as ``n`` too, as the
+                                                         original Perun's ``{n}`` does)
 ==========  ===========================================  ==========================================
 
 Workloads run in the order of their sizes.  With ``profile_for_each_workload``
@@ -277,18 +279,20 @@ def _safe(text: str) -> str:
 
 # -- merging -------------------------------------------------------------------------------------
 
-def _sized_table(table: Any, size: int | float) -> Any:
-    """A copy of ``table`` whose every resource has ``structure-unit-size`` (``size`` where it had none)."""
+def _sized_table(table: Any, size: int | float, also: str | None = None) -> Any:
+    """A copy of ``table`` whose every resource has ``structure-unit-size`` (``size`` where it had none), and
+    the key ``also`` too (an external generator's ``size_key``: the original Perun's name of it, ``n``)."""
 
     keys, columns = table.columns()
     keys, columns = list(keys), [list(column) for column in columns]
     count = len(table)
-    if SIZE_KEY in keys:
-        index = keys.index(SIZE_KEY)
-        columns[index] = [size if value is MISSING else value for value in columns[index]]
-    else:
-        keys.append(SIZE_KEY)
-        columns.append([size] * count)
+    for key in dict.fromkeys(k for k in (SIZE_KEY, also) if k):
+        if key in keys:
+            index = keys.index(key)
+            columns[index] = [size if value is MISSING else value for value in columns[index]]
+        else:
+            keys.append(key)
+            columns.append([size] * count)
     sparse = any(value is MISSING for column in columns for value in column)
     return ResourceTable.from_columns(count, keys, columns, sparse=sparse)
 
@@ -296,9 +300,11 @@ def _sized_table(table: Any, size: int | float) -> Any:
 def with_sizes(profile: Any, workload: Workload, generator: Generator) -> Any:
     """``profile`` of one generated workload, as a profile of its own (``profile_for_each_workload``)."""
 
+    also = generator.option("size_key")
+
     def region(snapshot: Snapshot) -> Snapshot:
-        return Snapshot(_sized_table(snapshot.resources, workload.size), list(snapshot.models), dict(snapshot.meta),
-                        snapshot.has_models_key)
+        return Snapshot(_sized_table(snapshot.resources, workload.size, also), list(snapshot.models),
+                        dict(snapshot.meta), snapshot.has_models_key)
 
     header = {**profile.header, "workload": f"{generator.id}:{workload.label}", "workload_size": workload.size,
               "generator": generator_spec(generator)}
@@ -329,14 +335,15 @@ def merge_profiles(runs: Sequence[tuple[Any, int | float]], workload: str, gener
     global_count = 0
     global_meta: dict[str, Any] | None = None
     global_models: list[dict] = []
+    also = generator.option("size_key") if generator is not None else None
     for profile, size in runs:
         for snapshot in profile.snapshots:
-            snapshots.append(Snapshot(_sized_table(snapshot.resources, size), list(snapshot.models),
+            snapshots.append(Snapshot(_sized_table(snapshot.resources, size, also), list(snapshot.models),
                                       dict(snapshot.meta), snapshot.has_models_key))
         region = profile.global_region
         if region is None:
             continue
-        sized = _sized_table(region.resources, size)
+        sized = _sized_table(region.resources, size, also)
         keys, columns = sized.columns()
         for key in keys:
             if key not in global_columns:

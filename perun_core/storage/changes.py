@@ -24,6 +24,12 @@ for it (see :mod:`perun_core.check.explain_store`)::
                      "target", "change", "relative", "share", "status", "p_value"}],
                      "written": [...], "reused": [...], "profiles": [baseline, target], "rounds": 1}}
 
+In a ``.perun`` the original Perun uses too, a commit never checked here shows
+what the original's own check recorded: its ``objects/<sha[:2]>/<sha[2:]>.changes``
+text (a line per finding: location, ``PerformanceChange.<result>``, type, from,
+to, rate, confidence type and rate, relative rate, the baseline's commit and
+the command), read by :func:`original_record` as a version-3 record.
+
 Readers accept all three and refuse newer versions (older records are
 brought forward by the steps ``update_to_2`` and ``update_to_3`` of
 :data:`CHANGES`, the mechanism of :mod:`perun_core.versions`);
@@ -33,6 +39,7 @@ writers write version 3.
 from __future__ import annotations
 
 import json
+import re
 import time
 from collections.abc import Iterable
 from pathlib import Path
@@ -73,8 +80,58 @@ def changes_path(repo: PerunRepository, minor: str) -> Path:
 
 
 def any_changes(repo: PerunRepository) -> bool:
-    """Whether any check ever recorded changes (saves a lookup per commit in ``log``)."""
-    return (repo.perun_dir / "changes").is_dir()
+    """Whether any check ever recorded changes (saves a lookup per commit in ``log``); in a repository
+    shared with the original Perun, its records may be there."""
+    return (repo.perun_dir / "changes").is_dir() or repo.shared_with_original
+
+
+#: A line of the original Perun's ``.changes`` file (its location may hold spaces, its command too).
+_ORIGINAL_LINE = re.compile(r"(?P<uid>.+) PerformanceChange\.(?P<result>[A-Za-z]+) (?P<type>\S+) (?P<before>\S+) "
+                            r"(?P<after>\S+) (?P<rate>\S+) (?P<ctype>\S+) (?P<crate>\S+) (?P<rel>\S+) "
+                            r"(?P<minor>[0-9a-f]{40}) (?P<cmd>.*)")
+_AMOUNT = re.compile(r"(-?[0-9.]+(?:e[-+]?[0-9]+)?)([A-Za-z]*)")
+
+
+def _original_value(text: str) -> tuple[Any, str]:
+    """``0.07s`` as (0.07, 's'); anything else (a model kind such as ``linear``) as it is."""
+    matched = _AMOUNT.fullmatch(text)
+    if matched is None:
+        return text, ""
+    try:
+        return float(matched.group(1)), matched.group(2)
+    except ValueError:
+        return text, ""
+
+
+def original_record(text: str) -> dict[str, Any]:
+    """The original Perun's ``.changes`` text as a change record: marks as its ``log`` counts them (its
+    optimizations, then its degradations) and a pair per baseline commit and command."""
+    pairs: dict[tuple[str, str], dict[str, Any]] = {}
+    counts = {"Optimization": 0, "Degradation": 0}
+    for line in text.splitlines():
+        matched = _ORIGINAL_LINE.fullmatch(line.strip())
+        if matched is None:
+            continue  # the original skips a line it cannot parse too
+        result = matched.group("result")
+        if result in counts:
+            counts[result] += 1
+        before, unit = _original_value(matched.group("before"))
+        after, _unit = _original_value(matched.group("after"))
+        try:
+            confidence = float(matched.group("crate"))
+        except ValueError:
+            confidence = 0.0
+        finding = {"method": "original Perun", "uid": matched.group("uid"), "result": result, "type": matched.group("type"),
+                   "from": before, "to": after, "delta_abs": None, "delta_rel": None,
+                   "confidence_type": matched.group("ctype"), "confidence_rate": confidence, "unit": unit,
+                   "reason": f"recorded by the original Perun (rate {matched.group('rate')})"}
+        key = (matched.group("minor"), matched.group("cmd"))
+        pair = pairs.setdefault(key, {"baseline": {"source": "", "kind": "index", "minor": key[0]},
+                                      "target": {"source": key[1], "kind": "index", "config": f"cmd: '$ {key[1]}'"},
+                                      "methods": [], "findings": []})
+        pair["findings"].append(finding)
+    marks = OPTIMIZATION * counts["Optimization"] + DEGRADATION * counts["Degradation"]
+    return {"version": CHANGES_VERSION, "marks": marks, "checked": None, "pairs": list(pairs.values())}
 
 
 def write_changes(repo: PerunRepository, minor: str, marks: Iterable[str],
@@ -91,10 +148,24 @@ def _read(repo: PerunRepository, minor: str) -> dict[str, Any] | None:
     try:
         data = path.read_bytes()
     except FileNotFoundError:
-        return None
+        return _read_original(repo, minor)
     except OSError as exc:
         raise StorageError(f"cannot read change record {path}: {exc}") from None
     return parse_record(data, path)
+
+
+def _read_original(repo: PerunRepository, minor: str) -> dict[str, Any] | None:
+    """What the original Perun's check recorded for ``minor`` (None where it recorded nothing)."""
+    if not repo.shared_with_original or len(minor) < 3:
+        return None
+    path = repo.perun_dir / "objects" / minor[:2] / f"{minor[2:]}.changes"
+    try:
+        text = path.read_bytes().decode("utf-8", errors="replace")
+    except (FileNotFoundError, NotADirectoryError):
+        return None
+    except OSError as exc:
+        raise StorageError(f"cannot read the original Perun's change record {path}: {exc}") from None
+    return original_record(text) if text.strip() else None
 
 
 def parse_record(data: bytes, path: Path | str) -> dict[str, Any]:

@@ -63,6 +63,9 @@ def find_profile(
     allow: tuple[str, ...] = ("index", "pending", "file"),
 ) -> FoundProfile:
     """Resolve one profile spec; ``minor`` is a full SHA (needed for index lookups)."""
+    if not spec.strip():
+        # an empty text is part of every name: it would pick the only pending profile
+        raise UsageError("no profile named: expected a tag (0@i, 0@p), a name or a path, got an empty text")
     tag = TAG.match(spec.strip())
     if tag:
         number, where = int(tag.group(1)), tag.group(2)

@@ -4,6 +4,9 @@ Every uid with at least one point (both values finite numbers) gets a plot,
 or only the one chosen with ``--uid``.  Each model stored in the profile
 for that uid (parametric or not) is drawn as a curve over its interval and
 labelled with its kind and R^2; ``--model`` keeps only the given kinds.
+Models of a whole uid whose resources are split by subtype (the original
+Perun fits a command's real, user and sys seconds together) get a plot of
+all the uid's points before its plots per subtype.
 Values of different units never share an axis: see ``--type``.
 """
 
@@ -84,6 +87,46 @@ def _models_by_uid(profile: Profile, of: str, per: str, kinds: tuple[str, ...], 
     return out
 
 
+def _fitted_per_key(profile: Profile) -> str | None:
+    """The resource key the stored models were fitted over, when they name one other than the input size.
+
+    The original Perun's postprocessors of a time profile fit over the key its workload generators
+    add (``n``): nonparametric models say so in their ``per_key``, regression models only in the
+    postprocessor's parameters.
+    """
+    named = [model.get("per_key") for _region, model in all_models_of(profile)]
+    for unit in profile.postprocessors:
+        params = unit.get("params") if isinstance(unit, dict) else None
+        if isinstance(params, dict):
+            named.append(params.get("per_key"))
+    return next((key for key in named if isinstance(key, str) and key and key != SIZE_KEY), None)
+
+
+def _whole_uid_plots(points: dict, kinds: dict, curves_of: dict) -> list[tuple[Any, str, tuple]]:
+    """The plots to draw as ``(key of their curves, uid shown, points)``: one per key of ``points``, and, before
+    the plots of a uid split by subtype, one of all its points where models of the whole uid exist (the
+    original Perun fits a time profile's real, user and sys seconds of a command together)."""
+
+    import numpy as np  # noqa: PLC0415 (read_points has loaded it; numpy stays off the import path of the CLI)
+
+    out: list[tuple[Any, str, tuple]] = []
+    done: set[str] = set()
+    for key, xy in points.items():
+        uid = kinds.get(key, (None,))[0]
+        whole = str(uid)
+        if uid is not None and whole in curves_of and whole not in points and whole not in done:
+            done.add(whole)
+            parts = [(k, v) for k, v in points.items() if kinds.get(k, (None,))[0] == uid]
+            if len(parts) < 2:  # one subtype asked for (--uid): not what the models describe
+                out.append((key, str(key), xy))
+                continue
+            names = ", ".join(str(kinds[k][2] or kinds[k][1]) for k, _v in parts)
+            together = (np.concatenate([v[0] for _k, v in parts]), np.concatenate([v[1] for _k, v in parts]))
+            out.append((whole, f"{whole} ({names} together, as its models were fitted)", together))
+        out.append((key, str(key), xy))
+    return out
+
+
 def _uid_list(uids: list[Any]) -> str:
     shown = [str(u) for u in uids[:_UIDS_LISTED]]
     more = len(uids) - len(shown)
@@ -99,6 +142,10 @@ def build(profile: Profile, *, of: str, per: str, uid: str | None, models: tuple
     require_key("scatter", "of", profile, of, numeric=True, snapshots=False)
     # without input sizes the points stand in run order: the collector's 'order' or the order of the resources;
     # sizes that are there but not numbers are an error below, not a reason to plot something else
+    if per == SIZE_KEY and SIZE_KEY not in resource_keys(profile, snapshots=False):
+        fitted = _fitted_per_key(profile)
+        if fitted is not None and fitted in resource_keys(profile, numeric=True, snapshots=False):
+            per = fitted
     by_order = per == SIZE_KEY and SIZE_KEY not in resource_keys(profile, snapshots=False)
     per_name = "run order" if by_order else per
     if by_order and "order" in resource_keys(profile, numeric=True, snapshots=False):
@@ -128,15 +175,17 @@ def build(profile: Profile, *, of: str, per: str, uid: str | None, models: tuple
     curves_of = _models_by_uid(profile, of, per, models, found.kinds)
     xlabel = with_unit(per, amount_unit(profile, per)) if x_label is None else x_label
     ylabel = with_unit(of, shown.unit) if y_label is None else y_label
+    drawn = _whole_uid_plots(points, found.kinds, curves_of) if not by_order else [
+        (key, str(key), xy) for key, xy in points.items()]
     plots = []
-    for key, (x, y) in points.items():
+    for key, shown_as, (x, y) in drawn:
         curves = []
         for model in curves_of.get(str(key), []):
             cx, cy = plot_points(model, CURVE_POINTS)
             curves.append(Series(curve_label(model), cx, cy))
         plots.append(Plot(
             kind="scatter",
-            title=with_notes(f"{of} per {per_name}; uid: {key}", shown.note()) if title is None else title,
+            title=with_notes(f"{of} per {per_name}; uid: {shown_as}", shown.note()) if title is None else title,
             xlabel=xlabel,
             ylabel=ylabel,
             series=[Series(str(key), x, y)],
@@ -152,8 +201,9 @@ VIEW = View(
     description=__doc__ or "",
     params=(
         Param("of", help="Resource key on the Y axis.", flags=("-o", "--of"), default="amount", metavar="KEY"),
-        Param("per", help="Resource key on the X axis; without input sizes (the default key) the run order.", flags=("-p", "--per"), default="structure-unit-size",
-              metavar="KEY"),
+        Param("per", help="Resource key on the X axis; without input sizes (the default key) the key the stored "
+                          "models were fitted over (the original Perun's 'n'), else the run order.",
+              flags=("-p", "--per"), default="structure-unit-size", metavar="KEY"),
         Param("uid", help="Plot only this uid.", flags=("-u", "--uid"), metavar="UID"),
         Param("models", help="Draw only models of this kind (repeatable).", kind="list", flags=("--model",),
               choices=MODEL_KINDS, metavar="KIND"),

@@ -52,6 +52,8 @@ EXPECTED = {
     "synthetic-old-time-empty-params.perf": ("original-0.28", 3, {"time"}, 0, ["filter", "normalizer"]),
     "synthetic-snapshots-memory.perf": ("documented", 3, {"memory"}, 0, []),
     "synthetic-units-list-params-text.perf": ("original-0.28", 3, {"mixed"}, 0, []),
+    "time-prog-regression-analysis-all-v2.perf": ("original-0.28", 36, {"time"}, 6, ["regression_analysis"]),
+    "time-prog-regression-analysis-all-v3.perf": ("original-0.28", 36, {"time"}, 6, ["regression_analysis"]),
     "time-python-fib-external-generator.perf": ("original-0.28", 18, {"time"}, 0, []),
     "time-sorter-external-generator-regression-analysis-full.perf": ("original-0.28", 36, {"time"}, 2,
                                                                      ["regression_analysis"]),

@@ -154,6 +154,57 @@ def test_an_original_external_generator_runs_with_its_output_dir(original_repo, 
     assert [w.size for w in workloads] == [1000, 3000, 5000, 7000, 9000, 11000]
 
 
+def test_its_job_matrix_with_a_postprocessor_over_the_generators_n_runs(original_repo, original_shared):
+    """The original records the number its external generator's file_format names ({n}) under that name, and
+    a job matrix written for it fits models over it (per_key: n): the same local.yml runs here."""
+    from perun_core.profile.codec import load_profile_from_file
+
+    local = original_repo / ".perun" / "local.yml"
+    local.write_text(local.read_text() + (
+        "cmds: [cat]\nworkloads: [sorter_files]\ncollectors:\n  - name: time\n    params: {repeat: 1}\n"
+        "postprocessors:\n  - name: regression_analysis\n    params: {method: full, regression_models: [linear],"
+        " per_key: n, of_key: amount, steps: 3}\n"))
+    done = run_cli("run", "matrix", cwd=original_repo)
+    assert done.returncode == 0, done.stderr
+    (made,) = [p for p in (original_repo / ".perun" / "jobs").glob("*.perf") if p.name != PENDING]
+    profile = load_profile_from_file(made)
+    rows = [row for _n, region in profile.regions() for row in region.resources]
+    assert {row["n"] for row in rows} == {1000, 3000, 5000, 7000, 9000, 11000}
+    assert all(row["n"] == row["structure-unit-size"] for row in rows)
+    models = [model for _n, region in profile.regions() for model in region.models]
+    assert models and {m["model"] for m in models} == {"linear"} and {m["per_key"] for m in models} == {"n"}
+
+
+def test_what_its_check_recorded_is_shown_by_log_and_status(original_repo, original_shared):
+    """The original keeps its check's findings in objects/<sha>.changes (tests/fixtures/original/changes/:
+    its record of a 5x slower commit, put here at HEAD, whose own record is empty)."""
+    from perun_core import api
+
+    head = "0fec6f394d16a6c0f1c8fc78488d5371cea3781a"
+    record = index_of(original_repo, head).with_suffix(".changes")
+    assert record.read_bytes() == b""
+    shutil.copy(FIXTURES / "changes" / "degradation.changes", record)
+    short = run_cli("log", "-s", cwd=original_repo).stdout.splitlines()
+    assert short[1].startswith("* 0fec6f") and short[1].endswith(" -")
+    assert not any(line.endswith(("-", "+")) for line in short[2:])  # the other records are empty
+    status = run_cli("status", cwd=original_repo).stdout
+    assert "- Degradation at ./prog [original Perun] in ./prog ./data/size_400.txt" in status
+    (pair,) = api.stored_check(cwd=original_repo).pairs
+    (finding,) = pair.findings
+    assert (finding.location, finding.result.name, finding.from_, finding.to, finding.unit) == (
+        "./prog", "DEGRADATION", 0.01, 0.07, "s")
+    assert pair.baseline.minor == "4595e3b9a85be0fc8c1d98bdf6b7327fb842b7d1"
+    # a check of ours at that commit is what is shown from then on
+    run_cli("check", "head", cwd=original_repo)
+    assert "original Perun" not in run_cli("status", cwd=original_repo).stdout
+
+
+def test_an_empty_profile_name_names_no_profile(original_repo, original_shared):
+    # the repository has one pending profile, whose name contains the empty text
+    done = run_cli("show", "", "raw", cwd=original_repo)
+    assert done.returncode == 2 and "got an empty text" in done.stderr and not done.stdout
+
+
 async def test_the_tui_opens_it(original_repo, original_shared, monkeypatch):
     from perun_tui.app import PerunApp
     from perun_tui.widgets.history import HistoryView

@@ -128,3 +128,29 @@ def test_a_repository_of_init_compat_is_one_the_original_uses(project):
     original("collect", "-c", "true", "-w", "44", "time", "-r", "1", cwd=root)
     original("add", "0@p", cwd=root)
     assert len(our_names(root, head)) == 2 and "2 profiles" in ours("log", cwd=root)
+
+
+def test_what_the_originals_check_found_is_shown_by_our_log_and_status(tmp_path):
+    """The original records its check's findings in objects/<sha>.changes; we show them where we never checked."""
+    from gitrepo import make_repo
+
+    root = tmp_path / "project"
+    script = "#!/bin/sh\nsleep {}\n"
+    make_repo(root, [{"files": {".gitignore": ".perun/\n", "prog.sh": ("exec", script.format("0.01"))},
+                              "message": "fast"}])
+    original("init", "--vcs-type", "git", ".", cwd=root)
+    # it pairs only profiles with a postprocessor (a profile without one records '' as its postprocessor, which no
+    # other profile has); its raw profiles stay pending: [fast], then [fast, slow]
+    original("collect", "-c", "./prog.sh", "-w", "1", "time", "-r", "3", "-w", "0", cwd=root)
+    original("postprocessby", "0@p", "moving-average", "-of", "amount", "-per", "order", "sma", cwd=root)
+    original("add", "1@p", cwd=root)
+    head = make_repo(root, [{"files": {".gitignore": ".perun/\n", "prog.sh": ("exec", script.format("0.3"))},
+                             "message": "slow"}])[-1]
+    original("collect", "-c", "./prog.sh", "-w", "1", "time", "-r", "3", "-w", "0", cwd=root)
+    original("postprocessby", "1@p", "moving-average", "-of", "amount", "-per", "order", "sma", cwd=root)
+    original("add", "2@p", cwd=root)
+    assert "Degradation" in original("check", "head", cwd=root)
+    assert (root / ".perun" / "objects" / head[:2] / f"{head[2:]}.changes").read_text().strip()
+    short = ours("log", "-s", cwd=root).splitlines()
+    assert short[1].startswith(f"* {head[:6]}") and short[1].rstrip().endswith("-")
+    assert "- Degradation at ./prog.sh [original Perun] in ./prog.sh 1" in ours("status", cwd=root)

@@ -20,8 +20,8 @@ from ..stats import median
 if TYPE_CHECKING:  # pragma: no cover
     from ..data import ProfileData, Sample
 
-__all__ = ["ALPHA", "FLOOR", "MAYBE", "RUNTIME_KEYS", "SETTINGS", "location_pairs", "presence_finding",
-           "read_params", "relative", "threshold_param", "typical"]
+__all__ = ["ALPHA", "FLOOR", "MAYBE", "RUNTIME_KEYS", "SETTINGS", "location_pairs", "model_locations",
+           "presence_finding", "read_params", "relative", "threshold_param", "typical"]
 
 #: Keys the checker adds to a method's parameters itself (never declared, never given in a rule).
 RUNTIME_KEYS = frozenset({"history"})
@@ -92,6 +92,28 @@ def location_pairs(baseline: ProfileData, target: ProfileData, method: str,
             yield None, sample, presence_finding(sample, True, method)
 
 
+def model_locations(baseline: ProfileData, target: ProfileData, method: str,
+                    ) -> Iterator[tuple[Sample | None, Sample | None, Finding | None]]:
+    """:func:`location_pairs` for the methods comparing stored models.
+
+    A uid split into locations by subtype whose models describe it whole on both sides (the original
+    Perun's time profiles: real, user and sys seconds fitted together) is compared once, at the uid,
+    with all its measurements; its locations, which have no models of their own, are left out.
+    """
+    base_models, target_models = baseline.best_models(), target.best_models()
+    whole = {uid: (baseline.whole_uid_sample(uid), target.whole_uid_sample(uid))
+             for uid in base_models.keys() & target_models.keys()}
+    whole = {uid: pair for uid, pair in whole.items() if pair[0] is not None and pair[1] is not None}
+    for base, new, presence in location_pairs(baseline, target, method):
+        sample = base if base is not None else new
+        assert sample is not None
+        covered = sample.uid in whole and sample.location not in base_models and sample.location not in target_models
+        if not covered:
+            yield base, new, presence
+    for base, new in whole.values():
+        yield base, new, None
+
+
 def model_pairs(baseline: ProfileData, target: ProfileData, method: str, finding_type: str,
                 ) -> Iterator[tuple[Finding | None, Any, Any, Any, Any]]:
     """Every location with the best regression model of each side.
@@ -101,7 +123,7 @@ def model_pairs(baseline: ProfileData, target: ProfileData, method: str, finding
     side has no model) with the rest None, or None and all four to compare.
     """
     best_base, best_target = baseline.best_models(), target.best_models()
-    for base, new, presence in location_pairs(baseline, target, method):
+    for base, new, presence in model_locations(baseline, target, method):
         if presence is not None:
             yield presence, None, None, None, None
             continue

@@ -18,7 +18,7 @@ from typing import Any
 from ...analysis.regression import best_model, fit_models
 from ..data import ProfileData
 from ..results import Finding, PerformanceChange
-from .common import location_pairs, read_params, threshold_param
+from .common import model_locations, read_params, threshold_param
 from .modelled import common_grid, interval_of, model_values
 
 
@@ -32,7 +32,7 @@ class FastCheck:
 
         threshold = read_params(self, params)["threshold"]
         best_base, best_target = baseline.best_models(), target.best_models()
-        for base, new, presence in location_pairs(baseline, target, self.name):
+        for base, new, presence in model_locations(baseline, target, self.name):
             if presence is not None:
                 yield presence
                 continue
