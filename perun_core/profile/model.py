@@ -17,6 +17,7 @@ from pathlib import Path
 from typing import Any
 
 from ..errors import InvalidProfile
+from .original_keys import with_original_keys
 from .resources import ResourceTable
 
 #: Profile types the original tool knows; others are accepted but unusual.
@@ -49,7 +50,7 @@ class Snapshot:
         region = dict(self.meta)
         region["resources"] = self.resources.rows()
         if self.has_models_key or self.models:
-            region["models"] = self.models
+            region["models"] = with_original_keys(self.models)
         return region
 
 

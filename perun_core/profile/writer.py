@@ -39,6 +39,7 @@ from typing import Any
 
 from .fastjson import number_tokens
 from .model import Profile, Snapshot
+from .original_keys import with_original_keys
 from .resources import PackedColumn, ResourceTable
 
 __all__ = ["BLOCK_ROWS", "iter_json", "resources_json"]
@@ -59,7 +60,7 @@ def iter_json(profile: Profile, *, indent: int | None = None, with_origin: bool 
         region["resources"] = f"{tag}{len(regions)}"
         regions.append(snapshot.resources)
         if snapshot.has_models_key or snapshot.models:
-            region["models"] = snapshot.models
+            region["models"] = with_original_keys(snapshot.models)
         return region
 
     doc: dict[str, Any] = {}

@@ -109,3 +109,27 @@ def test_postprocessby_takes_the_originals_options(perun_repo):
         assert profile.postprocessors[-1]["params"] == expected, args
         assert {m["subtype"] for _n, region in profile.regions() for m in region.models
                 if m["model"] in ("regressogram", "moving_average")} == {"real", "user", "sys"}
+
+
+def test_models_written_for_the_original_carry_the_keys_it_reads(tmp_path):
+    """Its show scatter reads x_start/x_end of every model and bucket_stats, y_start and statistic_function of a
+    regressogram: without them it stopped with a KeyError on our profiles in a repository it shares."""
+    from gitrepo import make_repo
+
+    root = tmp_path / "compat"
+    make_repo(root, [{"files": {"a.txt": "one\n"}, "message": "first"}])
+    shown("init", "--compat", str(root), cwd=tmp_path)
+    shown("postprocessby", str(BEFORE), "regressogram", "-bn", "4", "-per", "n", cwd=root)
+    shown("postprocessby", str(BEFORE), "regression_analysis", "-dp", "n", "-r", "linear", cwd=root)
+    made = sorted((root / ".perun" / "jobs").glob("*.perf"))
+    ours = [[m for m in json.loads(path.read_text())["global"]["models"] if "subtype" in m] for path in made]
+    lines, regressograms = sorted(ours, key=lambda models: models[0]["model"])
+    assert [m["model"] for m in lines] == ["linear"] * 3 and [m["model"] for m in regressograms] == ["regressogram"] * 3
+    for model in lines + regressograms:
+        assert (model["x_start"], model["x_end"]) == (model["x_interval_start"], model["x_interval_end"]) == (200, 1200)
+    for model in regressograms:
+        assert model["bucket_stats"] == model["bin_values"] and len(model["bucket_stats"]) == 4
+        assert model["y_start"] == model["bin_values"][0] and model["statistic_function"] == "mean"
+    # and we read back what we wrote
+    done = run_cli("show", str(made[0]), "tableof", "models", "--format", "csv", cwd=root)
+    assert done.returncode == 0 and done.stdout.count("\n") >= 4

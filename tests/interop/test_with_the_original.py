@@ -154,3 +154,18 @@ def test_what_the_originals_check_found_is_shown_by_our_log_and_status(tmp_path)
     short = ours("log", "-s", cwd=root).splitlines()
     assert short[1].startswith(f"* {head[:6]}") and short[1].rstrip().endswith("-")
     assert "- Degradation at ./prog.sh [original Perun] in ./prog.sh 1" in ours("status", cwd=root)
+
+
+def test_the_original_draws_our_regressogram_and_regression_models(project, tmp_path):
+    """Its show scatter stopped with KeyError: 'x_start' on our postprocessed profiles."""
+    root, _head = project
+    fixture = Path(__file__).resolve().parent.parent / "fixtures" / "original" / "profiles"
+    ours("init", "--compat", ".", cwd=root)
+    before = set((root / ".perun" / "jobs").glob("*.perf"))
+    ours("postprocessby", str(fixture / "time-prog-regression-analysis-all-v2.perf"), "regressogram", "-bn", "4",
+         "-per", "n", cwd=root)
+    ours("postprocessby", str(fixture / "time-prog-regression-analysis-all-v2.perf"), "regression_analysis",
+         "-dp", "n", "-r", "linear,quadratic", cwd=root)
+    for made in sorted(set((root / ".perun" / "jobs").glob("*.perf")) - before):
+        picture = tmp_path / f"{made.stem}.html"
+        original("show", str(made), "scatter", "-o", "amount", "-p", "n", "-f", str(picture), cwd=root)
