@@ -159,3 +159,27 @@ def test_a_repair_that_leaves_a_damaged_pending_profile_exits_1(template, tmp_pa
     removed = run_as_subprocess(["rm", "0@p"], repo)  # the one pending profile of the template
     assert removed[0] == 0, removed
     assert run_as_subprocess(["fsck"], repo)[0] == 0
+
+
+def _runs(head: str, amount=None) -> dict:
+    """A time profile of four runs, each with its real, user and sys time (``amount``, or growing times)."""
+    data = good_profile(head)
+    data["global"]["resources"] = [
+        {"amount": (0.1 * run + 0.01 * kind) if amount is None else amount, "uid": "./app", "type": "time",
+         "subtype": subtype, "order": run} for run in range(1, 5) for kind, subtype in enumerate(("real", "user", "sys"))]
+    return data
+
+
+@pytest.mark.parametrize("argv, amount", [
+    (["check", "profiles", "{good}", "{target}"], 0),  # runs that took no time: no stretch to compare
+    (["show", "{target}", "bars"], 5e-324),  # a span of subnormal amounts: no step of ticks between them
+], ids=["check profiles of zero amounts", "show bars of subnormal amounts"])
+def test_valid_extreme_amounts_are_no_internal_error(template, tmp_path, argv, amount):
+    root, shas = template
+    head = shas[-1]
+    good, target = tmp_path / "good.perf", tmp_path / "target.perf"
+    good.write_text(json.dumps(_runs(head)))
+    target.write_text(json.dumps(_runs(head, amount)))
+    code, out, err = run_as_subprocess([a.format(good=good, target=target) for a in argv], root)
+    assert code in (0, 3), err
+    assert "Traceback" not in err and "internal error" not in err, err
