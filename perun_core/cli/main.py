@@ -356,7 +356,7 @@ def show_raw(filename: str | None, output: str | None, compact: bool, layout: st
         chosen = layout or "compact"
         data = api.profile_bytes(loaded.profile, chosen, indent=None if compact else 2) + b"\n"
         api.write_output(filename, data)
-        click.echo(f"Wrote {loaded.source} as JSON to {filename}")
+        click.echo(api.escape_controls(f"Wrote {loaded.source} as JSON to {filename}"))
         return
     if layout == "compact":
         raise click.UsageError("--layout compact needs -f FILE (the terminal gets the documented form)")

@@ -183,3 +183,43 @@ def test_valid_extreme_amounts_are_no_internal_error(template, tmp_path, argv, a
     code, out, err = run_as_subprocess([a.format(good=good, target=target) for a in argv], root)
     assert code in (0, 3), err
     assert "Traceback" not in err and "internal error" not in err, err
+
+
+def _pending_copied_as(name: str):
+    """The template's pending profile (made at HEAD) copied to ``../in/NAME``."""
+    def setup(root) -> None:
+        folder = root.parent / "in"
+        folder.mkdir(exist_ok=True)
+        shutil.copyfile(root / ".perun" / "jobs" / "pending.perf", folder / name)
+    return setup
+
+
+NOT_UTF8 = "p\udc9b\udcff.perf"  # the bytes 0x9b 0xff, as the file system gives them back
+EVIL = "x\x1b]0;pwned\x07\udc9by.perf"
+
+
+@pytest.mark.parametrize("case", _params([
+    Case("add a file whose name is not UTF-8", ["add", f"../in/{NOT_UTF8}"], 1, "UTF-8", _pending_copied_as(NOT_UTF8)),
+    Case("add --keep-profile a file whose name is not UTF-8", ["add", "--keep-profile", f"../in/{NOT_UTF8}"], 1,
+         "UTF-8", _pending_copied_as(NOT_UTF8)),
+]))
+def test_a_name_an_index_cannot_hold(case, template, tmp_path):
+    run_case(case, template, tmp_path, run_as_subprocess)
+
+
+@pytest.mark.parametrize("argv", [
+    ["postprocessby", "../in/{evil}", "normalizer"],
+    ["show", "../in/{evil}", "raw", "-f", "../in/out-{evil}"],
+    ["show", "../in/{evil}", "bars", "-f", "../in/bars-{evil}.txt"],
+    ["diff", "../in/{evil}", "../in/{evil}", "-f", "../in/diff-{evil}.txt"],
+    ["convert", "../in/{evil}", "-o", "../in/c-{evil}"],
+], ids=lambda argv: argv[0] + (" " + argv[2] if argv[0] == "show" else ""))
+def test_the_line_naming_what_was_written_escapes_the_names(template, tmp_path, argv):
+    root, _ = template
+    repo = tmp_path / "repo"
+    shutil.copytree(root, repo, symlinks=True)
+    _pending_copied_as(EVIL)(repo)
+    code, out, err = run_as_subprocess([a.format(evil=EVIL) for a in argv], repo)
+    assert code == 0, err
+    assert not CONTROLS.search(out + err), repr(out + err)
+    assert "\\e]0;pwned" in out
