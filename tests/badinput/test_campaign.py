@@ -109,6 +109,14 @@ CAMPAIGN_CASES += [
             "totals: 5\n", "calls=COUNT"),
 ]
 
+_REV = "a\udc9bb"  # the byte 0x9b, as the command line gives it to Python
+CAMPAIGN_CASES += [
+    Case("log of a revision that is not UTF-8", ["log", _REV], 1, "does not name a commit"),
+    Case("show -m a revision that is not UTF-8", ["show", "-m", _REV, "0@i", "raw"], 1, "does not name a commit"),
+    Case("add -m a revision that is not UTF-8", ["add", "-m", _REV, "{good}"], 1, "does not name a commit"),
+    Case("check all from a revision that is not UTF-8", ["check", "all", _REV], 1, "does not name a commit"),
+]
+
 
 def _locks_made_directories(root) -> None:
     """Each index lock file of the store replaced by a directory of its name: no lock can be taken."""
