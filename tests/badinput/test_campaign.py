@@ -115,6 +115,13 @@ CAMPAIGN_CASES += [
     Case("show -m a revision that is not UTF-8", ["show", "-m", _REV, "0@i", "raw"], 1, "does not name a commit"),
     Case("add -m a revision that is not UTF-8", ["add", "-m", _REV, "{good}"], 1, "does not name a commit"),
     Case("check all from a revision that is not UTF-8", ["check", "all", _REV], 1, "does not name a commit"),
+    Case("push to a remote name that is not UTF-8", ["push", _REV], 1, "not UTF-8"),
+    Case("fetch from a path that is not UTF-8", ["fetch", f"../{_REV}"], 1, "not UTF-8",
+         lambda root: (root.parent / _REV).mkdir()),
+    Case("config set format.status to bytes that are not UTF-8", ["config", "set", "format.status", _REV], 1,
+         "not UTF-8"),
+    Case("config set cmds to a list holding bytes that are not UTF-8", ["config", "set", "cmds", f"[{_REV}]"], 1,
+         "not UTF-8"),
 ]
 
 
