@@ -16,7 +16,7 @@ import click
 from perun_core.cli.allocator import tune_for_bulk_work
 from perun_core.cli.params import OUTPUT_FILE
 from perun_core.cli.remote_cmds import status_lines
-from perun_core.cli.terminal import use_colour
+from perun_core.cli.terminal import escape_controls as escape_text, use_colour
 from perun_core.errors import (
     EXIT_CODES,
     EXIT_INTERNAL,
@@ -452,11 +452,11 @@ def main(argv: list[str] | None = None) -> None:
         sys.exit(EXIT_INTERRUPTED)
     except click.UsageError as exc:
         command = exc.ctx.command_path if exc.ctx else "perun-core"
-        click.echo(f"error: {_usage_message(exc)}", err=True)
-        click.echo(f"hint: see '{command} --help'", err=True)
+        click.echo(escape_text(f"error: {_usage_message(exc)}"), err=True)
+        click.echo(escape_text(f"hint: see '{command} --help'"), err=True)
         sys.exit(EXIT_USAGE)
     except click.ClickException as exc:
-        click.echo(f"error: {exc.format_message()}", err=True)
+        click.echo(escape_text(f"error: {exc.format_message()}"), err=True)
         sys.exit(exc.exit_code)
     except KeyboardInterrupt:
         click.echo("error: interrupted", err=True)

@@ -238,3 +238,17 @@ def test_the_line_naming_what_was_written_escapes_the_names(template, tmp_path, 
     assert code == 0, err
     assert not CONTROLS.search(out + err), repr(out + err)
     assert "\\e]0;pwned" in out
+
+
+@pytest.mark.parametrize("argv", [
+    ["collect", "-f", "-c", "echo", "-a", "x\x1b]0;pwned\x07", "time"],  # the job's line names its arguments
+    ["run", "job", "-f", "-b", "echo", "-w", "w\x1b[2J", "-c", "time"],
+    ["install-hook", "x\x1b]0;pwned\x07"],  # click's usage error quotes the argument
+], ids=["collect -a", "run job -w", "a usage error"])
+def test_run_lines_and_usage_errors_escape_the_users_text(template, tmp_path, argv):
+    root, _ = template
+    repo = tmp_path / "repo"
+    shutil.copytree(root, repo, symlinks=True)
+    code, out, err = run_as_subprocess(argv, repo)
+    assert code in (0, 2), err
+    assert not CONTROLS.search(out + err), repr(out + err)
