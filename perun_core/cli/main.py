@@ -378,7 +378,8 @@ def show_raw(filename: str | None, output: str | None, compact: bool, layout: st
 # -- output helpers ---------------------------------------------------------------
 
 def _out(text: str) -> None:
-    click.echo(text)
+    """A line (or lines) naming the user's paths, keys and values: their control characters escaped."""
+    click.echo("\n".join(escape_text(line) for line in text.split("\n")))
 
 
 def _page(state: State, command: str, lines: Any) -> None:

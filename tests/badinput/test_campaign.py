@@ -252,3 +252,18 @@ def test_run_lines_and_usage_errors_escape_the_users_text(template, tmp_path, ar
     code, out, err = run_as_subprocess(argv, repo)
     assert code in (0, 2), err
     assert not CONTROLS.search(out + err), repr(out + err)
+
+
+@pytest.mark.parametrize("steps", [
+    [["config", "set", "format.status", "%cmd% x\x1b]0;pwned\x07"], ["status"], ["config", "get", "format.status"]],
+    [["config", "set", "format.shortlog", "%checksum:6% x\x1b[2J %desc%"], ["log", "-s"]],
+    [["init", "../new\x1b]0;pwned\x07"]],
+], ids=["format.status", "format.shortlog", "init"])
+def test_configured_formats_and_named_paths_are_escaped(template, tmp_path, steps):
+    root, _ = template
+    repo = tmp_path / "repo"
+    shutil.copytree(root, repo, symlinks=True)
+    for argv in steps:
+        code, out, err = run_as_subprocess(argv, repo)
+        assert code == 0, err
+        assert not CONTROLS.search(out + err), f"{argv}: {out + err!r}"
