@@ -267,3 +267,18 @@ def test_configured_formats_and_named_paths_are_escaped(template, tmp_path, step
         code, out, err = run_as_subprocess(argv, repo)
         assert code == 0, err
         assert not CONTROLS.search(out + err), f"{argv}: {out + err!r}"
+
+
+@pytest.mark.parametrize("argv", [
+    ["fuzz", "-b", "cat", "-w", "../in/seed.txt", "-o", "../out\x1b]0;pwned\x07", "-t", "1", "-e", "2",
+     "--calibration", "2"],
+    ["deltadebugging", "cat", "../in/seed.txt", "-o", "../dd\x1b]0;pwned\x07", "-t", "1"],
+], ids=["fuzz -o", "deltadebugging -o"])
+def test_fuzzing_results_name_their_directory_escaped(template, tmp_path, argv):
+    root, _ = template
+    repo = tmp_path / "repo"
+    shutil.copytree(root, repo, symlinks=True)
+    _inputs(seed__txt="abcabcabc\n")(repo)
+    code, out, err = run_as_subprocess(argv, repo)
+    assert code == 0, err
+    assert not CONTROLS.search(out + err), repr(out + err)
