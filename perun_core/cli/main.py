@@ -9,6 +9,7 @@ from __future__ import annotations
 import contextlib
 import os
 import sys
+import warnings
 from typing import Any
 
 import click
@@ -439,6 +440,10 @@ def main(argv: list[str] | None = None) -> None:
 
     verbose = any(a in ("-v", "--verbose") or (a.startswith("-v") and set(a[1:]) == {"v"}) for a in (argv or sys.argv[1:]))
     tune_for_bulk_work()
+    if not verbose:
+        # numpy's floating-point warnings (an overflow while squaring amounts near 1e300 for a variance) are
+        # lines of its source on stderr, not the user's business: -v shows them
+        warnings.filterwarnings("ignore", category=RuntimeWarning)
     # lazy: perun_core.api loads its names on first use (`perun-core --help` stays light)
     from perun_core.api.files import command_scope, write_deferred
 

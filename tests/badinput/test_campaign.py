@@ -282,3 +282,23 @@ def test_fuzzing_results_name_their_directory_escaped(template, tmp_path, argv):
     code, out, err = run_as_subprocess(argv, repo)
     assert code == 0, err
     assert not CONTROLS.search(out + err), repr(out + err)
+
+
+def test_numpy_warnings_are_no_lines_on_stderr(template, tmp_path):
+    """Amounts near 1e300 are valid; a variance of them overflows, and numpy warned on stderr."""
+    root, shas = template
+
+    def runs(amounts: list[float]) -> dict:
+        data = good_profile(shas[-1])
+        subtypes = ("real", "user", "sys", "max_rss")
+        data["global"]["resources"] = [
+            {"amount": amount, "uid": "./app", "type": "memory" if i % 4 == 3 else "time", "subtype": subtypes[i % 4],
+             "order": i // 4 + 1, "structure-unit-size": i} for i, amount in enumerate(amounts)]
+        return data
+
+    good, target = tmp_path / "good.perf", tmp_path / "target.perf"
+    good.write_text(json.dumps(runs([0.128, 0.090, 0.033, 13729792, 0.142, 0.087, 0.052, 13729792])))
+    target.write_text(json.dumps(runs([1e300 * (i + 1) for i in range(8)])))
+    code, out, err = run_as_subprocess(["check", "profiles", str(good), str(target)], root)
+    assert code in (0, 3), err
+    assert "Warning" not in err, err
