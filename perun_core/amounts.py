@@ -222,11 +222,20 @@ def nice_ticks(low: float, high: float, count: int = 5) -> list[float]:
     if high == low:
         pad = abs(low) * 0.5 or 1.0
         low, high = low - pad, high + pad
-    rough = (high - low) / max(count - 1, 1)
+    steps = max(count - 1, 1)
+    rough = (high - low) / steps
+    if math.isinf(rough):  # a span past the largest float (-1e308 .. 1e308): divided before subtracting
+        rough = high / steps - low / steps
+    if not rough > 0:  # a span of subnormal numbers, below what a division keeps: no step between them
+        return [low, high]
     power = 10.0 ** math.floor(math.log10(rough))
+    if power == 0:  # the power of ten below the smallest subnormal
+        return [low, high]
     step = next(m * power for m in (1, 2, 5, 10) if m * power >= rough * (1 - 1e-12))
     first = math.floor(low / step) * step
     last = math.ceil(high / step) * step
+    if not (math.isfinite(first) and math.isfinite(last)):  # a round bound past the largest float
+        return [low, high]
     # a bound on a multiple of the step but for binary noise (0.3 / 0.1 = 2.9999999999999996) is that multiple
     if step - (low - first) <= step * 1e-12 * max(1.0, abs(low / step)):
         first += step
@@ -234,4 +243,6 @@ def nice_ticks(low: float, high: float, count: int = 5) -> list[float]:
         last -= step
     # multiples of the step, rounded to its decimals: no binary noise of adding it up (0.30000000000000004)
     decimals = max(0, 1 - math.floor(math.log10(step)))
-    return [round(first + index * step, decimals) for index in range(int(round((last - first) / step)) + 1)]
+    ticks = [round(first + index * step, decimals) for index in range(int(round(last / step - first / step)) + 1)]
+    # near the largest float index * step alone can overflow where the tick itself does not
+    return [tick if math.isfinite(tick) else (first / step + index) * step for index, tick in enumerate(ticks)]

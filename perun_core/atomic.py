@@ -200,7 +200,7 @@ def atomic_write(path: Path | str, data: bytes | Iterable[bytes], *, exclusive: 
         made = [p for p in (path.parent, *path.parent.parents) if not p.exists()]
         path.parent.mkdir(parents=True, exist_ok=True)
     writer = f"w{os.getpid()}-{writer_tag()}."
-    if len(path.name.encode()) + len(writer) + 14 > 255:
+    if len(os.fsencode(path.name)) + len(writer) + 14 > 255:
         writer = ""  # a name near the file system's limit: fsck judges such a file by its age
     fd, tmp_name = _create_temporary(path.parent, f".{path.name}.{writer}")
     try:

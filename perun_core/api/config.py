@@ -84,10 +84,32 @@ def config_set(key: str, value: Any, *, scope: str = "nearest", cwd: Path | str 
 
     config = _config_target(scope, cwd, for_write=True)
     check_known_key(key, path=config.path)
+    if not _is_text(value):
+        raise ConfigError(config.path, key, "holds bytes that are not UTF-8 text (given on the command line as "
+                          "such); expected text")
     validate(key, value, path=config.path)
     config.set(key, value)
     config.save()
     return ConfigValue(key, value, config.kind, config.path)
+
+
+def _is_text(value: Any) -> bool:
+    """Whether every string in ``value`` (and its lists and mappings) is text UTF-8 can hold: no lone surrogates."""
+    pending = [value]
+    while pending:
+        item = pending.pop()
+        if isinstance(item, str):
+            if not item.isascii():
+                try:
+                    item.encode("utf-8")
+                except UnicodeEncodeError:
+                    return False
+        elif isinstance(item, dict):
+            pending.extend(item.keys())
+            pending.extend(item.values())
+        elif isinstance(item, list):
+            pending.extend(item)
+    return True
 
 
 def config_reset(*, scope: str = "nearest", template: str = "master", cwd: Path | str | None = None) -> Path:

@@ -354,7 +354,7 @@ def _tempered_cpu(baseline: ProfileData, target: ProfileData, finding: Finding, 
     low, high = sorted((before, after))
     required = CONTENTION_MARGIN
     stretches = _stretch(base_cols), _stretch(new_cols)
-    if None not in stretches:
+    if None not in stretches and min(stretches) > 0:  # a side whose runs took no wall time says nothing of waiting
         more, less = stretches if before > after else stretches[::-1]
         stretch = more / less  # type: ignore[operator]
         if not one_sided(baseline, target, uid):

@@ -7,7 +7,7 @@ import sys
 
 import click
 
-from perun_core.cli.terminal import use_colour
+from perun_core.cli.terminal import escape_controls, use_colour
 from perun_core.errors import UsageError
 from perun_core.params import MAX_HEIGHT, MAX_PIXELS, MAX_WIDTH
 
@@ -80,6 +80,6 @@ def diff(baseline: str, target: str, view: str, minor: str | None, baseline_mino
                            color=color, limit=limit, pixels=pixels)
     if filename:
         api.write_output(filename, text.encode("utf-8"))
-        click.echo(f"wrote {filename}")
+        click.echo(escape_controls(f"wrote {filename}"))
     else:
         click.echo(text)

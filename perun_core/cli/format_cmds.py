@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import click
 
+from perun_core.cli.terminal import escape_controls
+
 from .params import OUTPUT_FILE
 
 CONTEXT = {"help_option_names": ["-h", "--help"], "max_content_width": 100}
@@ -23,5 +25,5 @@ def convert(file: str, layout: str, output: str | None, compact_json: bool) -> N
     from perun_core import api
 
     result = api.convert(file, layout=layout, output=output, indent=None if compact_json else 2)
-    click.echo(f"{result.source}: {result.layout_read} -> {result.layout_written}, {result.resources} resources, "
-               f"{result.bytes_written} bytes written to {result.target}")
+    click.echo(escape_controls(f"{result.source}: {result.layout_read} -> {result.layout_written}, "
+                               f"{result.resources} resources, {result.bytes_written} bytes written to {result.target}"))

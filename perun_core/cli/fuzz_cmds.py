@@ -14,7 +14,14 @@ from typing import Any
 
 import click
 
+from perun_core.cli.terminal import escape_controls
+
 from .params import DeclaredCommand
+
+
+def _echo(text: str, **options: Any) -> None:
+    """A result line: the paths, workloads and notes in it are the user's text, control characters escaped."""
+    click.echo(escape_controls(text), **options)
 
 CONTEXT = {"help_option_names": ["-h", "--help"], "max_content_width": 100}
 
@@ -113,14 +120,14 @@ def _fuzz_callback(ctx: click.Context, **values: Any) -> None:
         if previous is not None:
             signal.signal(signal.SIGINT, previous)
     out = result.settings.output_dir
-    click.echo(f"{result.executions} runs in {result.elapsed:.1f} s ({result.stopped}): {len(result.findings)} "
+    _echo(f"{result.executions} runs in {result.elapsed:.1f} s ({result.stopped}): {len(result.findings)} "
                f"inputs kept, {len(result.reported)} reported as findings (cost: {result.metric})")
     for verdict in result.reported:
-        click.echo(f"  {verdict.ratio:8.1f}x at equal size (confidence {verdict.confidence:.3f}), "
+        _echo(f"  {verdict.ratio:8.1f}x at equal size (confidence {verdict.confidence:.3f}), "
                    f"{growth_text(verdict)}: {out / verdict.file} ({verdict.size} B, found at {verdict.found_at:.0f} s)")
         largest = verdict.largest
         if largest is not None and largest.file and largest.file != verdict.file:
-            click.echo(f"            largest measured: {out / largest.file} ({largest.size} B, "
+            _echo(f"            largest measured: {out / largest.file} ({largest.size} B, "
                        f"{_cost(largest.cost, result.metric)}, {largest.repetitions} repetitions of the part)")
     if not result.reported:
         click.echo("  no finding: no kept input grows superlinearly and runs clearly slower than an ordinary input "
@@ -131,10 +138,10 @@ def _fuzz_callback(ctx: click.Context, **values: Any) -> None:
 
         click.echo(api.slowdown_plot(result, width=min(100, shutil.get_terminal_size((80, 24)).columns), height=15))
     for note in result.notes:
-        click.echo(f"note: {note}")
+        _echo(f"note: {note}")
     if result.matrix_workloads:
-        click.echo(f"added to the job matrix's workloads: {', '.join(result.matrix_workloads)}")
-    click.echo(f"results: {out / 'results.json'}, {out / 'results.md'}, {out / 'slowdown.svg'}")
+        _echo(f"added to the job matrix's workloads: {', '.join(result.matrix_workloads)}")
+    _echo(f"results: {out / 'results.json'}, {out / 'results.md'}, {out / 'slowdown.svg'}")
 
 
 fuzz = DeclaredCommand(
@@ -169,15 +176,15 @@ def _delta_callback(cmd: str, input: str, **values: Any) -> None:
     finally:
         if previous is not None:
             signal.signal(signal.SIGINT, previous)
-    click.echo(f"shrunk {result.original_size} B ({_cost(result.original_value, result.metric)}) to {result.size} B "
+    _echo(f"shrunk {result.original_size} B ({_cost(result.original_value, result.metric)}) to {result.size} B "
                f"({_cost(result.value, result.metric)}) in {result.tests} runs, {result.elapsed:.1f} s "
                f"({result.stopped}); kept by {result.keep} within a tolerance of {100 * result.tolerance:.0f} %")
     if result.original_growth is not None:
         after = result.growth["order"] if result.growth else "not measured"
         kept = "kept" if result.growth_kept else "NOT kept"
-        click.echo(f"growth with {result.original_growth['part']}: {result.original_growth['order']} before, "
+        _echo(f"growth with {result.original_growth['part']}: {result.original_growth['order']} before, "
                    f"{after} after ({kept})")
-    click.echo(f"smallest slow input: {result.output}")
+    _echo(f"smallest slow input: {result.output}")
 
 
 deltadebugging = DeclaredCommand(

@@ -9,6 +9,7 @@ from __future__ import annotations
 import contextlib
 import os
 import sys
+import warnings
 from typing import Any
 
 import click
@@ -16,7 +17,7 @@ import click
 from perun_core.cli.allocator import tune_for_bulk_work
 from perun_core.cli.params import OUTPUT_FILE
 from perun_core.cli.remote_cmds import status_lines
-from perun_core.cli.terminal import use_colour
+from perun_core.cli.terminal import escape_controls as escape_text, use_colour
 from perun_core.errors import (
     EXIT_CODES,
     EXIT_INTERNAL,
@@ -356,7 +357,7 @@ def show_raw(filename: str | None, output: str | None, compact: bool, layout: st
         chosen = layout or "compact"
         data = api.profile_bytes(loaded.profile, chosen, indent=None if compact else 2) + b"\n"
         api.write_output(filename, data)
-        click.echo(f"Wrote {loaded.source} as JSON to {filename}")
+        click.echo(api.escape_controls(f"Wrote {loaded.source} as JSON to {filename}"))
         return
     if layout == "compact":
         raise click.UsageError("--layout compact needs -f FILE (the terminal gets the documented form)")
@@ -378,7 +379,8 @@ def show_raw(filename: str | None, output: str | None, compact: bool, layout: st
 # -- output helpers ---------------------------------------------------------------
 
 def _out(text: str) -> None:
-    click.echo(text)
+    """A line (or lines) naming the user's paths, keys and values: their control characters escaped."""
+    click.echo("\n".join(escape_text(line) for line in text.split("\n")))
 
 
 def _page(state: State, command: str, lines: Any) -> None:
@@ -438,6 +440,10 @@ def main(argv: list[str] | None = None) -> None:
 
     verbose = any(a in ("-v", "--verbose") or (a.startswith("-v") and set(a[1:]) == {"v"}) for a in (argv or sys.argv[1:]))
     tune_for_bulk_work()
+    if not verbose:
+        # numpy's floating-point warnings (an overflow while squaring amounts near 1e300 for a variance) are
+        # lines of its source on stderr, not the user's business: -v shows them
+        warnings.filterwarnings("ignore", category=RuntimeWarning)
     # lazy: perun_core.api loads its names on first use (`perun-core --help` stays light)
     from perun_core.api.files import command_scope, write_deferred
 
@@ -452,11 +458,11 @@ def main(argv: list[str] | None = None) -> None:
         sys.exit(EXIT_INTERRUPTED)
     except click.UsageError as exc:
         command = exc.ctx.command_path if exc.ctx else "perun-core"
-        click.echo(f"error: {_usage_message(exc)}", err=True)
-        click.echo(f"hint: see '{command} --help'", err=True)
+        click.echo(escape_text(f"error: {_usage_message(exc)}"), err=True)
+        click.echo(escape_text(f"hint: see '{command} --help'"), err=True)
         sys.exit(EXIT_USAGE)
     except click.ClickException as exc:
-        click.echo(f"error: {exc.format_message()}", err=True)
+        click.echo(escape_text(f"error: {exc.format_message()}"), err=True)
         sys.exit(exc.exit_code)
     except KeyboardInterrupt:
         click.echo("error: interrupted", err=True)

@@ -85,9 +85,10 @@ def _profile_section(title: str, infos, fmt: str, short: bool, color: bool, empt
     headers, rows = status_rows(fmt, infos)
     tag_width = max(len("id"), *(len(i.tag) for i in infos))
     if not short:
-        lines.append(paint("  " + "id".ljust(tag_width) + " " + "".join(headers).rstrip(), "muted", color))
+        # the format's own text (format.status) is escaped too: it comes from a configuration file
+        lines.append(paint("  " + "id".ljust(tag_width) + " " + _safe("".join(headers).rstrip()), "muted", color))
     for info, row in zip(infos, rows):
-        body = "".join(row).rstrip()
+        body = _safe("".join(row).rstrip())
         style = "error" if info.error else ""
         lines.append("  " + paint(info.tag.ljust(tag_width), "tag", color) + " " + paint(body, style, color))
     if not short:
@@ -104,7 +105,7 @@ def render_log(revision: str | None, *, short: bool, graph: bool, limit: int | N
         entries = api.log(revision, with_profiles=not short, repo=repo)
         drawer = GraphDrawer() if graph else None
         if short:
-            yield paint(shortlog_header(fmt), "muted", color)
+            yield paint(_safe(shortlog_header(fmt)), "muted", color)
         for count, entry in enumerate(entries):
             if limit is not None and count >= limit:
                 break
@@ -117,7 +118,8 @@ def render_log(revision: str | None, *, short: bool, graph: bool, limit: int | N
             lead = paint(prefix, "graph", color) + " " if prefix else ""
             pad = paint(_continuation(prefix), "graph", color) + " " if prefix else ""
             if short:
-                yield (lead + "".join(paint(text, style, color) for text, style in shortlog_segments(fmt, entry, tokens))).rstrip()
+                yield (lead + "".join(paint(_safe(text), style, color)
+                                      for text, style in shortlog_segments(fmt, entry, tokens))).rstrip()
             else:
                 yield lead + paint(f"Minor Version {version.checksum}", "checksum", color)
                 if len(version.parents) > 1:

@@ -14,6 +14,7 @@ from typing import Any
 
 import click
 
+from perun_core.cli.terminal import escape_controls
 from perun_core.errors import UnitError, UnknownUnit, UsageError
 
 from perun_core.params import convert_params, load_params_document
@@ -312,7 +313,7 @@ def _postprocess_callback(name: str) -> Any:
         group = ctx.parent.params if ctx.parent else {}
         done = postprocessing.postprocess(group["profile"], name, _given(values), minor=group.get("minor"),
                                    output_template=group.get("output_filename_template"))
-        click.echo(f"Postprocessed {done.source} by {name} into {done.path.name}")
+        click.echo(escape_controls(f"Postprocessed {done.source} by {name} into {done.path.name}"))
 
     return callback
 

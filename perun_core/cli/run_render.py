@@ -19,6 +19,7 @@ from typing import Any
 import click
 
 from perun_core.api import run_events as ev
+from perun_core.cli.terminal import escape_controls
 
 
 def _short(sha: str) -> str:
@@ -85,7 +86,8 @@ class PlainRenderer:
     def __call__(self, event: Any) -> None:
         line = self.line_for(event)
         if line is not None:
-            self.write(line)
+            # commands, arguments, workloads and output lines are the user's text: a terminal escape stays visible
+            self.write(escape_controls(line))
 
 
 class RichRenderer:
@@ -116,7 +118,7 @@ class RichRenderer:
         if isinstance(event, ev.RunPlanned):
             update(self.jobs, total=event.total, completed=0)
         elif isinstance(event, ev.JobStarted):
-            update(self.jobs, description=f"job {event.job}/{event.total}: {event.spec.command_line}")
+            update(self.jobs, description=_description(f"job {event.job}/{event.total}: {event.spec.command_line}"))
             update(self.runs, visible=False, completed=0, total=None)
         elif isinstance(event, ev.Repetition):
             label = "warm-up" if event.warmup else "runs"
@@ -125,8 +127,16 @@ class RichRenderer:
             update(self.runs, visible=False)
             self.progress.advance(self.jobs)
         elif isinstance(event, ev.PhaseStarted) and event.phase == "pre_run":
-            update(self.jobs, description=f"pre_run: {event.detail}")
+            update(self.jobs, description=_description(f"pre_run: {event.detail}"))
         self.plain(event)
+
+
+def _description(text: str) -> str:
+    """A progress bar's description of the user's text: control characters escaped, and no rich markup
+    (the bar's column reads '[bold]' in a command line as markup)."""
+    from rich.markup import escape
+
+    return escape(escape_controls(text))
 
 
 @contextlib.contextmanager

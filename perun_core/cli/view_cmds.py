@@ -20,7 +20,7 @@ import click
 
 from perun_core import api
 from perun_core.api.views import HTML_SUFFIXES, PLAIN_SUFFIXES
-from perun_core.cli.terminal import use_colour
+from perun_core.cli.terminal import escape_controls, use_colour
 
 from perun_core.params import MAX_HEIGHT, MAX_PIXELS, MAX_WIDTH
 
@@ -104,7 +104,7 @@ def show_view(name: str, values: dict[str, Any], *, filename: str | None, width:
         html_page=html_page,
     )
     if shown.path is not None:
-        click.echo(f"Wrote {name} of {shown.source} to {filename}")
+        click.echo(escape_controls(f"Wrote {name} of {shown.source} to {filename}"))
         return
     try:
         sys.stdout.write(shown.text + "\n")

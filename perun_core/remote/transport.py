@@ -9,6 +9,7 @@ from __future__ import annotations
 import contextlib
 import hashlib
 import logging
+import os
 import re
 from collections.abc import Iterator
 from dataclasses import dataclass
@@ -45,7 +46,8 @@ def resolve_remote(repo: Any, remote: str | None) -> Remote:
     name = remote or "origin"
     try:
         config = repo.vcs.repo.get_config()
-        url = config.get((b"remote", name.encode()), b"url").decode()
+        url = os.fsdecode(config.get((b"remote", os.fsencode(name)), b"url"))
+        _check_text(name, url)
         if "://" not in url and not scp_like(url):
             path = Path(url).expanduser()
             url = str(path if path.is_absolute() else (Path(repo.vcs_root) / path).resolve())
@@ -55,12 +57,23 @@ def resolve_remote(repo: Any, remote: str | None) -> Remote:
     if remote is None:
         raise RemoteError("origin", "the git repository has no remote named 'origin'",
                           hint="name a remote or give a URL or path: perun-core push URL")
+    _check_text(remote, remote)
     if "://" in remote or scp_like(remote):
         return Remote(remote, remote)
     path = Path(remote).expanduser()
     if not path.exists():
         raise RemoteError(remote, "is neither a remote of the git repository nor an existing path or URL")
     return Remote(remote, str(path.resolve()))
+
+
+def _check_text(remote: str, url: str) -> None:
+    """Refuse a remote whose URL or path holds bytes that are not UTF-8 (the command line and git's
+    configuration give them as lone surrogates): its tracking state and messages are text."""
+    try:
+        url.encode("utf-8")
+    except UnicodeEncodeError:
+        raise RemoteError(remote, "holds bytes that are not UTF-8 text; expected a URL, a path or a remote "
+                          "name in UTF-8") from None
 
 
 def scp_like(text: str) -> bool:

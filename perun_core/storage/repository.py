@@ -197,6 +197,12 @@ class PerunRepository:
         from ..profile.validate import validate_profile
 
         validate_profile(profile, path=source)
+        if not source.isascii():
+            try:
+                source.encode("utf-8")
+            except UnicodeEncodeError:  # bytes of another encoding, kept by the file system as lone surrogates
+                raise InvalidProfile(source, None, "has a file name that is not UTF-8 text, which an index cannot "
+                                     "hold: rename the file to register it") from None
         if self.shared_with_original and profile.type not in ORIGINAL_TYPES:
             readable = ", ".join(ORIGINAL_TYPES)
             raise InvalidProfile(source, "header.type", f"'{profile.type}' cannot be stored where the original Perun "

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import contextlib
+import os
 import re
 from collections.abc import Iterator
 
@@ -97,7 +98,7 @@ class RevisionsMixin:
 
         if not name or any(ch in name for ch in " ~^:?*[\\") or ".." in name or "@{" in name:
             return None
-        encoded = name.encode("utf-8")
+        encoded = os.fsencode(name)  # a name given in bytes that are not UTF-8 stays those bytes
         candidates: list[bytes] = []
         if name == "HEAD" or re.fullmatch(r"[A-Z_]+", name) or name.startswith("refs/"):
             candidates.append(encoded)

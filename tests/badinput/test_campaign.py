@@ -109,6 +109,21 @@ CAMPAIGN_CASES += [
             "totals: 5\n", "calls=COUNT"),
 ]
 
+_REV = "a\udc9bb"  # the byte 0x9b, as the command line gives it to Python
+CAMPAIGN_CASES += [
+    Case("log of a revision that is not UTF-8", ["log", _REV], 1, "does not name a commit"),
+    Case("show -m a revision that is not UTF-8", ["show", "-m", _REV, "0@i", "raw"], 1, "does not name a commit"),
+    Case("add -m a revision that is not UTF-8", ["add", "-m", _REV, "{good}"], 1, "does not name a commit"),
+    Case("check all from a revision that is not UTF-8", ["check", "all", _REV], 1, "does not name a commit"),
+    Case("push to a remote name that is not UTF-8", ["push", _REV], 1, "not UTF-8"),
+    Case("fetch from a path that is not UTF-8", ["fetch", f"../{_REV}"], 1, "not UTF-8",
+         lambda root: (root.parent / _REV).mkdir()),
+    Case("config set format.status to bytes that are not UTF-8", ["config", "set", "format.status", _REV], 1,
+         "not UTF-8"),
+    Case("config set cmds to a list holding bytes that are not UTF-8", ["config", "set", "cmds", f"[{_REV}]"], 1,
+         "not UTF-8"),
+]
+
 
 def _locks_made_directories(root) -> None:
     """Each index lock file of the store replaced by a directory of its name: no lock can be taken."""
@@ -159,3 +174,132 @@ def test_a_repair_that_leaves_a_damaged_pending_profile_exits_1(template, tmp_pa
     removed = run_as_subprocess(["rm", "0@p"], repo)  # the one pending profile of the template
     assert removed[0] == 0, removed
     assert run_as_subprocess(["fsck"], repo)[0] == 0
+
+
+def _runs(head: str, amount=None) -> dict:
+    """A time profile of four runs, each with its real, user and sys time (``amount``, or growing times)."""
+    data = good_profile(head)
+    data["global"]["resources"] = [
+        {"amount": (0.1 * run + 0.01 * kind) if amount is None else amount, "uid": "./app", "type": "time",
+         "subtype": subtype, "order": run} for run in range(1, 5) for kind, subtype in enumerate(("real", "user", "sys"))]
+    return data
+
+
+@pytest.mark.parametrize("argv, amount", [
+    (["check", "profiles", "{good}", "{target}"], 0),  # runs that took no time: no stretch to compare
+    (["show", "{target}", "bars"], 5e-324),  # a span of subnormal amounts: no step of ticks between them
+], ids=["check profiles of zero amounts", "show bars of subnormal amounts"])
+def test_valid_extreme_amounts_are_no_internal_error(template, tmp_path, argv, amount):
+    root, shas = template
+    head = shas[-1]
+    good, target = tmp_path / "good.perf", tmp_path / "target.perf"
+    good.write_text(json.dumps(_runs(head)))
+    target.write_text(json.dumps(_runs(head, amount)))
+    code, out, err = run_as_subprocess([a.format(good=good, target=target) for a in argv], root)
+    assert code in (0, 3), err
+    assert "Traceback" not in err and "internal error" not in err, err
+
+
+def _pending_copied_as(name: str):
+    """The template's pending profile (made at HEAD) copied to ``../in/NAME``."""
+    def setup(root) -> None:
+        folder = root.parent / "in"
+        folder.mkdir(exist_ok=True)
+        shutil.copyfile(root / ".perun" / "jobs" / "pending.perf", folder / name)
+    return setup
+
+
+NOT_UTF8 = "p\udc9b\udcff.perf"  # the bytes 0x9b 0xff, as the file system gives them back
+EVIL = "x\x1b]0;pwned\x07\udc9by.perf"
+
+
+@pytest.mark.parametrize("case", _params([
+    Case("add a file whose name is not UTF-8", ["add", f"../in/{NOT_UTF8}"], 1, "UTF-8", _pending_copied_as(NOT_UTF8)),
+    Case("add --keep-profile a file whose name is not UTF-8", ["add", "--keep-profile", f"../in/{NOT_UTF8}"], 1,
+         "UTF-8", _pending_copied_as(NOT_UTF8)),
+]))
+def test_a_name_an_index_cannot_hold(case, template, tmp_path):
+    run_case(case, template, tmp_path, run_as_subprocess)
+
+
+@pytest.mark.parametrize("argv", [
+    ["postprocessby", "../in/{evil}", "normalizer"],
+    ["show", "../in/{evil}", "raw", "-f", "../in/out-{evil}"],
+    ["show", "../in/{evil}", "bars", "-f", "../in/bars-{evil}.txt"],
+    ["diff", "../in/{evil}", "../in/{evil}", "-f", "../in/diff-{evil}.txt"],
+    ["convert", "../in/{evil}", "-o", "../in/c-{evil}"],
+], ids=lambda argv: argv[0] + (" " + argv[2] if argv[0] == "show" else ""))
+def test_the_line_naming_what_was_written_escapes_the_names(template, tmp_path, argv):
+    root, _ = template
+    repo = tmp_path / "repo"
+    shutil.copytree(root, repo, symlinks=True)
+    _pending_copied_as(EVIL)(repo)
+    code, out, err = run_as_subprocess([a.format(evil=EVIL) for a in argv], repo)
+    assert code == 0, err
+    assert not CONTROLS.search(out + err), repr(out + err)
+    assert "\\e]0;pwned" in out
+
+
+@pytest.mark.parametrize("argv", [
+    ["collect", "-f", "-c", "echo", "-a", "x\x1b]0;pwned\x07", "time"],  # the job's line names its arguments
+    ["run", "job", "-f", "-b", "echo", "-w", "w\x1b[2J", "-c", "time"],
+    ["install-hook", "x\x1b]0;pwned\x07"],  # click's usage error quotes the argument
+], ids=["collect -a", "run job -w", "a usage error"])
+def test_run_lines_and_usage_errors_escape_the_users_text(template, tmp_path, argv):
+    root, _ = template
+    repo = tmp_path / "repo"
+    shutil.copytree(root, repo, symlinks=True)
+    code, out, err = run_as_subprocess(argv, repo)
+    assert code in (0, 2), err
+    assert not CONTROLS.search(out + err), repr(out + err)
+
+
+@pytest.mark.parametrize("steps", [
+    [["config", "set", "format.status", "%cmd% x\x1b]0;pwned\x07"], ["status"], ["config", "get", "format.status"]],
+    [["config", "set", "format.shortlog", "%checksum:6% x\x1b[2J %desc%"], ["log", "-s"]],
+    [["init", "../new\x1b]0;pwned\x07"]],
+], ids=["format.status", "format.shortlog", "init"])
+def test_configured_formats_and_named_paths_are_escaped(template, tmp_path, steps):
+    root, _ = template
+    repo = tmp_path / "repo"
+    shutil.copytree(root, repo, symlinks=True)
+    for argv in steps:
+        code, out, err = run_as_subprocess(argv, repo)
+        assert code == 0, err
+        assert not CONTROLS.search(out + err), f"{argv}: {out + err!r}"
+
+
+@pytest.mark.parametrize("argv", [
+    ["fuzz", "-b", "cat", "-w", "../in/seed.txt", "-o", "../out\x1b]0;pwned\x07", "-t", "1", "-e", "2",
+     "--calibration", "2"],
+    # a tolerance far above the noise of cat's runs on a busy machine: the shrinking is not what is tested
+    ["deltadebugging", "cat", "../in/seed.txt", "-o", "../dd\x1b]0;pwned\x07", "-t", "1", "--tolerance", "0.9"],
+], ids=["fuzz -o", "deltadebugging -o"])
+def test_fuzzing_results_name_their_directory_escaped(template, tmp_path, argv):
+    root, _ = template
+    repo = tmp_path / "repo"
+    shutil.copytree(root, repo, symlinks=True)
+    _inputs(seed__txt="abcabcabc\n")(repo)
+    code, out, err = run_as_subprocess(argv, repo)
+    assert code == 0, err
+    assert not CONTROLS.search(out + err), repr(out + err)
+
+
+def test_numpy_warnings_are_no_lines_on_stderr(template, tmp_path):
+    """Amounts near 1e300 are valid; a variance of them overflows, and numpy warned on stderr."""
+    root, shas = template
+
+    def runs(amounts: list[float]) -> dict:
+        data = good_profile(shas[-1])
+        subtypes = ("real", "user", "sys", "max_rss")
+        data["global"]["resources"] = [
+            {"amount": amount, "uid": "./app", "type": "memory" if i % 4 == 3 else "time", "subtype": subtypes[i % 4],
+             "order": i // 4 + 1, "structure-unit-size": i} for i, amount in enumerate(amounts)]
+        return data
+
+    good, target = tmp_path / "good.perf", tmp_path / "target.perf"
+    good.write_text(json.dumps(runs([0.128, 0.090, 0.033, 13729792, 0.142, 0.087, 0.052, 13729792])))
+    target.write_text(json.dumps(runs([1e300 * (i + 1) for i in range(8)])))
+    code, out, err = run_as_subprocess(["check", "profiles", str(good), str(target)], root)
+    assert code in (0, 3), err
+    assert "Warning" not in err, err
