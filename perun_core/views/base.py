@@ -11,11 +11,12 @@ result into text for a given width, height and theme.
 
 from __future__ import annotations
 
+import math
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
-from ..errors import EmptyProfile, InvalidParameter, UnsupportedProfile
+from ..errors import EmptyProfile, InvalidParameter, ProfileError, UnsupportedProfile
 from ..params import Param
 from ..profile.resources import MISSING
 
@@ -191,6 +192,8 @@ class View:
                 raise InvalidParameter(self.name, "width", pixels, f"a width from {MIN_PIXELS} to {MAX_PIXELS} pixels")
         else:
             pixels = None
+        if isinstance(result, Figure):
+            _refuse_undrawable(self.name, result)
         return self.render_result(result, RenderOptions(chosen, width, height, theme, pixels))
 
 
@@ -236,6 +239,33 @@ class Figure:
     """What the plotting views produce: one or more plots, drawn one below the other."""
 
     plots: list[Plot]
+
+
+#: the largest magnitude a plot draws: its axes' spans, headroom and ticks are differences and multiples of the
+#: amounts, which overflow float past about 1.8e308
+DRAWABLE = 1e300
+
+
+def _refuse_undrawable(view: str, figure: Figure) -> None:
+    """A :class:`ProfileError` naming the largest amount when a plot of ``figure`` could not be drawn."""
+    import numpy as np
+
+    largest = 0.0
+    for plot in figure.plots:
+        for series in (*plot.series, *plot.curves):
+            for values in (series.x, series.y):
+                try:
+                    array = np.asarray(values, dtype=np.float64).reshape(-1)
+                except (TypeError, ValueError):  # labels, not amounts
+                    continue
+                # an infinity here is a sum or mean that overflowed (profiles hold finite amounts only)
+                array = np.abs(array[~np.isnan(array)])
+                if len(array):
+                    largest = max(largest, float(array.max()))
+    if largest > DRAWABLE:
+        what = f"an amount of {largest:.3g}" if math.isfinite(largest) else "amounts whose sum overflows"
+        raise ProfileError(f"view '{view}' cannot draw {what}: a plot draws amounts of at most {DRAWABLE:.0e} "
+                           f"in size")
 
 
 def render_figure(figure: Figure, options: RenderOptions) -> str:
