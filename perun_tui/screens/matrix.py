@@ -68,7 +68,7 @@ TEXT_KEYS = (
 TAB_KEYS = Binding.Group("Tab")
 #: the tabs in the order the tab bar shows them
 #: the Preview's columns: the command line and the collector before the postprocessors (often none)
-PREVIEW_COLUMNS = (Column("number", "#", 0, 1, 5), Column("command", "command line", 1, 12, 80, shrink=True),
+PREVIEW_COLUMNS = (Column("number", "#", 0, 1, 5), Column("command", "command line", 1, 12, 80),
                    Column("collector", "collector", 2, 12, 80, shrink=True),
                    Column("postprocessors", "postprocessors", 3, 8, 40, optional=True))
 

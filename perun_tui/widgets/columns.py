@@ -158,8 +158,9 @@ class FittedTable(DataTable):
                 for column, size in self._shown]
 
     def _width(self) -> int:
-        """The cells the columns have; before the table was ever laid out (in a hidden tab), the screen's."""
-        width = self.scrollable_content_region.width
+        """The cells the columns have; while the table is not shown (a hidden tab), the screen's: its last
+        region may be none, or the size of an older layout."""
+        width = self.scrollable_content_region.width if self.is_on_screen else 0
         return width if width > 0 else max(self.app.size.width - 6, 1)
 
     def set_rows(self, rows: Iterable[tuple[str, list[Text]]]) -> None:
@@ -224,8 +225,9 @@ class AmountsTable(DataTable):
             self._build()
 
     def _width(self) -> int:
-        """The cells the columns have; before the table was ever laid out (in a hidden tab), the screen's."""
-        width = self.scrollable_content_region.width
+        """The cells the columns have; while the table is not shown (a hidden tab), the screen's: its last
+        region may be none, or the size of an older layout."""
+        width = self.scrollable_content_region.width if self.is_on_screen else 0
         return width if width > 0 else max(self.app.size.width - 6, 1)
 
     def _build(self) -> None:
