@@ -218,3 +218,15 @@ async def test_the_preview_columns_take_the_width_there_is(demo_repo):
                 assert "time (warmup: 2, repeat: 9, timeout: 600.0, keep_failed: false)" in text, text
             else:
                 assert "time (warmup: 2, repeat: 9" in text, text
+
+
+def test_parameters_not_set_are_left_out_and_booleans_read_as_in_local_yml():
+    """The preview read 'time (warmup: 1, repeat: 7, timeout: , keep_failed: false)' and the details
+    'time (warmup: 1, repeat: 7, timeout: None, keep_failed: False)'."""
+    from perun_tui.modals.details import _unit
+    from perun_tui.widgets.forms import describe_params
+
+    params = {"warmup": 1, "repeat": 7, "timeout": None, "keep_failed": False}
+    assert describe_params(params) == "warmup: 1, repeat: 7, keep_failed: false"
+    assert _unit("time", params) == "time (warmup: 1, repeat: 7, keep_failed: false)"
+    assert _unit("time", {"timeout": None}) == "time"
