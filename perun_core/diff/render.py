@@ -158,11 +158,20 @@ def _packed(sizes: list[int], width: int, gap: int) -> list[list[int]]:
     return groups
 
 
+def _types(comparison: Comparison) -> str:
+    """`` (time profiles)``, or `` (time and memory profiles)`` when the two types differ."""
+    base = comparison.baseline.type if comparison.baseline is not None else comparison.type
+    target = comparison.target.type if comparison.target is not None else comparison.type
+    if base == target:
+        return f" ({base or 'no type'} profiles)"
+    return f" ({base or 'no type'} and {target or 'no type'} profiles)"
+
+
 def render_short(comparison: Comparison, *, width: int = 100, color: bool = False, limit: int = 30) -> str:
     """The table per uid and subtype, then the functions (see the module docstring)."""
     rows = list(comparison.changes)
     shown = rows if limit <= 0 else rows[:limit]
-    out = _pair_title(comparison, f" ({comparison.type or 'no type'} profiles)", width)
+    out = _pair_title(comparison, _types(comparison), width)
     if comparison.converted:
         out.extend(_wrap("converted: " + ", ".join(f"{key} from {a} to {b}"
                                                    for key, (a, b) in comparison.converted.items()), width))

@@ -302,16 +302,13 @@ def render_scatter(
     xlim = _limits([x for _, x, _ in clouds + lines])
     ylim = ylim or _limits([y for _, _, y in clouds + lines])
     # one point cloud alone needs no legend (the title names it); plotext draws a legend over the top rows of
-    # the plot, so with one the y axis reaches that much higher and the data stays below it; a plot too low
-    # for that has its legend under it instead
+    # the plot, so with one the y axis reaches that much higher and the data stays below it (or it goes under)
     entries = [(_cycle(LINE_MARKERS, i), _colour(theme, len(clouds) + i), name) for i, (name, x, _) in enumerate(lines)
                if name and len(x)]
     entries += [(_cycle(POINT_MARKERS, i), _colour(theme, i), name) for i, (name, x, _) in enumerate(clouds)
                 if name and len(x)]
-    legend = len(entries) > 1
-    below, height = _legend_below(entries if legend else [], width, height, title, xlabel, ylabel)
-    legend = legend and below is None
-    if legend:
+    below, height = _legend_below(entries if len(entries) > 1 else [], width, height, title, xlabel, ylabel)
+    if legend := len(entries) > 1 and below is None:
         ylim = _with_headroom(ylim, rows=_rows(height, title, xlabel, ylabel), reserved=len(entries))
     yticks, ylabels, ylabel = y_axis(*ylim, _rows(height, title, xlabel, ylabel), unit, ylabel)
     with _LOCK:
@@ -341,18 +338,24 @@ _MARKER_GLYPHS = {"braille": "⢕", "dot": "•"}
 
 def _legend_below(entries: list[tuple[str, RGB | None, str]], width: int, height: int, title: str, xlabel: str,
                   ylabel: str) -> tuple[list[str] | None, int]:
-    """The legend's lines under a plot too low to keep the top rows free for it, and the plot's height left.
-
-    plotext draws a legend over the plot's top rows (or, with fewer rows
-    than entries, not at all); when the rows left free above the data
-    would be fewer than two, the entries (marker, colour, name) go on
-    lines of ``width`` under the plot instead, which gives up those rows.
-    A plot that cannot spare the rows has no legend at all.  ``None`` (and
-    ``height``) when ``entries`` is empty or the legend fits above the data.
+    """The legend's lines under a plot too low to keep two rows free above the data for it (plotext would draw
+    it over them, or not at all), and the plot's height left; the names' notes in brackets left out if that
+    saves a line, no legend if the plot cannot spare the rows.  ``None`` when it fits above the data.
     """
     rows = _rows(height, title, xlabel, ylabel)
     if not entries or rows - len(entries) - 1 >= 2:
         return None, height
+    for short in (False, True):
+        # whole names first; then each cut before its note in brackets ("linear (R^2=0.216)" as "linear")
+        lines = _legend_lines([(marker, colour, name.split(" (", 1)[0] if short else name)
+                               for marker, colour, name in entries], width)
+        if len(lines) <= rows - 3:  # the plot keeps three rows of data at least
+            return lines, height - len(lines)
+    return [], height
+
+
+def _legend_lines(entries: list[tuple[str, RGB | None, str]], width: int) -> list[str]:
+    """The entries (marker twice, name) on as few lines of ``width`` as fit, two columns apart."""
     lines: list[str] = []
     used = 0
     for marker, colour, name in entries:
@@ -369,9 +372,7 @@ def _legend_below(entries: list[tuple[str, RGB | None, str]], width: int, height
             label = paint(glyph, colour=colour) + label[len(glyph):]
         lines[-1] += label
         used += size
-    if len(lines) > rows - 3:  # the plot keeps three rows of data at least: a plot this small goes without
-        return [], height
-    return lines, height - len(lines)
+    return lines
 
 
 def _with_headroom(ylim: tuple[float, float], *, rows: int, reserved: int) -> tuple[float, float]:
@@ -573,8 +574,7 @@ def render_lines(
     entries = [(_cycle(LINE_MARKERS, i), _colour(theme, i), name) for i, (name, x, _) in enumerate(lines)
                if name and len(x)]
     below, height = _legend_below(entries if legend else [], width, height, title, xlabel, ylabel)
-    legend = legend and below is None
-    if legend:
+    if legend := legend and below is None:
         # plotext draws the legend over the top rows of the plot: the y axis reaches that much higher, so the
         # lines stay below it (as in render_scatter; a plot too low for that has the legend under it)
         ylim = _with_headroom(ylim, rows=_rows(height, title, xlabel, ylabel), reserved=len(entries))

@@ -120,9 +120,10 @@ class ProfileDetailsScreen(ModalScreen[None]):
 
 def _unit(name: str, params: Any) -> str:
     """``name (key: value, ...)`` for a collector or postprocessor and its parameters."""
-    if not isinstance(params, dict) or not params:
+    shown = {k: v for k, v in params.items() if v is not None} if isinstance(params, dict) else {}
+    if not shown:  # a parameter not set (None) is left out: 'timeout: None' was Python's spelling
         return name
-    return f"{name} ({', '.join(f'{k}: {_compact(v)}' for k, v in params.items())})"
+    return f"{name} ({', '.join(f'{k}: {_compact(v)}' for k, v in shown.items())})"
 
 
 def _compact(value: Any) -> str:
@@ -131,4 +132,6 @@ def _compact(value: Any) -> str:
         return "{" + ", ".join(f"{k}: {_compact(v)}" for k, v in value.items()) + "}"
     if isinstance(value, (list, tuple)):
         return "[" + ", ".join(_compact(v) for v in value) + "]"
+    if isinstance(value, bool):
+        return "true" if value else "false"  # as local.yml and the forms write it, not Python's False
     return str(value)

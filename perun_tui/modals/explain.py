@@ -49,6 +49,8 @@ NO_FLAME = "no call stacks in both call-level profiles: no difference flame grap
 #: the dialog's keys in its bottom border, and the form that fits a narrow dialog
 KEYS_HINT = "enter opens a function's source · pgup/pgdn scroll · esc to close"
 SHORT_KEYS_HINT = "⏎ source · pgup/dn · esc"
+#: ... while no function is listed (collecting, or nothing to explain): enter has nothing to open
+NO_SOURCE_HINT = "pgup/pgdn scroll · esc to close"
 
 
 def hanging(text: str, indent: int, width: int | None, first: int | None = None) -> str:
@@ -204,6 +206,9 @@ class ExplainScreen(ModalScreen[None]):
     def _show_keys(self) -> None:
         """The keys in the border: in full, or short where the full hint would be cut (``esc`` with it at 40 columns)."""
         dialog = self.query_one("#explain-dialog")
+        if self.explanation is None or not self.explanation.functions:
+            dialog.border_subtitle = NO_SOURCE_HINT
+            return
         room = dialog.size.width - 4  # the corners and a space each side
         dialog.border_subtitle = KEYS_HINT if len(KEYS_HINT) <= room or room <= 0 else SHORT_KEYS_HINT
 
@@ -276,6 +281,7 @@ class ExplainScreen(ModalScreen[None]):
 
     def _show(self, explanation: Any, flame: str | None) -> None:
         self.explanation = explanation
+        self._show_keys()
         if self.ticker is not None:
             self.ticker.stop()
             self.ticker = None

@@ -35,7 +35,6 @@ from textual.binding import Binding
 from textual.containers import Vertical
 from textual.screen import Screen
 from textual.widgets import (
-    DataTable,
     Header,
     Label,
     Static,
@@ -50,11 +49,11 @@ from perun_core.api import MATRIX_KEYS
 from perun_core.errors import PerunError
 
 from ..commands import PaletteCommand, ScreenCommands
-from ..formatting import fit
 from ..messages import MatrixChecked, MatrixLoaded, MatrixSaved
 from ..modals.dialogs import ConfirmScreen
 from ..widgets.forms import describe_params
 from ..widgets.units import UnitsEditor, normalized_units
+from ..widgets.columns import Column, FittedTable
 from ..widgets.footer import Footer
 
 #: the list keys edited as text, one item per line, with what the label says about them
@@ -68,6 +67,11 @@ TEXT_KEYS = (
 #: the footer shows both tab keys as one item
 TAB_KEYS = Binding.Group("Tab")
 #: the tabs in the order the tab bar shows them
+#: the Preview's columns: the command line and the collector before the postprocessors (often none)
+PREVIEW_COLUMNS = (Column("number", "#", 0, 1, 5), Column("command", "command line", 1, 12, 80),
+                   Column("collector", "collector", 2, 12, 80, shrink=True),
+                   Column("postprocessors", "postprocessors", 3, 8, 40, optional=True))
+
 TABS = ("tab-commands", "tab-collectors", "tab-postprocessors", "tab-preview")
 
 
@@ -120,7 +124,7 @@ class MatrixScreen(Screen[None]):
                 with TabPane("Postprocessors", id="tab-postprocessors"):
                     yield UnitsEditor("postprocessor", id="matrix-postprocessors")
                 with TabPane("Preview", id="tab-preview"):
-                    yield DataTable(id="matrix-preview", cursor_type="row", zebra_stripes=False)
+                    yield FittedTable(PREVIEW_COLUMNS, id="matrix-preview")
             yield Static("reading local.yml…", id="matrix-status")
         yield Footer()
 
@@ -132,8 +136,6 @@ class MatrixScreen(Screen[None]):
         except ValueError:
             where = core.local_config_path
         pane.border_title = f"Job matrix · {where}"
-        preview = self.query_one("#matrix-preview", DataTable)
-        preview.add_columns("#", "command line", "collector", "postprocessors")
         self.load()
 
     # -- reading -------------------------------------------------------------------------
@@ -230,16 +232,20 @@ class MatrixScreen(Screen[None]):
             return
         self.valid = not message.error
         status = self.query_one("#matrix-status", Static)
-        preview = self.query_one("#matrix-preview", DataTable)
-        preview.clear()
+        preview = self.query_one("#matrix-preview", FittedTable)
         if message.error:
+            preview.set_rows([])
             status.update(Text(f"✗ {message.error}", style="bold red", no_wrap=True, overflow="ellipsis"))
             return
+        rows = []
         for number, job in enumerate(message.jobs, 1):
             collector = job.collector.name + (f" ({describe_params(dict(job.collector.params))})"
                                               if job.collector.params else "")
-            preview.add_row(Text(str(number), justify="right"), Text(fit(" ".join(job.command_line.split()), 40)),
-                            Text(fit(collector, 30)), Text(" | ".join(p.name for p in job.postprocessors) or "-"))
+            rows.append((str(number), [Text(str(number), justify="right"), Text(" ".join(job.command_line.split())),
+                                       Text(collector), Text(" | ".join(p.name for p in job.postprocessors) or "-")]))
+        # the columns take the width there is: capped at 40 and 30 cells, the collector's parameters were cut
+        # at 120 columns beside an empty postprocessors column, and at 80 the table scrolled sideways
+        preview.set_rows(rows)
         if message.warning:
             status.update(Text(f"! {message.warning}", style="bold yellow", no_wrap=True, overflow="ellipsis"))
         else:

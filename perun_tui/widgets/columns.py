@@ -123,6 +123,10 @@ class FittedTable(DataTable):
         if self._fitted != self._width():
             self._build()
 
+    def on_show(self) -> None:
+        # a table filled while hidden (a tab not shown) was fitted to no width: fitted again once it shows
+        self.call_after_refresh(self.on_resize)
+
     def _fit(self) -> list[tuple[Column, int]]:
         return fit_columns(self.columns_wanted, [[cell.plain for cell in cells] for _key, cells in self._cells],
                            self._width(), padding=2 * self.cell_padding)
@@ -154,7 +158,10 @@ class FittedTable(DataTable):
                 for column, size in self._shown]
 
     def _width(self) -> int:
-        return max(self.scrollable_content_region.width, 1)
+        """The cells the columns have; while the table is not shown (a hidden tab), the screen's: its last
+        region may be none, or the size of an older layout."""
+        width = self.scrollable_content_region.width if self.is_on_screen else 0
+        return width if width > 0 else max(self.app.size.width - 6, 1)
 
     def set_rows(self, rows: Iterable[tuple[str, list[Text]]]) -> None:
         """Replace the rows: (key, one Text per column)."""
@@ -218,7 +225,10 @@ class AmountsTable(DataTable):
             self._build()
 
     def _width(self) -> int:
-        return max(self.scrollable_content_region.width, 1)
+        """The cells the columns have; while the table is not shown (a hidden tab), the screen's: its last
+        region may be none, or the size of an older layout."""
+        width = self.scrollable_content_region.width if self.is_on_screen else 0
+        return width if width > 0 else max(self.app.size.width - 6, 1)
 
     def _build(self) -> None:
         width = self._fitted = self._width()

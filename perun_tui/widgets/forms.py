@@ -74,8 +74,8 @@ def unit_hint(param: Any, value: Any) -> str:
 
 
 def describe_params(params: dict[str, Any]) -> str:
-    """``key: value, ...`` for a list entry."""
-    return ", ".join(f"{k}: {show_value(v)}" for k, v in params.items())
+    """``key: value, ...`` for a list entry; a parameter not set (None) is left out, not shown as ``key: ``."""
+    return ", ".join(f"{k}: {show_value(v)}" for k, v in params.items() if v is not None)
 
 
 def field_kind(param: Any) -> str:

@@ -362,3 +362,17 @@ def test_a_sentence_never_breaks_a_count_from_its_unit():
     text = api.render_diff(_callgrind_pair(), "short", width=80, limit=3)
     title = text.split("functions by", 1)[1].split("\nfunction\n", 1)[0]
     assert "+64.0M Ir)" in title and not any(line.startswith("Ir") for line in title.splitlines())
+
+
+def test_the_title_names_both_types_when_they_differ():
+    # a time profile against a memory one was titled "(time profiles)", the baseline's type for both
+    base = _flat("s", {("a", "wall"): [1.0]})
+    rows = [{"type": "memory", "subtype": "malloc", "uid": "f", "amount": 16.0}]
+    target = Profile(header={"type": "memory", "units": {"memory": "B"}},
+                     global_region=Snapshot(ResourceTable(rows), [], {}))
+    text = api.render_diff(api.compare_profiles(base, target, baseline_name="t.perf", target_name="m.perf"), "short",
+                           width=100)
+    assert text.splitlines()[0] == "t.perf -> m.perf (time and memory profiles)"
+    same = api.render_diff(api.compare_profiles(base, base, baseline_name="t.perf", target_name="u.perf"), "short",
+                           width=100)
+    assert same.splitlines()[0] == "t.perf -> u.perf (time profiles)"

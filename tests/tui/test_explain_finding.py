@@ -461,3 +461,33 @@ async def test_a_long_note_of_the_collection_wraps_under_its_own_start(tmp_path,
         finally:
             release.set()
             await pilot.press("escape")
+
+
+async def test_a_finding_with_nothing_to_explain_offers_no_source_to_open(tmp_path):
+    """x on a finding that cannot be explained (here no change) said "only certain time degradations ... can be
+    explained" over a border that still read "enter opens a function's source": enter did nothing."""
+    from dataclasses import replace
+
+    from perun_core.check.results import PerformanceChange
+
+    root = tmp_path / "cproject"
+    make_repo(root, [{"files": {"app.c": "int main(void) { return 0; }\n"}, "message": "v1"}])
+    api.init(root)
+    report = _perf_report(tmp_path, root, None)
+    version = report.versions[0]
+    pair = version.pairs[0]
+    unchanged = replace(pair.findings[0], result=PerformanceChange.NO_CHANGE)
+    report = replace(report, versions=(replace(version, pairs=(replace(pair, findings=(unchanged,)),)),))
+    app = PerunApp(root)
+    async with app.run_test(size=(80, 24)) as pilot:
+        await settle(pilot)
+        modal = ExplainScreen(report, "./app [real]")
+        await app.push_screen(modal)
+        await wait_until(pilot, lambda: "can be explained" in str(modal.query_one("#explain-text", Static).render()),
+                         timeout=30)
+        await settle(pilot)
+        hint = str(modal.query_one("#explain-dialog").border_subtitle)
+        assert "source" not in hint and "esc to close" in hint, hint
+        await pilot.press("escape")
+        await settle(pilot)
+        assert app.screen is not modal

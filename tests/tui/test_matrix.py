@@ -16,7 +16,7 @@ from perun_tui.widgets.units import UnitsEditor
 from perun_tui.modals.postprocess import PostprocessScreen
 from perun_tui.widgets.profiles import ProfilesTable
 
-from .helpers import Recorder, rendered_text, select_profile, settle, wait_until
+from .helpers import Recorder, rendered_text, select_profile, set_matrix, settle, wait_until
 
 
 def local_yml(root) -> str:
@@ -194,3 +194,39 @@ async def test_field_hints_end_in_an_ellipsis_in_a_narrow_terminal(demo_repo):
         right = label.parent.content_region.right
         assert label.region.right <= right
         assert rendered_text(label).rstrip().endswith("…")
+
+
+async def test_the_preview_columns_take_the_width_there_is(demo_repo):
+    """The preview capped the command line at 40 cells and the collector at 30: at 120x40 the collector's
+    parameters were cut beside an empty postprocessors column, and at 80x24 the table scrolled sideways."""
+    set_matrix(demo_repo, cmds=["./sll-bench"], workloads=["15000"],
+               collectors=[{"name": "time", "params": {"warmup": 2, "repeat": 9, "timeout": 600}}])
+    for size in ((120, 40), (80, 24)):
+        app = PerunApp(demo_repo)
+        async with app.run_test(size=size) as pilot:
+            await settle(pilot)
+            screen = await open_editor(pilot)
+            await pilot.press("f4", "f4", "f4")
+            await settle(pilot)
+            assert screen.query_one(TabbedContent).active == "tab-preview"
+            preview = screen.query_one("#matrix-preview", DataTable)
+            await wait_until(pilot, lambda: preview.row_count > 0, timeout=10)
+            await settle(pilot)
+            text = rendered_text(preview)
+            assert preview.virtual_size.width <= preview.scrollable_content_region.width, (size, text)
+            if size == (120, 40):
+                assert "time (warmup: 2, repeat: 9, timeout: 600.0, keep_failed: false)" in text, text
+            else:
+                assert "time (warmup: 2, repeat: 9" in text, text
+
+
+def test_parameters_not_set_are_left_out_and_booleans_read_as_in_local_yml():
+    """The preview read 'time (warmup: 1, repeat: 7, timeout: , keep_failed: false)' and the details
+    'time (warmup: 1, repeat: 7, timeout: None, keep_failed: False)'."""
+    from perun_tui.modals.details import _unit
+    from perun_tui.widgets.forms import describe_params
+
+    params = {"warmup": 1, "repeat": 7, "timeout": None, "keep_failed": False}
+    assert describe_params(params) == "warmup: 1, repeat: 7, keep_failed: false"
+    assert _unit("time", params) == "time (warmup: 1, repeat: 7, keep_failed: false)"
+    assert _unit("time", {"timeout": None}) == "time"

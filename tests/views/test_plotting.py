@@ -293,3 +293,16 @@ def test_a_plot_too_low_for_its_legend_above_the_data_has_it_underneath(theme):
     tiny = strip_ansi(render_scatter([Series("sll_insert", x, y)], curves, width=37, height=8, theme=theme,
                                      xlabel="size", ylabel="amount"))
     assert len(tiny.split("\n")) == 8 and not any(name in tiny for name in ("constant", "linear", "sll_insert"))
+
+
+def test_a_legend_under_the_plot_leaves_out_the_notes_of_its_names_rather_than_the_whole_legend():
+    """The demo's compare view at 80x24: whole, the entries take two lines, more than its four rows spare;
+    without their '(R^2=...)' they take one, and the markers are still explained."""
+    x = np.arange(1, 9, dtype=float) * 1000
+    y = x * x / 1e6
+    curves = [Series(f"{name} (R^2=0.216)", x, y + i) for i, name in enumerate(("constant", "linear", "quadratic"))]
+    text = strip_ansi(render_scatter([Series("sll_insert", x, y)], curves, width=78, height=9, theme=None,
+                                     title="t", xlabel="size", ylabel="amount"))
+    rows = text.split("\n")
+    assert len(rows) == 9
+    assert rows[-1].split() == ["⢕⢕", "constant", "**", "linear", "++", "quadratic", "••", "sll_insert"]
