@@ -183,7 +183,8 @@ def _describe(event: Any) -> tuple[str, str | None] | None:
     if isinstance(event, api.BisectTested):
         step = event.step
         how = step.reason if step.reason else ("stored profiles" if step.reused else "collected")
-        return f"{step.commit[:7]} is {step.verdict} ({how})", f"{event.remaining} commit{'s' * (event.remaining != 1)} left to test"
+        again = "re-check: " if step.recheck else ""  # the boundary measured again, as the command line says it
+        return f"{again}{step.commit[:7]} is {step.verdict} ({how})", f"{event.remaining} commit{'s' * (event.remaining != 1)} left to test"
     return None
 
 

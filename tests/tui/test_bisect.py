@@ -68,3 +68,14 @@ async def test_the_verdict_wraps_at_40_columns_instead_of_running_past_the_borde
         await pilot.resize_terminal(80, 24)
         await settle(pilot)
         assert finding in log.lines  # whole again where it fits
+
+
+def test_the_log_names_the_re_check_of_the_boundary_as_the_command_line_does():
+    # the boundary's second measurement read as a repeated line ("eb6d7d3 is good (collected)" twice)
+    from perun_core import api
+    from perun_tui.screens.bisect import _describe
+
+    first = api.BisectTested(api.BisectStep("eb6d7d3aa", "good", False), 1)
+    again = api.BisectTested(api.BisectStep("eb6d7d3aa", "good", False, recheck=True), 0)
+    assert _describe(first)[0] == "eb6d7d3 is good (collected)"
+    assert _describe(again)[0] == "re-check: eb6d7d3 is good (collected)"
