@@ -317,7 +317,7 @@ def test_every_screen_fits_its_borders_and_shows_whole_key_hints(walk_template, 
         keys(*"bisect: start")
         terminal.wait_for("bisect: start", quiet=False)
         keys("Enter")
-        walk.see("bisect", "Bisect ·", "degraded", "esc Cancel / close", quiet=False)
+        walk.see("bisect", "Bisect ·", "degraded", "esc Close", quiet=False)  # ended: esc closes it
         keys("Escape")
         walk.see("main after the bisect", "Profiles at", gone=("Bisect ·",))
         keys("C-p")
