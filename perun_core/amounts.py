@@ -209,6 +209,13 @@ def format_change(percent: Any, before: Any) -> str:
     return format_percent(percent)
 
 
+def _noise(residual: float, step: float, bound: float) -> bool:
+    """Whether ``bound`` lies ``residual`` short of a multiple of ``step`` by binary noise alone: a residual
+    tiny against the step and against the bound itself (at most the 1e-9 a tick may miss the bound by)."""
+    return (residual <= step * 1e-12 * max(1.0, abs(bound / step))
+            and residual <= 1e-9 * max(1.0, abs(bound)))
+
+
 def nice_ticks(low: float, high: float, count: int = 5) -> list[float]:
     """About ``count`` evenly spaced, round values (steps of 1, 2 or 5 times a power of ten) covering low..high.
 
@@ -237,9 +244,10 @@ def nice_ticks(low: float, high: float, count: int = 5) -> list[float]:
     if not (math.isfinite(first) and math.isfinite(last)):  # a round bound past the largest float
         return [low, high]
     # a bound on a multiple of the step but for binary noise (0.3 / 0.1 = 2.9999999999999996) is that multiple
-    if step - (low - first) <= step * 1e-12 * max(1.0, abs(low / step)):
+    # (and only then: -6e-8 against a step of 1e5 is a value below zero, which the first tick must not leave out)
+    if _noise(step - (low - first), step, low):
         first += step
-    if step - (last - high) <= step * 1e-12 * max(1.0, abs(high / step)):
+    if _noise(step - (last - high), step, high):
         last -= step
     # multiples of the step, rounded to its decimals: no binary noise of adding it up (0.30000000000000004)
     decimals = max(0, 1 - math.floor(math.log10(step)))

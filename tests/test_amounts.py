@@ -114,3 +114,11 @@ def test_ticks_are_even_round_and_cover_the_range(low, span, count):
 
 def test_short_plots_get_even_ticks():
     assert nice_ticks(0.042, 0.127, 4) == [0.0, 0.05, 0.1, 0.15]
+
+
+def test_a_bound_just_below_zero_is_covered_by_the_first_tick():
+    # the snap of binary noise onto a multiple of the step took -6e-8 for 0 against a step of 1e5 (a value the
+    # axis then left out); 0.3 against a step of 0.1 is still that multiple
+    ticks = nice_ticks(-5.960464477539063e-08, 100001.0, 3)
+    assert ticks[0] <= -5.960464477539063e-08 and ticks[-1] >= 100001.0, ticks
+    assert nice_ticks(0.3, 0.9, 7)[0] == 0.3
