@@ -160,14 +160,19 @@ async def test_flame_graph_zooms_into_a_frame_and_backs_out(demo_repo):
         assert isinstance(app.screen, MainScreen)
 
 
+async def _open_heap_map(pilot, app) -> HeapView:
+    """The heap map of the demo's memory profile, opened as a user opens it (select the profile, then p)."""
+    await settle(pilot)
+    await select_profile(pilot, "1@i", commit=MEMORY_COMMIT)
+    await pilot.press("p")
+    await settle(pilot)
+    return app.screen.query_one(HeapView)
+
+
 async def test_heap_map_steps_through_snapshots_and_toggles_heat(demo_repo):
     app = PerunApp(demo_repo)
     async with app.run_test(size=(80, 24)) as pilot:
-        await settle(pilot)
-        await select_profile(pilot, "1@i", commit=MEMORY_COMMIT)
-        await pilot.press("p")
-        await settle(pilot)
-        heap = app.screen.query_one(HeapView)
+        heap = await _open_heap_map(pilot, app)
         assert app.focused is heap
         assert "plot: toggle heat mode" in [command.name for command in app.screen.palette_commands()]
         text = rendered_text(heap)
@@ -212,11 +217,7 @@ async def test_the_heat_legend_at_40x12_goes_on_two_lines_rather_than_being_cut(
     monkeypatch.setattr(api, "heat_legend", lambda hottest: shades(144))
     app = PerunApp(demo_repo)
     async with app.run_test(size=(40, 12)) as pilot:
-        await settle(pilot)
-        await select_profile(pilot, "1@i", commit=MEMORY_COMMIT)
-        await pilot.press("p")
-        await settle(pilot)
-        heap = app.screen.query_one(HeapView)
+        heap = await _open_heap_map(pilot, app)
         await pilot.press("t")
         await settle(pilot)
         assert heap.mode == "heat"
