@@ -56,11 +56,29 @@ def test_sleeping_or_waiting_longer_on_a_quiet_machine_is_still_a_degradation():
 
 def test_a_change_cpu_time_backs_is_a_degradation_even_on_a_busy_machine():
     base = time_profile(spread(0.10), spread(0.095), load=5.0)
-    new = time_profile(spread(0.16), spread(0.15), load=5.0)
+    new = time_profile(spread(0.24), spread(0.23), load=5.0)
     found, notes = findings(base, new)
     assert found["./app [real]"].result.value == "Degradation"
     assert found["./app [user]"].result.value == "Degradation"
     assert notes == [ADVICE]
+
+
+def test_cpu_time_of_identical_code_drifting_between_busy_batches_is_a_maybe():
+    """Identical C code measured by two batches minutes apart, both with other work on a 2-core virtual
+    machine, once came out 1.69 times the user time (34.8 -> 58.9 ms): between batches measured apart on a
+    busy machine a CPU-time change up to twice is uncertain, in either direction, and only interleaved
+    re-runs settle it."""
+    base = time_profile(spread(0.0412), spread(0.0348), load=4.4, switches=8)
+    new = time_profile(spread(0.0697), spread(0.0589), load=4.9, switches=9)
+    for one, other, maybe in ((base, new, "MaybeDegradation"), (new, base, "MaybeOptimization")):
+        found, _notes = findings(one, other)
+        user = found["./app [user]"]
+        assert user.result.value == maybe, user
+        assert "measured apart" in user.reason and "--confirm" in user.reason, user.reason
+        assert found["./app [real]"].result.value == maybe, found["./app [real]"]
+    # the same two batches on a quiet machine are what they measure
+    found, _notes = findings(time_profile(spread(0.0412), spread(0.0348)), time_profile(spread(0.0697), spread(0.0589)))
+    assert found["./app [user]"].result.value == "Degradation", found["./app [user]"]
 
 
 def test_wall_time_one_side_waited_for_is_a_degradation_when_its_cpu_change_is_certain():
@@ -99,8 +117,8 @@ def test_cpu_time_of_the_side_that_waited_more_must_grow_beyond_its_extra_waitin
 def test_a_real_cpu_slow_down_whose_runs_waited_far_longer_on_a_busy_machine_stays_certain():
     """CI: a Python program doing 20 rounds instead of 1, both sides on a loaded machine (load 5.2): 2.76 times
     the user time, and its runs waited far longer than the baseline's (here 6.7 times their CPU time against 2
-    times).  The extra waiting of the slower side bounds what contention can do to its CPU time only up to
-    WAITING_MARGIN: beyond that, the program does more work."""
+    times).  When both sides were busy, the extra waiting of the slower side does not raise the bar beyond
+    BATCH_DRIFT: beyond that, the program does more work."""
     base = time_profile(spread(0.194), spread(0.097), switches=20, load=5.2)
     new = time_profile(spread(1.8), spread(0.268), switches=102, load=5.2)
     found, _notes = findings(base, new)
@@ -177,7 +195,7 @@ def collect_time(root, program, workload, *, loaded):
 def test_a_loaded_run_gives_no_wall_time_degradation_and_still_finds_a_cpu_slow_down(perun_repo):
     root, _shas = perun_repo
     build_c(root, "same", C_PROGRAM.replace("FACTOR", "2"))
-    build_c(root, "slower", C_PROGRAM.replace("FACTOR", "4"))
+    build_c(root, "slower", C_PROGRAM.replace("FACTOR", "8"))
     workload = "15000000"
     # one pair, quiet (as quiet as the machine is) against four busy sessions: identical code is no
     # certain change anywhere, and the exit status says so
@@ -190,12 +208,12 @@ def test_a_loaded_run_gives_no_wall_time_degradation_and_still_finds_a_cpu_slow_
     records = {r["uid"]: r for r in json.loads(result.stdout)}
     assert not [r for r in records.values() if r["result"] in ("Degradation", "Optimization")], records
 
-    # the program renamed so that both profiles have the same uid: twice the loop; measured while busy
-    # like the baseline it is compared with (a slow-down measured against a quiet baseline is the
-    # one-sided case, which only --confirm can settle: tests/check/test_loaded_check.py).  Twice, not 1.5x:
-    # on a busy machine CPU time drifts by up to 20 % between two batches of runs, so a CPU-time change counts
-    # as certain only beyond CONTENTION_MARGIN (1.3x), and a 1.5x change measured with that drift is honestly
-    # a Maybe (it came out so once beside the suite's own load)
+    # the program renamed so that both profiles have the same uid: four times the loop, measured while busy
+    # like the baseline it is compared with (a slow-down measured against a quiet baseline is the one-sided
+    # case, which only --confirm can settle: tests/check/test_loaded_check.py).  Four times, not twice: CPU
+    # time drifts between two batches of runs measured apart on a busy machine (identical code once came out
+    # 1.69 times the other batch), so a CPU-time change counts as certain there only beyond BATCH_DRIFT (2x),
+    # and four times the work stays beyond it even read through such a drift
     busy_baseline = collect_time(root, "same", WORKLOAD_SECOND, loaded=True)
     (root / "same").rename(root / "fast")
     (root / "slower").rename(root / "same")
