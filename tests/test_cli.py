@@ -242,3 +242,35 @@ def test_a_directory_given_as_a_profile_is_named_as_a_directory(tmp_path):
     result = run_cli("show", "profile.json", "raw", cwd=tmp_path)
     assert result.returncode == 1
     assert result.stderr.splitlines() == ["error: profile.json: is a directory; expected a profile file (JSON)"]
+
+
+def test_an_add_stopped_half_way_leaves_every_tag_naming_its_profile(perun_repo, monkeypatch):
+    """Killed after the first of two profiles was registered, ``add 0@p 1@p`` used to leave the second
+    pending as 0@p: the same command run again would then register nothing new for 1@p (or fail).  Now
+    the pending files go only once all are registered, and running the same add again finishes the job."""
+    from perun_core import api
+    from perun_core.storage.repository import PerunRepository
+
+    root, shas = perun_repo
+    write_pending(root, "a.perf", time_profile(shas[1], cmd="first"))
+    write_pending(root, "b.perf", time_profile(shas[1], cmd="second"))
+    register = PerunRepository.register
+    calls = []
+
+    def stopped_at_the_second(self, *args, **kwargs):
+        calls.append(args)
+        if len(calls) == 2:
+            raise KeyboardInterrupt
+        return register(self, *args, **kwargs)
+
+    monkeypatch.setattr(PerunRepository, "register", stopped_at_the_second)
+    with pytest.raises(KeyboardInterrupt):
+        api.add(["0@p", "1@p"], cwd=root)
+    monkeypatch.undo()
+    assert sorted(p.name for p in (root / ".perun" / "jobs").glob("*.perf")) == ["a.perf", "b.perf"]
+    again = run_cli("add", "0@p", "1@p", cwd=root)
+    assert again.returncode == 0, again.stderr
+    status = run_cli("--no-pager", "status", cwd=root)
+    assert "0@i" in status.stdout and "1@i" in status.stdout and "2@i" not in status.stdout, status.stdout
+    assert "first" in status.stdout and "second" in status.stdout
+    assert list((root / ".perun" / "jobs").glob("*.perf")) == []

@@ -144,8 +144,9 @@ def add(
     """Register pending or file profiles at ``minor`` (default HEAD).
 
     Every profile is checked (lookup, format, origin) before any is
-    registered, so a bad one leaves the store unchanged.  ``force`` accepts a
-    profile whose origin is missing or names another commit.
+    registered, so a bad one leaves the store unchanged, and pending files
+    are removed only after all are registered.  ``force`` accepts a profile
+    whose origin is missing or names another commit.
     """
     if not specs:
         raise UsageError("add needs at least one profile")
@@ -168,10 +169,14 @@ def add(
         for item, profile, created in loaded:
             assert item.path is not None
             entry = r.register(target, profile, item.path.name, created, checked=True)
-            if not keep_profile:
-                with contextlib.suppress(FileNotFoundError):
-                    item.path.unlink()
             added.append(AddedProfile(item.path.name, target, entry.checksum, profile.type, keep_profile))
+        # the pending files go only once every profile is registered: an add stopped half-way (killed,
+        # interrupted, a full disk) leaves each tag naming the profile it named, and the same add run again
+        # registers the rest (registering is idempotent), instead of tags that moved onto other profiles
+        if not keep_profile:
+            for item, _profile, _created in loaded:
+                with contextlib.suppress(FileNotFoundError):
+                    item.path.unlink()  # type: ignore[union-attr]
         return added
 
 
