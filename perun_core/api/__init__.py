@@ -41,7 +41,7 @@ _export("matrix", "MATRIX_KEYS read_matrix check_local_config validate_matrix sa
 _export("run", """UnitInfo units stream collect run_job run_matrix EventStream
         Job RunResult WrittenProfile""")
 _export("catalog", "unit_names get_unit unit_params unit_requirements")
-_export("check", """FAIL_ON HISTORY_WINDOW PairReport VersionReport CheckReport check_head check_all
+_export("check", """DOUBTFUL FAIL_ON HISTORY_WINDOW PairReport VersionReport CheckReport check_head check_all
         check_profiles stored_check matrix_commands install_hook uninstall_hook tree_lines json_records junit_xml markdown format_value""")
 _export("check", "MethodInfo check_method check_methods")
 _export("views", """Shown show view view_names build_view render_view one_plot only_types profile_json write_output

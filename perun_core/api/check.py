@@ -30,7 +30,7 @@ from ..check import get_method, method_names, methods_registry
 from ..check.output import format_value, json_records, junit_xml, markdown, tree_lines
 from ..check.pairing import Pairing
 from ..check.report import FAIL_ON, CheckReport, PairReport, VersionReport
-from ..check.session import HISTORY_WINDOW, Collect, check_files, confirm_runs_checked, emitter, run_versions
+from ..check.session import DOUBTFUL, HISTORY_WINDOW, Collect, check_files, confirm_runs_checked, emitter, run_versions
 from ..params import Param
 from ..storage.lookup import sort_key_of
 from ..storage.repository import PerunRepository
@@ -40,6 +40,7 @@ if TYPE_CHECKING:  # pragma: no cover
     from ..check.hook import HookResult
 
 __all__ = [
+    "DOUBTFUL",
     "FAIL_ON",
     "MethodInfo",
     "check_method",
@@ -91,7 +92,7 @@ class _CheckKeywords(TypedDict, total=False):
     methods: Sequence[str | Mapping[str, Any]] | None
     compute_missing: bool
     store: bool
-    confirm: bool | None
+    confirm: bool | str | None
     confirm_runs: int
     include_pending: bool
     on_event: Callable[[Any], None] | None
@@ -107,7 +108,7 @@ class _CheckCall:
     methods: Sequence[str | Mapping[str, Any]] | None = None
     compute_missing: bool = False
     store: bool = True
-    confirm: bool | None = False
+    confirm: bool | str | None = DOUBTFUL
     confirm_runs: int = 7
     include_pending: bool = True
     on_event: Callable[[Any], None] | None = None
@@ -126,10 +127,12 @@ def check_head(revision: str | None = None, **keywords: Unpack[_CheckKeywords]) 
     ``methods`` overrides the configured strategy; ``compute_missing`` runs
     the job matrix first for the version and its first parent when they lack
     profiles of it; ``store=False`` keeps the results out of the repository.
-    ``confirm`` re-runs the jobs of time-based changes interleaved,
+    ``confirm=True`` re-runs the jobs of time-based changes interleaved,
     ``confirm_runs`` runs a side (default 7), and keeps only what they repeat
     (see :mod:`perun_core.check.confirm`); ``confirm=None`` does so when the
-    job matrix has time jobs (as the TUI does).  ``on_event``, ``cancel``,
+    job matrix has time jobs (as the TUI does); the default, ``"doubtful"``,
+    re-runs only the changes a busy machine made Maybe (so the load does not
+    decide a verdict); ``False`` re-runs nothing.  ``on_event``, ``cancel``,
     ``repo`` and ``cwd`` as everywhere in the porcelain.  Raises
     InvalidRevision, ConfigError (bad strategy), UnknownUnit (unknown method),
     IncomparableProfiles, UsageError (bad ``confirm_runs``), Interrupted.

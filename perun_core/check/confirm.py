@@ -72,8 +72,11 @@ class ConfirmationFinished:
     unchecked: int
 
 
-def needs_confirmation(pair: PairReport, finding: Finding) -> bool:
+def needs_confirmation(pair: PairReport, finding: Finding, *, doubtful_only: bool = False) -> bool:
     """Time-based changes between two commits: certain ones, and those a busy machine made Maybe.
+
+    ``doubtful_only``: only those a busy machine made Maybe (what ``check``
+    settles by default).
 
     Time-based: of a time profile, or amounts in a unit of time (per-call
     times of the trace collector or pytrace, which the machine's load
@@ -84,7 +87,8 @@ def needs_confirmation(pair: PairReport, finding: Finding) -> bool:
     result = finding.result
     tempered = result.is_maybe and "first_result" in finding.details and "confirmation" not in finding.details
     timed = pair.target.type == "time" or unit_family(finding.unit) == "time"
-    return (timed and result.is_change and (not result.is_maybe or tempered)
+    wanted = tempered if doubtful_only else (not result.is_maybe or tempered)
+    return (timed and result.is_change and wanted
             and pair.baseline.minor is not None and pair.target.minor is not None)
 
 
@@ -237,8 +241,14 @@ def _unchecked(finding: Finding, why: str) -> Finding:
 
 def confirm_versions(repo: Any, versions: Sequence[VersionReport], cache: ProfileCache, strategy: Strategy,
                      runs: int = DEFAULT_RUNS, *, emit: Callable[[Any], None] | None = None,
-                     cancel: threading.Event | None = None) -> list[VersionReport]:
-    """The versions with each time-based change confirmed or not by interleaved re-runs (see the module)."""
+                     cancel: threading.Event | None = None, doubtful_only: bool = False) -> list[VersionReport]:
+    """The versions with each time-based change confirmed or not by interleaved re-runs (see the module).
+
+    ``doubtful_only``: only the changes a busy machine made Maybe (see :func:`needs_confirmation`).
+    """
+
+    def wanted(pair: PairReport, finding: Finding) -> bool:
+        return needs_confirmation(pair, finding, doubtful_only=doubtful_only)
 
     emit = emit or (lambda event: None)
     cancel = cancel or threading.Event()
@@ -247,15 +257,17 @@ def confirm_versions(repo: Any, versions: Sequence[VersionReport], cache: Profil
     count = 0
     for v, version in enumerate(versions):
         for p, pair in enumerate(version.pairs):
-            wanted = [i for i, f in enumerate(pair.findings) if needs_confirmation(pair, f)]
-            if not wanted:
+            wanted_here = [i for i, f in enumerate(pair.findings) if wanted(pair, f)]
+            if not wanted_here:
                 continue
             job = rerun_of_pair(repo, cache, pair, any_collector=True)
             if isinstance(job, str):
-                for i in wanted:
+                if doubtful_only:  # a Maybe nobody asked to confirm stays as it is, its reason unchanged
+                    continue
+                for i in wanted_here:
                     replaced[(v, p, i)] = _unchecked(pair.findings[i], job)
                 continue
-            count += len(wanted)
+            count += len(wanted_here)
             work.setdefault((pair.baseline.minor, pair.target.minor), []).append((v, p, job))  # type: ignore[arg-type]
     if work:
         emit(ConfirmationStarted(count, len(work), runs))
@@ -272,7 +284,7 @@ def confirm_versions(repo: Any, versions: Sequence[VersionReport], cache: Profil
             for v, p, _job in items:
                 pair = versions[v].pairs[p]
                 for i, f in enumerate(pair.findings):
-                    if needs_confirmation(pair, f):
+                    if wanted(pair, f):
                         replaced[(v, p, i)] = _unchecked(f, f"the re-runs failed: {exc.message}")
             continue
         for v, p, job in items:
@@ -282,7 +294,7 @@ def confirm_versions(repo: Any, versions: Sequence[VersionReport], cache: Profil
             outcome = check_pair(ProfileData(base_profile), ProfileData(target_profile), strategy, temper=False)
             again = {(f.method, f.location): f for f in outcome.findings}
             for i, f in enumerate(pair.findings):
-                if needs_confirmation(pair, f):
+                if wanted(pair, f):
                     replaced[(v, p, i)] = _verdict(f, again.get((f.method, f.location)), runs)
     confirmed = sum(1 for f in replaced.values() if f.details.get("confirmation") == "confirmed")
     failed = sum(1 for f in replaced.values() if f.details.get("confirmation") == "not confirmed")

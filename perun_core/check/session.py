@@ -40,7 +40,7 @@ from .strategies import Strategy, load_strategy, settings_notes
 if TYPE_CHECKING:  # pragma: no cover
     from .pairing import Pairing
 
-__all__ = ["HISTORY_WINDOW", "Collect", "check_files", "config_for", "emitter", "run_versions"]
+__all__ = ["DOUBTFUL", "HISTORY_WINDOW", "Collect", "check_files", "config_for", "emitter", "run_versions"]
 
 #: Older versions of a configuration handed to history-aware methods.
 HISTORY_WINDOW = 20
@@ -209,6 +209,23 @@ def _has_timed_jobs(repo: PerunRepository) -> bool:
     return any(job.collector.name in TIMED_COLLECTORS for job in jobs)
 
 
+#: ``confirm`` of :func:`run_versions` that re-measures only the changes a busy machine made Maybe: the default
+#: of ``check head`` and ``check all``, so a verdict the machine's load put in doubt is settled by interleaved runs
+#: rather than left to the reader.
+DOUBTFUL = "doubtful"
+
+
+def _settle_doubts(repo: PerunRepository, version: VersionReport, cache: ProfileCache, strategy: Strategy,
+                   runs: int, emit: Callable[[Any], None], cancel: threading.Event | None) -> VersionReport:
+    """``version`` with the time-based changes a busy machine made Maybe re-measured interleaved, if any."""
+    # lazy: keeps `perun-core check profiles` light
+    from .confirm import confirm_versions, needs_confirmation
+
+    if not any(needs_confirmation(p, f, doubtful_only=True) for p in version.pairs for f in p.findings):
+        return version
+    return confirm_versions(repo, [version], cache, strategy, runs, emit=emit, cancel=cancel, doubtful_only=True)[0]
+
+
 def confirm_runs_checked(value: Any) -> int:
     """``--confirm-runs``: runs a side, 2 to 1000; UsageError otherwise."""
     if isinstance(value, bool) or not isinstance(value, int) or not 2 <= value <= 1000:
@@ -219,9 +236,15 @@ def confirm_runs_checked(value: Any) -> int:
 def run_versions(command: str, repo: PerunRepository, targets: Callable[[], list[str]], pairing: Pairing,
                  methods: Sequence[str | Mapping[str, Any]] | None, compute_missing: bool, store: bool,
                  emit: Callable[[Any], None], cancel: threading.Event | None,
-                 collect_for: Callable[[], list[str]], collect: Collect, confirm: bool | None = False,
+                 collect_for: Callable[[], list[str]], collect: Collect, confirm: bool | str | None = DOUBTFUL,
                  confirm_runs: int = 7) -> CheckReport:
-    """Collect what is missing (when asked), check the versions ``targets()`` names, confirm time changes (when asked)."""
+    """Collect what is missing (when asked), check the versions ``targets()`` names, confirm time changes.
+
+    ``confirm``: True re-measures every time-based change interleaved, None
+    does so when the job matrix has timed jobs (the TUI), :data:`DOUBTFUL`
+    only the changes a busy machine made Maybe, version by version, and
+    False none.
+    """
 
     started = time.monotonic()
     strategy = _strategy(repo.config, methods)
@@ -241,18 +264,22 @@ def run_versions(command: str, repo: PerunRepository, targets: Callable[[], list
             if collected:
                 planned = targets()
         cache = ProfileCache(repo)
+        if confirm is None:
+            confirm = _has_timed_jobs(repo)
+        elif confirm == DOUBTFUL and not _has_timed_jobs(repo):
+            confirm = False  # nothing to re-run: a Maybe the load made stays one
         versions = []
         for index, minor in enumerate(planned, 1):
             _stop_if(cancel)
             emit(VersionStarted(minor, index, len(planned)))
             version = _check_version(repo, minor, pairing, cache, strategy, emit, cancel)
-            versions.append(version)
             errors += [e for p in version.pairs for e in p.errors]
-            if not confirm:
-                versions[-1] = _version_done(repo, version, pairing, store, emit, index, len(planned))
-        if confirm is None:
-            confirm = _has_timed_jobs(repo)
-        if confirm:
+            if confirm == DOUBTFUL:
+                version = _settle_doubts(repo, version, cache, strategy, confirm_runs, emit, cancel)
+            if confirm is not True:  # confirmed versions are done once all are re-measured, below
+                version = _version_done(repo, version, pairing, store, emit, index, len(planned))
+            versions.append(version)
+        if confirm is True:
             # lazy: keeps `perun-core check profiles` light
             from .confirm import confirm_versions
 

@@ -108,9 +108,10 @@ def _explain(report: Any, explain: bool, explain_dir: str | None, register: bool
 def _compute_option(function: Callable[..., Any]) -> Callable[..., Any]:
     function = click.option("--confirm-runs", type=click.IntRange(2, 1000), default=7, show_default=True,
                             metavar="N", help="Interleaved runs a side for --confirm.")(function)
-    function = click.option("--confirm", is_flag=True,
-                            help="Re-run the jobs of time-based changes, baseline and target alternately, and "
-                                 "report only what those runs confirm.")(function)
+    function = click.option("--confirm/--no-confirm", default=None,
+                            help="Re-run the jobs of every time-based change, baseline and target alternately, "
+                                 "and report only what those runs confirm.  By default only the changes a busy "
+                                 "machine made uncertain are re-run; --no-confirm re-runs nothing.")(function)
     function = click.option("--no-pending", "no_pending", is_flag=True,
                             help="Check registered profiles only; by default the pending profiles made at a "
                                  "version (by run or collect) count for it, marked as pending.")(function)
@@ -223,7 +224,7 @@ def _finish(report: Any, fail_on: str) -> None:
 @_explain_options
 @_output_options
 @click.pass_context
-def check_head(ctx: click.Context, revision: str | None, compute_here: bool, confirm: bool, confirm_runs: int,
+def check_head(ctx: click.Context, revision: str | None, compute_here: bool, confirm: bool | None, confirm_runs: int,
                no_pending: bool, explain: bool, explain_dir: str | None, explain_register: bool,
                explain_with: str | None, explain_budget: float | None, methods: tuple[str, ...], output_format: str,
                fail_on: str, output: str | None, verbose: int) -> None:
@@ -239,7 +240,7 @@ def check_head(ctx: click.Context, revision: str | None, compute_here: bool, con
 @_explain_options
 @_output_options
 @click.pass_context
-def check_all(ctx: click.Context, revision: str | None, compute_here: bool, confirm: bool, confirm_runs: int,
+def check_all(ctx: click.Context, revision: str | None, compute_here: bool, confirm: bool | None, confirm_runs: int,
               no_pending: bool, explain: bool, explain_dir: str | None, explain_register: bool,
               explain_with: str | None, explain_budget: float | None, methods: tuple[str, ...], output_format: str,
               fail_on: str, output: str | None, verbose: int) -> None:
@@ -260,7 +261,7 @@ def _refuse_unwritable(output: str | None) -> None:
 
 def _check_history(ctx: click.Context, function: str, revision: str | None, compute_here: bool,
                    methods: tuple[str, ...], output_format: str, fail_on: str, output: str | None,
-                   verbose: int, confirm: bool = False, confirm_runs: int = 7,
+                   verbose: int, confirm: bool | None = None, confirm_runs: int = 7,
                    explaining: tuple[bool, str | None, bool, str | None, float | None] = (False, None, False, None,
                                                                                           None), *,
                    include_pending: bool = True) -> None:
@@ -272,7 +273,8 @@ def _check_history(ctx: click.Context, function: str, revision: str | None, comp
     _refuse_unwritable(output)
     compute = compute_here or bool(ctx.meta.get("check.compute_missing"))
     report = getattr(api_check, function)(revision, methods=list(methods) or None, compute_missing=compute,
-                                          confirm=confirm, confirm_runs=confirm_runs,
+                                          confirm=api_check.DOUBTFUL if confirm is None else confirm,
+                                          confirm_runs=confirm_runs,
                                           include_pending=include_pending, on_event=_collection_printer(verbose))
     report = _explain(report, *explaining, verbose)
     _emit_report(report, output_format, fail_on, output, verbose)

@@ -174,3 +174,46 @@ def test_per_call_times_of_pytrace_are_confirmed_or_not_by_interleaved_runs(tmp_
     rerun = re.search(r"confirmed by 4 interleaved runs a side: first x[0-9.]+, re-run x([0-9.]+)", record["reason"])
     assert rerun and float(rerun.group(1)) > 6, record
     assert leftover_worktrees(run_env) == []
+
+
+@needs_cc
+def test_a_change_a_busy_machine_put_in_doubt_is_settled_by_interleaved_runs_unless_told_not_to(tmp_path, run_env):
+    """Twice the work, but measured apart on a busy machine as 1.5 times: within what CPU time drifts between
+    batches there, so plain ``check head`` re-measures it interleaved by itself and reports what the re-runs
+    show; ``--no-confirm`` leaves the doubt to the reader."""
+    root = tmp_path / "doubt"
+    files = {"Makefile": MAKEFILE, ".gitignore": "app\n", "app.c": C_PROGRAM.replace("FACTOR", "2")}
+    shas = make_repo(root, [{"files": files, "message": "v1"},
+                            {"files": {**files, "app.c": C_PROGRAM.replace("FACTOR", "4")}, "message": "v2: 2x"}])
+    _configure(root)
+    written = api_run.run_matrix(minor_versions=shas, cwd=root)
+    profiles = {profile.origin: profile for profile in written.profiles}
+    datas = {sha: documented(profiles[sha].path) for sha in shas}
+
+    def median_user(data):
+        users = sorted(r["amount"] for r in data["global"]["resources"] if r.get("subtype") == "user")
+        return users[len(users) // 2]
+
+    factor = 1.5 * median_user(datas[shas[0]]) / median_user(datas[shas[1]])
+    for sha, data in datas.items():
+        data["header"]["machine"].update(load_before=9.0, load_after=9.0, cores=2)
+        for resource in data["global"]["resources"]:
+            if sha == shas[1] and resource["type"] == "time":
+                resource["amount"] *= factor
+        profiles[sha].path.write_text(json.dumps(data))
+    for profile in written.profiles:
+        api.add([str(profile.path)], minor=profile.origin, cwd=root)
+
+    left = run_cli("check", "head", "--no-confirm", "--format", "json", cwd=root)
+    assert left.returncode == 0, left.stdout + left.stderr
+    user = {r["uid"]: r for r in json.loads(left.stdout)}["./app [user]"]
+    assert user["result"] == "MaybeDegradation" and "measured apart" in user["reason"], user
+    assert "Confirming" not in left.stderr
+
+    settled = run_cli("check", "head", "--format", "json", cwd=root)
+    assert settled.returncode == 3, settled.stdout + settled.stderr
+    user = {r["uid"]: r for r in json.loads(settled.stdout)}["./app [user]"]
+    assert user["result"] == "Degradation", user
+    assert "confirmed by 7 interleaved runs a side: first x1.5" in user["reason"], user["reason"]
+    assert "Confirming" in settled.stderr
+    assert leftover_worktrees(run_env) == []
