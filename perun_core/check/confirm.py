@@ -41,6 +41,7 @@ from ..runner.run import _split_commands
 from ..runner.worktree import temporary_worktree
 from ..units import UnitContext
 from .engine import check_pair
+from .noise import CONFIRM_ADVICE
 from .rerun import Rerun, measure, one_run, profile_of, rerun_of
 from .results import Finding, PerformanceChange
 
@@ -219,19 +220,25 @@ def _verdict(first: Finding, second: Finding | None, runs: int) -> Finding:
             second.result.is_degradation == first.result.is_degradation:
         # a change the busy-machine rules made uncertain gets its first verdict back
         result = PerformanceChange(first.details.get("first_result", first.result.value))
-        return replace(first, result=result, reason=_join(first.reason, f"confirmed by {runs} interleaved runs a "
-                                                                        f"side: {shown}, re-run {_ratio_text(second)}"),
+        confirmed = f"confirmed by {runs} interleaved runs a side: {shown}, re-run {_ratio_text(second)}"
+        return replace(first, result=result, reason=_join(_decided(first.reason), confirmed),
                        details={**first.details, "confirmation": "confirmed"})
     again = "no measurement" if second is None else f"re-run {_ratio_text(second)} ({second.result.value})"
     maybe = (PerformanceChange.MAYBE_DEGRADATION if first.result.is_degradation
              else PerformanceChange.MAYBE_OPTIMIZATION)
     return replace(first, result=maybe,
-                   reason=_join(first.reason, f"not confirmed by {runs} interleaved runs a side: {shown}, {again}"),
+                   reason=_join(_decided(first.reason),
+                                f"not confirmed by {runs} interleaved runs a side: {shown}, {again}"),
                    details={**first.details, "confirmation": "not confirmed", "first_result": first.result.value})
 
 
 def _join(old: str, new: str) -> str:
     return f"{old}; {new}" if old else new
+
+
+def _decided(reason: str) -> str:
+    """``reason`` without the advice to confirm: interleaved re-runs have decided."""
+    return reason.replace(f"; {CONFIRM_ADVICE}", "")
 
 
 def _unchecked(finding: Finding, why: str) -> Finding:

@@ -59,7 +59,7 @@ from typing import Any
 from .data import ProfileData, RunColumns
 from .results import Finding, PerformanceChange
 
-__all__ = ["ADVICE", "NOISY_CV", "RSS_JITTER", "advice", "busy", "contention", "machine_difference", "machine_of", "maybe",
+__all__ = ["ADVICE", "CONFIRM_ADVICE", "NOISY_CV", "RSS_JITTER", "advice", "busy", "contention", "machine_difference", "machine_of", "maybe",
            "profile_advice", "steady_memory", "temper", "time_noise"]
 
 #: Fields of the ``machine`` section that make two machines different, in the order they are named.
@@ -108,6 +108,8 @@ PREEMPTIONS_PER_WAITED_SECOND = 100.0
 RSS_JITTER = 256 * 1024
 #: Runs whose wall times vary more than this (coefficient of variation) are noisy.
 NOISY_CV = 0.10
+#: What a reason made uncertain by the machine's load ends with; dropped once interleaved runs have decided.
+CONFIRM_ADVICE = "confirm with --confirm or compare instruction counts"
 ADVICE = ("measurements vary a lot or the machine was busy: repeat more (-r), use --clock cpu for pytrace, "
           "or callgrind (instruction counts) in CI")
 
@@ -361,7 +363,7 @@ def _tempered_cpu(baseline: ProfileData, target: ProfileData, finding: Finding, 
         return finding
     change = f"{(after - before) * 1e3:+.1f} ms" if low <= 0 else f"{(after / before - 1) * 100:+.0f} %"
     return maybe(finding, f"{column} time {change}, within what a busy machine does to CPU time measured apart "
-                           f"({reasons}); confirm with --confirm or compare instruction counts")
+                           f"({reasons}); {CONFIRM_ADVICE}")
 
 
 def _tempered_wall(baseline: ProfileData, target: ProfileData, finding: Finding, why: Any,
@@ -395,7 +397,7 @@ def _tempered_wall(baseline: ProfileData, target: ProfileData, finding: Finding,
         # instructions, so CPU time cannot vouch for the wall time here; the [user] and [sys]
         # findings keep their own verdicts, and --confirm re-measures both sides alike.
         return maybe(finding, f"wall and CPU time {math.expm1(cpu) * 100:+.0f} % both measured under contention "
-                               f"({reasons}); confirm with --confirm or compare instruction counts")
+                               f"({reasons}); {CONFIRM_ADVICE}")
     cpu_text = "CPU time unchanged" if abs(cpu) < math.log(1.05) else f"CPU time {math.expm1(cpu) * 100:+.0f} %"
     return maybe(finding, f"wall time only; {cpu_text}; {reasons}")
 
