@@ -191,11 +191,18 @@ def check_profiles(
     minor: str | None = None,
     methods: Sequence[str | Mapping[str, Any]] | None = None,
     workers: int = 1,
+    confirm: bool | str = DOUBTFUL,
+    confirm_runs: int = 7,
     on_event: Callable[[Any], None] | None = None,
     repo: PerunRepository | None = None,
     cwd: Path | str | None = None,
 ) -> CheckReport:
     """Check two looked-up profiles (``i@i``, ``i@p``, names, paths; spec §3.2.16).
+
+    When both profiles name a commit of the repository (registered there,
+    or recording it as their origin), ``confirm`` and ``confirm_runs``
+    re-measure time-based changes as :func:`check_head` does, so the same
+    pair gets the same verdict whichever way it is checked.
 
     Plain files work outside a perun repository too (then only the shared
     configuration applies).  ``workers=2`` lets two processes share the work
@@ -209,7 +216,8 @@ def check_profiles(
 
     emit = emitter(on_event)
     with using_if_any(repo, cwd) as opened:
-        return check_files(opened, baseline, target, minor=minor, methods=methods, workers=workers, emit=emit)
+        return check_files(opened, baseline, target, minor=minor, methods=methods, workers=workers, emit=emit,
+                           confirm=confirm, confirm_runs=confirm_runs_checked(confirm_runs))
 
 
 def stored_check(

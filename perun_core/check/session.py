@@ -226,6 +226,43 @@ def _settle_doubts(repo: PerunRepository, version: VersionReport, cache: Profile
     return confirm_versions(repo, [version], cache, strategy, runs, emit=emit, cancel=cancel, doubtful_only=True)[0]
 
 
+def _commit_of(repo: PerunRepository, ref: ProfileRef, data: ProfileData) -> str | None:
+    """The commit a checked profile was measured at: its index's, else the origin it records, if the repository has it."""
+    if ref.minor is not None:
+        return ref.minor
+    origin = data.profile.origin
+    if not isinstance(origin, str) or not origin:
+        return None
+    try:
+        return repo.resolve_minor(origin)
+    except PerunError:
+        return None
+
+
+def _confirm_pair(repo: PerunRepository, pair: PairReport, datas: tuple[ProfileData, ProfileData], strategy: Strategy,
+                  confirm: bool | str, runs: int, emit: Callable[[Any], None]) -> PairReport:
+    """``check profiles``: the pair's time-based changes re-measured as ``check head`` would (``confirm`` as there),
+    when both profiles name a commit of the repository; the pair as it was otherwise."""
+    # lazy: keeps `perun-core check profiles` light
+    from dataclasses import replace
+
+    from .confirm import confirm_versions, needs_confirmation
+
+    commits = [_commit_of(repo, ref, data) for ref, data in zip((pair.baseline, pair.target), datas)]
+    if commits[0] is None or commits[1] is None:
+        return pair
+    located = replace(pair, baseline=replace(pair.baseline, minor=commits[0]),
+                      target=replace(pair.target, minor=commits[1]))
+    doubtful = confirm == DOUBTFUL
+    if not any(needs_confirmation(located, f, doubtful_only=doubtful) for f in located.findings):
+        return pair
+    if doubtful and not _has_timed_jobs(repo):
+        return pair
+    version = confirm_versions(repo, [VersionReport(None, None, (located,))], ProfileCache(repo), strategy, runs,
+                               emit=emit, doubtful_only=doubtful)[0]
+    return replace(pair, findings=version.pairs[0].findings)
+
+
 def confirm_runs_checked(value: Any) -> int:
     """``--confirm-runs``: runs a side, 2 to 1000; UsageError otherwise."""
     if isinstance(value, bool) or not isinstance(value, int) or not 2 <= value <= 1000:
@@ -309,7 +346,8 @@ def config_for(repo: PerunRepository | None) -> Any:
 
 
 def check_files(opened: PerunRepository | None, baseline: str, target: str, *, minor: str | None,
-                methods: Sequence[str | Mapping[str, Any]] | None, workers: int, emit: Callable[[Any], None]) -> CheckReport:
+                methods: Sequence[str | Mapping[str, Any]] | None, workers: int, emit: Callable[[Any], None],
+                confirm: bool | str = DOUBTFUL, confirm_runs: int = 7) -> CheckReport:
     """Check two looked-up profiles (in ``opened``, or plain files when it is None); see api.check_profiles."""
 
     started = time.monotonic()
@@ -346,6 +384,8 @@ def check_files(opened: PerunRepository | None, baseline: str, target: str, *, m
                 for name, item, data in zip(names, found, (base_data, target_data))]
         pair = PairReport(refs[0], refs[1], tuple(outcome.methods), tuple(outcome.findings), tuple(outcome.errors),
                           tuple(outcome.notes))
+        if confirm and opened is not None:
+            pair = _confirm_pair(opened, pair, (base_data, target_data), strategy, confirm, confirm_runs, emit)
         emit(PairChecked(None, pair, 1, 1))
         errors = list(outcome.errors)
         base_locations, target_locations = base_data.samples(), target_data.samples()

@@ -105,13 +105,25 @@ def _explain(report: Any, explain: bool, explain_dir: str | None, register: bool
                        on_event=_collection_printer(verbose), budget=budget)
 
 
-def _compute_option(function: Callable[..., Any]) -> Callable[..., Any]:
+def _confirm_options(function: Callable[..., Any]) -> Callable[..., Any]:
     function = click.option("--confirm-runs", type=click.IntRange(2, 1000), default=7, show_default=True,
                             metavar="N", help="Interleaved runs a side for --confirm.")(function)
-    function = click.option("--confirm/--no-confirm", default=None,
-                            help="Re-run the jobs of every time-based change, baseline and target alternately, "
-                                 "and report only what those runs confirm.  By default only the changes a busy "
-                                 "machine made uncertain are re-run; --no-confirm re-runs nothing.")(function)
+    return click.option("--confirm/--no-confirm", default=None,
+                        help="Re-run the jobs of every time-based change, baseline and target alternately, "
+                             "and report only what those runs confirm.  By default only the changes a busy "
+                             "machine made uncertain are re-run; --no-confirm re-runs nothing.")(function)
+
+
+def _confirm_mode(confirm: bool | None) -> bool | str:
+    """What --confirm / --no-confirm / neither ask of the porcelain."""
+    # lazy: keeps `perun-core --help` light
+    from perun_core.api import check as api_check
+
+    return api_check.DOUBTFUL if confirm is None else confirm
+
+
+def _compute_option(function: Callable[..., Any]) -> Callable[..., Any]:
+    function = _confirm_options(function)
     function = click.option("--no-pending", "no_pending", is_flag=True,
                             help="Check registered profiles only; by default the pending profiles made at a "
                                  "version (by run or collect) count for it, marked as pending.")(function)
@@ -273,7 +285,7 @@ def _check_history(ctx: click.Context, function: str, revision: str | None, comp
     _refuse_unwritable(output)
     compute = compute_here or bool(ctx.meta.get("check.compute_missing"))
     report = getattr(api_check, function)(revision, methods=list(methods) or None, compute_missing=compute,
-                                          confirm=api_check.DOUBTFUL if confirm is None else confirm,
+                                          confirm=_confirm_mode(confirm),
                                           confirm_runs=confirm_runs,
                                           include_pending=include_pending, on_event=_collection_printer(verbose))
     report = _explain(report, *explaining, verbose)
@@ -300,13 +312,14 @@ def _note_shallow_history() -> None:
 @click.argument("baseline")
 @click.argument("target")
 @click.option("-m", "--minor", help="Look tags and names up in this minor version's index (default HEAD).")
+@_confirm_options
 @_explain_options
 @_output_options
 @click.pass_context
-def check_profiles(ctx: click.Context, baseline: str, target: str, minor: str | None, explain: bool,
-                   explain_dir: str | None, explain_register: bool, explain_with: str | None,
-                   explain_budget: float | None, methods: tuple[str, ...], output_format: str, fail_on: str,
-                   output: str | None, verbose: int) -> None:
+def check_profiles(ctx: click.Context, baseline: str, target: str, minor: str | None, confirm: bool | None,
+                   confirm_runs: int, explain: bool, explain_dir: str | None, explain_register: bool,
+                   explain_with: str | None, explain_budget: float | None, methods: tuple[str, ...],
+                   output_format: str, fail_on: str, output: str | None, verbose: int) -> None:
     """Check TARGET against BASELINE: i@i / i@p tags, names, or profile files anywhere."""
     # lazy: keeps `perun-core --help` light
     from perun_core.api import check as api_check
@@ -314,7 +327,9 @@ def check_profiles(ctx: click.Context, baseline: str, target: str, minor: str | 
     verbose = _verbosity(ctx, verbose)
     _refuse_unwritable(output)
     # the command line runs no other threads, so the work may be shared with a forked process
-    report = api_check.check_profiles(baseline, target, minor=minor, methods=list(methods) or None, workers=2)
+    report = api_check.check_profiles(baseline, target, minor=minor, methods=list(methods) or None, workers=2,
+                                      confirm=_confirm_mode(confirm), confirm_runs=confirm_runs,
+                                      on_event=_collection_printer(verbose))
     report = _explain(report, explain, explain_dir, explain_register, explain_with, explain_budget, verbose)
     _emit_report(report, output_format, fail_on, output, verbose)
     _finish(report, fail_on)

@@ -204,6 +204,7 @@ def test_a_change_a_busy_machine_put_in_doubt_is_settled_by_interleaved_runs_unl
                 level = levels[resource["subtype"]] * (1.5 if sha == shas[1] else 1.0)
                 resource["amount"] = level * (1 + 0.01 * resource["order"])
         profiles[sha].path.write_text(json.dumps(data))
+        (tmp_path / f"{sha[:7]}.perf").write_text(json.dumps(data))  # a copy outside the repository
     for profile in written.profiles:
         api.add([str(profile.path)], minor=profile.origin, cwd=root)
 
@@ -219,5 +220,13 @@ def test_a_change_a_busy_machine_put_in_doubt_is_settled_by_interleaved_runs_unl
     assert user["result"] == "Degradation", user
     assert "confirmed by 7 interleaved runs a side: first x1.5" in user["reason"], user["reason"]
     assert "confirm with --confirm" not in user["reason"], user["reason"]  # the re-runs have decided
+    # the same pair as two files, each recording its commit: the same verdict, by the same re-runs
+    files = [str(tmp_path / f"{sha[:7]}.perf") for sha in shas]
+    compared = run_cli("check", "profiles", *files, "--format", "json", cwd=root)
+    assert compared.returncode == 3, compared.stdout + compared.stderr
+    user = {r["uid"]: r for r in json.loads(compared.stdout)}["./app [user]"]
+    assert user["result"] == "Degradation" and "confirmed by 7 interleaved runs" in user["reason"], user
+    compared = run_cli("check", "profiles", *files, "--no-confirm", "--format", "json", cwd=root)
+    assert compared.returncode == 0 and "Confirming" not in compared.stderr, compared.stdout + compared.stderr
     assert "Confirming" in settled.stderr
     assert leftover_worktrees(run_env) == []
