@@ -199,17 +199,24 @@ def _contended(base_cols: RunColumns, new_cols: RunColumns) -> tuple[str, float,
 
 
 def one_sided(baseline: ProfileData, target: ProfileData, uid: str) -> bool:
-    """Whether only one side was measured under contention: far more preemptions per CPU-second on one side.
+    """Whether only one side was measured under contention (see :func:`contended_side`)."""
+    return contended_side(baseline, target, uid) is not None
 
-    The preemptions of the runs themselves decide; the load average is a
-    one-minute mean that lags behind (it stays high after other work ended
-    and rises only slowly when it starts), so it decides only for profiles
-    that recorded no preemptions.
+
+def contended_side(baseline: ProfileData, target: ProfileData, uid: str) -> str | None:
+    """``"baseline"`` or ``"target"`` when only that side was measured under contention, else None.
+
+    The preemptions of the runs themselves decide (far more per CPU-second on
+    one side); the load average is a one-minute mean that lags behind (it
+    stays high after other work ended and rises only slowly when it starts),
+    so it decides only for profiles that recorded no preemptions.
     """
     base_cols, new_cols = _run_columns(baseline, uid), _run_columns(target, uid)
     if _preemptions(base_cols) is None or _preemptions(new_cols) is None:
-        return (busy(machine_of(baseline)) is None) != (busy(machine_of(target)) is None)
-    return _contended(base_cols, new_cols) is not None
+        loaded = busy(machine_of(baseline)) is not None, busy(machine_of(target)) is not None
+        return None if loaded[0] == loaded[1] else "baseline" if loaded[0] else "target"
+    contended = _contended(base_cols, new_cols)
+    return None if contended is None else contended[0]
 
 
 def contention(baseline: ProfileData, target: ProfileData, uid: str) -> str | None:
@@ -335,8 +342,8 @@ def _tempered_cpu(baseline: ProfileData, target: ProfileData, finding: Finding, 
     """A certain CPU-time change no larger than what a busy machine itself can do to CPU time, made Maybe.
 
     Within :data:`BATCH_DRIFT` (or :data:`CONTENTION_FLOOR`) always; and when
-    only one side was measured under contention and its runs also waited
-    more, within the difference in waiting too (its runs took that many more
+    only the side with more CPU time was measured under contention, within
+    the difference in waiting too (its runs took that many more
     times their CPU time than the other side's): the more other work shared
     the cores, the slower the very instructions ran.
     """
@@ -352,8 +359,10 @@ def _tempered_cpu(baseline: ProfileData, target: ProfileData, finding: Finding, 
     low, high = sorted((before, after))
     required = BATCH_DRIFT
     stretches = _stretch(base_cols), _stretch(new_cols)
-    # a side whose runs took no wall time says nothing of waiting
-    if None not in stretches and min(stretches) > 0 and one_sided(baseline, target, uid):
+    # contention on the side with less CPU time would have hidden a change, not made one; a side whose runs
+    # took no wall time says nothing of waiting
+    more_cpu = "baseline" if before > after else "target"
+    if None not in stretches and min(stretches) > 0 and contended_side(baseline, target, uid) == more_cpu:
         more, less = stretches if before > after else stretches[::-1]
         required = max(required, more / less)  # type: ignore[operator]
     if high - low >= CONTENTION_FLOOR and (low <= 0 or high / low >= required):

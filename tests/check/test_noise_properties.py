@@ -85,3 +85,15 @@ def test_scaling_every_time_of_both_sides_changes_nothing(base, target, factor, 
     plain = _verdicts(_profile(base), _profile(target, factor=factor))
     scaled = _verdicts(_profile(base, scale=scale), _profile(target, factor=factor, scale=scale))
     assert scaled == plain
+
+
+def test_contention_of_the_side_with_less_cpu_time_does_not_excuse_a_slow_down():
+    """Found by the property above with a fixed count of preemptions a run: the baseline preempted 22 times a
+    run, the target 4 times, its runs three times their CPU time long.  At three times the work the target was
+    preempted so much less often per CPU-second that the baseline counted as contended, and the target's
+    waiting was then taken to excuse its CPU time: a Maybe, where twice the work was certain.  Contention of
+    the side with less CPU time could only have hidden a slow-down."""
+    base = time_profile(spread(1.0), spread(1.0), sys_=0.001, switches=22)
+    for factor in (2.0, 3.0):
+        target = time_profile(spread(3.0 * factor), spread(factor), sys_=0.001, switches=4)
+        assert _verdicts(base, target)["./app [user]"] == "Degradation", factor
