@@ -391,6 +391,8 @@ def _tempered_wall(baseline: ProfileData, target: ProfileData, finding: Finding,
     reasons = why(uid)
     if reasons is None:
         return finding  # a quiet machine: waiting longer (sleep, I/O) is a real change
+    if contended_side(baseline, target, uid) not in (None, "target" if result.is_degradation else "baseline"):
+        return finding  # contention of the faster side alone could have hidden the change, not made it
     wall = math.log(wall_t / wall_b)
     # where the method judged the CPU-time locations, a CPU change it did not find certain backs nothing
     cpu_certain = uid not in cpu_checked or result.is_degradation in certain_cpu.get(uid, set())

@@ -97,3 +97,15 @@ def test_contention_of_the_side_with_less_cpu_time_does_not_excuse_a_slow_down()
     for factor in (2.0, 3.0):
         target = time_profile(spread(3.0 * factor), spread(factor), sys_=0.001, switches=4)
         assert _verdicts(base, target)["./app [user]"] == "Degradation", factor
+
+
+def test_a_wall_time_slow_down_measured_against_a_busy_baseline_stays_certain():
+    """The baseline alone measured under contention (load 4.9, preempted 300 times a run), the target on a quiet
+    machine and still a third slower in wall time, its CPU time unchanged (it now sleeps or waits on I/O
+    longer): the contention could only have hidden that change.  The other way round it is a Maybe."""
+    busy_base = time_profile(spread(0.30), spread(0.095), load=4.9, switches=300)
+    quiet_slower = time_profile(spread(0.40), spread(0.095), load=0.3, switches=1)
+    assert _verdicts(busy_base, quiet_slower)["./app [real]"] == "Degradation"
+    quiet_base = time_profile(spread(0.30), spread(0.095), load=0.3, switches=1)
+    busy_slower = time_profile(spread(0.40), spread(0.095), load=4.9, switches=300)
+    assert _verdicts(quiet_base, busy_slower)["./app [real]"] == "MaybeDegradation"
