@@ -25,6 +25,14 @@ if os.environ.get("PYTHONDONTWRITEBYTECODE") and not os.environ.get("PYTHONPYCAC
     os.environ["PYTHONDONTWRITEBYTECODE"] = ""
     os.environ["PYTHONPYCACHEPREFIX"] = str(Path(sys.prefix) / "pycache")
 
+# The programs the tests measure run as `python3 prog.py` (and the Python collectors take `python3` from PATH),
+# as they would where the environment is activated: `python3` is the interpreter running the tests.  Where a
+# version manager's shim came first (pyenv's is a bash script that looks the version up), every run of a measured
+# program paid about 0.08 s of CPU before Python started, 0.1 s against 0.015 s for `python3 -c pass`.
+_BIN = Path(sys.executable).parent
+if (_BIN / "python3").exists() and os.environ.get("PATH", "").split(os.pathsep)[0] != str(_BIN):
+    os.environ["PATH"] = os.pathsep.join(filter(None, (str(_BIN), os.environ.get("PATH"))))
+
 import progress  # noqa: E402 - found through the line above
 from hypothesis import settings  # noqa: E402 - after the path, with the other imports
 

@@ -11,27 +11,52 @@ postprocessor units wrap:
 * :mod:`.filtering` -- keeping or dropping resources by uid, type or value.
 
 :func:`evaluate_model` and :func:`plot_points` work on every model kind.
-numpy and scipy are imported only when a function needs them, so importing
-this package is cheap.
+numpy and scipy are imported only when a function needs them, and each
+submodule only when one of its names is first used, so importing this
+package (or one of its submodules) is cheap.
 """
 
 from __future__ import annotations
 
+import importlib
 from typing import TYPE_CHECKING, Any
 
 from ..errors import InvalidParameter, InvalidProfile
-from .bins import fit_regressogram, regressogram
-from .clusterizer import clusterize_profile, clusterize_table, with_column
-from .curves import model_kind
-from .filtering import filter_profile, filter_rows, filter_table, parse_condition, resource_mask
-from .kernel import fit_kernel_regression, kernel_regression
-from .nonparametric import NONPARAMETRIC_MODELS, evaluate_nonparametric, plot_nonparametric
-from .points import DEFAULT_X, DEFAULT_Y, AnalysisResult, DegenerateData, Skipped, points_by_uid
-from .regression import METHODS, MODELS, best_model, evaluate_parametric, fit_model, fit_models, regression_analysis
-from .smoothing import fit_moving_average, moving_average
 
 if TYPE_CHECKING:  # pragma: no cover
     import numpy
+
+    from .bins import fit_regressogram, regressogram
+    from .clusterizer import clusterize_profile, clusterize_table, with_column
+    from .filtering import filter_profile, filter_rows, filter_table, parse_condition, resource_mask
+    from .kernel import fit_kernel_regression, kernel_regression
+    from .nonparametric import NONPARAMETRIC_MODELS
+    from .points import DEFAULT_X, DEFAULT_Y, AnalysisResult, DegenerateData, Skipped, points_by_uid
+    from .regression import METHODS, MODELS, best_model, fit_model, fit_models, regression_analysis
+    from .smoothing import fit_moving_average, moving_average
+
+#: where each name of the package is defined: a submodule is imported when one of its names is first used, so
+#: a command that needs one submodule (``show`` filters resources with :mod:`.filtering`) does not import them all
+_HOMES = {
+    "bins": ("fit_regressogram", "regressogram"),
+    "clusterizer": ("clusterize_profile", "clusterize_table", "with_column"),
+    "filtering": ("filter_profile", "filter_rows", "filter_table", "parse_condition", "resource_mask"),
+    "kernel": ("fit_kernel_regression", "kernel_regression"),
+    "nonparametric": ("NONPARAMETRIC_MODELS",),
+    "points": ("DEFAULT_X", "DEFAULT_Y", "AnalysisResult", "DegenerateData", "Skipped", "points_by_uid"),
+    "regression": ("METHODS", "MODELS", "best_model", "fit_model", "fit_models", "regression_analysis"),
+    "smoothing": ("fit_moving_average", "moving_average"),
+}
+_HOME_OF = {name: module for module, names in _HOMES.items() for name in names}
+
+
+def __getattr__(name: str) -> Any:
+    module = _HOME_OF.get(name)
+    if module is None:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    value = getattr(importlib.import_module(f".{module}", __name__), name)
+    globals()[name] = value
+    return value
 
 __all__ = [
     "DEFAULT_X",
@@ -74,6 +99,10 @@ def evaluate_model(model: dict, xs: Any) -> numpy.ndarray:
     Raises :class:`~perun_core.errors.InvalidProfile` for an unknown kind or
     a malformed record.
     """
+    from .curves import model_kind
+    from .nonparametric import NONPARAMETRIC_MODELS, evaluate_nonparametric
+    from .regression import evaluate_parametric
+
     if model_kind(model) in NONPARAMETRIC_MODELS:
         return evaluate_nonparametric(model, xs)
     return evaluate_parametric(model, xs)
@@ -87,6 +116,10 @@ def plot_points(model: dict, points: int = 51) -> tuple[list[float], list[float]
     is undefined; a regressogram gives its exact step outline instead.
     """
     import numpy as np
+
+    from .curves import model_kind
+    from .nonparametric import NONPARAMETRIC_MODELS, plot_nonparametric
+    from .regression import evaluate_parametric
 
     if model_kind(model) in NONPARAMETRIC_MODELS:
         return plot_nonparametric(model, points)

@@ -12,7 +12,6 @@ import math
 import zlib
 from collections.abc import Callable
 from typing import TYPE_CHECKING
-from xml.sax.saxutils import escape, quoteattr
 
 from .style import RGB
 
@@ -182,6 +181,10 @@ def render_svg(graph: FlameGraph, width: int = SVG_WIDTH, *, colour_of: Callable
     ``colour_of`` and ``tooltip_of`` override each frame's fill colour and
     tooltip (the difference flame graph colours by change and tells it).
     """
+    # here, not at the top: xml.sax.saxutils imports urllib.request (http.client, email: 17 ms), which every
+    # command that loads the views (show, the TUI) paid though few of them write an SVG
+    from xml.sax.saxutils import escape, quoteattr
+
     depth = graph.root.depth() + 1
     height = _TOP + depth * _FRAME_HEIGHT + _BOTTOM
     style = _STYLE % {"font": _FONT_SIZE}

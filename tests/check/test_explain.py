@@ -39,6 +39,9 @@ main()
 '''
 PY_SLOW = PY_PROGRAM.replace("        total += table[k]", "        pairs = list(table.items())\n"
                              "        total += next(v for key, v in pairs if key == k)")
+#: the size the Python projects run at: the list scan's cost grows with its square (0.06 s of CPU at 2000,
+#: 0.21 s at 3000, over 0.015 s of start-up), and every time, cProfile and pytrace run pays it
+PY_WORKLOAD = "2000"
 
 # the C program with five functions; v2 makes `middle` three times slower
 C_PROGRAM = FIVE_FUNCTIONS_C
@@ -58,7 +61,7 @@ def _configure(root, cmd, workload, pre_run=None):
 def _python_project(root):
     shas = make_repo(root, [{"files": {"prog.py": PY_PROGRAM}, "message": "v1: dict lookup"},
                             {"files": {"prog.py": PY_SLOW}, "message": "v2: list scan"}])
-    _configure(root, "python3 prog.py", "3000")
+    _configure(root, "python3 prog.py", PY_WORKLOAD)
     return shas
 
 
@@ -78,7 +81,7 @@ def test_a_python_function_switched_to_a_list_scan_is_named_first(tmp_path, run_
         assert record["explanation"]["collector"] == "pytrace"
     written = sorted(p.name for p in (tmp_path / "why").iterdir())
     assert any(name.endswith(".html") for name in written) and any(name.endswith(".txt") for name in written)
-    assert "Explaining" in result.stderr and "  pytrace: python3 prog.py 3000 at " in result.stderr
+    assert "Explaining" in result.stderr and f"  pytrace: python3 prog.py {PY_WORKLOAD} at " in result.stderr
     assert leftover_worktrees(run_env) == []
     # the call-level profiles are kept with the explanation: nothing pending, nothing a check pairs
     assert not [p.name for p in (root / ".perun" / "jobs").iterdir() if "pytrace" in p.name]
@@ -106,7 +109,7 @@ def test_two_slower_functions_are_both_named_before_any_other(tmp_path, run_env)
                            "    return sum(len([w for w in values if w == v]) % 7 for v in values)")
     make_repo(root, [{"files": {"prog.py": PY_PROGRAM}, "message": "v1"},
                      {"files": {"prog.py": both}, "message": "v2: two list scans"}])
-    _configure(root, "python3 prog.py", "3000")
+    _configure(root, "python3 prog.py", PY_WORKLOAD)
     result = run_cli("check", "--compute-missing", "head", "--explain", "--format", "json", cwd=root)
     assert result.returncode == 3, result.stdout + result.stderr
     record = next(r for r in json.loads(result.stdout) if r["result"] == "Degradation")
@@ -147,7 +150,7 @@ def test_a_program_that_does_not_build_is_not_explained_in_one_line(tmp_path, ru
     root = tmp_path / "broken"
     make_repo(root, [{"files": {"prog.py": PY_PROGRAM, "build.sh": ("exec", "#!/bin/sh\nexit 0\n")}},
                      {"files": {"prog.py": PY_SLOW, "build.sh": ("exec", "#!/bin/sh\necho broken >&2\nexit 1\n")}}])
-    _configure(root, "python3 prog.py", "3000")
+    _configure(root, "python3 prog.py", PY_WORKLOAD)
     collected = run_cli("check", "--compute-missing", "head", cwd=root)
     assert collected.returncode == 3, collected.stderr
     api.config_set("execute.pre_run", ["./build.sh"], scope="local", cwd=root)

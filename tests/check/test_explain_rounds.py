@@ -14,7 +14,7 @@ from perun_core.check.explain_collect import merge_rounds
 from perun_core.profile.model import Profile, Snapshot
 from perun_core.profile.resources import ResourceTable
 
-from check.test_explain import PY_PROGRAM, PY_SLOW, _configure
+from check.test_explain import PY_PROGRAM, PY_SLOW, PY_WORKLOAD, _configure
 from conftest import run_cli
 
 
@@ -27,7 +27,7 @@ def checked_template(tmp_path_factory):
         root = tmp_path_factory.mktemp("template") / "pyproject"
         shas = make_repo(root, [{"files": {"prog.py": PY_PROGRAM}, "message": "v1: dict lookup"},
                                 {"files": {"prog.py": PY_SLOW}, "message": "v2: list scan"}])
-        _configure(root, "python3 prog.py", "3000")
+        _configure(root, "python3 prog.py", PY_WORKLOAD)
         checked = run_cli("check", "--compute-missing", "head", cwd=root)
         assert checked.returncode == 3, checked.stdout + checked.stderr
     return root, shas

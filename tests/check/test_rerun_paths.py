@@ -23,7 +23,7 @@ from tests.tui.helpers import tui_check
 
 from .test_explain import PY_PROGRAM, PY_SLOW
 
-GENERATOR = {"id": "sizes", "type": "integer", "min": 1000, "max": 4000, "step": 1000}
+GENERATOR = {"id": "sizes", "type": "integer", "min": 500, "max": 2000, "step": 500}
 
 
 def _project(root):

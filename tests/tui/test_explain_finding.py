@@ -13,7 +13,7 @@ from perun_tui.modals.explain import KEYS_HINT, NO_FLAME, SHORT_KEYS_HINT, Expla
 from perun_tui.modals.source import SourceScreen, viewers
 from perun_tui.screens.check import CheckScreen
 
-from check.test_explain import PY_PROGRAM, PY_SLOW
+from check.test_explain import PY_PROGRAM, PY_SLOW, PY_WORKLOAD
 from .helpers import Recorder, settle, wait_until
 
 
@@ -29,7 +29,7 @@ def _python_project(root):
     shas = make_repo(root, [{"files": {"prog.py": PY_PROGRAM}, "message": "v1: dict lookup"},
                             {"files": {"prog.py": PY_SLOW}, "message": "v2: list scan"}])
     api.init(root)
-    for key, value in {"cmds": ["python3 prog.py"], "workloads": ["3000"],
+    for key, value in {"cmds": ["python3 prog.py"], "workloads": [PY_WORKLOAD],
                        "collectors": [{"name": "time", "params": {"warmup": 1, "repeat": 5}}]}.items():
         api.config_set(key, value, scope="local", cwd=root)
     api.check_head(compute_missing=True, cwd=root)
