@@ -99,13 +99,12 @@ def evaluate_model(model: dict, xs: Any) -> numpy.ndarray:
     Raises :class:`~perun_core.errors.InvalidProfile` for an unknown kind or
     a malformed record.
     """
-    from .curves import model_kind
-    from .nonparametric import NONPARAMETRIC_MODELS, evaluate_nonparametric
-    from .regression import evaluate_parametric
+    # lazy: the package imports its submodules only when they are used
+    from . import curves, nonparametric, regression
 
-    if model_kind(model) in NONPARAMETRIC_MODELS:
-        return evaluate_nonparametric(model, xs)
-    return evaluate_parametric(model, xs)
+    if curves.model_kind(model) in nonparametric.NONPARAMETRIC_MODELS:
+        return nonparametric.evaluate_nonparametric(model, xs)
+    return regression.evaluate_parametric(model, xs)
 
 
 def plot_points(model: dict, points: int = 51) -> tuple[list[float], list[float]]:
@@ -117,12 +116,11 @@ def plot_points(model: dict, points: int = 51) -> tuple[list[float], list[float]
     """
     import numpy as np
 
-    from .curves import model_kind
-    from .nonparametric import NONPARAMETRIC_MODELS, plot_nonparametric
-    from .regression import evaluate_parametric
+    # lazy: the package imports its submodules only when they are used
+    from . import curves, nonparametric, regression
 
-    if model_kind(model) in NONPARAMETRIC_MODELS:
-        return plot_nonparametric(model, points)
+    if curves.model_kind(model) in nonparametric.NONPARAMETRIC_MODELS:
+        return nonparametric.plot_nonparametric(model, points)
     if type(points) is not int or points < 1:
         raise InvalidParameter("plot", "points", points, "a positive integer")
     start = model.get("x_interval_start", model.get("x_start"))
@@ -130,6 +128,6 @@ def plot_points(model: dict, points: int = 51) -> tuple[list[float], list[float]
     if not isinstance(start, (int, float)) or not isinstance(end, (int, float)):
         raise InvalidProfile(None, "model.x_interval_start", "expected numeric interval ends")
     xs = np.linspace(float(start), float(end), points)
-    ys = evaluate_parametric(model, xs)
+    ys = regression.evaluate_parametric(model, xs)
     keep = np.isfinite(xs) & np.isfinite(ys)
     return [float(v) for v in xs[keep]], [float(v) for v in ys[keep]]

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import threading
 import time
+from dataclasses import replace
 from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -244,8 +245,6 @@ def _confirm_pair(repo: PerunRepository, pair: PairReport, datas: tuple[ProfileD
     """``check profiles``: the pair's time-based changes re-measured as ``check head`` would (``confirm`` as there),
     when both profiles name a commit of the repository; the pair as it was otherwise."""
     # lazy: keeps `perun-core check profiles` light
-    from dataclasses import replace
-
     from .confirm import confirm_versions, needs_confirmation
 
     commits = [_commit_of(repo, ref, data) for ref, data in zip((pair.baseline, pair.target), datas)]
