@@ -98,7 +98,7 @@ class ProfileDetailsScreen(ModalScreen[None]):
         self.query_one("#details-resources", Label).update(f"Resources · {summary.resources} in {regions}")
         stats = self.query_one("#details-stats", AmountsTable)
         stats.set_rows([Text(escape_controls(row.name)), Text(format_number(row.count), justify="right"),
-                        *(Text(escape_controls(format_amount(v, row.unit)), justify="right")
+                        *(Text(escape_controls(format_amount(v, row.unit, column=True)), justify="right")
                           for v in (row.minimum, row.mean, row.maximum))] for row in summary.fields)
         stats.display = bool(summary.fields)
         models = self.query_one("#details-models", AmountsTable)

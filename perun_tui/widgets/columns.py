@@ -256,7 +256,8 @@ class AmountsTable(DataTable):
                 justify = self.rows_given[0][index].justify if self.rows_given else None
                 self.add_column(Text(label, justify=justify or "left"), width=size)
             for row in self.rows_given:
-                self.add_row(cut_cell(row[0], name_width, middle=True), *row[1:])
+                self.add_row(cut_cell(row[0], name_width, middle=True),
+                             *(_right_aligned(cell, size) for cell, size in zip(row[1:], amounts)))
             return
         # one column of lines: the name, then each amount after its label (indented under the name)
         line_width = max(width - pad, 1)
@@ -271,6 +272,17 @@ class AmountsTable(DataTable):
                     line = Text(f"  {(label if number == 0 else '').ljust(key_width)}  ")
                     line.append(part, style=cell.style)
                     self.add_row(line)
+
+
+def _right_aligned(cell: Text, size: int) -> Text:
+    """A right-justified ``cell`` padded on its left to ``size`` by hand: rich's right justification strips the
+    trailing spaces that keep a singular count's digits under a plural's (``1 sample `` under ``56 samples``)."""
+    if cell.justify != "right":
+        return cell
+    padded = cell.copy()
+    padded.pad_left(max(size - cell.cell_len, 0))
+    padded.justify = "left"
+    return padded
 
 
 def _wrap_words(text: str, width: int) -> list[str]:

@@ -526,3 +526,28 @@ async def test_an_unexpected_failure_is_a_notification_too(demo_repo, monkeypatc
         assert any("the disk is on fire" in note for note in recorder.notes("error"))
         assert app.is_running
         assert len(app.query_one(HistoryView).entries) == 40
+
+
+async def test_an_amounts_table_keeps_a_singular_counts_digits_under_the_plurals():
+    """``1 sample`` under ``56 samples`` in a right-aligned column of amounts: its unit is padded, so the
+    digits line up (rich's right justification would strip the padding and move the number)."""
+    from rich.text import Text
+    from textual.app import App
+
+    from perun_core.api import format_amount
+    from perun_tui.widgets.columns import AmountsTable
+
+    class Host(App):
+        def compose(self):
+            yield AmountsTable(("field", "count"), id="table")
+
+    app = Host()
+    async with app.run_test(size=(60, 10)) as pilot:
+        table = app.query_one(AmountsTable)
+        table.set_rows([[Text(name), Text(format_amount(count, "samples", column=True), justify="right")]
+                        for name, count in (("main", 56), ("helper", 1))])
+        await pilot.pause()
+        lines = [line for line in rendered_text(table).splitlines() if line.strip().startswith(("main", "helper"))]
+        main, helper = lines
+        assert "1 sample" in helper and "1 samples" not in helper
+        assert helper.index("1 sample") == main.index("56 samples") + 1
