@@ -242,3 +242,21 @@ def test_a_directory_given_as_a_profile_is_named_as_a_directory(tmp_path):
     result = run_cli("show", "profile.json", "raw", cwd=tmp_path)
     assert result.returncode == 1
     assert result.stderr.splitlines() == ["error: profile.json: is a directory; expected a profile file (JSON)"]
+
+
+def test_every_help_text_fits_80_columns(tmp_path):
+    """``--help`` of perun-core and of each command on a terminal of 80 columns: no line wider (the diff's list
+    of views and the exit code of input errors were 100 and 90 wide, past the edge of the terminal)."""
+    from perun_core.cli.main import LAZY_COMMANDS
+
+    commands = [(), *((name,) for name in ("status", "log", "show", "add", "rm", "init", "config", *LAZY_COMMANDS)),
+                ("check", "head"), ("check", "profiles")]
+
+    def widest(command: tuple[str, ...]) -> tuple[int, str]:
+        done = run_cli(*command, "--help", cwd=tmp_path, env={"COLUMNS": "80"})
+        assert done.returncode == 0, (command, done.stderr)
+        return max((len(line), line) for line in done.stdout.splitlines())
+
+    with concurrent.futures.ThreadPoolExecutor(2) as pool:
+        for command, (width, line) in zip(commands, pool.map(widest, commands)):
+            assert width <= 80, (command, line)

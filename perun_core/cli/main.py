@@ -9,6 +9,7 @@ from __future__ import annotations
 import contextlib
 import os
 import sys
+import textwrap
 import warnings
 from typing import Any
 
@@ -99,8 +100,11 @@ class State:
 
 
 def _exit_code_epilog() -> str:
-    # \b keeps click from rewrapping the table
-    return "\b\nExit codes:\n" + "\n".join(f"  {code:<4} {meaning}" for code, meaning in EXIT_CODES.items())
+    # \b keeps click from rewrapping the table; a meaning goes on under itself, the line within 80 columns with
+    # click's indent of two
+    return "\b\nExit codes:\n" + "\n".join(
+        textwrap.fill(meaning, 78, initial_indent=f"  {code:<4} ", subsequent_indent=" " * 7)
+        for code, meaning in EXIT_CODES.items())
 
 
 @click.group(cls=LazyGroup, context_settings=CONTEXT, epilog=_exit_code_epilog())
