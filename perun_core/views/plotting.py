@@ -21,6 +21,7 @@ from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
 from ..amounts import amount_scale, nice_ticks, unit_family
+from .overlap import draw_curves
 from .style import DEFAULT_THEME, RGB, Theme, fit, fit_middle, paint, strip_ansi, text_width
 
 if TYPE_CHECKING:  # pragma: no cover
@@ -318,11 +319,10 @@ def render_scatter(
         plt.yticks(yticks, ylabels)
         _x_ticks(plt, [x for _, x, _ in clouds], xlim, width)
         # curves first: the measured points stay visible on top of them
-        for index, (name, x, y) in enumerate(lines):
-            if not len(x):
-                continue
-            plt.plot(_floats(x), _floats(y), marker=_cycle(LINE_MARKERS, index),
-                     color=_colour(theme, len(clouds) + index), label=(name or None) if legend else None)
+        draw_curves(plt, [(x, y) for _, x, y in lines], markers=[_cycle(LINE_MARKERS, i) for i in range(len(lines))],
+                    colours=[_colour(theme, len(clouds) + i) for i in range(len(lines))],
+                    labels=[(name or None) if legend else None for name, _, _ in lines], xlim=xlim, ylim=ylim,
+                    columns=width - 3 - max(map(len, ylabels), default=0), rows=_rows(height, title, xlabel, ylabel))
         for index, (name, x, y) in enumerate(clouds):
             if not len(x):
                 continue

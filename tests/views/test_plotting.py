@@ -306,3 +306,21 @@ def test_a_legend_under_the_plot_leaves_out_the_notes_of_its_names_rather_than_t
     rows = text.split("\n")
     assert len(rows) == 9
     assert rows[-1].split() == ["⢕⢕", "constant", "**", "linear", "++", "quadratic", "••", "sll_insert"]
+
+
+def test_a_model_curve_under_a_nearly_equal_one_keeps_its_marker_in_sight():
+    """A linear and a quadratic fit that nearly agree share most cells: the quadratic's ``+`` (drawn later) hid
+    the linear model's ``*`` almost everywhere.  Now the ``*`` shows in about every other column of the stretch
+    they share, and wherever the two part the linear one is drawn whole."""
+    x = np.linspace(0, 100, 400)
+    linear, quadratic = 2.0 * x, 2.0 * x + 0.0005 * x * x
+    text = render_scatter([Series("points", [0, 50, 100], [0, 100, 200])],
+                          [Series("constant", x, np.full_like(x, 100.0)), Series("linear", x, linear),
+                           Series("quadratic", x, quadratic)], width=60, height=20, theme=None)
+    plot = [line for line in text.splitlines() if "linear" not in line and "quadratic" not in line]
+    stars = sum(line.count("*") for line in plot)
+    pluses = sum(line.count("+") for line in plot)
+    # the curves climb about 18 rows over some 55 columns; each has a share of them in sight
+    assert stars >= 15 and pluses >= 15, "\n".join(plot)
+    # the constant model crosses the others once: it is not marked again
+    assert sum(line.count("⠤") + line.count("⠒") + line.count("⣀") + line.count("⠉") for line in plot) >= 40
