@@ -340,7 +340,8 @@ def _legend_below(entries: list[tuple[str, RGB | None, str]], width: int, height
                   ylabel: str) -> tuple[list[str] | None, int]:
     """The legend's lines under a plot too low to keep two rows free above the data for it (plotext would draw
     it over them, or not at all), and the plot's height left; the names' notes in brackets left out if that
-    saves a line, no legend if the plot cannot spare the rows.  ``None`` when it fits above the data.
+    saves a line, no legend if the plot cannot spare the rows (it keeps three, or two for a legend of one line:
+    the compare view's lower plot at 80x24).  ``None`` when it fits above the data.
     """
     rows = _rows(height, title, xlabel, ylabel)
     if not entries or rows - len(entries) - 1 >= 2:
@@ -349,7 +350,7 @@ def _legend_below(entries: list[tuple[str, RGB | None, str]], width: int, height
         # whole names first; then each cut before its note in brackets ("linear (R^2=0.216)" as "linear")
         lines = _legend_lines([(marker, colour, name.split(" (", 1)[0] if short else name)
                                for marker, colour, name in entries], width)
-        if len(lines) <= rows - 3:  # the plot keeps three rows of data at least
+        if len(lines) <= rows - 3 + (len(lines) == 1):  # the plot keeps three rows of data, two beside one line
             return lines, height - len(lines)
     return [], height
 
