@@ -260,3 +260,23 @@ def test_every_help_text_fits_80_columns(tmp_path):
     with concurrent.futures.ThreadPoolExecutor(2) as pool:
         for command, (width, line) in zip(commands, pool.map(widest, commands)):
             assert width <= 80, (command, line)
+
+
+def test_status_tables_fit_the_terminal(perun_repo):
+    """At 80 columns the demo's rows of profiles were 84 wide (the default format's seven columns, one of them
+    the empty args): a column with nothing in any row goes, then the widest are cut with an ellipsis."""
+    root, _shas = perun_repo
+    command = "./build/release/benchmarks/a-benchmark-with-a-long-name"
+    write_pending(root, "one.perf", time_profile(None, cmd=command, args="", workload="1000"))
+    for columns in (80, 60):
+        done = run_cli("status", cwd=root, env={"COLUMNS": str(columns), "NO_COLOR": "1"})
+        assert done.returncode == 0, done.stderr
+        lines = done.stdout.splitlines()
+        table = [line for line in lines if "┃" in line or line.strip().startswith("id ")]
+        assert table and max(len(line) for line in table) <= columns, done.stdout
+        header = next(line for line in lines if line.strip().startswith("id "))
+        assert "args" not in header.split() and "cmd" in header.split(), header
+        row = next(line for line in lines if line.strip().startswith("0@p"))
+        assert "…" in row and "1000" in row, row
+    wide = run_cli("status", cwd=root, env={"COLUMNS": "200", "NO_COLOR": "1"})
+    assert command in wide.stdout and "args" in wide.stdout

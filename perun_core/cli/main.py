@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import contextlib
 import os
+import shutil
 import sys
 import textwrap
 import warnings
@@ -301,7 +302,9 @@ def status(state: State, short: bool, sort_by: str | None) -> None:
     import itertools
 
     report = api.status(sort_by=sort_by)
-    _page(state, "status", itertools.chain(render_status(report, short=short, color=use_colour()), status_lines()))
+    width = shutil.get_terminal_size((80, 24)).columns
+    _page(state, "status", itertools.chain(render_status(report, short=short, color=use_colour(), width=width),
+                                           status_lines()))
     if report.damaged:
         # The listing is still useful, but a damaged store must not pass silently.
         for problem in report.damaged:

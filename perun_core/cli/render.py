@@ -21,7 +21,8 @@ from perun_core.cli.status_format import (
 )
 
 
-def render_status(report, *, short: bool, color: bool) -> list[str]:
+def render_status(report, *, short: bool, color: bool, width: int | None = None) -> list[str]:
+    """The lines of ``status``; the tables of profiles fit ``width`` columns when given."""
     head = report.head
     lines = []
     dirty = " (uncommitted changes)" if report.dirty else ""
@@ -41,9 +42,9 @@ def render_status(report, *, short: bool, color: bool) -> list[str]:
         lines.extend("    " + _safe(line) for line in head.desc.splitlines() or [""])
         lines.append("")
     lines.extend(_profile_section("Tracked profiles", report.registered, report.status_format, short, color,
-                                  empty="(no tracked profiles at this minor version)"))
+                                  empty="(no tracked profiles at this minor version)", width=width))
     lines.extend(_profile_section("Pending profiles", report.pending, report.status_format, short, color,
-                                  empty="(no pending profiles)"))
+                                  empty="(no pending profiles)", width=width))
     if report.pending_elsewhere:
         others = report.pending_elsewhere
         at = len(lines) - 1 if lines and lines[-1] == "" else len(lines)  # before the section's closing blank line
@@ -76,14 +77,15 @@ def _check_section(findings, short: bool, color: bool) -> list[str]:
     return lines
 
 
-def _profile_section(title: str, infos, fmt: str, short: bool, color: bool, empty: str) -> list[str]:
+def _profile_section(title: str, infos, fmt: str, short: bool, color: bool, empty: str,
+                     width: int | None = None) -> list[str]:
     lines = [paint(f"{title} ({len(infos)}):", "heading", color)]
     if not infos:
         if not short:
             lines.append(paint(f"  {empty}", "muted", color))
         return lines
-    headers, rows = status_rows(fmt, infos)
     tag_width = max(len("id"), *(len(i.tag) for i in infos))
+    headers, rows = status_rows(fmt, infos, None if width is None else width - 3 - tag_width)
     if not short:
         # the format's own text (format.status) is escaped too: it comes from a configuration file
         lines.append(paint("  " + "id".ljust(tag_width) + " " + _safe("".join(headers).rstrip()), "muted", color))

@@ -68,11 +68,13 @@ def _raw_status_value(info, tag: str) -> str:
     return str(getattr(info, tag) or "")
 
 
-def status_rows(fmt: str, infos: Iterable) -> tuple[list[str], list[list[str]]]:
+def status_rows(fmt: str, infos: Iterable, width: int | None = None) -> tuple[list[str], list[list[str]]]:
     """Column headers and aligned cells: the tag column, then the format's parts.
 
     Each tag becomes a column padded to its widest value, so the listing
-    reads as a table whatever delimiters the format uses.
+    reads as a table whatever delimiters the format uses.  Rows wider than
+    ``width`` leave out the columns with nothing in any row (and a delimiter
+    with each), then cut the widest columns with an ellipsis.
     """
     tokens = parse_format(fmt, STATUS_TAGS, "format.status")
     infos = list(infos)
@@ -81,12 +83,45 @@ def status_rows(fmt: str, infos: Iterable) -> tuple[list[str], list[list[str]]]:
         if info.error:
             cells[i] = [info.error if t.tag == "type" else (
                 "" if t.tag else (t.literal or "")) for t in tokens]
+    if width is not None and len("".join(_widest(tokens, cells)).rstrip()) > width:
+        tokens, cells = _fitted(tokens, cells, width)
     headers = [t.tag or (t.literal or "") for t in tokens]
     widths = [max([len(h) if tokens[c].tag else 0 for h in headers[c : c + 1]] + [len(row[c]) for row in cells])
               for c in range(len(tokens))]
     padded_headers = [(h if tokens[c].tag else " " * len(tokens[c].literal or "")).ljust(widths[c]) for c, h in enumerate(headers)]
     padded = [[row[c].ljust(widths[c]) if tokens[c].tag else row[c] for c in range(len(tokens))] for row in cells]
     return padded_headers, padded
+
+
+def _widest(tokens: list[Token], cells: list[list[str]]) -> list[str]:
+    """The widest text of each column (a tag's name as its header counts)."""
+    return [max([token.tag if token.tag else token.literal or ""] + [row[c] for row in cells], key=len)
+            for c, token in enumerate(tokens)]
+
+
+def _fitted(tokens: list[Token], cells: list[list[str]], width: int) -> tuple[list[Token], list[list[str]]]:
+    """The columns of a status table too wide for ``width``: empty ones left out, then the widest cut."""
+    keep = list(range(len(tokens)))
+    for c, token in enumerate(tokens):
+        if token.tag and all(not row[c].strip() for row in cells):
+            keep.remove(c)
+            beside = c + 1 if c + 1 < len(tokens) and tokens[c + 1].tag is None else c - 1
+            if beside in keep and tokens[beside].tag is None:
+                keep.remove(beside)
+    tokens, cells = [tokens[c] for c in keep], [[row[c] for c in keep] for row in cells]
+    sizes = [len(text) for text in _widest(tokens, cells)]
+    excess = sum(sizes) - width
+    while excess > 0:
+        # a column keeps its header and four cells at least
+        cuttable = [c for c, token in enumerate(tokens) if token.tag and sizes[c] > max(4, len(token.tag))]
+        if not cuttable:
+            break
+        widest = max(cuttable, key=sizes.__getitem__)
+        sizes[widest] -= 1
+        excess -= 1
+    cells = [[_shorten(text, sizes[c], ellipsis=True) if tokens[c].tag and len(text) > sizes[c] else text
+              for c, text in enumerate(row)] for row in cells]
+    return tokens, cells
 
 
 # -- shortlog -------------------------------------------------------------------
