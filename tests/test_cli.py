@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import concurrent.futures
 import json
+import re
 import zlib
 from pathlib import Path
 
@@ -264,11 +265,12 @@ def test_every_help_text_fits_80_columns(tmp_path):
 
 def test_status_tables_fit_the_terminal(perun_repo):
     """At 80 columns the demo's rows of profiles were 84 wide (the default format's seven columns, one of them
-    the empty args): a column with nothing in any row goes, then the widest are cut with an ellipsis."""
+    the empty args): a column with nothing in any row goes, then the widest are cut with an ellipsis (the time
+    is kept whole)."""
     root, _shas = perun_repo
     command = "./build/release/benchmarks/a-benchmark-with-a-long-name"
     write_pending(root, "one.perf", time_profile(None, cmd=command, args="", workload="1000"))
-    for columns in (80, 60):
+    for columns in (80, 70):
         done = run_cli("status", cwd=root, env={"COLUMNS": str(columns), "NO_COLOR": "1"})
         assert done.returncode == 0, done.stderr
         lines = done.stdout.splitlines()
@@ -277,6 +279,23 @@ def test_status_tables_fit_the_terminal(perun_repo):
         header = next(line for line in lines if line.strip().startswith("id "))
         assert "args" not in header.split() and "cmd" in header.split(), header
         row = next(line for line in lines if line.strip().startswith("0@p"))
-        assert "…" in row and "1000" in row, row
+        assert "…" in row and "1000" in row and re.search(r"\d{4}-\d\d-\d\d \d\d:\d\d:\d\d", row), row
     wide = run_cli("status", cwd=root, env={"COLUMNS": "200", "NO_COLOR": "1"})
     assert command in wide.stdout and "args" in wide.stdout
+
+
+def test_log_puts_a_pending_file_under_its_profile_when_the_line_is_too_wide(perun_repo):
+    """'0@p [time] ./sll-bench  6000 (time) pending: time-sll-bench-6000-2026-11-28-00-24-45.perf' was 95
+    columns wide at 80: the file goes on the line under it, under the profile's type."""
+    root, shas = perun_repo
+    name = "time-long-bench-6000-2026-11-28-00-24-45.perf"
+    write_pending(root, name, time_profile(shas[1], cmd="./a-benchmark-with-a-long-name", workload="6000"))
+    done = run_cli("log", cwd=root, env={"COLUMNS": "80", "NO_COLOR": "1"})
+    assert done.returncode == 0, done.stderr
+    lines = done.stdout.splitlines()
+    assert max(len(line) for line in lines if "pending" in line or "0@p" in line) <= 80, done.stdout
+    at = next(i for i, line in enumerate(lines) if "0@p [time]" in line)
+    assert lines[at + 1].strip("| ") == f"pending: {name}"
+    assert lines[at + 1].index("pending") == lines[at].index("[time]")
+    wide = run_cli("log", cwd=root, env={"COLUMNS": "200", "NO_COLOR": "1"})
+    assert f"(time) pending: {name}" in wide.stdout

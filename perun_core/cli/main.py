@@ -324,7 +324,8 @@ def log(state: State, revision: str | None, short: bool, graph: bool, max_count:
     # lazy: keeps `perun-core --help` light
     from perun_core.cli.render import render_log
 
-    _page(state, "log", render_log(revision, short=short, graph=graph, limit=max_count, color=use_colour()))
+    _page(state, "log", render_log(revision, short=short, graph=graph, limit=max_count, color=use_colour(),
+                                   width=shutil.get_terminal_size((80, 24)).columns))
 
 
 # -- show ---------------------------------------------------------------------------

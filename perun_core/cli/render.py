@@ -98,8 +98,10 @@ def _profile_section(title: str, infos, fmt: str, short: bool, color: bool, empt
     return lines
 
 
-def render_log(revision: str | None, *, short: bool, graph: bool, limit: int | None, color: bool) -> Iterator[str]:
-    """Lines of `log`, produced while the history is walked."""
+def render_log(revision: str | None, *, short: bool, graph: bool, limit: int | None, color: bool,
+               width: int | None = None) -> Iterator[str]:
+    """Lines of `log`, produced while the history is walked; a pending profile's file goes on the line under
+    it where its line would be wider than ``width``."""
 
     with api.open_repository() as repo:
         fmt = api.log_format(repo=repo)
@@ -135,8 +137,14 @@ def render_log(revision: str | None, *, short: bool, graph: bool, limit: int | N
                     yield pad + "    " + _safe(line)
                 for info in [*entry.profiles, *entry.pending]:
                     what = _safe(f"[{info.type}] {info.cmd} {info.args} {info.workload} ({info.collector})")
-                    waiting = "" if info.registered else " " + paint("pending: " + _safe(info.source), "muted", color)
-                    yield pad + f"    {paint(info.tag, 'tag', color)} {what}{waiting}".rstrip()
+                    waiting = "" if info.registered else paint("pending: " + _safe(info.source), "muted", color)
+                    line = f"    {paint(info.tag, 'tag', color)} {what}".rstrip()
+                    plain = len(_continuation(prefix)) + 1 + len(f"    {info.tag} {what} pending: {info.source}")
+                    if waiting and width is not None and plain > width:
+                        yield pad + line
+                        yield pad + " " * (5 + len(info.tag)) + waiting
+                    else:
+                        yield pad + f"{line} {waiting}".rstrip()
                 yield pad
             for connector in connectors:
                 yield paint(connector, "graph", color)

@@ -74,7 +74,8 @@ def status_rows(fmt: str, infos: Iterable, width: int | None = None) -> tuple[li
     Each tag becomes a column padded to its widest value, so the listing
     reads as a table whatever delimiters the format uses.  Rows wider than
     ``width`` leave out the columns with nothing in any row (and a delimiter
-    with each), then cut the widest columns with an ellipsis.
+    with each), then cut the widest columns with an ellipsis (a file name,
+    commit or time never: rows with one too wide for the terminal stay wide).
     """
     tokens = parse_format(fmt, STATUS_TAGS, "format.status")
     infos = list(infos)
@@ -91,6 +92,10 @@ def status_rows(fmt: str, infos: Iterable, width: int | None = None) -> tuple[li
     padded_headers = [(h if tokens[c].tag else " " * len(tokens[c].literal or "")).ljust(widths[c]) for c, h in enumerate(headers)]
     padded = [[row[c].ljust(widths[c]) if tokens[c].tag else row[c] for c in range(len(tokens))] for row in cells]
     return padded_headers, padded
+
+
+#: the tags whose values are shown whole even in a table too wide: a cut one would name nothing
+_WHOLE = ("source", "checksum", "time")
 
 
 def _widest(tokens: list[Token], cells: list[list[str]]) -> list[str]:
@@ -112,8 +117,9 @@ def _fitted(tokens: list[Token], cells: list[list[str]], width: int) -> tuple[li
     sizes = [len(text) for text in _widest(tokens, cells)]
     excess = sum(sizes) - width
     while excess > 0:
-        # a column keeps its header and four cells at least
-        cuttable = [c for c, token in enumerate(tokens) if token.tag and sizes[c] > max(4, len(token.tag))]
+        # a column keeps its header and four cells at least; a file name, a commit or a time is never cut
+        cuttable = [c for c, token in enumerate(tokens)
+                    if token.tag and token.tag not in _WHOLE and sizes[c] > max(4, len(token.tag))]
         if not cuttable:
             break
         widest = max(cuttable, key=sizes.__getitem__)
