@@ -230,3 +230,19 @@ def test_parameters_not_set_are_left_out_and_booleans_read_as_in_local_yml():
     assert describe_params(params) == "warmup: 1, repeat: 7, keep_failed: false"
     assert _unit("time", params) == "time (warmup: 1, repeat: 7, keep_failed: false)"
     assert _unit("time", {"timeout": None}) == "time"
+
+
+async def test_a_choice_prompt_too_long_for_its_field_ends_in_an_ellipsis(demo_repo):
+    """At 40x12 the postprocessors' choice read 'choose a', the rest of its prompt cut with no ellipsis."""
+    from textual.widgets import Select
+
+    app = PerunApp(demo_repo)
+    async with app.run_test(size=(40, 12)) as pilot:
+        await settle(pilot)
+        screen = await open_editor(pilot)
+        await pilot.press("f4", "f4")
+        await settle(pilot)
+        choice = next(select for select in screen.query(Select).results(Select)
+                      if select.prompt == "choose a postprocessor" and select.is_on_screen)
+        shown = rendered_text(choice.query_one("SelectCurrent #label")).strip()
+        assert shown.startswith("choose a") and (shown == "choose a postprocessor" or shown.endswith("…")), shown
