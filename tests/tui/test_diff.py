@@ -101,3 +101,22 @@ async def test_the_toast_of_the_marks_goes_when_the_difference_opens(demo_repo):
         await settle(pilot)
         assert isinstance(app.screen, DiffScreen)
         assert not any(note.message.startswith("marked ") for note in app._notifications)
+
+
+async def test_the_note_without_a_flame_graph_wraps_at_40_columns(demo_repo):
+    """A time and a memory profile have no call stacks: the flame graph's tab said so on one line that the
+    screen cut at 40 columns ('no call stacks in both profiles: no diff'), with no ellipsis."""
+    app = PerunApp(demo_repo)
+    async with app.run_test(size=(40, 12)) as pilot:
+        await settle(pilot)
+        await select_profile(pilot, "0@i", commit=0)
+        await pilot.press("m", "down", "d")
+        await settle(pilot)
+        screen = app.screen
+        assert isinstance(screen, DiffScreen)
+        await wait_until(pilot, lambda: screen.result is not None, timeout=30)
+        await pilot.press("f")
+        await settle(pilot)
+        note = screen.query_one("#diff-flame-text", Static)
+        assert note.region.right <= app.size.width
+        assert " ".join(rendered_text(note).split()) == "no call stacks in both profiles: no difference flame graph"
