@@ -72,7 +72,7 @@ FINDING_COLUMNS = (
     Column("location", "location", 0, 12, 40, shrink=True, middle=True),
     # cut to "~ MaybeD…" at the least (for the delta at 40 columns): the glyph and the word's start still tell
     # the results apart
-    Column("result", "result", 1, 9, 16, squeeze=True),
+    Column("result", "result", 1, 9, 19, squeeze=True),
     # at most "+1250.0%": "below resolution" (a change from 0) is cut rather than push "from → to" out
     Column("delta", "delta", 2, 6, 10),
     Column("change", "from → to", 4, 9, 23),
