@@ -246,3 +246,27 @@ async def test_a_choice_prompt_too_long_for_its_field_ends_in_an_ellipsis(demo_r
                       if select.prompt == "choose a postprocessor" and select.is_on_screen)
         shown = rendered_text(choice.query_one("SelectCurrent #label")).strip()
         assert shown.startswith("choose a") and (shown == "choose a postprocessor" or shown.endswith("…")), shown
+
+
+async def test_the_postprocessors_listed_at_40_columns_each_take_one_line(demo_repo):
+    """The list of postprocessors, opened at 40x12, broke the longer names over two lines ('kernel_regressio' /
+    'n'): each is one line now, a name too long ending in an ellipsis."""
+    from textual.widgets import Select
+
+    app = PerunApp(demo_repo)
+    async with app.run_test(size=(40, 12)) as pilot:
+        await settle(pilot)
+        await select_profile(pilot, "1@p")
+        await pilot.press("o")
+        await settle(pilot)
+        screen = app.screen
+        assert isinstance(screen, PostprocessScreen)
+        choice = screen.query_one("#postprocess-unit", Select)
+        choice.expanded = True
+        await settle(pilot)
+        overlay = choice.query_one("SelectOverlay")
+        lines = [line.strip() for line in rendered_text(overlay).splitlines() if line.strip()]
+        assert len(lines) == overlay.option_count, lines
+        names = [str(overlay.get_option_at_index(i).prompt) for i in range(overlay.option_count)]
+        for line, name in zip(lines, names):
+            assert line == name or (line.endswith("…") and name.startswith(line[:-1])), (line, name)
