@@ -299,3 +299,18 @@ def test_log_puts_a_pending_file_under_its_profile_when_the_line_is_too_wide(per
     assert lines[at + 1].index("pending") == lines[at].index("[time]")
     wide = run_cli("log", cwd=root, env={"COLUMNS": "200", "NO_COLOR": "1"})
     assert f"(time) pending: {name}" in wide.stdout
+
+
+def test_log_short_shortens_a_message_to_the_terminal_width(tmp_path):
+    """'log --short' cut messages at 50 characters, then added the marks of the changes: 82 columns at 80."""
+    from gitrepo import make_repo
+
+    root = tmp_path / "project"
+    message = "Keep a tail pointer again: appending was quadratic in the length of the list"
+    make_repo(root, [{"files": {"a.txt": "one\n"}, "message": message}])
+    assert run_cli("init", cwd=root).returncode == 0
+    for columns in (80, 40):
+        done = run_cli("log", "--short", cwd=root, env={"COLUMNS": str(columns), "NO_COLOR": "1"})
+        assert done.returncode == 0, done.stderr
+        line = next(line for line in done.stdout.splitlines() if "Keep a" in line)
+        assert len(line) <= columns and line.rstrip().endswith("…"), line

@@ -122,8 +122,9 @@ def render_log(revision: str | None, *, short: bool, graph: bool, limit: int | N
             lead = paint(prefix, "graph", color) + " " if prefix else ""
             pad = paint(_continuation(prefix), "graph", color) + " " if prefix else ""
             if short:
+                room = None if width is None else width - len(prefix) - bool(prefix)
                 yield (lead + "".join(paint(_safe(text), style, color)
-                                      for text, style in shortlog_segments(fmt, entry, tokens))).rstrip()
+                                      for text, style in shortlog_segments(fmt, entry, tokens, room))).rstrip()
             else:
                 yield lead + paint(f"Minor Version {version.checksum}", "checksum", color)
                 if len(version.parents) > 1:
