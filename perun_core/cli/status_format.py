@@ -74,8 +74,9 @@ def status_rows(fmt: str, infos: Iterable, width: int | None = None) -> tuple[li
     Each tag becomes a column padded to its widest value, so the listing
     reads as a table whatever delimiters the format uses.  Rows wider than
     ``width`` leave out the columns with nothing in any row (and a delimiter
-    with each), then cut the widest columns with an ellipsis (a file name,
-    commit or time never: rows with one too wide for the terminal stay wide).
+    with each), then the seconds of the times, then cut the widest columns
+    with an ellipsis (a file name, commit or time never: rows with one too
+    wide for the terminal stay wide).
     """
     tokens = parse_format(fmt, STATUS_TAGS, "format.status")
     infos = list(infos)
@@ -123,6 +124,12 @@ def _fitted(tokens: list[Token], cells: list[list[str]], width: int,
     tokens, cells = [tokens[c] for c in keep], [[row[c] for c in keep] for row in cells]
     sizes = [len(text) for text in _widest(tokens, [row for row, bad in zip(cells, errors) if not bad])]
     excess = sum(sizes) - width
+    # then the seconds of the times (the minute tells profiles apart as well, as in the TUI)
+    for c, token in enumerate(tokens):
+        if excess > 0 and token.tag == "time":
+            cells = [row if bad else [*row[:c], row[c][:16], *row[c + 1:]] for row, bad in zip(cells, errors)]
+            excess -= sizes[c] - max(16, len(token.tag))
+            sizes[c] = max(16, len(token.tag))
     while excess > 0:
         # a column keeps its header and four cells at least; a file name, a commit or a time is never cut
         cuttable = [c for c, token in enumerate(tokens)
