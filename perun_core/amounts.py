@@ -113,12 +113,31 @@ def amount_scale(magnitude: float, unit: str) -> tuple[float, str]:
     return divisor, _label(prefix, unit)
 
 
-def format_amount(value: Any, unit: str = "") -> str:
+def format_amount(value: Any, unit: str = "", *, column: bool = False) -> str:
     """``value`` (in ``unit``) as text with a readable prefix: ``183.9 ms``, ``23.5 GiB``, ``58.6k samples``.
 
     None is ``-``; text (a model name) and booleans are shown as they are;
-    infinities and NaN keep their name and the unit.
+    infinities and NaN keep their name and the unit.  A count of exactly one
+    takes the singular of a plural unit (``1 sample``, ``-1 call``); for a
+    ``column`` of right-aligned cells the letters it dropped are spaces, so
+    that its digits stand under those of ``56 samples``.
     """
+    text = _amount_text(value, unit)
+    if unit_family(str(unit or "")) == "count" and _is_one(value) and _plural(str(unit)):
+        return text[:-1] + (" " if column else "")
+    return text
+
+
+def _is_one(value: Any) -> bool:
+    return isinstance(value, (int, float)) and not isinstance(value, bool) and abs(value) == 1
+
+
+def _plural(unit: str) -> bool:
+    """Whether ``unit`` reads as a plural word (``samples``, ``calls``), not a symbol (``Ir``) or a single letter."""
+    return len(unit) > 2 and unit.endswith("s") and not unit.endswith("ss") and unit.isalpha() and unit.islower()
+
+
+def _amount_text(value: Any, unit: str) -> str:
     if value is None:
         return "-"
     if isinstance(value, bool) or not isinstance(value, (int, float)):

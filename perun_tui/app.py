@@ -191,6 +191,15 @@ class PerunApp(App[None]):
             kwargs["title"] = escape_controls(kwargs["title"])
         super().notify(escape_lines(str(message)), *args, **kwargs)
 
+    def dismiss_notes(self, *starts: str) -> None:
+        """Take the toasts whose message begins with one of ``starts`` off the screen: a hint of the key to press
+        next ('marked 0@i · press d for the difference') is done with once the screen it leads to opens."""
+        done = [note for note in self._notifications if note.message.startswith(starts)]
+        for note in done:
+            self._unnotify(note, refresh=False)
+        if done:
+            self._refresh_notifications()
+
     def place_notifications(self) -> None:
         """Toasts at the top while the focused cursor row is in the lower half, else at the bottom."""
         try:

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import concurrent.futures
 import json
+import re
 import zlib
 from pathlib import Path
 
@@ -274,3 +275,74 @@ def test_an_add_stopped_half_way_leaves_every_tag_naming_its_profile(perun_repo,
     assert "0@i" in status.stdout and "1@i" in status.stdout and "2@i" not in status.stdout, status.stdout
     assert "first" in status.stdout and "second" in status.stdout
     assert list((root / ".perun" / "jobs").glob("*.perf")) == []
+
+
+def test_every_help_text_fits_80_columns(tmp_path):
+    """``--help`` of perun-core and of each command on a terminal of 80 columns: no line wider (the diff's list
+    of views and the exit code of input errors were 100 and 90 wide, past the edge of the terminal)."""
+    from perun_core.cli.main import LAZY_COMMANDS
+
+    commands = [(), *((name,) for name in ("status", "log", "show", "add", "rm", "init", "config", *LAZY_COMMANDS)),
+                ("check", "head"), ("check", "profiles")]
+
+    def widest(command: tuple[str, ...]) -> tuple[int, str]:
+        done = run_cli(*command, "--help", cwd=tmp_path, env={"COLUMNS": "80"})
+        assert done.returncode == 0, (command, done.stderr)
+        return max((len(line), line) for line in done.stdout.splitlines())
+
+    with concurrent.futures.ThreadPoolExecutor(2) as pool:
+        for command, (width, line) in zip(commands, pool.map(widest, commands)):
+            assert width <= 80, (command, line)
+
+
+def test_status_tables_fit_the_terminal(perun_repo):
+    """At 80 columns the demo's rows of profiles were 84 wide (the default format's seven columns, one of them
+    the empty args): a column with nothing in any row goes, then the seconds of the time, then the widest are
+    cut with an ellipsis (the time is kept to the minute)."""
+    root, _shas = perun_repo
+    command = "./build/release/benchmarks/a-benchmark-with-a-long-name"
+    write_pending(root, "one.perf", time_profile(None, cmd=command, args="", workload="1000"))
+    for columns in (80, 70):
+        done = run_cli("status", cwd=root, env={"COLUMNS": str(columns), "NO_COLOR": "1"})
+        assert done.returncode == 0, done.stderr
+        lines = done.stdout.splitlines()
+        table = [line for line in lines if "┃" in line or line.strip().startswith("id ")]
+        assert table and max(len(line) for line in table) <= columns, done.stdout
+        header = next(line for line in lines if line.strip().startswith("id "))
+        assert "args" not in header.split() and "cmd" in header.split(), header
+        row = next(line for line in lines if line.strip().startswith("0@p"))
+        assert "…" in row and "1000" in row and re.search(r"\d{4}-\d\d-\d\d \d\d:\d\d", row), row
+    wide = run_cli("status", cwd=root, env={"COLUMNS": "200", "NO_COLOR": "1"})
+    assert command in wide.stdout and "args" in wide.stdout
+
+
+def test_log_puts_a_pending_file_under_its_profile_when_the_line_is_too_wide(perun_repo):
+    """'0@p [time] ./sll-bench  6000 (time) pending: time-sll-bench-6000-2026-11-28-00-24-45.perf' was 95
+    columns wide at 80: the file goes on the line under it, under the profile's type."""
+    root, shas = perun_repo
+    name = "time-long-bench-6000-2026-11-28-00-24-45.perf"
+    write_pending(root, name, time_profile(shas[1], cmd="./a-benchmark-with-a-long-name", workload="6000"))
+    done = run_cli("log", cwd=root, env={"COLUMNS": "80", "NO_COLOR": "1"})
+    assert done.returncode == 0, done.stderr
+    lines = done.stdout.splitlines()
+    assert max(len(line) for line in lines if "pending" in line or "0@p" in line) <= 80, done.stdout
+    at = next(i for i, line in enumerate(lines) if "0@p [time]" in line)
+    assert lines[at + 1].strip("| ") == f"pending: {name}"
+    assert lines[at + 1].index("pending") == lines[at].index("[time]")
+    wide = run_cli("log", cwd=root, env={"COLUMNS": "200", "NO_COLOR": "1"})
+    assert f"(time) pending: {name}" in wide.stdout
+
+
+def test_log_short_shortens_a_message_to_the_terminal_width(tmp_path):
+    """'log --short' cut messages at 50 characters, then added the marks of the changes: 82 columns at 80."""
+    from gitrepo import make_repo
+
+    root = tmp_path / "project"
+    message = "Keep a tail pointer again: appending was quadratic in the length of the list"
+    make_repo(root, [{"files": {"a.txt": "one\n"}, "message": message}])
+    assert run_cli("init", cwd=root).returncode == 0
+    for columns in (80, 40):
+        done = run_cli("log", "--short", cwd=root, env={"COLUMNS": str(columns), "NO_COLOR": "1"})
+        assert done.returncode == 0, done.stderr
+        line = next(line for line in done.stdout.splitlines() if "Keep a" in line)
+        assert len(line) <= columns and line.rstrip().endswith("…"), line

@@ -12,6 +12,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from ..check.compare import compare as compare_samples
 from ..diff import NOISE_FLOOR, compare
 
 from ..diff.render import FORMATS, render
@@ -35,11 +36,25 @@ def compare_profiles(baseline: Profile, target: Profile, *, baseline_name: str =
                      noise_floor: float = NOISE_FLOOR) -> Comparison:
     """The :class:`~perun_core.diff.Comparison` of two loaded profiles.
 
-    A value that moved by less than ``noise_floor`` (a share of its baseline) counts as unchanged.
+    A value that moved by less than ``noise_floor`` (a share of its baseline) counts as unchanged.  Repeated
+    measurements of one thing (runs of a program) read as ``check`` reports them: the baseline's median and the
+    target's level by the robust shift (:func:`robust_levels`), not their means.
     """
 
     return compare(baseline, target, baseline_name=baseline_name, target_name=target_name, functions=functions,
-                   noise_floor=noise_floor)
+                   noise_floor=noise_floor, levels=robust_levels)
+
+
+def robust_levels(before: list[float], after: list[float]) -> tuple[float, float, float]:
+    """The levels the degradation check gives two samples of amounts without input sizes: the baseline's median
+    (``from``), that median moved by the Hodges-Lehmann shift of the log amounts (``to``), and the relative change
+    (the shift's ratio less one, which the check prints as a percentage)."""
+    import math
+
+    import numpy as np
+
+    found = compare_samples(None, np.array(before, dtype=float), None, np.array(after, dtype=float))
+    return found.base_level, found.target_level, math.exp(found.effect) - 1.0
 
 
 def diff_profiles(

@@ -12,13 +12,14 @@ so that a CI job never mistakes a crash for a result.
 from __future__ import annotations
 
 import os
+import shutil
 import sys
 from collections.abc import Callable
 from typing import Any
 
 import click
 
-from perun_core.cli.terminal import escape_controls, paint_segments, use_colour
+from perun_core.cli.terminal import escape_controls, paint_segments, use_colour, wrap_segments
 from perun_core.errors import UnknownUnit
 from perun_core.params import convert_params
 
@@ -206,7 +207,10 @@ def _emit_report(report: Any, output_format: str, fail_on: str, output: str | No
         text = out.markdown(report, fail_on)
     else:
         color = use_colour() and not output
-        text = "".join(paint_segments(line, color) + "\n" for line in out.tree_lines(report, verbose=verbose))
+        # on the terminal's width (80 on a pipe); a file written with -o keeps a line per result
+        width = shutil.get_terminal_size((80, 24)).columns if not output else 0
+        text = "".join(paint_segments(part, color) + "\n" for line in out.tree_lines(report, verbose=verbose)
+                       for part in (wrap_segments(line, width) if width else [line]))
     if output:
         # lazy: keeps `perun-core --help` light
         from perun_core import api

@@ -47,8 +47,10 @@ def diff(baseline: str, target: str, view: str, minor: str | None, baseline_mino
 
     \b
     VIEW is one of
-      short       a table per uid and subtype: baseline, target, change, by impact; then the functions
-      flamegraph  the difference flame graph (width from the target; +/red grew, -/blue shrank)
+      short       a table per uid and subtype: baseline, target, change,
+                  by impact; then the functions
+      flamegraph  the difference flame graph (width from the target;
+                  +/red grew, -/blue shrank)
       bars        baseline and target side by side per uid
       report      one self-contained HTML file with all of them
     Profiles are tags (0@i, 1@p), names or files, as for 'check profiles'.

@@ -8,7 +8,9 @@ from __future__ import annotations
 
 import contextlib
 import os
+import shutil
 import sys
+import textwrap
 import warnings
 from typing import Any
 
@@ -99,8 +101,11 @@ class State:
 
 
 def _exit_code_epilog() -> str:
-    # \b keeps click from rewrapping the table
-    return "\b\nExit codes:\n" + "\n".join(f"  {code:<4} {meaning}" for code, meaning in EXIT_CODES.items())
+    # \b keeps click from rewrapping the table; a meaning goes on under itself, the line within 80 columns with
+    # click's indent of two
+    return "\b\nExit codes:\n" + "\n".join(
+        textwrap.fill(meaning, 78, initial_indent=f"  {code:<4} ", subsequent_indent=" " * 7)
+        for code, meaning in EXIT_CODES.items())
 
 
 @click.group(cls=LazyGroup, context_settings=CONTEXT, epilog=_exit_code_epilog())
@@ -297,7 +302,9 @@ def status(state: State, short: bool, sort_by: str | None) -> None:
     import itertools
 
     report = api.status(sort_by=sort_by)
-    _page(state, "status", itertools.chain(render_status(report, short=short, color=use_colour()), status_lines()))
+    width = shutil.get_terminal_size((80, 24)).columns
+    _page(state, "status", itertools.chain(render_status(report, short=short, color=use_colour(), width=width),
+                                           status_lines()))
     if report.damaged:
         # The listing is still useful, but a damaged store must not pass silently.
         for problem in report.damaged:
@@ -317,7 +324,8 @@ def log(state: State, revision: str | None, short: bool, graph: bool, max_count:
     # lazy: keeps `perun-core --help` light
     from perun_core.cli.render import render_log
 
-    _page(state, "log", render_log(revision, short=short, graph=graph, limit=max_count, color=use_colour()))
+    _page(state, "log", render_log(revision, short=short, graph=graph, limit=max_count, color=use_colour(),
+                                   width=shutil.get_terminal_size((80, 24)).columns))
 
 
 # -- show ---------------------------------------------------------------------------

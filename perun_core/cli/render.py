@@ -21,7 +21,8 @@ from perun_core.cli.status_format import (
 )
 
 
-def render_status(report, *, short: bool, color: bool) -> list[str]:
+def render_status(report, *, short: bool, color: bool, width: int | None = None) -> list[str]:
+    """The lines of ``status``; the tables of profiles fit ``width`` columns when given."""
     head = report.head
     lines = []
     dirty = " (uncommitted changes)" if report.dirty else ""
@@ -41,9 +42,9 @@ def render_status(report, *, short: bool, color: bool) -> list[str]:
         lines.extend("    " + _safe(line) for line in head.desc.splitlines() or [""])
         lines.append("")
     lines.extend(_profile_section("Tracked profiles", report.registered, report.status_format, short, color,
-                                  empty="(no tracked profiles at this minor version)"))
+                                  empty="(no tracked profiles at this minor version)", width=width))
     lines.extend(_profile_section("Pending profiles", report.pending, report.status_format, short, color,
-                                  empty="(no pending profiles)"))
+                                  empty="(no pending profiles)", width=width))
     if report.pending_elsewhere:
         others = report.pending_elsewhere
         at = len(lines) - 1 if lines and lines[-1] == "" else len(lines)  # before the section's closing blank line
@@ -76,14 +77,15 @@ def _check_section(findings, short: bool, color: bool) -> list[str]:
     return lines
 
 
-def _profile_section(title: str, infos, fmt: str, short: bool, color: bool, empty: str) -> list[str]:
+def _profile_section(title: str, infos, fmt: str, short: bool, color: bool, empty: str,
+                     width: int | None = None) -> list[str]:
     lines = [paint(f"{title} ({len(infos)}):", "heading", color)]
     if not infos:
         if not short:
             lines.append(paint(f"  {empty}", "muted", color))
         return lines
-    headers, rows = status_rows(fmt, infos)
     tag_width = max(len("id"), *(len(i.tag) for i in infos))
+    headers, rows = status_rows(fmt, infos, None if width is None else width - 3 - tag_width)
     if not short:
         # the format's own text (format.status) is escaped too: it comes from a configuration file
         lines.append(paint("  " + "id".ljust(tag_width) + " " + _safe("".join(headers).rstrip()), "muted", color))
@@ -96,8 +98,10 @@ def _profile_section(title: str, infos, fmt: str, short: bool, color: bool, empt
     return lines
 
 
-def render_log(revision: str | None, *, short: bool, graph: bool, limit: int | None, color: bool) -> Iterator[str]:
-    """Lines of `log`, produced while the history is walked."""
+def render_log(revision: str | None, *, short: bool, graph: bool, limit: int | None, color: bool,
+               width: int | None = None) -> Iterator[str]:
+    """Lines of `log`, produced while the history is walked; a pending profile's file goes on the line under
+    it where its line would be wider than ``width``."""
 
     with api.open_repository() as repo:
         fmt = api.log_format(repo=repo)
@@ -118,8 +122,9 @@ def render_log(revision: str | None, *, short: bool, graph: bool, limit: int | N
             lead = paint(prefix, "graph", color) + " " if prefix else ""
             pad = paint(_continuation(prefix), "graph", color) + " " if prefix else ""
             if short:
+                room = None if width is None else width - len(prefix) - bool(prefix)
                 yield (lead + "".join(paint(_safe(text), style, color)
-                                      for text, style in shortlog_segments(fmt, entry, tokens))).rstrip()
+                                      for text, style in shortlog_segments(fmt, entry, tokens, room))).rstrip()
             else:
                 yield lead + paint(f"Minor Version {version.checksum}", "checksum", color)
                 if len(version.parents) > 1:
@@ -133,8 +138,14 @@ def render_log(revision: str | None, *, short: bool, graph: bool, limit: int | N
                     yield pad + "    " + _safe(line)
                 for info in [*entry.profiles, *entry.pending]:
                     what = _safe(f"[{info.type}] {info.cmd} {info.args} {info.workload} ({info.collector})")
-                    waiting = "" if info.registered else " " + paint("pending: " + _safe(info.source), "muted", color)
-                    yield pad + f"    {paint(info.tag, 'tag', color)} {what}{waiting}".rstrip()
+                    waiting = "" if info.registered else paint("pending: " + _safe(info.source), "muted", color)
+                    line = f"    {paint(info.tag, 'tag', color)} {what}".rstrip()
+                    plain = len(_continuation(prefix)) + 1 + len(f"    {info.tag} {what} pending: {info.source}")
+                    if waiting and width is not None and plain > width:
+                        yield pad + line
+                        yield pad + " " * (5 + len(info.tag)) + waiting
+                    else:
+                        yield pad + f"{line} {waiting}".rstrip()
                 yield pad
             for connector in connectors:
                 yield paint(connector, "graph", color)

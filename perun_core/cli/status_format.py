@@ -68,11 +68,15 @@ def _raw_status_value(info, tag: str) -> str:
     return str(getattr(info, tag) or "")
 
 
-def status_rows(fmt: str, infos: Iterable) -> tuple[list[str], list[list[str]]]:
+def status_rows(fmt: str, infos: Iterable, width: int | None = None) -> tuple[list[str], list[list[str]]]:
     """Column headers and aligned cells: the tag column, then the format's parts.
 
     Each tag becomes a column padded to its widest value, so the listing
-    reads as a table whatever delimiters the format uses.
+    reads as a table whatever delimiters the format uses.  Rows wider than
+    ``width`` leave out the columns with nothing in any row (and a delimiter
+    with each), then the seconds of the times, then cut the widest columns
+    with an ellipsis (a file name, commit or time never: rows with one too
+    wide for the terminal stay wide).
     """
     tokens = parse_format(fmt, STATUS_TAGS, "format.status")
     infos = list(infos)
@@ -81,12 +85,63 @@ def status_rows(fmt: str, infos: Iterable) -> tuple[list[str], list[list[str]]]:
         if info.error:
             cells[i] = [info.error if t.tag == "type" else (
                 "" if t.tag else (t.literal or "")) for t in tokens]
+    # a profile that cannot be read has its error in one cell: the row goes on past the table, never widening it
+    errors = [bool(info.error) for info in infos]
+    good = [row for row, bad in zip(cells, errors) if not bad]
+    if width is not None and len("".join(_widest(tokens, good)).rstrip()) > width:
+        tokens, cells = _fitted(tokens, cells, width, errors)
+        good = [row for row, bad in zip(cells, errors) if not bad]
     headers = [t.tag or (t.literal or "") for t in tokens]
-    widths = [max([len(h) if tokens[c].tag else 0 for h in headers[c : c + 1]] + [len(row[c]) for row in cells])
+    widths = [max([len(h) if tokens[c].tag else 0 for h in headers[c : c + 1]] + [len(row[c]) for row in good])
               for c in range(len(tokens))]
     padded_headers = [(h if tokens[c].tag else " " * len(tokens[c].literal or "")).ljust(widths[c]) for c, h in enumerate(headers)]
     padded = [[row[c].ljust(widths[c]) if tokens[c].tag else row[c] for c in range(len(tokens))] for row in cells]
     return padded_headers, padded
+
+
+#: the tags whose values are shown whole even in a table too wide: a cut one would name nothing
+_WHOLE = ("source", "checksum", "time")
+
+
+def _widest(tokens: list[Token], cells: list[list[str]]) -> list[str]:
+    """The widest text of each column (a tag's name as its header counts)."""
+    return [max([token.tag if token.tag else token.literal or ""] + [row[c] for row in cells], key=len)
+            for c, token in enumerate(tokens)]
+
+
+def _fitted(tokens: list[Token], cells: list[list[str]], width: int,
+            errors: list[bool]) -> tuple[list[Token], list[list[str]]]:
+    """The columns of a status table too wide for ``width``: empty ones left out, then the widest cut (the
+    rows of ``errors`` neither count nor are cut)."""
+    good = [row for row, bad in zip(cells, errors) if not bad]
+    keep = list(range(len(tokens)))
+    for c, token in enumerate(tokens):
+        if token.tag and all(not row[c].strip() for row in good):
+            keep.remove(c)
+            beside = c + 1 if c + 1 < len(tokens) and tokens[c + 1].tag is None else c - 1
+            if beside in keep and tokens[beside].tag is None:
+                keep.remove(beside)
+    tokens, cells = [tokens[c] for c in keep], [[row[c] for c in keep] for row in cells]
+    sizes = [len(text) for text in _widest(tokens, [row for row, bad in zip(cells, errors) if not bad])]
+    excess = sum(sizes) - width
+    # then the seconds of the times (the minute tells profiles apart as well, as in the TUI)
+    for c, token in enumerate(tokens):
+        if excess > 0 and token.tag == "time":
+            cells = [row if bad else [*row[:c], row[c][:16], *row[c + 1:]] for row, bad in zip(cells, errors)]
+            excess -= sizes[c] - max(16, len(token.tag))
+            sizes[c] = max(16, len(token.tag))
+    while excess > 0:
+        # a column keeps its header and four cells at least; a file name, a commit or a time is never cut
+        cuttable = [c for c, token in enumerate(tokens)
+                    if token.tag and token.tag not in _WHOLE and sizes[c] > max(4, len(token.tag))]
+        if not cuttable:
+            break
+        widest = max(cuttable, key=sizes.__getitem__)
+        sizes[widest] -= 1
+        excess -= 1
+    cells = [row if bad else [_shorten(text, sizes[c], ellipsis=True) if tokens[c].tag and len(text) > sizes[c]
+                              else text for c, text in enumerate(row)] for row, bad in zip(cells, errors)]
+    return tokens, cells
 
 
 # -- shortlog -------------------------------------------------------------------
@@ -97,11 +152,13 @@ def stats_text(counts) -> str:
     return f"{counts.total}|{counts.memory}|{counts.mixed}|{counts.time} profiles"
 
 
-def shortlog_segments(fmt: str, entry, tokens: list[Token] | None = None) -> list[Segment]:
-    """Segments of one ``log --short`` line for a LogEntry."""
+def shortlog_segments(fmt: str, entry, tokens: list[Token] | None = None, width: int | None = None) -> list[Segment]:
+    """Segments of one ``log --short`` line for a LogEntry; a line wider than ``width`` has its message
+    shortened (with an ellipsis) by what it is too wide."""
     tokens = tokens if tokens is not None else parse_format(fmt, SHORTLOG_TAGS, "format.shortlog")
     version = entry.version
     out: list[Segment] = []
+    message = -1
     for token in tokens:
         if token.literal is not None:
             out.append((token.literal, ""))
@@ -132,7 +189,13 @@ def shortlog_segments(fmt: str, entry, tokens: list[Token] | None = None) -> lis
         text = escape_controls(text)
         if token.width is not None:
             text = _shorten(text, token.width, ellipsis=tag == "desc")
+        if tag == "desc":
+            message = len(out)
         out.append((text, style))
+    excess = len("".join(text for text, _style in out).rstrip()) - width if width is not None else 0
+    if excess > 0 and message >= 0:
+        text, style = out[message]
+        out[message] = (_shorten(text, max(len(text) - excess, 8), ellipsis=True), style)
     return out
 
 

@@ -9,6 +9,7 @@ so every command module may use it at start-up.
 from __future__ import annotations
 
 import os
+import re
 import sys
 
 #: style name -> ANSI code
@@ -59,3 +60,52 @@ def paint_segments(segments: list[tuple[str, str]], color: bool) -> str:
     if not color:
         return "".join(text for text, _style in segments)
     return "".join(f"{STYLES[style]}{text}{RESET}" if style in STYLES and text else text for text, style in segments)
+
+
+#: the space between a number and its unit (``30.0 ns``, ``64.0M Ir``), which a line is not broken at
+_UNIT_SPACE = re.compile(r"(?:(?<=\d)|(?<=\d[kMGT])) (?=[^\W\d])|(?<='\$) ")
+
+
+def wrap_segments(segments: list[tuple[str, str]], width: int, hang: int = 2) -> list[list[tuple[str, str]]]:
+    """A line of ``(text, style)`` segments on lines of at most ``width`` columns, styles kept.
+
+    The line's lead (its graph bars and indentation) starts every line, a
+    ``*`` of the graph continued as ``|``; the lines after the first are
+    indented ``hang`` more (a hanging indent).  Lines break at spaces, never
+    between an amount and its unit; a word longer than a line is cut into
+    pieces of a line each.
+    """
+    cut = 0
+    while cut < len(segments) and (segments[cut][1] == "graph" or not segments[cut][0].strip()):
+        cut += 1
+    lead, body = segments[:cut], segments[cut:]
+    lead_width = sum(len(text) for text, _style in lead)
+    text = "".join(text for text, _style in body)
+    if lead_width + len(text) <= width or not text.strip():
+        return [segments]
+    styles = [style for part, style in body for _char in part]
+    first_room = max(width - lead_width, 12)
+    room = max(first_room - hang, 10)
+    ranges: list[list[int]] = []
+    for word in re.finditer(r"[^ ]+", _UNIT_SPACE.sub("\0", text)):
+        start, end = word.span()
+        if ranges and end - ranges[-1][0] <= (first_room if len(ranges) == 1 else room):
+            ranges[-1][1] = end
+            continue
+        if not ranges:
+            start = 0  # the first line keeps its own leading spaces
+        while end - start > (first_room if not ranges else room):  # a word longer than a whole line
+            ranges.append([start, start + (first_room if not ranges else room)])
+            start = ranges[-1][1]
+        ranges.append([start, end])
+    more = [(text.replace("*", "|"), style) for text, style in lead] + [(" " * hang, "")]
+    out = []
+    for number, (start, end) in enumerate(ranges):
+        pieces: list[tuple[str, str]] = []
+        for index in range(start, end):
+            if pieces and pieces[-1][1] == styles[index]:
+                pieces[-1] = (pieces[-1][0] + text[index], styles[index])
+            else:
+                pieces.append((text[index], styles[index]))
+        out.append([*(lead if number == 0 else more), *pieces])
+    return out

@@ -9,7 +9,11 @@
   subtype) by which the list is sorted, largest first.  The value of a
   group is the *sum* of its resources when they carry call stacks (samples,
   allocations: each is a part of the whole) and their *mean* otherwise
-  (repeated measurements of one thing: runs, rounds, repetitions).
+  (repeated measurements of one thing: runs, rounds, repetitions).  The
+  porcelain gives repeated measurements in both profiles the values the
+  degradation check reports instead (``levels``: the baseline's median and
+  that median moved by the robust shift), so one pair reads the same change
+  in ``diff`` and ``check``.
 * ``functions`` (profiles with call stacks or caller edges):
   one :class:`FunctionChange` per function with its exclusive and
   inclusive cost and calls in both, functions that appear or disappear
@@ -30,6 +34,7 @@ from __future__ import annotations
 import operator
 from dataclasses import dataclass, field
 from itertools import repeat
+from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
 from ..errors import IncomparableProfiles
@@ -48,6 +53,11 @@ TIME_UNITS = {"ns": 1e-9, "us": 1e-6, "µs": 1e-6, "ms": 1e-3, "s": 1.0}
 #: page or two, times by scheduling), so a smaller difference says nothing; ``diff --noise-floor`` sets it.
 NOISE_FLOOR = 0.01
 
+#: (baseline amounts, target amounts) -> (baseline value, target value, relative change) of a group of repeated
+#: measurements: the porcelain passes the degradation check's robust levels, so that a pair shows one change in
+#: ``diff`` and ``check``
+Levels = Callable[[list[float], list[float]], tuple[float, float, float]]
+
 
 @dataclass(frozen=True, slots=True)
 class Change:
@@ -59,13 +69,15 @@ class Change:
     unit: str
     baseline: float | None
     target: float | None
-    #: "sum" or "mean" of the group's resources
+    #: "sum", "mean" or "robust" (the levels of :data:`Levels`) of the group's resources
     statistic: str
     baseline_count: int
     target_count: int
     impact: float
     #: relative changes smaller than this count as ``same`` (see :data:`NOISE_FLOOR`)
     noise_floor: float = NOISE_FLOOR
+    #: the relative change that ``levels`` gave (statistic ``robust``), else None: computed from the values
+    robust_relative: float | None = None
 
     @property
     def absolute(self) -> float:
@@ -76,6 +88,8 @@ class Change:
         """(target - baseline) / baseline; None when there is no (or a zero) baseline."""
         if not self.baseline:
             return None
+        if self.robust_relative is not None:
+            return self.robust_relative
         return self.absolute / abs(self.baseline)
 
     @property
@@ -243,8 +257,12 @@ def _has_stacks(profile: Profile) -> bool:
     return False
 
 
-def _groups(profile: Profile) -> dict[tuple[str, str, str], tuple[float, int, str, bool]]:
-    """(type, subtype, uid) -> (sum, count, unit, carries stacks) of the numeric ``amount`` of every resource."""
+def _groups(profile: Profile, values: dict[tuple[str, str, str], list[float]] | None = None,
+            ) -> dict[tuple[str, str, str], tuple[float, int, str, bool]]:
+    """(type, subtype, uid) -> (sum, count, unit, carries stacks) of the numeric ``amount`` of every resource.
+
+    ``values``, when given, gets the amounts of the resources without a call stack, by group.
+    """
     import numpy as np
 
     out: dict[tuple[str, str, str], list] = {}
@@ -282,6 +300,16 @@ def _groups(profile: Profile) -> dict[tuple[str, str, str], tuple[float, int, st
             sums = np.bincount(group_codes, weights=amounts[numeric])
             counts = np.bincount(group_codes)
             stacks = np.bincount(group_codes, weights=traced[numeric].astype(np.float64)) > 0
+        if values is not None:
+            plain = ~traced[numeric]
+            codes, amounts_of = combined[plain], amounts[numeric][plain]
+            order = np.argsort(codes, kind="stable")
+            codes, amounts_of = codes[order], amounts_of[order]
+            starts = np.flatnonzero(np.r_[True, codes[1:] != codes[:-1]]) if len(codes) else codes
+            for start, end in zip(starts.tolist(), [*starts[1:].tolist(), len(codes)]):
+                code = int(codes[start])
+                kind, _, subtype = kind_names[code // width].partition("\0")
+                values.setdefault((kind, subtype, uid_names[code % width]), []).extend(amounts_of[start:end].tolist())
         for code, total, count, has_stack in zip(group_names.tolist(), sums.tolist(), counts.tolist(),
                                                  stacks.tolist()):
             kind, _, subtype = kind_names[code // width].partition("\0")
@@ -474,18 +502,22 @@ def _compare_functions(base: FunctionCosts, target: FunctionCosts, names: tuple[
 # -- the comparison ---------------------------------------------------------------------------
 
 def compare(baseline: Profile, target: Profile, *, baseline_name: str = "baseline", target_name: str = "target",
-            functions: bool = True, noise_floor: float = NOISE_FLOOR) -> Comparison:
+            functions: bool = True, noise_floor: float = NOISE_FLOOR, levels: Levels | None = None) -> Comparison:
     """Compare ``target`` with ``baseline``; see the module docstring.
 
     ``noise_floor`` is the share of the baseline below which a change is
-    ``same`` (:data:`NOISE_FLOOR`).
+    ``same`` (:data:`NOISE_FLOOR`).  ``levels``, when given, gives the values
+    of a group of repeated measurements found in both profiles in place of
+    their means (statistic ``robust``; see :data:`Levels`).
 
     Raises :class:`IncomparableProfiles` when a type is in units that
     cannot be converted into each other.
     """
     names = (baseline_name, target_name)
-    base_groups = _groups(baseline)
-    target_groups = _groups(target)
+    base_values: dict[tuple[str, str, str], list[float]] | None = {} if levels is not None else None
+    target_values: dict[tuple[str, str, str], list[float]] | None = {} if levels is not None else None
+    base_groups = _groups(baseline, base_values)
+    target_groups = _groups(target, target_values)
     base_units: dict[str, str] = {}
     target_units: dict[str, str] = {}
     for (kind, subtype, _), (_, _, unit, _) in base_groups.items():
@@ -510,15 +542,21 @@ def compare(baseline: Profile, target: Profile, *, baseline_name: str = "baselin
         stat = "sum" if (b and b[3]) or (t and t[3]) else "mean"
         scale = scales.get(f"{kind}({subtype})", 1.0)
         bv, tv = value(b, stat), value(t, stat, scale)
+        # one measurement a side is its own level (a caller edge of callgrind); the check gives it the same
+        if stat == "mean" and levels is not None and b and t and (b[1] > 1 or t[1] > 1) and base_values \
+                and target_values:
+            bv, tv, robust = levels([*base_values[key]], [v * scale for v in target_values[key]])
+            stat = "robust"
         unit = b[2] if b else t[2]  # type: ignore[index]
-        changes_raw.append((kind, subtype, uid, unit, bv, tv, stat, b[1] if b else 0, t[1] if t else 0))
+        changes_raw.append((kind, subtype, uid, unit, bv, tv, stat, b[1] if b else 0, t[1] if t else 0,
+                            robust if stat == "robust" else None))
         group = (kind, subtype)
         totals[group] = totals.get(group, 0.0) + abs(bv if bv is not None else (tv or 0.0))
     changes = []
-    for kind, subtype, uid, unit, bv, tv, stat, bn, tn in changes_raw:
+    for kind, subtype, uid, unit, bv, tv, stat, bn, tn, robust in changes_raw:
         whole = totals.get((kind, subtype)) or 1.0
         impact = abs((tv or 0.0) - (bv or 0.0)) / whole
-        changes.append(Change(uid, subtype, kind, unit, bv, tv, stat, bn, tn, impact, noise_floor))
+        changes.append(Change(uid, subtype, kind, unit, bv, tv, stat, bn, tn, impact, noise_floor, robust))
     changes.sort(key=lambda c: (-c.impact, c.type, c.subtype, c.uid))
     result_functions = None
     function_unit = ""

@@ -47,9 +47,10 @@ UP: RGB = (215, 48, 39)
 DOWN: RGB = (26, 152, 80)
 
 
-def _signed(value: float, unit: str = "") -> str:
-    """An amount of change with its sign and unit: ``+64.3 ms``, ``-2 samples``."""
-    text = format_amount(round(value, 6) if isinstance(value, float) else value, unit)
+def _signed(value: float, unit: str = "", column: bool = False) -> str:
+    """An amount of change with its sign and unit: ``+64.3 ms``, ``-2 samples`` (``column``: a table's cell,
+    see :func:`~perun_core.amounts.format_amount`)."""
+    text = format_amount(round(value, 6) if isinstance(value, float) else value, unit, column=column)
     return text if text.startswith("-") else "+" + text
 
 
@@ -66,10 +67,10 @@ def _relative(change: Change) -> str:
     return "n/a" if rel is None else _percent(rel)
 
 
-def _number(value: float | None, unit: str = "") -> str:
+def _number(value: float | None, unit: str = "", column: bool = False) -> str:
     if value is None:
         return "-"
-    return format_amount(round(value, 6) if isinstance(value, float) else value, unit)
+    return format_amount(round(value, 6) if isinstance(value, float) else value, unit, column=column)
 
 
 def _tint(text: str, delta: float, color: bool) -> str:
@@ -176,8 +177,8 @@ def render_short(comparison: Comparison, *, width: int = 100, color: bool = Fals
         out.extend(_wrap("converted: " + ", ".join(f"{key} from {a} to {b}"
                                                    for key, (a, b) in comparison.converted.items()), width))
     titles = ("baseline", "target", "change", "rel")
-    numbers = [(_number(c.baseline, c.unit), _number(c.target, c.unit), _signed(c.absolute, c.unit), _relative(c))
-               for c in shown]
+    numbers = [(_number(c.baseline, c.unit, True), _number(c.target, c.unit, True), _signed(c.absolute, c.unit, True),
+                _relative(c)) for c in shown]
     cols = [max([len(h)] + [len(n[i]) for n in numbers]) for i, h in enumerate(titles)]
     sub_width = min(max([7] + [len(c.subtype) for c in shown]), 16)
     fixed = sum(cols) + sub_width + 2 * 5
@@ -227,9 +228,9 @@ def _function_lines(comparison: Comparison, *, width: int, color: bool, limit: i
             f"{_number(f.baseline_calls)}->{_number(f.target_calls)}"
         share = "new" if f.status == "new" else "gone" if f.status == "gone" else ""
         share = (_percent(f.contribution) if total else "-") + (f" {share}" if share else "")
-        numbers.append((_number(f.baseline_exclusive, unit), _number(f.target_exclusive, unit),
-                        _signed(f.exclusive_change, unit), share, _number(f.baseline_inclusive, unit),
-                        _number(f.target_inclusive, unit), calls))
+        numbers.append((_number(f.baseline_exclusive, unit, True), _number(f.target_exclusive, unit, True),
+                        _signed(f.exclusive_change, unit, True), share, _number(f.baseline_inclusive, unit, True),
+                        _number(f.target_inclusive, unit, True), calls))
     cols = [max([len(h)] + [len(n[i]) for n in numbers]) for i, h in enumerate(titles)]
     name_width = max(min(max([8] + [len(f.function) for f in shown]), width - sum(cols) - 2 * len(cols)), 12)
     if name_width + sum(cols) + 2 * len(cols) > width:

@@ -21,6 +21,7 @@ from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
 from ..amounts import amount_scale, nice_ticks, unit_family
+from .overlap import draw_curves
 from .style import DEFAULT_THEME, RGB, Theme, fit, fit_middle, paint, strip_ansi, text_width
 
 if TYPE_CHECKING:  # pragma: no cover
@@ -318,11 +319,10 @@ def render_scatter(
         plt.yticks(yticks, ylabels)
         _x_ticks(plt, [x for _, x, _ in clouds], xlim, width)
         # curves first: the measured points stay visible on top of them
-        for index, (name, x, y) in enumerate(lines):
-            if not len(x):
-                continue
-            plt.plot(_floats(x), _floats(y), marker=_cycle(LINE_MARKERS, index),
-                     color=_colour(theme, len(clouds) + index), label=(name or None) if legend else None)
+        draw_curves(plt, [(x, y) for _, x, y in lines], markers=[_cycle(LINE_MARKERS, i) for i in range(len(lines))],
+                    colours=[_colour(theme, len(clouds) + i) for i in range(len(lines))],
+                    labels=[(name or None) if legend else None for name, _, _ in lines], xlim=xlim, ylim=ylim,
+                    columns=width - 3 - max(map(len, ylabels), default=0), rows=_rows(height, title, xlabel, ylabel))
         for index, (name, x, y) in enumerate(clouds):
             if not len(x):
                 continue
@@ -340,7 +340,8 @@ def _legend_below(entries: list[tuple[str, RGB | None, str]], width: int, height
                   ylabel: str) -> tuple[list[str] | None, int]:
     """The legend's lines under a plot too low to keep two rows free above the data for it (plotext would draw
     it over them, or not at all), and the plot's height left; the names' notes in brackets left out if that
-    saves a line, no legend if the plot cannot spare the rows.  ``None`` when it fits above the data.
+    saves a line, no legend if the plot cannot spare the rows (it keeps three, or two for a legend of one line:
+    the compare view's lower plot at 80x24).  ``None`` when it fits above the data.
     """
     rows = _rows(height, title, xlabel, ylabel)
     if not entries or rows - len(entries) - 1 >= 2:
@@ -349,7 +350,7 @@ def _legend_below(entries: list[tuple[str, RGB | None, str]], width: int, height
         # whole names first; then each cut before its note in brackets ("linear (R^2=0.216)" as "linear")
         lines = _legend_lines([(marker, colour, name.split(" (", 1)[0] if short else name)
                                for marker, colour, name in entries], width)
-        if len(lines) <= rows - 3:  # the plot keeps three rows of data at least
+        if len(lines) <= rows - 3 + (len(lines) == 1):  # the plot keeps three rows of data, two beside one line
             return lines, height - len(lines)
     return [], height
 

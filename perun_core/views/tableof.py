@@ -176,7 +176,7 @@ def _shown_cells(table: Table) -> list[list[str]]:
     """The text of every cell as a reader sees it: a measured value with its unit (``510.0 ms``)."""
     if not table.units:
         return [[_cell(v) for v in row] for row in table.rows]
-    return [[escape_controls(format_amount(v, unit)) if unit and _is_number(v) else _cell(v)
+    return [[escape_controls(format_amount(v, unit, column=True)) if unit and _is_number(v) else _cell(v)
              for v, unit in zip(row, units)] for row, units in zip(table.rows, table.units)]
 
 

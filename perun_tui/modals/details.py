@@ -98,7 +98,7 @@ class ProfileDetailsScreen(ModalScreen[None]):
         self.query_one("#details-resources", Label).update(f"Resources · {summary.resources} in {regions}")
         stats = self.query_one("#details-stats", AmountsTable)
         stats.set_rows([Text(escape_controls(row.name)), Text(format_number(row.count), justify="right"),
-                        *(Text(escape_controls(format_amount(v, row.unit)), justify="right")
+                        *(Text(escape_controls(_statistic(row, v)), justify="right")
                           for v in (row.minimum, row.mean, row.maximum))] for row in summary.fields)
         stats.display = bool(summary.fields)
         models = self.query_one("#details-models", AmountsTable)
@@ -135,3 +135,11 @@ def _compact(value: Any) -> str:
     if isinstance(value, bool):
         return "true" if value else "false"  # as local.yml and the forms write it, not Python's False
     return str(value)
+
+
+def _statistic(row: Any, value: Any) -> str:
+    """A statistic of a numeric field: an amount with its unit, an address in hexadecimal (as a count, the
+    address of a memory profile read '94.2T')."""
+    if row.key == "address" and isinstance(value, (int, float)) and value == value and abs(value) != float("inf"):
+        return f"{round(value):#x}"
+    return format_amount(value, row.unit, column=True)

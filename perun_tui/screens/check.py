@@ -66,12 +66,15 @@ _RESULT_STYLES = {
 #: the findings' columns, dropped from the least useful on when the width is short (widgets/columns.py);
 #: the line under the table names the selected finding's two profiles
 FINDING_COLUMNS = (
-    Column("commit", "commit", 2, 7),
+    # the line under the table names the selected finding's commit too: at 40 columns it gives way to the delta
+    Column("commit", "commit", 3, 7),
     # cut in the middle: "./sll-bench [max_rss]" keeps the subtype that tells its rows apart
     Column("location", "location", 0, 12, 40, shrink=True, middle=True),
-    Column("result", "result", 1, 6, 16),
+    # cut to "~ MaybeD…" at the least (for the delta at 40 columns): the glyph and the word's start still tell
+    # the results apart
+    Column("result", "result", 1, 9, 19, squeeze=True),
     # at most "+1250.0%": "below resolution" (a change from 0) is cut rather than push "from → to" out
-    Column("delta", "delta", 3, 6, 10),
+    Column("delta", "delta", 2, 6, 10),
     Column("change", "from → to", 4, 9, 23),
     Column("confidence", "confidence", 5, 8),
     Column("method", "method", 6, 6, 30),

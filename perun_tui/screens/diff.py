@@ -143,7 +143,9 @@ class DiffScreen(Screen[None]):
         self.query_one("#diff-table-text", Static).remove_class("-error").update(ansi_picture(message.table))
         flame = message.flame if message.flame is not None else \
             "no call stacks in both profiles: no difference flame graph"
-        self.query_one("#diff-flame-text", Static).update(ansi_picture(flame))
+        # the note without a flame graph is a sentence: it wraps at the screen's edge (cut at 40 columns)
+        self.query_one("#diff-flame-text", Static).set_class(message.flame is None, "-sentence").update(
+            ansi_picture(flame))
         self.query_one("#diff-bars-text", Static).update(ansi_picture(message.bars))
 
     def action_tab(self, pane: str) -> None:

@@ -340,6 +340,8 @@ class MainScreen(Screen[None]):
 
         core = self.app.core  # type: ignore[attr-defined]
         base, base_minor, target, target_minor = message.base, message.base_minor, message.target, message.target_minor
+        # the toasts of the marks said to press d: pressed, they would only cover the difference
+        self.app.dismiss_notes("marked ", "unmarked ")  # type: ignore[attr-defined]
         self.app.push_screen(DiffScreen(lambda: (core.load(base, base_minor), core.load(target, target_minor)),
                                         f"{base.tag} → {target.tag}"))
 

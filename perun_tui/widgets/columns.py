@@ -3,10 +3,11 @@
 A table lists its columns with a priority (0 the most useful), the width
 below which a column is not worth showing, and a cap; :func:`fit_columns`
 takes the columns in priority order, each as wide as its content needs (up
-to the cap), until one does not fit: that one is shown if its minimum
-fits, whole if the columns marked ``shrink`` before it can give up enough
-width above their minimums, else narrower; the less useful ones after it
-are left out.  A column marked ``optional`` that has nothing in any row
+to the cap), until one does not fit: that one is shown whole if the columns
+marked ``shrink`` before it can give up enough width above their minimums,
+else narrower, down to its minimum (for which they give up what it needs);
+the less useful ones after it are left out, but for a table of fewer than
+:data:`FEWEST` columns, where the next one is fitted the same way.  A column marked ``optional`` that has nothing in any row
 (every cell empty or ``-``) comes after every column with something in it,
 and only whole: its header alone would take the width a column with
 content needs.  The columns keep their order on screen.
@@ -38,11 +39,17 @@ class Column:
     maximum: int = 60
     #: gives up width down to ``minimum`` so that a more useful column is not cut
     shrink: bool = False
+    #: gives up width down to ``minimum`` only so that a table shows :data:`FEWEST` columns
+    squeeze: bool = False
     #: with nothing in any row (every cell empty or ``-``), last in line and shown only whole
     optional: bool = False
     #: a cell too wide is shortened in its middle: its end tells rows apart (``./app [max_rss]``)
     middle: bool = False
 
+
+#: a table of fewer columns says too little: the next one still gets its minimum from the shrinking columns
+#: (the check's location, result and delta at 40 columns)
+FEWEST = 3
 
 #: what a cell holds when it says nothing (an empty list shown as a dash)
 _NOTHING = ("", "-")
@@ -77,16 +84,28 @@ def fit_columns(columns: Sequence[Column], rows: Iterable[Sequence[str]], width:
         # column cut would show a cut header over dashes: it is left out instead.
         if empty[index] and chosen:
             break
-        if room - padding >= min(columns[index].minimum, wanted[index]) or not chosen:
+        least = min(columns[index].minimum, wanted[index])
+        short = len(chosen) < FEWEST
+        slack = {other: chosen[other] - columns[other].minimum for other in chosen
+                 if (columns[other].shrink or (short and columns[other].squeeze))
+                 and chosen[other] > columns[other].minimum}
+        # its minimum fits; or, in a table of fewer than FEWEST columns, fits once the shrinking columns give up
+        # their width above theirs
+        few = short and room + sum(slack.values()) - padding >= least
+        if room - padding >= least or not chosen or few:
             deficit = wanted[index] + padding - room
-            slack = {other: chosen[other] - columns[other].minimum for other in chosen
-                     if columns[other].shrink and chosen[other] > columns[other].minimum}
+            if few and sum(slack.values()) < deficit and room - padding < least:
+                deficit = least + padding - room  # shown at its minimum, the others down to what it needs
             if sum(slack.values()) >= deficit:
                 for other in sorted(slack, key=lambda o: columns[o].priority, reverse=True):
                     take = min(slack[other], deficit)
                     chosen[other] -= take
+                    room += take
                     deficit -= take
-                chosen[index] = wanted[index]
+                chosen[index] = min(wanted[index], room - padding)
+                room -= chosen[index] + padding
+                if len(chosen) < FEWEST:
+                    continue
             else:
                 chosen[index] = max(room - padding, 1)
         break
@@ -125,6 +144,10 @@ class FittedTable(DataTable):
 
     def on_show(self) -> None:
         # a table filled while hidden (a tab not shown) was fitted to no width: fitted again once it shows
+        self.call_after_refresh(self.on_resize)
+
+    def watch_show_vertical_scrollbar(self) -> None:
+        # the scrollbar that came (or went) with the rows takes (or gives) a column the table was fitted to
         self.call_after_refresh(self.on_resize)
 
     def _fit(self) -> list[tuple[Column, int]]:
@@ -256,7 +279,8 @@ class AmountsTable(DataTable):
                 justify = self.rows_given[0][index].justify if self.rows_given else None
                 self.add_column(Text(label, justify=justify or "left"), width=size)
             for row in self.rows_given:
-                self.add_row(cut_cell(row[0], name_width, middle=True), *row[1:])
+                self.add_row(cut_cell(row[0], name_width, middle=True),
+                             *(_right_aligned(cell, size) for cell, size in zip(row[1:], amounts)))
             return
         # one column of lines: the name, then each amount after its label (indented under the name)
         line_width = max(width - pad, 1)
@@ -271,6 +295,17 @@ class AmountsTable(DataTable):
                     line = Text(f"  {(label if number == 0 else '').ljust(key_width)}  ")
                     line.append(part, style=cell.style)
                     self.add_row(line)
+
+
+def _right_aligned(cell: Text, size: int) -> Text:
+    """A right-justified ``cell`` padded on its left to ``size`` by hand: rich's right justification strips the
+    trailing spaces that keep a singular count's digits under a plural's (``1 sample `` under ``56 samples``)."""
+    if cell.justify != "right" or not cell.plain.endswith(" "):
+        return cell
+    padded = cell.copy()
+    padded.pad_left(max(size - cell.cell_len, 0))
+    padded.justify = "left"
+    return padded
 
 
 def _wrap_words(text: str, width: int) -> list[str]:

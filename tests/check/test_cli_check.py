@@ -184,3 +184,25 @@ def test_the_parent_survives_a_worker_that_is_already_gone():
     os.close(write)  # the worker ended without a word
     assert parallel._ask(read)[0] == "failed"
     os.close(read)
+
+
+def test_tree_lines_wrap_at_the_terminal_width_with_a_hanging_indent(tmp_path):
+    """A result line wider than the terminal (80 columns on a pipe) goes on in lines under it, indented two
+    more than its text and behind the graph's bar; an amount stays with its unit."""
+    program = "./build/release/benchmarks/search-with-a-long-name"
+    (tmp_path / "old.perf").write_text(json.dumps(timed([0.10, 0.11, 0.10, 0.09, 0.10, 0.10], cmd=program)))
+    (tmp_path / "new.perf").write_text(json.dumps(timed([0.20, 0.21, 0.20, 0.19, 0.20, 0.20], cmd=program)))
+    env = {"NO_COLOR": "1", "COLUMNS": ""}  # no COLUMNS and no terminal: 80
+    for columns, width in (("", 80), ("60", 60)):
+        result = run_cli("check", "profiles", "old.perf", "new.perf", cwd=tmp_path, env={**env, "COLUMNS": columns})
+        assert result.returncode == 3, result.stderr
+        lines = result.stdout.splitlines()
+        assert max(len(line) for line in lines) <= width, result.stdout
+        head = next(i for i, line in enumerate(lines) if "- Degradation" in line)
+        # the name goes on under the result, two columns in from where the result's text began
+        assert lines[head + 1].startswith("|     ") and lines[head + 1][6] != " "
+        more = [line[6:] for line in lines[head + 1:head + 3] if line.startswith("|     ") and line[6] != " "]
+        assert " ".join([lines[head], *more]).endswith(f"at {program} [real]")
+        details = [line for line in lines if line.startswith("|       ")]
+        assert any(line.startswith("|       from: ") for line in details)
+        assert all(not line.endswith((" 100.0", " 200.0")) for line in lines)  # an amount keeps its unit

@@ -89,7 +89,8 @@ def test_a_python_function_switched_to_a_list_scan_is_named_first(tmp_path, run_
     assert "(no pending profiles)" in status.stdout and "pending profiles of other commits" not in status.stdout
     assert "pytrace" not in run_cli("log", cwd=root).stdout
     # the tree names it too, with its share, from the kept profiles of the first explanation
-    tree = run_cli("check", "head", "--explain", cwd=root, env={"NO_COLOR": "1"})
+    # a wide terminal: a line per result
+    tree = run_cli("check", "head", "--explain", cwd=root, env={"NO_COLOR": "1", "COLUMNS": "400"})
     assert tree.returncode == 3
     assert "explained by (pytrace" in tree.stdout
     assert "1. lookup (prog.py:7)" in tree.stdout and "% of the change" in tree.stdout

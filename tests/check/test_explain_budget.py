@@ -94,7 +94,7 @@ def test_callgrind_over_the_budget_runs_a_smaller_generated_workload_and_says_so
     assert not explanation["message"], explanation
     assert "workload reduced from 3200 to " in notes and "explain budget" in notes, explanation
     assert record["explained_by"][0]["function"] == "starts_word", record["explained_by"]
-    tree = run_cli("check", "head", cwd=root, env={"NO_COLOR": "1"})
+    tree = run_cli("check", "head", cwd=root, env={"NO_COLOR": "1", "COLUMNS": "400"})  # a line per result
     assert "workload reduced from 3200 to " in tree.stdout, tree.stdout
 
 
@@ -129,7 +129,7 @@ def test_callgrind_killed_by_the_budget_gives_way_to_perf_sampling_and_says_so(t
     assert said and said[0].endswith("by the explain budget of 80 s; sampled with perf instead"), explanation
     assert said[0] in result.stderr, result.stderr  # one line, said when perf starts
     assert record["explained_by"][0]["function"] == "starts_word", record["explained_by"]
-    tree = run_cli("check", "head", cwd=root, env={"NO_COLOR": "1"})
+    tree = run_cli("check", "head", cwd=root, env={"NO_COLOR": "1", "COLUMNS": "400"})  # a line per result
     assert said[0] in tree.stdout, tree.stdout
 
 

@@ -114,5 +114,5 @@ def test_perf_explains_a_c_function_with_its_file_and_line(tmp_path, run_env):
     top = record["explained_by"][0]
     assert top["function"] == "middle" and top["p_value"] is not None and top["p_value"] < 0.01, record
     assert (top["file"], top["line"]) == ("app.c", 7), top
-    tree = run_cli("check", "head", cwd=root, env={"NO_COLOR": "1"})  # the stored explanation, shown again
+    tree = run_cli("check", "head", cwd=root, env={"NO_COLOR": "1", "COLUMNS": "400"})  # the stored explanation again
     assert "1. middle (app.c:7)" in tree.stdout, tree.stdout

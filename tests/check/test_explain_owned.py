@@ -77,7 +77,7 @@ def test_a_c_function_copying_its_input_is_named_before_memcpy_and_strlen(tmp_pa
     _within_totals(record)
     assert leftover_worktrees(run_env) == []
     # the tree and markdown say the same, the library functions one level below
-    tree = run_cli("check", "head", cwd=root, env={"NO_COLOR": "1"})
+    tree = run_cli("check", "head", cwd=root, env={"NO_COLOR": "1", "COLUMNS": "400"})  # a line per result
     lines = tree.stdout.splitlines()
     at = next(i for i, line in enumerate(lines) if "1. starts_word (app.c:" in line)
     assert "through " in lines[at] and lines[at + 1].lstrip("| ").startswith("through "), tree.stdout
@@ -169,5 +169,5 @@ def test_a_static_inline_function_at_o2_is_named_with_a_line_of_its_own_body(tmp
     assert "strlen" in _through(first), first["through"]
     assert not any(entry["function"] == "main" and entry["share"] > 0.5 for entry in record["explained_by"])
     _within_totals(record)
-    tree = run_cli("check", "head", cwd=root, env={"NO_COLOR": "1"})
+    tree = run_cli("check", "head", cwd=root, env={"NO_COLOR": "1", "COLUMNS": "400"})  # a line per result
     assert f"1. checksum (app.c:{first['line']})" in tree.stdout, tree.stdout

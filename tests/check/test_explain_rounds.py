@@ -103,7 +103,7 @@ def test_the_explanation_is_stored_with_the_findings_and_shown_later(pyproject):
     assert found and found[0].functions[0].function == "lookup" and found[0].rounds == 3
     assert all(e is found[0] for e in found)  # findings explained alike share one explanation
     # a later check without --explain still shows it (same profiles, same findings), and stores it again
-    later = run_cli("check", "head", cwd=root, env={"NO_COLOR": "1"})
+    later = run_cli("check", "head", cwd=root, env={"NO_COLOR": "1", "COLUMNS": "400"})  # a line per result
     assert later.returncode == 3, later.stderr
     assert "explained by (pytrace" in later.stdout and "1. lookup (prog.py:7)" in later.stdout
     names = explanation["profiles"]

@@ -182,7 +182,9 @@ def test_a_strategy_from_a_shared_configuration_is_named_once(cpu_slowdown, tmp_
     shared.write_text("degradation:\n  strategies:\n    - method: average_amount_threshold\n  cutoff: 1\n")
     _pending(root, shas, name)
     for args in (("check", "head"), ("check", "profiles", "0@p", "1@p")):
-        result = run_cli(*args, cwd=root, env={"PERUN_CONFIG_DIR": str(shared.parent), "NO_COLOR": "1"})
+        # a wide terminal: the note is read whole, not where it wraps
+        result = run_cli(*args, cwd=root, env={"PERUN_CONFIG_DIR": str(shared.parent), "NO_COLOR": "1",
+                                               "COLUMNS": "400"})
         text = result.stdout + result.stderr
         note = f"degradation.strategies, degradation.cutoff taken from {shared}, not from the repository's local.yml"
         assert text.count(note) == 1, text

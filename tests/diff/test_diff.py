@@ -376,3 +376,62 @@ def test_the_title_names_both_types_when_they_differ():
     same = api.render_diff(api.compare_profiles(base, base, baseline_name="t.perf", target_name="u.perf"), "short",
                            width=100)
     assert same.splitlines()[0] == "t.perf -> u.perf (time profiles)"
+
+
+def _runs_file(path: Path, reals: list[float]) -> None:
+    import json
+
+    rows = [{"type": "time", "subtype": "real", "uid": "./app", "amount": real, "order": i}
+            for i, real in enumerate(reals)]
+    path.write_text(json.dumps({"header": {"type": "time", "units": {"time": "s"}, "cmd": "./app"},
+                                "collector_info": {"name": "time", "params": {}},
+                                "global": {"timestamp": sum(reals), "resources": rows}}))
+
+
+def test_diff_and_check_give_one_pair_of_runs_the_same_change(tmp_path):
+    """Runs with an outlier: their means moved by +64 %, the robust shift the check reports by +100 %; diff
+    shows the check's levels and percentage, not the means'."""
+    from conftest import run_cli
+
+    _runs_file(tmp_path / "old.perf", [0.10, 0.10, 0.11, 0.10, 0.09, 0.10, 0.10, 0.11, 0.10, 0.45])
+    _runs_file(tmp_path / "new.perf", [0.20, 0.20, 0.21, 0.20, 0.19, 0.20, 0.20, 0.21, 0.20, 0.20])
+    env = {"NO_COLOR": "1", "COLUMNS": "80"}
+    checked = run_cli("check", "profiles", "old.perf", "new.perf", cwd=tmp_path, env=env)
+    assert checked.returncode == 3, checked.stdout + checked.stderr
+    detail = next(line for line in checked.stdout.splitlines() if "from:" in line)
+    shown = run_cli("diff", "old.perf", "new.perf", cwd=tmp_path, env=env)
+    assert shown.returncode == 0, shown.stderr
+    cells = next(line for line in shown.stdout.splitlines() if line.startswith("./app")).split()
+    baseline, target, percent = " ".join(cells[2:4]), " ".join(cells[4:6]), cells[8]
+    # the check's line: "from: 100.0 ms -> to: 200.0 ms (x2, +100.0%, ...)"; the means read 136.0 -> 201.0 ms
+    assert f"from: {baseline} -> to: {target} (" in detail and f", {percent}," in detail, (cells, detail)
+    assert percent == "+100.0%"
+
+
+def _counted_file(path: Path, counts: dict[str, int]) -> None:
+    import json
+
+    rows = [{"type": "time", "subtype": "cpu", "uid": uid, "amount": amount} for uid, amount in counts.items()]
+    path.write_text(json.dumps({"header": {"type": "time", "units": {"time": "samples"}, "cmd": "./app"},
+                                "collector_info": {"name": "perf", "params": {}},
+                                "global": {"timestamp": 1, "resources": rows}}))
+
+
+def test_one_sample_is_singular_and_its_digits_stay_under_the_others(tmp_path):
+    """``1 sample``, not ``1 samples``; in the table's right-aligned columns its last digit stands under that
+    of ``56 samples`` (the singular's unit is padded, not the number moved)."""
+    from conftest import run_cli
+
+    _counted_file(tmp_path / "a.perf", {"main": 56, "helper": 1})
+    _counted_file(tmp_path / "b.perf", {"main": 57, "helper": 2})
+    done = run_cli("diff", "a.perf", "b.perf", cwd=tmp_path, env={"NO_COLOR": "1", "COLUMNS": "80"})
+    assert done.returncode == 0, done.stderr
+    assert "samples" in done.stdout and "1 samples" not in done.stdout and "1 sample " in done.stdout
+    rows = {line.split()[0]: line for line in done.stdout.splitlines() if line.startswith(("main", "helper"))}
+    assert rows["helper"].index("1 sample ") + 1 == rows["main"].index("56 samples") + 2  # baseline column
+    assert rows["helper"].index("+1 sample") == rows["main"].index("+1 sample")  # change column
+    shown = run_cli("show", "a.perf", "tableof", cwd=tmp_path, env={"NO_COLOR": "1", "COLUMNS": "80"})
+    assert shown.returncode == 0, shown.stderr
+    lines = {line.split()[-3]: line for line in shown.stdout.splitlines() if line.rstrip().endswith(("sample", "samples"))}
+    assert lines["helper"].rstrip().endswith(" 1 sample") and lines["main"].rstrip().endswith("56 samples")
+    assert lines["helper"].index(" 1 sample") == lines["main"].index("56 samples")

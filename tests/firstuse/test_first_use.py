@@ -42,7 +42,8 @@ def make_project(root):
 
 
 def cli(*args, cwd):
-    result = run_cli(*args, cwd=cwd, env={"NO_COLOR": "1"})
+    # a wide terminal: the tests read what the check says, a line per result, not where it wraps
+    result = run_cli(*args, cwd=cwd, env={"NO_COLOR": "1", "COLUMNS": "400"})
     return result
 
 

@@ -526,3 +526,48 @@ async def test_an_unexpected_failure_is_a_notification_too(demo_repo, monkeypatc
         assert any("the disk is on fire" in note for note in recorder.notes("error"))
         assert app.is_running
         assert len(app.query_one(HistoryView).entries) == 40
+
+
+async def test_an_amounts_table_keeps_a_singular_counts_digits_under_the_plurals():
+    """``1 sample`` under ``56 samples`` in a right-aligned column of amounts: its unit is padded, so the
+    digits line up (rich's right justification would strip the padding and move the number)."""
+    from rich.text import Text
+    from textual.app import App
+
+    from perun_core.api import format_amount
+    from perun_tui.widgets.columns import AmountsTable
+
+    class Host(App):
+        def compose(self):
+            yield AmountsTable(("field", "count"), id="table")
+
+    app = Host()
+    async with app.run_test(size=(60, 10)) as pilot:
+        table = app.query_one(AmountsTable)
+        table.set_rows([[Text(name), Text(format_amount(count, "samples", column=True), justify="right")]
+                        for name, count in (("main", 56), ("helper", 1))])
+        await pilot.pause()
+        lines = [line for line in rendered_text(table).splitlines() if line.strip().startswith(("main", "helper"))]
+        main, helper = lines
+        assert "1 sample" in helper and "1 samples" not in helper
+        assert helper.index("1 sample") == main.index("56 samples") + 1
+
+
+async def test_details_show_the_addresses_of_a_memory_profile_in_hexadecimal(demo_repo):
+    """The statistics of a memory profile's allocation addresses read '94.2T' as if they counted something."""
+    from perun_tui.widgets.columns import AmountsTable
+
+    from .helpers import select_profile
+
+    app = PerunApp(demo_repo)
+    async with app.run_test(size=(120, 40)) as pilot:
+        await settle(pilot)
+        await select_profile(pilot, "1@i", commit=2)  # the demo's memory profile
+        await pilot.press("enter")
+        await settle(pilot)
+        screen = app.screen
+        assert isinstance(screen, ProfileDetailsScreen)
+        stats = screen.query_one("#details-stats", AmountsTable)
+        row = next(row for row in stats.rows_given if row[0].plain == "address")
+        assert all(cell.plain.startswith("0x") for cell in row[2:]), [cell.plain for cell in row]
+        int(row[2].plain, 16)  # a number in hexadecimal, no unit or prefix

@@ -136,3 +136,23 @@ async def test_a_check_that_dies_of_a_bug_ends_and_says_so(demo_repo, monkeypatc
         await pilot.press("a")  # the next check runs
         await wait_until(pilot, lambda: not screen.running, timeout=60)
         assert screen.rows and pane.border_subtitle != "failed"
+
+
+async def test_the_findings_keep_their_delta_at_40_columns(demo_repo):
+    """At 40x12 the table showed location and result only: the change in percent, what a finding is about,
+    was left out.  Now the location and the result give up width (cut with an ellipsis) for it."""
+    app = PerunApp(demo_repo)
+    async with app.run_test(size=(40, 12)) as pilot:
+        screen = await open_check_screen(pilot)
+        await pilot.press("a")
+        await wait_until(pilot, lambda: not screen.running, timeout=30)
+        await settle(pilot)
+        table = screen.query_one("#check-findings", DataTable)
+        keys = [str(column.key.value) for column in table.columns.values()]
+        assert keys == ["location", "result", "delta"], keys
+        assert table.virtual_size.width <= table.scrollable_content_region.width
+        for row, (_v, _p, finding) in enumerate(screen.rows):
+            delta, result = str(table.get_cell_at((row, 2))), str(table.get_cell_at((row, 1)))
+            assert delta.endswith("%") or delta in ("-", "n/a") or "below" in delta, delta
+            # a result cut keeps its glyph and ends in an ellipsis
+            assert result.startswith(finding.result.glyph) and (finding.result.value in result or result.endswith("…"))

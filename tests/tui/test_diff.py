@@ -84,3 +84,39 @@ async def test_an_error_wraps_at_the_edge_of_a_narrow_screen(demo_repo):
         text = screen.query_one("#diff-table-text", Static)
         assert text.region.right <= 40  # nothing beyond the screen's edge, to be scrolled to
         assert "".join(rendered_text(text).split()) == "".join(f"error: {message}".split())
+
+
+async def test_the_toast_of_the_marks_goes_when_the_difference_opens(demo_repo):
+    """'marked 0@i · press d for the difference' stayed over the difference screen it led to after d."""
+    app = PerunApp(demo_repo)
+    async with app.run_test(size=(100, 30)) as pilot:
+        await settle(pilot)
+        await select_profile(pilot, "0@i", commit=0)
+        await pilot.press("m")
+        await select_profile(pilot, "0@i", commit=5)
+        await pilot.press("m")
+        await pilot.pause()
+        assert any("press d" in note.message for note in app._notifications)
+        await pilot.press("d")
+        await settle(pilot)
+        assert isinstance(app.screen, DiffScreen)
+        assert not any(note.message.startswith("marked ") for note in app._notifications)
+
+
+async def test_the_note_without_a_flame_graph_wraps_at_40_columns(demo_repo):
+    """A time and a memory profile have no call stacks: the flame graph's tab said so on one line that the
+    screen cut at 40 columns ('no call stacks in both profiles: no diff'), with no ellipsis."""
+    app = PerunApp(demo_repo)
+    async with app.run_test(size=(40, 12)) as pilot:
+        await settle(pilot)
+        await select_profile(pilot, "0@i", commit=0)
+        await pilot.press("m", "down", "d")
+        await settle(pilot)
+        screen = app.screen
+        assert isinstance(screen, DiffScreen)
+        await wait_until(pilot, lambda: screen.result is not None, timeout=30)
+        await pilot.press("f")
+        await settle(pilot)
+        note = screen.query_one("#diff-flame-text", Static)
+        assert note.region.right <= app.size.width
+        assert " ".join(rendered_text(note).split()) == "no call stacks in both profiles: no difference flame graph"

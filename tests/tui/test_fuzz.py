@@ -172,3 +172,19 @@ async def test_a_tab_between_fields_restyles_the_two_fields_not_the_whole_pane(d
         assert app.focused.id == "field-seeds" and pane.has_class("-focus-within")
         in_pane = len(list(pane.walk_children()))
         assert restyled and max(restyled) < in_pane // 4, (restyled, in_pane)
+
+
+async def test_a_field_name_cut_at_40_columns_keeps_a_space_before_its_field(demo_repo):
+    """At 40x12 'workloads_filter' read 'workloads_fil…not set': the cut name ran into its field's text."""
+    from .helpers import rendered_text
+
+    app = PerunApp(demo_repo)
+    async with app.run_test(size=(40, 12)) as pilot:
+        await open_fuzz_form(app, pilot)
+        labels = list(app.screen.query(".form-label").results(Label))
+        assert labels
+        cut = [label for label in labels if rendered_text(label).rstrip().endswith("…")]
+        assert cut, [rendered_text(label) for label in labels]  # the test is about a cut name
+        for label in labels:
+            # the name ends a cell short of the field
+            assert label.region.x + len(rendered_text(label).rstrip()) < label.region.right, rendered_text(label)

@@ -242,3 +242,26 @@ async def test_the_too_small_notice_takes_no_key_but_q(demo_repo):
         await wait_until(pilot, lambda: type(app.screen).__name__ == "CommandPalette")
         await pilot.press("escape")
         await wait_until(pilot, lambda: type(app.screen).__name__ == "MainScreen")
+
+
+async def test_a_result_is_whole_where_the_findings_have_room():
+    """At 120x40 '~ MaybeOptimization' read '~ MaybeOptimiza…' beside forty empty cells: the result's column
+    was capped at 16."""
+    from rich.text import Text
+    from textual.app import App
+
+    from perun_tui.screens.check import FINDING_COLUMNS
+    from perun_tui.widgets.columns import FittedTable
+
+    class Findings(App):
+        def compose(self):
+            yield FittedTable(FINDING_COLUMNS)
+
+    app = Findings()
+    async with app.run_test(size=(120, 10)) as pilot:
+        table = app.query_one(FittedTable)
+        table.set_rows([("0", [Text("5a817b2"), Text("sll_init"), Text("~ MaybeOptimization"), Text("-47.3%"),
+                               Text("441.9 ns → 232.7 ns"), Text("1-p 0.96"), Text("size_aware_rank_test")])])
+        await pilot.pause()
+        assert str(table.get_row_at(0)[2]) == "~ MaybeOptimization"
+        assert str(table.get_row_at(0)[-1]) == "size_aware_rank_test"

@@ -230,3 +230,43 @@ def test_parameters_not_set_are_left_out_and_booleans_read_as_in_local_yml():
     assert describe_params(params) == "warmup: 1, repeat: 7, keep_failed: false"
     assert _unit("time", params) == "time (warmup: 1, repeat: 7, keep_failed: false)"
     assert _unit("time", {"timeout": None}) == "time"
+
+
+async def test_a_choice_prompt_too_long_for_its_field_ends_in_an_ellipsis(demo_repo):
+    """At 40x12 the postprocessors' choice read 'choose a', the rest of its prompt cut with no ellipsis."""
+    from textual.widgets import Select
+
+    app = PerunApp(demo_repo)
+    async with app.run_test(size=(40, 12)) as pilot:
+        await settle(pilot)
+        screen = await open_editor(pilot)
+        await pilot.press("f4", "f4")
+        await settle(pilot)
+        choice = next(select for select in screen.query(Select).results(Select)
+                      if select.prompt == "choose a postprocessor" and select.is_on_screen)
+        shown = rendered_text(choice.query_one("SelectCurrent #label")).strip()
+        assert shown.startswith("choose a") and (shown == "choose a postprocessor" or shown.endswith("…")), shown
+
+
+async def test_the_postprocessors_listed_at_40_columns_each_take_one_line(demo_repo):
+    """The list of postprocessors, opened at 40x12, broke the longer names over two lines ('kernel_regressio' /
+    'n'): each is one line now, a name too long ending in an ellipsis."""
+    from textual.widgets import Select
+
+    app = PerunApp(demo_repo)
+    async with app.run_test(size=(40, 12)) as pilot:
+        await settle(pilot)
+        await select_profile(pilot, "1@p")
+        await pilot.press("o")
+        await settle(pilot)
+        screen = app.screen
+        assert isinstance(screen, PostprocessScreen)
+        choice = screen.query_one("#postprocess-unit", Select)
+        choice.expanded = True
+        await settle(pilot)
+        overlay = choice.query_one("SelectOverlay")
+        lines = [line.strip() for line in rendered_text(overlay).splitlines() if line.strip()]
+        assert len(lines) == overlay.option_count, lines
+        names = [str(overlay.get_option_at_index(i).prompt) for i in range(overlay.option_count)]
+        for line, name in zip(lines, names):
+            assert line == name or (line.endswith("…") and name.startswith(line[:-1])), (line, name)

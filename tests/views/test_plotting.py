@@ -306,3 +306,36 @@ def test_a_legend_under_the_plot_leaves_out_the_notes_of_its_names_rather_than_t
     rows = text.split("\n")
     assert len(rows) == 9
     assert rows[-1].split() == ["⢕⢕", "constant", "**", "linear", "++", "quadratic", "••", "sll_insert"]
+
+
+def test_a_model_curve_under_a_nearly_equal_one_keeps_its_marker_in_sight():
+    """A linear and a quadratic fit that nearly agree share most cells: the quadratic's ``+`` (drawn later) hid
+    the linear model's ``*`` almost everywhere.  Now the ``*`` shows in about every other column of the stretch
+    they share, and wherever the two part the linear one is drawn whole."""
+    x = np.linspace(0, 100, 400)
+    linear, quadratic = 2.0 * x, 2.0 * x + 0.0005 * x * x
+    text = render_scatter([Series("points", [0, 50, 100], [0, 100, 200])],
+                          [Series("constant", x, np.full_like(x, 100.0)), Series("linear", x, linear),
+                           Series("quadratic", x, quadratic)], width=60, height=20, theme=None)
+    plot = [line for line in text.splitlines() if "linear" not in line and "quadratic" not in line]
+    stars = sum(line.count("*") for line in plot)
+    pluses = sum(line.count("+") for line in plot)
+    # the curves climb about 18 rows over some 55 columns; each has a share of them in sight
+    assert stars >= 15 and pluses >= 15, "\n".join(plot)
+    # the constant model crosses the others once: it is not marked again
+    assert sum(line.count("⠤") + line.count("⠒") + line.count("⣀") + line.count("⠉") for line in plot) >= 40
+
+
+def test_a_plot_of_three_rows_keeps_a_legend_of_one_line_under_it():
+    """The compare view's baseline at 80x24 has three rows of data: its legend of one line was left out (the
+    target, a row higher, had it); now it stands under the plot, which keeps two rows of data."""
+    x = np.arange(1, 9, dtype=float) * 1000
+    y = x / 1000
+    curves = [Series("constant", x, np.full_like(x, y.mean())), Series("linear", x, y)]
+    text = strip_ansi(render_scatter([Series("sll_insert", x, y)], curves, width=78, height=8, theme=None,
+                                     title="t", xlabel="size", ylabel="amount"))
+    rows = text.split("\n")
+    assert len(rows) == 8
+    assert rows[-1].split() == ["⢕⢕", "constant", "**", "linear", "••", "sll_insert"], text
+    frame = [i for i, row in enumerate(rows) if "└" in row][0]
+    assert frame - [i for i, row in enumerate(rows) if "┌" in row][0] - 1 == 2, text  # two rows of data
