@@ -93,7 +93,7 @@ def test_a_change_the_interleaved_runs_do_not_repeat_is_listed_as_not_confirmed(
         record = records[location]
         assert record["result"] == "MaybeDegradation", record
         assert "not confirmed by 7 interleaved runs a side: first x" in record["reason"], record
-    tree = run_cli("check", "head", "--confirm", "--confirm-runs", "5", cwd=root, env={"NO_COLOR": "1"})
+    tree = run_cli("check", "head", "--confirm", "--confirm-runs", "5", cwd=root, env={"NO_COLOR": "1", "COLUMNS": "400"})
     assert "not confirmed" in tree.stdout and "MaybeDegradation" in tree.stdout
     assert leftover_worktrees(run_env) == []
 
