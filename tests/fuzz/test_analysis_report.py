@@ -83,6 +83,31 @@ def test_a_steep_growth_is_compared_at_an_input_that_can_show_it_when_its_runs_f
     assert verdict.reported and verdict.ratio >= 1.5, verdict
 
 
+class ContentAndQuadraticInX(QuadraticInX):
+    """Every byte costs (the seed's content too), and the "x" quadratically on top."""
+
+    def measure(self, data: bytes) -> Measurement:
+        cpu = 0.1 + 2e-4 * len(data) + 1e-7 * data.count(b"x") ** 2
+        return Measurement(cpu, cpu * self.stretch, 0, False)
+
+
+def test_a_superlinear_growth_is_compared_where_it_beats_an_ordinary_input_of_that_size():
+    # runs take 30 times their CPU time: in half of the 100 s left three pairs fit up to 1024 "x", four times the
+    # cost without the part but only 1.34x the seed repeated to that size, which costs per byte as well; the pairs
+    # of 2048 "x" (about 1.8x) fit in the whole 100 s
+    executor = ContentAndQuadraticInX(30.0)
+    seed = b"head tail\n"
+    reference = Reference.measure(executor, seed, executor.measure(seed).cpu, 1 << 16, "cpu")
+    assert reference.tile_ordinary
+    data = b"head " + b"x" * 40 + b" tail\n"
+    now = time.monotonic()
+    verdict, compared = analyse("w1", data, reference, executor, metric="cpu", noise=0.01, gain=0.05, cap=2.0,
+                                limit=1 << 16, deadline=now + 100.0, end=now + 100.0, cost=executor.measure(data).cpu)
+    assert verdict.growth.order == "quadratic", verdict.growth
+    assert 1024 in verdict.growth.counts and compared.count(b"x") > 1024, (compared.count(b"x"), verdict)
+    assert verdict.reported and verdict.ratio >= 1.5 and verdict.size == len(compared), verdict
+
+
 def _kept(name: str, data: bytes, slowdown: float) -> Finding:
     return Finding(name, f"inputs/{name}.txt", len(data), 0.1, 0.1, 0.1, slowdown, "seed", "seed", ["pump"], 1, 1.0,
                    1, data=data)
