@@ -246,11 +246,13 @@ def _culprit(executor: Executor, data: bytes, text: str, regions: list[Region], 
 
 def analyse(finding_id: str, data: bytes, reference: Reference, executor: Executor, *, metric: str, noise: float,
             gain: float, cap: float, limit: int, deadline: float, end: float, cost: float,
-            hang: bool = False) -> tuple[Verdict, bytes | None]:
+            hang: bool = False, latest: float | None = None) -> tuple[Verdict, bytes | None]:
     """Scale the slow part of ``data`` (its ``cost`` measured by the search; ``hang``: it hangs) until
     ``deadline`` (past it only as far as a fit needs, never so far that the runs cannot end before ``end``),
     fit its growth, measure the ratio at equal size; the verdict and the input it is about (the largest
-    scaled input whose paired runs fit in the time left), None when nothing could be measured."""
+    scaled input whose paired runs fit in the time left), None when nothing could be measured.  The comparison
+    of a superlinear growth may run until ``latest`` (after ``end``: time of the analyses after this one) when
+    no input that can show the ratio a report needs fits before ``end`` (see :func:`_showing`)."""
     text = data.decode("utf-8", "surrogateescape")
     # a quarter of the time is kept for the comparison at equal size: the scaling ends before
     reserve = max(0.0, end - time.monotonic()) / 4
@@ -277,7 +279,8 @@ def analyse(finding_id: str, data: bytes, reference: Reference, executor: Execut
     chosen = max(quick, key=lambda p: p.count)
     needed = needed_ratio(gain)
     if growth.superlinear:
-        chosen = _showing(within, chosen, reference, needed * max(SHOW_MARGIN, 1 + gain), room)
+        spare = max(room, (latest if latest is not None else compare_end) - time.monotonic())
+        chosen = _showing(within, chosen, reference, needed * max(SHOW_MARGIN, 1 + gain), room, spare)
     reasons = []
     compared = True
     try:
@@ -314,22 +317,28 @@ def expected_ratio(point: Point, reference: Reference) -> float:
     return point.cost / max(reference.cost(len(point.data)), 1e-12)
 
 
-def _showing(points: list[Point], chosen: Point, reference: Reference, target: float, room: float) -> Point:
+def _showing(points: list[Point], chosen: Point, reference: Reference, target: float, room: float,
+             spare: float) -> Point:
     """The input to compare at equal size for a superlinear growth: ``chosen`` (the largest whose three pairs fit
     in half of ``room``) when its cost is ``target`` times the reference input of its size; else the cheapest one
-    that is, if its pairs fit in ``room``; else the one likely to show the highest ratio whose pairs fit.
+    that is, if its pairs fit in ``room``, or else in ``spare`` (the seconds up to the latest end the comparison
+    may have); else the one likely to show the highest ratio whose pairs fit in ``room``.
 
     A superlinear cost rises above an ordinary input's only at the larger counts.  Judged against the cost without
     the part (the start-up), an input could be twice that and still no slower than the seed grown to its size,
     whose content costs too (a quadratic was compared at 669 B, 1.01x, while its largest measured input was 3.5x
     slower); on a loaded machine, where the runs that show the growth are long, an exponential was compared at its
-    start-up's cost (1.1x)."""
+    start-up's cost (1.1x).  When the scaling overran into the time kept for the comparison (runs on a loaded
+    machine take longer than foreseen), only inputs at the start-up's cost fitted: a growth measured to 17 times
+    its start-up was compared at 1.0x and not reported, though the analysis had time left after this part's
+    share."""
     if expected_ratio(chosen, reference) >= target:
         return chosen
     fitting = [p for p in points if 3 * p.took <= room]
-    showing = [p for p in fitting if expected_ratio(p, reference) >= target]
-    if showing:
-        return min(showing, key=lambda p: p.took)
+    for within in (room, spare):
+        showing = [p for p in points if 3 * p.took <= within and expected_ratio(p, reference) >= target]
+        if showing:
+            return min(showing, key=lambda p: p.took)
     best = max(fitting, key=lambda p: expected_ratio(p, reference), default=chosen)
     return best if expected_ratio(best, reference) > expected_ratio(chosen, reference) else chosen
 

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import time
 from dataclasses import replace
+from types import SimpleNamespace
 
 from perun_core.fuzz.confirm import Reference, analyse, distinct_parts
 from perun_core.fuzz.findings import Finding
@@ -106,6 +107,55 @@ def test_a_superlinear_growth_is_compared_where_it_beats_an_ordinary_input_of_th
     assert verdict.growth.order == "quadratic", verdict.growth
     assert 1024 in verdict.growth.counts and compared.count(b"x") > 1024, (compared.count(b"x"), verdict)
     assert verdict.reported and verdict.ratio >= 1.5 and verdict.size == len(compared), verdict
+
+
+class _Clock:
+    """Time that passes only by the runs of :class:`TimedQuadraticInX`."""
+
+    def __init__(self) -> None:
+        self.now = 1000.0
+
+    def monotonic(self) -> float:
+        return self.now
+
+
+class TimedQuadraticInX(QuadraticInX):
+    """:class:`QuadraticInX` whose runs take their wall time on ``clock``."""
+
+    def __init__(self, stretch: float, clock: _Clock) -> None:
+        super().__init__(stretch)
+        self.clock = clock
+
+    def measure(self, data: bytes) -> Measurement:
+        measured = super().measure(data)
+        self.clock.now += measured.wall
+        return measured
+
+
+def test_the_comparison_of_a_superlinear_growth_borrows_time_when_none_that_shows_it_fits_its_own(monkeypatch):
+    # runs take 20 times their CPU time: the scaling of the 30 s share leaves about 8 s, where three pairs fit
+    # only up to 16 "x" (1.26x the reference, below the 1.5x a report needs); the pairs of 32 "x" (2x) fit
+    # before ``latest``, in the time of the analyses after this one
+    from perun_core.fuzz import confirm, scaling
+
+    clock = _Clock()
+    for module in (confirm, scaling):
+        monkeypatch.setattr(module, "time", SimpleNamespace(monotonic=clock.monotonic))
+    seed = b"head tail\n"
+    reference = Reference(seed, {"pad": [(len(seed), 0.1), (1 << 20, 0.1)]})
+    data = b"head " + b"x" * 40 + b" tail\n"
+
+    def analysed(latest: float):
+        now = clock.now
+        return analyse("w1", data, reference, TimedQuadraticInX(20.0, clock), metric="cpu", noise=0.01,
+                       gain=0.05, cap=2.0, limit=1 << 16, deadline=now + 18.0, end=now + 30.0, cost=0.26,
+                       latest=now + latest)
+
+    verdict, compared = analysed(latest=30.0)  # no time to borrow
+    assert verdict.growth.order == "quadratic" and not verdict.reported, verdict
+    assert compared.count(b"x") == 16 and verdict.ratio < 1.5, verdict
+    verdict, compared = analysed(latest=60.0)
+    assert verdict.reported and verdict.ratio >= 1.5 and compared.count(b"x") == 32, verdict
 
 
 def _kept(name: str, data: bytes, slowdown: float) -> Finding:
