@@ -7,6 +7,12 @@ input reported on the vulnerable version the script times it (CPU, best of three
 a real finding is at least 5x slower on the vulnerable one.  The input timed is the one a report points a
 user at: the largest input its growth analysis measured (``largest``), else the one compared at equal size.
 A bug is found when any reported finding passes (``rank`` says which, findings being ranked worst first).  Results go to ``--out`` (results.json).
+
+A finding on the fixed version is not hidden, but labelled (``fixed_findings``): its growth order, whether that is
+at least the bug's class (``at_class``; a quadratic on a release that fixed an exponential is another problem), and
+its input timed on both versions (``fixed_over_vulnerable``: about 1 when the cost was there before the fix too, a
+cost the fix left alone; well above 1 when the fixed release brought it).  ``fixed_at_class`` counts those at the
+bug's class or steeper.
 """
 
 from __future__ import annotations
@@ -39,6 +45,17 @@ def cpu_of(driver: Path, lib: Path, data: Path, timeout: float = 120.0) -> float
         after = resource.getrusage(resource.RUSAGE_CHILDREN)
         best = min(best, after.ru_utime + after.ru_stime - before.ru_utime - before.ru_stime)
     return best
+
+
+#: growth classes by steepness (a bug's ``expected`` and the findings' orders); "polynomial" is any order above linear
+CLASS_RANK = {"linear": 1.0, "superlinear": 1.5, "polynomial": 1.5, "quadratic": 2.0, "cubic": 3.0, "exponential": 1e6}
+
+
+def order_rank(order: str, exponent: float | None) -> float:
+    """How steep a reported growth is, comparable with :data:`CLASS_RANK` (``polynomial (n^4.2)``: 4.2)."""
+    if order in CLASS_RANK:
+        return CLASS_RANK[order]
+    return float(exponent) if exponent is not None else 0.0
 
 
 def fuzz(bug: dict, version: str, lib_root: Path, out: Path, budget: float) -> dict:
@@ -84,12 +101,27 @@ def main() -> None:
         # found when any reported finding is the bug (5x slower on the vulnerable version); its rank is told
         hits = [i for i, f in enumerate(reported) if f["vulnerable_over_fixed"] >= 5]
         best = reported[hits[0]] if hits else (reported[0] if reported else None)
+        # every finding of the fixed version, labelled (see the module's docstring)
+        fixed_findings = []
+        for finding in row["fixed"].get("reported", []):
+            shown = (finding.get("largest") or {}).get("file") or finding["file"]
+            data = Path(row["fixed"]["dir"]) / shown
+            slow = cpu_of(HERE / bug["driver"], args.lib / library_dir(bug["fixed"]), data)
+            fast = cpu_of(HERE / bug["driver"], args.lib / library_dir(bug["vulnerable"]), data)
+            growth = finding["growth"]
+            fixed_findings.append({
+                "order": growth["order"], "exponent": growth["exponent"], "part": growth["part"],
+                "ratio_at_equal_size": finding["ratio_at_equal_size"], "timed_size": data.stat().st_size,
+                "at_class": order_rank(growth["order"], growth["exponent"]) >= CLASS_RANK[bug["expected"]],
+                "fixed_over_vulnerable": round(slow / max(fast, 1e-6), 2)})
+            finding["fixed_over_vulnerable"] = fixed_findings[-1]["fixed_over_vulnerable"]
         line = {"bug": bug["name"], "found": bool(hits), "rank": hits[0] + 1 if hits else None,
                 "reported": len(reported), "ratio_at_equal_size": best and best["ratio_at_equal_size"],
                 "order": best and best["growth"]["order"], "exponent": best and best["growth"]["exponent"],
                 "part": best and best["growth"]["part"], "timed_size": best and best["timed_size"],
                 "vulnerable_over_fixed": best and best.get("vulnerable_over_fixed"),
                 "found_at": best and best["found_at"], "fixed_reported": len(row["fixed"].get("reported", [])),
+                "fixed_at_class": sum(f["at_class"] for f in fixed_findings), "fixed_findings": fixed_findings,
                 "load": row["load"]}
         print(json.dumps(line), flush=True)
         summary.append(row)

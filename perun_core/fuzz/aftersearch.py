@@ -40,8 +40,9 @@ def analyse_findings(search: _Search, executor: Executor, deadline: float) -> li
     """Analyse the best kept inputs with ``executor`` (its runs are killed at the analysis' time cap and at
     ``deadline``): one input per distinct slow part (the unit of its longest repeated region), the slowest kept
     one of each, those clearly slower than an ordinary input of their size first, until ``deadline``.  Each gets
-    at most half of the time left while others wait (no analysis starves the next one), the last all of it.
-    Reported ones first, by growth order, then ratio."""
+    at most half of the time left while others wait (no analysis starves the next one), the last all of it; the
+    comparison at equal size of a superlinear growth may borrow half of the others' time when no input that can
+    show it fits in its own (see :func:`~.confirm.analyse`).  Reported ones first, by growth order, then ratio."""
     clear = needed_ratio(search.gain)
     chosen = distinct_parts([f for f in search.findings if f.seed in search.references], MAX_ANALYSED, clear)
     verdicts: list[Verdict] = []
@@ -50,12 +51,13 @@ def analyse_findings(search: _Search, executor: Executor, deadline: float) -> li
         if search.cancel.is_set() or now >= deadline:
             break
         window = (deadline - now) / (2 if index + 1 < len(chosen) else 1)
+        latest = now + (deadline - now) * (0.75 if index + 1 < len(chosen) else 1)
         try:
             verdict, data = analyse(finding.id, finding.data, search.references[finding.seed], executor,
                                     cost=finding.value, hang=finding.hang,
                                     metric=search.metric, noise=search.noise, gain=search.gain,
                                     cap=analysis_cap(search), limit=search.limits[finding.seed],
-                                    deadline=now + window * 0.6, end=now + window)
+                                    deadline=now + window * 0.6, end=now + window, latest=latest)
         except Interrupted:
             break
         verdict.found_at, verdict.rules, verdict.kept_file = finding.found_at, finding.rules, finding.file

@@ -18,7 +18,9 @@ from one repetition up, until a run takes ``cap`` seconds or the size limit
 is reached, and the cost's growth is fitted.  The largest scaled input whose
 runs fit in the time left is then measured against the reference input of its
 size, in pairs run side by side, for the ratio at equal size and its confidence
-(one-sided exact Mann-Whitney test over the pairs).  It is reported when the
+(one-sided exact Mann-Whitney test over the pairs); for a superlinear growth a
+larger one when that one's cost is not clearly above the reference's at its
+size and a larger one's is (:func:`expected_ratio`).  It is reported when the
 growth is superlinear and the ratio clearly above one; the worst scaled input
 measured within ``cap`` (which may be larger than the compared one) is kept
 with the verdict (:class:`~perun_core.fuzz.findings.LargestInput`), as it shows
@@ -41,10 +43,14 @@ from .measure import Executor, Measurement
 from .scaling import Point, scale_points, second_look
 from .textrules import char_start
 
-__all__ = ["Reference", "analyse", "confidence_greater", "distinct_parts", "grows_linearly", "needed_ratio"]
+__all__ = ["SHOW_MARGIN", "Reference", "analyse", "confidence_greater", "distinct_parts", "expected_ratio",
+           "grows_linearly", "needed_ratio"]
 
 STRATEGIES = {"tile": "the seed repeated", "pad": "the seed padded with spaces"}
 _SIZE_STEP = 8
+#: how far above the ratio a report needs the input compared at equal size is chosen to be likely to show (its
+#: cost and the reference's were measured apart, the paired runs' medians may come out lower)
+SHOW_MARGIN = 1.25
 #: runs of each ordinary input a reference is measured with
 _REFERENCE_RUNS = 3
 
@@ -240,11 +246,13 @@ def _culprit(executor: Executor, data: bytes, text: str, regions: list[Region], 
 
 def analyse(finding_id: str, data: bytes, reference: Reference, executor: Executor, *, metric: str, noise: float,
             gain: float, cap: float, limit: int, deadline: float, end: float, cost: float,
-            hang: bool = False) -> tuple[Verdict, bytes | None]:
+            hang: bool = False, latest: float | None = None) -> tuple[Verdict, bytes | None]:
     """Scale the slow part of ``data`` (its ``cost`` measured by the search; ``hang``: it hangs) until
     ``deadline`` (past it only as far as a fit needs, never so far that the runs cannot end before ``end``),
     fit its growth, measure the ratio at equal size; the verdict and the input it is about (the largest
-    scaled input whose paired runs fit in the time left), None when nothing could be measured."""
+    scaled input whose paired runs fit in the time left), None when nothing could be measured.  The comparison
+    of a superlinear growth may run until ``latest`` (after ``end``: time of the analyses after this one) when
+    no input that can show the ratio a report needs fits before ``end`` (see :func:`_showing`)."""
     text = data.decode("utf-8", "surrogateescape")
     # a quarter of the time is kept for the comparison at equal size: the scaling ends before
     reserve = max(0.0, end - time.monotonic()) / 4
@@ -270,14 +278,9 @@ def analyse(finding_id: str, data: bytes, reference: Reference, executor: Execut
         [min(within, key=lambda p: p.took)]
     chosen = max(quick, key=lambda p: p.count)
     needed = needed_ratio(gain)
-    if growth.superlinear and chosen.cost < needed * growth.base:
-        # a superlinear cost rises only at the largest counts: an input not even ``needed`` times the cost without
-        # the part cannot show the ratio a report needs (on a loaded machine, where the runs that show it are long,
-        # an exponential fitted up to 7x its start-up was compared at 1.1x), so the cheapest one that can is
-        # compared if its pairs fit in the time left
-        showing = [p for p in within if p.cost >= needed * growth.base and 3 * p.took <= room]
-        if showing:
-            chosen = min(showing, key=lambda p: p.took)
+    if growth.superlinear:
+        spare = max(room, (latest if latest is not None else compare_end) - time.monotonic())
+        chosen = _showing(within, chosen, reference, needed * max(SHOW_MARGIN, 1 + gain), room, spare)
     reasons = []
     compared = True
     try:
@@ -306,6 +309,38 @@ def analyse(finding_id: str, data: bytes, reference: Reference, executor: Execut
         worst = max(points, key=lambda p: (p.cost, p.count))
         verdict.largest = LargestInput(worst.count, len(worst.data), worst.cost, data=worst.data)
     return verdict, chosen.data
+
+
+def expected_ratio(point: Point, reference: Reference) -> float:
+    """The ratio at equal size ``point`` is likely to show: its cost over the reference input's of its size (as
+    measured when the fuzzing started; the paired runs are what decides)."""
+    return point.cost / max(reference.cost(len(point.data)), 1e-12)
+
+
+def _showing(points: list[Point], chosen: Point, reference: Reference, target: float, room: float,
+             spare: float) -> Point:
+    """The input to compare at equal size for a superlinear growth: ``chosen`` (the largest whose three pairs fit
+    in half of ``room``) when its cost is ``target`` times the reference input of its size; else the cheapest one
+    that is, if its pairs fit in ``room``, or else in ``spare`` (the seconds up to the latest end the comparison
+    may have); else the one likely to show the highest ratio whose pairs fit in ``room``.
+
+    A superlinear cost rises above an ordinary input's only at the larger counts.  Judged against the cost without
+    the part (the start-up), an input could be twice that and still no slower than the seed grown to its size,
+    whose content costs too (a quadratic was compared at 669 B, 1.01x, while its largest measured input was 3.5x
+    slower); on a loaded machine, where the runs that show the growth are long, an exponential was compared at its
+    start-up's cost (1.1x).  When the scaling overran into the time kept for the comparison (runs on a loaded
+    machine take longer than foreseen), only inputs at the start-up's cost fitted: a growth measured to 17 times
+    its start-up was compared at 1.0x and not reported, though the analysis had time left after this part's
+    share."""
+    if expected_ratio(chosen, reference) >= target:
+        return chosen
+    fitting = [p for p in points if 3 * p.took <= room]
+    for within in (room, spare):
+        showing = [p for p in points if 3 * p.took <= within and expected_ratio(p, reference) >= target]
+        if showing:
+            return min(showing, key=lambda p: p.took)
+    best = max(fitting, key=lambda p: expected_ratio(p, reference), default=chosen)
+    return best if expected_ratio(best, reference) > expected_ratio(chosen, reference) else chosen
 
 
 def _equal_size(executor: Executor, data: bytes, reference: Reference, metric: str,

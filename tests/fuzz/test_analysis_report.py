@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import time
 from dataclasses import replace
+from types import SimpleNamespace
 
 from perun_core.fuzz.confirm import Reference, analyse, distinct_parts
 from perun_core.fuzz.findings import Finding
@@ -81,6 +82,80 @@ def test_a_steep_growth_is_compared_at_an_input_that_can_show_it_when_its_runs_f
     shown = 0.1 + 1e-7 * compared.count(b"x") ** 2
     assert shown >= 1.5 * verdict.growth.base and 3 * 20 * shown <= 14.0, (compared.count(b"x"), verdict)
     assert verdict.reported and verdict.ratio >= 1.5, verdict
+
+
+class ContentAndQuadraticInX(QuadraticInX):
+    """Every byte costs (the seed's content too), and the "x" quadratically on top."""
+
+    def measure(self, data: bytes) -> Measurement:
+        cpu = 0.1 + 2e-4 * len(data) + 1e-7 * data.count(b"x") ** 2
+        return Measurement(cpu, cpu * self.stretch, 0, False)
+
+
+def test_a_superlinear_growth_is_compared_where_it_beats_an_ordinary_input_of_that_size():
+    # runs take 30 times their CPU time: in half of the 100 s left three pairs fit up to 1024 "x", four times the
+    # cost without the part but only 1.34x the seed repeated to that size, which costs per byte as well; the pairs
+    # of 2048 "x" (about 1.8x) fit in the whole 100 s
+    executor = ContentAndQuadraticInX(30.0)
+    seed = b"head tail\n"
+    reference = Reference.measure(executor, seed, executor.measure(seed).cpu, 1 << 16, "cpu")
+    assert reference.tile_ordinary
+    data = b"head " + b"x" * 40 + b" tail\n"
+    now = time.monotonic()
+    verdict, compared = analyse("w1", data, reference, executor, metric="cpu", noise=0.01, gain=0.05, cap=2.0,
+                                limit=1 << 16, deadline=now + 100.0, end=now + 100.0, cost=executor.measure(data).cpu)
+    assert verdict.growth.order == "quadratic", verdict.growth
+    assert 1024 in verdict.growth.counts and compared.count(b"x") > 1024, (compared.count(b"x"), verdict)
+    assert verdict.reported and verdict.ratio >= 1.5 and verdict.size == len(compared), verdict
+
+
+class _Clock:
+    """Time that passes only by the runs of :class:`TimedQuadraticInX`."""
+
+    def __init__(self) -> None:
+        self.now = 1000.0
+
+    def monotonic(self) -> float:
+        return self.now
+
+
+class TimedQuadraticInX(QuadraticInX):
+    """:class:`QuadraticInX` whose runs take their wall time on ``clock``."""
+
+    def __init__(self, stretch: float, clock: _Clock) -> None:
+        super().__init__(stretch)
+        self.clock = clock
+
+    def measure(self, data: bytes) -> Measurement:
+        measured = super().measure(data)
+        self.clock.now += measured.wall
+        return measured
+
+
+def test_the_comparison_of_a_superlinear_growth_borrows_time_when_none_that_shows_it_fits_its_own(monkeypatch):
+    # runs take 20 times their CPU time: the scaling of the 30 s share leaves about 8 s, where three pairs fit
+    # only up to 16 "x" (1.26x the reference, below the 1.5x a report needs); the pairs of 32 "x" (2x) fit
+    # before ``latest``, in the time of the analyses after this one
+    from perun_core.fuzz import confirm, scaling
+
+    clock = _Clock()
+    for module in (confirm, scaling):
+        monkeypatch.setattr(module, "time", SimpleNamespace(monotonic=clock.monotonic))
+    seed = b"head tail\n"
+    reference = Reference(seed, {"pad": [(len(seed), 0.1), (1 << 20, 0.1)]})
+    data = b"head " + b"x" * 40 + b" tail\n"
+
+    def analysed(latest: float):
+        now = clock.now
+        return analyse("w1", data, reference, TimedQuadraticInX(20.0, clock), metric="cpu", noise=0.01,
+                       gain=0.05, cap=2.0, limit=1 << 16, deadline=now + 18.0, end=now + 30.0, cost=0.26,
+                       latest=now + latest)
+
+    verdict, compared = analysed(latest=30.0)  # no time to borrow
+    assert verdict.growth.order == "quadratic" and not verdict.reported, verdict
+    assert compared.count(b"x") == 16 and verdict.ratio < 1.5, verdict
+    verdict, compared = analysed(latest=60.0)
+    assert verdict.reported and verdict.ratio >= 1.5 and compared.count(b"x") == 32, verdict
 
 
 def _kept(name: str, data: bytes, slowdown: float) -> Finding:
