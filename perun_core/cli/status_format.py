@@ -181,8 +181,8 @@ def shortlog_segments(fmt: str, entry, tokens: list[Token] | None = None, width:
         elif tag == "email":
             text, style = version.email, "author"
         else:  # parents
-            width = token.width
-            text, style = ",".join(p[:width] if width else p for p in version.parents), "checksum"
+            digits = token.width
+            text, style = ",".join(p[:digits] if digits else p for p in version.parents), "checksum"
             out.append((text, style))
             continue
         # a commit message or an author name may carry escape sequences: show them, never obey them
