@@ -126,14 +126,23 @@ def _unit(name: str, params: Any) -> str:
     return f"{name} ({', '.join(f'{k}: {_compact(v)}' for k, v in shown.items())})"
 
 
-def _compact(value: Any) -> str:
-    """Parameters as people write them: ``[a, b]`` and ``{key: value}``, no JSON quoting."""
+#: Header keys whose numbers are amounts in a unit the name says (pytrace's ``preemption.wait_seconds``).
+_UNIT_SUFFIXES = {"_seconds": "s", "_bytes": "B"}
+
+
+def _compact(value: Any, key: str | None = None) -> str:
+    """Parameters as people write them: ``[a, b]`` and ``{key: value}``, no JSON quoting; a number under a key
+    that names its unit (``wait_seconds``) with that unit."""
     if isinstance(value, dict):
-        return "{" + ", ".join(f"{k}: {_compact(v)}" for k, v in value.items()) + "}"
+        return "{" + ", ".join(f"{k}: {_compact(v, str(k))}" for k, v in value.items()) + "}"
     if isinstance(value, (list, tuple)):
         return "[" + ", ".join(_compact(v) for v in value) + "]"
     if isinstance(value, bool):
         return "true" if value else "false"  # as local.yml and the forms write it, not Python's False
+    if isinstance(value, (int, float)) and key is not None:
+        unit = next((u for suffix, u in _UNIT_SUFFIXES.items() if key.endswith(suffix)), None)
+        if unit is not None:
+            return format_amount(value, unit)
     return str(value)
 
 

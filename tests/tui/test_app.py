@@ -251,7 +251,8 @@ async def test_details_show_the_machine_and_amounts_with_units(demo_repo):
     machine = {"hostname": "box", "cpu": "Some CPU", "cores": 8, "memory": 25_276_514_304, "os": "Linux 6.1",
                "load_before": 0.52, "load_after": 0.61}
     (demo_repo / ".perun" / "jobs" / "app-time-machine.perf").write_text(json.dumps(
-        {"header": {"type": "time", "units": {"time": "s"}, "cmd": "./app", "machine": machine},
+        {"header": {"type": "time", "units": {"time": "s"}, "cmd": "./app", "machine": machine,
+                    "preemption": {"count": 12, "wait_seconds": 0.004414}},
          "collector_info": {"name": "time", "params": {}}, "global": {"timestamp": 1.0, "resources": rows}}))
     tag = next(i.tag for i in status_of(demo_repo).pending if i.path and i.path.name == "app-time-machine.perf")
     app = PerunApp(demo_repo)
@@ -265,7 +266,9 @@ async def test_details_show_the_machine_and_amounts_with_units(demo_repo):
         meta = rendered_text(screen.query_one("#details-meta", Static))
         # the machine entry row by row, its memory in GiB rather than 25276514304
         assert "machine        hostname: box" in meta and "memory: 23.5 GiB" in meta
-        assert "load: 0.52 -> 0.61" in meta and "25276514304" not in meta and "{" not in meta
+        assert "load: 0.52 -> 0.61" in meta and "25276514304" not in meta and "{hostname" not in meta
+        # the time a traced run spent off the CPU, in a unit, not as a bare float of seconds
+        assert "wait_seconds: 4.41 ms" in meta and "0.004414" not in meta, meta
         stats = screen.query_one("#details-stats", DataTable)
         assert [str(c) for c in stats.get_row_at(0)[1:]] == ["3", "184.9 ms", "185.9 ms", "186.9 ms"]
 
