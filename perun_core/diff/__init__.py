@@ -188,6 +188,11 @@ class Comparison:
         return self.baseline is not None and self.target is not None and _has_stacks(self.baseline) \
             and _has_stacks(self.target)
 
+    def sides_without_stacks(self) -> list[tuple[str, Profile | None]]:
+        """``(name, profile)`` of each side with no call stacks (nor caller edges), baseline first."""
+        sides = ((self.baseline_name, self.baseline), (self.target_name, self.target))
+        return [(name, profile) for name, profile in sides if profile is None or not _has_stacks(profile)]
+
     @property
     def total_change(self) -> float:
         return self.target_total - self.baseline_total

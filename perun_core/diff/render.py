@@ -307,8 +307,14 @@ def build_flame(comparison: Comparison, *, of: str | None = None) -> DiffFlame:
 
 def _build_flame(comparison: Comparison, of: str | None) -> DiffFlame:
     if comparison.baseline is None or comparison.target is None or not comparison.has_stacks:
-        raise UnsupportedProfile("diff flamegraph", comparison.type, ("time", "memory", "mixed"),
-                                 reason="both profiles need resources with call stacks ('trace')")
+        # name the side that lacks them: 'this mixed profile' was said of the one that had them
+        lacking = comparison.sides_without_stacks()
+        first = lacking[0][1] if lacking else None
+        names = " and ".join(name for name, _profile in lacking) or "a profile"
+        raise UnsupportedProfile("diff flamegraph", first.type if first is not None else comparison.type,
+                                 ("time", "memory", "mixed"),
+                                 reason=f"{names} {'has' if len(lacking) == 1 else 'have'} no resources with call "
+                                        "stacks ('trace'); a difference flame graph needs them in both profiles")
     target = build(comparison.target, of=of, title=None)
     baseline = build(comparison.baseline, of=of or target.of, title=None)
     if target.unit != baseline.unit:

@@ -186,8 +186,15 @@ def test_a_shrinking_frame_carries_a_minus_sign():
 
 def test_flamegraph_needs_stacks():
     base = _flat("s", {("a", "wall"): [1.0]})
-    with pytest.raises(UnsupportedProfile):
-        api.render_diff(compare(base, base), "flamegraph")
+    with pytest.raises(UnsupportedProfile) as both:
+        api.render_diff(compare(base, base, baseline_name="old.perf", target_name="new.perf"), "flamegraph")
+    assert "old.perf and new.perf have no resources with call stacks" in both.value.message
+    # only the side without stacks is named (the other was called 'this profile' before)
+    perf_target = _perf_pair().target
+    with pytest.raises(UnsupportedProfile) as one:
+        api.render_diff(compare(base, perf_target, baseline_name="flat.perf", target_name="stacks.perf"), "flamegraph")
+    assert "flat.perf has no resources with call stacks" in one.value.message, one.value.message
+    assert "stacks.perf" not in one.value.message
 
 
 def test_bars_one_block_per_unit():
