@@ -51,10 +51,14 @@ class FieldStats:
         return " ".join(part for part in (self.type, self.subtype) if part)
 
     @property
+    def label(self) -> str:
+        """The row's label where its values carry their units: ``amount · time real``."""
+        return f"{self.key} · {self.kind}" if self.kind else self.key
+
+    @property
     def name(self) -> str:
-        """How a table labels the row: ``amount · time real [s]``."""
-        label = f"{self.key} · {self.kind}" if self.kind else self.key
-        return f"{label} [{self.unit}]" if self.unit else label
+        """How a table of bare numbers labels the row: ``amount · time real [s]``."""
+        return f"{self.label} [{self.unit}]" if self.unit else self.label
 
 
 @dataclass(frozen=True, slots=True)

@@ -97,7 +97,8 @@ class ProfileDetailsScreen(ModalScreen[None]):
         regions = f"{summary.regions} region{'s' * (summary.regions != 1)}"
         self.query_one("#details-resources", Label).update(f"Resources · {summary.resources} in {regions}")
         stats = self.query_one("#details-stats", AmountsTable)
-        stats.set_rows([Text(escape_controls(row.name)), Text(format_number(row.count), justify="right"),
+        # the amounts carry their units (75.6 ms): a '[s]' beside the label would contradict them
+        stats.set_rows([Text(escape_controls(row.label)), Text(format_number(row.count), justify="right"),
                         *(Text(escape_controls(_statistic(row, v)), justify="right")
                           for v in (row.minimum, row.mean, row.maximum))] for row in summary.fields)
         stats.display = bool(summary.fields)
