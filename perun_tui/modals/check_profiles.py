@@ -8,6 +8,7 @@ from textual.binding import Binding
 from textual.containers import Horizontal, Vertical
 from textual.screen import ModalScreen
 from textual.widgets import Button, Input, Label, Static
+from .keys import HELP_IN_DIALOG
 
 
 class CheckProfilesDialog(ModalScreen[tuple[str, str, str] | None]):
@@ -15,6 +16,7 @@ class CheckProfilesDialog(ModalScreen[tuple[str, str, str] | None]):
 
     BINDINGS = [
         Binding("escape", "cancel", "Cancel", key_display="esc", id="check.profiles_cancel"),
+        HELP_IN_DIALOG,
     ]
 
     def __init__(self, baseline: str, target: str, minor: str) -> None:

@@ -19,6 +19,7 @@ from perun_core.api import ProfileInfo, describe_machine, escape_controls, forma
 
 from ..messages import ProfileLoaded
 from ..widgets.columns import AmountsTable
+from .keys import HELP_IN_DIALOG
 
 
 class ProfileDetailsScreen(ModalScreen[None]):
@@ -26,6 +27,7 @@ class ProfileDetailsScreen(ModalScreen[None]):
 
     BINDINGS = [
         Binding("escape,q", "close", "Close", id="details.close"),
+        HELP_IN_DIALOG,
     ]
 
     def __init__(self, info: ProfileInfo, minor: str | None) -> None:

@@ -42,6 +42,7 @@ from perun_core.errors import Interrupted, PerunError
 from ..formatting import ansi_picture
 from ..pictures import plain_pictures
 from .source import SourceScreen, read_only_copy, viewers
+from .keys import HELP_IN_DIALOG
 
 NO_FLAME = "no call stacks in both call-level profiles: no difference flame graph"
 
@@ -103,6 +104,7 @@ class ExplainScreen(ModalScreen[None]):
 
     BINDINGS = [
         Binding("escape,q", "close", "Close", id="explain.close"),
+        HELP_IN_DIALOG,
         # priority: the function list's own page keys would move its highlight, and under 20 rows the text
         # above it could otherwise be scrolled back to only with a mouse
         Binding("pageup", "page(-1)", "Scroll up", priority=True, id="explain.page_up"),

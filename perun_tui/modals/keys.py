@@ -14,6 +14,10 @@ import re
 from textual.binding import Binding
 from textual.dom import DOMNode
 
+#: The app's help keys inside a dialog: Textual does not pass a modal screen's keys on to the app's bindings,
+#: so each dialog declares them itself (``?`` typed into a field of a dialog still goes to the field).
+HELP_IN_DIALOG = Binding("f1,question_mark", "app.help", "Keys", key_display="f1", show=False, id="dialog.help")
+
 #: a class name in words: "FlameView" -> "flame view"
 _WORD = re.compile(r"[A-Z][a-z0-9]*|[a-z0-9]+")
 

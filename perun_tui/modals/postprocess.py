@@ -24,6 +24,7 @@ from perun_core.api import ProfileInfo
 
 from ..messages import MatrixLoaded, PostprocessDone, ProfileLink
 from ..widgets.forms import ParamForm
+from .keys import HELP_IN_DIALOG
 
 
 def preferred_postprocessor(profile_type: str, names: list[str]) -> str | None:
@@ -42,6 +43,7 @@ class PostprocessScreen(ModalScreen[ProfileLink | None]):
                 id="postprocess.run"),
         Binding("escape", "cancel", "Cancel", key_display="esc", tooltip="Postprocess: close without running",
                 id="postprocess.cancel"),
+        HELP_IN_DIALOG,
     ]
 
     def __init__(self, info: ProfileInfo, minor: str | None) -> None:

@@ -26,6 +26,7 @@ from textual.screen import ModalScreen
 from textual.widgets import Static, TextArea
 
 from perun_core.api import escape_controls, escape_lines
+from .keys import HELP_IN_DIALOG
 
 __all__ = ["SourceScreen", "read_only_copy", "viewers"]
 
@@ -77,6 +78,7 @@ class SourceScreen(ModalScreen[None]):
 
     BINDINGS = [
         Binding("escape,q", "close", "Close", id="source.close"),
+        HELP_IN_DIALOG,
     ]
 
     def __init__(self, text: str, title: str, line: int | None = None, note: str = "") -> None:

@@ -1,0 +1,28 @@
+"""F1 (and ``?``) list the keys inside dialogs too, as the keys screen says they do 'everywhere'."""
+
+from __future__ import annotations
+
+import pytest
+
+from perun_tui.app import PerunApp
+from perun_tui.modals.details import ProfileDetailsScreen
+from perun_tui.modals.dialogs import HelpScreen
+
+from .test_app import focus_profiles, settle
+
+
+@pytest.mark.parametrize("key", ["f1", "question_mark"])
+async def test_the_keys_open_from_the_details_dialog_and_close_back_to_it(demo_repo, key):
+    app = PerunApp(demo_repo)
+    async with app.run_test(size=(80, 24)) as pilot:
+        await settle(pilot)
+        await focus_profiles(pilot, "1@i")
+        await pilot.press("enter")
+        await settle(pilot)
+        assert isinstance(app.screen, ProfileDetailsScreen)
+        await pilot.press(key)
+        await settle(pilot)
+        assert isinstance(app.screen, HelpScreen)
+        await pilot.press("escape")
+        await settle(pilot)
+        assert isinstance(app.screen, ProfileDetailsScreen)
