@@ -244,19 +244,23 @@ def _confirm_pair(repo: PerunRepository, pair: PairReport, datas: tuple[ProfileD
                   confirm: bool | str, runs: int, emit: Callable[[Any], None]) -> PairReport:
     """``check profiles``: the pair's time-based changes re-measured as ``check head`` would (``confirm`` as there),
     when both profiles name a commit of the repository; the pair as it was otherwise."""
+    if not any(f.result.is_change for f in pair.findings):
+        return pair  # nothing to re-measure: no commit looked up, nothing more imported
     # lazy: keeps `perun-core check profiles` light
     from .confirm import confirm_versions, needs_confirmation
 
+    doubtful = confirm == DOUBTFUL
+    # which findings would be re-run is decided first (any commit will do for that), the commits looked up after
+    anywhere = replace(pair, baseline=replace(pair.baseline, minor=""), target=replace(pair.target, minor=""))
+    if not any(needs_confirmation(anywhere, f, doubtful_only=doubtful) for f in pair.findings):
+        return pair
+    if doubtful and not _has_timed_jobs(repo):
+        return pair
     commits = [_commit_of(repo, ref, data) for ref, data in zip((pair.baseline, pair.target), datas)]
     if commits[0] is None or commits[1] is None:
         return pair
     located = replace(pair, baseline=replace(pair.baseline, minor=commits[0]),
                       target=replace(pair.target, minor=commits[1]))
-    doubtful = confirm == DOUBTFUL
-    if not any(needs_confirmation(located, f, doubtful_only=doubtful) for f in located.findings):
-        return pair
-    if doubtful and not _has_timed_jobs(repo):
-        return pair
     version = confirm_versions(repo, [VersionReport(None, None, (located,))], ProfileCache(repo), strategy, runs,
                                emit=emit, doubtful_only=doubtful)[0]
     return replace(pair, findings=version.pairs[0].findings)
