@@ -31,7 +31,7 @@ from typing import Any
 
 from ..params import Param
 from ..profile.model import Profile
-from .common import Importer, JsonDoc, read_json, table_profile, tool_header
+from .common import Importer, JsonDoc, read_json, stored_file_name, table_profile, tool_header
 
 __all__ = ["GoogleBenchmarkImporter", "HyperfineImporter", "PytestBenchmarkImporter"]
 
@@ -78,7 +78,7 @@ class PytestBenchmarkImporter(Importer):
                     summary = {key: stats[key] for key in ("min", "max", "stddev", "median", "rounds")
                                if isinstance(stats.get(key), _NUMBER)}
                     rows.append({"type": "time", "subtype": "mean", "uid": uid, "amount": mean, **summary, **extra})
-            tools.append({"file": path.name, "version": root.get("version"), "datetime": root.get("datetime"),
+            tools.append({"file": stored_file_name(path), "version": root.get("version"), "datetime": root.get("datetime"),
                           "machine_info": root.get("machine_info"), "commit_info": root.get("commit_info")})
         return _profile(rows, "s", tool_header("pytest-benchmark", tools))
 
@@ -110,7 +110,7 @@ class HyperfineImporter(Importer):
                     value = doc.amount(result, key, where, optional=True)
                     if value is not None:
                         rows.append({"type": "time", "subtype": key, "uid": command, "amount": value, **extra})
-        return _profile(rows, "s", {"name": "hyperfine", "files": [p.name for p in files]})
+        return _profile(rows, "s", {"name": "hyperfine", "files": [stored_file_name(p) for p in files]})
 
 
 class GoogleBenchmarkImporter(Importer):
@@ -128,7 +128,7 @@ class GoogleBenchmarkImporter(Importer):
             doc = read_json(path)
             root = doc.get({"": doc.data}, "", "", dict)
             benchmarks = doc.get(root, "benchmarks", "", list)
-            contexts.append({"file": path.name, **doc.get(root, "context", "", dict, optional=True, default={})})
+            contexts.append({"file": stored_file_name(path), **doc.get(root, "context", "", dict, optional=True, default={})})
             for i, _ in enumerate(benchmarks):
                 where = f"benchmarks[{i}]"
                 bench = doc.get(benchmarks, i, "benchmarks", dict)

@@ -19,7 +19,7 @@ from typing import Any
 from ..collect.callgrind import callgrind_resources, parse_callgrind
 from ..errors import ImportFailed
 from ..profile.model import Profile
-from .common import Importer, read_bytes, table_profile
+from .common import Importer, read_bytes, stored_file_name, table_profile
 
 __all__ = ["CallgrindImporter", "check_callgrind_text"]
 
@@ -77,7 +77,7 @@ class CallgrindImporter(Importer):
             if data.negative_line is not None:
                 raise ImportFailed(path, f"line {data.negative_line}", "a negative cost: event counts cannot be below 0")
             rows += callgrind_resources(data, number if len(files) > 1 else None)
-            metas.append({"file": path.name, **fields})
+            metas.append({"file": stored_file_name(path), **fields})
         events = metas[0]["events"].split()
         header: dict[str, Any] = {
             "type": "mixed",  # as the callgrind collector's profiles

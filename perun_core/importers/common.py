@@ -26,6 +26,7 @@ whether anyone reads them or not.
 
 from __future__ import annotations
 
+import os
 import sys
 from collections.abc import Sequence
 from itertools import chain
@@ -67,6 +68,17 @@ def table_profile(header: dict[str, Any], rows: list[dict] | ResourceTable) -> P
     """A profile of one snapshot holding ``rows`` (resource dicts or a ready table), without models."""
     table = rows if isinstance(rows, ResourceTable) else ResourceTable(rows)
     return Profile(header=header, global_region=Snapshot(table, [], {}))
+
+
+def stored_file_name(path: Path) -> str:
+    """``path``'s name as a profile stores it: valid Unicode even when its bytes are not UTF-8.
+
+    A file name is bytes on POSIX; Python hands the bytes that are not UTF-8
+    over as lone surrogates, which no profile can hold.  Each such byte is
+    written ``\\xNN`` instead, so the import goes through and the name still
+    says which file it was.
+    """
+    return os.fsencode(path.name).decode("utf-8", "backslashreplace")
 
 
 def tool_header(name: str, described: list[dict[str, Any]]) -> dict[str, Any]:

@@ -34,7 +34,7 @@ from pathlib import Path
 from typing import Any
 
 from ..profile.model import Profile
-from .common import Importer, JsonDoc, read_json, table_profile, tool_header
+from .common import Importer, JsonDoc, read_json, stored_file_name, table_profile, tool_header
 
 __all__ = ["MemrayStatsImporter", "split_location"]
 
@@ -60,7 +60,7 @@ class MemrayStatsImporter(Importer):
             root = doc.get({"": doc.data}, "", "", dict)
             extra = {"process": number} if len(files) > 1 else {}
             rows += [{**row, **extra} for row in _stats_rows(doc, root)]
-            metas.append({"file": path.name, **doc.get(root, "metadata", "", dict, optional=True, default={})})
+            metas.append({"file": stored_file_name(path), **doc.get(root, "metadata", "", dict, optional=True, default={})})
         tool = tool_header("memray", metas)
         if len(metas) == 1 and metas[0].get("command_line"):
             tool["command"] = metas[0]["command_line"]

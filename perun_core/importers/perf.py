@@ -32,7 +32,7 @@ from ..collect.perf import HOW_TO_GET_PERF
 from ..errors import ExternalToolError, ImportFailed, InvalidParameter
 from ..params import Param
 from ..profile.model import Profile
-from .common import FrameIds, Importer, flatten, read_bytes, stack_table, table_profile
+from .common import FrameIds, Importer, flatten, read_bytes, stack_table, stored_file_name, table_profile
 from .perfscan import scan_perf_script
 
 __all__ = ["PerfRecordImporter", "PerfScriptImporter", "parse_perf_script_text"]
@@ -268,7 +268,7 @@ def profile_of_script(data: bytes, path: Path, tool: str) -> Profile:
         "type": "time",
         "units": {"time": "samples"},
         "event": events[0] if len(events) == 1 else ",".join(events),
-        "tool": {"name": "perf", "format": tool, "file": path.name, "samples": int(sum(counts)),
+        "tool": {"name": "perf", "format": tool, "file": stored_file_name(path), "samples": int(sum(counts)),
                  "events": events, "commands": commands[:20]},
     }
     return table_profile(header, table)
@@ -330,8 +330,8 @@ def merge_stack_profiles(profiles: list[Profile], files: list[Path]) -> Profile:
     rows: list[dict] = []
     for profile, path in zip(profiles, files):
         assert profile.global_region is not None
-        rows.extend({**row, "file": path.name} for row in profile.global_region.resources)
+        rows.extend({**row, "file": stored_file_name(path)} for row in profile.global_region.resources)
     header = dict(profiles[0].header)
-    header["tool"] = {**header["tool"], "file": [p.name for p in files],
+    header["tool"] = {**header["tool"], "file": [stored_file_name(p) for p in files],
                       "samples": sum(p.header["tool"].get("samples", 0) for p in profiles)}
     return table_profile(header, rows)

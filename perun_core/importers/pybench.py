@@ -39,7 +39,7 @@ from typing import Any
 from ..errors import ImportFailed
 from ..profile import fastjson
 from ..profile.model import Profile
-from .common import Importer, JsonDoc, read_bytes, read_json, table_profile, tool_header
+from .common import Importer, JsonDoc, read_bytes, read_json, stored_file_name, table_profile, tool_header
 
 __all__ = ["AsvImporter", "PyperfImporter"]
 
@@ -69,7 +69,7 @@ def _profile_of_files(tool: str, files: list[Path], read_file: FileReader) -> Pr
     for path in files:
         found, description = read_file(path, units)
         rows += found
-        described.append({"file": path.name, **description})
+        described.append({"file": stored_file_name(path), **description})
     return _profile(rows, units, tool_header(tool, described))
 
 

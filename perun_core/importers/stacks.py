@@ -42,7 +42,7 @@ from ..errors import ImportFailed
 from ..params import Param
 from ..profile.model import Profile
 from ..profile.resources import ResourceTable
-from .common import FrameIds, Importer, flatten, read_bytes, read_json, stack_table, table_profile
+from .common import FrameIds, Importer, flatten, read_bytes, read_json, stack_table, stored_file_name, table_profile
 from .foldedscan import FoldedScan, scan_folded_files
 from .framenames import NO_FRAMES, describe_frames
 
@@ -120,7 +120,7 @@ class FoldedImporter(Importer):
         unit = options.get("unit") or "samples"
         table = stack_table(ids, scan.flat, scan.lengths, scan.values, kind=kind)
         header = {"type": kind, "units": {kind: unit},
-                  "tool": {"name": self.name, "files": [p.name for p in files], "lines": scan.lines}}
+                  "tool": {"name": self.name, "files": [stored_file_name(p) for p in files], "lines": scan.lines}}
         return table_profile(header, table)
 
 
@@ -202,7 +202,7 @@ class SpeedscopeImporter(Importer):
         amounts = np.array(values, dtype=np.int64 if all(isinstance(v, int) for v in values) else np.float64)
         table = stack_table(ids, *flatten(list(stacks)), amounts, kind=kind) if stacks else ResourceTable([])
         header = {"type": kind, "units": {kind: unit},
-                  "tool": {"name": "speedscope", "files": [p.name for p in files], "profiles": names,
+                  "tool": {"name": "speedscope", "files": [stored_file_name(p) for p in files], "profiles": names,
                            **({"exporters": exporters} if exporters else {})}}
         return table_profile(header, table)
 

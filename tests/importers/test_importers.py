@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import os
 import subprocess
 import sys
 from pathlib import Path
@@ -326,3 +327,19 @@ def test_perf_script_keeps_the_samples_of_two_events_apart(tmp_path):
         root = r["trace"][-1]["function"]
         roots[root] = roots.get(root, 0) + r["amount"]
     assert roots == {"[task-clock]": 46, "[page-faults]": 46}
+
+
+@pytest.mark.parametrize("kind, fixture", [("folded", "stacks.folded"), ("hyperfine", "hyperfine.json"),
+                                           ("callgrind", "callgrind.out")])
+def test_a_file_name_that_is_not_utf8_is_imported_and_stored_escaped(perun_repo, tmp_path, kind, fixture):
+    # a POSIX file name is bytes; one from a Latin-1 system must not make its profile unstorable
+    odd = Path(os.fsdecode(bytes(tmp_path) + b"/caf\xe9\x1b[31m." + kind.encode()))
+    odd.write_bytes((FIXTURES / fixture).read_bytes())
+    done = _cli("import", kind, str(odd), cwd=perun_repo)
+    assert done.returncode == 0, done.stderr
+    pending = next((perun_repo / ".perun" / "jobs").iterdir())
+    tool = json.loads(pending.read_bytes())["header"]["tool"]
+    names = [tool.get("file")] + [f if isinstance(f, str) else f.get("file") for f in tool.get("files", [])]
+    assert "caf\\xe9\x1b[31m." + kind in names
+    shown = _cli("show", "0@p", "raw", cwd=perun_repo)
+    assert shown.returncode == 0 and "\x1b" not in shown.stdout
