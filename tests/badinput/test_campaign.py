@@ -270,7 +270,8 @@ def test_configured_formats_and_named_paths_are_escaped(template, tmp_path, step
 
 
 @pytest.mark.parametrize("argv", [
-    ["fuzz", "-b", "cat", "-w", "../in/seed.txt", "-o", "../out\x1b]0;pwned\x07", "-t", "1", "-e", "2",
+    # -e 2 ends the search; the budget only has to cover the calibration on a busy machine (-t 1 did not)
+    ["fuzz", "-b", "cat", "-w", "../in/seed.txt", "-o", "../out\x1b]0;pwned\x07", "-t", "30", "-e", "2",
      "--calibration", "2"],
     # a tolerance far above the noise of cat's runs on a busy machine: the shrinking is not what is tested
     ["deltadebugging", "cat", "../in/seed.txt", "-o", "../dd\x1b]0;pwned\x07", "-t", "1", "--tolerance", "0.9"],
