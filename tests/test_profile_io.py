@@ -8,6 +8,7 @@ import re
 import math
 import random
 import stat
+from pathlib import Path
 
 import numpy as np
 import pytest
@@ -365,3 +366,17 @@ def test_nan_literals_are_read_like_json_loads_reads_them(small_blocks, tmp_path
     path.write_text('{"header": {"type": "t"}, "snapshots": [{"resources": [{"a": NaN}, {"a": -Infinity}, {"a": 1}]}]}')
     values = reader.load_columnwise(path).snapshots[0].resources.column("a")
     assert math.isnan(values[0]) and values[1] == -math.inf and values[2] == 1
+
+
+@pytest.mark.parametrize("content", [b"\0" * (2 << 20), b"\n  " + b"[1, " * (1 << 19) + b"1]"], ids=["NULs", "a list"])
+def test_a_large_file_that_is_not_a_json_object_is_refused_from_its_first_bytes(tmp_path, monkeypatch, content):
+    # a gigabyte of NULs once cost five times its size in memory before its error line
+    path = tmp_path / "big.perf"
+    path.write_bytes(content)
+
+    def read_whole(self):
+        raise AssertionError(f"{self} was read whole")
+
+    monkeypatch.setattr(Path, "read_bytes", read_whole)
+    with pytest.raises(InvalidProfile, match="malformed JSON: expected a JSON object"):
+        load_profile_from_file(path)

@@ -127,6 +127,7 @@ def load_profile_from_file(path: Path | str) -> Profile:
     if path.exists() and not path.is_file() and not path.is_dir():
         # a named pipe with no writer would block the read forever; a device never ends
         raise InvalidProfile(path, None, "is not a regular file (a pipe, device or socket), not a profile")
+    _refuse_what_cannot_be_json(path)
     try:
         if path.stat().st_size >= MINIMUM_SIZE and not _is_columnar_file(path):
             found = load_columnwise(path)
@@ -152,6 +153,34 @@ def load_profile_from_file(path: Path | str) -> Profile:
         raise InvalidProfile(path, None, f"is not UTF-8 text ({exc.reason} at byte {exc.start})") from None
     del data
     return validate_profile(from_json_bytes(text, path=path), path=path)
+
+
+def _refuse_what_cannot_be_json(path: Path) -> None:
+    """Refuse a large file whose first text is not ``{`` before any of it is parsed.
+
+    A profile is one JSON object.  Reading a large file of something else
+    (a core dump, a file of NULs) whole, decoding it and handing it to the
+    parser cost several times its size in memory before the same error; its
+    first bytes already decide.  Small files go to the parser, whose errors
+    say more (the line and column).
+    """
+    try:
+        if path.stat().st_size < _SNIFF_FROM:
+            return
+        with open(path, "rb") as handle:
+            head = handle.read(_SNIFF_BYTES)
+    except OSError:
+        return  # the full read names the problem
+    text = head.decode(json.detect_encoding(head), "ignore").lstrip("\ufeff \t\r\n")
+    if text and not text.startswith("{"):
+        shown = text[:8].encode("unicode_escape").decode("ascii")
+        raise InvalidProfile(path, None, f"malformed JSON: expected a JSON object, '{{', at the start; found '{shown}'")
+
+
+#: files from this size on are looked at before they are read whole
+_SNIFF_FROM = 1 << 20
+#: enough of a file to see its first character past any amount of indentation a writer would use
+_SNIFF_BYTES = 4096
 
 
 def _is_columnar_file(path: Path) -> bool:
