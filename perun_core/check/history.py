@@ -48,12 +48,22 @@ class ChangePoint:
     p: float
 
 
-def _log(y: numpy.ndarray) -> numpy.ndarray:
+def _log(y: numpy.ndarray, eps: float) -> numpy.ndarray:
     import numpy as np
 
-    positive = y[y > 0]
-    eps = 0.5 * float(positive.min()) if len(positive) else 1.0
     return np.log(np.maximum(y, 0.0) + (eps if (y <= 0).any() else 0.0))
+
+
+def _zero_offset(samples: list[Sample]) -> float:
+    """What a zero amount counts as on the log scale, the same for every version of the history.
+
+    Half the smallest positive amount of the whole history: taken per
+    version, a run of zeros (CPU times below one clock tick) would lie at a
+    level set by that version's smallest non-zero run, and identical
+    versions would seem to drift.
+    """
+    positive = [float(s.y[s.y > 0].min()) for s in samples if (s.y > 0).any()]
+    return 0.5 * min(positive) if positive else 1.0
 
 
 def levels(samples: list[Sample | None]) -> numpy.ndarray | None:
@@ -64,12 +74,13 @@ def levels(samples: list[Sample | None]) -> numpy.ndarray | None:
     if not present:
         return None
     reference = present[0]
+    eps = _zero_offset(present)
     sized = all(s.x is not None for s in present) and reference.x is not None and len(distinct(reference.x)) >= 2
     out = np.full(len(samples), np.nan)
     if not sized:
         for i, sample in enumerate(samples):
             if sample is not None and len(sample.y):
-                out[i] = float(median(_log(sample.y)))
+                out[i] = float(median(_log(sample.y, eps)))
         first = out[np.isfinite(out)][0]
         return out - first
     assert reference.x is not None
@@ -82,7 +93,7 @@ def levels(samples: list[Sample | None]) -> numpy.ndarray | None:
         z = (v - centre) / spread
         return np.column_stack([z**k for k in range(degree + 1)])
 
-    coef = huber_fit(design(v_ref), _log(reference.y))
+    coef = huber_fit(design(v_ref), _log(reference.y, eps))
     shift = min(0.0, float(reference.x.min()))
     for i, sample in enumerate(samples):
         if sample is None or sample.x is None or not len(sample.y):
@@ -91,7 +102,7 @@ def levels(samples: list[Sample | None]) -> numpy.ndarray | None:
         inside = (v >= low) & (v <= high)
         if inside.sum() < 2:
             continue
-        out[i] = float(median(_log(sample.y[inside]) - design(v[inside]) @ coef))
+        out[i] = float(median(_log(sample.y[inside], eps) - design(v[inside]) @ coef))
     finite = out[np.isfinite(out)]
     return out - finite[0] if len(finite) else None
 

@@ -9,7 +9,9 @@ import pytest
 from hypothesis import given, settings, strategies as st
 
 from perun_core.check import stats
-from perun_core.check.history import change_points, creeping, mann_kendall, sen_slope
+from perun_core.check.data import Sample
+from perun_core.check.history import change_points, creeping, levels, mann_kendall, sen_slope
+from perun_core.check.methods.changepoint import creep_finding
 
 
 def brute_force_p(a, b) -> float:
@@ -119,6 +121,34 @@ def test_creeping_sees_a_drift_but_not_a_step():
     step = np.where(np.arange(20) >= 10, math.log(2.0), 0.0) + rng.normal(0, 0.005, 20)
     trend = creeping(step)
     assert trend is not None and trend.steps == 1 and abs(trend.drift) < math.log(1.05)
+
+
+def _below_resolution_history(rng, versions: int, ticks: list[float]) -> list[Sample]:
+    # sys time of a short program: zero in most runs, a tick or two in a few
+    def version(i: int) -> Sample:
+        y = np.zeros(7)
+        hits = rng.choice(7, size=int(rng.integers(1, 3)), replace=False)
+        y[hits] = rng.choice(ticks, size=len(hits))
+        return Sample(f"v{i}", "./app [sys]", y, None)
+    return [version(i) for i in range(versions)]
+
+
+def test_a_history_of_amounts_mostly_below_resolution_does_not_creep():
+    # seen on the demo: the newest version's only non-zero run was its smallest, so its level (the median,
+    # a zero) sat higher on the log scale than its predecessors' zeros and the history "crept" by 29 %
+    samples = _below_resolution_history(np.random.default_rng(3), 11, [0.0036, 0.0039, 0.0042])
+    samples.append(Sample("v11", "./app [sys]", np.array([0.008548, 0, 0, 0, 0, 0, 0]), None))
+    series = levels(samples)
+    assert series is not None and np.allclose(series, 0.0)
+    assert creep_finding("./app [sys]", samples, len(samples), "cpd", creep_floor=math.log(1.1), alpha=0.01) is None
+
+
+@settings(max_examples=60, deadline=None)
+@given(seed=st.integers(0, 2**32 - 1), versions=st.integers(5, 20),
+       ticks=st.lists(st.floats(1e-4, 1e-2), min_size=1, max_size=5))
+def test_versions_whose_median_is_zero_all_lie_at_one_level(seed, versions, ticks):
+    series = levels(_below_resolution_history(np.random.default_rng(seed), versions, ticks))
+    assert series is not None and np.allclose(series, 0.0)
 
 
 def test_change_points_find_a_step():
