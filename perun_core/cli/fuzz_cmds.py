@@ -14,14 +14,25 @@ from typing import Any
 
 import click
 
-from perun_core.cli.terminal import escape_controls
+from perun_core.cli.terminal import escape_controls, wrap_segments
 
 from .params import DeclaredCommand
 
 
 def _echo(text: str, **options: Any) -> None:
     """A result line: the paths, workloads and notes in it are the user's text, control characters escaped."""
-    click.echo(escape_controls(text), **options)
+    click.echo(_fitted(escape_controls(text)), **options)
+
+
+def _fitted(text: str) -> str:
+    """``text`` wrapped to the terminal's width (80 columns on a pipe), the lines after the first indented.
+
+    Paths are never broken: a longer one stands whole on its own line.
+    """
+    import shutil
+
+    width = shutil.get_terminal_size((80, 24)).columns
+    return "\n".join("".join(part for part, _style in line) for line in wrap_segments([(text, "")], width, cut_words=False))
 
 CONTEXT = {"help_option_names": ["-h", "--help"], "max_content_width": 100}
 
@@ -41,7 +52,7 @@ def _delta_params() -> Any:
 
 
 def _err(text: str) -> None:
-    click.echo(text, err=True)
+    click.echo(_fitted(text), err=True)
 
 
 def _cost(value: float, metric: str) -> str:
@@ -87,16 +98,19 @@ class _Printer:
         elif kind == "InputKept" and not self.quiet:
             f = event.finding
             what = "hang" if f.hang else _cost(f.value, self.metric)
-            _err(f"kept {f.id}: {f.size} B, {what}, {f.slowdown:.1f}x at equal size ({compact_rules(f.rules)})")
+            _err(f"kept {f.id}: {f.size} B, {what}, {f.slowdown:.1f}x at equal size in the search "
+                 f"({compact_rules(f.rules)})")
         elif kind == "FuzzProgress" and not self.quiet and time.monotonic() - self.last >= 5:
             self.last = time.monotonic()
             found = f" (found at {event.best_found_at:.0f} s)" if event.best_slowdown > 1 else ""
             _err(f"{event.executions} runs ({event.executions_per_second:.0f}/s), {event.kept} kept, "
-                 f"{event.hangs} hangs, best {event.best_slowdown:.1f}x{found}, {event.elapsed:.0f} s so far")
+                 f"{event.hangs} hangs, best {event.best_slowdown:.1f}x{found}, {event.elapsed:.{0 if event.elapsed >= 10 else 1}f} s so far")
         elif kind == "FindingAnalysed" and not self.quiet:
             v = event.verdict
             verdict = "reported" if v.reported else f"not reported: {v.reason}"
-            _err(f"analysed {v.id}: {v.ratio:.1f}x at equal size, {growth_text(v)}; {verdict}")
+            ratio = (f"{v.ratio:.1f}x at equal size, re-measured side by side" if v.ratio > 0
+                     else "not compared at equal size")
+            _err(f"analysed {v.id}: {ratio}, {growth_text(v)}; {verdict}")
         elif kind == "ProfilesCollected":
             for path in event.paths:
                 _err(f"profile of a best input: {path}")
@@ -130,7 +144,7 @@ def _fuzz_callback(ctx: click.Context, **values: Any) -> None:
             _echo(f"            largest measured: {out / largest.file} ({largest.size} B, "
                        f"{_cost(largest.cost, result.metric)}, {largest.repetitions} repetitions of the part)")
     if not result.reported:
-        click.echo("  no finding: no kept input grows superlinearly and runs clearly slower than an ordinary input "
+        _echo("  no finding: no kept input grows superlinearly and runs clearly slower than an ordinary input "
                    "of its size" + (f" (best kept {result.best_slowdown:.1f}x at equal size)" if result.findings
                                     else ""))
     if not no_plot and len(result.timeline) > 1:

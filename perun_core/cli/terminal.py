@@ -66,14 +66,16 @@ def paint_segments(segments: list[tuple[str, str]], color: bool) -> str:
 _UNIT_SPACE = re.compile(r"(?:(?<=\d)|(?<=\d[kMGT])) (?=[^\W\d])|(?<='\$) ")
 
 
-def wrap_segments(segments: list[tuple[str, str]], width: int, hang: int = 2) -> list[list[tuple[str, str]]]:
+def wrap_segments(segments: list[tuple[str, str]], width: int, hang: int = 2, *,
+                  cut_words: bool = True) -> list[list[tuple[str, str]]]:
     """A line of ``(text, style)`` segments on lines of at most ``width`` columns, styles kept.
 
     The line's lead (its graph bars and indentation) starts every line, a
     ``*`` of the graph continued as ``|``; the lines after the first are
     indented ``hang`` more (a hanging indent).  Lines break at spaces, never
     between an amount and its unit; a word longer than a line is cut into
-    pieces of a line each.
+    pieces of a line each, or with ``cut_words`` False (a path someone will
+    copy) left whole on a line of its own.
     """
     cut = 0
     while cut < len(segments) and (segments[cut][1] == "graph" or not segments[cut][0].strip()):
@@ -94,7 +96,7 @@ def wrap_segments(segments: list[tuple[str, str]], width: int, hang: int = 2) ->
             continue
         if not ranges:
             start = 0  # the first line keeps its own leading spaces
-        while end - start > (first_room if not ranges else room):  # a word longer than a whole line
+        while cut_words and end - start > (first_room if not ranges else room):  # a word longer than a line
             ranges.append([start, start + (first_room if not ranges else room)])
             start = ranges[-1][1]
         ranges.append([start, end])

@@ -90,6 +90,11 @@ def _seconds(value: float) -> str:
     return f"{value:.4f}" if value < 10 else f"{value:.1f}"
 
 
+def _ratio(ratio: float) -> str:
+    """A ratio at equal size, or that none was measured (the budget ran out before the comparison)."""
+    return f"{ratio:.1f}x" if ratio > 0 else "not compared"
+
+
 def markdown_table(result: FuzzResult, limit: int = 50) -> str:
     """The findings (ratio at equal size, growth, confidence), then the seeds and the best kept inputs."""
     unit = COST_UNITS.get(result.metric, result.metric)
@@ -97,17 +102,17 @@ def markdown_table(result: FuzzResult, limit: int = 50) -> str:
              f"{result.executions} runs in {result.elapsed:.1f} s, {len(result.findings)} inputs kept, "
              f"{len(result.reported)} reported (stopped: {result.stopped}); cost: {unit}.", ""]
     if result.verdicts:
-        lines += [f"| Input | Size [B] | Ratio at equal size | Confidence | Growth | Largest measured [B, {unit}] "
+        lines += [f"| Input | Size [B] | Ratio at equal size, re-measured side by side | Confidence | Growth | Largest measured [B, {unit}] "
                   "| Reported |",
                   "| --- | ---: | ---: | ---: | --- | --- | --- |"]
         for verdict in result.verdicts:
             largest = verdict.largest
             biggest = f"[{largest.size}, {_seconds(largest.cost)}]({largest.file})" if largest and largest.file else "-"
-            lines.append(f"| [{verdict.id}]({verdict.file}) | {verdict.size} | {verdict.ratio:.1f}x | "
+            lines.append(f"| [{verdict.id}]({verdict.file}) | {verdict.size} | {_ratio(verdict.ratio)} | "
                          f"{verdict.confidence:.3f} | {growth_text(verdict)} | {biggest} | "
                          f"{'yes' if verdict.reported else 'no: ' + verdict.reason} |")
         lines.append("")
-    lines += [f"| Input | Size [B] | Cost [{unit}] | Ratio at equal size | Used rules |",
+    lines += [f"| Input | Size [B] | Cost [{unit}] | Ratio at equal size in the search | Used rules |",
               "| --- | ---: | ---: | ---: | --- |"]
     for seed in result.seeds:
         lines.append(f"| {seed.id} (`{seed.file}`) | {seed.size} | {_seconds(seed.value)} | - | - |")

@@ -4,6 +4,7 @@ program with it, its growth fitted above the start-up, within the time budget.""
 from __future__ import annotations
 
 import json
+import os
 import random
 import subprocess
 import sys
@@ -109,7 +110,8 @@ def test_the_cli_finds_a_quadratic_program_and_fits_its_order_within_the_budget(
     done = subprocess.run([sys.executable, "-m", "perun_core.cli.entry", "fuzz", "-b", str(program), "-w", "seed.txt",
                            "-o", "out", "-t", str(budget), "--seed", "3", "-np", "--profiles", "0",
                            "--metric", "cpu", "-ht", "2", "--stop-at", "10"],
-                          cwd=tmp_path, capture_output=True, text=True, timeout=600)
+                          cwd=tmp_path, capture_output=True, text=True, timeout=600,
+                          env={**os.environ, "COLUMNS": "400"})  # one summary line per input, unwrapped
     assert done.returncode == 0, done.stderr
     results = json.loads((tmp_path / "out" / "results.json").read_text())
     # the whole run, search and analysis, within the budget (the analysis' runs are killed at its end)
