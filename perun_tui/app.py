@@ -65,6 +65,32 @@ def cap_loaded_frame_rate(fps: int) -> float | None:
     return period
 
 
+#: the cells of a toast's line that are not its text: its coloured left edge and a space either side
+TOAST_FRAME = 3
+
+
+def toast_rows(height: int) -> int | None:
+    """The most rows a toast takes from the panes in a terminal ``height`` rows high (None: as many as it needs)."""
+    return 3 if height < 20 else 6 if height < 35 else None
+
+
+def toast_text(markup: str, width: int, rows: int | None) -> str:
+    """``markup`` as the lines a toast ``width`` cells wide shows, cut to ``rows`` with an ellipsis ending the last.
+
+    Without the cut the toast dropped the rows past its height: a long file name ended in the middle with nothing
+    to say that more was there.
+    """
+    if rows is None or width < 2:
+        return markup
+    lines = Content.from_markup(markup).wrap(width)
+    if len(lines) <= rows:
+        return markup
+    last = lines[rows - 1].rstrip()
+    if last.cell_length >= width:
+        last = last.truncate(width - 1)
+    return Content("\n").join([*lines[:rows - 1], last + "…"]).markup
+
+
 def message_of(note) -> str:
     """The plain text of a notification's message, without the title ``notify`` put before it."""
     text = Content.from_markup(note.message).plain if note.markup else note.message
@@ -186,7 +212,8 @@ class PerunApp(App[None]):
             text = escape_markup(text)
         if title:
             text = f"[b]{escape_markup(escape_controls(str(title)))}:[/b] {text}"
-        super().notify(text, markup=True, **kwargs)
+        super().notify(toast_text(text, self.size.width - TOAST_FRAME, toast_rows(self.size.height)),
+                       markup=True, **kwargs)
 
     def dismiss_notes(self, *starts: str) -> None:
         """Take the toasts whose message begins with one of ``starts`` off the screen: a hint of the key to press

@@ -229,6 +229,26 @@ async def test_a_toast_stands_over_no_pane(demo_repo):
         assert status.region.bottom <= app.screen.query_one(Toast).region.y
 
 
+async def test_a_toast_cut_to_its_rows_ends_in_an_ellipsis(demo_repo):
+    """At 40x12 a toast has three rows: a message naming a long file lost its end with nothing to say so."""
+    from textual.widgets._toast import Toast
+
+    app = PerunApp(demo_repo)
+    async with app.run_test(size=(40, 12), notifications=True) as pilot:
+        await settle(pilot)
+        name = "time-sll-bench-15000-2026-11-28-03-06-51-with-a-long-workload-name.perf"
+        app.notify(f"registered {name} at aec5884 and again at 3f0e609", title="profiles", timeout=600)
+        await wait_until(pilot, lambda: bool(app.screen.query(Toast)))
+        await pilot.pause()
+        from textual.geometry import Region
+
+        toast = app.screen.query_one(Toast)  # drawn whole: rendered_text crops a widget to its content's width
+        lines = [strip.text.rstrip() for strip in toast.render_lines(Region(0, 0, *toast.outer_size))]
+        assert len(lines) == 3 and lines[-1].endswith("…"), lines
+        assert lines[0].startswith("▌ profiles: registered")
+        assert not toasts_over_panes(app)
+
+
 def test_a_commit_message_is_wrapped_at_the_panes_width_not_at_its_own():
     """A body hard-wrapped at 72 columns, wrapped again in the 34 cells of the commit pane, left "the" alone on a
     line: its paragraphs are joined for the pane to wrap; lists, indented lines and blank lines keep their lines."""
