@@ -45,7 +45,7 @@ _export("check", """DOUBTFUL FAIL_ON HISTORY_WINDOW PairReport VersionReport Che
         check_profiles stored_check matrix_commands install_hook uninstall_hook tree_lines json_records junit_xml markdown format_value""")
 _export("check", "MethodInfo check_method check_methods")
 _export("views", """Shown show view view_names build_view render_view one_plot only_types profile_json write_output
-        Theme DEFAULT_THEME FlameLayout Span layout_flame block_colour HeapLayout layout_heap allocations_in
+        Theme DEFAULT_THEME FlameLayout Span layout_flame block_colour block_label HeapLayout layout_heap allocations_in
         site_glyph heat_glyph heat_legend HEAT_GLYPHS HTML_SUFFIXES PLAIN_SUFFIXES""")
 _export("files", "atomic_write atomic_write_text ensure_writable_directory ensure_writable_target write_user_file "
         "write_deferred command_scope")
