@@ -223,7 +223,8 @@ async def test_the_heat_legend_at_40x12_goes_on_two_lines_rather_than_being_cut(
         assert heap.mode == "heat"
         layout, _theme = heap.picture
         lines = rendered_text(heap).split("\n")
-        legend = [line.rstrip() for line in lines[1 + layout.rows:] if line.strip()]
+        header = len(heap._header(layout, heap.size.width))  # the header's lines, over the map
+        legend = [line.rstrip() for line in lines[header + layout.rows:] if line.strip()]
         assert len(legend) == 2 and all(len(line) <= heap.size.width for line in legend)
         # every shade with its bounds, the hottest one's whole, and what they count
         words = " ".join(legend)
