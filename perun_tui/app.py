@@ -24,6 +24,7 @@ from textual.content import Content
 from textual.dom import NoScreen
 from textual.markup import escape as escape_markup
 from textual.screen import Screen
+from textual.widgets._toast import ToastRack
 from textual.worker import Worker, WorkerState
 
 from perun_core.api import escape_controls, escape_lines
@@ -214,6 +215,19 @@ class PerunApp(App[None]):
             text = f"[b]{escape_markup(escape_controls(str(title)))}:[/b] {text}"
         super().notify(toast_text(text, self.size.width - TOAST_FRAME, toast_rows(self.size.height)),
                        markup=True, **kwargs)
+
+    def _refresh_notifications(self) -> None:
+        """Show the notifications as usual, the screen's toast rack moved after its other widgets first: the
+        rack stands in the key bar's place (app.tcss), and a widget is drawn over the ones before it, so the key
+        bar, composed after the rack, hid a toast of one line."""
+        try:
+            screen = self.screen
+            rack = screen.get_child_by_type(ToastRack)
+        except Exception:  # no screen yet (starting) or none left (ending), or a screen without notifications
+            rack = None
+        if rack is not None and screen.children and screen.children[-1] is not rack:
+            screen.move_child(rack, after=screen.children[-1])
+        super()._refresh_notifications()
 
     def dismiss_notes(self, *starts: str) -> None:
         """Take the toasts whose message begins with one of ``starts`` off the screen: a hint of the key to press

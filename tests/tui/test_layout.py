@@ -192,11 +192,15 @@ async def test_the_too_small_screen_comes_and_goes_with_the_size(demo_repo):
 
 
 def toasts_over_panes(app) -> list:
-    """The panes of the screen a toast stands over (their regions met), with the toast's region."""
+    """The panes of the screen a toast stands over (their regions met), with the toast's region; a row of a toast
+    hidden under another widget (the key bar drawn over it) counts as well."""
     from textual.widgets._toast import Toast
 
-    return [(pane, toast.region) for toast in app.screen.query(Toast) for pane in app.screen.query(".pane")
-            if pane.region.overlaps(toast.region)]
+    toasts = list(app.screen.query(Toast))
+    hidden = [(widget, toast.region) for toast in toasts for y in range(toast.region.y, toast.region.bottom)
+              if (widget := app.screen.get_widget_at(toast.region.x + 2, y)[0]) is not toast]
+    return hidden + [(pane, toast.region) for toast in toasts for pane in app.screen.query(".pane")
+                     if pane.region.overlaps(toast.region)]
 
 
 async def test_a_toast_stands_over_no_pane(demo_repo):
