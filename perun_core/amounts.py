@@ -20,10 +20,12 @@ and whole bytes below 1 KiB print exactly.
 from __future__ import annotations
 
 import math
+import re
+import textwrap
 from typing import Any
 
 __all__ = ["BELOW_RESOLUTION", "amount_scale", "format_amount", "format_change", "format_percent", "format_scaled",
-           "in_base_unit", "nice_ticks", "relative_change", "unit_family"]
+           "in_base_unit", "nice_ticks", "relative_change", "unit_family", "UNIT_SPACE", "wrap_text"]
 
 #: a change between two amounts of 0 (typical values too small for the measurements to resolve)
 BELOW_RESOLUTION = "below resolution"
@@ -155,6 +157,22 @@ def _amount_text(value: Any, unit: str) -> str:
                   or (family == "bytes" and magnitude * _base_size(unit) < 1024)):
         return f"{sign}{int(magnitude)} {unit}".rstrip()
     return sign + format_scaled(magnitude, unit)
+
+
+#: the space between a number and its unit (``30.0 ns``, a count's ``64.0M Ir``, ``100 %``, ``3 commits``),
+#: which a line is not broken at
+UNIT_SPACE = re.compile(r"(?:(?<=\d)|(?<=\d[kMGT])) (?=[^\W\d]|%)")
+
+
+def wrap_text(text: str, width: int, *, indent: int = 0, first: int | None = None) -> list[str]:
+    """``text`` on lines of at most ``width`` characters, broken at spaces but never between an amount and its
+    unit (:data:`UNIT_SPACE`); the first line starts after ``first`` spaces (``indent`` unless given), the
+    others after ``indent`` (a hanging indent).  A word longer than a line is cut into pieces of a line each."""
+    lead = " " * (indent if first is None else first)
+    glued = UNIT_SPACE.sub("\0", text)
+    lines = textwrap.wrap(glued, max(width, 1), initial_indent=lead, subsequent_indent=" " * indent,
+                          break_long_words=True, break_on_hyphens=False)
+    return [line.replace("\0", " ") for line in lines] or [lead]
 
 
 def format_scaled(magnitude: float, unit: str) -> str:

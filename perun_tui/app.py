@@ -20,9 +20,11 @@ import textual.screen as textual_screen
 from textual import events
 from textual.app import App
 from textual.binding import Binding, BindingType
+from textual.content import Content
 from textual.dom import NoScreen
+from textual.markup import escape as escape_markup
 from textual.screen import Screen
-from textual.widgets import DataTable
+from textual.widgets._toast import ToastRack
 from textual.worker import Worker, WorkerState
 
 from perun_core.api import escape_controls, escape_lines
@@ -40,7 +42,7 @@ from .screens.main import MainScreen
 from .widgets.history import HistoryPane, HistoryView
 from .widgets.profiles import ProfilesTable
 
-__all__ = ["LOW_BANDWIDTH_FPS", "MainScreen", "PerunApp", "cap_loaded_frame_rate", "focused_row"]
+__all__ = ["LOW_BANDWIDTH_FPS", "MainScreen", "PerunApp", "cap_loaded_frame_rate"]
 
 def cap_loaded_frame_rate(fps: int) -> float | None:
     """Make screens draw at most ``fps`` frames a second; the frame period to give back later, or None.
@@ -64,17 +66,36 @@ def cap_loaded_frame_rate(fps: int) -> float | None:
     return period
 
 
-def focused_row(widget) -> int | None:
-    """The screen row of ``widget``'s cursor (a table's or the history's), else of its middle; None without focus."""
-    if widget is None:
-        return None
-    region = widget.content_region
-    if isinstance(widget, DataTable) and widget.row_count:
-        header = widget.header_height if widget.show_header else 0
-        return region.y + header + widget.cursor_row - round(widget.scroll_offset.y)
-    if isinstance(widget, HistoryView):
-        return region.y + 1 + widget.cursor - round(widget.scroll_offset.y)
-    return region.y + region.height // 2
+#: the cells of a toast's line that are not its text: its coloured left edge and a space either side
+TOAST_FRAME = 3
+
+
+def toast_rows(height: int) -> int | None:
+    """The most rows a toast takes from the panes in a terminal ``height`` rows high (None: as many as it needs)."""
+    return 3 if height < 20 else 6 if height < 35 else None
+
+
+def toast_text(markup: str, width: int, rows: int | None) -> str:
+    """``markup`` as the lines a toast ``width`` cells wide shows, cut to ``rows`` with an ellipsis ending the last.
+
+    Without the cut the toast dropped the rows past its height: a long file name ended in the middle with nothing
+    to say that more was there.
+    """
+    if rows is None or width < 2:
+        return markup
+    lines = Content.from_markup(markup).wrap(width)
+    if len(lines) <= rows:
+        return markup
+    last = lines[rows - 1].rstrip()
+    if last.cell_length >= width:
+        last = last.truncate(width - 1)
+    return Content("\n").join([*lines[:rows - 1], last + "…"]).markup
+
+
+def message_of(note) -> str:
+    """The plain text of a notification's message, without the title ``notify`` put before it."""
+    text = Content.from_markup(note.message).plain if note.markup else note.message
+    return text.split(": ", 1)[1] if note.message.startswith("[b]") and ": " in text else text
 
 
 def mark_focused_panes(widget) -> None:
@@ -181,49 +202,47 @@ class PerunApp(App[None]):
             self.call_after_refresh(self.check_size)
         return result
 
-    def notify(self, message, *args, **kwargs) -> None:
-        """Notify as usual, the toasts put on the side of the screen away from the focused row.
+    def notify(self, message, *, title: str = "", markup: bool = True, **kwargs) -> None:
+        """Notify as usual, the title in bold at the start of the message's line (a toast takes the key bar's line,
+        and a title of its own would take a pane's row more: app.tcss).
 
         Messages name profiles, files and commands: their control characters are escaped line by line.
         """
-        self.place_notifications()
-        if isinstance(kwargs.get("title"), str):
-            kwargs["title"] = escape_controls(kwargs["title"])
-        super().notify(escape_lines(str(message)), *args, **kwargs)
+        text = escape_lines(str(message))
+        if not markup:
+            text = escape_markup(text)
+        if title:
+            text = f"[b]{escape_markup(escape_controls(str(title)))}:[/b] {text}"
+        super().notify(toast_text(text, self.size.width - TOAST_FRAME, toast_rows(self.size.height)),
+                       markup=True, **kwargs)
+
+    def _refresh_notifications(self) -> None:
+        """Show the notifications as usual, the screen's toast rack moved after its other widgets first: the
+        rack stands in the key bar's place (app.tcss), and a widget is drawn over the ones before it, so the key
+        bar, composed after the rack, hid a toast of one line."""
+        try:
+            screen = self.screen
+            rack = screen.get_child_by_type(ToastRack)
+        except Exception:  # no screen yet (starting) or none left (ending), or a screen without notifications
+            rack = None
+        if rack is not None and screen.children and screen.children[-1] is not rack:
+            screen.move_child(rack, after=screen.children[-1])
+        super()._refresh_notifications()
 
     def dismiss_notes(self, *starts: str) -> None:
         """Take the toasts whose message begins with one of ``starts`` off the screen: a hint of the key to press
         next ('marked 0@i · press d for the difference') is done with once the screen it leads to opens."""
-        done = [note for note in self._notifications if note.message.startswith(starts)]
+        done = [note for note in self._notifications if message_of(note).startswith(starts)]
         for note in done:
             self._unnotify(note, refresh=False)
         if done:
             self._refresh_notifications()
-
-    def place_notifications(self) -> None:
-        """Toasts at the top while the focused cursor row is in the lower half, else at the bottom."""
-        try:
-            screen = self.screen
-        except Exception:  # no screen yet (starting) or none left (ending)
-            return
-        row = focused_row(screen.focused)
-        screen.set_class(row is not None and row >= screen.size.height // 2, "-toasts-top")
-
-    def on_data_table_row_highlighted(self) -> None:
-        if self._notifications:
-            self.place_notifications()
-
-    def on_commit_highlighted(self) -> None:
-        if self._notifications:
-            self.place_notifications()
 
     def on_descendant_blur(self, event: events.DescendantBlur) -> None:
         mark_focused_panes(event.widget)
 
     def on_descendant_focus(self, event: events.DescendantFocus) -> None:
         mark_focused_panes(event.widget)
-        if self._notifications:
-            self.call_after_refresh(self.place_notifications)
 
     def on_unmount(self) -> None:
         self.core.close()

@@ -122,3 +122,28 @@ def test_a_bound_just_below_zero_is_covered_by_the_first_tick():
     ticks = nice_ticks(-5.960464477539063e-08, 100001.0, 3)
     assert ticks[0] <= -5.960464477539063e-08 and ticks[-1] >= 100001.0, ticks
     assert nice_ticks(0.3, 0.9, 7)[0] == 0.3
+
+
+def test_a_wrapped_line_keeps_every_amount_with_its_unit():
+    """The one wrap of the front ends (explain dialog, the TUI's logs, diff's sentences): at 40 columns the
+    explain dialog broke '100 %' and '400 samples' across lines."""
+    from perun_core.amounts import wrap_text
+
+    text = "sll_search (src/sll.c:20): 400 samples -> 1300 samples (+225%), 100 % of it, 64.0M Ir"
+    for width in range(21, 60):  # from where its longest word fits a line
+        lines = wrap_text(text, width, indent=5, first=2)
+        assert lines[0].startswith("  s") and all(line.startswith("     ") for line in lines[1:])
+        assert all(len(line) <= width for line in lines), lines
+        assert " ".join(line.strip() for line in lines) == text
+        for line in lines:
+            assert not re.search(r"\d$", line) and not re.match(r" *(%|samples|Ir)", line), (width, lines)
+
+
+def test_the_explain_dialogs_ranked_function_keeps_its_amounts_with_their_units():
+    from perun_tui.modals.explain import hanging
+
+    text = "sll_search (src/sll.c:20): 400 samples -> 1300 samples (+225%), 100 % of it"
+    for width in range(20, 45):
+        lines = hanging(text, 5, width).splitlines()
+        assert " ".join(line.strip() for line in lines) == text
+        assert not any(re.search(r"\d$", line) for line in lines), (width, lines)

@@ -45,7 +45,7 @@ _export("check", """DOUBTFUL FAIL_ON HISTORY_WINDOW PairReport VersionReport Che
         check_profiles stored_check matrix_commands install_hook uninstall_hook tree_lines json_records junit_xml markdown format_value""")
 _export("check", "MethodInfo check_method check_methods")
 _export("views", """Shown show view view_names build_view render_view one_plot only_types profile_json write_output
-        Theme DEFAULT_THEME FlameLayout Span layout_flame block_colour HeapLayout layout_heap allocations_in
+        Theme DEFAULT_THEME FlameLayout Span layout_flame block_colour block_label HeapLayout layout_heap allocations_in
         site_glyph heat_glyph heat_legend HEAT_GLYPHS HTML_SUFFIXES PLAIN_SUFFIXES""")
 _export("files", "atomic_write atomic_write_text ensure_writable_directory ensure_writable_target write_user_file "
         "write_deferred command_scope")
@@ -66,7 +66,7 @@ _export("remote", """PushResult FetchResult PullResult RemoteState push fetch pu
         TransferProgress TransferStarted""")
 _export("repair", "STALE_AFTER FsckProblem FsckReport fsck")
 _export("views", "ViewFit view_fits fitting_views share_y_scale y_extent fit_middle")
-_export("text", "format_amount format_change format_percent relative_change amount_scale nice_ticks")
+_export("text", "format_amount format_change format_percent relative_change amount_scale nice_ticks wrap_text")
 _export("statistics", """FieldStats ModelRow ProfileSummary summary short_number format_number MEASURED_KEYS
         describe_machine""")
 

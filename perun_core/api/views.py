@@ -26,7 +26,7 @@ from ..safetext import escape_output
 from ..views import VIEWS, get_view
 from ..views.base import HTML_SUFFIXES, PLAIN_SUFFIXES, Figure
 from ..views.fits import traits_of
-from ..views.flamegraph import FlameLayout, Span, block_colour, layout_flame
+from ..views.flamegraph import FlameLayout, Span, block_colour, block_label, layout_flame
 from ..views.heapmap import HEAT_GLYPHS, HeapLayout, allocations_in, heat_glyph, heat_legend, layout_heap, site_glyph
 from ..views.style import DEFAULT_THEME, Theme, fit_middle, strip_ansi
 from .profiles import load_profile
@@ -37,7 +37,7 @@ if TYPE_CHECKING:  # pragma: no cover
     from ..views.base import View
 
 __all__ = ["share_y_scale", "y_extent", "DEFAULT_THEME", "HEAT_GLYPHS", "HTML_SUFFIXES", "PLAIN_SUFFIXES", "FlameLayout", "HeapLayout", "Shown", "Span", "Theme",
-           "allocations_in", "block_colour", "build_view", "heat_glyph", "heat_legend", "layout_flame", "layout_heap", "one_plot",
+           "allocations_in", "block_colour", "block_label", "build_view", "heat_glyph", "heat_legend", "layout_flame", "layout_heap", "one_plot",
            "only_types", "profile_json", "render_view", "show", "site_glyph", "view", "view_names", "write_output",
            "ViewFit", "view_fits", "fitting_views", "fit_middle"]
 

@@ -26,15 +26,13 @@
 from __future__ import annotations
 
 import html
-import re
-import textwrap
 from dataclasses import dataclass
 from typing import Any
 
 from ..errors import IncomparableProfiles, UnsupportedProfile, UsageError
 from ..views.base import RenderOptions
 from ..views.flamegraph import SVG_WIDTH, build, paused_gc, render_icicle, render_svg
-from ..amounts import format_amount, format_percent, relative_change
+from ..amounts import format_amount, format_percent, relative_change, wrap_text
 from ..views.style import DEFAULT_THEME, RGB, fit, fit_middle, pad, paint, text_width
 from . import Change, Comparison
 
@@ -93,14 +91,9 @@ def _pair_title(comparison: Comparison, suffix: str, width: int) -> list[str]:
             fit_middle(f"target:   {comparison.target_name}{suffix}", width)]
 
 
-#: the space between a number and its unit (``14.8 ms``, or a count's ``64.0M Ir``), which a line is not broken at
-_UNIT_SPACE = re.compile(r"(?:(?<=\d)|(?<=\d[kMGT])) (?=[^\W\d])")
-
-
 def _wrap(text: str, width: int) -> list[str]:
     """A sentence on lines of at most ``width`` columns, an amount kept with its unit on one line."""
-    glued = _UNIT_SPACE.sub("\0", text)
-    return [line.replace("\0", " ") for line in textwrap.wrap(glued, max(width, 1), break_on_hyphens=False)] or [""]
+    return wrap_text(text, width)
 
 
 @dataclass

@@ -39,7 +39,7 @@ from .fits import needs_calls
 # the SVG lives in its own module; its names stay importable from here
 from .flamesvg import MIN_FRAME_WIDTH, SVG_WIDTH, frame_width, name_hash, render_svg, warm_colour  # noqa: F401
 from ..amounts import format_amount
-from .style import RGB, Theme, fit, format_number, pad, paint
+from .style import RGB, Theme, fit, format_number, pad, paint, text_width
 
 if TYPE_CHECKING:  # pragma: no cover
     from ..profile.model import Profile
@@ -350,13 +350,28 @@ def render_icicle(graph: FlameGraph, options: RenderOptions, *,
     return "\n".join(out)
 
 
+def block_label(label: str, cells: int, *, bracketed: bool = False) -> str:
+    """The text of a frame's block ``cells`` wide: its label after a space, or between ``[`` and ``]`` when no
+    colour tells the blocks apart (a block of one cell is ``|``).
+
+    A label cut keeps at least two of its characters before its ellipsis; a block with less room shows its
+    colour (or its brackets) only: a row of narrow blocks, each drawn as a lone ``…``, read as one label
+    ending in two or three ellipses (``sll_remov……``).
+    """
+    if bracketed:
+        if cells <= 1:
+            return "|" * cells
+        inner = cells - 2
+        return "[" + pad(fit(label, inner) if text_width(label) <= inner or inner >= 3 else "", inner) + "]"
+    if text_width(label) + 1 <= cells or cells >= 4:
+        return pad(fit(" " + label, cells), cells)
+    return " " * cells
+
+
 def _segment(label: str, span: int, theme: Theme | None, colour: RGB | None) -> str:
     if theme is None or colour is None:
-        if span == 1:
-            return "|"
-        return "[" + pad(fit(label, span - 2), span - 2) + "]"
-    text = pad(fit(" " + label, span), span)
-    return paint(text, colour=theme.on_block, background=colour)
+        return block_label(label, span, bracketed=True)
+    return paint(block_label(label, span), colour=theme.on_block, background=colour)
 
 
 def _shade(colour: RGB) -> RGB:

@@ -112,13 +112,42 @@ def fit(text: str, width: int) -> str:
     return "".join(out) + "…"
 
 
+def _cut_head(text: str, room: int) -> str:
+    """``text`` in ``room`` columns with one ellipsis: when its last word is a path, its directory gives way first
+    (``uid: …/sll-bench``, then ``…/sll-bench``, then ``sll-be…``), as a program's base name tells locations
+    apart and its directory seldom does; otherwise it is cut at its end."""
+    if text_width(text) <= room:
+        return text
+    lead, _, word = text.rpartition(" ")
+    lead = lead + " " if lead else ""
+    slash = word.rstrip("/").rfind("/")
+    if slash < 0:
+        return fit(text, room)
+    parts = word[:slash].split("/")
+    name = word[slash + 1:]
+    for before in (lead, ""):
+        if text_width(f"{before}…/{name}") > room:
+            continue
+        kept = name
+        for part in reversed(parts[1:]):
+            if text_width(f"{before}…/{part}/{kept}") > room:
+                break
+            kept = f"{part}/{kept}"
+        return f"{before}…/{kept}"
+    return "…" + name if text_width(name) < room else fit(name + "…", room)
+
+
 def fit_middle(text: str, width: int) -> str:
-    """``text`` shortened to at most ``width`` columns by an ellipsis in the middle.
+    """``text`` shortened to at most ``width`` columns by one ellipsis in the middle.
 
     Titles end in what tells plots apart (``uid: ./app [real]``, a subtype,
-    a note such as ``(time only)``), so the end is kept: half of the room,
-    or more to keep a ``[subtype]`` and what follows it whole; the head is
-    cut at a space when one is near.
+    a note such as ``(time only)``), so the end is kept.  A location
+    (``./sll-bench [sys]``, ending in its ``[resource]``) keeps the resource
+    whole while it leaves three columns, the part before it shortened by
+    :func:`_cut_head` (a path's directory first: ``…/sll-bench [sys]``, then
+    ``sll-be… [sys]``; never in the middle of a program's name).  Otherwise
+    half of the room, or more to keep a ``[subtype]`` and the notes after it
+    whole, the head cut at a space when one is near.
     """
     if width <= 0:
         return ""
@@ -127,8 +156,10 @@ def fit_middle(text: str, width: int) -> str:
     if width < 8:
         return fit(text, width)
     tail_room = (width - 1) // 2
-    # a subtype in brackets and the notes after it are kept whole when they take at most two thirds
     bracket = text.rfind(" [")
+    if bracket > 0 and text.endswith("]") and text_width(text[bracket:]) <= width - 3:
+        return _cut_head(text[:bracket], width - text_width(text[bracket:])) + text[bracket:]
+    # a subtype in brackets and the notes after it are kept whole when they take at most two thirds
     if bracket > 0 and tail_room < text_width(text[bracket:]) <= (width - 1) * 2 // 3:
         tail_room = text_width(text[bracket:])
     head_room = width - 1 - tail_room

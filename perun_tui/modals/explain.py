@@ -18,7 +18,6 @@ from __future__ import annotations
 import os
 import shutil
 import subprocess
-import textwrap
 import threading
 import time
 from pathlib import Path
@@ -56,13 +55,13 @@ NO_SOURCE_HINT = "pgup/pgdn scroll · esc to close"
 
 def hanging(text: str, indent: int, width: int | None, first: int | None = None) -> str:
     """``text`` after ``indent`` spaces (``first`` on its first line, when given), wrapped to ``width`` cells
-    with every continuation line indented alike: wrapped by the widget instead, a long note's second line
-    started at column 0, under the headline rather than under its own start."""
+    with every continuation line indented alike (wrapped by the widget instead, a long note's second line
+    started at column 0, under the headline rather than under its own start), an amount kept with its unit."""
     lead = " " * (indent if first is None else first)
     if width is None or width <= indent + 12 or len(lead) + len(text) <= width:
         return lead + text
-    return textwrap.fill(text, width=width, initial_indent=lead, subsequent_indent=" " * indent,
-                         break_long_words=True, break_on_hyphens=False)
+    # the product's one wrap: an amount stays with its unit ('100 %' was broken at 40 columns)
+    return "\n".join(api.wrap_text(text, width, indent=indent, first=len(lead)))
 
 
 def explanation_text(explanation: Any, width: int | None = None) -> Text:

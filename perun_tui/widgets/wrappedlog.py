@@ -9,16 +9,11 @@ again on every resize; a continuation is indented under its line's text.
 
 from __future__ import annotations
 
-import re
-import textwrap
-
 from textual.widgets import Log
 
-__all__ = ["WrappedLog", "wrap_line"]
+from perun_core import api
 
-#: a number and the word after it (``1.00 s``, ``3 commits``): kept on one line, as an amount reads whole
-_AMOUNT = re.compile(r"(\d) (?=[^\s\d(\-])")
-_GLUE = "\u00a0"  # textwrap breaks only at ASCII white space
+__all__ = ["WrappedLog", "wrap_line"]
 
 
 def wrap_line(line: str, width: int) -> list[str]:
@@ -28,10 +23,8 @@ def wrap_line(line: str, width: int) -> list[str]:
     """
     if len(line) <= width or width < 8:
         return [line]
-    indent = " " * (len(line) - len(line.lstrip(" ")) + 2)
-    pieces = textwrap.wrap(_AMOUNT.sub(r"\1" + _GLUE, line), width, subsequent_indent=indent,
-                           break_on_hyphens=False, drop_whitespace=True)
-    return [piece.replace(_GLUE, " ") for piece in pieces] or [line]
+    own = len(line) - len(line.lstrip(" "))
+    return api.wrap_text(line.lstrip(" "), width, indent=own + 2, first=own)
 
 
 class WrappedLog(Log):

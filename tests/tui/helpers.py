@@ -13,7 +13,7 @@ from textual.notifications import Notify
 
 from perun_core import api
 from perun_core.api import CheckReport
-from perun_tui.app import MainScreen, PerunApp
+from perun_tui.app import MainScreen, PerunApp, message_of
 from perun_tui.screens.check import CheckScreen
 
 
@@ -65,7 +65,8 @@ class Recorder:
         return list(unique.values())
 
     def notes(self, severity: str | None = None) -> list[str]:
-        return [m.notification.message for m in self.of(Notify)
+        """The plain text of the notifications' messages (``notify`` puts their title before them as markup)."""
+        return [message_of(m.notification) for m in self.of(Notify)
                 if severity is None or m.notification.severity == severity]
 
 

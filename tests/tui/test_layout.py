@@ -1,8 +1,8 @@
-"""Layout by terminal size: fitted columns, the too-small screen, toasts away from the focused row, no colour."""
+"""Layout by terminal size: fitted columns, the too-small screen, toasts over no pane, no colour."""
 
 from __future__ import annotations
 
-from perun_tui.app import PerunApp, focused_row
+from perun_tui.app import PerunApp
 from perun_tui.cli import colour_environment
 from perun_tui.modals.too_small import TooSmallScreen
 from perun_tui.widgets.columns import Column, fit_columns
@@ -154,9 +154,7 @@ async def test_the_mark_toast_shows_the_next_key_at_40x12(demo_repo):
         await wait_until(pilot, lambda: bool(app.screen.query(Toast)))
         shown = " ".join(rendered_text(app.screen.query_one(Toast)).split())
         assert "marked 1@p (pending)" in shown and "press d on one" in shown
-        # between the panes' side borders: the whole width covered them
-        toast = app.screen.query_one(Toast).region
-        assert toast.x >= 1 and toast.right <= app.size.width - 1, toast
+        assert not toasts_over_panes(app)
 
 
 async def test_an_empty_commit_says_which_profiles_a_commit_lists(demo_repo):
@@ -193,20 +191,66 @@ async def test_the_too_small_screen_comes_and_goes_with_the_size(demo_repo):
         await wait_until(pilot, lambda: app.screen is main)
 
 
-async def test_toasts_stand_on_the_side_away_from_the_focused_row(demo_repo):
+def toasts_over_panes(app) -> list:
+    """The panes of the screen a toast stands over (their regions met), with the toast's region; a row of a toast
+    hidden under another widget (the key bar drawn over it) counts as well."""
+    from textual.widgets._toast import Toast
+
+    toasts = list(app.screen.query(Toast))
+    hidden = [(widget, toast.region) for toast in toasts for y in range(toast.region.y, toast.region.bottom)
+              if (widget := app.screen.get_widget_at(toast.region.x + 2, y)[0]) is not toast]
+    return hidden + [(pane, toast.region) for toast in toasts for pane in app.screen.query(".pane")
+                     if pane.region.overlaps(toast.region)]
+
+
+async def test_a_toast_stands_over_no_pane(demo_repo):
+    """The toasts stood on the side away from the focused row: after h on the check screen (80x24) over the pair
+    line and the note under the findings, after m in the profiles pane over the history's rows.  They take the
+    key bar's line now, the panes giving up the rows a longer one needs."""
+    from textual.widgets._toast import Toast
+
     app = PerunApp(demo_repo)
-    async with app.run_test(size=(80, 24)) as pilot:
+    async with app.run_test(size=(80, 24), notifications=True) as pilot:
         await settle(pilot)
-        table = await select_profile(pilot, "1@p")  # the last profile row, in the lower half
-        assert focused_row(table) >= 12
+        app.NOTIFICATION_TIMEOUT = 600
+        await select_profile(pilot, "1@p")  # the last profile row, in the lower half
         await pilot.press("m")
+        await wait_until(pilot, lambda: bool(app.screen.query(Toast)))
         await pilot.pause()
-        assert app.screen.has_class("-toasts-top")
-        await pilot.press("1")  # the history's cursor, at the top
+        assert not toasts_over_panes(app)
+        toast = app.screen.query_one(Toast)
+        assert toast.region.bottom == app.size.height and "marked 1@p" in rendered_text(toast)
+        await pilot.press("escape", "c")
+        await wait_until(pilot, lambda: bool(app.screen.query("#check-findings")))
+        await settle(pilot)
+        app.clear_notifications()
+        await pilot.press("h")
+        await wait_until(pilot, lambda: bool(app.screen.query(Toast)))
+        await settle(pilot)
+        assert "check: check head:" in rendered_text(app.screen.query_one(Toast))  # the title on its line
+        assert not toasts_over_panes(app)
+        status = app.screen.query_one("#check-status")
+        assert status.region.bottom <= app.screen.query_one(Toast).region.y
+
+
+async def test_a_toast_cut_to_its_rows_ends_in_an_ellipsis(demo_repo):
+    """At 40x12 a toast has three rows: a message naming a long file lost its end with nothing to say so."""
+    from textual.widgets._toast import Toast
+
+    app = PerunApp(demo_repo)
+    async with app.run_test(size=(40, 12), notifications=True) as pilot:
+        await settle(pilot)
+        name = "time-sll-bench-15000-2026-11-28-03-06-51-with-a-long-workload-name.perf"
+        app.notify(f"registered {name} at aec5884 and again at 3f0e609", title="profiles", timeout=600)
+        await wait_until(pilot, lambda: bool(app.screen.query(Toast)))
         await pilot.pause()
-        app.notify("a note")
-        await pilot.pause()
-        assert not app.screen.has_class("-toasts-top")
+        from textual.geometry import Region
+
+        toast = app.screen.query_one(Toast)  # drawn whole: rendered_text crops a widget to its content's width
+        lines = [strip.text.rstrip() for strip in toast.render_lines(Region(0, 0, *toast.outer_size))]
+        assert len(lines) == 3 and lines[-1].endswith("…"), lines
+        assert lines[0].startswith("▌ profiles: registered")
+        assert not toasts_over_panes(app)
 
 
 def test_a_commit_message_is_wrapped_at_the_panes_width_not_at_its_own():

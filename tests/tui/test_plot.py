@@ -12,7 +12,7 @@ from perun_tui.messages import PictureReady
 from perun_tui.screens.plot import PlotScreen
 from perun_tui.widgets.plot import ChartView, FlameView, HeapView, PictureWidget
 
-from .helpers import Recorder, rendered_text, select_profile, settle
+from .helpers import Recorder, rendered_text, select_profile, settle, wait_until
 
 #: the demo's commit (from HEAD) with a memory profile, 1@i
 MEMORY_COMMIT = 2
@@ -223,7 +223,8 @@ async def test_the_heat_legend_at_40x12_goes_on_two_lines_rather_than_being_cut(
         assert heap.mode == "heat"
         layout, _theme = heap.picture
         lines = rendered_text(heap).split("\n")
-        legend = [line.rstrip() for line in lines[1 + layout.rows:] if line.strip()]
+        header = len(heap._header(layout, heap.size.width))  # the header's lines, over the map
+        legend = [line.rstrip() for line in lines[header + layout.rows:] if line.strip()]
         assert len(legend) == 2 and all(len(line) <= heap.size.width for line in legend)
         # every shade with its bounds, the hottest one's whole, and what they count
         words = " ".join(legend)
@@ -259,3 +260,28 @@ async def test_a_flame_graph_asked_for_before_it_has_a_size_is_drawn_once_it_has
         layout, _theme = flame.picture
         assert len(layout.rows) <= flame.size.height - 1
         assert flame.render_line(1).text.strip() == "all"  # the root frame, the whole width
+
+
+async def test_the_heap_maps_header_keeps_the_scale_of_its_cells_at_40x12(demo_repo):
+    """The header was one line cut at the pane's edge: at 40 columns '· 1 B per cell · hottest 1' was lost, and
+    with it the map's scale.  Its parts go on the lines they need, the map giving up rows for them."""
+    app = PerunApp(demo_repo)
+    async with app.run_test(size=(40, 12)) as pilot:
+        await settle(pilot)
+        await select_profile(pilot, "1@i", commit=MEMORY_COMMIT)
+        await pilot.press("p")
+        await settle(pilot)
+        heap = app.screen.query_one(HeapView)
+        for mode in ("heap", "heat"):
+            if mode == "heat":
+                await pilot.press("t")
+                await settle(pilot)
+            await wait_until(pilot, lambda: heap.picture is not None and heap.picture[0].mode == mode)
+            await pilot.pause()
+            lines = rendered_text(heap).splitlines()
+            layout, _theme = heap.picture
+            top = "\n".join(lines[:lines.index(next(line for line in lines if line.startswith("0x")))])
+            assert "per cell" in top and "…" not in top, lines
+            assert mode == "heap" or "hottest" in top
+            assert len(lines) <= heap.size.height and any("allocations per cell" in line for line in lines) == (
+                mode == "heat"), lines

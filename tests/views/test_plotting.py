@@ -339,3 +339,18 @@ def test_a_plot_of_three_rows_keeps_a_legend_of_one_line_under_it():
     assert rows[-1].split() == ["⢕⢕", "constant", "**", "linear", "••", "sll_insert"], text
     frame = [i for i, row in enumerate(rows) if "└" in row][0]
     assert frame - [i for i, row in enumerate(rows) if "┌" in row][0] - 1 == 2, text  # two rows of data
+
+
+def test_a_location_shortened_keeps_its_programs_name_and_resource_with_one_ellipsis():
+    """The check's findings read './sll-b…h [sys]' at their narrowest: the program's name was cut in its middle,
+    so two programs of alike names read alike.  The directory gives way first, then the name's end."""
+    from perun_core.views.style import fit_middle
+
+    assert fit_middle("./sll-bench [real]", 17) == "…sll-bench [real]"
+    assert fit_middle("./sll-bench [sys]", 15) == "sll-benc… [sys]"
+    assert fit_middle("./sll-bench [max_rss]", 13) == "sl… [max_rss]"
+    assert fit_middle("/usr/lib/perun/long/bin/program [real]", 20) == "…/bin/program [real]"
+    assert fit_middle("uid: /opt/tools/app [real]", 22) == "uid: …/app [real]"
+    for text, width in (("./sll-bench [sys]", 12), ("./sll-bench [max_rss]", 16), ("./a/b/c/program [real]", 14)):
+        cut = fit_middle(text, width)
+        assert len(cut) <= width and cut.count("…") == 1, cut

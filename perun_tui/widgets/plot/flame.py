@@ -110,10 +110,10 @@ class FlameView(PictureWidget):
             cells = span.end - span.start
             frame = span.frame
             if theme is None:
-                text = "|" if cells == 1 else "[" + fit(frame.name, cells - 2) + "]"
+                text = api.block_label(frame.name, cells, bracketed=True)
                 style = base
             else:
-                text = fit(" " + frame.name, cells)
+                text = api.block_label(frame.name, cells)
                 colour = api.block_colour(theme, frame.name)
                 style = base + Style(color=style_colour(theme.on_block), bgcolor=style_colour(colour))
             if frame is self.cursor:

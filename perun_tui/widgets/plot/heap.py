@@ -70,11 +70,13 @@ class HeapView(PictureWidget):
     def draw(self, model: Any, state: tuple, width: int, height: int, theme: Any) -> Any:
         mode, snapshot = state
         layout = api.layout_heap(model.heap, width, max(height - 2, 1), max(snapshot, 0), mode)
-        # a legend wider than the pane goes on as many lines as it needs, the map giving up rows for them
+        # a header or a legend wider than the pane goes on as many lines as it needs, the map giving up rows
+        # for them (cut, the header lost the scale of the cells, '16 B per cell', at 40 columns)
         lines = len(packed([len(glyph) + len(text) for _key, glyph, text in legend_entries(model.heap, layout)],
                            width))
-        if lines > 1 and layout.rows + 1 + lines > height:
-            layout = api.layout_heap(model.heap, width, max(height - 1 - lines, 1), max(snapshot, 0), mode)
+        header = len(header_lines(header_parts(model.heap, layout), width))
+        if (lines > 1 or header > 1) and layout.rows + header + lines > height:
+            layout = api.layout_heap(model.heap, width, max(height - header - lines, 1), max(snapshot, 0), mode)
         return layout, theme
 
     def picture_shown(self) -> None:
@@ -83,17 +85,8 @@ class HeapView(PictureWidget):
         self._describe()
 
     # -- drawing ---------------------------------------------------------------------------
-    def _header(self, layout: Any) -> str:
-        heap = self.heap
-        unit = heap.unit
-        if layout.mode == "heat":
-            allocations = sum(len(s.addresses) for s in heap.snapshots)
-            return (f"heat of {len(heap.snapshots)} snapshots · {allocations} allocations · "
-                    f"{format_amount(layout.size, unit)} per cell · hottest {layout.hottest}")
-        shot = heap.snapshots[layout.snapshot]
-        return (f"snapshot {layout.snapshot + 1} of {len(heap.snapshots)} (time {shot.time_text}) · "
-                f"{len(shot.addresses)} allocations, {format_amount(shot.allocated, unit)} · "
-                f"{format_amount(layout.size, unit)} per cell")
+    def _header(self, layout: Any, width: int) -> list[str]:
+        return header_lines(header_parts(self.heap, layout), width)
 
     def _legend(self, layout: Any, theme: Any, width: int, base: Style) -> list[Strip]:
         """The legend's lines: each shade (or site letter) drawn as the cells draw it, with what it stands for."""
@@ -133,10 +126,11 @@ class HeapView(PictureWidget):
         if self.picture is None:
             return Strip([Segment(fit(self.placeholder() if y == 0 else "", width), base)])
         layout, theme = self.picture
-        if y == 0:
+        header = self._header(layout, width)
+        if y < len(header):
             style = base + self.get_component_rich_style("heap--header", partial=True)
-            return Strip([Segment(fit(self._header(layout), width), style)])
-        row = y - 1
+            return Strip([Segment(fit(header[y], width), style)])
+        row = y - len(header)
         if row >= layout.rows:
             legend = self._legend(layout, theme, width, base)
             return legend[row - layout.rows] if row - layout.rows < len(legend) else Strip.blank(width, base)
@@ -231,7 +225,7 @@ class HeapView(PictureWidget):
         if self.picture is None:
             return
         layout, _theme = self.picture
-        row, column = event.y - 1, event.x - layout.label
+        row, column = event.y - len(self._header(layout, self.size.width)), event.x - layout.label
         if 0 <= row < layout.rows and 0 <= column < layout.columns:
             cell = row * layout.columns + column
             if cell < len(layout.values) and cell != self.cell:
@@ -246,6 +240,31 @@ class HeapView(PictureWidget):
     def _on_blur(self, event: events.Blur) -> None:
         super()._on_blur(event)
         self.refresh()
+
+
+def header_parts(heap: Any, layout: Any) -> list[str]:
+    """The parts of the map's header line, each read whole: what is shown, how many, and the cells' scale."""
+    unit = heap.unit
+    if layout.mode == "heat":
+        allocations = sum(len(s.addresses) for s in heap.snapshots)
+        return [f"heat of {len(heap.snapshots)} snapshots", f"{allocations} allocations",
+                f"{format_amount(layout.size, unit)} per cell", f"hottest {layout.hottest}"]
+    shot = heap.snapshots[layout.snapshot]
+    return [f"snapshot {layout.snapshot + 1} of {len(heap.snapshots)} (time {shot.time_text})",
+            f"{len(shot.addresses)} allocations, {format_amount(shot.allocated, unit)}",
+            f"{format_amount(layout.size, unit)} per cell"]
+
+
+def header_lines(parts: list[str], width: int) -> list[str]:
+    """``parts`` joined by `` · `` on as few lines of ``width`` as they fit, a part never split between two
+    (one wider than a line alone is cut with an ellipsis where it is drawn)."""
+    lines: list[str] = []
+    for part in parts:
+        if lines and len(lines[-1]) + 3 + len(part) <= width:
+            lines[-1] += " · " + part
+        else:
+            lines.append(part)
+    return lines or [""]
 
 
 def legend_entries(heap: Any, layout: Any) -> list[tuple[Any, str, str]]:
