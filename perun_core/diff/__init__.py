@@ -13,7 +13,8 @@
   porcelain gives repeated measurements in both profiles the values the
   degradation check reports instead (``levels``: the baseline's median and
   that median moved by the robust shift), so one pair reads the same change
-  in ``diff`` and ``check``.
+  in ``diff`` and ``check``; repeated measurements on one side only get
+  their median (the statistic the baseline's level is).
 * ``functions`` (profiles with call stacks or caller edges):
   one :class:`FunctionChange` per function with its exclusive and
   inclusive cost and calls in both, functions that appear or disappear
@@ -69,7 +70,8 @@ class Change:
     unit: str
     baseline: float | None
     target: float | None
-    #: "sum", "mean" or "robust" (the levels of :data:`Levels`) of the group's resources
+    #: "sum", "mean", "median" (runs on one side only, when levels are given) or "robust" (the levels of
+    #: :data:`Levels`) of the group's resources
     statistic: str
     baseline_count: int
     target_count: int
@@ -329,6 +331,15 @@ def _groups(profile: Profile, values: dict[tuple[str, str, str], list[float]] | 
     return {key: tuple(value) for key, value in out.items()}  # type: ignore[misc]
 
 
+def _median(values: dict[tuple[str, str, str], list[float]] | None, key: tuple[str, str, str],
+            scale: float = 1.0) -> float | None:
+    """The median of one group's amounts (None when the side lacks the group)."""
+    import numpy as np
+
+    found = (values or {}).get(key)
+    return float(np.median(found)) * scale if found else None
+
+
 def _scale(baseline_unit: str, target_unit: str, kind: str, names: tuple[str, str]) -> float:
     if baseline_unit == target_unit:
         return 1.0
@@ -552,6 +563,11 @@ def compare(baseline: Profile, target: Profile, *, baseline_name: str = "baselin
                 and target_values:
             bv, tv, robust = levels([*base_values[key]], [v * scale for v in target_values[key]])
             stat = "robust"
+        elif stat == "mean" and levels is not None and ((b and b[1] > 1) or (t and t[1] > 1)):
+            # runs on one side only (gone or new): their median, the statistic the levels give the baseline,
+            # so one profile's runs read the same whatever it is compared with
+            bv, tv = _median(base_values, key), _median(target_values, key, scale)
+            stat = "median"
         unit = b[2] if b else t[2]  # type: ignore[index]
         changes_raw.append((kind, subtype, uid, unit, bv, tv, stat, b[1] if b else 0, t[1] if t else 0,
                             robust if stat == "robust" else None))

@@ -442,3 +442,25 @@ def test_one_sample_is_singular_and_its_digits_stay_under_the_others(tmp_path):
     lines = {line.split()[-3]: line for line in shown.stdout.splitlines() if line.rstrip().endswith(("sample", "samples"))}
     assert lines["helper"].rstrip().endswith(" 1 sample") and lines["main"].rstrip().endswith("56 samples")
     assert lines["helper"].index(" 1 sample") == lines["main"].index("56 samples")
+
+
+def test_one_profile_reads_the_same_statistic_whatever_it_is_compared_with():
+    """A time profile's runs against another time profile and against a memory profile (its uids gone there):
+    the baseline column is their median both times, and the table's header names the statistic."""
+    runs = [0.070, 0.071, 0.072, 0.090, 0.130]  # one slow run pulls the mean (86.6 ms) far from the median
+    timed = _flat("s", {("./app", "real"): runs})
+    faster = _flat("s", {("./app", "real"): [v * 0.5 for v in runs]})
+    memory = Profile(header={"type": "memory", "units": {"memory": "B"}},
+                     global_region=Snapshot(ResourceTable([{"type": "memory", "subtype": "malloc", "uid": "f",
+                                                            "amount": 64.0, "trace": [{"function": "f"}]}]), [], {}))
+    against_time = api.compare_profiles(timed, faster).changes[0]
+    against_memory = next(c for c in api.compare_profiles(timed, memory).changes if c.uid == "./app")
+    assert against_time.baseline == pytest.approx(0.072) and against_memory.baseline == pytest.approx(0.072)
+    assert (against_time.statistic, against_memory.statistic) == ("robust", "median")
+    gained = next(c for c in api.compare_profiles(memory, timed).changes if c.uid == "./app")
+    assert gained.status == "new" and gained.target == pytest.approx(0.072)
+    text = strip_ansi(api.render_diff(api.compare_profiles(timed, memory), "short", width=200))
+    assert "\nvalues: median of repeated measurements (runs)\n" in text
+    text = strip_ansi(api.render_diff(api.compare_profiles(timed, faster), "short", width=200))
+    assert "values: median of the baseline's repeated measurements (runs), for the target moved" in text
+    assert "72.0 ms" in text
