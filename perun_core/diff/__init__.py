@@ -184,6 +184,13 @@ class Comparison:
     target: Profile | None = field(default=None, repr=False, compare=False)
 
     @property
+    def overlapping_uids(self) -> bool:
+        """Whether the uid rows overlap: a caller's calls hold their callees' amounts and a ``caller -> callee``
+        row (a tracer's or callgrind's caller edge) repeats part of one, so unlike the functions (split
+        exclusively) the rows do not add up to the program's total."""
+        return any(profile is not None and _has_callers(profile) for profile in (self.baseline, self.target))
+
+    @property
     def has_stacks(self) -> bool:
         """Whether both profiles carry call stacks, or caller edges to rebuild them from (callgrind, pytrace):
         a difference flame graph can be drawn."""
@@ -260,6 +267,15 @@ def _has_stacks(profile: Profile) -> bool:
         if "trace" in keys and any(t is not MISSING and t for t in table.column("trace")):
             return True
         if "caller" in keys and any(c is not MISSING and c for c in table.column("caller")):
+            return True
+    return False
+
+
+def _has_callers(profile: Profile) -> bool:
+    for _, region in profile.regions():
+        table = region.resources
+        if len(table) and "caller" in table.columns()[0] \
+                and any(c is not MISSING and c for c in table.column("caller")):
             return True
     return False
 

@@ -227,6 +227,12 @@ def render_short(comparison: Comparison, *, width: int = 100, color: bool = Fals
     floor = rows[0].noise_floor if rows else 0.0
     out.extend(_wrap(f"{len(rows)} uids: {count['changed']} changed, {count['new']} new, {count['gone']} gone, "
                      f"{count['same']} same (within {100 * floor:g}% of the baseline)", width))
+    if comparison.overlapping_uids:
+        below = ("; the functions below count each call once, exclusively, and add up to the program total"
+                 if comparison.functions else "")
+        out.extend(_wrap("amounts are inclusive: a caller's row holds its callees' amounts and a 'caller -> callee' "
+                         f"row the callee's calls from that caller, so the rows overlap and add up to no total{below}",
+                         width))
     if comparison.functions:
         out.append("")
         out.extend(_function_lines(comparison, width=width, color=color, limit=limit))

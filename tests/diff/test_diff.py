@@ -464,3 +464,25 @@ def test_one_profile_reads_the_same_statistic_whatever_it_is_compared_with():
     text = strip_ansi(api.render_diff(api.compare_profiles(timed, faster), "short", width=200))
     assert "values: median of the baseline's repeated measurements (runs), for the target moved" in text
     assert "72.0 ms" in text
+
+
+def _calls(outer: float, inner: float) -> Profile:
+    """A tracer's call rows: ``outer`` (inclusive) calls ``inner`` once."""
+    rows = [{"type": "mixed", "subtype": "time delta", "uid": "outer", "amount": outer, "exclusive": outer - inner},
+            {"type": "mixed", "subtype": "time delta", "uid": "inner", "caller": "outer", "amount": inner,
+             "exclusive": inner}]
+    return Profile(header={"type": "mixed", "units": {"mixed(time delta)": "ns"}},
+                   global_region=Snapshot(ResourceTable(rows), [], {}))
+
+
+def test_the_uid_table_says_its_caller_edges_overlap_where_the_functions_add_up():
+    """The uid rows of call rows are inclusive (outer 10 holds inner's 2, and 'outer -> inner' repeats them: 12 in
+    all) while the functions split them (8 + 2 = 10): the view says so instead of leaving two totals to puzzle."""
+    comparison = api.compare_profiles(_calls(10.0, 2.0), _calls(20.0, 4.0))
+    rows = {c.uid: c.target for c in comparison.changes}
+    assert rows == {"outer": 20.0, "outer -> inner": 4.0}
+    assert comparison.target_total == 20.0 and comparison.overlapping_uids
+    text = " ".join(strip_ansi(api.render_diff(comparison, "short", width=200)).split())
+    assert "the rows overlap and add up to no total; the functions below count each call once, exclusively" in text
+    flat = api.compare_profiles(_flat("s", {("a", "wall"): [1.0]}), _flat("s", {("a", "wall"): [2.0]}))
+    assert not flat.overlapping_uids and "overlap" not in api.render_diff(flat, "short", width=200)
