@@ -58,7 +58,7 @@ _export("fuzz", """FUZZ_PARAMS DELTA_PARAMS FuzzForm RuleInfo fuzz_form fuzz_rul
         FuzzProgress InputKept FuzzFinished ProfilesCollected run_fuzzing slowdown_plot DeltaStep DeltaResult deltadebug
         FindingAnalysed Verdict compact_rules format_cost growth_text""")
 _export("bisecting", """BisectResult BisectStep BisectStarted BisectCollecting BisectRunEvent BisectTested BisectFinished
-        bisect bisect_jobs""")
+        bisect bisect_jobs labelled_findings""")
 _export("explaining", "Explanation ExplainedFunction ExplainStarted ExplainCollecting ExplainRound ExplainFinished explain "
         "explanation_of explanation_comparison")
 _export("remote_state", "remote_status")
