@@ -185,10 +185,9 @@ class Comparison:
 
     @property
     def overlapping_uids(self) -> bool:
-        """Whether the uid rows overlap: a caller's calls hold their callees' amounts and a ``caller -> callee``
-        row (a tracer's or callgrind's caller edge) repeats part of one, so unlike the functions (split
-        exclusively) the rows do not add up to the program's total."""
-        return any(profile is not None and _has_callers(profile) for profile in (self.baseline, self.target))
+        """Whether the uid rows overlap (a caller's amount holds its callees', a ``caller -> callee`` row repeats
+        part of it) and so, unlike the functions (split exclusively), add up to no program total."""
+        return any(p is not None and _has_stacks(p, ("caller",)) for p in (self.baseline, self.target))
 
     @property
     def has_stacks(self) -> bool:
@@ -258,25 +257,13 @@ def _unit_of(profile: Profile, kind: str, subtype: str) -> str:
     return str(units.get(f"{kind}({subtype})", units.get(kind, "")))
 
 
-def _has_stacks(profile: Profile) -> bool:
-    for _, region in profile.regions():
+def _has_stacks(profile: Profile, keys: tuple[str, ...] = ("trace", "caller")) -> bool:
+    for _, region in profile.regions():  # a resource with a call stack or a caller (of ``keys``)
         table = region.resources
-        if not len(table):
-            continue
-        keys = table.columns()[0]
-        if "trace" in keys and any(t is not MISSING and t for t in table.column("trace")):
-            return True
-        if "caller" in keys and any(c is not MISSING and c for c in table.column("caller")):
-            return True
-    return False
-
-
-def _has_callers(profile: Profile) -> bool:
-    for _, region in profile.regions():
-        table = region.resources
-        if len(table) and "caller" in table.columns()[0] \
-                and any(c is not MISSING and c for c in table.column("caller")):
-            return True
+        if len(table):
+            present = table.columns()[0]
+            if any(key in present and any(v is not MISSING and v for v in table.column(key)) for key in keys):
+                return True
     return False
 
 
@@ -349,10 +336,9 @@ def _groups(profile: Profile, values: dict[tuple[str, str, str], list[float]] | 
 
 def _median(values: dict[tuple[str, str, str], list[float]] | None, key: tuple[str, str, str],
             scale: float = 1.0) -> float | None:
-    """The median of one group's amounts (None when the side lacks the group)."""
     import numpy as np
 
-    found = (values or {}).get(key)
+    found = (values or {}).get(key)  # None: the side lacks the group
     return float(np.median(found)) * scale if found else None
 
 
@@ -580,8 +566,7 @@ def compare(baseline: Profile, target: Profile, *, baseline_name: str = "baselin
             bv, tv, robust = levels([*base_values[key]], [v * scale for v in target_values[key]])
             stat = "robust"
         elif stat == "mean" and levels is not None and ((b and b[1] > 1) or (t and t[1] > 1)):
-            # runs on one side only (gone or new): their median, the statistic the levels give the baseline,
-            # so one profile's runs read the same whatever it is compared with
+            # runs on one side only: their median, as the levels give the baseline (one profile, one figure)
             bv, tv = _median(base_values, key), _median(target_values, key, scale)
             stat = "median"
         unit = b[2] if b else t[2]  # type: ignore[index]
