@@ -556,7 +556,9 @@ def _search(worker: _Bisector, line: list[str], first: BisectStep) -> BisectResu
 
 def _stored_findings(worker: _Bisector, baseline: str, target: str) -> tuple[Finding, ...]:
     """The findings of ``target``'s stored profiles against ``baseline``'s (as ``check`` gives them); () when
-    either commit has none stored."""
+    either commit has none stored before the bisect."""
+    if {baseline, target} & worker.kept:  # registered by this bisect (--register): its own runs, not check's
+        return ()
     before, after = worker.stored(baseline), worker.stored(target)
     if before is None or after is None:
         return ()

@@ -47,7 +47,9 @@ def test_bisect_names_the_slow_commit_and_rechecks_it(tmp_path):
     assert f"re-check: {shas[SLOW_FROM][:7]} is bad" in out.stderr, out.stderr
     assert f"re-check: {shas[SLOW_FROM - 1][:7]} is good" in out.stderr, out.stderr
     # the findings against GOOD and against the parent (which places degrade certainly is the strategy's call)
-    assert "against its parent: " in out.stdout and "Degradation at ./app [" in out.stdout, out.stdout
+    assert "against its parent (re-measured now): " in out.stdout and "Degradation at ./app [" in out.stdout, out.stdout
+    # what --register kept is this bisect's own runs, not stored profiles that check would have compared
+    assert "(stored profiles)" not in out.stdout, out.stdout
     # --register kept one merged profile of each job at each measured commit: GOOD, BAD and every commit the
     # search collected at (c1, c3 and c4 on a quiet machine; a busy one can leave c4 undecided and test c5)
     collected = {line.split("collecting at ")[1][:7] for line in out.stderr.splitlines() if "collecting at " in line}
