@@ -20,8 +20,8 @@ def commit_date(epoch: int, tz_offset: int, *, with_time: bool = False) -> str:
 
 
 def local_time(epoch: float) -> str:
-    """When a profile was collected or registered, in the viewer's time zone."""
-    return api_local_time(epoch, zone=False)
+    """When a profile was collected or registered, in the viewer's time zone, named (``2026-11-28 03:06 +0100``)."""
+    return api_local_time(epoch)
 
 
 def fit(text: str, width: int) -> str:
