@@ -2,9 +2,7 @@
 
 from __future__ import annotations
 
-import time
 from pathlib import Path
-from datetime import datetime, timedelta, timezone
 
 from rich.cells import cell_len, set_cell_size
 from rich.segment import Segment
@@ -12,20 +10,18 @@ from rich.text import Text
 from textual.color import Color
 from textual.filter import LineFilter
 
-from perun_core.api import drop_controls, escape_output, has_controls
+from perun_core.api import commit_time, drop_controls, escape_output, has_controls
+from perun_core.api import local_time as api_local_time
 
 
 def commit_date(epoch: int, tz_offset: int, *, with_time: bool = False) -> str:
-    """A commit's date in its own time zone, as ``git log`` shows it (so never the viewer's)."""
-    moment = datetime.fromtimestamp(epoch, timezone(timedelta(seconds=tz_offset)))
-    if not with_time:
-        return moment.strftime("%Y-%m-%d")
-    return moment.strftime("%Y-%m-%d %H:%M %z")
+    """A commit's date in its own time zone, as ``git log`` and ``perun-core log`` show it (so never the viewer's)."""
+    return commit_time(epoch, tz_offset, clock=with_time)
 
 
 def local_time(epoch: float) -> str:
-    """When a profile was collected or registered, in the viewer's time zone."""
-    return time.strftime("%Y-%m-%d %H:%M", time.localtime(epoch))
+    """When a profile was collected or registered, in the viewer's time zone, named (``2026-11-28 03:06 +0100``)."""
+    return api_local_time(epoch)
 
 
 def fit(text: str, width: int) -> str:

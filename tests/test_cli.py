@@ -346,3 +346,28 @@ def test_log_short_shortens_a_message_to_the_terminal_width(tmp_path):
         assert done.returncode == 0, done.stderr
         line = next(line for line in done.stdout.splitlines() if "Keep a" in line)
         assert len(line) <= columns and line.rstrip().endswith("…"), line
+
+
+def test_status_and_log_give_every_time_with_its_zone(tmp_path):
+    """A commit reads as in git (its own zone, named) and a profile's time names the viewer's zone, as in the TUI."""
+    from gitrepo import make_repo
+
+    from perun_core import api
+
+    root = tmp_path / "project"
+    make_repo(root, [{"files": {"a.txt": "one\n"}, "message": "first", "time": 1714701600, "tz": 3600}])
+    api.init(root)
+    write_pending(root, "p.perf", time_profile(None))
+    india = {"TZ": "Asia/Kolkata", "COLUMNS": "200"}
+    status = run_cli("--no-pager", "status", cwd=root, env=india)
+    assert status.returncode == 0, status.stderr
+    assert "Author:  Perun Tester <tester@example.com>  2024-05-03 03:00:00 +0100" in status.stdout, status.stdout
+    # the rows' one zone is said once, in the header of their times
+    assert re.search(r"collector +time \+0530\n.*┃ \d{4}-\d\d-\d\d \d\d:\d\d:\d\d ┃", status.stdout), status.stdout
+    narrow = run_cli("--no-pager", "status", cwd=root, env={**india, "COLUMNS": "60"})
+    assert re.search(r"time \+0530\n.*┃ \d{4}-\d\d-\d\d \d\d:\d\d ┃", narrow.stdout), narrow.stdout
+    log = run_cli("--no-pager", "log", cwd=root, env=india)
+    assert "2024-05-03 03:00:00 +0100" in log.stdout, log.stdout
+    short = run_cli("--no-pager", "config", "set", "format.shortlog", "%checksum:7% %date% %desc%", cwd=root)
+    assert short.returncode == 0, short.stderr
+    assert "2024-05-03 03:00:00 +0100 first" in run_cli("--no-pager", "log", "-s", cwd=root, env=india).stdout

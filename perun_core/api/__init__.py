@@ -58,7 +58,7 @@ _export("fuzz", """FUZZ_PARAMS DELTA_PARAMS FuzzForm RuleInfo fuzz_form fuzz_rul
         FuzzProgress InputKept FuzzFinished ProfilesCollected run_fuzzing slowdown_plot DeltaStep DeltaResult deltadebug
         FindingAnalysed Verdict compact_rules format_cost growth_text""")
 _export("bisecting", """BisectResult BisectStep BisectStarted BisectCollecting BisectRunEvent BisectTested BisectFinished
-        bisect bisect_jobs""")
+        bisect bisect_jobs labelled_findings""")
 _export("explaining", "Explanation ExplainedFunction ExplainStarted ExplainCollecting ExplainRound ExplainFinished explain "
         "explanation_of explanation_comparison")
 _export("remote_state", "remote_status")
@@ -66,7 +66,8 @@ _export("remote", """PushResult FetchResult PullResult RemoteState push fetch pu
         TransferProgress TransferStarted""")
 _export("repair", "STALE_AFTER FsckProblem FsckReport fsck")
 _export("views", "ViewFit view_fits fitting_views share_y_scale y_extent fit_middle")
-_export("text", "format_amount format_change format_percent relative_change amount_scale nice_ticks wrap_text")
+_export("text", "format_amount format_change format_percent relative_change amount_scale nice_ticks wrap_text "
+                "commit_time local_time")
 _export("statistics", """FieldStats ModelRow ProfileSummary summary short_number format_number MEASURED_KEYS
         describe_machine""")
 

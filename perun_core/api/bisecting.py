@@ -31,7 +31,7 @@ from ..storage.repository import PerunRepository
 from ._repo import using as _using
 
 __all__ = ["BisectCollecting", "BisectFinished", "BisectResult", "BisectRunEvent", "BisectStarted", "BisectStep",
-           "BisectTested", "bisect", "bisect_jobs"]
+           "BisectTested", "bisect", "bisect_jobs", "labelled_findings"]
 
 
 def _select(jobs: list[Any], wanted: Sequence[int | str]) -> list[Any]:
@@ -99,3 +99,22 @@ def bisect(
         selected = _select(matrix_from_config(r.config, r.local_config_path), jobs)
         return run_bisect(r, good_sha, bad_sha, selected, _strategy(r.config, methods), register=register,
                           fail_on=fail_on, on_event=on_event, cancel=cancel)
+
+
+def labelled_findings(result: BisectResult) -> list[tuple[str, Any]]:
+    """``(label, finding)`` of the culprit against GOOD and against its parent, for a front end to show.
+
+    Each label says what was compared: ``against 1a2b3c4 (re-measured now)`` for profiles this bisect
+    measured in turns, ``(stored profiles)`` for the stored ones, which ``check`` reports.  Where a figure
+    was re-measured, the stored profiles' finding at the same place follows it, so that two numbers of one
+    change read as what they are, not as a contradiction.  Only changes are listed against the parent.
+    """
+    rows: list[tuple[str, Any]] = []
+    for against, found, measured, stored in (
+            (result.good[:7], list(result.findings), result.findings_measured, result.stored_findings),
+            ("its parent", [f for f in result.parent_findings if f.result.is_change], result.parent_measured,
+             result.stored_parent_findings)):
+        rows += [(f"against {against} ({'re-measured now' if measured else 'stored profiles'})", f) for f in found]
+        places = {f.location for f in found}
+        rows += [(f"against {against} (stored profiles)", f) for f in stored if f.location in places]
+    return rows

@@ -137,6 +137,14 @@ class BisectResult:
     registered: int = 0
     certain: bool = False                  # the re-check agreed and no set-aside commit is a candidate
     doubt: str | None = None               # why the culprit is not certain
+    #: whether ``findings`` / ``parent_findings`` compare profiles this bisect measured (in turns, just now)
+    #: rather than stored ones: such figures differ from what ``check`` reports of the stored profiles
+    findings_measured: bool = False
+    parent_measured: bool = False
+    #: what the stored profiles say of the same pairs (``check``'s verdict), where the figures above were
+    #: measured and both commits have stored profiles; empty otherwise
+    stored_findings: tuple[Finding, ...] = ()
+    stored_parent_findings: tuple[Finding, ...] = ()
 
 
 class _Skip(Exception):
@@ -232,6 +240,7 @@ class _Bisector:
         self.reference: tuple[Profiles, Profiles] | None = None   # GOOD's and BAD's profiles stored commits meet
         self.ends_stored = False
         self.last: dict[str, Profiles] = {}             # the latest profiles of each tested commit
+        self.measured: set[str] = set()                 # commits whose latest profiles this bisect measured
         self.kept: set[str] = set()
         self.collections = 0
         self.registered = 0
@@ -359,6 +368,7 @@ class _Bisector:
                 if data is not None:
                     step = self.step(sha, self.reference[0], data, self.reference[1], True, 0, recheck)
                     self.last[sha] = data
+                    self.measured.discard(sha)
                     if step.verdict != "undecided":
                         steps[sha] = step
                     from_stored[sha] = step
@@ -400,6 +410,7 @@ class _Bisector:
                 step = self.step(sha, merged[self.good], merged[sha], merged[self.bad], False,
                                  self.runs * (number + 1), recheck)
                 self.last[sha] = merged[sha]
+                self.measured.add(sha)
                 if step.verdict != "undecided" or number == windows - 1:
                     steps[sha] = step
                     pending.remove(sha)
@@ -414,6 +425,7 @@ class _Bisector:
             self.ends_stored = True
             found = self.degraded(self.compare(stored[0], stored[1], (good[:7], bad[:7])))
             self.last.update({good: stored[0], bad: stored[1]})
+            self.measured -= {good, bad}
         else:
             found = []
             pooled: list[list[Any]] = [[], []]
@@ -434,6 +446,7 @@ class _Bisector:
                 findings = self.compare(both[0], both[1], (good[:7], bad[:7]), interleaved=True)
                 found = self.degraded(findings)
                 self.last.update({good: both[0], bad: both[1]})
+                self.measured |= {good, bad}
                 self.reference = (both[0], both[1])
                 # another window only when the strategy saw a change it was not sure of
                 if found or not any(f.result.is_degradation for _k, f in findings):
@@ -481,7 +494,7 @@ def _search(worker: _Bisector, line: list[str], first: BisectStep) -> BisectResu
     """Halve the range down to the first bad commit, then re-check the boundary."""
     steps = [first]
     lo, hi = 0, len(line) - 1
-    findings = first.findings
+    findings, measured_findings = first.findings, not first.reused
     aside: set[int] = set()
     while True:
         untried = [i for i in range(lo + 1, hi) if i not in aside]
@@ -494,7 +507,7 @@ def _search(worker: _Bisector, line: list[str], first: BisectStep) -> BisectResu
         if step.verdict in ("skipped", "undecided"):
             aside.add(index)
         elif step.verdict == "bad":
-            hi, findings = index, step.findings
+            hi, findings, measured_findings = index, step.findings, not step.reused
         else:
             lo = index
         worker.emit(BisectTested(step, len([i for i in range(lo + 1, hi) if i not in aside])))
@@ -513,7 +526,7 @@ def _search(worker: _Bisector, line: list[str], first: BisectStep) -> BisectResu
         # commit as far as the boundary shows: the boundary moves back to it and its own parent is re-checked
         if hi - 1 in aside and parent in rechecked and rechecked[parent].verdict == "bad":
             aside.discard(hi - 1)
-            hi, findings = hi - 1, rechecked[parent].findings
+            hi, findings, measured_findings = hi - 1, rechecked[parent].findings, True
             continue
         break
     candidates = tuple(line[i] for i in range(lo + 1, hi) if i in aside)
@@ -527,11 +540,29 @@ def _search(worker: _Bisector, line: list[str], first: BisectStep) -> BisectResu
     if candidates:
         doubts.append("commits set aside lie before it: " + ", ".join(c[:7] for c in candidates))
     parent_findings: tuple[Finding, ...] = ()
+    parent_measured = False
     if parent in worker.last and culprit in worker.last:
+        parent_measured = bool({parent, culprit} & worker.measured)
         parent_findings = tuple(f for _k, f in worker.compare(worker.last[parent], worker.last[culprit],
                                                                (parent[:7], culprit[:7])))
-    return _result(worker, culprit, findings, parent_findings, steps, line, candidates, certain=not doubts,
-                   doubt="; ".join(doubts) or None)
+    result = _result(worker, culprit, findings, parent_findings, steps, line, candidates, certain=not doubts,
+                     doubt="; ".join(doubts) or None)
+    # figures measured just now sit beside what check reports of the stored profiles of the same pair: both are
+    # given, each marked, so that two numbers of one change do not read as a contradiction
+    return replace(result, findings_measured=measured_findings, parent_measured=parent_measured,
+                   stored_findings=_stored_findings(worker, worker.good, culprit) if measured_findings else (),
+                   stored_parent_findings=_stored_findings(worker, parent, culprit) if parent_measured else ())
+
+
+def _stored_findings(worker: _Bisector, baseline: str, target: str) -> tuple[Finding, ...]:
+    """The findings of ``target``'s stored profiles against ``baseline``'s (as ``check`` gives them); () when
+    either commit has none stored before the bisect."""
+    if {baseline, target} & worker.kept:  # registered by this bisect (--register): its own runs, not check's
+        return ()
+    before, after = worker.stored(baseline), worker.stored(target)
+    if before is None or after is None:
+        return ()
+    return tuple(f for _k, f in worker.compare(before, after, (baseline[:7], target[:7])))
 
 
 def _ordered(steps: dict[str, BisectStep], shas: Sequence[str]) -> list[tuple[str, BisectStep]]:

@@ -166,8 +166,11 @@ class Explanation:
             return f"not explained: {self.message}"
         change = self.target_total - self.baseline_total
         rel = f" ({relative_text(change / self.baseline_total)})" if self.baseline_total else ""
-        return (f"explained by ({self.collector}, {format_amount(self.baseline_total, self.unit)} -> "
-                f"{format_amount(self.target_total, self.unit)}{rel}):")
+        # the whole program's cost, named: it sits beside the finding's level (a median run, or a call at one size),
+        # and two unlabelled percentages of one change read as a contradiction
+        return (f"explained by ({self.collector}, the whole program's total: "
+                f"{format_amount(self.baseline_total, self.unit)} -> {format_amount(self.target_total, self.unit)}"
+                f"{rel}):")
 
     def to_record(self) -> dict[str, Any]:
         return {"collector": self.collector, "unit": self.unit, "baseline_total": self.baseline_total,

@@ -97,11 +97,8 @@ def bisect(ctx: click.Context, good: str, bad: str, jobs: tuple[str, ...], regis
         click.echo(f"first degraded commit: {result.culprit}")
         if not result.certain:
             click.echo(f"  uncertain: {escape_controls(result.doubt)}")
-        for finding in result.findings:
-            click.echo(f"  against {result.good[:7]}: {_finding_line(finding)}")
-        changes = [f for f in result.parent_findings if f.result.is_change]
-        for finding in changes:
-            click.echo(f"  against its parent: {_finding_line(finding)}")
+        for label, finding in api.labelled_findings(result):
+            click.echo(f"  {label}: {_finding_line(finding)}")
     for commit, reason in result.skipped:
         click.echo(f"skipped {commit[:7]}: {escape_controls(reason)}")
     click.echo(f"tested {tested} of {result.commits} commits, {result.collections} collection"

@@ -139,6 +139,6 @@ def status_lines() -> Iterator[str]:
     yield ""
     yield "Remotes (as of the last push, fetch or pull):"
     for state in states:
-        when = time.strftime("%Y-%m-%d %H:%M", time.localtime(state.seen))
+        when = api.local_time(state.seen)  # with the zone, as every time of status
         yield (f"  {state.remote.name}: {state.local_only} profile{'s' if state.local_only != 1 else ''} only here, "
                f"{state.remote_only} only there (seen {when})")

@@ -12,7 +12,7 @@ from perun_core.cli.terminal import paint
 from perun_core.cli.status_format import (
     SHORTLOG_TAGS,
     GraphDrawer,
-    format_time,
+    format_commit_time,
     parse_format,
     shortlog_header,
     shortlog_segments,
@@ -37,7 +37,7 @@ def render_status(report, *, short: bool, color: bool, width: int | None = None)
         parents = ", ".join(p[:7] for p in head.parents) or "none (root)"
         lines.append(f"Parents: {parents}")
         # the commit's author and message come from the repository: shown, never obeyed by the terminal
-        lines.append(f"Author:  {_safe(head.author)} <{_safe(head.email)}>  {format_time(head.date)}")
+        lines.append(f"Author:  {_safe(head.author)} <{_safe(head.email)}>  {format_commit_time(head)}")
         lines.append("")
         lines.extend("    " + _safe(line) for line in head.desc.splitlines() or [""])
         lines.append("")
@@ -129,7 +129,7 @@ def render_log(revision: str | None, *, short: bool, graph: bool, limit: int | N
                 yield lead + paint(f"Minor Version {version.checksum}", "checksum", color)
                 if len(version.parents) > 1:
                     yield pad + "Merge:  " + " ".join(p[:7] for p in version.parents)
-                yield pad + f"Author: {_safe(version.author)} <{_safe(version.email)}> {format_time(version.date)}"
+                yield pad + f"Author: {_safe(version.author)} <{_safe(version.email)}> {format_commit_time(version)}"
                 yield pad + "Profiles: " + paint(stats_text(entry.counts), "stats" if entry.counts.total else "muted", color) + (
                     " " + "".join(paint(m, "degradation" if m == "-" else "optimization", color) for m in entry.changes)
                     if entry.changes else "")

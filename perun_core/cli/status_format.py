@@ -7,12 +7,11 @@ names (``"degradation"``, ``"optimization"``, ``"checksum"``, ...) to colours.
 from __future__ import annotations
 
 import re
-import time as _time
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 
 from ..errors import ConfigError
-from perun_core.api.text import escape_controls
+from perun_core.api.text import commit_time, escape_controls, local_time
 
 _TAG = re.compile(r"%([a-zA-Z_][\w.]*)(?::(\d+))?%")
 STATUS_TAGS = ("type", "cmd", "args", "workload", "collector", "postprocessors", "time", "source", "checksum", "origin")
@@ -46,7 +45,13 @@ def parse_format(fmt: str, known: Sequence[str], key: str) -> list[Token]:
 
 
 def format_time(epoch: float) -> str:
-    return _time.strftime("%Y-%m-%d %H:%M:%S", _time.localtime(epoch))
+    """When a profile was collected or registered: the viewer's time with its zone, as perun-tui shows it."""
+    return local_time(epoch, seconds=True)
+
+
+def format_commit_time(version) -> str:
+    """A commit's time in its own zone, with the zone (as ``git log`` and perun-tui's commit pane show it)."""
+    return commit_time(version.date, version.tz_offset, seconds=True)
 
 
 # -- status ----------------------------------------------------------------------
@@ -87,16 +92,38 @@ def status_rows(fmt: str, infos: Iterable, width: int | None = None) -> tuple[li
                 "" if t.tag else (t.literal or "")) for t in tokens]
     # a profile that cannot be read has its error in one cell: the row goes on past the table, never widening it
     errors = [bool(info.error) for info in infos]
+    zones = _zones_to_header(tokens, cells, errors)
     good = [row for row, bad in zip(cells, errors) if not bad]
     if width is not None and len("".join(_widest(tokens, good)).rstrip()) > width:
         tokens, cells = _fitted(tokens, cells, width, errors)
         good = [row for row, bad in zip(cells, errors) if not bad]
-    headers = [t.tag or (t.literal or "") for t in tokens]
+    headers = [f"{t.tag} {zones[id(t)]}" if id(t) in zones else t.tag or (t.literal or "") for t in tokens]
     widths = [max([len(h) if tokens[c].tag else 0 for h in headers[c : c + 1]] + [len(row[c]) for row in good])
               for c in range(len(tokens))]
     padded_headers = [(h if tokens[c].tag else " " * len(tokens[c].literal or "")).ljust(widths[c]) for c, h in enumerate(headers)]
     padded = [[row[c].ljust(widths[c]) if tokens[c].tag else row[c] for c in range(len(tokens))] for row in cells]
     return padded_headers, padded
+
+
+_ZONE = re.compile(r" [+-]\d{4}$")
+
+
+def _zones_to_header(tokens: list[Token], cells: list[list[str]], errors: list[bool]) -> dict[int, str]:
+    """A time column whose rows share one time zone says it once, in its header (``time +0100``): the zone
+    leaves its cells.  Rows of different zones (a daylight-saving change between them) keep theirs.
+    Returns the zone of each such column, by the id of its token."""
+    zones: dict[int, str] = {}
+    for c, token in enumerate(tokens):
+        if token.tag != "time":
+            continue
+        found = {_ZONE.search(row[c]) and row[c][-5:] for row, bad in zip(cells, errors) if not bad}
+        if len(found) != 1 or None in found:
+            continue
+        zones[id(token)] = found.pop()
+        for row, bad in zip(cells, errors):
+            if not bad:
+                row[c] = row[c][:-6]
+    return zones
 
 
 #: the tags whose values are shown whole even in a table too wide: a cut one would name nothing
@@ -107,6 +134,11 @@ def _widest(tokens: list[Token], cells: list[list[str]]) -> list[str]:
     """The widest text of each column (a tag's name as its header counts)."""
     return [max([token.tag if token.tag else token.literal or ""] + [row[c] for row in cells], key=len)
             for c, token in enumerate(tokens)]
+
+
+def _minutes(text: str) -> str:
+    """``2026-11-28 03:06:53`` (``+0100``) without its seconds: ``2026-11-28 03:06`` (``+0100``)."""
+    return text[:16] + text[19:] if len(text) >= 19 and text[16:17] == ":" else text
 
 
 def _fitted(tokens: list[Token], cells: list[list[str]], width: int,
@@ -124,12 +156,13 @@ def _fitted(tokens: list[Token], cells: list[list[str]], width: int,
     tokens, cells = [tokens[c] for c in keep], [[row[c] for c in keep] for row in cells]
     sizes = [len(text) for text in _widest(tokens, [row for row, bad in zip(cells, errors) if not bad])]
     excess = sum(sizes) - width
-    # then the seconds of the times (the minute tells profiles apart as well, as in the TUI)
+    # then the seconds of the times (the minute tells profiles apart as well, as in the TUI), never their zone
     for c, token in enumerate(tokens):
         if excess > 0 and token.tag == "time":
-            cells = [row if bad else [*row[:c], row[c][:16], *row[c + 1:]] for row, bad in zip(cells, errors)]
-            excess -= sizes[c] - max(16, len(token.tag))
-            sizes[c] = max(16, len(token.tag))
+            cells = [row if bad else [*row[:c], _minutes(row[c]), *row[c + 1:]] for row, bad in zip(cells, errors)]
+            shorter = max([len(token.tag)] + [len(row[c]) for row, bad in zip(cells, errors) if not bad])
+            excess -= sizes[c] - shorter
+            sizes[c] = shorter
     while excess > 0:
         # a column keeps its header and four cells at least; a file name, a commit or a time is never cut
         cuttable = [c for c, token in enumerate(tokens)
@@ -175,7 +208,7 @@ def shortlog_segments(fmt: str, entry, tokens: list[Token] | None = None, width:
         elif tag == "desc":
             text, style = version.short_desc, ""
         elif tag == "date":
-            text, style = format_time(version.date), "date"
+            text, style = format_commit_time(version), "date"
         elif tag == "author":
             text, style = version.author, "author"
         elif tag == "email":

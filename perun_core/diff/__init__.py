@@ -13,7 +13,8 @@
   porcelain gives repeated measurements in both profiles the values the
   degradation check reports instead (``levels``: the baseline's median and
   that median moved by the robust shift), so one pair reads the same change
-  in ``diff`` and ``check``.
+  in ``diff`` and ``check``; repeated measurements on one side only get
+  their median (the statistic the baseline's level is).
 * ``functions`` (profiles with call stacks or caller edges):
   one :class:`FunctionChange` per function with its exclusive and
   inclusive cost and calls in both, functions that appear or disappear
@@ -69,7 +70,8 @@ class Change:
     unit: str
     baseline: float | None
     target: float | None
-    #: "sum", "mean" or "robust" (the levels of :data:`Levels`) of the group's resources
+    #: "sum", "mean", "median" (runs on one side only, when levels are given) or "robust" (the levels of
+    #: :data:`Levels`) of the group's resources
     statistic: str
     baseline_count: int
     target_count: int
@@ -182,6 +184,12 @@ class Comparison:
     target: Profile | None = field(default=None, repr=False, compare=False)
 
     @property
+    def overlapping_uids(self) -> bool:
+        """Whether the uid rows overlap (a caller's amount holds its callees', a ``caller -> callee`` row repeats
+        part of it) and so, unlike the functions (split exclusively), add up to no program total."""
+        return any(p is not None and _has_stacks(p, ("caller",)) for p in (self.baseline, self.target))
+
+    @property
     def has_stacks(self) -> bool:
         """Whether both profiles carry call stacks, or caller edges to rebuild them from (callgrind, pytrace):
         a difference flame graph can be drawn."""
@@ -249,16 +257,13 @@ def _unit_of(profile: Profile, kind: str, subtype: str) -> str:
     return str(units.get(f"{kind}({subtype})", units.get(kind, "")))
 
 
-def _has_stacks(profile: Profile) -> bool:
-    for _, region in profile.regions():
+def _has_stacks(profile: Profile, keys: tuple[str, ...] = ("trace", "caller")) -> bool:
+    for _, region in profile.regions():  # a resource with a call stack or a caller (of ``keys``)
         table = region.resources
-        if not len(table):
-            continue
-        keys = table.columns()[0]
-        if "trace" in keys and any(t is not MISSING and t for t in table.column("trace")):
-            return True
-        if "caller" in keys and any(c is not MISSING and c for c in table.column("caller")):
-            return True
+        if len(table):
+            present = table.columns()[0]
+            if any(key in present and any(v is not MISSING and v for v in table.column(key)) for key in keys):
+                return True
     return False
 
 
@@ -327,6 +332,14 @@ def _groups(profile: Profile, values: dict[tuple[str, str, str], list[float]] | 
                 entry[1] += count
                 entry[3] = entry[3] or has_stack
     return {key: tuple(value) for key, value in out.items()}  # type: ignore[misc]
+
+
+def _median(values: dict[tuple[str, str, str], list[float]] | None, key: tuple[str, str, str],
+            scale: float = 1.0) -> float | None:
+    import numpy as np
+
+    found = (values or {}).get(key)  # None: the side lacks the group
+    return float(np.median(found)) * scale if found else None
 
 
 def _scale(baseline_unit: str, target_unit: str, kind: str, names: tuple[str, str]) -> float:
@@ -552,6 +565,10 @@ def compare(baseline: Profile, target: Profile, *, baseline_name: str = "baselin
                 and target_values:
             bv, tv, robust = levels([*base_values[key]], [v * scale for v in target_values[key]])
             stat = "robust"
+        elif stat == "mean" and levels is not None and ((b and b[1] > 1) or (t and t[1] > 1)):
+            # runs on one side only: their median, as the levels give the baseline (one profile, one figure)
+            bv, tv = _median(base_values, key), _median(target_values, key, scale)
+            stat = "median"
         unit = b[2] if b else t[2]  # type: ignore[index]
         changes_raw.append((kind, subtype, uid, unit, bv, tv, stat, b[1] if b else 0, t[1] if t else 0,
                             robust if stat == "robust" else None))

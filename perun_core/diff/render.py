@@ -161,6 +161,25 @@ def _types(comparison: Comparison) -> str:
     return f" ({base or 'no type'} and {target or 'no type'} profiles)"
 
 
+#: what each statistic of a :class:`Change` makes of a uid's resources, in the words of the table's header
+_STATISTICS = {
+    "robust": "median of the baseline's repeated measurements (runs), for the target moved by the robust shift "
+              "(as check reports it)",
+    "median": "median of repeated measurements (runs)",
+    "mean": "mean of repeated measurements (runs)",
+    "sum": "sum of every call, sample or allocation in the profile",
+}
+
+
+def _statistics(rows: list[Change]) -> str:
+    """``values: ...``: which statistic the rows' numbers are, so that two figures of one change can be told apart."""
+    used = [name for name in _STATISTICS if any(c.statistic == name and max(c.baseline_count, c.target_count) > 1
+                                               for c in rows)]
+    if not used:
+        return "values: one amount per uid a side"
+    return "values: " + "; ".join(_STATISTICS[name] for name in used)
+
+
 def render_short(comparison: Comparison, *, width: int = 100, color: bool = False, limit: int = 30) -> str:
     """The table per uid and subtype, then the functions (see the module docstring)."""
     rows = list(comparison.changes)
@@ -169,6 +188,7 @@ def render_short(comparison: Comparison, *, width: int = 100, color: bool = Fals
     if comparison.converted:
         out.extend(_wrap("converted: " + ", ".join(f"{key} from {a} to {b}"
                                                    for key, (a, b) in comparison.converted.items()), width))
+    out.extend(_wrap(_statistics(rows), width))
     titles = ("baseline", "target", "change", "rel")
     numbers = [(_number(c.baseline, c.unit, True), _number(c.target, c.unit, True), _signed(c.absolute, c.unit, True),
                 _relative(c)) for c in shown]
@@ -200,6 +220,12 @@ def render_short(comparison: Comparison, *, width: int = 100, color: bool = Fals
     floor = rows[0].noise_floor if rows else 0.0
     out.extend(_wrap(f"{len(rows)} uids: {count['changed']} changed, {count['new']} new, {count['gone']} gone, "
                      f"{count['same']} same (within {100 * floor:g}% of the baseline)", width))
+    if comparison.overlapping_uids:
+        below = ("; the functions below count each call once, exclusively, and add up to the program total"
+                 if comparison.functions else "")
+        out.extend(_wrap("amounts are inclusive: a caller's row holds its callees' amounts and a 'caller -> callee' "
+                         f"row the callee's calls from that caller, so the rows overlap and add up to no total{below}",
+                         width))
     if comparison.functions:
         out.append("")
         out.extend(_function_lines(comparison, width=width, color=color, limit=limit))

@@ -144,7 +144,8 @@ class BisectScreen(Screen[None]):
             verdict = f"first degraded commit: {result.culprit[:7]}"
         current.update(f"{verdict} · {result.collections} collection{'s' * (result.collections != 1)} · esc closes")
         log.write_line(verdict)
-        for finding in result.findings:
+        for label, finding in api.labelled_findings(result):
+            log.write_line(f"  {label}:")
             log.write_line(_finding_line(finding))
         for commit, reason in result.skipped:
             log.write_line(f"skipped {commit[:7]}: {reason}")

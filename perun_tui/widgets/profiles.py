@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from dataclasses import replace
+
 from rich.text import Text
 from textual.app import ComposeResult
 from textual.binding import Binding
@@ -75,6 +77,9 @@ class ProfilesTable(DataTable):
         self.marked: list[tuple[ProfileInfo, str | None]] = []
         self._cells: list[tuple[str, list[Text]]] = []  # (tag, one Text per column of _COLUMNS)
         self._fitted: tuple[int, list[tuple[Column, int]]] | None = None  # (width, columns shown)
+        #: the time zone every listed profile's time is in, named once in the time column's header; None when
+        #: they differ (a daylight-saving change between them): then each time names its own
+        self._zone: str | None = None
 
     def on_mount(self) -> None:
         self._build()
@@ -89,12 +94,14 @@ class ProfilesTable(DataTable):
     def _build(self) -> None:
         """(Re)create the columns that fit the width and the rows, the cursor kept on its row."""
         width = self._width()
-        fitted = fit_columns(_COLUMNS, [[cell.plain for cell in cells] for _tag, cells in self._cells],
+        columns = tuple(replace(c, label=f"{c.label} {self._zone}") if c.key == "time" and self._zone else c
+                        for c in _COLUMNS)
+        fitted = fit_columns(columns, [[cell.plain for cell in cells] for _tag, cells in self._cells],
                              width, padding=2 * self.cell_padding)
         row = self.cursor_row
         self.clear(columns=True)
         self._fitted = (width, fitted)
-        shown = [(_COLUMNS.index(column), column, size) for column, size in fitted]
+        shown = [(columns.index(column), column, size) for column, size in fitted]
         for _index, column, size in shown:
             self.add_column(fit_cell(column.label, size), key=column.key, width=size)  # a cut label ends in …
         for tag, cells in self._cells:
@@ -138,7 +145,10 @@ class ProfilesTable(DataTable):
         self._shown = shown
         self.infos = {}
         self._cells = []
-        for info in rows:
+        times = [local_time(info.time) for info in rows]
+        zones = {when.rpartition(" ")[2] for when in times}
+        self._zone = zones.pop() if len(zones) == 1 else None
+        for info, when in zip(rows, times):
             self.infos[info.tag] = info
             tag_style = registered_style if info.registered else pending_style
             kind = Text(info.type or "?")
@@ -150,7 +160,7 @@ class ProfilesTable(DataTable):
                 kind,
                 Text(escape_controls(info.collector)),
                 Text(escape_controls(info.workload)),
-                Text(local_time(info.time)),
+                Text(when.rpartition(" ")[0] if self._zone else when),
                 Text(escape_controls(info.cmd)),
                 Text(escape_controls(info.args)),
                 Text(escape_controls(", ".join(info.postprocessors) or "-")),

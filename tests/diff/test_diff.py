@@ -442,3 +442,47 @@ def test_one_sample_is_singular_and_its_digits_stay_under_the_others(tmp_path):
     lines = {line.split()[-3]: line for line in shown.stdout.splitlines() if line.rstrip().endswith(("sample", "samples"))}
     assert lines["helper"].rstrip().endswith(" 1 sample") and lines["main"].rstrip().endswith("56 samples")
     assert lines["helper"].index(" 1 sample") == lines["main"].index("56 samples")
+
+
+def test_one_profile_reads_the_same_statistic_whatever_it_is_compared_with():
+    """A time profile's runs against another time profile and against a memory profile (its uids gone there):
+    the baseline column is their median both times, and the table's header names the statistic."""
+    runs = [0.070, 0.071, 0.072, 0.090, 0.130]  # one slow run pulls the mean (86.6 ms) far from the median
+    timed = _flat("s", {("./app", "real"): runs})
+    faster = _flat("s", {("./app", "real"): [v * 0.5 for v in runs]})
+    memory = Profile(header={"type": "memory", "units": {"memory": "B"}},
+                     global_region=Snapshot(ResourceTable([{"type": "memory", "subtype": "malloc", "uid": "f",
+                                                            "amount": 64.0, "trace": [{"function": "f"}]}]), [], {}))
+    against_time = api.compare_profiles(timed, faster).changes[0]
+    against_memory = next(c for c in api.compare_profiles(timed, memory).changes if c.uid == "./app")
+    assert against_time.baseline == pytest.approx(0.072) and against_memory.baseline == pytest.approx(0.072)
+    assert (against_time.statistic, against_memory.statistic) == ("robust", "median")
+    gained = next(c for c in api.compare_profiles(memory, timed).changes if c.uid == "./app")
+    assert gained.status == "new" and gained.target == pytest.approx(0.072)
+    text = strip_ansi(api.render_diff(api.compare_profiles(timed, memory), "short", width=200))
+    assert "\nvalues: median of repeated measurements (runs)\n" in text
+    text = strip_ansi(api.render_diff(api.compare_profiles(timed, faster), "short", width=200))
+    assert "values: median of the baseline's repeated measurements (runs), for the target moved" in text
+    assert "72.0 ms" in text
+
+
+def _calls(outer: float, inner: float) -> Profile:
+    """A tracer's call rows: ``outer`` (inclusive) calls ``inner`` once."""
+    rows = [{"type": "mixed", "subtype": "time delta", "uid": "outer", "amount": outer, "exclusive": outer - inner},
+            {"type": "mixed", "subtype": "time delta", "uid": "inner", "caller": "outer", "amount": inner,
+             "exclusive": inner}]
+    return Profile(header={"type": "mixed", "units": {"mixed(time delta)": "ns"}},
+                   global_region=Snapshot(ResourceTable(rows), [], {}))
+
+
+def test_the_uid_table_says_its_caller_edges_overlap_where_the_functions_add_up():
+    """The uid rows of call rows are inclusive (outer 10 holds inner's 2, and 'outer -> inner' repeats them: 12 in
+    all) while the functions split them (8 + 2 = 10): the view says so instead of leaving two totals to puzzle."""
+    comparison = api.compare_profiles(_calls(10.0, 2.0), _calls(20.0, 4.0))
+    rows = {c.uid: c.target for c in comparison.changes}
+    assert rows == {"outer": 20.0, "outer -> inner": 4.0}
+    assert comparison.target_total == 20.0 and comparison.overlapping_uids
+    text = " ".join(strip_ansi(api.render_diff(comparison, "short", width=200)).split())
+    assert "the rows overlap and add up to no total; the functions below count each call once, exclusively" in text
+    flat = api.compare_profiles(_flat("s", {("a", "wall"): [1.0]}), _flat("s", {("a", "wall"): [2.0]}))
+    assert not flat.overlapping_uids and "overlap" not in api.render_diff(flat, "short", width=200)

@@ -47,7 +47,9 @@ def test_bisect_names_the_slow_commit_and_rechecks_it(tmp_path):
     assert f"re-check: {shas[SLOW_FROM][:7]} is bad" in out.stderr, out.stderr
     assert f"re-check: {shas[SLOW_FROM - 1][:7]} is good" in out.stderr, out.stderr
     # the findings against GOOD and against the parent (which places degrade certainly is the strategy's call)
-    assert "against its parent: " in out.stdout and "Degradation at ./app [" in out.stdout, out.stdout
+    assert "against its parent (re-measured now): " in out.stdout and "Degradation at ./app [" in out.stdout, out.stdout
+    # what --register kept is this bisect's own runs, not stored profiles that check would have compared
+    assert "(stored profiles)" not in out.stdout, out.stdout
     # --register kept one merged profile of each job at each measured commit: GOOD, BAD and every commit the
     # search collected at (c1, c3 and c4 on a quiet machine; a busy one can leave c4 undecided and test c5)
     collected = {line.split("collecting at ")[1][:7] for line in out.stderr.splitlines() if "collecting at " in line}
@@ -119,3 +121,35 @@ def test_a_commit_the_profiles_cannot_place_is_undecided_and_the_culprit_uncerta
     assert out.returncode == 0, out.stderr
     doubt = f"  uncertain: commits set aside lie before it: {shas[2][:7]}"
     assert f"first degraded commit: {shas[3]}\n{doubt}\n" in out.stdout, out.stdout
+
+
+def test_a_re_measured_figure_is_labelled_and_shown_beside_the_stored_one(tmp_path):
+    """c1 and c2 have stored profiles halfway between GOOD's and BAD's levels, so both are measured (a script
+    that sleeps 40 ms up to c1 and 120 ms from c2 on), and the boundary is measured again: the figures of the
+    culprit against its parent come from those runs, not from the stored profiles that check compares.  Each
+    figure says which it is, and the stored one is given beside the re-measured one."""
+    root = tmp_path / "proj"
+    script = "#!/bin/sh\nsleep {}\n"
+    levels = (0.04, 0.04, 0.12, 0.12)
+    shas = make_repo(root, [{"files": {"app": ("exec", script.format(level))}, "message": f"c{i}"}
+                            for i, level in enumerate(levels)])
+    api.init(root)
+    for key, value in {"cmds": ["./app"], "workloads": [WORKLOAD],
+                       "collectors": [{"name": "time", "params": {"warmup": 0, "repeat": 1}}]}.items():
+        api.config_set(key, value, scope="local", cwd=root)
+    middle = (0.04 * 0.12) ** 0.5
+    spread = (0.96, 1.03, 0.98, 1.01, 0.97, 1.04, 0.99, 1.02)  # both sides of the middle: neither good nor bad
+    for i, (sha, level) in enumerate(zip(shas, (0.04, middle, middle * 1.001, 0.12))):
+        stored = _timed([level * factor for factor in spread], sha)
+        resources = stored["global"]["resources"]
+        # a measured run has a user time as well: the stored ones name their locations alike (./app [real])
+        resources += [{**row, "subtype": "user", "amount": 0.001} for row in resources]
+        (root / ".perun" / "jobs" / f"p{i}.perf").write_text(json.dumps(stored))
+    out = run_cli("bisect", shas[0], shas[-1], cwd=root)
+    assert out.returncode == 0, out.stderr
+    assert f"first degraded commit: {shas[2]}\n" in out.stdout, out.stdout + out.stderr
+    measured = [line for line in out.stdout.splitlines() if line.startswith("  against its parent (re-measured now): ")]
+    stored = [line for line in out.stdout.splitlines() if line.startswith("  against its parent (stored profiles): ")]
+    assert measured and "Degradation at ./app [real]" in measured[0], out.stdout
+    assert stored and "NoChange at ./app [real]" in stored[0], out.stdout
+    assert f"  against {shas[0][:7]} (re-measured now): " in out.stdout, out.stdout

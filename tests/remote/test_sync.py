@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import re
 import subprocess
 import sys
 import threading
@@ -47,6 +48,8 @@ def test_two_clones_share_all_profiles_and_keep_their_own(two_clones):
         assert status.returncode == 0, status.stderr
         assert "Tracked profiles (2)" in status.stdout
         assert "origin: 0 profiles only here, 0 only there" in status.stdout
+        # when the remote was seen names its zone, as every time of status does
+        assert re.search(r"only there \(seen \d{4}-\d\d-\d\d \d\d:\d\d [+-]\d{4}\)", status.stdout), status.stdout
         log = run_cli("--no-pager", "log", "-s", cwd=root)
         assert log.returncode == 0 and log.stdout.count("2 profiles") + log.stdout.count("1 profile") >= 2, log.stdout
     # nothing of either side was lost: the private entries are all still there

@@ -574,3 +574,21 @@ async def test_details_show_the_addresses_of_a_memory_profile_in_hexadecimal(dem
         row = next(row for row in stats.rows_given if row[0].plain == "address")
         assert all(cell.plain.startswith("0x") for cell in row[2:]), [cell.plain for cell in row]
         int(row[2].plain, 16)  # a number in hexadecimal, no unit or prefix
+
+
+async def test_profile_times_name_their_zone_as_the_command_line_does(demo_repo, monkeypatch):
+    """The profiles' times are the viewer's: the zone is said once, in the time column's header, as in status."""
+    import re
+    import time
+
+    monkeypatch.setenv("TZ", "Asia/Kolkata")
+    time.tzset()
+    app = PerunApp(demo_repo)
+    async with app.run_test(size=(120, 30)) as pilot:
+        await settle(pilot)
+        table = app.query_one(ProfilesTable)
+        assert table.row_count
+        labels = [column.label.plain for column in table.columns.values()]
+        assert "time +0530" in labels, labels
+        times = [table.get_row_at(row)[labels.index("time +0530")].plain for row in range(table.row_count)]
+        assert all(re.fullmatch(r"\d{4}-\d\d-\d\d \d\d:\d\d", when) for when in times), times

@@ -39,6 +39,8 @@ async def test_bisect_from_the_palette_finds_the_commit_with_stored_profiles(tmp
         # the finding's amounts with their unit and the change, as the check writes them (not 0.99000 -> 3.96000)
         found = [line for line in lines if line.startswith("  Degradation at ./app [real]: ")]
         assert found and re.search(r": 1\.00 s -> 4\.00 s \(\+\d+(\.\d+)? ?%\)$", found[0]), lines
+        # each figure says what it compared (stored profiles here, as check; re-measured ones say so)
+        assert lines[lines.index(found[0]) - 1] == f"  against {shas[0][:7]} (stored profiles):", lines
         # ended: esc closes, and the footer says so (it said "Cancel / close" whatever the state)
         items = footer_items(app)
         assert "esc Close" in items and not any("Cancel" in item for item in items), items

@@ -47,7 +47,7 @@ async def test_from_120_columns_the_profiles_get_every_column_and_the_commit_pan
         assert pane.parent.id == "upper" and pane.display
         table = app.query_one(ProfilesTable)
         shown = [str(c.label) for c in table.columns.values()]
-        assert shown[:7] == ["tag", "type", "collector", "workload", "time", "cmd", "args"]
+        assert shown[:7] == ["tag", "type", "collector", "workload", "time +0000", "cmd", "args"]  # TZ=UTC
         assert not any("…" in str(cell) for row in range(table.row_count) for cell in table.get_row_at(row))
         await pilot.resize_terminal(100, 30)
         await settle(pilot)

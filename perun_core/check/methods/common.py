@@ -162,7 +162,8 @@ def comparison_finding(location: str, comparison: Any, method: str) -> Finding:
     region = comparison.region
     if region is not None and region.x_low is not None and region.name not in ("all", "all sizes"):
         low, high = f"{region.x_low:.6g}", f"{region.x_high:.6g}"
-        where = f"at size {low}" if low == high else f"at sizes {low}-{high}"
+        # the levels are those of one call or run there, not the profile's total over every size
+        where = f"per call or run, at size {low}" if low == high else f"per call or run, at sizes {low}-{high}"
     return Finding(comparison.verdict, comparison.kind, location, before, after, delta, rel, "1-p",
                    max(0.0, 1.0 - comparison.p), method, comparison.reason or where,
                    {"ratio": comparison.ratio, "p": comparison.p})

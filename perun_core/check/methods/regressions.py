@@ -111,7 +111,7 @@ class LinearRegression:
             change = relative(before, after)
             kind = "slope" if slope_p < alpha else "shift"
             yield Finding(_verdict(change, p < alpha, threshold), kind, base.location, before, after, after - before,
-                          change, "1-p", 1 - p, self.name, f"at size {at:.6g}")
+                          change, "1-p", 1 - p, self.name, f"per call or run, at size {at:.6g}")
 
 
 def _polynomial(x: numpy.ndarray, y: numpy.ndarray, centre: float, spread: float) -> tuple[numpy.ndarray, float, int]:
