@@ -16,12 +16,16 @@ from ..formatting import local_time
 from ..messages import DiffRequested, ProfileAction
 from .columns import Column, cut_cell, fit_cell, fit_columns
 
-#: the columns in table order; at 80 columns tag to time and the postprocessors fit, cmd, args and
+#: what the diff column says of a profile marked with m: the first marked is the baseline of the difference
+_MARK_WORDS = ("base", "target")
+
+#: the columns in table order (the diff column only while some profile listed is marked); at 80 columns tag to time and the postprocessors fit, cmd, args and
 #: origin come in with room (the note line under the table names the selected profile's file).  Where
 #: no profile listed has postprocessors, args or an origin, that column gives way to the others (its
 #: header is wider than its dashes) and shows only where there is room for it whole.
 _COLUMNS = (
     Column("tag", "tag", 0, 3),
+    Column("mark", "diff", 0, 4),
     Column("type", "type", 1, 4),
     Column("collector", "collector", 3, 6),
     Column("workload", "workload", 2, 8, 40),
@@ -89,8 +93,10 @@ class ProfilesTable(DataTable):
     def _build(self) -> None:
         """(Re)create the columns that fit the width and the rows, the cursor kept on its row."""
         width = self._width()
-        fitted = fit_columns(_COLUMNS, [[cell.plain for cell in cells] for _tag, cells in self._cells],
-                             width, padding=2 * self.cell_padding)
+        marks = any(cells[1].plain for _tag, cells in self._cells)
+        columns = [column for column in _COLUMNS if marks or column.key != "mark"]
+        rows = [[cell.plain for cell, column in zip(cells, _COLUMNS) if column in columns] for _tag, cells in self._cells]
+        fitted = fit_columns(columns, rows, width, padding=2 * self.cell_padding)
         row = self.cursor_row
         self.clear(columns=True)
         self._fitted = (width, fitted)
@@ -131,7 +137,8 @@ class ProfilesTable(DataTable):
         registered_style = self.get_component_rich_style("profiles--registered", partial=True)
         damaged_style = self.get_component_rich_style("profiles--damaged", partial=True)
         rows = [*registered, *pending]
-        shown = (rows, pending_style, registered_style, damaged_style, self._width())
+        shown = (rows, [self._mark_of(info) for info in rows], pending_style, registered_style, damaged_style,
+                 self._width())
         if self._keep_rows(shown, same_commit):
             self._bindings_changed()
             return
@@ -147,6 +154,7 @@ class ProfilesTable(DataTable):
                 kind = Text("damaged" if info.registered else "invalid", style=damaged_style)
             self._cells.append((info.tag, [
                 Text(info.tag, style=tag_style),
+                Text(self._mark_of(info)),
                 kind,
                 Text(escape_controls(info.collector)),
                 Text(escape_controls(info.workload)),
@@ -163,6 +171,20 @@ class ProfilesTable(DataTable):
             row = self.get_row_index(previous) if previous in self.infos else min(previous_row, self.row_count - 1)
             self.move_cursor(row=max(row, 0), animate=False)
         self._bindings_changed()
+
+    def _mark_of(self, info: ProfileInfo) -> str:
+        """``base`` or ``target`` for a profile marked for a difference, else nothing."""
+        for index, (marked, minor) in enumerate(self.marked):
+            if marked.source == info.source and marked.registered == info.registered and \
+                    (not info.registered or minor == self.minor):
+                return _MARK_WORDS[index]
+        return ""
+
+    def _show_marks(self) -> None:
+        """Put the marks into the diff column (the column comes and goes with them) and redraw."""
+        for tag, cells in self._cells:
+            cells[1] = Text(self._mark_of(self.infos[tag]))
+        self._build()
 
     def _keep_rows(self, shown: tuple, same_commit: bool) -> bool:
         """Leave the rows as they are when they would be rebuilt identical; True if so.
@@ -258,16 +280,22 @@ class ProfilesTable(DataTable):
         if info is None:
             return
         here = [(i, m) for i, m in self.marked if i.source == info.source and i.registered == info.registered]
+        self.app.dismiss_notes("marked ", "unmarked ")  # type: ignore[attr-defined]
         if here:
             self.marked.remove(here[0])
-            self.notify(f"unmarked {info.tag}")
+            left = f" · {self.marked[0][0].tag} is still marked" if self.marked else " · nothing is marked"
+            self.notify(f"unmarked {info.tag} (m marks and unmarks){left}")
+            self._show_marks()
             return
+        dropped = self.marked[0][0] if len(self.marked) == 2 else None
         self.marked = [*self.marked[-1:], (info, self.minor if info.registered else None)]
+        self._show_marks()
         # the tag and its commit name the profile (the line under the table names its file): the key
         # to press next must not be pushed out of a toast three rows high by a long file name
         where = f" at {self.minor[:7]}" if info.registered and self.minor else " (pending)"
-        self.notify(f"marked {info.tag}{where}" + (" · press d for the difference" if len(self.marked) == 2
-                                                   else " · mark another, or press d on one"))
+        unmarked = f" · unmarked {dropped.tag} (two at most)" if dropped else ""
+        self.notify(f"marked {info.tag}{where}{unmarked}" + (" · press d for the difference" if len(self.marked) == 2
+                                                             else " · mark another, or press d on one"))
 
     def action_diff(self) -> None:
         pair = list(self.marked)
