@@ -60,7 +60,7 @@ _export("fuzz", """FUZZ_PARAMS DELTA_PARAMS FuzzForm RuleInfo fuzz_form fuzz_rul
 _export("bisecting", """BisectResult BisectStep BisectStarted BisectCollecting BisectRunEvent BisectTested BisectFinished
         bisect bisect_jobs""")
 _export("explaining", "Explanation ExplainedFunction ExplainStarted ExplainCollecting ExplainRound ExplainFinished explain "
-        "explanation_of explanation_comparison")
+        "explanation_of explanation_comparison why_not_explained")
 _export("remote_state", "remote_status")
 _export("remote", """PushResult FetchResult PullResult RemoteState push fetch pull PushRetried RemoteContacted
         TransferProgress TransferStarted""")
