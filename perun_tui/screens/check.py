@@ -31,7 +31,7 @@ from textual.screen import Screen
 from textual.widgets import DataTable, Header, Static
 from textual.worker import Worker, WorkerState, get_current_worker
 
-from perun_core.api import CheckReport, escape_controls, fit_middle, format_amount, format_change
+from perun_core.api import CheckReport, escape_controls, fit_middle, format_amount, format_change, in_words_of
 from perun_core.errors import Interrupted, PerunError
 
 from ..commands import PaletteCommand, ScreenCommands
@@ -266,7 +266,7 @@ class CheckScreen(Screen[bool]):
         if errors:
             self._status(Text(escape_controls(f"problem: {errors[0]}"), style="bold red"))
         elif notes:
-            self._status(Text(escape_controls(f"note: {notes[0]}"), style="yellow"))
+            self._status(Text(escape_controls(f"note: {in_words_of(notes[0], 'tui')}"), style="yellow"))
         elif not rows:
             self._status("nothing to compare: no profile has a baseline" if not message.stored else
                          "the last check found nothing")
@@ -330,7 +330,7 @@ class CheckScreen(Screen[bool]):
         text.append(" → ")
         text.append(escape_controls(pair.target.name))
         if finding.reason:
-            text.append(f" · {escape_controls(finding.reason)}", style="italic")
+            text.append(f" · {escape_controls(in_words_of(finding.reason, 'tui'))}", style="italic")
         pair_line.update(text)
 
     @on(DataTable.RowHighlighted, "#check-findings")

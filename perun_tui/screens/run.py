@@ -62,7 +62,7 @@ from textual.worker import Worker, WorkerState, get_current_worker
 
 from perun_core.errors import Interrupted, PerunError
 from perun_core.api import run_events as ev
-from perun_core.api import escape_controls, escape_lines
+from perun_core.api import escape_controls, escape_lines, in_words_of
 
 from ..commands import PaletteCommand, ScreenCommands
 from ..formatting import fit
@@ -319,7 +319,7 @@ class RunScreen(Screen[ProfileLink | None]):
     def _advise(self, job: int | None, text: str) -> None:
         """Advice on a job's measurement: lines of the pane's own (a toast would cover the output)."""
         text = " ".join(text.split())
-        text = text.removeprefix("advice: ")
+        text = in_words_of(text.removeprefix("advice: "), "tui")
         self._advice.append(f"advice for job {job}: {text}" if job is not None else f"advice: {text}")
         self._show_advice()
 

@@ -442,3 +442,11 @@ def test_one_sample_is_singular_and_its_digits_stay_under_the_others(tmp_path):
     lines = {line.split()[-3]: line for line in shown.stdout.splitlines() if line.rstrip().endswith(("sample", "samples"))}
     assert lines["helper"].rstrip().endswith(" 1 sample") and lines["main"].rstrip().endswith("56 samples")
     assert lines["helper"].index(" 1 sample") == lines["main"].index("56 samples")
+
+
+def test_the_stacks_left_out_are_pointed_to_in_the_words_of_the_front_end():
+    """The TUI's difference flame graph pointed to '--format folded', an option of the command line only."""
+    cli = api.render_diff(_perf_pair(), "flamegraph", width=80, height=10)
+    tui = " ".join(api.render_diff(_perf_pair(), "flamegraph", width=80, height=10, front="tui").split())
+    assert "see --format folded" in " ".join(cli.split())
+    assert "--format" not in tui and "see the table, t" in tui

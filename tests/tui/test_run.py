@@ -301,3 +301,26 @@ async def test_the_output_pane_shows_the_last_lines_for_the_rows_the_advice_leav
             shown = str(output.render()).splitlines()
             # the last lines, as many as the pane has rows for (more would show the first of them)
             assert shown[-1] == "── run 5 of 5" and len(shown) <= output.content_region.height, (size, shown)
+
+
+async def test_measurement_advice_names_the_tui_field_not_the_command_line_flag(demo_repo, monkeypatch):
+    """The run's advice said 'repeat more (-r N), use --clock cpu with pytrace': options of another front end."""
+    from perun_core.api import run_events as ev
+
+    run_matrix, clock = replayed_run(demo_repo, git_head(demo_repo))
+    monkeypatch.setattr(Core, "run_matrix", run_matrix)
+    monkeypatch.setattr(run, "time", SimpleNamespace(monotonic=lambda: clock[0]))
+    app = PerunApp(demo_repo)
+    async with app.run_test(size=(120, 40)) as pilot:
+        await settle(pilot)
+        await pilot.press("R")
+        await wait_until(pilot, lambda: isinstance(app.screen, RunScreen) and not app.screen.running)
+        await settle(pilot)
+        screen = app.screen
+        screen.post_message(RunEvent(ev.MeasurementAdvice(1, "advice: the wall times of the runs vary by 21 % (CV): "
+                                                          "repeat more (-r N), use --clock cpu with pytrace, or "
+                                                          "callgrind (instruction counts) in CI")))
+        await settle(pilot)
+        shown = rendered_text(screen.query_one("#run-advice", Static))
+        assert "-r N" not in shown and "--clock" not in shown
+        assert "repeat" in shown and "clock: cpu" in shown and "(e, the job matrix)" in shown
