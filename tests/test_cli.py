@@ -346,3 +346,14 @@ def test_log_short_shortens_a_message_to_the_terminal_width(tmp_path):
         assert done.returncode == 0, done.stderr
         line = next(line for line in done.stdout.splitlines() if "Keep a" in line)
         assert len(line) <= columns and line.rstrip().endswith("…"), line
+
+
+def test_the_long_log_says_what_each_profile_count_is(perun_repo):
+    """'Profiles: 1|0|0|1 profiles' gave no clue which number was which."""
+    root, shas = perun_repo
+    write_pending(root, "time-ls.perf", time_profile(shas[-1]))
+    assert run_cli("add", "0@p", cwd=root).returncode == 0
+    log = run_cli("--no-pager", "log", cwd=root)
+    assert log.returncode == 0, log.stderr
+    assert "Profiles: 1|0|0|1 profiles (all|memory|mixed|time)" in log.stdout
+    assert "---no--profiles---" in log.stdout and "---no--profiles--- (" not in log.stdout

@@ -46,6 +46,12 @@ class ProfilesTable(DataTable):
         "profiles--damaged",
     }
 
+    #: what the tags and the diff column say: f1 lists it
+    HELP_LEGEND = (
+        ("tag", "N@i: registered at the commit; N@p: pending, collected but not registered (a registers it)"),
+        ("diff", "base and target: the profiles marked with m for the difference d shows"),
+    )
+
     BINDINGS = [
         Binding("enter", "details", "Details", tooltip="Header, collector, statistics and models",
                 id="profiles.details"),
