@@ -132,10 +132,12 @@ class CheckScreen(Screen[bool]):
                 id="check.close"),
     ]
 
-    def __init__(self, revision: str | None, profile: tuple[str, str] | None = None) -> None:
+    def __init__(self, revision: str | None, profile: tuple[str, str] | None = None, *,
+                 baseline: str | None = None) -> None:
         super().__init__()
         self.revision = revision
         self.profile = profile  # (spec, minor) of the profile selected in the profiles pane
+        self.baseline = baseline  # the spec of a listed profile of the same type to check it against
         self.rows: list[tuple[Any, Any, Any]] = []
         self.filter = 0
         self.stream: Any = None
@@ -177,7 +179,7 @@ class CheckScreen(Screen[bool]):
             return
         if what == "profiles":
             spec, minor = self.profile if self.profile else ("0@p", self.revision or "HEAD")
-            baseline = "0@i"
+            baseline = self.baseline if self.baseline is not None else ("0@i" if self.profile is None else "")
             self.app.push_screen(CheckProfilesDialog(baseline, spec, minor or ""),
                                  lambda answer: answer and self._start("profiles", *answer))
             return
@@ -192,6 +194,10 @@ class CheckScreen(Screen[bool]):
         self.query_one("#check-pane").border_title = f"Degradation check · {what}{where}"
         self.query_one("#check-pane").border_subtitle = "running…"
         self._status(f"checking {what}…")
+        # the findings of the last check would stand under the new title: gone until the new ones come
+        self.rows = []
+        self._fill()
+        self._show_pair()
         self.refresh_bindings()
         self.check(what, baseline, target, minor or None)
 

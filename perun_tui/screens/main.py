@@ -459,9 +459,17 @@ class MainScreen(Screen[None]):
         revision = current.version.checksum if current else None
         info = self.profiles.current
         profile = None
+        baseline = None
+
+        def spec(one: ProfileInfo) -> str:
+            return str(one.path) if not one.registered and one.path else one.tag
+
+        # a pair of the same type for 'check profiles' (a time profile against a mixed one cannot be checked)
+        pair = self.profiles.comparable_pair(info)
+        if pair is not None:
+            baseline, info = spec(pair[0]), pair[1]
         if info is not None:
-            spec = str(info.path) if not info.registered and info.path else info.tag
-            profile = (spec, (self.profiles.minor or "") if info.registered else (revision or ""))
+            profile = (spec(info), (self.profiles.minor or "") if info.registered else (revision or ""))
 
         def closed(stored: bool | None) -> None:
             if stored:
@@ -470,7 +478,7 @@ class MainScreen(Screen[None]):
         # lazy: keeps the TUI's first frame light
         from .check import CheckScreen
 
-        screen = CheckScreen(revision, profile)
+        screen = CheckScreen(revision, profile, baseline=baseline)
         self.app.push_screen(screen, closed)
         if what is not None:
             screen.call_after_refresh(screen.action_check, what)

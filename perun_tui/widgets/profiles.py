@@ -125,6 +125,27 @@ class ProfilesTable(DataTable):
         key = self.coordinate_to_cell_key((self.cursor_row, 0)).row_key.value
         return self.infos.get(key or "")
 
+    def comparable_pair(self, info: ProfileInfo | None) -> tuple[ProfileInfo, ProfileInfo] | None:
+        """(baseline, target) to check against each other: ``info`` and the listed profile most like it (the same type,
+        then the same collector, command and workload; a registered one before a pending one), the pending one as the
+        target, the older one too among registered ones; without ``info``, the first pending profile that has such a
+        partner.  None when nothing listed is comparable."""
+        def likeness(one: ProfileInfo, other: ProfileInfo) -> tuple[int, ...]:
+            return (one.collector == other.collector, one.cmd == other.cmd, one.workload == other.workload,
+                    other.registered)
+
+        usable = [i for i in self.infos.values() if not i.error]
+        targets = [info] if info is not None else [i for i in usable if not i.registered] or usable
+        for target in targets:
+            others = [i for i in usable if i is not target and i.type == target.type]
+            if not others:
+                continue
+            partner = max(others, key=lambda other: likeness(target, other))
+            if target.registered and not partner.registered:
+                return target, partner  # the pending one is the newer
+            return partner, target
+        return None
+
     def select_source(self, source: str) -> bool:
         """Put the cursor on the profile stored as ``source`` (a pending file or a registered name)."""
         for tag, info in self.infos.items():
