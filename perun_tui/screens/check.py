@@ -269,6 +269,9 @@ class CheckScreen(Screen[bool]):
         errors = getattr(report, "errors", ())
         # warnings and advice (different machines, noisy measurements), each once
         notes = list(dict.fromkeys(note for _, pair, _ in rows for note in getattr(pair, "notes", ())))
+        # which pending profiles were left out (an older run of a job whose newer run is pending), before the advice
+        if not message.stored:
+            notes = [line for version in report.versions for line in getattr(version, "skipped", ())] + notes
         if errors:
             self._status(Text(escape_controls(f"problem: {errors[0]}"), style="bold red"))
         elif notes:

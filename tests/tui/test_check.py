@@ -197,3 +197,25 @@ async def test_check_profiles_prefills_a_pair_of_one_type_and_a_new_check_clears
         await wait_until(pilot, lambda: not screen.running, timeout=30)
         await settle(pilot)
         assert not screen.rows and "failed" in str(screen.query_one("#check-pane").border_subtitle)
+
+
+async def test_check_head_says_which_older_pending_profile_it_left_out(demo_repo):
+    import os
+    import shutil
+
+    from perun_tui.widgets.profiles import ProfilesTable
+
+    app = PerunApp(demo_repo)
+    async with app.run_test(size=(120, 40)) as pilot:
+        await settle(pilot)
+        newer = app.query_one(ProfilesTable).infos["0@p"].path
+        older = newer.with_name("older-" + newer.name)
+        shutil.copy(newer, older)
+        stamp = newer.stat().st_mtime
+        os.utime(older, (stamp - 600, stamp - 600))
+        screen = await open_check_screen(pilot)
+        await pilot.press("h")
+        await wait_until(pilot, lambda: not screen.running, timeout=60)
+        await settle(pilot)
+        status = str(screen.query_one("#check-status").render())
+        assert status.startswith("note: skipped") and older.name in status and "newer pending" in status
