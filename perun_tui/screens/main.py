@@ -90,6 +90,7 @@ class MainScreen(Screen[None]):
         self._generation = 0
         self._restore: str | None = None  # the commit to select again after a reload
         self._want_profile: str | None = None  # a profile to select once it is listed (after a run)
+        self._want_details = False  # and to open its details once selected (enter on a run's job)
         #: set once the first chunk of a walk is on screen; the walk waits for it before going on
         self._first_chunk_shown = threading.Event()
         #: profile key -> {view: why it cannot show the profile}, found when the palette opens
@@ -270,6 +271,10 @@ class MainScreen(Screen[None]):
         if self._want_profile and self.profiles.select_source(self._want_profile):
             self._want_profile = None
             self.profiles.focus()
+            info = self.profiles.current
+            if self._want_details and info is not None:
+                self._want_details = False
+                self.post_message(ProfileAction("details", info, self.profiles.minor))
 
     @property
     def empty(self) -> bool:
@@ -293,9 +298,10 @@ class MainScreen(Screen[None]):
         elif not empty and shown:
             shown.remove()
 
-    def show_profile(self, link: ProfileLink) -> None:
-        """Select ``link``'s commit and then, once it is listed, its profile."""
+    def show_profile(self, link: ProfileLink, details: bool = False) -> None:
+        """Select ``link``'s commit and then, once it is listed, its profile (and open its details with ``details``)."""
         self._want_profile = link.source
+        self._want_details = details
         if link.minor:
             index = self.history.index_of(link.minor)
             if index is not None:
@@ -413,7 +419,8 @@ class MainScreen(Screen[None]):
             self.refresh_entries(minors)
             self.load_status()
             if link is not None:
-                self.show_profile(link)
+                # 'Show profile' shows it: selected in a pane that may be three rows high (40x12), it went unseen
+                self.show_profile(link, details=True)
 
         # lazy: keeps the TUI's first frame light
         from .run import RunScreen

@@ -158,7 +158,8 @@ class RunScreen(Screen[ProfileLink | None]):
         Binding("escape", "close", "Close", key_display="esc", tooltip="Close the run once it ended",
                 id="run.close"),
         Binding("enter", "open", "Show profile", priority=True,
-                tooltip="Show the profile of the selected job in the profiles pane", id="run.open"),
+                tooltip="Show the profile of the selected job: its details, over the profiles pane with it selected",
+                id="run.open"),
     ]
 
     def __init__(self, minors: list[str], label: str) -> None:

@@ -15,6 +15,7 @@ from textual.widgets import DataTable, Static
 
 from perun_core import api
 from perun_tui.app import MainScreen, PerunApp
+from perun_tui.modals.details import ProfileDetailsScreen
 from perun_tui.core import Core
 from perun_tui.messages import RunDone, RunEvent, RunOutput, RunRepetition
 from perun_tui.widgets.profiles import ProfilesTable
@@ -76,9 +77,13 @@ async def test_running_the_matrix_shows_live_progress_and_links_the_new_profiles
         assert len(new) == 2 and set(screen.links) == {1, 2}
         assert "done in" in rendered_text(screen.query_one("#run-current", Static))
 
-        # enter on the second job's row shows its profile in the profiles pane
+        # enter on the second job's row shows its profile: selected in the profiles pane, its details open over it
         table.move_cursor(row=1)
         await pilot.press("enter")
+        await settle(pilot)
+        assert isinstance(app.screen, ProfileDetailsScreen)
+        assert app.screen.info.source == screen.links[2].source
+        await pilot.press("escape")
         await settle(pilot)
         assert isinstance(app.screen, MainScreen)
         profiles = app.query_one(ProfilesTable)
