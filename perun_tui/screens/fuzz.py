@@ -160,7 +160,8 @@ class FuzzScreen(Screen[ProfileLink | None]):
         if empty:
             # named as the form names it (the command line's flags mean nothing here); the form stays, its field focused
             self._show(f"fill in {', '.join(empty)}, then ctrl+s")
-            self.notify(f"{empty[0]} is empty: the search needs {' and '.join(empty)}", severity="error",
+            them = "them" if len(empty) > 1 else "it"
+            self.notify(f"fill in {', '.join(empty)}: the search cannot start without {them}", severity="error",
                         title="fuzz")
             self.query_one(f"#field-{empty[0]}").focus()
             return

@@ -206,7 +206,7 @@ async def test_ctrl_s_with_the_command_empty_names_the_field_and_keeps_the_form(
         await pilot.press("ctrl+s")
         await settle(pilot)
         notes = recorder.notes("error")
-        assert notes and notes[-1].startswith("cmd is empty") and "--cmd" not in notes[-1]
+        assert notes and notes[-1].startswith("fill in cmd:") and "--cmd" not in notes[-1]
         assert not screen.has_class("-started") and not screen.running
         assert app.focused is screen.query_one("#field-cmd")
         assert "fill in cmd" in str(screen.query_one("#fuzz-status").render())
