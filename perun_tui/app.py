@@ -279,12 +279,12 @@ class PerunApp(App[None]):
 
     def action_help(self) -> None:
         # lazy: keeps the TUI's first frame light
-        from .modals.keys import screen_key_groups
+        from .modals.keys import screen_key_groups, screen_legends
 
         if isinstance(self.screen, HelpScreen):
             return
         here = [*screen_key_groups(self.screen), ("everywhere", list(self.BINDINGS))]
-        self.push_screen(HelpScreen(self.help_groups(), current=here))
+        self.push_screen(HelpScreen(self.help_groups(), current=here, legend=screen_legends(self.screen)))
 
     def help_groups(self) -> list[tuple[str, list[BindingType]]]:
         # the screens behind keys load when first opened: a quicker first frame

@@ -371,3 +371,14 @@ def test_status_and_log_give_every_time_with_its_zone(tmp_path):
     short = run_cli("--no-pager", "config", "set", "format.shortlog", "%checksum:7% %date% %desc%", cwd=root)
     assert short.returncode == 0, short.stderr
     assert "2024-05-03 03:00:00 +0100 first" in run_cli("--no-pager", "log", "-s", cwd=root, env=india).stdout
+
+
+def test_the_long_log_says_what_each_profile_count_is(perun_repo):
+    """'Profiles: 1|0|0|1 profiles' gave no clue which number was which."""
+    root, shas = perun_repo
+    write_pending(root, "time-ls.perf", time_profile(shas[-1]))
+    assert run_cli("add", "0@p", cwd=root).returncode == 0
+    log = run_cli("--no-pager", "log", cwd=root)
+    assert log.returncode == 0, log.stderr
+    assert "Profiles: 1|0|0|1 profiles (all|memory|mixed|time)" in log.stdout
+    assert "---no--profiles---" in log.stdout and "---no--profiles--- (" not in log.stdout

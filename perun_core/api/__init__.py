@@ -49,7 +49,7 @@ _export("views", """Shown show view view_names build_view render_view one_plot o
         site_glyph heat_glyph heat_legend HEAT_GLYPHS HTML_SUFFIXES PLAIN_SUFFIXES""")
 _export("files", "atomic_write atomic_write_text ensure_writable_directory ensure_writable_target write_user_file "
         "write_deferred command_scope")
-_export("text", "drop_controls escape_controls escape_lines escape_output has_controls json_bytes_safe")
+_export("text", "drop_controls escape_controls escape_lines escape_output has_controls in_words_of json_bytes_safe")
 _export("demo", "demo_dir build_demo demo_is_built demo_phase")
 _export("formats", "LAYOUT_CHOICES ConvertResult convert profile_bytes unused_config_keys")
 _export("importing", "ImporterInfo ImportedProfile importer_info importer_kinds read_imported import_profiles")
@@ -60,7 +60,7 @@ _export("fuzz", """FUZZ_PARAMS DELTA_PARAMS FuzzForm RuleInfo fuzz_form fuzz_rul
 _export("bisecting", """BisectResult BisectStep BisectStarted BisectCollecting BisectRunEvent BisectTested BisectFinished
         bisect bisect_jobs labelled_findings""")
 _export("explaining", "Explanation ExplainedFunction ExplainStarted ExplainCollecting ExplainRound ExplainFinished explain "
-        "explanation_of explanation_comparison")
+        "explanation_of explanation_comparison why_not_explained")
 _export("remote_state", "remote_status")
 _export("remote", """PushResult FetchResult PullResult RemoteState push fetch pull PushRetried RemoteContacted
         TransferProgress TransferStarted""")

@@ -85,10 +85,13 @@ def diff_profiles(
 
 
 def render_diff(comparison: Comparison, view: str = "short", *, fmt: str | None = None, width: int = 100,
-                height: int = 30, color: bool = False, limit: int | None = None, pixels: int | None = None) -> str:
-    """``view`` of ``comparison`` as text (terminal text, SVG, folded pair or HTML by ``fmt``)."""
+                height: int = 30, color: bool = False, limit: int | None = None, pixels: int | None = None,
+                front: str = "cli") -> str:
+    """``view`` of ``comparison`` as text (terminal text, SVG, folded pair or HTML by ``fmt``); ``front`` (``cli``,
+    ``tui``) names the settings it advises in that front end's words."""
 
-    text = render(comparison, view, fmt=fmt, width=width, height=height, color=color, limit=limit, pixels=pixels)
+    text = render(comparison, view, fmt=fmt, width=width, height=height, color=color, limit=limit, pixels=pixels,
+                  front=front)
     return escape_output(text, keep_colour=color)
 
 

@@ -20,6 +20,7 @@ from ..check.explain import (
     Explanation,
     explain_report,
     load_explained,
+    not_explained_because,
     store_explanations,
 )
 from ..check.report import CheckReport
@@ -28,7 +29,7 @@ from ..storage.repository import PerunRepository
 from ._repo import using_if_any
 
 __all__ = ["ExplainCollecting", "ExplainFinished", "ExplainRound", "ExplainStarted", "ExplainedFunction", "Explanation", "explain", "explanation_comparison",
-           "explanation_of"]
+           "explanation_of", "why_not_explained"]
 
 
 def explain(
@@ -71,6 +72,14 @@ def explain(
         if store:
             store_explanations(opened, explained)
         return explained
+
+
+def why_not_explained(report: CheckReport) -> str | None:
+    """Why :func:`explain` gives the first finding of ``report`` no explanation (a mixed or memory profile, no
+    change, a change only maybe), in one line with what would work; None when it would explain it."""
+    for _version, pair, finding in report.findings():
+        return not_explained_because(pair, finding)
+    return None
 
 
 def explanation_of(finding: Any) -> Explanation | None:

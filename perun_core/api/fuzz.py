@@ -33,7 +33,7 @@ from ..fuzz.findings import (Finding, FindingAnalysed, FuzzFinished, FuzzProgres
 from ..fuzz.output import growth_text, write_results
 from ..fuzz.rules import rules
 from ..fuzz.search import fuzz as search
-from ..fuzz.setup import FuzzSettings, settings_from
+from ..fuzz.setup import NEEDED, FuzzSettings, settings_from
 from ..params import Param, convert_params
 from ..runner.jobs import expand, unit_config
 from ..runner.run import RunOptions, execute
@@ -52,11 +52,13 @@ __all__ = [
 
 @dataclass(frozen=True, slots=True)
 class FuzzForm:
-    """What a front end needs to build the fuzz form: the declaration of every field."""
+    """What a front end needs to build the fuzz form: the declaration of every field, and the names of those
+    the search cannot start without (``needed``, in form order)."""
 
     name: str
     summary: str
     params: tuple[Param, ...]
+    needed: tuple[str, ...] = ()
 
 
 @dataclass(frozen=True, slots=True)
@@ -77,7 +79,7 @@ class ProfilesCollected:
 
 
 def fuzz_form() -> FuzzForm:
-    return FuzzForm("fuzz", "Find inputs that make a program slow", FUZZ_PARAMS)
+    return FuzzForm("fuzz", "Find inputs that make a program slow", FUZZ_PARAMS, tuple(name for name, _flag in NEEDED))
 
 
 def fuzz_rules() -> list[RuleInfo]:

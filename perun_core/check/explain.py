@@ -102,6 +102,24 @@ def needs_explanation(pair: PairReport, finding: Finding) -> bool:
     return pair.target.type == "time" and result.is_change and not result.is_maybe
 
 
+def not_explained_because(pair: PairReport, finding: Finding) -> str | None:
+    """Why ``finding`` gets no explanation, in one line that says what would get one; None when it would get one.
+
+    Explaining profiles both commits again at the level of functions and compares their times: only a
+    certain change of a time profile has a time to split among functions.
+    """
+    if needs_explanation(pair, finding):
+        return None
+    result = finding.result
+    if pair.target.type != "time":
+        return (f"not explained: only time changes are split among functions, and this is a {pair.target.type} "
+                f"profile; a finding of a time profile of the same command can be explained")
+    if not result.is_change:
+        return "not explained: the check found no change here, so there is nothing to split among functions"
+    return ("not explained: the change is only a maybe; check again with confirmation (interleaved runs) and "
+            "explain it if they confirm it")
+
+
 @contextlib.contextmanager
 def _concrete(repo: Any, rerun: Rerun) -> Any:
     """The job of ``rerun`` with one concrete workload: its own, the one of a per-workload profile, else the

@@ -56,6 +56,7 @@ from collections.abc import Iterable, Mapping
 from dataclasses import replace
 from typing import Any
 
+from ..advice import CLOCK_CPU, REPEAT, REPEAT_N
 from .data import ProfileData, RunColumns
 from .results import Finding, PerformanceChange
 
@@ -110,8 +111,8 @@ RSS_JITTER = 256 * 1024
 NOISY_CV = 0.10
 #: What a reason made uncertain by the machine's load ends with; dropped once interleaved runs have decided.
 CONFIRM_ADVICE = "confirm with --confirm or compare instruction counts"
-ADVICE = ("measurements vary a lot or the machine was busy: repeat more (-r), use --clock cpu for pytrace, "
-          "or callgrind (instruction counts) in CI")
+ADVICE = (f"measurements vary a lot or the machine was busy: repeat more ({REPEAT.cli}), use {CLOCK_CPU.cli} for "
+          "pytrace, or callgrind (instruction counts) in CI")
 
 
 def machine_of(data: Any) -> Mapping[str, Any]:
@@ -454,5 +455,5 @@ def profile_advice(profile: Any) -> str | None:
         why.append(f"the machine was busy (load {load:.1f} on {machine.get('cores')} cores)")
     if not why:
         return None
-    return ("advice: " + " and ".join(why) + ": repeat more (-r N), use --clock cpu with pytrace, "
+    return ("advice: " + " and ".join(why) + f": repeat more ({REPEAT_N.cli}), use {CLOCK_CPU.cli} with pytrace, "
             "or callgrind (instruction counts) in CI")

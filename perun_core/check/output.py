@@ -162,6 +162,8 @@ def _version_lines(version: VersionReport, verbose: int) -> Iterator[Line]:
         yield from _pair_lines(pair, "|", verbose, show_baseline=info is not None)
     for ref in version.unpaired:
         yield [("|", "graph"), ("   ", ""), (f"> no baseline for {ref.source} ({ref.config})", "muted")]
+    for line in version.skipped:
+        yield [("|", "graph"), ("   ", ""), (f"> {line}", "muted")]
     yield [("|", "graph")]
 
 
@@ -201,7 +203,7 @@ def tree_lines(report: CheckReport, *, verbose: int = 0) -> Iterator[Line]:
 
 def _raw_tree_lines(report: CheckReport, verbose: int) -> Iterator[Line]:
     for version in report.versions:
-        if not version.pairs and not version.unpaired:
+        if not version.pairs and not version.unpaired and not version.skipped:
             continue
         yield from _version_lines(version, verbose)
     if not report.pairs:

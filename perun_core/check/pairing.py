@@ -141,6 +141,8 @@ class Pairing:
         self.repo = repo
         self.include_pending = include_pending
         self._pending: dict[str, list[ProfileInfo]] | None = None
+        #: per origin, (superseded, newer) pending profiles of one configuration: the older is left out of checks
+        self._superseded: dict[str, list[tuple[ProfileInfo, ProfileInfo]]] = {}
         self._parents = dict(parents or {})
         self._infos: dict[str, list[ProfileInfo]] = {}
         self._sort_key = sort_key
@@ -181,17 +183,36 @@ class Pairing:
             return []
         if self._pending is None:
             newest: dict[tuple[str, tuple], ProfileInfo] = {}
+            older: dict[tuple[str, tuple], list[ProfileInfo]] = {}
             for info in self.repo.pending_infos(self._sort_key):
                 if info.error is not None or not info.origin or info.path is None:
                     continue
                 key = (info.origin, config_key(info))
-                if key not in newest or info.time > newest[key].time:
+                if key in newest:
+                    kept, left = (info, newest[key]) if info.time > newest[key].time else (newest[key], info)
+                    older.setdefault(key, []).append(left)
+                    newest[key] = kept
+                else:
                     newest[key] = info
+            self._superseded = {}
+            for key, infos in older.items():
+                for info in infos:
+                    self._superseded.setdefault(key[0], []).append((info, newest[key]))
             grouped: dict[str, list[ProfileInfo]] = {}
             for (origin, _config), info in newest.items():
                 grouped.setdefault(origin, []).append(info)
             self._pending = {origin: sorted(infos, key=lambda i: int(i.tag.split("@")[0])) for origin, infos in grouped.items()}
         return list(self._pending.get(minor, ()))
+
+    def superseded_lines(self, minor: str) -> list[str]:
+        """One line per pending profile of ``minor`` left out because a newer one of its configuration is pending."""
+        self.pending_of(minor)
+        lines = []
+        for old, new in sorted(self._superseded.get(minor, ()), key=lambda pair: int(pair[0].tag.split("@")[0])):
+            # the tags and the reason first: a narrow status line cuts the file names at its end
+            lines.append(f"skipped {old.tag}: {new.tag} is a newer pending profile of the same job and only the "
+                         f"newest is checked ({old.source}; newer: {new.source})")
+        return lines
 
     def versions_with_pending(self) -> set[str]:
         """Versions that pending profiles name as their origin."""

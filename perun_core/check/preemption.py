@@ -33,6 +33,7 @@ from __future__ import annotations
 from collections.abc import Iterable, Mapping
 from typing import TYPE_CHECKING, Any
 
+from ..advice import CLOCK_CPU
 from ..amounts import format_amount, in_base_unit, unit_family
 from .noise import busy, machine_of, maybe
 from .results import Finding
@@ -77,7 +78,7 @@ def within_one_wait(baseline: ProfileData, target: ProfileData, findings: Iterab
                                   f"{side}'s run was preempted {count} times at load {busy(machine):.1f} on "
                                   f"{machine.get('cores')} cores, {format_amount(per_wait, 's')} off the CPU each "
                                   f"on average; re-measure interleaved (--confirm) or time the calls by their CPU "
-                                  f"time (--clock cpu)"))
+                                  f"time ({CLOCK_CPU.cli})"))
     return out
 
 

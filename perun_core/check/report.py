@@ -101,13 +101,15 @@ _TIME_UNITS = {"real]": "s", "user]": "s", "sys]": "s", "max_rss]": "B"}
 class VersionReport:
     """The pairs checked for one target version (``minor`` None for ``check profiles`` of files).
 
-    ``unpaired`` lists target profiles for which no baseline was found.
+    ``unpaired`` lists target profiles for which no baseline was found; ``skipped`` says, a line each, which
+    pending profiles were left out because a newer one of the same job is pending.
     """
 
     minor: str | None
     version: MinorVersion | None
     pairs: tuple[PairReport, ...]
     unpaired: tuple[ProfileRef, ...] = ()
+    skipped: tuple[str, ...] = ()
 
 
 @dataclass(frozen=True, slots=True)

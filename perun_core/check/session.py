@@ -167,7 +167,8 @@ def _check_version(repo: PerunRepository, minor: str, pairing: Pairing, cache: P
                           tuple(outcome.notes))
         pairs.append(pair)
         emit(PairChecked(minor, pair, len(pairs), len(infos)))
-    return VersionReport(minor, repo.vcs.minor_info(minor), tuple(pairs), tuple(unpaired))
+    return VersionReport(minor, repo.vcs.minor_info(minor), tuple(pairs), tuple(unpaired),
+                         tuple(pairing.superseded_lines(minor)))
 
 
 def _store(repo: PerunRepository, report: VersionReport) -> None:

@@ -130,7 +130,9 @@ def render_log(revision: str | None, *, short: bool, graph: bool, limit: int | N
                 if len(version.parents) > 1:
                     yield pad + "Merge:  " + " ".join(p[:7] for p in version.parents)
                 yield pad + f"Author: {_safe(version.author)} <{_safe(version.email)}> {format_commit_time(version)}"
+                # the counts say which is which: 2|1|0|1 alone left the reader to guess
                 yield pad + "Profiles: " + paint(stats_text(entry.counts), "stats" if entry.counts.total else "muted", color) + (
+                    " (all|memory|mixed|time)" if entry.counts.total else "") + (
                     " " + "".join(paint(m, "degradation" if m == "-" else "optimization", color) for m in entry.changes)
                     if entry.changes else "")
                 yield pad

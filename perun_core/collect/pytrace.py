@@ -49,6 +49,7 @@ from collections import Counter
 from pathlib import Path
 from typing import Any
 
+from ..advice import CLOCK_CPU
 from ..errors import CollectionError, UsageError
 from ..events import MeasurementAdvice
 from ..profile.machine import load_average
@@ -271,7 +272,7 @@ def busy_machine_advice(wall_seconds: float, cpu_seconds: float, involuntary_swi
     if not why:
         return None
     return ("advice: " + " and ".join(why) + ": the calls' wall times include waits for the CPU; "
-            "collect again with --clock cpu")
+            f"collect again with {CLOCK_CPU.cli}")
 
 
 def read_calls(path: Path) -> tuple[list[int], list[int], list[float], list[float]]:

@@ -29,6 +29,7 @@ import html
 from dataclasses import dataclass
 from typing import Any
 
+from ..advice import FOLDED
 from ..errors import IncomparableProfiles, UnsupportedProfile, UsageError
 from ..views.base import RenderOptions
 from ..views.flamegraph import SVG_WIDTH, build, paused_gc, render_icicle, render_svg
@@ -374,7 +375,7 @@ def folded_pair(flame: DiffFlame) -> str:
 
 
 def render_flame(flame: DiffFlame, fmt: str, *, width: int = 100, height: int = 30, color: bool = False,
-                 pixels: int | None = None) -> str:
+                 pixels: int | None = None, front: str = "cli") -> str:
     if fmt == "folded":
         return folded_pair(flame)
     if fmt == "svg":
@@ -386,7 +387,7 @@ def render_flame(flame: DiffFlame, fmt: str, *, width: int = 100, height: int = 
     text += "\n" + fit("+ own amount grew (red or new), - shrank (blue), = unchanged", width)
     if flame.only_in_baseline:
         text += "\n" + "\n".join(_wrap(f"({flame.only_in_baseline} stacks only in the baseline are not drawn; "
-                                       "see --format folded)", width))
+                                       f"see {FOLDED.words(front)})", width))
     return text
 
 
@@ -505,8 +506,10 @@ def render_report(comparison: Comparison, *, limit: int = 200) -> str:
 
 
 def render(comparison: Comparison, view: str = "short", *, fmt: str | None = None, width: int = 100,
-           height: int = 30, color: bool = False, limit: int | None = None, pixels: int | None = None) -> str:
-    """Render ``view`` of ``comparison`` (see the module docstring)."""
+           height: int = 30, color: bool = False, limit: int | None = None, pixels: int | None = None,
+           front: str = "cli") -> str:
+    """Render ``view`` of ``comparison`` (see the module docstring); a setting it advises is named as ``front`` names
+    it (:mod:`perun_core.advice`)."""
 
     if view not in VIEWS:
         raise UsageError(f"unknown difference view '{view}'; expected one of {', '.join(VIEWS)}")
@@ -519,4 +522,4 @@ def render(comparison: Comparison, view: str = "short", *, fmt: str | None = Non
     if view == "report":
         return render_report(comparison, limit=200 if limit is None else limit)
     return render_flame(build_flame(comparison), fmt or "icicle", width=width, height=height, color=color,
-                        pixels=pixels)
+                        pixels=pixels, front=front)

@@ -62,6 +62,10 @@ class FuzzSettings:
     add_to_matrix: bool = False
 
 
+#: the parameters a search cannot start without, with their command-line flags (a form names its field instead)
+NEEDED = (("cmd", "-b/--cmd"), ("seeds", "-w/--input-sample"), ("output_dir", "-o/--output-dir"))
+
+
 def settings_from(values: Mapping[str, Any], cwd: Path | str | None = None) -> FuzzSettings:
     """Check and convert ``values`` (names or flags of :data:`FUZZ_PARAMS`) into settings.
 
@@ -71,7 +75,7 @@ def settings_from(values: Mapping[str, Any], cwd: Path | str | None = None) -> F
     """
     given = {k: v for k, v in values.items() if v is not None and v != () and v != []}
     converted = convert_params("fuzz", FUZZ_PARAMS, given)
-    for name, flag in (("cmd", "-b/--cmd"), ("seeds", "-w/--input-sample"), ("output_dir", "-o/--output-dir")):
+    for name, flag in NEEDED:
         if not converted[name]:
             raise UsageError(f"fuzz: {flag} is required")
     limits = [flag for name, flag in (("max_size", "-N"), ("max_increase", "-mi"), ("max_ratio", "-mp"))

@@ -30,7 +30,8 @@ class CheckProfilesDialog(ModalScreen[tuple[str, str, str] | None]):
             for name, value in zip(("baseline", "target", "at commit"), self.defaults):
                 with Horizontal(classes="form-row"):
                     yield Label(name, classes="form-label")
-                    field = Input(value, compact=True, id=f"check-{name.replace(' ', '-')}")
+                    hint = "HEAD" if name == "at commit" else "i@i, i@p, a source name or a path"
+                    field = Input(value, placeholder=hint, compact=True, id=f"check-{name.replace(' ', '-')}")
                     field.cursor_blink = False
                     yield field
             with Horizontal(id="check-profiles-buttons"):

@@ -56,9 +56,12 @@ class HelpScreen(ModalScreen[None]):
     ]
 
     def __init__(self, groups: Iterable[tuple[str, list[BindingType]]],
-                 current: Iterable[tuple[str, list[BindingType]]] = ()) -> None:
+                 current: Iterable[tuple[str, list[BindingType]]] = (),
+                 legend: Iterable[tuple[str, str]] = ()) -> None:
         super().__init__()
         self.current = list(current)
+        #: (term, meaning) of the short column names and marks on the screen, listed under its keys
+        self.legend = list(legend)
         self.groups = list(groups)
 
     #: Below this many terminal columns "where" is a heading above its keys instead of a column beside them,
@@ -71,6 +74,10 @@ class HelpScreen(ModalScreen[None]):
                 if self.current:
                     yield Static(Text("On this screen", style="bold underline"), classes="help-heading")
                     yield Static(self._table(self.current), id="help-current")
+                if self.legend:
+                    yield Static(Text("\nWhat the short names mean", style="bold underline"), classes="help-heading")
+                    yield Static(self._legend(), id="help-legend")
+                if self.current:
                     yield Static(Text("\nElsewhere", style="bold underline"), classes="help-heading")
                 yield Static(self._table(self.groups), id="help-keys")
             yield Label(self._hint(), id="help-hint")
@@ -121,6 +128,14 @@ class HelpScreen(ModalScreen[None]):
                 table.add_row("", "", "")
             table.add_row(where if where != previous else "", keys, what)
             previous = where
+        return table
+
+    def _legend(self) -> Table:
+        table = Table(box=None, expand=True, padding=(0, 2, 0, 0), show_edge=False, show_header=False)
+        table.add_column("term", style="bold", no_wrap=True)
+        table.add_column("means", ratio=1)
+        for term, meaning in self.legend:
+            table.add_row(term, meaning)
         return table
 
     def _headed_tables(self, groups: list[tuple[str, list[BindingType]]]) -> Group:

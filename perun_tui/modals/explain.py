@@ -287,8 +287,8 @@ class ExplainScreen(ModalScreen[None]):
             self.ticker.stop()
             self.ticker = None
         if explanation is None:
-            self.query_one("#explain-text", Static).update(
-                Text("only certain time degradations and optimizations can be explained"))
+            why = api.why_not_explained(self.report) or "only certain time degradations and optimizations can be explained"
+            self.query_one("#explain-text", Static).update(Text(api.escape_controls(why), style="yellow"))
             return
         functions = self.query_one("#explain-functions", OptionList)
         functions.display = bool(explanation.functions)

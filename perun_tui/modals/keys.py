@@ -42,6 +42,16 @@ def own_bindings(cls: type) -> list[Binding]:
     return found
 
 
+def screen_legends(screen: DOMNode) -> list[tuple[str, str]]:
+    """(term, meaning) of every widget on the screen that explains its short column names (``HELP_LEGEND``)."""
+    found: list[tuple[str, str]] = []
+    for node in (screen, *screen.walk_children(with_self=False)):
+        for entry in getattr(node, "HELP_LEGEND", ()):
+            if entry not in found:
+                found.append(entry)
+    return found
+
+
 def screen_key_groups(screen: DOMNode) -> list[tuple[str, list[Binding]]]:
     """(where, bindings) for the screen and each kind of widget on it that declares keys, in DOM order."""
     groups: list[tuple[str, list[Binding]]] = []

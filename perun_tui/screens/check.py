@@ -31,7 +31,7 @@ from textual.screen import Screen
 from textual.widgets import DataTable, Header, Static
 from textual.worker import Worker, WorkerState, get_current_worker
 
-from perun_core.api import CheckReport, escape_controls, fit_middle, format_amount, format_change
+from perun_core.api import CheckReport, escape_controls, fit_middle, format_amount, format_change, in_words_of
 from perun_core.errors import Interrupted, PerunError
 
 from ..commands import PaletteCommand, ScreenCommands
@@ -132,10 +132,12 @@ class CheckScreen(Screen[bool]):
                 id="check.close"),
     ]
 
-    def __init__(self, revision: str | None, profile: tuple[str, str] | None = None) -> None:
+    def __init__(self, revision: str | None, profile: tuple[str, str] | None = None, *,
+                 baseline: str | None = None) -> None:
         super().__init__()
         self.revision = revision
         self.profile = profile  # (spec, minor) of the profile selected in the profiles pane
+        self.baseline = baseline  # the spec of a listed profile of the same type to check it against
         self.rows: list[tuple[Any, Any, Any]] = []
         self.filter = 0
         self.stream: Any = None
@@ -177,7 +179,7 @@ class CheckScreen(Screen[bool]):
             return
         if what == "profiles":
             spec, minor = self.profile if self.profile else ("0@p", self.revision or "HEAD")
-            baseline = "0@i"
+            baseline = self.baseline if self.baseline is not None else ("0@i" if self.profile is None else "")
             self.app.push_screen(CheckProfilesDialog(baseline, spec, minor or ""),
                                  lambda answer: answer and self._start("profiles", *answer))
             return
@@ -192,6 +194,10 @@ class CheckScreen(Screen[bool]):
         self.query_one("#check-pane").border_title = f"Degradation check · {what}{where}"
         self.query_one("#check-pane").border_subtitle = "running…"
         self._status(f"checking {what}…")
+        # the findings of the last check would stand under the new title: gone until the new ones come
+        self.rows = []
+        self._fill()
+        self._show_pair()
         self.refresh_bindings()
         self.check(what, baseline, target, minor or None)
 
@@ -263,10 +269,13 @@ class CheckScreen(Screen[bool]):
         errors = getattr(report, "errors", ())
         # warnings and advice (different machines, noisy measurements), each once
         notes = list(dict.fromkeys(note for _, pair, _ in rows for note in getattr(pair, "notes", ())))
+        # which pending profiles were left out (an older run of a job whose newer run is pending), before the advice
+        if not message.stored:
+            notes = [line for version in report.versions for line in getattr(version, "skipped", ())] + notes
         if errors:
             self._status(Text(escape_controls(f"problem: {errors[0]}"), style="bold red"))
         elif notes:
-            self._status(Text(escape_controls(f"note: {notes[0]}"), style="yellow"))
+            self._status(Text(escape_controls(f"note: {in_words_of(notes[0], 'tui')}"), style="yellow"))
         elif not rows:
             self._status("nothing to compare: no profile has a baseline" if not message.stored else
                          "the last check found nothing")
@@ -330,7 +339,7 @@ class CheckScreen(Screen[bool]):
         text.append(" → ")
         text.append(escape_controls(pair.target.name))
         if finding.reason:
-            text.append(f" · {escape_controls(finding.reason)}", style="italic")
+            text.append(f" · {escape_controls(in_words_of(finding.reason, 'tui'))}", style="italic")
         pair_line.update(text)
 
     @on(DataTable.RowHighlighted, "#check-findings")

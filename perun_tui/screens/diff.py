@@ -120,7 +120,7 @@ class DiffScreen(Screen[None]):
             table = api.render_diff(comparison, "short", width=width, color=color, limit=200)
             flame = None
             if comparison.has_stacks:
-                flame = api.render_diff(comparison, "flamegraph", width=width, height=height, color=color)
+                flame = api.render_diff(comparison, "flamegraph", width=width, height=height, color=color, front="tui")
             bars = api.render_diff(comparison, "bars", width=width, color=color)
         except PerunError as error:
             self.post_message(DiffReady(error=error.message))

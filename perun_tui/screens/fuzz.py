@@ -156,6 +156,15 @@ class FuzzScreen(Screen[ProfileLink | None]):
         if form.problems():
             self.notify(form.problems()[0], severity="error", title="fuzz")
             return
+        empty = [name for name in getattr(form.owner, "needed", ()) if not form.params.get(name)]
+        if empty:
+            # named as the form names it (the command line's flags mean nothing here); the form stays, its field focused
+            self._show(f"fill in {', '.join(empty)}, then ctrl+s")
+            them = "them" if len(empty) > 1 else "it"
+            self.notify(f"fill in {', '.join(empty)}: the search cannot start without {them}", severity="error",
+                        title="fuzz")
+            self.query_one(f"#field-{empty[0]}").focus()
+            return
         self.cancel = threading.Event()
         self.running = True
         self.status = "running"
@@ -254,6 +263,8 @@ class FuzzScreen(Screen[ProfileLink | None]):
         self.running = False
         if message.error is not None:
             self.status = "failed"
+            if not self.query_one("#fuzz-found", DataTable).row_count:
+                self.remove_class("-started")  # refused before any input was kept: no empty table of results
             self._show(f"error: {message.error.message}")
             self.notify(message.error.message, severity="error", title="fuzz")
             return

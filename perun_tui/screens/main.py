@@ -90,6 +90,7 @@ class MainScreen(Screen[None]):
         self._generation = 0
         self._restore: str | None = None  # the commit to select again after a reload
         self._want_profile: str | None = None  # a profile to select once it is listed (after a run)
+        self._want_details = False  # and to open its details once selected (enter on a run's job)
         #: set once the first chunk of a walk is on screen; the walk waits for it before going on
         self._first_chunk_shown = threading.Event()
         #: profile key -> {view: why it cannot show the profile}, found when the palette opens
@@ -270,6 +271,10 @@ class MainScreen(Screen[None]):
         if self._want_profile and self.profiles.select_source(self._want_profile):
             self._want_profile = None
             self.profiles.focus()
+            info = self.profiles.current
+            if self._want_details and info is not None:
+                self._want_details = False
+                self.post_message(ProfileAction("details", info, self.profiles.minor))
 
     @property
     def empty(self) -> bool:
@@ -293,9 +298,10 @@ class MainScreen(Screen[None]):
         elif not empty and shown:
             shown.remove()
 
-    def show_profile(self, link: ProfileLink) -> None:
-        """Select ``link``'s commit and then, once it is listed, its profile."""
+    def show_profile(self, link: ProfileLink, details: bool = False) -> None:
+        """Select ``link``'s commit and then, once it is listed, its profile (and open its details with ``details``)."""
         self._want_profile = link.source
+        self._want_details = details
         if link.minor:
             index = self.history.index_of(link.minor)
             if index is not None:
@@ -413,7 +419,8 @@ class MainScreen(Screen[None]):
             self.refresh_entries(minors)
             self.load_status()
             if link is not None:
-                self.show_profile(link)
+                # 'Show profile' shows it: selected in a pane that may be three rows high (40x12), it went unseen
+                self.show_profile(link, details=True)
 
         # lazy: keeps the TUI's first frame light
         from .run import RunScreen
@@ -459,9 +466,17 @@ class MainScreen(Screen[None]):
         revision = current.version.checksum if current else None
         info = self.profiles.current
         profile = None
+        baseline = None
+
+        def spec(one: ProfileInfo) -> str:
+            return str(one.path) if not one.registered and one.path else one.tag
+
+        # a pair of the same type for 'check profiles' (a time profile against a mixed one cannot be checked)
+        pair = self.profiles.comparable_pair(info)
+        if pair is not None:
+            baseline, info = spec(pair[0]), pair[1]
         if info is not None:
-            spec = str(info.path) if not info.registered and info.path else info.tag
-            profile = (spec, (self.profiles.minor or "") if info.registered else (revision or ""))
+            profile = (spec(info), (self.profiles.minor or "") if info.registered else (revision or ""))
 
         def closed(stored: bool | None) -> None:
             if stored:
@@ -470,7 +485,7 @@ class MainScreen(Screen[None]):
         # lazy: keeps the TUI's first frame light
         from .check import CheckScreen
 
-        screen = CheckScreen(revision, profile)
+        screen = CheckScreen(revision, profile, baseline=baseline)
         self.app.push_screen(screen, closed)
         if what is not None:
             screen.call_after_refresh(screen.action_check, what)

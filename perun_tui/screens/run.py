@@ -62,7 +62,7 @@ from textual.worker import Worker, WorkerState, get_current_worker
 
 from perun_core.errors import Interrupted, PerunError
 from perun_core.api import run_events as ev
-from perun_core.api import escape_controls, escape_lines
+from perun_core.api import escape_controls, escape_lines, in_words_of
 
 from ..commands import PaletteCommand, ScreenCommands
 from ..formatting import fit
@@ -158,7 +158,8 @@ class RunScreen(Screen[ProfileLink | None]):
         Binding("escape", "close", "Close", key_display="esc", tooltip="Close the run once it ended",
                 id="run.close"),
         Binding("enter", "open", "Show profile", priority=True,
-                tooltip="Show the profile of the selected job in the profiles pane", id="run.open"),
+                tooltip="Show the profile of the selected job: its details, over the profiles pane with it selected",
+                id="run.open"),
     ]
 
     def __init__(self, minors: list[str], label: str) -> None:
@@ -319,7 +320,7 @@ class RunScreen(Screen[ProfileLink | None]):
     def _advise(self, job: int | None, text: str) -> None:
         """Advice on a job's measurement: lines of the pane's own (a toast would cover the output)."""
         text = " ".join(text.split())
-        text = text.removeprefix("advice: ")
+        text = in_words_of(text.removeprefix("advice: "), "tui")
         self._advice.append(f"advice for job {job}: {text}" if job is not None else f"advice: {text}")
         self._show_advice()
 

@@ -127,8 +127,9 @@ class ParamForm(VerticalScroll, can_focus=False):
     def compose(self) -> ComposeResult:
         yield Static("", id="form-fields-anchor", classes="form-empty")
 
-    async def show_params(self, owner: Any, params: dict[str, Any] | None) -> None:
-        """Build the fields of ``owner`` (anything with ``name`` and ``params``; None for nothing) filled with ``params``."""
+    async def show_params(self, owner: Any, params: dict[str, Any] | None, empty: str = "no unit selected") -> None:
+        """Build the fields of ``owner`` (anything with ``name`` and ``params``; None for nothing, which says ``empty``)
+        filled with ``params``."""
         self.owner = owner
         self.params = dict(params or {})
         self.errors = {}
@@ -136,7 +137,7 @@ class ParamForm(VerticalScroll, can_focus=False):
         self._loading = True
         await self.remove_children()
         if owner is None:
-            await self.mount(Static(Text("no unit selected", style="dim"), classes="form-empty"))
+            await self.mount(Static(Text(empty, style="dim"), classes="form-empty"))
             self._loading = False
             return
         rows: list[Widget] = []

@@ -74,6 +74,13 @@ class HistoryView(ScrollView, can_focus=True):
         "history--marked",
     }
 
+    #: what the header's short names and the marks mean: f1 lists it, and it is the view's tooltip
+    HELP_LEGEND = (
+        ("a m x t", "how many profiles the commit has: all, memory, mixed, time (· for none)"),
+        ("- +", "before the commit: a check found a degradation (-) or an optimization (+) there"),
+        ("*", "before the commit: marked for a run or a bisect (space)"),
+    )
+
     BINDINGS = [
         Binding("up,k", "cursor_up", "Up", show=False, id="history.up"),
         Binding("down,j", "cursor_down", "Down", show=False, id="history.down"),
@@ -96,6 +103,7 @@ class HistoryView(ScrollView, can_focus=True):
 
     def __init__(self, *, id: str | None = None) -> None:
         super().__init__(id=id)
+        self.tooltip = "\n".join(f"{term}: {meaning}" for term, meaning in self.HELP_LEGEND)
         self.entries: list[LogEntry] = []
         self._haystack: list[str] = []
         self._index_of: dict[str, int] = {}

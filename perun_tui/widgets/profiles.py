@@ -18,12 +18,16 @@ from ..formatting import local_time
 from ..messages import DiffRequested, ProfileAction
 from .columns import Column, cut_cell, fit_cell, fit_columns
 
-#: the columns in table order; at 80 columns tag to time and the postprocessors fit, cmd, args and
+#: what the diff column says of a profile marked with m: the first marked is the baseline of the difference
+_MARK_WORDS = ("base", "target")
+
+#: the columns in table order (the diff column only while some profile listed is marked); at 80 columns tag to time and the postprocessors fit, cmd, args and
 #: origin come in with room (the note line under the table names the selected profile's file).  Where
 #: no profile listed has postprocessors, args or an origin, that column gives way to the others (its
 #: header is wider than its dashes) and shows only where there is room for it whole.
 _COLUMNS = (
     Column("tag", "tag", 0, 3),
+    Column("mark", "diff", 0, 4),
     Column("type", "type", 1, 4),
     Column("collector", "collector", 3, 6),
     Column("workload", "workload", 2, 8, 40),
@@ -43,6 +47,12 @@ class ProfilesTable(DataTable):
         "profiles--registered",
         "profiles--damaged",
     }
+
+    #: what the tags and the diff column say: f1 lists it
+    HELP_LEGEND = (
+        ("tag", "N@i: registered at the commit; N@p: pending, collected but not registered (a registers it)"),
+        ("diff", "base and target: the profiles marked with m for the difference d shows"),
+    )
 
     BINDINGS = [
         Binding("enter", "details", "Details", tooltip="Header, collector, statistics and models",
@@ -94,14 +104,17 @@ class ProfilesTable(DataTable):
     def _build(self) -> None:
         """(Re)create the columns that fit the width and the rows, the cursor kept on its row."""
         width = self._width()
-        columns = tuple(replace(c, label=f"{c.label} {self._zone}") if c.key == "time" and self._zone else c
-                        for c in _COLUMNS)
-        fitted = fit_columns(columns, [[cell.plain for cell in cells] for _tag, cells in self._cells],
-                             width, padding=2 * self.cell_padding)
+        marks = any(cells[1].plain for _tag, cells in self._cells)
+        kept = [marks or column.key != "mark" for column in _COLUMNS]
+        columns = [replace(c, label=f"{c.label} {self._zone}") if c.key == "time" and self._zone else c
+                   for c, keep in zip(_COLUMNS, kept) if keep]
+        rows = [[cell.plain for cell, keep in zip(cells, kept) if keep] for _tag, cells in self._cells]
+        fitted = fit_columns(columns, rows, width, padding=2 * self.cell_padding)
         row = self.cursor_row
         self.clear(columns=True)
         self._fitted = (width, fitted)
-        shown = [(columns.index(column), column, size) for column, size in fitted]
+        keys = [column.key for column in _COLUMNS]
+        shown = [(keys.index(column.key), column, size) for column, size in fitted]
         for _index, column, size in shown:
             self.add_column(fit_cell(column.label, size), key=column.key, width=size)  # a cut label ends in …
         for tag, cells in self._cells:
@@ -119,6 +132,27 @@ class ProfilesTable(DataTable):
             return None
         key = self.coordinate_to_cell_key((self.cursor_row, 0)).row_key.value
         return self.infos.get(key or "")
+
+    def comparable_pair(self, info: ProfileInfo | None) -> tuple[ProfileInfo, ProfileInfo] | None:
+        """(baseline, target) to check against each other: ``info`` and the listed profile most like it (the same type,
+        then the same collector, command and workload; a registered one before a pending one), the pending one as the
+        target, the older one too among registered ones; without ``info``, the first pending profile that has such a
+        partner.  None when nothing listed is comparable."""
+        def likeness(one: ProfileInfo, other: ProfileInfo) -> tuple[int, ...]:
+            return (one.collector == other.collector, one.cmd == other.cmd, one.workload == other.workload,
+                    other.registered)
+
+        usable = [i for i in self.infos.values() if not i.error]
+        targets = [info] if info is not None else [i for i in usable if not i.registered] or usable
+        for target in targets:
+            others = [i for i in usable if i is not target and i.type == target.type]
+            if not others:
+                continue
+            partner = max(others, key=lambda other: likeness(target, other))
+            if target.registered and not partner.registered:
+                return target, partner  # the pending one is the newer
+            return partner, target
+        return None
 
     def select_source(self, source: str) -> bool:
         """Put the cursor on the profile stored as ``source`` (a pending file or a registered name)."""
@@ -138,7 +172,8 @@ class ProfilesTable(DataTable):
         registered_style = self.get_component_rich_style("profiles--registered", partial=True)
         damaged_style = self.get_component_rich_style("profiles--damaged", partial=True)
         rows = [*registered, *pending]
-        shown = (rows, pending_style, registered_style, damaged_style, self._width())
+        shown = (rows, [self._mark_of(info) for info in rows], pending_style, registered_style, damaged_style,
+                 self._width())
         if self._keep_rows(shown, same_commit):
             self._bindings_changed()
             return
@@ -157,6 +192,7 @@ class ProfilesTable(DataTable):
                 kind = Text("damaged" if info.registered else "invalid", style=damaged_style)
             self._cells.append((info.tag, [
                 Text(info.tag, style=tag_style),
+                Text(self._mark_of(info)),
                 kind,
                 Text(escape_controls(info.collector)),
                 Text(escape_controls(info.workload)),
@@ -173,6 +209,20 @@ class ProfilesTable(DataTable):
             row = self.get_row_index(previous) if previous in self.infos else min(previous_row, self.row_count - 1)
             self.move_cursor(row=max(row, 0), animate=False)
         self._bindings_changed()
+
+    def _mark_of(self, info: ProfileInfo) -> str:
+        """``base`` or ``target`` for a profile marked for a difference, else nothing."""
+        for index, (marked, minor) in enumerate(self.marked):
+            if marked.source == info.source and marked.registered == info.registered and \
+                    (not info.registered or minor == self.minor):
+                return _MARK_WORDS[index]
+        return ""
+
+    def _show_marks(self) -> None:
+        """Put the marks into the diff column (the column comes and goes with them) and redraw."""
+        for tag, cells in self._cells:
+            cells[1] = Text(self._mark_of(self.infos[tag]))
+        self._build()
 
     def _keep_rows(self, shown: tuple, same_commit: bool) -> bool:
         """Leave the rows as they are when they would be rebuilt identical; True if so.
@@ -268,16 +318,22 @@ class ProfilesTable(DataTable):
         if info is None:
             return
         here = [(i, m) for i, m in self.marked if i.source == info.source and i.registered == info.registered]
+        self.app.dismiss_notes("marked ", "unmarked ")  # type: ignore[attr-defined]
         if here:
             self.marked.remove(here[0])
-            self.notify(f"unmarked {info.tag}")
+            left = f" · {self.marked[0][0].tag} is still marked" if self.marked else " · nothing is marked"
+            self.notify(f"unmarked {info.tag} (m marks and unmarks){left}")
+            self._show_marks()
             return
+        dropped = self.marked[0][0] if len(self.marked) == 2 else None
         self.marked = [*self.marked[-1:], (info, self.minor if info.registered else None)]
+        self._show_marks()
         # the tag and its commit name the profile (the line under the table names its file): the key
         # to press next must not be pushed out of a toast three rows high by a long file name
         where = f" at {self.minor[:7]}" if info.registered and self.minor else " (pending)"
-        self.notify(f"marked {info.tag}{where}" + (" · press d for the difference" if len(self.marked) == 2
-                                                   else " · mark another, or press d on one"))
+        unmarked = f" · unmarked {dropped.tag} (two at most)" if dropped else ""
+        self.notify(f"marked {info.tag}{where}{unmarked}" + (" · press d for the difference" if len(self.marked) == 2
+                                                             else " · mark another, or press d on one"))
 
     def action_diff(self) -> None:
         pair = list(self.marked)

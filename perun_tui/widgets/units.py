@@ -147,10 +147,12 @@ class UnitsEditor(Horizontal):
         self.selected = index
         select = self.name_select
         names = sorted(self.units)
+        # the unit's name is chosen for an entry of the list: with no entry there is nothing to choose it for
+        select.parent.display = index >= 0  # type: ignore[union-attr]
         if index < 0:
             select.set_options([(name, name) for name in names])
             select.disabled = True
-            await self.form.show_params(None, None)
+            await self.form.show_params(None, None, empty=f"no {self.kind} in the job matrix: a adds one")
             return
         entry = self.entries[index]
         if entry["name"] and entry["name"] not in self.units:

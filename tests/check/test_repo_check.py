@@ -235,3 +235,19 @@ degradation:
     assert not marker.exists(), result.stderr
     assert "warning: degradation.collect_before_check in the repository's local.yml is ignored" in result.stderr
     assert "Traceback" not in result.stderr
+
+
+def test_check_head_says_which_older_pending_profile_it_skipped_and_why(history):
+    """Of two pending profiles of one job, only the newer is checked: the older one was left out without a word."""
+    root, shas = history
+    old = write_pending(root, "time-old.perf", timed([0.031, 0.0312, 0.0309], origin=shas[4]))
+    new = write_pending(root, "time-new.perf", timed([0.031, 0.0311, 0.0308], origin=shas[4]))
+    os.utime(old, (1_700_000_000, 1_700_000_000))
+    os.utime(new, (1_700_000_600, 1_700_000_600))
+    out = run_cli("check", "head", cwd=root, env={"NO_COLOR": "1", "COLUMNS": "200"})
+    assert out.returncode in (0, 3), out.stderr
+    skipped = [line for line in out.stdout.splitlines() if "skipped" in line]
+    assert len(skipped) == 1, out.stdout
+    assert "time-old.perf" in skipped[0] and "time-new.perf" in skipped[0] and "newer pending profile" in skipped[0]
+    report = api_check.check_head(cwd=root)
+    assert any("time-old.perf" in line for version in report.versions for line in version.skipped)

@@ -486,3 +486,11 @@ def test_the_uid_table_says_its_caller_edges_overlap_where_the_functions_add_up(
     assert "the rows overlap and add up to no total; the functions below count each call once, exclusively" in text
     flat = api.compare_profiles(_flat("s", {("a", "wall"): [1.0]}), _flat("s", {("a", "wall"): [2.0]}))
     assert not flat.overlapping_uids and "overlap" not in api.render_diff(flat, "short", width=200)
+
+
+def test_the_stacks_left_out_are_pointed_to_in_the_words_of_the_front_end():
+    """The TUI's difference flame graph pointed to '--format folded', an option of the command line only."""
+    cli = api.render_diff(_perf_pair(), "flamegraph", width=80, height=10)
+    tui = " ".join(api.render_diff(_perf_pair(), "flamegraph", width=80, height=10, front="tui").split())
+    assert "see --format folded" in " ".join(cli.split())
+    assert "--format" not in tui and "see the table, t" in tui

@@ -156,3 +156,66 @@ async def test_the_findings_keep_their_delta_at_40_columns(demo_repo):
             assert delta.endswith("%") or delta in ("-", "n/a") or "below" in delta, delta
             # a result cut keeps its glyph and ends in an ellipsis
             assert result.startswith(finding.result.glyph) and (finding.result.value in result or result.endswith("…"))
+
+
+async def test_check_profiles_prefills_a_pair_of_one_type_and_a_new_check_clears_the_old_findings(demo_repo):
+    """The dialog put 0@i (a time profile) against whatever was selected, a memory or mixed profile too, and a
+    second check showed the first one's findings under its own title until (or unless) it found new ones."""
+    from perun_tui.widgets.profiles import ProfilesTable
+
+    app = PerunApp(demo_repo)
+    async with app.run_test(size=(120, 40)) as pilot:
+        await settle(pilot)
+        table = app.query_one(ProfilesTable)
+        other = next(info for info in table.infos.values() if info.type != "time" and not info.error)
+        await select_profile(pilot, other.tag)
+        await pilot.press("c")
+        screen = app.screen
+        await pilot.press("p")
+        await pilot.pause()
+        dialog = app.screen
+        assert isinstance(dialog, CheckProfilesDialog)
+        baseline = dialog.query_one("#check-baseline", Input).value
+        types = {info.type for info in table.infos.values() if baseline in (info.tag, str(info.path))}
+        assert types <= {other.type}, (baseline, types)  # the same type, or left for the reader to fill in
+        await pilot.press("escape")
+        await pilot.pause()
+        await pilot.press("escape")
+        await settle(pilot)
+
+        await select_profile(pilot, "0@p")
+        await pilot.press("c")
+        screen = app.screen
+        await pilot.press("p")
+        await pilot.pause()
+        await pilot.press("enter")
+        await wait_until(pilot, lambda: app.screen is screen and not screen.running, timeout=30)
+        await settle(pilot)
+        assert screen.rows
+        screen._start("profiles", "no-such-profile.perf", "0@p", "")
+        assert not screen.rows and screen.query_one("#check-findings", DataTable).row_count == 0
+        await wait_until(pilot, lambda: not screen.running, timeout=30)
+        await settle(pilot)
+        assert not screen.rows and "failed" in str(screen.query_one("#check-pane").border_subtitle)
+
+
+async def test_check_head_says_which_older_pending_profile_it_left_out(demo_repo):
+    import os
+    import shutil
+
+    from perun_tui.widgets.profiles import ProfilesTable
+
+    app = PerunApp(demo_repo)
+    async with app.run_test(size=(120, 40)) as pilot:
+        await settle(pilot)
+        newer = app.query_one(ProfilesTable).infos["0@p"].path
+        older = newer.with_name("older-" + newer.name)
+        shutil.copy(newer, older)
+        stamp = newer.stat().st_mtime
+        os.utime(older, (stamp - 600, stamp - 600))
+        screen = await open_check_screen(pilot)
+        await pilot.press("h")
+        await wait_until(pilot, lambda: not screen.running, timeout=60)
+        await settle(pilot)
+        status = str(screen.query_one("#check-status").render())
+        assert status.startswith("note: skipped") and older.name in status and "newer pending" in status

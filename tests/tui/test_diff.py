@@ -8,7 +8,7 @@ from perun_tui.app import PerunApp
 from perun_tui.screens.diff import DiffScreen
 from perun_tui.screens.check import CheckScreen
 
-from .helpers import rendered_text, select_profile, settle, wait_until
+from .helpers import Recorder, rendered_text, select_profile, settle, wait_until
 
 
 def _table_text(screen: DiffScreen) -> str:
@@ -120,3 +120,39 @@ async def test_the_note_without_a_flame_graph_wraps_at_40_columns(demo_repo):
         note = screen.query_one("#diff-flame-text", Static)
         assert note.region.right <= app.size.width
         assert " ".join(rendered_text(note).split()) == "no call stacks in both profiles: no difference flame graph"
+
+
+async def test_marks_show_in_the_profiles_table_and_unmarking_says_so(demo_repo):
+    """m once showed only in a toast, and m again took the mark away without a word in the table."""
+    recorder = Recorder()
+    app = PerunApp(demo_repo)
+    async with app.run_test(size=(100, 30), message_hook=recorder) as pilot:
+        await settle(pilot)
+        table = await select_profile(pilot, "0@i", commit=0)
+        await pilot.press("m")
+        await pilot.pause()
+        lines = rendered_text(table).splitlines()
+        assert "diff" in lines[0]
+        assert "base" in next(line for line in lines if "0@i" in line)
+        table.move_cursor(row=table.get_row_index("1@i"))
+        await pilot.press("m")
+        await pilot.pause()
+        assert "target" in next(line for line in rendered_text(table).splitlines() if "1@i" in line)
+        await pilot.press("m")  # again on the same row: unmarked, and said so
+        await pilot.pause()
+        assert any(note.startswith("unmarked 1@i") for note in recorder.notes())
+        assert "target" not in rendered_text(table)
+        table.move_cursor(row=table.get_row_index("1@i"))
+        await pilot.press("m")
+        table.move_cursor(row=table.get_row_index("0@p"))
+        await pilot.press("m")  # a third: the oldest mark goes, and the toast says which
+        await pilot.pause()
+        assert "unmarked 0@i" in recorder.notes()[-1]
+        assert "0@i" in rendered_text(table) and "base" not in next(
+            line for line in rendered_text(table).splitlines() if "0@i" in line)
+        table.move_cursor(row=table.get_row_index("1@i"))
+        await pilot.press("m")
+        table.move_cursor(row=table.get_row_index("0@p"))
+        await pilot.press("m")
+        await pilot.pause()
+        assert "diff" not in rendered_text(table).splitlines()[0]  # nothing marked: no column

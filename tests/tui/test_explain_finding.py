@@ -483,7 +483,8 @@ async def test_a_finding_with_nothing_to_explain_offers_no_source_to_open(tmp_pa
         await settle(pilot)
         modal = ExplainScreen(report, "./app [real]")
         await app.push_screen(modal)
-        await wait_until(pilot, lambda: "can be explained" in str(modal.query_one("#explain-text", Static).render()),
+        # the reason (no change here) in the words the dialog has for a finding it does not explain
+        await wait_until(pilot, lambda: "no change here" in str(modal.query_one("#explain-text", Static).render()),
                          timeout=30)
         await settle(pilot)
         hint = str(modal.query_one("#explain-dialog").border_subtitle)
@@ -491,3 +492,25 @@ async def test_a_finding_with_nothing_to_explain_offers_no_source_to_open(tmp_pa
         await pilot.press("escape")
         await settle(pilot)
         assert app.screen is not modal
+
+
+async def test_x_on_a_finding_of_a_mixed_profile_says_why_not_and_what_would_work(demo_repo):
+    """The dialog said only 'only certain time degradations and optimizations can be explained' for the trace
+    profile's findings, leaving a newcomer to guess that its type is the reason."""
+    app = PerunApp(demo_repo)
+    async with app.run_test(size=(120, 34)) as pilot:
+        await settle(pilot)
+        await pilot.press("c")
+        screen = app.screen
+        assert isinstance(screen, CheckScreen)
+        await pilot.press("a")
+        await wait_until(pilot, lambda: not screen.running, timeout=60)
+        await settle(pilot)
+        table = screen.query_one("#check-findings", DataTable)
+        row = next(int(key.value) for key in table.rows if screen.rows[int(key.value)][1].target.type == "mixed")
+        table.move_cursor(row=table.get_row_index(str(row)))
+        await pilot.press("x")
+        modal = app.screen
+        assert isinstance(modal, ExplainScreen)
+        await wait_until(pilot, lambda: modal.explanation is None and "not explained" in _text(modal), timeout=30)
+        assert "mixed profile" in _text(modal) and "a finding of a time profile" in _text(modal)

@@ -188,3 +188,44 @@ async def test_a_field_name_cut_at_40_columns_keeps_a_space_before_its_field(dem
         for label in labels:
             # the name ends a cell short of the field
             assert label.region.x + len(rendered_text(label).rstrip()) < label.region.right, rendered_text(label)
+
+
+async def test_ctrl_s_with_the_command_empty_names_the_field_and_keeps_the_form(demo_repo, tmp_path):
+    """It reported 'fuzz: -b/--cmd is required' (a flag of the command line) and switched to an empty results
+    layout; the form's field is what the reader can fill in."""
+    recorder = Recorder()
+    app = PerunApp(demo_repo)
+    async with app.run_test(size=(100, 32), message_hook=recorder) as pilot:
+        await settle(pilot)
+        app.push_screen(FuzzScreen())
+        await wait_until(pilot, lambda: isinstance(app.screen, FuzzScreen) and bool(app.screen.query("#field-cmd")))
+        screen = app.screen
+        screen.query_one("#field-seeds", Input).value = str(tmp_path)
+        screen.query_one("#field-output_dir", Input).value = str(tmp_path / "out")
+        await pilot.pause()
+        await pilot.press("ctrl+s")
+        await settle(pilot)
+        notes = recorder.notes("error")
+        assert notes and notes[-1].startswith("fill in cmd:") and "--cmd" not in notes[-1]
+        assert not screen.has_class("-started") and not screen.running
+        assert app.focused is screen.query_one("#field-cmd")
+        assert "fill in cmd" in str(screen.query_one("#fuzz-status").render())
+
+
+async def test_a_search_refused_before_it_ran_leaves_no_empty_results_layout(demo_repo, tmp_path):
+    recorder = Recorder()
+    app = PerunApp(demo_repo)
+    async with app.run_test(size=(100, 32), message_hook=recorder) as pilot:
+        await settle(pilot)
+        app.push_screen(FuzzScreen())
+        await wait_until(pilot, lambda: isinstance(app.screen, FuzzScreen) and bool(app.screen.query("#field-cmd")))
+        screen = app.screen
+        for name, value in (("cmd", "true"), ("seeds", str(tmp_path / "no-such-seed")),
+                            ("output_dir", str(tmp_path / "out"))):
+            screen.query_one(f"#field-{name}", Input).value = value
+        await pilot.pause()
+        await pilot.press("ctrl+s")
+        await wait_until(pilot, lambda: recorder.of(FuzzDone), timeout=30)
+        await settle(pilot)
+        assert screen.status == "failed" and recorder.notes("error")
+        assert not screen.has_class("-started")

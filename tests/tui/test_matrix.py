@@ -242,6 +242,9 @@ async def test_a_choice_prompt_too_long_for_its_field_ends_in_an_ellipsis(demo_r
         screen = await open_editor(pilot)
         await pilot.press("f4", "f4")
         await settle(pilot)
+        # a postprocessor added and not yet chosen (with none in the matrix there is no choice to show)
+        await screen.query_one("#matrix-postprocessors", UnitsEditor).add_entry()
+        await settle(pilot)
         choice = next(select for select in screen.query(Select).results(Select)
                       if select.prompt == "choose a postprocessor" and select.is_on_screen)
         shown = rendered_text(choice.query_one("SelectCurrent #label")).strip()
@@ -270,3 +273,25 @@ async def test_the_postprocessors_listed_at_40_columns_each_take_one_line(demo_r
         names = [str(overlay.get_option_at_index(i).prompt) for i in range(overlay.option_count)]
         for line, name in zip(lines, names):
             assert line == name or (line.endswith("…") and name.startswith(line[:-1])), (line, name)
+
+
+async def test_an_empty_postprocessors_tab_shows_no_selector_and_says_how_to_add_one(demo_repo):
+    """With no postprocessor in the matrix, a disabled 'choose a postprocessor' selector stood beside 'no unit
+    selected', as if a unit could be picked there."""
+    set_matrix(demo_repo, postprocessors=[])
+    app = PerunApp(demo_repo)
+    async with app.run_test(size=(80, 24)) as pilot:
+        await settle(pilot)
+        await pilot.press("e")
+        await wait_until(pilot, lambda: isinstance(app.screen, MatrixScreen))
+        await settle(pilot)
+        screen = app.screen
+        editor = screen.query_one("#matrix-postprocessors", UnitsEditor)
+        await wait_until(pilot, lambda: not editor.entries and editor.selected < 0)
+        screen.query_one(TabbedContent).active = "tab-postprocessors"
+        await settle(pilot)
+        assert not editor.name_select.parent.display
+        assert "a adds one" in " ".join(rendered_text(editor.form.query_one(".form-empty")).split())
+        await editor.add_entry()
+        await settle(pilot)
+        assert editor.name_select.parent.display and not editor.name_select.disabled

@@ -15,6 +15,7 @@ from textual.widgets import DataTable, Static
 
 from perun_core import api
 from perun_tui.app import MainScreen, PerunApp
+from perun_tui.modals.details import ProfileDetailsScreen
 from perun_tui.core import Core
 from perun_tui.messages import RunDone, RunEvent, RunOutput, RunRepetition
 from perun_tui.widgets.profiles import ProfilesTable
@@ -76,9 +77,13 @@ async def test_running_the_matrix_shows_live_progress_and_links_the_new_profiles
         assert len(new) == 2 and set(screen.links) == {1, 2}
         assert "done in" in rendered_text(screen.query_one("#run-current", Static))
 
-        # enter on the second job's row shows its profile in the profiles pane
+        # enter on the second job's row shows its profile: selected in the profiles pane, its details open over it
         table.move_cursor(row=1)
         await pilot.press("enter")
+        await settle(pilot)
+        assert isinstance(app.screen, ProfileDetailsScreen)
+        assert app.screen.info.source == screen.links[2].source
+        await pilot.press("escape")
         await settle(pilot)
         assert isinstance(app.screen, MainScreen)
         profiles = app.query_one(ProfilesTable)
@@ -301,3 +306,26 @@ async def test_the_output_pane_shows_the_last_lines_for_the_rows_the_advice_leav
             shown = str(output.render()).splitlines()
             # the last lines, as many as the pane has rows for (more would show the first of them)
             assert shown[-1] == "── run 5 of 5" and len(shown) <= output.content_region.height, (size, shown)
+
+
+async def test_measurement_advice_names_the_tui_field_not_the_command_line_flag(demo_repo, monkeypatch):
+    """The run's advice said 'repeat more (-r N), use --clock cpu with pytrace': options of another front end."""
+    from perun_core.api import run_events as ev
+
+    run_matrix, clock = replayed_run(demo_repo, git_head(demo_repo))
+    monkeypatch.setattr(Core, "run_matrix", run_matrix)
+    monkeypatch.setattr(run, "time", SimpleNamespace(monotonic=lambda: clock[0]))
+    app = PerunApp(demo_repo)
+    async with app.run_test(size=(120, 40)) as pilot:
+        await settle(pilot)
+        await pilot.press("R")
+        await wait_until(pilot, lambda: isinstance(app.screen, RunScreen) and not app.screen.running)
+        await settle(pilot)
+        screen = app.screen
+        screen.post_message(RunEvent(ev.MeasurementAdvice(1, "advice: the wall times of the runs vary by 21 % (CV): "
+                                                          "repeat more (-r N), use --clock cpu with pytrace, or "
+                                                          "callgrind (instruction counts) in CI")))
+        await settle(pilot)
+        shown = rendered_text(screen.query_one("#run-advice", Static))
+        assert "-r N" not in shown and "--clock" not in shown
+        assert "repeat" in shown and "clock: cpu" in shown and "(e, the job matrix)" in shown
