@@ -59,11 +59,16 @@ DEFAULT_RUNS = 7
 
 @dataclass(frozen=True, slots=True)
 class ConfirmationStarted:
-    """Interleaved re-runs begin for ``findings`` findings of ``pairs`` pairs of commits."""
+    """Interleaved re-runs begin for ``findings`` findings of ``pairs`` pairs of commits.
+
+    ``commits`` names the pairs, (baseline, target) full hashes, so a
+    front end can say which versions the wait is for.
+    """
 
     findings: int
     pairs: int
     runs: int
+    commits: tuple[tuple[str, str], ...] = ()
 
 
 @dataclass(frozen=True, slots=True)
@@ -71,6 +76,8 @@ class ConfirmationFinished:
     confirmed: int
     not_confirmed: int
     unchecked: int
+    #: the (baseline, target) pairs of commits re-run, as in :class:`ConfirmationStarted`
+    commits: tuple[tuple[str, str], ...] = ()
 
 
 def needs_confirmation(pair: PairReport, finding: Finding, *, doubtful_only: bool = False) -> bool:
@@ -277,7 +284,7 @@ def confirm_versions(repo: Any, versions: Sequence[VersionReport], cache: Profil
             count += len(wanted_here)
             work.setdefault((pair.baseline.minor, pair.target.minor), []).append((v, p, job))  # type: ignore[arg-type]
     if work:
-        emit(ConfirmationStarted(count, len(work), runs))
+        emit(ConfirmationStarted(count, len(work), runs, tuple(work)))
     for (base_minor, target_minor), items in work.items():
         jobs: list[Rerun] = []
         for _v, _p, job in items:
@@ -306,7 +313,7 @@ def confirm_versions(repo: Any, versions: Sequence[VersionReport], cache: Profil
     confirmed = sum(1 for f in replaced.values() if f.details.get("confirmation") == "confirmed")
     failed = sum(1 for f in replaced.values() if f.details.get("confirmation") == "not confirmed")
     if work:
-        emit(ConfirmationFinished(confirmed, failed, len(replaced) - confirmed - failed))
+        emit(ConfirmationFinished(confirmed, failed, len(replaced) - confirmed - failed, tuple(work)))
     out = []
     for v, version in enumerate(versions):
         pairs = []

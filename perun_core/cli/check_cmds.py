@@ -147,6 +147,14 @@ def check(ctx: click.Context, compute_missing: bool) -> None:
     ctx.meta["check.compute_missing"] = compute_missing
 
 
+def _of_commits(commits: tuple[tuple[str, str], ...]) -> str:
+    """`` of 5a817b2 against eb6d7d3``: which versions re-runs are for (several pairs: how many)."""
+    if len(commits) == 1:
+        (base, target), = commits
+        return f" of {target[:7]} against {base[:7]}"
+    return f" of {len(commits)} pairs of commits" if commits else ""
+
+
 def _collection_printer(verbose: int) -> Callable[[Any], None]:
     # lazy: keeps `perun-core --help` light
     from perun_core.api.check_events import CollectionEvent, CollectionStarted, Notice
@@ -158,9 +166,8 @@ def _collection_printer(verbose: int) -> Callable[[Any], None]:
     def on_event(event: Any) -> None:
         name = type(event).__name__
         if name == "ConfirmationStarted":
-            click.echo(f"Confirming {event.findings} change{'s' if event.findings != 1 else ''} by interleaved "
-                       f"runs ({event.runs} a side, {event.pairs} pair{'s' if event.pairs != 1 else ''} of commits)",
-                       err=True)
+            click.echo(f"Confirming {event.findings} change{'s' if event.findings != 1 else ''}"
+                       f"{_of_commits(event.commits)} by interleaved runs ({event.runs} a side)", err=True)
         elif name == "ExplainStarted":
             click.echo(f"Explaining: call-level profiles for {event.jobs} job{'s' if event.jobs != 1 else ''} "
                        f"of {event.pairs} pair{'s' if event.pairs != 1 else ''} of commits", err=True)
@@ -174,11 +181,12 @@ def _collection_printer(verbose: int) -> Callable[[Any], None]:
             if verbose:
                 click.echo(f"    round {event.round}/{event.rounds}: {event.commit}", err=True)
         elif name == "ExplainFinished":
-            click.echo(f"Explained {event.explained}"
+            click.echo(f"Explained {event.explained} change{'s' if event.explained != 1 else ''}"
                        + (f", could not explain {event.unexplained}" if event.unexplained else ""), err=True)
         elif name == "ConfirmationFinished":
-            click.echo(f"Confirmed {event.confirmed}, not confirmed {event.not_confirmed}"
-                       + (f", could not check {event.unchecked}" if event.unchecked else ""), err=True)
+            click.echo(f"Re-runs{_of_commits(event.commits)}: confirmed {event.confirmed}, not confirmed "
+                       f"{event.not_confirmed}" + (f", could not check {event.unchecked}" if event.unchecked else ""),
+                       err=True)
         elif isinstance(event, CollectionStarted):
             count = len(event.versions)
             click.echo(f"Collecting missing profiles for {count} version{'s' if count != 1 else ''}", err=True)

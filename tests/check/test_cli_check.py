@@ -206,3 +206,19 @@ def test_tree_lines_wrap_at_the_terminal_width_with_a_hanging_indent(tmp_path):
         details = [line for line in lines if line.startswith("|       ")]
         assert any(line.startswith("|       from: ") for line in details)
         assert all(not line.endswith((" 100.0", " 200.0")) for line in lines)  # an amount keeps its unit
+
+
+def test_the_confirmation_lines_name_the_commits_they_wait_for(capsys):
+    # check all printed five times 'Confirming 1 change ... (1 pair of commits)' and never said which
+    from perun_core.check.confirm import ConfirmationFinished, ConfirmationStarted
+    from perun_core.cli.check_cmds import _collection_printer
+
+    pair = (("e" * 40, "5" * 40),)
+    printer = _collection_printer(0)
+    printer(ConfirmationStarted(1, 1, 7, pair))
+    printer(ConfirmationFinished(0, 1, 0, pair))
+    printer(ConfirmationStarted(3, 2, 7, (pair[0], ("a" * 40, "b" * 40))))
+    assert capsys.readouterr().err.splitlines() == [
+        "Confirming 1 change of 5555555 against eeeeeee by interleaved runs (7 a side)",
+        "Re-runs of 5555555 against eeeeeee: confirmed 0, not confirmed 1",
+        "Confirming 3 changes of 2 pairs of commits by interleaved runs (7 a side)"]

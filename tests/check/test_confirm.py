@@ -50,7 +50,7 @@ def test_a_real_slow_down_is_confirmed_with_both_measurements_shown(tmp_path, ru
     user = records["./app [user]"]
     assert user["result"] == "Degradation", user
     assert "confirmed by 4 interleaved runs a side: first x" in user["reason"] and "re-run x" in user["reason"]
-    assert "Confirming" in result.stderr and "Confirmed" in result.stderr
+    assert "Confirming" in result.stderr and ": confirmed " in result.stderr
     assert leftover_worktrees(run_env) == []
     # what was stored is the confirmed verdict
     stored = api_check.stored_check(cwd=root)

@@ -52,7 +52,7 @@ def test_a_commit_runs_the_hook_which_profiles_it_and_reports_the_slow_down(tmp_
     assert slower.returncode == 0, slower.stdout + slower.stderr  # a post-commit hook never stops a commit
     output = slower.stdout + slower.stderr
     assert "Degradation" in output and "./app [user]" in output, output
-    assert "Confirmed" in output, output
+    assert ": confirmed " in output, output
     v2 = head(root)
     assert registered(root, base) == 1 and registered(root, v2) == 1
     stored = api.stored_check(cwd=root)
