@@ -170,7 +170,11 @@ class Comparison:
         Without the shift, a baseline whose median is 0 (CPU times below a
         clock tick) would give a target of 0 whatever the effect.
         """
-        return (self.base_level + self.shift) * math.exp(self.effect) - self.shift
+        level = (self.base_level + self.shift) * math.exp(self.effect) - self.shift
+        if self.shift > 0 and level < 1e-9 * (self.base_level + self.shift):
+            # amounts with zeros are never negative: what is left below that is the rounding of a zero
+            return 0.0
+        return level
 
 
 def _thinned(x: numpy.ndarray | None, y: numpy.ndarray, cap: int) -> tuple[numpy.ndarray | None, numpy.ndarray]:

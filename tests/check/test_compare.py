@@ -105,6 +105,20 @@ def test_edge_cases():
     assert apart.verdict is PC.UNKNOWN and "overlap" in apart.reason
 
 
+def test_work_that_drops_to_zero_reads_zero_and_minus_100_percent():
+    # sys time of 3.4 ms in every run, then none: shown as '3.38 ms -> -4.34e-10 ns (-68.6%)', the level a
+    # rounding of zero and the percentage that of the amounts plus the shift the zeros needed
+    from perun_core.check.methods.common import comparison_finding
+
+    work = np.array([0.00338, 0.0034, 0.0031, 0.0035, 0.0033, 0.0032, 0.0036])
+    dropped = compare(None, work, None, np.zeros(7))
+    assert dropped.verdict is PC.OPTIMIZATION and dropped.target_level == 0.0
+    finding = comparison_finding("./app [sys]", dropped, "sart")
+    assert finding.to == 0.0 and finding.delta_rel == pytest.approx(-100.0)
+    grown = comparison_finding("./app [sys]", compare(None, np.zeros(7), None, work), "sart")
+    assert grown.result is PC.DEGRADATION and grown.to > 0  # from 0: 'below resolution', as before
+
+
 def test_one_step_of_coarse_measurements_is_no_change():
     # system time counted in 4 ms ticks: 0, 0, 4 ms against 4, 4, 4 ms says nothing
     ticks = compare(None, np.array([0.0, 0.0, 0.004]), None, np.array([0.004, 0.004, 0.004]))

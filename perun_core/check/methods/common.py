@@ -158,6 +158,10 @@ def comparison_finding(location: str, comparison: Any, method: str) -> Finding:
     after = comparison.target_level
     delta = after - before if math.isfinite(after) and math.isfinite(before) else None
     rel = (math.exp(comparison.effect) - 1.0) * 100.0
+    if comparison.shift > 0 and before > 0 and math.isfinite(after):
+        # the effect is a ratio of the amounts plus the shift that zeros needed; the change the user reads
+        # beside 'from -> to' is that of the amounts themselves (3.38 ms -> 0 s is -100 %, not -68.6 %)
+        rel = (after - before) / before * 100.0
     where = ""
     region = comparison.region
     if region is not None and region.x_low is not None and region.name not in ("all", "all sizes"):
