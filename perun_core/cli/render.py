@@ -8,7 +8,7 @@ from collections.abc import Iterator
 from perun_core import api
 from perun_core.api import escape_controls
 from perun_core.api.text import escape_controls as _safe, format_change
-from perun_core.cli.terminal import paint
+from perun_core.cli.terminal import paint, paint_segments, wrap_segments
 from perun_core.cli.status_format import (
     SHORTLOG_TAGS,
     GraphDrawer,
@@ -51,7 +51,7 @@ def render_status(report, *, short: bool, color: bool, width: int | None = None)
         lines.insert(at, paint(
             f"  ({others} more pending profile{'s' if others != 1 else ''} of other commits: "
             "'perun-core log' lists each under its commit)", "muted", color))
-    lines.extend(_check_section(report.checks, short, color))
+    lines.extend(_check_section(report.checks, short, color, width))
     return lines
 
 
@@ -59,8 +59,9 @@ _MARKS = {"Degradation": "-", "SevereDegradation": "-", "TotalDegradation": "-",
           "Optimization": "+", "SevereOptimization": "+", "TotalOptimization": "+", "MaybeOptimization": "~"}
 
 
-def _check_section(findings, short: bool, color: bool) -> list[str]:
-    """What the last degradation check of HEAD found (nothing when it was never checked)."""
+def _check_section(findings, short: bool, color: bool, width: int | None = None) -> list[str]:
+    """What the last degradation check of HEAD found (nothing when it was never checked), each finding wrapped
+    to ``width`` columns when given."""
     if findings is None:
         return []
     lines = [paint(f"Performance changes found by the last check ({len(findings)}):", "heading", color)]
@@ -69,9 +70,11 @@ def _check_section(findings, short: bool, color: bool) -> list[str]:
         style = "degradation" if "Degradation" in result else "optimization" if "Optimization" in result else ""
         rel = record.get("delta_rel")
         change = f" ({format_change(rel, record.get('from'))})" if isinstance(rel, (int, float)) else ""
-        lines.append(f"  {paint(_MARKS.get(result, '?') + ' ' + _safe(result), style, color)} at "
-                     f"{_safe(record.get('uid', ''))}{change} [{_safe(record.get('method', ''))}] in "
-                     f"{_safe(record.get('source', ''))}")
+        segments = [("  ", ""), (_MARKS.get(result, "?") + " " + _safe(result), style),
+                    (f" at {_safe(record.get('uid', ''))}{change} [{_safe(record.get('method', ''))}] in "
+                     f"{_safe(record.get('source', ''))}", "")]
+        lines.extend(paint_segments(line, color)
+                     for line in (wrap_segments(segments, width, cut_words=False) if width else [segments]))
     if not findings and not short:
         lines.append(paint("  (no performance changes)", "muted", color))
     return lines

@@ -69,6 +69,11 @@ def test_cli_check_head_exit_statuses_status_and_log(history):
     status = run_cli("status", cwd=root, env={"NO_COLOR": "1"})
     assert "Performance changes found by the last check" in status.stdout
     assert "+ Optimization at ./app [real]" in status.stdout
+    # each finding fits the terminal (a pipe: 80 columns; here 50), continued under a hanging indent
+    narrow = run_cli("--no-pager", "status", cwd=root, env={"NO_COLOR": "1", "COLUMNS": "50"})
+    section = narrow.stdout[narrow.stdout.index("Performance changes found"):].splitlines()[1:]
+    assert section[0].startswith("  + Optimization at ./app") and section[1].startswith("    ")
+    assert all(len(line) <= 50 or " " not in line.strip() for line in section), section
     log = run_cli("log", "--short", cwd=root, env={"NO_COLOR": "1"})
     lines = {line.split()[1]: line for line in log.stdout.splitlines()[1:]}
     assert lines[shas[3][:6]].rstrip().endswith("--") and lines[shas[4][:6]].rstrip().endswith("++")
