@@ -382,3 +382,16 @@ def test_the_long_log_says_what_each_profile_count_is(perun_repo):
     assert log.returncode == 0, log.stderr
     assert "Profiles: 1|0|0|1 profiles (all|memory|mixed|time)" in log.stdout
     assert "---no--profiles---" in log.stdout and "---no--profiles--- (" not in log.stdout
+
+
+def test_a_long_result_line_fits_the_terminal_and_keeps_a_path_whole(monkeypatch):
+    # bisect's 'against its parent: ...' lines were 108 columns at 80
+    from perun_core.cli.terminal import fit_to_terminal
+
+    monkeypatch.setenv("COLUMNS", "40")
+    path = "/tmp/a/very/long/directory/name/that/is/longer/than/a/line/findings/w1.txt"
+    lines = fit_to_terminal(f"  against its parent: Degradation at ./app [real]: 165.5 ms -> 674.6 ms "
+                            f"(+308%) in {path}").splitlines()
+    assert lines[0].startswith("  against") and all(line.startswith("    ") for line in lines[1:])
+    assert all(len(line) <= 40 for line in lines if line.strip() != path) and f"    {path}" in lines
+    assert "165.5 ms" in "\n".join(lines)  # an amount keeps its unit

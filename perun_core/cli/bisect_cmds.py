@@ -10,7 +10,7 @@ from typing import Any
 
 import click
 
-from perun_core.cli.terminal import escape_controls
+from perun_core.cli.terminal import escape_controls, fit_to_terminal
 
 CONTEXT = {"help_option_names": ["-h", "--help"], "max_content_width": 100}
 
@@ -96,11 +96,11 @@ def bisect(ctx: click.Context, good: str, bad: str, jobs: tuple[str, ...], regis
     else:
         click.echo(f"first degraded commit: {result.culprit}")
         if not result.certain:
-            click.echo(f"  uncertain: {escape_controls(result.doubt)}")
+            click.echo(fit_to_terminal(f"  uncertain: {escape_controls(result.doubt)}"))
         for label, finding in api.labelled_findings(result):
-            click.echo(f"  {label}: {_finding_line(finding)}")
+            click.echo(fit_to_terminal(f"  {label}: {_finding_line(finding)}"))
     for commit, reason in result.skipped:
-        click.echo(f"skipped {commit[:7]}: {escape_controls(reason)}")
+        click.echo(fit_to_terminal(f"skipped {commit[:7]}: {escape_controls(reason)}"))
     click.echo(f"tested {tested} of {result.commits} commits, {result.collections} collection"
                f"{'s' if result.collections != 1 else ''} run"
                + (f", {result.registered} profiles registered" if result.registered else ""))

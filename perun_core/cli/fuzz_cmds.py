@@ -14,25 +14,15 @@ from typing import Any
 
 import click
 
-from perun_core.cli.terminal import escape_controls, wrap_segments
+from perun_core.cli.terminal import escape_controls, fit_to_terminal
 
 from .params import DeclaredCommand
 
 
 def _echo(text: str, **options: Any) -> None:
     """A result line: the paths, workloads and notes in it are the user's text, control characters escaped."""
-    click.echo(_fitted(escape_controls(text)), **options)
+    click.echo(fit_to_terminal(escape_controls(text)), **options)
 
-
-def _fitted(text: str) -> str:
-    """``text`` wrapped to the terminal's width (80 columns on a pipe), the lines after the first indented.
-
-    Paths are never broken: a longer one stands whole on its own line.
-    """
-    import shutil
-
-    width = shutil.get_terminal_size((80, 24)).columns
-    return "\n".join("".join(part for part, _style in line) for line in wrap_segments([(text, "")], width, cut_words=False))
 
 CONTEXT = {"help_option_names": ["-h", "--help"], "max_content_width": 100}
 
@@ -52,7 +42,7 @@ def _delta_params() -> Any:
 
 
 def _err(text: str) -> None:
-    click.echo(_fitted(text), err=True)
+    click.echo(fit_to_terminal(text), err=True)
 
 
 def _cost(value: float, metric: str) -> str:

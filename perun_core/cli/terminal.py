@@ -111,3 +111,17 @@ def wrap_segments(segments: list[tuple[str, str]], width: int, hang: int = 2, *,
                 pieces.append((text[index], styles[index]))
         out.append([*(lead if number == 0 else more), *pieces])
     return out
+
+
+def fit_to_terminal(text: str) -> str:
+    """``text`` (one line, no colour) wrapped to the terminal's width, 80 columns on a pipe.
+
+    The lines after the first are indented two more; a path or other word
+    longer than a line is left whole on a line of its own, for copying.
+    """
+    import shutil
+
+    width = shutil.get_terminal_size((80, 24)).columns
+    lead = len(text) - len(text.lstrip(" "))
+    segments = [(text[:lead], ""), (text[lead:], "")] if lead else [(text, "")]
+    return "\n".join("".join(part for part, _style in line) for line in wrap_segments(segments, width, cut_words=False))
