@@ -238,7 +238,8 @@ def _function_lines(comparison: Comparison, *, width: int, color: bool, limit: i
     shown = functions if limit <= 0 else functions[:limit]
     unit = comparison.function_unit
     total = comparison.total_change
-    out = _wrap(f"functions by exclusive change ({unit or 'no unit'}; program total "
+    # the amounts carry their unit; only their absence is worth a word ('(ns; program total 10.6 ms' misled)
+    out = _wrap(f"functions by exclusive change ({'' if unit else 'no unit; '}program total "
                 f"{_number(comparison.baseline_total, unit)} -> {_number(comparison.target_total, unit)}, "
                 f"{_signed(total, unit)})", width)
     titles = ("excl base", "excl target", "change", "share", "incl base", "incl target", "calls")

@@ -200,7 +200,8 @@ def build(profile: Profile, *, of: str | None, title: str | None) -> FlameGraph:
         root=root,
         of=of,
         unit=unit,
-        title=title if title is not None else f"Flame graph of {of}" + (f" [{unit}]" if unit else ""),
+        # no '[unit]': the total beside the title is in the unit's best prefix ('[ns]: total 1.89 ms' contradicted itself)
+        title=title if title is not None else f"Flame graph of {of}",
         folded=folded,
         frames=infos,
     )

@@ -135,7 +135,7 @@ async def test_flame_graph_zooms_into_a_frame_and_backs_out(demo_repo):
         assert app.focused is flame
         assert "plot: zoom into frame" in [command.name for command in app.screen.palette_commands()]
         lines = rendered_text(flame).split("\n")
-        assert lines[0].startswith("Flame graph of amount [B] · total ")
+        assert lines[0].startswith("Flame graph of amount · total ")
         assert lines[1].strip() == "all" and lines[2].strip() == "main()"
         assert flame.cursor is flame.model.root
 

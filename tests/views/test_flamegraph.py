@@ -167,7 +167,7 @@ def test_only_frees_leave_nothing_to_show():
 def test_icicle_puts_the_widest_frames_first_and_fits_the_width():
     text = FLAME.render(graph(), width=40, height=20)
     rows = text.splitlines()
-    assert rows[0] == "Flame graph of amount [B]: total 976 B"
+    assert rows[0] == "Flame graph of amount: total 976 B"  # the unit once, with the amount
     assert rows[1] == "[all" + " " * 35 + "]"
     assert rows[5].startswith("[grow()") and all(len(row) <= 40 for row in rows)
 
