@@ -79,6 +79,12 @@ class ProfileSummary:
     fields: list[FieldStats] = field(default_factory=list)
     models: list[ModelRow] = field(default_factory=list)
 
+    @property
+    def amount_unit(self) -> str:
+        """The one unit of the profile's amounts, which its models' coefficients are in ('' when none or several)."""
+        units = {f.unit for f in self.fields if f.key == "amount"}
+        return units.pop() if len(units) == 1 else ""
+
 
 def _unit(units: dict[str, Any], key: str, kind: str, subtype: str) -> str:
     if key in units:
@@ -160,13 +166,24 @@ _number = short_number
 format_number = short_number
 
 
+def coefficient_text(value: Any) -> str:
+    """A model coefficient: six significant digits, never grouped (``b0=34571 b1=0.0123``).
+
+    :func:`short_number`'s spaced thousands read as two numbers in a list
+    of coefficients (``b0=34 571``).
+    """
+    if isinstance(value, bool) or not isinstance(value, (int, float)):
+        return "" if value is None else str(value)
+    return f"{value:.6g}"
+
+
 def _model_row(model: dict[str, Any]) -> ModelRow:
     coeffs = model.get("coeffs") or []
     parts = []
     if isinstance(coeffs, list):
         for coeff in coeffs:
             if isinstance(coeff, dict):
-                parts.append(f"{coeff.get('name', '?')}={_number(coeff.get('value'))}")
+                parts.append(f"{coeff.get('name', '?')}={coefficient_text(coeff.get('value'))}")
     start = model.get("x_start", model.get("x_interval_start"))
     end = model.get("x_end", model.get("x_interval_end"))
     interval = f"{_number(start)}..{_number(end)}" if start is not None or end is not None else ""

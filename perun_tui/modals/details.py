@@ -107,9 +107,11 @@ class ProfileDetailsScreen(ModalScreen[None]):
         models = self.query_one("#details-models", AmountsTable)
         heading = self.query_one("#details-models-heading", Label)
         if summary.models:
-            heading.update(f"Models · {len(summary.models)}")
+            unit = summary.amount_unit
+            # the coefficients are numbers of the amounts' unit (a slope: per unit of size)
+            heading.update(f"Models · {len(summary.models)}" + (f" · coefficients in {unit}" if unit else ""))
             models.set_rows([Text(escape_controls(model.uid)), Text(escape_controls(model.model)),
-                             Text(format_number(model.r_square) if model.r_square is not None else "",
+                             Text(f"{model.r_square:.3f}" if model.r_square is not None else "",
                                   justify="right"),
                              Text(escape_controls(model.coeffs)), Text(escape_controls(model.interval))]
                             for model in summary.models)

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import re
+
 import pytest
 from textual.widgets import DataTable, Input, Label, Static
 
@@ -174,6 +176,13 @@ async def test_details_show_header_collector_statistics_and_models(demo_repo):
         assert [str(c) for c in stats.get_row_at(1)[1:]] == ["60", "0", "76", "152"]
         models = screen.query_one("#details-models", DataTable)
         assert models.row_count == 6  # constant and linear for three functions
+        # the coefficients say their unit, r² its three decimals, and no coefficient is grouped into two
+        # numbers ('b0=34 571'); the test demo's trace amounts are microseconds
+        heading = " ".join(rendered_text(screen.query_one("#details-models-heading", Label)).split())
+        assert heading == "Models · 6 · coefficients in us", heading
+        rows = [[str(cell) for cell in models.get_row_at(i)] for i in range(models.row_count)]
+        assert all(re.fullmatch(r"[01]\.\d{3}", row[2]) for row in rows), rows
+        assert all(re.fullmatch(r"(b\d=\S+ ?)+", row[3]) for row in rows), rows
         await pilot.press("escape")
         await pilot.pause()
         assert isinstance(app.screen, MainScreen)
