@@ -127,7 +127,10 @@ def test_a_steep_polynomial_is_fitted_a_polynomial_not_an_exponential(monkeypatc
 
     points, runner, _ = _scaled(sixth_power, monkeypatch)
     growth = _fitted(points, sixth_power(0))
-    assert growth.model == "power" and 5.0 <= growth.exponent <= 7.0, (growth, [p.count for p in points])
+    # measured above the start-up's noise over less than a fourfold range (the cap comes soon after it is passed):
+    # the slope is told, not an exponent
+    exponent = growth.exponent if growth.exponent is not None else growth.at_least
+    assert growth.model == "power" and 5.0 <= exponent <= 7.0, (growth, [p.count for p in points])
     assert len([1 for _, _, past in runner.runs if past]) <= 2
 
 
@@ -190,3 +193,4 @@ def test_a_backtracking_regex_program_is_fitted_exponential(tmp_path):
     growth = verdict.growth
     assert growth.order == "exponential" and 1.2 <= growth.per_step <= 2.5, growth
     assert max(growth.costs) <= 0.4 and len(growth.counts) >= MIN_POINTS + 1
+
