@@ -270,3 +270,19 @@ def test_a_power_over_a_wide_range_gives_its_exponent(k, start, points, share, s
     costs = [(startup + a * n ** k) * (1 + rng.uniform(-noise, noise)) for n in counts]
     growth = fit_growth(counts, costs, startup, max(noise, 0.01))
     assert growth.exponent is not None and abs(growth.exponent - k) <= 0.25, (growth, counts, costs)
+
+
+def test_a_narrow_growth_is_told_as_a_bound_with_its_range():
+    """What a report and the CLI say of a power over too narrow a range: the slope as a bound and the counts it was
+    measured over, never an exponent as if fitted."""
+    from types import SimpleNamespace
+
+    from perun_core.fuzz.output import growth_text
+
+    counts = [1002, 1192, 1417, 1685, 2004, 2372, 2808]
+    costs = [0.300885, 0.257872, 0.354011, 0.442097, 0.669333, 0.855547, 1.308369]
+    growth = fit_growth(counts, costs, 0.078795, 0.0499)
+    growth.part = "the run of '.'"
+    text = growth_text(SimpleNamespace(growth=growth))
+    assert text.startswith("superlinear (about n^1.") and "or steeper over 1002..2808 repetitions" in text, text
+    assert growth.as_json()["exponent"] is None and growth.as_json()["above_noise"] == [1002, 2808]
