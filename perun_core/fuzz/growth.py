@@ -23,8 +23,8 @@ from dataclasses import dataclass, field
 
 from ..safetext import escape_controls
 
-__all__ = ["WHOLE_INPUT", "Growth", "Region", "describe", "finding_rank", "fit_growth", "order_rank", "periodic_regions",
-           "periodic_regions_without", "scaled"]
+__all__ = ["MIN_SPAN", "WHOLE_INPUT", "Growth", "Region", "describe", "finding_rank", "fit_growth", "order_rank",
+           "periodic_regions", "periodic_regions_without", "scaled"]
 
 MAX_PERIOD = 32
 MIN_COUNT = 3
