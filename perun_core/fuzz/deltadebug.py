@@ -231,7 +231,8 @@ def measure_growth(executor: Executor, data: bytes, chars: int, metric: str, noi
     # the order shows at the large counts (a linear term and the start-up dominate small ones), but over less than
     # a fourfold range a quadratic term stays within a busy machine's noise (counts 540..1441 of a quadratic run
     # were once fitted linear beside four busy sessions)
-    counts = sorted({max(1, top * n // 16) for n in (4, 6, 8, 10, 12, 14, 16)})
+    # (a sixteenth and an eighth of it are cheap and widen the range an exponent is named over: growth.MIN_SPAN)
+    counts = sorted({max(1, top * n // 16) for n in (1, 2, 4, 6, 8, 10, 12, 14, 16)})
 
     spreads: list[float] = []
 
@@ -307,7 +308,7 @@ def _growth_to_keep(executor: Executor, original: bytes, source: Path, metric: s
     chars = len(original.decode("utf-8", "surrogateescape"))
     growth = measure_growth(executor, original, chars, metric, noise)
     assert growth is not None, "deltadebug checked the repeated part before running anything"
-    if growth.exponent is None:
+    if growth.order in ("constant", "not measurable"):
         raise FuzzError(f"deltadebugging: --keep growth: the cost of {source} does not grow measurably with "
                         f"{growth.part}; use --keep time or density")
     return growth

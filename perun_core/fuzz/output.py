@@ -40,6 +40,10 @@ def growth_text(verdict: Verdict) -> str:
     g = verdict.growth
     if g.order == "exponential" and g.per_step is not None:
         fit = f"x{g.per_step:.3g} per repetition"
+    elif g.exponent is None and g.at_least is not None and g.measured is not None:
+        low, high = g.measured
+        return (f"{g.order} (about n^{g.at_least:.2f} or steeper over {low}..{high} repetitions, too narrow a range "
+                f"to name the order) in {g.part}")
     elif g.exponent is None:
         return f"{g.order} in {g.part}"
     else:

@@ -1,7 +1,10 @@
 """The counts a slow part is measured at, so that its growth can be fitted (used by :mod:`.confirm`).
 
 The part is scaled from a few repetitions up, doubling, until a run takes
-``cap`` seconds or the input passes the size limit; then counts between are
+``cap`` seconds or the input passes the size limit; when the first count is
+above the noise of the start-up already, a few counts a quarter of the one
+below are measured (the range of counts above the noise is what an exponent
+is fitted over, see :data:`.growth.MIN_SPAN`); then counts between are
 measured where they add most.  Two kinds of count are added:
 
 * toward the cap: a doubling that passes the cap (or is foreseen to, when
@@ -34,7 +37,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, replace
 
 from ..errors import Interrupted
-from .growth import MIN_POINTS
+from .growth import MIN_POINTS, MIN_SPAN
 from .measure import LONG_RUN, Executor, Measurement
 
 __all__ = ["CAP_AIM", "MAX_POINTS", "Point", "scale_points", "second_look"]
@@ -47,6 +50,8 @@ CAP_AIM = 0.6
 _NEAR_CAP = 0.5
 #: most counts measured after the doubling
 _MOST_REFINEMENTS = 24
+#: most counts measured below the first one, when that is above the noise already
+_MOST_DOWNWARD = 3
 
 
 @dataclass
@@ -217,6 +222,16 @@ def scale_points(executor: Executor, build: Callable[[int], bytes], start: int, 
         k *= 2
         if not scaling.probe(k) or (time.monotonic() > deadline and len(scaling.points) > MIN_POINTS):
             break
+    # a first count already above the noise (a sixteenth of a long run can cost many times the start-up) leaves
+    # the counts above it a range too narrow to name an exponent over: smaller counts, cheaper than any measured,
+    # widen it down to where the cost meets the start-up
+    for _ in range(_MOST_DOWNWARD):
+        low = min(scaling.points, default=1)
+        above = scaling.above()
+        if low <= 1 or not above or above[0] != low or above[-1] >= 2 * MIN_SPAN * low or \
+                time.monotonic() >= end or (time.monotonic() > deadline and len(above) >= MIN_POINTS):
+            break
+        scaling.probe(max(1, low // 4))
     for _ in range(_MOST_REFINEMENTS):
         above = scaling.above()
         if len(above) >= MAX_POINTS or (time.monotonic() > deadline and len(above) >= MIN_POINTS + 1):

@@ -4,10 +4,10 @@ from __future__ import annotations
 
 import random
 
-from hypothesis import assume, given, settings
+from hypothesis import assume, example, given, settings
 from hypothesis import strategies as st
 
-from perun_core.fuzz.growth import fit_growth, order_rank
+from perun_core.fuzz.growth import MIN_SPAN, finding_rank, fit_growth, order_rank
 
 ORDERS = {1: "linear", 2: "quadratic", 3: "cubic"}
 
@@ -22,15 +22,22 @@ def _counts(start: int, points: int) -> list[int]:
        seed=st.integers(0, 2**16))
 def test_a_power_above_a_start_up_gives_its_exponent(k, start, points, share, startup, noise, seed):
     """a*n^k + c: the term at the largest count is ``share`` times the start-up (from twice it to fifty
-    times: a start-up that dominates all but the largest points must not pull the exponent down)."""
+    times: a start-up that dominates all but the largest points must not pull the exponent down).  When the
+    counts above the noise span less than :data:`MIN_SPAN` (a cubic only twice the start-up at the top rises
+    above 5 % at its last two doublings) the exponent is not named, but the slope it is at least is k's."""
     counts = _counts(start, points)
     a = share * startup / counts[-1] ** k
     rng = random.Random(seed)
     costs = [(startup + a * n ** k) * (1 + rng.uniform(-noise, noise)) for n in counts]
     growth = fit_growth(counts, costs, startup, max(noise, 0.005))
+    assert growth.superlinear is (k > 1)
+    if growth.exponent is None:
+        low, high = growth.measured
+        assert k > 1 and growth.order == "superlinear" and high < MIN_SPAN * low, (growth, counts, costs)
+        assert abs(growth.at_least - k) <= 0.3, (growth, counts, costs)
+        return
     assert growth.order == ORDERS[k], (growth, counts, costs)
     assert abs(growth.exponent - k) <= 0.3
-    assert growth.superlinear is (k > 1)
 
 
 @settings(max_examples=40, deadline=None)
@@ -80,9 +87,12 @@ def test_too_few_points_are_not_measurable():
 
 
 def _named_rank(growth) -> float:
-    """The growth order as a number: a named class (linear 1 .. cubic 3), an exponential above every power."""
+    """The growth order as a number: a named class (linear 1 .. cubic 3), an exponential above every power; a power
+    measured over too narrow a range to name, the class of the slope it is at least."""
     if growth.order == "exponential":
         return 100.0
+    if growth.exponent is None and growth.at_least is not None:
+        return finding_rank(growth)[0]
     classes = {"constant": 0.0, "not measurable": 0.0, "linear": 1.0, "superlinear": 1.5, "quadratic": 2.0,
                "cubic": 3.0}
     return classes.get(growth.order, round(growth.exponent or 0.0))
@@ -119,7 +129,7 @@ def test_a_power_with_a_few_per_cent_of_noise_keeps_its_order(k, start, points, 
     costs = [(startup + a * n ** k) * (1 + rng.uniform(-noise, noise)) for n in counts]
     growth = fit_growth(counts, costs, startup, noise)
     assert growth.model == "power" and growth.superlinear, (growth, counts, costs)
-    assert abs(growth.exponent - k) <= 0.75, (growth, counts, costs)
+    assert abs((growth.exponent or growth.at_least) - k) <= 0.75, (growth, counts, costs)
 
 
 @settings(max_examples=25, deadline=None)
@@ -138,8 +148,12 @@ def test_an_exponential_with_a_few_per_cent_of_noise_stays_exponential_or_a_stee
     assert growth.superlinear, (growth, counts, costs)
     if growth.order == "exponential":
         assert abs(growth.per_step - factor) <= 0.15 * factor, (growth, counts, costs)
-    else:
+    elif growth.exponent is not None:
         assert growth.exponent >= 3.0, (growth, counts, costs)
+    else:
+        # over counts too close to name a power (2..7): the slope over them, which for an exponential is lower
+        # than at its top, still ranks with the cubics or above
+        assert growth.at_least >= 2.5 and finding_rank(growth)[0] >= 3.0, (growth, counts, costs)
 
 
 @settings(max_examples=25, deadline=None)
@@ -169,3 +183,106 @@ def test_a_bigger_exponent_is_never_reported_as_a_lower_order(low, high, start, 
         return fit_growth(counts, [startup + a * n ** k for n in counts], startup, 0.01)
 
     assert _named_rank(growth_of(high)) >= _named_rank(growth_of(low))
+
+
+@settings(max_examples=40, deadline=None)
+@given(k=st.sampled_from([2, 3, 4]), start=st.integers(20, 2000), span=st.floats(1.5, 3.9), points=st.integers(5, 9),
+       startup=st.floats(1e-3, 1.0), share=st.floats(1.0, 30.0), noise=st.floats(0.0, 0.05), scale=st.floats(1e-3, 1e3),
+       seed=st.integers(0, 2**16))
+@example(k=2, start=1002, span=2.8, points=7, startup=0.079, share=12.0, noise=0.05, scale=1.0, seed=3)
+def test_a_narrow_range_of_counts_never_names_an_exponent(k, start, span, points, startup, share, noise, scale, seed):
+    """c + a*n^k measured over counts less than :data:`MIN_SPAN` apart, every one above the noise: a few per cent on
+    either end turns the exponent by a whole order (jinja2's quadratic in a run of '.', measured over 1002..2808 on
+    a loaded machine, was fitted n^3.1), so no exponent and no class above superlinear is named; the slope given
+    instead is the one of those counts, and whatever the unit of the cost the answer is the same."""
+    counts = sorted({round(start * span ** (i / (points - 1))) for i in range(points)})
+    assume(len(counts) >= 4)
+    a = share * startup / counts[-1] ** k
+    assume(a * counts[0] ** k > 0.2 * startup)  # every count well above the noise of the start-up
+    rng = random.Random(seed)
+    costs = [(startup + a * n ** k) * (1 + rng.uniform(-noise, noise)) for n in counts]
+    growth = fit_growth(counts, costs, startup, max(noise, 0.01))
+    assert growth.exponent is None and growth.order in ("superlinear", "linear", "constant", "not measurable"), \
+        (growth, counts, costs)
+    again = fit_growth(counts, [c * scale for c in costs], startup * scale, max(noise, 0.01))
+    assert (again.order, again.exponent, again.at_least, again.superlinear) == \
+        (growth.order, growth.exponent, growth.at_least, growth.superlinear)
+
+
+def test_the_narrow_jinja2_quadratic_is_no_cubic():
+    """The stored growth of jinja2 2.11.2's run of '.' (a quadratic: 0.13, 0.52 and 2.06 s at 1000, 2000 and
+    4000 by hand): over 1002..2808 it was fitted n^3.10, cubic.  Now superlinear, at least about n^1.8."""
+    counts = [1002, 1192, 1417, 1685, 2004, 2372, 2808]
+    costs = [0.300885, 0.257872, 0.354011, 0.442097, 0.669333, 0.855547, 1.308369]
+    growth = fit_growth(counts, costs, 0.078795, 0.0499)
+    assert growth.order == "superlinear" and growth.exponent is None and growth.superlinear, growth
+    assert 1.5 <= growth.at_least <= 2.5 and growth.measured == (1002, 2808), growth
+
+
+@settings(max_examples=30, deadline=None)
+@given(start=st.integers(20, 2000), points=st.integers(6, 10), startup=st.floats(0.01, 1.0), share=st.floats(1.0, 20.0),
+       burst=st.floats(0.0, 0.2), seed=st.integers(0, 2**16))
+def test_a_linear_cost_with_load_over_a_fourfold_range_is_not_superlinear(start, points, startup, share, burst, seed):
+    """c + l*n over a fourfold range, each point up to ``burst`` above its cost (load only ever adds; the search's
+    noise, 1 %, is far below it): a steep power with a large linear term under it absorbs half the squared error
+    of a straight line through such points, which is no superlinear growth.  sqlparse 0.4.3's run of ',' (linear:
+    0.16, 0.32 and 0.64 s at 750, 1500 and 3000 by hand) was reported cubic, n^3.4 over 753..3012."""
+    counts = sorted({round(start * 4 ** (i / (points - 1))) for i in range(points)})
+    slope = share * startup / counts[-1]
+    rng = random.Random(seed)
+    costs = [(startup + slope * n) * (1 + rng.uniform(0, burst)) for n in counts]
+    growth = fit_growth(counts, costs, startup, 0.01)
+    assert not growth.superlinear, (growth, counts, costs)
+
+
+def test_sqlparse_commas_under_load_are_not_cubic():
+    counts = [753, 896, 1065, 1506, 1791, 2130, 2533, 3012]
+    costs = [0.221741, 0.309222, 0.279137, 0.37455, 0.429927, 0.544508, 0.706378, 0.882016]
+    growth = fit_growth(counts, costs, 0.049382, 0.0192)
+    assert growth.order == "linear" and not growth.superlinear, growth
+
+
+@settings(max_examples=25, deadline=None)
+@given(k=st.sampled_from([1, 2, 3]), start=st.integers(1, 100), points=st.integers(6, 10), share=st.floats(3.0, 50.0),
+       startup=st.floats(1e-3, 10.0), noise=st.floats(0.0, 0.03), seed=st.integers(0, 2**16),
+       times=st.sampled_from([2, 3, 10, 100]))
+def test_counting_in_bigger_units_changes_no_power(k, start, points, share, startup, noise, seed, times):
+    """Counting the part in units ``times`` as long (the same inputs, their counts multiplied) names the same order
+    and exponent (or slope) of a power: an order is a property of the ratios of the counts, not of their unit."""
+    counts = _counts(start, points)
+    a = share * startup / counts[-1] ** k
+    rng = random.Random(seed)
+    costs = [(startup + a * n ** k) * (1 + rng.uniform(-noise, noise)) for n in counts]
+    growth = fit_growth(counts, costs, startup, max(noise, 0.01))
+    again = fit_growth([n * times for n in counts], costs, startup, max(noise, 0.01))
+    assert (again.order, again.exponent, again.at_least) == (growth.order, growth.exponent, growth.at_least)
+
+
+@settings(max_examples=30, deadline=None)
+@given(k=st.floats(1.6, 3.5), start=st.integers(1, 64), points=st.integers(8, 12), share=st.floats(10.0, 60.0),
+       startup=st.floats(0.01, 1.0), noise=st.floats(0.0, 0.03), seed=st.integers(0, 2**16))
+def test_a_power_over_a_wide_range_gives_its_exponent(k, start, points, share, startup, noise, seed):
+    """c + a*n^k (any k, not only whole ones) over at least 128-fold counts with a few per cent of noise: the
+    exponent is named and within a quarter of k."""
+    counts = _counts(start, points)
+    a = share * startup / counts[-1] ** k
+    rng = random.Random(seed)
+    costs = [(startup + a * n ** k) * (1 + rng.uniform(-noise, noise)) for n in counts]
+    growth = fit_growth(counts, costs, startup, max(noise, 0.01))
+    assert growth.exponent is not None and abs(growth.exponent - k) <= 0.25, (growth, counts, costs)
+
+
+def test_a_narrow_growth_is_told_as_a_bound_with_its_range():
+    """What a report and the CLI say of a power over too narrow a range: the slope as a bound and the counts it was
+    measured over, never an exponent as if fitted."""
+    from types import SimpleNamespace
+
+    from perun_core.fuzz.output import growth_text
+
+    counts = [1002, 1192, 1417, 1685, 2004, 2372, 2808]
+    costs = [0.300885, 0.257872, 0.354011, 0.442097, 0.669333, 0.855547, 1.308369]
+    growth = fit_growth(counts, costs, 0.078795, 0.0499)
+    growth.part = "the run of '.'"
+    text = growth_text(SimpleNamespace(growth=growth))
+    assert text.startswith("superlinear (about n^1.") and "or steeper over 1002..2808 repetitions" in text, text
+    assert growth.as_json()["exponent"] is None and growth.as_json()["above_noise"] == [1002, 2808]

@@ -11,9 +11,10 @@ from pathlib import Path
 
 import pytest
 
+from perun_core.fuzz.deltadebug import _growth_to_keep
 from perun_core.fuzz.dictionary import c_literals, python_literals, read_dictionary, regex_fragments, source_tokens
 from perun_core.fuzz.guidance import HitMaxima, python_command, read_gcov_counts, start_guidance
-from perun_core.fuzz.measure import Coverage
+from perun_core.fuzz.measure import Coverage, Measurement
 from perun_core.fuzz.rules import parse_rule_specs
 from perun_core.fuzz.textrules import seed_dictionary
 
@@ -229,8 +230,31 @@ def test_deltadebugging_keeps_the_growth_of_a_quadratic_input(tmp_path):
     shrunk = (tmp_path / "dd" / "slow.min.txt").read_bytes()
     assert len(shrunk) < 40 and b"((((((((" in shrunk, shrunk
     # the shrunk input grown back is superlinear like the original (the fitted exponents vary with the load)
-    assert report["growth"]["superlinear"] and report["growth"]["exponent"] >= 1.5, report
+    exponent = report["growth"]["exponent"] or report["growth"]["exponent_at_least"]
+    assert report["growth"]["superlinear"] and exponent >= 1.5, report
     assert report["growth_kept"] and "growth with the run of '('" in done.stdout
+
+
+class _CostOfX:
+    """Stands in for the runner: a run costs ``cost(n)`` CPU seconds for an input holding n "x"."""
+
+    def __init__(self, cost) -> None:
+        self.cost = cost
+
+    def measure(self, data: bytes) -> Measurement:
+        seconds = self.cost(data.count(b"x"))
+        return Measurement(seconds, seconds, 0, False)
+
+
+@pytest.mark.parametrize("cost, order", [(lambda n: 0.05 + 1e-3 * 1.5 ** n, "exponential"),
+                                         (lambda n: 0.05 + 1e-4 * n ** 2, "quadratic")])
+def test_keep_growth_takes_an_exponential_and_names_a_quadratic(cost, order):
+    """--keep growth refused an exponential (no power exponent) as a cost that does not grow; and a quadratic from a
+    run of 2000 is measured from a sixteenth of it up, wide enough a range to name its order."""
+    original = b"start " + b"x" * (24 if order == "exponential" else 2000) + b" end\n"
+    growth = _growth_to_keep(_CostOfX(cost), original, Path("slow.txt"), "cpu", 0.01)
+    assert growth.order == order and growth.superlinear, growth
+    assert max(growth.counts) >= 16 * min(growth.counts) - 16, growth.counts
 
 
 def test_deltadebugging_refuses_what_it_cannot_honour(tmp_path):
