@@ -39,7 +39,7 @@ from ..amounts import format_amount, format_percent, relative_change
 from ..views.style import DEFAULT_THEME, RGB, fit, fit_middle, pad, paint, text_width
 from . import NOISE_FLOOR, Change, Comparison, under_noise_floor
 
-__all__ = ["DiffFlame", "VIEWS", "build_flame", "folded_pair", "render", "render_bars", "render_report",
+__all__ = ["DiffFlame", "VIEWS", "build_flame", "flame_legend", "folded_pair", "render", "render_bars", "render_report",
            "render_short"]
 
 VIEWS = ("short", "flamegraph", "bars", "report")
@@ -369,7 +369,7 @@ def flame_legend(noise_floor: float) -> str:
 
 
 def render_flame(flame: DiffFlame, fmt: str, *, width: int = 100, height: int = 30, color: bool = False,
-                 pixels: int | None = None) -> str:
+                 pixels: int | None = None, legend: bool = True) -> str:
     if fmt == "folded":
         return folded_pair(flame)
     if fmt == "svg":
@@ -378,7 +378,8 @@ def render_flame(flame: DiffFlame, fmt: str, *, width: int = 100, height: int = 
     text = render_icicle(flame.graph, RenderOptions("icicle", width, height, theme), colour_of=flame.colour,
                          label_of=flame.label)
     # the signs the frames carry, said once (the header ends in the colours)
-    text += "\n" + "\n".join(_wrap(flame_legend(flame.noise_floor), width))
+    if legend:  # else the caller shows flame_legend() where it stays in view
+        text += "\n" + "\n".join(_wrap(flame_legend(flame.noise_floor), width))
     if flame.only_in_baseline:
         text += "\n" + "\n".join(_wrap(f"({flame.only_in_baseline} stacks only in the baseline are not drawn; "
                                        "see --format folded)", width))
@@ -500,8 +501,10 @@ def render_report(comparison: Comparison, *, limit: int = 200) -> str:
 
 
 def render(comparison: Comparison, view: str = "short", *, fmt: str | None = None, width: int = 100,
-           height: int = 30, color: bool = False, limit: int | None = None, pixels: int | None = None) -> str:
-    """Render ``view`` of ``comparison`` (see the module docstring)."""
+           height: int = 30, color: bool = False, limit: int | None = None, pixels: int | None = None,
+           legend: bool = True) -> str:
+    """Render ``view`` of ``comparison`` (see the module docstring); ``legend=False`` leaves the flame graph's
+    line on its signs out (:func:`flame_legend`)."""
 
     if view not in VIEWS:
         raise UsageError(f"unknown difference view '{view}'; expected one of {', '.join(VIEWS)}")
@@ -514,4 +517,4 @@ def render(comparison: Comparison, view: str = "short", *, fmt: str | None = Non
     if view == "report":
         return render_report(comparison, limit=200 if limit is None else limit)
     return render_flame(build_flame(comparison), fmt or "icicle", width=width, height=height, color=color,
-                        pixels=pixels)
+                        pixels=pixels, legend=legend)
