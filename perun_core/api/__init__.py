@@ -50,7 +50,7 @@ _export("views", """Shown show view view_names build_view render_view one_plot o
 _export("files", "atomic_write atomic_write_text ensure_writable_directory ensure_writable_target write_user_file "
         "write_deferred command_scope")
 _export("text", "drop_controls escape_controls escape_lines escape_output has_controls json_bytes_safe")
-_export("demo", "demo_dir build_demo demo_is_built demo_phase")
+_export("demo", "DEMO_DURATION demo_dir build_demo demo_is_built demo_phase")
 _export("formats", "LAYOUT_CHOICES ConvertResult convert profile_bytes unused_config_keys")
 _export("importing", "ImporterInfo ImportedProfile importer_info importer_kinds read_imported import_profiles")
 _export("diff", "NOISE_FLOOR DIFF_VIEWS compare_profiles diff_profiles render_diff diff_formats diff_flame_legend")
