@@ -26,7 +26,8 @@ if TYPE_CHECKING:  # pragma: no cover
     from ..profile.model import Profile
     from ..storage.repository import PerunRepository
 
-__all__ = ["NOISE_FLOOR", "DIFF_VIEWS", "compare_profiles", "diff_formats", "diff_profiles", "render_diff", "diff_flame_legend"]
+__all__ = ["NOISE_FLOOR", "DIFF_VIEWS", "compare_profiles", "diff_formats", "diff_profiles", "render_diff",
+           "diff_flame_legend"]
 
 DIFF_VIEWS = ("short", "flamegraph", "bars", "report")
 

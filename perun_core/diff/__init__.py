@@ -43,7 +43,8 @@ from ..profile.resources import MISSING
 if TYPE_CHECKING:  # pragma: no cover
     from ..profile.model import Profile
 
-__all__ = ["NOISE_FLOOR", "under_noise_floor", "Change", "Comparison", "FunctionChange", "compare", "function_costs", "FunctionCosts"]
+__all__ = ["NOISE_FLOOR", "under_noise_floor", "Change", "Comparison", "FunctionChange", "compare", "function_costs",
+           "FunctionCosts"]
 
 #: Seconds per unit of the time units profiles use.
 TIME_UNITS = {"ns": 1e-9, "us": 1e-6, "µs": 1e-6, "ms": 1e-3, "s": 1.0}

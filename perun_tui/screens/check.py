@@ -145,7 +145,7 @@ class FilterBar(Widget):
             line.append(f" {label} ", style="reverse bold" if number == self.chosen else "")
         width = self.content_size.width
         if width <= 0 or line.cell_len <= width:
-            # the counts go first when there is no room for them
+            # the counts are the first to go when there is no room for them
             if self.counts and (width <= 0 or line.cell_len + len(self.counts) + 2 <= width):
                 line.append(f"  {self.counts}", style="dim")
             return line
@@ -207,8 +207,8 @@ class CheckScreen(Screen[bool]):
                 "the finding side by side", id="check.open"),
         Binding("d", "diff", "Difference", show=False, tooltip="Check: what changed between the finding's baseline "
                 "and target profiles (table, difference flame graph, bars)", id="check.diff"),
-        Binding("i", "finding", "Finding", show=False, tooltip="Check: the whole of the selected finding (result, amounts, "
-                "reason, both profiles), wrapped in a dialog", id="check.finding"),
+        Binding("i", "finding", "Finding", show=False, tooltip="Check: the whole of the selected finding (result, "
+                "amounts, reason, both profiles), wrapped in a dialog", id="check.finding"),
         Binding("x", "explain", "Why?", show=False, tooltip="Check: collect call-level profiles of the finding's "
                 "commits and list the functions responsible for the change", id="check.explain"),
         Binding("escape", "stop", "Cancel", key_display="esc",
@@ -516,6 +516,8 @@ class CheckScreen(Screen[bool]):
                                  functools.partial(self.action_filter, name))
         yield PaletteCommand("check: compare finding", "Plot the baseline and the target side by side",
                              self.action_open)
+        yield PaletteCommand("check: whole finding", "The selected finding in full: amounts, reason, both profiles",
+                             self.action_finding)
         yield PaletteCommand("check: back", "Back to the history", self.action_close)
         yield PaletteCommand("help: keys", "List every key", self.app.action_help)
 
