@@ -18,6 +18,7 @@ from __future__ import annotations
 import argparse
 import os
 import sys
+import textwrap
 from pathlib import Path
 
 from perun_core import api
@@ -42,8 +43,8 @@ def open_demo(path: Path | None) -> tuple[Path, DemoBuild | None]:
     if api.demo_is_built(where):
         return api.build_demo(where), None
     build = DemoBuild(where)
-    echo = _echo(build, f"perun-tui: building the demo repository in {display_path(where, limit=200)} "
-                        "(once, about half a minute on two cores); it opens as soon as its history is written")
+    echo = _echo(build, f"perun-tui: building the demo repository in {display_path(where, limit=200)} (once). "
+                        f"{api.DEMO_DURATION}. The app opens as soon as its history is written.")
     build.listen(lambda: None if build.root is not None else echo())  # from then on the app shows the steps
     build.start()
     try:
@@ -66,11 +67,23 @@ def _echo(build: DemoBuild, announce: str | None = None):
         steps = build.running_steps(1)
         if steps and api.demo_phase(steps[0]) not in shown:
             if announce is not None and not shown:
-                print(announce, file=sys.stderr)
+                # wrapped between words at the terminal's width: the terminal broke it anywhere (a comma alone)
+                print(textwrap.fill(announce, width=_stderr_width(), break_long_words=False, break_on_hyphens=False),
+                      file=sys.stderr)
             shown.add(api.demo_phase(steps[0]))
             print(f"  {steps[0]}", file=sys.stderr, flush=True)
 
     return echo
+
+
+def _stderr_width() -> int:
+    """The columns of the terminal on standard error (``COLUMNS`` first), 80 when it is none."""
+    if os.environ.get("COLUMNS", "").isdigit() and int(os.environ["COLUMNS"]) > 0:
+        return int(os.environ["COLUMNS"])
+    try:
+        return os.get_terminal_size(sys.stderr.fileno()).columns or 80
+    except (AttributeError, OSError, ValueError):
+        return 80
 
 
 def finish_demo_build(build: DemoBuild) -> None:
@@ -193,7 +206,8 @@ def main(argv: list[str] | None = None) -> int:
     app = PerunApp(core=core, colour=colour_environment(), low_bandwidth=low_bandwidth, demo_build=build)
     app.run()
     if build is not None and build.running:
-        print("perun-tui: stopping the demo's build; the next 'perun-tui --demo' (make demo) builds it again",
+        print(textwrap.fill("perun-tui: stopping the demo's build; the next 'perun-tui --demo' (make demo) builds "
+                            "it again", width=_stderr_width(), break_long_words=False, break_on_hyphens=False),
               file=sys.stderr, flush=True)
         build.stop()
     return app.return_code or 0

@@ -96,13 +96,16 @@ def test_the_demo_builder_prints_one_line_and_reuses_a_build(tmp_path):
 
 
 def test_the_demo_builder_refuses_a_directory_holding_something_else(tmp_path):
+    from perun_core.api import DEMO_DURATION
+
     target = tmp_path / "busy"
     target.mkdir()
     (target / "notes.txt").write_text("mine\n")
     failed = subprocess.run([sys.executable, "-m", "perun_core.cli.demo", str(target)], capture_output=True,
                             text=True, timeout=60)
     assert failed.returncode == 1
-    assert failed.stdout.splitlines() == [f"perun: building the demo repository in {target} (once, about half a minute on two cores)"]
+    assert failed.stdout.splitlines() == [f"perun: building the demo repository in {target} (once). "
+                                          f"{DEMO_DURATION}."]
     lines = failed.stderr.splitlines()
     assert len(lines) == 1 and lines[0].startswith("error: building the demo failed: ")
     assert (target / "notes.txt").read_text() == "mine\n"

@@ -50,10 +50,10 @@ _export("views", """Shown show view view_names build_view render_view one_plot o
 _export("files", "atomic_write atomic_write_text ensure_writable_directory ensure_writable_target write_user_file "
         "write_deferred command_scope")
 _export("text", "drop_controls escape_controls escape_lines escape_output has_controls in_words_of json_bytes_safe")
-_export("demo", "demo_dir build_demo demo_is_built demo_phase")
+_export("demo", "DEMO_DURATION demo_dir build_demo demo_is_built demo_phase")
 _export("formats", "LAYOUT_CHOICES ConvertResult convert profile_bytes unused_config_keys")
 _export("importing", "ImporterInfo ImportedProfile importer_info importer_kinds read_imported import_profiles")
-_export("diff", "NOISE_FLOOR DIFF_VIEWS compare_profiles diff_profiles render_diff diff_formats")
+_export("diff", "NOISE_FLOOR DIFF_VIEWS compare_profiles diff_profiles render_diff diff_formats diff_flame_legend")
 _export("fuzz", """FUZZ_PARAMS DELTA_PARAMS FuzzForm RuleInfo fuzz_form fuzz_rules FuzzSettings FuzzResult Finding FuzzStarted
         FuzzProgress InputKept FuzzFinished ProfilesCollected run_fuzzing slowdown_plot DeltaStep DeltaResult deltadebug
         FindingAnalysed Verdict compact_rules format_cost growth_text""")

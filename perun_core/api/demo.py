@@ -1,7 +1,7 @@
 """The porcelain of the demo repository: a small C project whose history has real, collected profiles.
 
-``perun-tui --demo`` opens it; :func:`build_demo` builds it once (about half
-a minute) and reuses it afterwards.
+``perun-tui --demo`` opens it; :func:`build_demo` builds it once (half a
+minute to a few minutes, by the machine's load: :data:`DEMO_DURATION`) and reuses it afterwards.
 """
 
 from __future__ import annotations
@@ -17,7 +17,12 @@ from ._demo.collected import COLLECTED_DEMO_VERSION, build_collected_demo
 
 from ._demo.staging import marker_of
 
-__all__ = ["build_demo", "demo_is_built", "demo_dir", "demo_phase"]
+__all__ = ["DEMO_DURATION", "build_demo", "demo_is_built", "demo_dir", "demo_phase"]
+
+#: how long the build takes, as the front ends say it before it starts: it runs and measures programs, so the
+#: machine's load decides (half a minute idle, about 100 s on two cores shared with other work)
+DEMO_DURATION = ("It runs and measures the demo's programs: about half a minute on two idle cores, a few minutes "
+                 "on a busy machine")
 
 #: the counter a progress step of the build ends in: ``: commit 3/12 (ae868f3)``, `` 3/12``
 _COUNTER = re.compile(r":?\s*(?:commit\s+)?\d+/\d+.*$")

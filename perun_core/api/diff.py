@@ -15,7 +15,7 @@ from typing import TYPE_CHECKING
 from ..check.compare import compare as compare_samples
 from ..diff import NOISE_FLOOR, compare
 
-from ..diff.render import FORMATS, render
+from ..diff.render import FORMATS, flame_legend, render
 
 from ..safetext import escape_output
 
@@ -26,7 +26,8 @@ if TYPE_CHECKING:  # pragma: no cover
     from ..profile.model import Profile
     from ..storage.repository import PerunRepository
 
-__all__ = ["NOISE_FLOOR", "DIFF_VIEWS", "compare_profiles", "diff_formats", "diff_profiles", "render_diff"]
+__all__ = ["NOISE_FLOOR", "DIFF_VIEWS", "compare_profiles", "diff_formats", "diff_profiles", "render_diff",
+           "diff_flame_legend"]
 
 DIFF_VIEWS = ("short", "flamegraph", "bars", "report")
 
@@ -86,13 +87,22 @@ def diff_profiles(
 
 def render_diff(comparison: Comparison, view: str = "short", *, fmt: str | None = None, width: int = 100,
                 height: int = 30, color: bool = False, limit: int | None = None, pixels: int | None = None,
-                front: str = "cli") -> str:
+                front: str = "cli", legend: bool = True) -> str:
     """``view`` of ``comparison`` as text (terminal text, SVG, folded pair or HTML by ``fmt``); ``front`` (``cli``,
-    ``tui``) names the settings it advises in that front end's words."""
+    ``tui``) names the settings it advises in that front end's words.
+
+    ``legend=False``: the terminal flame graph without its line on the signs, for a front end that keeps
+    :func:`diff_flame_legend` in view below a scrolled graph.
+    """
 
     text = render(comparison, view, fmt=fmt, width=width, height=height, color=color, limit=limit, pixels=pixels,
-                  front=front)
+                  front=front, legend=legend)
     return escape_output(text, keep_colour=color)
+
+
+def diff_flame_legend(comparison: Comparison) -> str:
+    """What the signs of the difference flame graph's frames say (``=``: under the comparison's noise floor)."""
+    return flame_legend(comparison.noise_floor)
 
 
 def diff_formats(view: str) -> tuple[str, ...]:

@@ -75,8 +75,7 @@ def main(argv: list[str] | None = None) -> int:
     if reused:
         print(f"perun: reusing the demo repository in {where}", flush=True)
     else:
-        print(f"perun: building the demo repository in {where} (once, about half a minute on two cores)",
-              flush=True)
+        print(f"perun: building the demo repository in {where} (once). {api.DEMO_DURATION}.", flush=True)
     progress = PhaseLines(sys.stdout, every_step=args.verbose)
     try:
         api.build_demo(where, progress=progress)

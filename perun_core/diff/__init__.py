@@ -44,7 +44,8 @@ from ..profile.resources import MISSING
 if TYPE_CHECKING:  # pragma: no cover
     from ..profile.model import Profile
 
-__all__ = ["NOISE_FLOOR", "Change", "Comparison", "FunctionChange", "compare", "function_costs", "FunctionCosts"]
+__all__ = ["NOISE_FLOOR", "under_noise_floor", "Change", "Comparison", "FunctionChange", "compare", "function_costs",
+           "FunctionCosts"]
 
 #: Seconds per unit of the time units profiles use.
 TIME_UNITS = {"ns": 1e-9, "us": 1e-6, "µs": 1e-6, "ms": 1e-3, "s": 1.0}
@@ -53,6 +54,15 @@ TIME_UNITS = {"ns": 1e-9, "us": 1e-6, "µs": 1e-6, "ms": 1e-3, "s": 1.0}
 #: ``changed``.  Two measurements of one unchanged program differ by about this much (the peak memory by a
 #: page or two, times by scheduling), so a smaller difference says nothing; ``diff --noise-floor`` sets it.
 NOISE_FLOOR = 0.01
+
+
+def under_noise_floor(absolute: float, relative: float | None, noise_floor: float) -> bool:
+    """Whether a change of ``absolute`` (``relative`` to its baseline, None for no baseline) counts as ``same``.
+
+    The one rule of the table's ``same`` and the difference flame graph's ``=``: nothing moved, or less than
+    ``noise_floor`` of a baseline that is not 0.
+    """
+    return absolute == 0 or (relative is not None and abs(relative) < noise_floor)
 
 #: (baseline amounts, target amounts) -> (baseline value, target value, relative change) of a group of repeated
 #: measurements: the porcelain passes the degradation check's robust levels, so that a pair shows one change in
@@ -105,8 +115,7 @@ class Change:
             return "new"
         if self.target is None:
             return "gone"
-        relative = self.relative
-        if self.absolute == 0 or (relative is not None and abs(relative) < self.noise_floor):
+        if under_noise_floor(self.absolute, self.relative, self.noise_floor):
             return "same"
         return "changed"
 
@@ -182,6 +191,8 @@ class Comparison:
     converted: dict[str, tuple[str, str]] = field(default_factory=dict)
     baseline: Profile | None = field(default=None, repr=False, compare=False)
     target: Profile | None = field(default=None, repr=False, compare=False)
+    #: relative changes smaller than this count as ``same`` (see :data:`NOISE_FLOOR`), in the table and the flame graph
+    noise_floor: float = NOISE_FLOOR
 
     @property
     def overlapping_uids(self) -> bool:
@@ -597,4 +608,4 @@ def compare(baseline: Profile, target: Profile, *, baseline_name: str = "baselin
             result_functions = tuple(listed)
             function_unit = base_costs.unit
     return Comparison(baseline_name, target_name, baseline.type or target.type, tuple(changes), result_functions,
-                      function_unit, base_total, target_total, converted, baseline, target)
+                      function_unit, base_total, target_total, converted, baseline, target, noise_floor)

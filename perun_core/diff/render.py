@@ -11,7 +11,8 @@
   changed: red grew, blue shrank, the deeper the more (relative to the
   largest change); frames new in the target are the deepest red.  In the
   terminal each frame's name starts with ``+`` (grew or new), ``-`` (shrank)
-  or ``=`` (the same), so the change reads without colour.  Output
+  or ``=`` (the same: moved less than the comparison's noise floor, the
+  table's ``same``), so the change reads without colour.  Output
   as a terminal icicle, an interactive SVG (the tooltip gives both amounts
   and the change) or the *folded pair* (``stack BASELINE TARGET`` lines, as
   Brendan Gregg's difffolded.pl writes them).  The layout is the flame
@@ -35,9 +36,9 @@ from ..views.base import RenderOptions
 from ..views.flamegraph import SVG_WIDTH, build, paused_gc, render_icicle, render_svg
 from ..amounts import format_amount, format_percent, relative_change, wrap_text
 from ..views.style import DEFAULT_THEME, RGB, fit, fit_middle, pad, paint, text_width
-from . import Change, Comparison
+from . import NOISE_FLOOR, Change, Comparison, under_noise_floor
 
-__all__ = ["DiffFlame", "VIEWS", "build_flame", "folded_pair", "render", "render_bars", "render_report",
+__all__ = ["DiffFlame", "VIEWS", "build_flame", "flame_legend", "folded_pair", "render", "render_bars", "render_report",
            "render_short"]
 
 VIEWS = ("short", "flamegraph", "bars", "report")
@@ -285,14 +286,21 @@ class DiffFlame:
     base_self: dict[int, float]
     largest: float         # the largest |self change| of a frame
     only_in_baseline: int  # call paths of the baseline missing from the target
+    noise_floor: float = NOISE_FLOOR  # the comparison's: an own amount that moved less than this share is "="
 
     def change(self, frame: Any) -> float:
         return frame.self_amount - self.base_self.get(id(frame), 0.0)
 
+    def moved(self, frame: Any) -> float:
+        """The frame's own change, 0 when the table would call it ``same`` (under the noise floor)."""
+        delta = self.change(frame)
+        before = self.base_self.get(id(frame), 0.0)
+        return 0.0 if under_noise_floor(delta, delta / abs(before) if before else None, self.noise_floor) else delta
+
     def colour(self, frame: Any) -> RGB:
         if id(frame) not in self.base_total:
             return (190, 0, 0)
-        delta = self.change(frame)
+        delta = self.moved(frame)
         if delta == 0 or not self.largest:
             return (235, 235, 235)
         strength = min(abs(delta) / self.largest, 1.0)
@@ -300,10 +308,11 @@ class DiffFlame:
         return (255, 30 + fade, 30 + fade) if delta > 0 else (30 + fade, 30 + fade, 255)
 
     def sign(self, frame: Any) -> str:
-        """``+`` when the frame's own amount grew (or the frame is new), ``-`` when it shrank, else ``=``."""
+        """``+`` when the frame's own amount grew (or the frame is new), ``-`` when it shrank, else (by less than the
+        noise floor) ``=``."""
         if id(frame) not in self.base_total:
             return "+"
-        delta = self.change(frame)
+        delta = self.moved(frame)
         return "+" if delta > 0 else "-" if delta < 0 else "="
 
     def label(self, frame: Any) -> str:
@@ -360,7 +369,7 @@ def _build_flame(comparison: Comparison, of: str | None) -> DiffFlame:
     gone = sum(1 for line in baseline.folded if line.rpartition(" ")[0] not in targets)
     target.title = (f"Difference flame graph: {comparison.baseline_name} -> {comparison.target_name}"
                     + (f" [{target.unit}]" if target.unit else "") + "; red grew, blue shrank")
-    return DiffFlame(target, baseline, base_total, base_self, largest, gone)
+    return DiffFlame(target, baseline, base_total, base_self, largest, gone, comparison.noise_floor)
 
 
 def folded_pair(flame: DiffFlame) -> str:
@@ -375,8 +384,13 @@ def folded_pair(flame: DiffFlame) -> str:
     return "\n".join(f"{stack} {b} {t}" for stack, (b, t) in sorted(pairs.items()))
 
 
+def flame_legend(noise_floor: float) -> str:
+    """What the signs before the frames' names say; ``=`` is the table's ``same``, under the same noise floor."""
+    return f"+ own amount grew (red or new), - shrank (blue), = same (within {100 * noise_floor:g}%)"
+
+
 def render_flame(flame: DiffFlame, fmt: str, *, width: int = 100, height: int = 30, color: bool = False,
-                 pixels: int | None = None, front: str = "cli") -> str:
+                 pixels: int | None = None, front: str = "cli", legend: bool = True) -> str:
     if fmt == "folded":
         return folded_pair(flame)
     if fmt == "svg":
@@ -385,7 +399,8 @@ def render_flame(flame: DiffFlame, fmt: str, *, width: int = 100, height: int = 
     text = render_icicle(flame.graph, RenderOptions("icicle", width, height, theme), colour_of=flame.colour,
                          label_of=flame.label)
     # the signs the frames carry, said once (the header ends in the colours)
-    text += "\n" + fit("+ own amount grew (red or new), - shrank (blue), = unchanged", width)
+    if legend:  # else the caller shows flame_legend() where it stays in view
+        text += "\n" + "\n".join(_wrap(flame_legend(flame.noise_floor), width))
     if flame.only_in_baseline:
         text += "\n" + "\n".join(_wrap(f"({flame.only_in_baseline} stacks only in the baseline are not drawn; "
                                        f"see {FOLDED.words(front)})", width))
@@ -508,9 +523,10 @@ def render_report(comparison: Comparison, *, limit: int = 200) -> str:
 
 def render(comparison: Comparison, view: str = "short", *, fmt: str | None = None, width: int = 100,
            height: int = 30, color: bool = False, limit: int | None = None, pixels: int | None = None,
-           front: str = "cli") -> str:
+           front: str = "cli", legend: bool = True) -> str:
     """Render ``view`` of ``comparison`` (see the module docstring); a setting it advises is named as ``front`` names
-    it (:mod:`perun_core.advice`)."""
+    it (:mod:`perun_core.advice`); ``legend=False`` leaves the flame graph's line on its signs out
+    (:func:`flame_legend`)."""
 
     if view not in VIEWS:
         raise UsageError(f"unknown difference view '{view}'; expected one of {', '.join(VIEWS)}")
@@ -523,4 +539,4 @@ def render(comparison: Comparison, view: str = "short", *, fmt: str | None = Non
     if view == "report":
         return render_report(comparison, limit=200 if limit is None else limit)
     return render_flame(build_flame(comparison), fmt or "icicle", width=width, height=height, color=color,
-                        pixels=pixels, front=front)
+                        pixels=pixels, front=front, legend=legend)

@@ -134,6 +134,8 @@ class ExplainScreen(ModalScreen[None]):
             yield FunctionList(id="explain-functions")
             with VerticalScroll(id="explain-flame-body"):
                 yield Static("", id="explain-flame")
+            # below the scrolled graph, not at its end: what + - = say stays in view
+            yield Static("", id="explain-flame-legend")
 
     def on_mount(self) -> None:
         dialog = self.query_one("#explain-dialog")
@@ -201,7 +203,7 @@ class ExplainScreen(ModalScreen[None]):
     @work(thread=True, exclusive=True, exit_on_error=False, group="flame", description="drawing a flame graph")
     def redraw_flame(self, comparison: Any, width: int, height: int) -> None:
         flame = api.render_diff(comparison, "flamegraph", width=width, height=height,
-                                color=not plain_pictures(self.app))
+                                color=not plain_pictures(self.app), legend=False)
         self.app.call_from_thread(self.query_one("#explain-flame", Static).update, ansi_picture(flame))
 
     def _show_keys(self) -> None:
@@ -270,7 +272,7 @@ class ExplainScreen(ModalScreen[None]):
                 comparison = api.explanation_comparison(shown, cwd=root)
                 if comparison is not None and comparison.has_stacks:
                     flame = api.render_diff(comparison, "flamegraph", width=width, height=height,
-                                            color=not plain_pictures(self.app))
+                                            color=not plain_pictures(self.app), legend=False)
                     self.comparison, self.flame_width = comparison, width
         except Interrupted:
             return
@@ -299,6 +301,9 @@ class ExplainScreen(ModalScreen[None]):
         if explanation.explained:
             self.query_one("#explain-flame", Static).update(ansi_picture(flame) if flame is not None
                                                             else Text(NO_FLAME, style="dim"))
+            if flame is not None and self.comparison is not None:
+                self.query_one("#explain-flame-legend", Static).update(
+                    Text(api.diff_flame_legend(self.comparison), style="dim"))
 
     def on_option_list_option_selected(self, event: OptionList.OptionSelected) -> None:
         event.stop()

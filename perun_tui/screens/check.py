@@ -27,7 +27,9 @@ from textual import events, on, work
 from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.containers import Horizontal, Vertical
+from textual.geometry import Size
 from textual.screen import Screen
+from textual.widget import Widget
 from textual.widgets import DataTable, Header, Static
 from textual.worker import Worker, WorkerState, get_current_worker
 
@@ -38,6 +40,7 @@ from ..commands import PaletteCommand, ScreenCommands
 from ..messages import CheckDone, CheckProgress, CompareLoaded
 from ..modals.check_profiles import CheckProfilesDialog
 from ..modals.explain import ExplainScreen
+from ..modals.finding import FindingScreen
 from ..screens.diff import DiffScreen
 from ..widgets.columns import Column, FittedTable
 from ..widgets.footer import Footer
@@ -99,10 +102,91 @@ def _delta(finding: Any) -> str:
     return "-"
 
 
+def finding_text(pair: Any, finding: Any) -> Text:
+    """Everything the check says of one finding, a part a line, wrapped where it is shown."""
+    result = finding.result
+    text = Text()
+    text.append(f"{result.glyph} {result.value}", style=_RESULT_STYLES.get(result.style, ""))
+    text.append(f" at {escape_controls(finding.location)}\n")
+    text.append(f"{_amount(finding, finding.from_)} → {_amount(finding, finding.to)} · {_delta(finding)}"
+                f" · confidence {_confidence(finding)} · method {escape_controls(finding.method or '-')}\n")
+    if finding.reason:
+        text.append(escape_controls(in_words_of(finding.reason, "tui")) + "\n", style="italic")
+    text.append("baseline ", style="dim")
+    text.append(escape_controls(pair.baseline.name) + "\n")
+    text.append("target   ", style="dim")
+    text.append(escape_controls(pair.target.name))
+    return text
+
+
 def _confidence(finding: Any) -> str:
     if finding.confidence_type in ("", "no", None):
         return "-"
     return f"{finding.confidence_type} {finding.confidence_rate:.2f}"
+
+
+class FilterBar(Widget):
+    """Every filter, the current one in reverse; too narrow for all of them, only the current one and ``f``."""
+
+    DEFAULT_CSS = "FilterBar { height: 1; }"
+
+    def __init__(self, **keywords: Any) -> None:
+        super().__init__(**keywords)
+        self.chosen = 0
+        self.counts = ""
+
+    def show(self, chosen: int, counts: str) -> None:
+        self.chosen, self.counts = chosen, counts
+        self.refresh()
+
+    def render(self) -> Text:
+        line = Text(" show: ", style="dim", no_wrap=True, overflow="ellipsis")
+        for number, (_name, label, _keep) in enumerate(FILTERS):
+            line.append(f" {label} ", style="reverse bold" if number == self.chosen else "")
+        width = self.content_size.width
+        if width <= 0 or line.cell_len <= width:
+            # the counts are the first to go when there is no room for them
+            if self.counts and (width <= 0 or line.cell_len + len(self.counts) + 2 <= width):
+                line.append(f"  {self.counts}", style="dim")
+            return line
+        short = Text(" show: ", style="dim", no_wrap=True, overflow="ellipsis")
+        short.append(f" {FILTERS[self.chosen][1]} ", style="reverse bold")
+        short.append(f"  {self.counts} · f: next" if self.counts else "  f: next", style="dim")
+        short.truncate(width, overflow="ellipsis")
+        return short
+
+
+class FindingDetail(Widget):
+    """The selected finding, wrapped; longer than the rows it got, its last row ends in a pointer to ``i``."""
+
+    DEFAULT_CSS = "FindingDetail { height: auto; }"
+    MORE = " … i: all of it"
+
+    def __init__(self, **keywords: Any) -> None:
+        super().__init__(**keywords)
+        self.detail = Text()
+
+    def show(self, text: Text) -> None:
+        self.detail = text
+        self.clear_cached_dimensions()
+        self.refresh(layout=True)
+
+    def _lines(self, width: int) -> list[Text]:
+        return list(self.detail.wrap(self.app.console, max(width, 1))) if self.detail else []
+
+    def get_content_height(self, container: Size, viewport: Size, width: int) -> int:
+        return len(self._lines(width))
+
+    def render(self) -> Text:
+        width, height = self.content_size
+        lines = self._lines(width)
+        if 0 < height < len(lines):
+            lines = lines[:height]
+            last = lines[-1]
+            last.truncate(max(width - len(self.MORE), 0))
+            last.rstrip()
+            last.append(self.MORE, style="bold")
+        return Text("\n").join(lines)
 
 
 class CheckScreen(Screen[bool]):
@@ -123,6 +207,8 @@ class CheckScreen(Screen[bool]):
                 "the finding side by side", id="check.open"),
         Binding("d", "diff", "Difference", show=False, tooltip="Check: what changed between the finding's baseline "
                 "and target profiles (table, difference flame graph, bars)", id="check.diff"),
+        Binding("i", "finding", "Finding", show=False, tooltip="Check: the whole of the selected finding (result, "
+                "amounts, reason, both profiles), wrapped in a dialog", id="check.finding"),
         Binding("x", "explain", "Why?", show=False, tooltip="Check: collect call-level profiles of the finding's "
                 "commits and list the functions responsible for the change", id="check.explain"),
         Binding("escape", "stop", "Cancel", key_display="esc",
@@ -149,9 +235,9 @@ class CheckScreen(Screen[bool]):
     def compose(self) -> ComposeResult:
         yield Header(icon="≡")
         with Vertical(id="check-pane", classes="pane"):
-            yield Static("", id="check-filter")
+            yield FilterBar(id="check-filter")
             yield FittedTable(FINDING_COLUMNS, id="check-findings")
-            yield Static("", id="check-pair")
+            yield FindingDetail(id="check-pair")
             yield Static("", id="check-status")
         yield Footer()
 
@@ -312,12 +398,8 @@ class CheckScreen(Screen[bool]):
         self._show_pair()
 
     def _show_filter(self) -> None:
-        line = Text(" show: ", style="dim", no_wrap=True, overflow="ellipsis")
-        for number, (_name, label, _keep) in enumerate(FILTERS):
-            line.append(f" {label} ", style="reverse bold" if number == self.filter else "")
-        if self.rows:
-            line.append(f"  {len(self._visible())} of {len(self.rows)}", style="dim")
-        self.query_one("#check-filter", Static).update(line)
+        counts = f"{len(self._visible())} of {len(self.rows)}" if self.rows else ""
+        self.query_one("#check-filter", FilterBar).show(self.filter, counts)
 
     @property
     def current(self) -> tuple[Any, Any, Any] | None:
@@ -329,18 +411,21 @@ class CheckScreen(Screen[bool]):
 
     def _show_pair(self) -> None:
         current = self.current
-        pair_line = self.query_one("#check-pair", Static)
+        pair_line = self.query_one("#check-pair", FindingDetail)
         if current is None:
-            pair_line.update("")
+            pair_line.show(Text())
             return
         _, pair, finding = current
-        text = Text(no_wrap=True, overflow="ellipsis")
+        # wrapped over as many rows as it takes (up to half the pane; i shows the rest): the reason first, it
+        # says what the row cannot (a maybe whose re-run found no change, the size a model was compared at)
+        text = Text()
+        if finding.reason:
+            text.append(escape_controls(in_words_of(finding.reason, "tui")), style="italic")
+            text.append("\n")
         text.append(escape_controls(pair.baseline.name), style="dim")
         text.append(" → ")
         text.append(escape_controls(pair.target.name))
-        if finding.reason:
-            text.append(f" · {escape_controls(in_words_of(finding.reason, 'tui'))}", style="italic")
-        pair_line.update(text)
+        pair_line.show(text)
 
     @on(DataTable.RowHighlighted, "#check-findings")
     def _highlighted(self, event: DataTable.RowHighlighted) -> None:
@@ -360,7 +445,7 @@ class CheckScreen(Screen[bool]):
             return self.running and self.what != "profiles"
         if action == "close":
             return not (self.running and self.what != "profiles")
-        if action in ("open", "diff"):
+        if action in ("open", "diff", "finding"):
             return bool(self.rows)
         return True
 
@@ -377,6 +462,14 @@ class CheckScreen(Screen[bool]):
             return
         _, pair, finding = current
         self.app.push_screen(CompareScreen(pair, finding))
+
+    def action_finding(self) -> None:
+        current = self.current
+        if current is None:
+            return
+        _, pair, finding = current
+        self.app.push_screen(FindingScreen(f"Finding · {escape_controls(finding.location)}",
+                                           finding_text(pair, finding)))
 
     def action_diff(self) -> None:
         current = self.current
@@ -432,6 +525,8 @@ class CheckScreen(Screen[bool]):
                                  functools.partial(self.action_filter, name))
         yield PaletteCommand("check: compare finding", "Plot the baseline and the target side by side",
                              self.action_open)
+        yield PaletteCommand("check: whole finding", "The selected finding in full: amounts, reason, both profiles",
+                             self.action_finding)
         yield PaletteCommand("check: back", "Back to the history", self.action_close)
         yield PaletteCommand("help: keys", "List every key", self.app.action_help)
 

@@ -494,3 +494,32 @@ def test_the_stacks_left_out_are_pointed_to_in_the_words_of_the_front_end():
     tui = " ".join(api.render_diff(_perf_pair(), "flamegraph", width=80, height=10, front="tui").split())
     assert "see --format folded" in " ".join(cli.split())
     assert "--format" not in tui and "see the table, t" in tui
+
+
+def test_the_flame_graph_calls_same_what_the_table_calls_same(tmp_path):
+    """The table said a function that grew by 0.35% was "same (within 1% of the baseline)" while the difference
+    flame graph marked its frame "+" (own amount grew): one rule, the comparison's noise floor, decides both."""
+
+    def script(name: str, leaf: int, other: int) -> Path:
+        block = ("busy 30101  2226.381981:    1001001 task-clock: \n"
+                 "\t            116e leaf+0x25 (/tmp/idfx/busy)\n\t            122d main+0x21 (/tmp/idfx/busy)\n\n")
+        gone = "busy 30101  2226.381981:    1001001 task-clock: \n\t            11f7 other+0x40 (/tmp/idfx/busy)\n\n"
+        path = tmp_path / name
+        path.write_text(block * leaf + gone * other)
+        return path
+
+    base = api.read_imported("perf-script", [script("base.script", 1000, 100)])
+    target = api.read_imported("perf-script", [script("target.script", 1003, 150)])
+    comparison = api.compare_profiles(base, target)
+    statuses = {change.uid: change.status for change in comparison.changes}
+    leaf = next(uid for uid in statuses if uid.startswith("leaf"))
+    other = next(uid for uid in statuses if uid.startswith("other"))
+    assert (statuses[leaf], statuses[other]) == ("same", "changed"), statuses
+    text = api.render_diff(comparison, "flamegraph", width=80, height=10)
+    assert "[=leaf()" in text and "[+other()" in text, text
+    assert "= same (within 1%)" in text
+    # a floor of 0.1% makes the 0.3% growth a change in both
+    finer = api.compare_profiles(base, target, noise_floor=0.001)
+    assert next(c.status for c in finer.changes if c.uid == leaf) == "changed"
+    finer_text = api.render_diff(finer, "flamegraph", width=80, height=10)
+    assert "[+leaf()" in finer_text and "= same (within 0.1%)" in finer_text

@@ -219,3 +219,77 @@ async def test_check_head_says_which_older_pending_profile_it_left_out(demo_repo
         await settle(pilot)
         status = str(screen.query_one("#check-status").render())
         assert status.startswith("note: skipped") and older.name in status and "newer pending" in status
+
+
+async def test_the_selected_findings_detail_is_readable_whole_at_every_size(demo_repo):
+    """The line under the findings was one row cut with an ellipsis at every size, even with thirty empty rows
+    at 120x40: the re-run's verdict of a maybe (its row says only "~ MaybeDegradation +52.0%") and the size of
+    a model were never readable.  It wraps over free rows now, ends in a pointer to i when it is cut (40x12),
+    and i shows the whole finding at every size."""
+    from dataclasses import replace
+
+    from perun_tui.modals.finding import FindingScreen
+    from perun_tui.screens.check import FindingDetail
+
+    def rendered_text(widget) -> str:  # padding and all (the helper's crop to the content size cuts a padded line)
+        from textual.geometry import Region
+
+        return "\n".join(strip.text for strip in widget.render_lines(Region(0, 0, *widget.outer_size)))
+
+    def squeezed(text: str) -> str:
+        return "".join(text.split())  # wrapping breaks words and lines anywhere
+
+    reason = ("the slower runs waited 8.5 ms longer off the CPU; not confirmed by 7 interleaved runs a side: "
+              "first x1.52, re-run x1.04 (NoChange); at size 8000")
+    app = PerunApp(demo_repo)
+    async with app.run_test(size=(120, 40)) as pilot:
+        screen = await open_check_screen(pilot)
+        await pilot.press("a")
+        await wait_until(pilot, lambda: not screen.running, timeout=30)
+        await settle(pilot)
+        version, pair, finding = screen.rows[0]
+        screen.rows[0] = (version, pair, replace(finding, reason=reason))
+        screen._fill()
+        table = screen.query_one("#check-findings", DataTable)
+        table.move_cursor(row=0)
+        await pilot.pause()
+        for size in ((120, 40), (80, 24), (40, 12)):
+            await pilot.resize_terminal(*size)
+            await settle(pilot)
+            shown = squeezed(rendered_text(screen.query_one("#check-pair")))
+            if size == (40, 12):
+                assert shown.endswith(squeezed(FindingDetail.MORE)), shown
+                assert table.size.height >= 2  # the table keeps a row besides its header
+            else:
+                assert squeezed(reason) in shown and squeezed(pair.target.name) in shown, (size, shown)
+            await pilot.press("i")
+            await pilot.pause()
+            dialog = app.screen
+            assert isinstance(dialog, FindingScreen)
+            whole = squeezed(rendered_text(dialog.query_one("#finding-text")))
+            for part in (reason, pair.baseline.name, pair.target.name, finding.location, finding.result.value):
+                assert squeezed(part) in whole, (size, part)
+            await pilot.press("escape")
+            await pilot.pause()
+            assert app.screen is screen
+
+
+async def test_the_filter_bar_names_the_current_filter_at_40_columns(demo_repo):
+    """At 40x12 the bar of filters was cut after "degradations  o…": cycling on with f to "maybe" or "no change"
+    showed nothing of which filter was on.  A bar too narrow for every filter names the current one."""
+    from perun_tui.screens.check import FILTERS
+
+    from .helpers import rendered_text
+
+    app = PerunApp(demo_repo)
+    async with app.run_test(size=(40, 12)) as pilot:
+        screen = await open_check_screen(pilot)
+        for _ in FILTERS:
+            await pilot.pause()
+            bar = rendered_text(screen.query_one("#check-filter"))
+            assert f" {FILTERS[screen.filter][1]} " in bar, (screen.filter, bar)
+            await pilot.press("f")
+        await pilot.resize_terminal(120, 40)
+        await pilot.pause()
+        bar = rendered_text(screen.query_one("#check-filter"))
+        assert all(label in bar for _name, label, _keep in FILTERS), bar

@@ -183,8 +183,32 @@ def test_open_demo_returns_as_soon_as_the_history_is_written(perun_repo, monkeyp
     try:
         assert opened == root and build is not None and build.running  # the profiles are still to come
         err = capsys.readouterr().err.splitlines()
-        assert err[0].startswith("perun-tui: building the demo repository in ")
-        assert err[1:] == ["  building commit 1/2"]  # each phase once, before the app takes the terminal
+        assert err[0].startswith("perun-tui: building the demo repository in")  # the banner, on a line or more
+        steps = [line for line in err if line.startswith("  ")]
+        assert steps == ["  building commit 1/2"] == err[-1:]  # each phase once, before the app takes the terminal
     finally:
         build.stop()
     assert build.stopped
+
+
+def test_the_banner_before_the_build_wraps_at_the_terminal_and_says_the_load_decides(perun_repo, monkeypatch,
+                                                                                     capsys):
+    """At 80 columns the banner was one line of 150 characters the terminal broke anywhere (a comma alone at the
+    start of the second row), and it promised "about half a minute on two cores" for a build that took 100 s on a
+    busy machine: it wraps between words now and says the load decides."""
+    from perun_tui.cli import open_demo
+
+    root, shas = perun_repo
+    monkeypatch.setattr(api, "build_demo", SteppedBuild(shas))
+    monkeypatch.setenv("COLUMNS", "80")
+    opened, build = open_demo(root)
+    try:
+        err = capsys.readouterr().err.splitlines()
+        banner = err[:err.index("  building commit 1/2")]
+        assert len(banner) > 1 and all(len(line) <= 80 for line in banner), banner
+        assert not any(line[:1] in ",.;:)" for line in banner), banner  # no row starts with a comma
+        said = " ".join(banner)
+        assert said.startswith(f"perun-tui: building the demo repository in ") and "busy machine" in said, said
+        assert "half a minute on two cores)" not in said
+    finally:
+        build.stop()

@@ -514,3 +514,33 @@ async def test_x_on_a_finding_of_a_mixed_profile_says_why_not_and_what_would_wor
         assert isinstance(modal, ExplainScreen)
         await wait_until(pilot, lambda: modal.explanation is None and "not explained" in _text(modal), timeout=30)
         assert "mixed profile" in _text(modal) and "a finding of a time profile" in _text(modal)
+
+
+async def test_the_flame_graph_keeps_rows_and_its_legend_at_80x24(tmp_path):
+    """At 80x24 the text and the ranked functions took all but two rows of the dialog: the difference flame graph
+    showed its title and one level, and its legend (what + - = mean) came only after its last level, never in
+    view.  The flame graph keeps rows of its own now and the legend stays below it, whatever is scrolled."""
+    root = tmp_path / "cproject"
+    make_repo(root, [{"files": {"app.c": "int main(void) { return 0; }\n"}, "message": "v1"}])
+    api.init(root)
+    report = _perf_report(tmp_path, root, None)
+    app = PerunApp(root)
+    async with app.run_test(size=(80, 24)) as pilot:
+        await settle(pilot)
+        modal = ExplainScreen(report, "./app [real]")
+        await app.push_screen(modal)
+        await wait_until(pilot, lambda: modal.explanation is not None, timeout=30)
+        await settle(pilot)
+        dialog = modal.query_one("#explain-dialog")
+        body = modal.query_one("#explain-flame-body")
+        assert body.region.height >= 5 and dialog.content_region.contains_region(body.region), body.region
+        legends = [widget for widget in modal.query("#explain-flame-legend, #explain-flame")
+                   if "+ own amount grew" in str(widget.render())]
+        assert legends, "no legend"
+        legend = legends[0]
+        assert legend.id == "explain-flame-legend"  # not inside the scrolled graph
+        assert legend.region.height > 0 and dialog.content_region.contains_region(legend.region), legend.region
+        assert "= same (within 1%)" in " ".join(str(legend.render()).split())
+        await pilot.press("pagedown", "pagedown")
+        await settle(pilot)
+        assert dialog.content_region.contains_region(legend.region)

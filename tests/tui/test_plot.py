@@ -2,10 +2,13 @@
 
 from __future__ import annotations
 
+import subprocess
+import sys
 import threading
 
 from textual.widgets import Static
 
+from perun_core import api
 from perun_tui.app import MainScreen, PerunApp
 from perun_tui.core import Core
 from perun_tui.messages import PictureReady
@@ -176,7 +179,7 @@ async def test_heap_map_steps_through_snapshots_and_toggles_heat(demo_repo):
         assert app.focused is heap
         assert "plot: toggle heat mode" in [command.name for command in app.screen.palette_commands()]
         text = rendered_text(heap)
-        assert text.startswith("snapshot 1 of 3 (time 25.0 ms)")
+        assert text.startswith("snapshot 0 of 0–2 (time 25.0 ms)")
         assert "A sll_insert" in text
         assert "sll_insert (src/sll.c:10) · 16 B at 0x55d4a000" in status_line(app)
         # the cell cursor, by keys and by the mouse: a row down is the next allocation, right of it is free
@@ -191,7 +194,14 @@ async def test_heap_map_steps_through_snapshots_and_toggles_heat(demo_repo):
         await pilot.press("right")
         await settle(pilot)
         assert heap.snapshot == 1
-        assert rendered_text(heap).startswith("snapshot 2 of 3")
+        assert rendered_text(heap).startswith("snapshot 1 of 0–2 (time 50.0 ms)")
+        # one numbering: the command line's snapshot 1 is the same one (it was "snapshot 2 of 3" here)
+        with api.open_repository(demo_repo) as repo:
+            minor = list(api.log(None, repo=repo))[MEMORY_COMMIT].version.checksum
+        cli = subprocess.run([sys.executable, "-m", "perun_core.cli.entry", "show", "-m", minor, "1@i", "heapmap",
+                              "-s", "1"], cwd=demo_repo, capture_output=True, text=True, timeout=120)
+        assert cli.returncode == 0, cli.stderr
+        assert "snapshot 1 (time 50.0 ms)" in cli.stdout, cli.stdout[:300]
         await pilot.press("left", "left")
         await settle(pilot)
         assert heap.snapshot == 2  # wraps around
@@ -204,7 +214,7 @@ async def test_heap_map_steps_through_snapshots_and_toggles_heat(demo_repo):
         assert not heap.check_action("snapshot", (1,))
         await pilot.press("t")
         await settle(pilot)
-        assert heap.mode == "heap" and rendered_text(heap).startswith("snapshot 3 of 3")
+        assert heap.mode == "heap" and rendered_text(heap).startswith("snapshot 2 of 0–2")
 
 
 async def test_the_heat_legend_at_40x12_goes_on_two_lines_rather_than_being_cut(demo_repo, monkeypatch):

@@ -468,7 +468,7 @@ def build_collected_demo(path: Path | str, *, progress: Callable[[str], None] | 
 
     ``path`` must be missing, an empty directory, or hold this demo (then
     it is returned at once), or a build of it that was killed (built
-    again).  The build takes about half a minute on two cores.  It happens
+    again).  The build takes about half a minute on two idle cores, minutes on a busy machine.  It happens
     in ``path`` itself, so that it can be watched: ``on_ready`` gets the
     root as soon as it opens as a repository (its history written, no
     profiles yet), and each commit's time profile is registered as soon as

@@ -250,7 +250,8 @@ def header_parts(heap: Any, layout: Any) -> list[str]:
         return [f"heat of {len(heap.snapshots)} snapshots", f"{allocations} allocations",
                 f"{format_amount(layout.size, unit)} per cell", f"hottest {layout.hottest}"]
     shot = heap.snapshots[layout.snapshot]
-    return [f"snapshot {layout.snapshot + 1} of {len(heap.snapshots)} (time {shot.time_text})",
+    # numbered from 0 as the profile stores them, as `show heapmap -s` takes them and the bars' axis labels them
+    return [f"snapshot {layout.snapshot} of 0–{len(heap.snapshots) - 1} (time {shot.time_text})",
             f"{len(shot.addresses)} allocations, {format_amount(shot.allocated, unit)}",
             f"{format_amount(layout.size, unit)} per cell"]
 
