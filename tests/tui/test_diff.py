@@ -120,3 +120,30 @@ async def test_the_note_without_a_flame_graph_wraps_at_40_columns(demo_repo):
         note = screen.query_one("#diff-flame-text", Static)
         assert note.region.right <= app.size.width
         assert " ".join(rendered_text(note).split()) == "no call stacks in both profiles: no difference flame graph"
+
+
+async def test_the_table_has_the_focus_when_the_difference_opens(demo_repo):
+    """End and PageDown did nothing until Tab moved the focus from the tab bar to the table."""
+    from textual.containers import ScrollableContainer
+
+    app = PerunApp(demo_repo)
+    async with app.run_test(size=(100, 12)) as pilot:
+        await settle(pilot)
+        await select_profile(pilot, "1@p", commit=0)
+        await pilot.press("m")
+        await select_profile(pilot, "0@i", commit=2)
+        await pilot.press("d")
+        await settle(pilot)
+        screen = app.screen
+        assert isinstance(screen, DiffScreen)
+        await wait_until(pilot, lambda: screen.result is not None, timeout=30)
+        await settle(pilot)
+        view = screen.query_one("#diff-table ScrollableContainer", ScrollableContainer)
+        assert app.focused is view
+        assert view.max_scroll_y > 0
+        await pilot.press("end")
+        await pilot.pause()
+        assert view.scroll_y == view.max_scroll_y
+        await pilot.press("b")
+        await pilot.pause()
+        assert app.focused is screen.query_one("#diff-bars ScrollableContainer")
