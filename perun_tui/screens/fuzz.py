@@ -42,8 +42,9 @@ from perun_core.errors import PerunError
 from ..messages import ProfileLink
 from ..widgets.forms import ParamForm
 from ..widgets.footer import Footer
+from ..widgets.moves import LIST_MOVES
 
-__all__ = ["FRAMES", "FuzzDone", "FuzzEvent", "FuzzFeed", "FuzzScreen"]
+__all__ = ["FRAMES", "FoundTable", "FuzzDone", "FuzzEvent", "FuzzFeed", "FuzzScreen"]
 
 #: how many times a second the screen shows the search's progress at most
 FRAMES = 4
@@ -93,6 +94,12 @@ class FuzzFeed:
             return taken
 
 
+class FoundTable(DataTable):
+    """The kept inputs, one a row, keyed by the input's id."""
+
+    BINDINGS = LIST_MOVES
+
+
 @dataclass
 class FuzzDone(Message):
     """The search ended: its result, or the error that stopped it before it began."""
@@ -133,7 +140,7 @@ class FuzzScreen(Screen[ProfileLink | None]):
             yield ParamForm(id="fuzz-form")
             yield Static("fill in cmd, seeds and output_dir, then ctrl+s", id="fuzz-status")
             yield Sparkline([], id="fuzz-plot")
-            yield DataTable(id="fuzz-found", cursor_type="row", zebra_stripes=False)
+            yield FoundTable(id="fuzz-found", cursor_type="row", zebra_stripes=False)
         yield Footer()
 
     async def on_mount(self) -> None:
