@@ -26,7 +26,7 @@ from textual.widgets import DataTable
 from perun_core.api import fit_middle
 
 from ..formatting import fit
-from .moves import LIST_MOVES
+from .moves import LIST_MOVES, TABLE_ENDS
 
 __all__ = ["AmountsTable", "Column", "FittedTable", "cut_cell", "fit_columns", "fit_cell"]
 
@@ -129,7 +129,7 @@ class FittedTable(DataTable):
     column end in an ellipsis.
     """
 
-    BINDINGS = LIST_MOVES
+    BINDINGS = [*LIST_MOVES, *TABLE_ENDS]
 
     def __init__(self, columns: Sequence[Column], *, id: str | None = None) -> None:
         super().__init__(id=id, cursor_type="row", zebra_stripes=False)

@@ -15,7 +15,7 @@ from perun_core.api import ProfileInfo, escape_controls
 from ..formatting import local_time
 from ..messages import DiffRequested, ProfileAction
 from .columns import Column, cut_cell, fit_cell, fit_columns
-from .moves import LIST_MOVES
+from .moves import LIST_MOVES, TABLE_ENDS
 
 #: the columns in table order; at 80 columns tag to time and the postprocessors fit, cmd, args and
 #: origin come in with room (the note line under the table names the selected profile's file).  Where
@@ -65,6 +65,7 @@ class ProfilesTable(DataTable):
                 tooltip="What changed between the two marked profiles (or the marked one and this one)",
                 id="profiles.diff"),
         *LIST_MOVES,
+        *TABLE_ENDS,
     ]
 
     def __init__(self, *, id: str | None = None) -> None:

@@ -184,3 +184,19 @@ async def test_j_and_k_move_the_cursor_of_the_profiles_table(demo_repo):
         assert table.cursor_row == 1
         await pilot.press("k")
         assert table.cursor_row == 0
+
+
+async def test_home_and_end_take_the_profiles_table_to_its_first_and_last_row(demo_repo):
+    """End and Home did nothing in a table with a row cursor (they scrolled sideways, where nothing was)."""
+    from perun_tui.widgets.columns import FittedTable
+
+    assert FittedTable._merged_bindings.key_to_bindings["end"][-1].action == "scroll_bottom"
+    app = PerunApp(demo_repo)
+    async with app.run_test(size=(80, 24)) as pilot:
+        await settle(pilot)
+        table = await select_profile(pilot, "0@i", commit=0)
+        assert table.row_count > 2
+        await pilot.press("end")
+        assert table.cursor_row == table.row_count - 1
+        await pilot.press("home")
+        assert table.cursor_row == 0
