@@ -164,7 +164,7 @@ def test_j_and_k_move_in_every_list_and_table_of_the_app():
 
     ours = [cls for base in (DataTable, OptionList) for cls in subclasses(base)
             if cls.__module__.startswith("perun_tui.")]
-    assert {"ProfilesTable", "FittedTable", "EntryList", "FoundTable"} <= {cls.__name__ for cls in ours}
+    assert {"ProfilesTable", "FittedTable", "EntryList"} <= {cls.__name__ for cls in ours}
     for cls in ours:
         keys = cls._merged_bindings.key_to_bindings
         assert [b.action for b in keys.get("j", [])] == ["cursor_down"], cls
