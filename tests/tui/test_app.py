@@ -574,3 +574,22 @@ async def test_details_show_the_addresses_of_a_memory_profile_in_hexadecimal(dem
         row = next(row for row in stats.rows_given if row[0].plain == "address")
         assert all(cell.plain.startswith("0x") for cell in row[2:]), [cell.plain for cell in row]
         int(row[2].plain, 16)  # a number in hexadecimal, no unit or prefix
+
+
+async def test_a_and_x_on_a_registered_profile_say_why_they_do_nothing(demo_repo):
+    """a (register) and x (delete) apply to pending profiles only; on a registered one they did nothing, silently."""
+    from .helpers import select_profile
+
+    recorder = Recorder()
+    app = PerunApp(demo_repo)
+    async with app.run_test(size=(80, 24), message_hook=recorder) as pilot:
+        await settle(pilot)
+        table = await select_profile(pilot, "0@i", commit=0)
+        assert table.current.registered
+        await pilot.press("a")
+        await pilot.press("x")
+        await pilot.pause()
+        warnings = recorder.notes("warning")
+        assert any("only pending profiles can be registered" in note for note in warnings), warnings
+        assert any("only pending profiles can be deleted" in note for note in warnings), warnings
+        assert isinstance(app.screen, MainScreen)  # nothing asked, nothing done
