@@ -33,8 +33,12 @@ class HeapView(PictureWidget):
                 tooltip="Heap map: the previous snapshot", id="plot.previous_snapshot", group=SNAPSHOT_KEYS),
         Binding("right", "snapshot(1)", "Next snapshot", key_display="→", tooltip="Heap map: the next snapshot",
                 id="plot.next_snapshot", group=SNAPSHOT_KEYS),
-        Binding("t", "heat", "Heat", tooltip="Heap map: switch between sites and the heat of all snapshots",
+        # t's label says what it switches to: the heat of all snapshots, or back to one snapshot at a time
+        # (which ← → step through; their hint is gone while the heat shows)
+        Binding("t", "heat", "Heat", tooltip="Heap map: the heat of all snapshots (t again: one snapshot's sites)",
                 id="plot.heat"),
+        Binding("t", "sites", "Snapshots", tooltip="Heap map: back to one snapshot's sites, stepped with ← →",
+                id="plot.sites"),
         Binding("space", "animate", "Play", show=False, tooltip="Heap map: step through the snapshots by itself",
                 id="plot.animate"),
         Binding("k,up", "cell(0, -1)", "Cell up", show=False, tooltip="Heap map: move the cell cursor up",
@@ -187,6 +191,10 @@ class HeapView(PictureWidget):
     def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
         if action in ("snapshot", "animate"):
             return self.model is not None and self.mode == "heap" and len(self.heap.snapshots) > 1
+        if action == "heat":
+            return self.mode == "heap"
+        if action == "sites":
+            return self.mode == "heat"
         return True
 
     def action_snapshot(self, step: int) -> None:
@@ -203,6 +211,11 @@ class HeapView(PictureWidget):
         self.mode = "heat" if self.mode == "heap" else "heap"
         self.refresh_bindings()
         self.request()
+
+    def action_sites(self) -> None:
+        """From the heat back to one snapshot's sites (t, labelled so while the heat shows)."""
+        if self.mode == "heat":
+            self.action_heat()
 
     def action_cell(self, dx: int, dy: int) -> None:
         if self.picture is None:
