@@ -90,7 +90,7 @@ async def test_f1_lists_the_keys_of_the_screen_on_view_from_its_bindings(demo_re
         assert {"plot", "flame graph", "heap map", "chart", "everywhere"} <= where
         text = "\n".join(" ".join(row) for row in rows)
         for words in ("Flame graph: the calling frame", "Flame graph: the frame to the right",
-                      "Flame graph: zoom into", "Heap map: the heat of all snapshots", "Back to the profiles", "Leave perun-tui"):
+                      "Flame graph: zoom into", "Heap map: switch between sites", "Back to the profiles", "Leave perun-tui"):
             assert words in text, words
         assert "Edit the job matrix" not in text  # a key of the main screen: not on this one
         # every key the screen's widgets declare, and nothing written by hand

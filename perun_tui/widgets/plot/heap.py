@@ -20,6 +20,8 @@ from .picture import PictureWidget, style_colour
 
 #: the footer shows both snapshot keys as one item
 SNAPSHOT_KEYS = Binding.Group("Snapshot")
+#: what t does, in either mode
+HEAT_TIP = "Heap map: switch between sites and the heat of all snapshots"
 
 
 class HeapView(PictureWidget):
@@ -34,11 +36,9 @@ class HeapView(PictureWidget):
         Binding("right", "snapshot(1)", "Next snapshot", key_display="→", tooltip="Heap map: the next snapshot",
                 id="plot.next_snapshot", group=SNAPSHOT_KEYS),
         # t's label says what it switches to: the heat of all snapshots, or back to one snapshot at a time
-        # (which ← → step through; their hint is gone while the heat shows)
-        Binding("t", "heat", "Heat", tooltip="Heap map: the heat of all snapshots (t again: one snapshot's sites)",
-                id="plot.heat"),
-        Binding("t", "sites", "Snapshots", tooltip="Heap map: back to one snapshot's sites, stepped with ← →",
-                id="plot.sites"),
+        # (which ← → step through; their hint is gone while the heat shows).  One tooltip: F1 lists a key once
+        Binding("t", "heat", "Heat", tooltip=HEAT_TIP, id="plot.heat"),
+        Binding("t", "sites", "Snapshots", tooltip=HEAT_TIP, id="plot.sites"),
         Binding("space", "animate", "Play", show=False, tooltip="Heap map: step through the snapshots by itself",
                 id="plot.animate"),
         Binding("k,up", "cell(0, -1)", "Cell up", show=False, tooltip="Heap map: move the cell cursor up",
