@@ -40,6 +40,7 @@ from perun_core.errors import Interrupted, PerunError
 
 from ..formatting import ansi_picture
 from ..pictures import plain_pictures
+from ..widgets.moves import LIST_MOVES
 from .source import SourceScreen, read_only_copy, viewers
 from .keys import HELP_IN_DIALOG
 
@@ -91,6 +92,8 @@ def function_prompt(rank: int, function: Any, unit: str, width: int | None = Non
 class FunctionList(OptionList):
     """The ranked functions, wrapped again by their dialog whenever the list's width changes: shown for the
     first time with the explanation, it had no width yet, and the options broke their lines at column 0."""
+
+    BINDINGS = LIST_MOVES
 
     def on_resize(self) -> None:
         screen = self.screen

@@ -55,6 +55,8 @@ class DiffScreen(Screen[None]):
     """What changed from a baseline to a target profile."""
 
     TITLE = "perun · difference"
+    #: the table's view has the focus on opening: End, PageDown and the arrows scroll it at once
+    AUTO_FOCUS = "#diff-table ScrollableContainer"
 
     BINDINGS = [
         Binding("escape", "close", "Back", key_display="esc", tooltip="Difference: back", id="diff.close"),
@@ -150,6 +152,8 @@ class DiffScreen(Screen[None]):
 
     def action_tab(self, pane: str) -> None:
         self.query_one(TabbedContent).active = pane
+        # the view shown takes the focus, so that the scrolling keys move it and not the hidden one
+        self.query_one(f"#{pane} ScrollableContainer").focus()
 
     def action_close(self) -> None:
         self.dismiss(None)

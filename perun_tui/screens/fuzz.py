@@ -6,7 +6,9 @@ as messages from a thread worker: runs, kept inputs, hangs, the best
 slow-down and a sparkline of the best slow-down over time.  ``esc`` cancels a
 running search (the results so far are still written) and closes the screen
 otherwise; ``enter`` on a found input whose profile was collected closes the
-screen and shows that profile in the profiles pane.
+screen and shows that profile in the profiles pane.  The found inputs are
+listed the slowest first; when the search ends their table takes the focus,
+its cursor on the best one (``tab`` reaches it too).
 
 The form's first field has the focus when the screen opens.  Until a search
 starts the form has the pane to itself (the sparkline and the table of
@@ -28,7 +30,7 @@ from pathlib import Path
 from typing import Any
 
 from rich.text import Text
-from textual import work
+from textual import on, work
 from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.containers import Vertical
@@ -41,12 +43,19 @@ from perun_core.errors import PerunError
 
 from ..messages import ProfileLink
 from ..widgets.forms import ParamForm
+from ..widgets.columns import Column, FittedTable
 from ..widgets.footer import Footer
 
-__all__ = ["FRAMES", "FuzzDone", "FuzzEvent", "FuzzFeed", "FuzzScreen"]
+__all__ = ["FOUND_COLUMNS", "FRAMES", "FuzzDone", "FuzzEvent", "FuzzFeed", "FuzzScreen"]
 
 #: how many times a second the screen shows the search's progress at most
 FRAMES = 4
+
+#: the kept inputs' columns: fitted to the width, a cell too wide (the rules) cut with an ellipsis
+FOUND_COLUMNS = (Column("id", "input", 0, 4, 12), Column("size", "size", 3, 4, 10),
+                 Column("time", "time", 2, 4, 12), Column("slowdown", "slow-down", 1, 5, 10),
+                 Column("rules", "rules", 5, 8, 60, shrink=True),
+                 Column("profile", "profile", 4, 8, 60, optional=True, middle=True))
 
 
 @dataclass
@@ -121,6 +130,8 @@ class FuzzScreen(Screen[ProfileLink | None]):
         self.best = 1.0
         self.history: list[float] = []  # the best slow-down at each look (empty: a flat line, no block)
         self.links: dict[str, ProfileLink] = {}
+        #: the kept inputs' rows, the slowest first: (slow-down, id, cells)
+        self.found: list[tuple[float, str, list[Text]]] = []
         self.started = 0.0
         self.metric = "cpu"  # what a run's cost is, as the search's start says
         self.feed = FuzzFeed()
@@ -133,15 +144,11 @@ class FuzzScreen(Screen[ProfileLink | None]):
             yield ParamForm(id="fuzz-form")
             yield Static("fill in cmd, seeds and output_dir, then ctrl+s", id="fuzz-status")
             yield Sparkline([], id="fuzz-plot")
-            yield DataTable(id="fuzz-found", cursor_type="row", zebra_stripes=False)
+            yield FittedTable(FOUND_COLUMNS, id="fuzz-found")
         yield Footer()
 
     async def on_mount(self) -> None:
         self.query_one("#fuzz-pane").border_title = "Fuzz · find inputs that make a program slow"
-        table = self.query_one("#fuzz-found", DataTable)
-        for label, key in (("input", "id"), ("size", "size"), ("time", "time"), ("slow-down", "slowdown"),
-                           ("rules", "rules"), ("profile", "profile")):
-            table.add_column(label, key=key)
         form = self.query_one(ParamForm)
         await form.show_params(api.fuzz_form(), self.values)
         fields = form.query(".form-field")
@@ -174,7 +181,8 @@ class FuzzScreen(Screen[ProfileLink | None]):
         self.started = time.monotonic()
         self.feed = FuzzFeed()
         self.add_class("-started")
-        self.query_one("#fuzz-found", DataTable).clear()
+        self.found.clear()
+        self.query_one("#fuzz-found", FittedTable).set_rows([])
         self._show("checking the seeds and measuring them…")
         self.fuzz(dict(form.params))
 
@@ -204,7 +212,7 @@ class FuzzScreen(Screen[ProfileLink | None]):
         self.cancel.set()  # never leave a search running behind a closed screen
 
     def action_open(self) -> None:
-        table = self.query_one("#fuzz-found", DataTable)
+        table = self.query_one("#fuzz-found", FittedTable)
         if self.running or table.row_count == 0:
             return
         key = table.coordinate_to_cell_key((table.cursor_row, 0)).row_key.value
@@ -213,6 +221,11 @@ class FuzzScreen(Screen[ProfileLink | None]):
             self.notify("this input has no profile (only the best inputs get one)", severity="warning")
             return
         self.dismiss(link)
+
+    @on(DataTable.RowSelected, "#fuzz-found")
+    def _row_chosen(self, event: DataTable.RowSelected) -> None:
+        # enter on the table selects its row (the table's own key comes before the screen's)
+        self.action_open()
 
     # -- progress ---------------------------------------------------------------------------------
     def _show(self, text: str) -> None:
@@ -241,13 +254,15 @@ class FuzzScreen(Screen[ProfileLink | None]):
             self._show(f"fuzzing with {started.jobs} parallel runs; seed "
                        f"{api.format_cost(started.baselines[0], started.metric)}; keeping "
                        f"inputs {100 * started.threshold:.0f} % slower than their parent")
-        table = self.query_one("#fuzz-found", DataTable)
         for event in kept:
             finding = event.finding
             self.best = max(self.best, event.best_slowdown)
             time_text = "hang" if finding.hang else api.format_cost(finding.value, self.metric)
-            table.add_row(finding.id, api.format_amount(finding.size, "B"), time_text, f"{finding.slowdown:.1f}x",
-                          api.compact_rules(finding.rules), "", key=finding.id)
+            cells = [Text(finding.id), Text(api.format_amount(finding.size, "B")), Text(time_text),
+                     Text(f"{finding.slowdown:.1f}x"), Text(api.compact_rules(finding.rules)), Text("")]
+            self.found.append((finding.slowdown, finding.id, cells))
+        if kept:
+            self._show_found()
         if progress is not None:
             self.best = max(self.best, progress.best_slowdown)
             self.history.append(self.best)
@@ -257,6 +272,15 @@ class FuzzScreen(Screen[ProfileLink | None]):
                        f"{progress.hangs} hangs · best {progress.best_slowdown:.1f}x at equal size (at "
                        f"{progress.best_found_at:.0f} s) · {progress.elapsed:.0f} s"
                        + (" · cancelling…" if self.cancel.is_set() else ""))
+
+    def _show_found(self) -> None:
+        """The kept inputs in the table, the slowest first; the cursor stays on the input it was on."""
+        table = self.query_one("#fuzz-found", FittedTable)
+        on = table.coordinate_to_cell_key((table.cursor_row, 0)).row_key.value if table.row_count else None
+        self.found.sort(key=lambda row: -row[0])
+        table.set_rows([(key, cells) for _slowdown, key, cells in self.found])
+        if on is not None:
+            table.move_cursor(row=table.get_row_index(on), animate=False)
 
     def on_fuzz_done(self, message: FuzzDone) -> None:
         self._take()  # what came in after the last frame
@@ -271,11 +295,14 @@ class FuzzScreen(Screen[ProfileLink | None]):
         result = self.result = message.result
         self.status = "cancelled" if result.stopped == "cancelled" else "done"
         profiled = [f for f in result.best if not f.hang][:len(result.profiles)]
-        table = self.query_one("#fuzz-found", DataTable)
+        table = self.query_one("#fuzz-found", FittedTable)
         for finding, profile in zip(profiled, result.profiles):
             self.links[finding.id] = ProfileLink(None, Path(profile).name)
-            if finding.id in table.rows:
-                table.update_cell(finding.id, "profile", Path(profile).name)
+            table.set_cell(finding.id, "profile", Text(Path(profile).name))
+        if table.row_count:
+            # the search's end hands the keys to the results: the best input is on the cursor, enter shows it
+            table.move_cursor(row=0, animate=False)
+            table.focus()
         reported = "; ".join(f"{v.id} {v.ratio:.1f}x at equal size, {api.growth_text(v)}" for v in result.reported[:2])
         self._show(f"{self.status}: {result.executions} runs, {len(result.findings)} kept, {len(result.reported)} "
                    f"reported{': ' + reported if reported else ''}; results in {result.settings.output_dir}")

@@ -175,7 +175,8 @@ class MatrixScreen(Screen[None]):
         tabs = self.query_one(TabbedContent)
         if tabs.has_class("loading"):
             tabs.remove_class("loading")
-            self.query_one(Tabs).focus()
+            # the commands take what is typed first (on the tab bar a letter was lost, q quit the app)
+            self.query_one("#matrix-cmds", TextArea).focus()
         self.check_now()
 
     def values(self) -> dict[str, Any]:

@@ -26,6 +26,7 @@ from textual.widgets import DataTable
 from perun_core.api import fit_middle
 
 from ..formatting import fit
+from .moves import LIST_MOVES, TABLE_ENDS
 
 __all__ = ["AmountsTable", "Column", "FittedTable", "cut_cell", "fit_columns", "fit_cell"]
 
@@ -128,6 +129,8 @@ class FittedTable(DataTable):
     column end in an ellipsis.
     """
 
+    BINDINGS = [*LIST_MOVES, *TABLE_ENDS]
+
     def __init__(self, columns: Sequence[Column], *, id: str | None = None) -> None:
         super().__init__(id=id, cursor_type="row", zebra_stripes=False)
         self.columns_wanted = tuple(columns)
@@ -227,6 +230,8 @@ class AmountsTable(DataTable):
     between words; only a word wider than the line ends in an ellipsis).  The layout is chosen again on
     every resize.
     """
+
+    BINDINGS = LIST_MOVES
 
     #: the fewest cells of a name beside the amounts before the rows become lists
     NAME_ROOM = 12

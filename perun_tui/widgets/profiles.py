@@ -17,6 +17,7 @@ from perun_core.api import ProfileInfo, escape_controls
 from ..formatting import local_time
 from ..messages import DiffRequested, ProfileAction
 from .columns import Column, cut_cell, fit_cell, fit_columns
+from .moves import LIST_MOVES, TABLE_ENDS
 
 #: what the diff column says of a profile marked with m: the first marked is the baseline of the difference
 _MARK_WORDS = ("base", "target")
@@ -75,6 +76,11 @@ class ProfilesTable(DataTable):
         Binding("d", "diff", "Difference", show=False,
                 tooltip="What changed between the two marked profiles (or the marked one and this one)",
                 id="profiles.diff"),
+        *LIST_MOVES,
+        *TABLE_ENDS,
+        # a and x where the two above do not apply (a registered profile): a line saying why, not nothing
+        Binding("a", "refuse('register')", "", show=False, id="profiles.register_refused"),
+        Binding("x", "refuse('delete')", "", show=False, id="profiles.delete_refused"),
     ]
 
     def __init__(self, *, id: str | None = None) -> None:
@@ -284,7 +290,8 @@ class ProfilesTable(DataTable):
         if action == "remove":
             action = "unlink" if info.registered else "delete"
         if action in ("register", "delete") and info.registered:
-            self.notify(f"{info.tag} is already registered; only pending profiles can be {action}d",
+            done = "registered" if action == "register" else "deleted"
+            self.notify(f"{info.tag} is already registered; only pending profiles can be {done}",
                         severity="warning")
             return
         if action == "unlink" and not info.registered:
@@ -312,6 +319,10 @@ class ProfilesTable(DataTable):
 
     def action_remove(self) -> None:
         self._ask("remove")
+
+    def action_refuse(self, action: str) -> None:
+        """The key of ``action`` pressed where it does not apply: :meth:`_ask` says why."""
+        self._ask(action)
 
     def action_mark(self) -> None:
         info = self.current

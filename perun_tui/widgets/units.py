@@ -20,6 +20,7 @@ from textual.message import Message
 from textual.widgets import Label, OptionList, Select, Static
 
 from .forms import ParamForm, describe_params
+from .moves import LIST_MOVES
 
 
 def normalized_units(entries: Any) -> list[dict[str, Any]]:
@@ -57,6 +58,7 @@ class EntryList(OptionList):
                 tooltip="Matrix: move the selected unit up (postprocessors run in order)", id="matrix.unit_up"),
         Binding("right_square_bracket", "move(1)", "Move down", key_display="]", show=False,
                 tooltip="Matrix: move the selected unit down", id="matrix.unit_down"),
+        *LIST_MOVES,
     ]
 
     async def action_add(self) -> None:

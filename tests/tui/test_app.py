@@ -601,3 +601,22 @@ async def test_profile_times_name_their_zone_as_the_command_line_does(demo_repo,
         assert "time +0530" in labels, labels
         times = [table.get_row_at(row)[labels.index("time +0530")].plain for row in range(table.row_count)]
         assert all(re.fullmatch(r"\d{4}-\d\d-\d\d \d\d:\d\d", when) for when in times), times
+
+
+async def test_a_and_x_on_a_registered_profile_say_why_they_do_nothing(demo_repo):
+    """a (register) and x (delete) apply to pending profiles only; on a registered one they did nothing, silently."""
+    from .helpers import select_profile
+
+    recorder = Recorder()
+    app = PerunApp(demo_repo)
+    async with app.run_test(size=(80, 24), message_hook=recorder) as pilot:
+        await settle(pilot)
+        table = await select_profile(pilot, "0@i", commit=0)
+        assert table.current.registered
+        await pilot.press("a")
+        await pilot.press("x")
+        await pilot.pause()
+        warnings = recorder.notes("warning")
+        assert any("only pending profiles can be registered" in note for note in warnings), warnings
+        assert any("only pending profiles can be deleted" in note for note in warnings), warnings
+        assert isinstance(app.screen, MainScreen)  # nothing asked, nothing done

@@ -156,3 +156,30 @@ async def test_marks_show_in_the_profiles_table_and_unmarking_says_so(demo_repo)
         await pilot.press("m")
         await pilot.pause()
         assert "diff" not in rendered_text(table).splitlines()[0]  # nothing marked: no column
+
+
+async def test_the_table_has_the_focus_when_the_difference_opens(demo_repo):
+    """End and PageDown did nothing until Tab moved the focus from the tab bar to the table."""
+    from textual.containers import ScrollableContainer
+
+    app = PerunApp(demo_repo)
+    async with app.run_test(size=(100, 12)) as pilot:
+        await settle(pilot)
+        await select_profile(pilot, "1@p", commit=0)
+        await pilot.press("m")
+        await select_profile(pilot, "0@i", commit=2)
+        await pilot.press("d")
+        await settle(pilot)
+        screen = app.screen
+        assert isinstance(screen, DiffScreen)
+        await wait_until(pilot, lambda: screen.result is not None, timeout=30)
+        await settle(pilot)
+        view = screen.query_one("#diff-table ScrollableContainer", ScrollableContainer)
+        assert app.focused is view
+        assert view.max_scroll_y > 0
+        await pilot.press("end")
+        await pilot.pause()
+        assert view.scroll_y == view.max_scroll_y
+        await pilot.press("b")
+        await pilot.pause()
+        assert app.focused is screen.query_one("#diff-bars ScrollableContainer")

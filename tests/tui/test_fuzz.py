@@ -229,3 +229,59 @@ async def test_a_search_refused_before_it_ran_leaves_no_empty_results_layout(dem
         await settle(pilot)
         assert screen.status == "failed" and recorder.notes("error")
         assert not screen.has_class("-started")
+
+
+def _kept(index: int, slowdown: float, rules: list[str]) -> api.InputKept:
+    finding = api.Finding(f"w{index}", f"/out/w{index}", 100 + index, 0.01 * slowdown, 0.01 * slowdown,
+                          0.01 * slowdown, slowdown, "seed", "seed", rules, 1, 1.0, index)
+    return api.InputKept(finding, slowdown)
+
+
+async def test_the_found_inputs_are_sorted_slowest_first_fitted_and_focused_when_the_search_ends(demo_repo):
+    """27 kept inputs: 10 were shown in the order found, the best off screen; the table never got the focus
+    (enter could not open a profile); the rules were cut at the screen's edge without an ellipsis and a
+    scrollbar's glyph stood under the table."""
+    from types import SimpleNamespace
+
+    from textual.widgets import DataTable
+
+    rules = ["open-unclosed", "open-unclosed", "insert-token", "prepend-token", "grow-run"]
+    slowdowns = [1.5 + (index * 7) % 27 for index in range(27)]
+    app = PerunApp(demo_repo)
+    async with app.run_test(size=(80, 24)) as pilot:
+        await open_fuzz_form(app, pilot)
+        screen = app.screen
+        screen.running = True
+        screen.add_class("-started")
+        for index, slowdown in enumerate(slowdowns):
+            if screen.feed.put(_kept(index, slowdown, rules)):
+                screen.post_message(FuzzEvent(None))
+        await wait_until(pilot, lambda: screen.query_one("#fuzz-found", DataTable).row_count == 27)
+        best = max(range(27), key=lambda index: slowdowns[index])
+        result = SimpleNamespace(stopped="limit", best=[_kept(best, slowdowns[best], rules).finding],
+                                 profiles=[f"/out/profiles/w{best}.perf"], reported=[], executions=100,
+                                 findings=list(range(27)), settings=SimpleNamespace(output_dir="/out"))
+        screen.post_message(FuzzDone(result, None))
+        await wait_until(pilot, lambda: not screen.running)
+        await settle(pilot)
+        table = screen.query_one("#fuzz-found", DataTable)
+        assert app.focused is table and table.cursor_row == 0
+        shown = [[str(table.get_cell_at((row, column))) for column in range(len(table.columns))]
+                 for row in range(table.row_count)]
+        keys = [str(table.coordinate_to_cell_key((row, 0)).row_key.value) for row in range(table.row_count)]
+        assert keys[0] == f"w{best}"
+        assert [slowdowns[int(key[1:])] for key in keys] == sorted(slowdowns, reverse=True)
+        full = api.compact_rules(rules)
+        labels = [str(column.label) for column in table.columns.values()]
+        cells = [row[labels.index("rules")] for row in shown]
+        assert all(cell == full or (cell.endswith("…") and full.startswith(cell[:-1])) for cell in cells), cells
+        # the columns fit the table: no sideways scrolling, no scrollbar under it
+        assert table.max_scroll_x == 0 and not table.show_horizontal_scrollbar
+        await pilot.press("end")
+        await pilot.pause()
+        assert table.cursor_row == 26 and table.scroll_y > 0
+        await pilot.press("home")
+        opened = []
+        screen.dismiss = opened.append
+        await pilot.press("enter")
+        assert [link.source for link in opened] == [f"w{best}.perf"]

@@ -140,3 +140,63 @@ async def test_the_footer_is_rebuilt_only_when_its_hints_change(demo_repo):
         assert "h HEAD" not in footer_items(app)
         await pilot.press("tab")
         await wait_until(pilot, lambda: footer_items(app) == history_hints)
+
+
+def test_j_and_k_move_in_every_list_and_table_of_the_app():
+    """j/k moved the history's cursor but did nothing in the profiles table (nor in any other table)."""
+    import importlib
+    import pkgutil
+    import re
+    from pathlib import Path
+
+    from textual.widgets import DataTable, OptionList
+
+    import perun_tui
+
+    for module in pkgutil.walk_packages(perun_tui.__path__, "perun_tui."):
+        if not module.name.endswith("__main__"):  # that one runs the app
+            importlib.import_module(module.name)
+
+    def subclasses(base):
+        for cls in base.__subclasses__():
+            yield cls
+            yield from subclasses(cls)
+
+    ours = [cls for base in (DataTable, OptionList) for cls in subclasses(base)
+            if cls.__module__.startswith("perun_tui.")]
+    assert {"ProfilesTable", "FittedTable", "EntryList"} <= {cls.__name__ for cls in ours}
+    for cls in ours:
+        keys = cls._merged_bindings.key_to_bindings
+        assert [b.action for b in keys.get("j", [])] == ["cursor_down"], cls
+        assert [b.action for b in keys.get("k", [])] == ["cursor_up"], cls
+    # no list or table made straight from Textual's classes, which lack the keys
+    for path in Path(perun_tui.__file__).parent.rglob("*.py"):
+        assert not re.search(r"(?<![\w.])(DataTable|OptionList)\(", path.read_text()), path
+
+
+async def test_j_and_k_move_the_cursor_of_the_profiles_table(demo_repo):
+    app = PerunApp(demo_repo)
+    async with app.run_test(size=(80, 24)) as pilot:
+        await settle(pilot)
+        table = await select_profile(pilot, "0@i", commit=0)
+        assert table.cursor_row == 0 and table.row_count > 1
+        await pilot.press("j")
+        assert table.cursor_row == 1
+        await pilot.press("k")
+        assert table.cursor_row == 0
+
+
+async def test_home_and_end_take_the_profiles_table_to_its_first_and_last_row(demo_repo):
+    """End and Home did nothing in a table with a row cursor (they scrolled sideways, where nothing was)."""
+    from perun_tui.widgets.columns import FittedTable
+
+    assert FittedTable._merged_bindings.key_to_bindings["end"][-1].action == "scroll_bottom"
+    app = PerunApp(demo_repo)
+    async with app.run_test(size=(80, 24)) as pilot:
+        await settle(pilot)
+        table = await select_profile(pilot, "0@i", commit=0)
+        assert table.row_count > 2
+        await pilot.press("end")
+        assert table.cursor_row == table.row_count - 1
+        await pilot.press("home")
+        assert table.cursor_row == 0

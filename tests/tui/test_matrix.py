@@ -49,7 +49,7 @@ async def test_matrix_edited_in_forms_is_validated_and_saved_with_the_comments(d
         assert {"matrix: save", "matrix: open in $EDITOR", "matrix: add collector"} <= set(names)
         assert all(": " in name for name in names)
 
-        await pilot.press("tab", *"./b")
+        await pilot.press(*"./b")  # the commands have the focus on opening
         assert screen.query_one("#matrix-cmds", TextArea).text == "./b"
         screen.query_one("#matrix-cmds", TextArea).load_text("./sll-bench")  # the rest typed at once
         screen.query_one("#matrix-args", TextArea).load_text("--iterations 10\n  --iterations 20\n\n")
@@ -295,3 +295,18 @@ async def test_an_empty_postprocessors_tab_shows_no_selector_and_says_how_to_add
         await editor.add_entry()
         await settle(pilot)
         assert editor.name_select.parent.display and not editor.name_select.disabled
+
+
+async def test_the_commands_have_the_focus_when_the_editor_opens(demo_repo):
+    """The tab bar had the focus: the first letter typed was lost and the footer offered q Quit."""
+    app = PerunApp(demo_repo)
+    async with app.run_test(size=(80, 24)) as pilot:
+        await settle(pilot)
+        screen = await open_editor(pilot)
+        cmds = screen.query_one("#matrix-cmds", TextArea)
+        assert app.focused is cmds
+        shown = [binding.key for _node, binding, _enabled, _tip in screen.active_bindings.values() if binding.show]
+        assert "q" not in shown
+        await pilot.press(*"q./b")
+        assert cmds.text.startswith("q./b")
+        assert isinstance(app.screen, MatrixScreen)

@@ -172,6 +172,15 @@ async def _open_heap_map(pilot, app) -> HeapView:
     return app.screen.query_one(HeapView)
 
 
+def _t_label(app) -> str:
+    """The footer's label of the t key on the screen shown."""
+    from textual.widgets._footer import FooterKey
+
+    shown = [key for key in app.screen.query(FooterKey) if key.key == "t"]
+    assert len(shown) == 1
+    return shown[0].description
+
+
 async def test_heap_map_steps_through_snapshots_and_toggles_heat(demo_repo):
     app = PerunApp(demo_repo)
     async with app.run_test(size=(80, 24)) as pilot:
@@ -207,11 +216,14 @@ async def test_heap_map_steps_through_snapshots_and_toggles_heat(demo_repo):
         assert heap.snapshot == 2  # wraps around
 
 
+        assert _t_label(app) == "Heat"
         await pilot.press("t")
         await settle(pilot)
         assert heap.mode == "heat"
         assert rendered_text(heap).startswith("heat of 3 snapshots")
         assert not heap.check_action("snapshot", (1,))
+        # the label says what t does now (it said Heat in heat mode): back to the snapshots ← → step through
+        assert _t_label(app) == "Snapshots"
         await pilot.press("t")
         await settle(pilot)
         assert heap.mode == "heap" and rendered_text(heap).startswith("snapshot 2 of 0–2")

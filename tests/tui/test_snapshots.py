@@ -156,7 +156,7 @@ def test_matrix_editor(snap_compare, demo_repo, size):
         await pilot.press("e")
         await wait_until(pilot, lambda: getattr(pilot.app.screen, "loaded", False))
         pilot.app.animation_level = "none"  # the tab underline jumps instead of sliding
-        await pilot.press("right")
+        await pilot.press("shift+tab", "right")  # from the commands to the tab bar, then the next tab
         await settle(pilot)
 
     assert snap_compare(app_on(demo_repo), terminal_size=size, run_before=run_before)

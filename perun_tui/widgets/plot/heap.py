@@ -20,6 +20,8 @@ from .picture import PictureWidget, style_colour
 
 #: the footer shows both snapshot keys as one item
 SNAPSHOT_KEYS = Binding.Group("Snapshot")
+#: what t does, in either mode
+HEAT_TIP = "Heap map: switch between sites and the heat of all snapshots"
 
 
 class HeapView(PictureWidget):
@@ -33,8 +35,10 @@ class HeapView(PictureWidget):
                 tooltip="Heap map: the previous snapshot", id="plot.previous_snapshot", group=SNAPSHOT_KEYS),
         Binding("right", "snapshot(1)", "Next snapshot", key_display="→", tooltip="Heap map: the next snapshot",
                 id="plot.next_snapshot", group=SNAPSHOT_KEYS),
-        Binding("t", "heat", "Heat", tooltip="Heap map: switch between sites and the heat of all snapshots",
-                id="plot.heat"),
+        # t's label says what it switches to: the heat of all snapshots, or back to one snapshot at a time
+        # (which ← → step through; their hint is gone while the heat shows).  One tooltip: F1 lists a key once
+        Binding("t", "heat", "Heat", tooltip=HEAT_TIP, id="plot.heat"),
+        Binding("t", "sites", "Snapshots", tooltip=HEAT_TIP, id="plot.sites"),
         Binding("space", "animate", "Play", show=False, tooltip="Heap map: step through the snapshots by itself",
                 id="plot.animate"),
         Binding("k,up", "cell(0, -1)", "Cell up", show=False, tooltip="Heap map: move the cell cursor up",
@@ -181,6 +185,10 @@ class HeapView(PictureWidget):
     def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
         if action in ("snapshot", "animate"):
             return self.model is not None and self.mode == "heap" and len(self.heap.snapshots) > 1
+        if action == "heat":
+            return self.mode == "heap"
+        if action == "sites":
+            return self.mode == "heat"
         return True
 
     def action_snapshot(self, step: int) -> None:
@@ -197,6 +205,11 @@ class HeapView(PictureWidget):
         self.mode = "heat" if self.mode == "heap" else "heap"
         self.refresh_bindings()
         self.request()
+
+    def action_sites(self) -> None:
+        """From the heat back to one snapshot's sites (t, labelled so while the heat shows)."""
+        if self.mode == "heat":
+            self.action_heat()
 
     def action_cell(self, dx: int, dy: int) -> None:
         if self.picture is None:
