@@ -40,6 +40,7 @@ from typing import TYPE_CHECKING, Any
 
 from ..errors import IncomparableProfiles
 from ..profile.resources import MISSING
+from .columns import cell_text, coded_cells, numeric_cells
 
 if TYPE_CHECKING:  # pragma: no cover
     from ..profile.model import Profile
@@ -220,48 +221,7 @@ class Comparison:
         return list((self.functions or ())[:count])
 
 
-# -- reading columns -----------------------------------------------------------------------
-
-def _text(value: Any) -> str:
-    if type(value) is str:
-        return value
-    if isinstance(value, dict):
-        name = value.get("function", value.get("func", value.get("name", "")))
-        where = value.get("source", value.get("file"))
-        line = value.get("line")
-        return f"{name}" + (f" ({where}" + (f":{line}" if line is not None else "") + ")" if where else "")
-    return "" if value is None else str(value)
-
-
-def _numbers(column: list) -> tuple[Any, Any]:
-    """(float array, mask of the numeric cells) of a column."""
-    import numpy as np
-
-    try:
-        values = np.array(column, dtype=np.float64)
-        return values, np.isfinite(values)
-    except (TypeError, ValueError):
-        values = np.array([v if type(v) in (int, float) else np.nan for v in column], dtype=np.float64)
-        return values, np.isfinite(values)
-
-
-def _codes(column: list, convert: bool = False) -> tuple[list, Any]:
-    """(distinct values, int codes) of a column; values that are not strings made text when ``convert``."""
-    import numpy as np
-
-    try:
-        distinct: list | None = list(dict.fromkeys(column))
-    except TypeError:  # unhashable values (uids that are dicts)
-        distinct = None
-    if distinct is None or (convert and any(type(v) is not str for v in distinct)):
-        if convert:
-            column = [v if type(v) is str else _text(v) for v in column]
-        distinct = list(dict.fromkeys(column))
-    if len(distinct) == 1:  # a type or subtype shared by every resource
-        return distinct, np.zeros(len(column), dtype=np.int64)
-    index = dict(zip(distinct, range(len(distinct))))
-    return distinct, np.fromiter(map(index.__getitem__, column), dtype=np.int64, count=len(column))
-
+# -- reading columns: diff/columns.py -----------------------------------------------------
 
 def _unit_of(profile: Profile, kind: str, subtype: str) -> str:
     units = profile.units
@@ -294,13 +254,15 @@ def _groups(profile: Profile, values: dict[tuple[str, str, str], list[float]] | 
         keys = table.columns()[0]
         if "amount" not in keys or "uid" not in keys:
             continue
-        amounts, numeric = _numbers(table.column("amount"))
+        amounts, numeric = numeric_cells(table.column("amount"))
         uids = table.column("uid")
         if "caller" in keys:
-            uids = [u if c is MISSING else f"{_text(c)} -> {_text(u)}" for u, c in zip(uids, table.column("caller"))]
-        uid_names, uid_codes = _codes(uids, convert=True)
-        type_names, type_codes = _codes(table.column("type") if "type" in keys else [""] * len(table), convert=True)
-        sub_names, sub_codes = _codes(table.column("subtype") if "subtype" in keys else [""] * len(table),
+            uids = [u if c is MISSING else f"{cell_text(c)} -> {cell_text(u)}"
+                    for u, c in zip(uids, table.column("caller"))]
+        uid_names, uid_codes = coded_cells(uids, convert=True)
+        type_names, type_codes = coded_cells(table.column("type") if "type" in keys else [""] * len(table),
+                                             convert=True)
+        sub_names, sub_codes = coded_cells(table.column("subtype") if "subtype" in keys else [""] * len(table),
                                       convert=True)
         kind_names = [f"{t}\0{'' if s is MISSING else s}" for t in type_names for s in sub_names]
         kind_codes = type_codes * len(sub_names) + sub_codes
@@ -418,8 +380,8 @@ class _Costs:
         self.stacks: list[tuple[Any, float]] = []
 
     def _note_kind(self, kind: Any, subtype: Any) -> None:
-        self.kind = self.kind or _text(kind)
-        self.unit = self.unit or _unit_of(self.profile, self.kind, _text(subtype))
+        self.kind = self.kind or cell_text(kind)
+        self.unit = self.unit or _unit_of(self.profile, self.kind, cell_text(subtype))
 
     def add_function_rows(self, c: _CostColumns) -> None:
         """``function`` rows (sampling, callgrind) or ``exclusive``/``inclusive`` rows (cProfile)."""
@@ -431,11 +393,11 @@ class _Costs:
             if c.function_rows and subtype == "function":
                 assert c.exclusive is not None
                 own = c.exclusive[i] if type(c.exclusive[i]) in (int, float) else 0
-                entry = self.rows.setdefault(_text(uid), [0.0, 0.0, None, ""])
+                entry = self.rows.setdefault(cell_text(uid), [0.0, 0.0, None, ""])
                 entry[0] += own
                 entry[1] += amount
             elif c.cprofile and subtype in ("exclusive", "inclusive"):
-                entry = self.rows.setdefault(_text(uid), [0.0, 0.0, None, ""])
+                entry = self.rows.setdefault(cell_text(uid), [0.0, 0.0, None, ""])
                 entry[0 if subtype == "exclusive" else 1] += amount
             else:
                 continue
@@ -443,7 +405,7 @@ class _Costs:
             if c.calls is not None and type(c.calls[i]) is int and (c.function_rows or subtype == "exclusive"):
                 entry[2] = (entry[2] or 0) + c.calls[i]
             if c.objects is not None and c.objects[i] is not MISSING and not entry[3]:
-                entry[3] = _text(c.objects[i])
+                entry[3] = cell_text(c.objects[i])
 
     def add_call_rows(self, c: _CostColumns) -> None:
         """Per-call rows of tracers: ``exclusive`` and ``caller``, one call each."""
@@ -452,7 +414,7 @@ class _Costs:
         for i, (uid, amount, own) in enumerate(zip(c.uids, c.amounts, c.exclusive)):
             if type(amount) not in (int, float) or type(own) not in (int, float):
                 continue
-            entry = self.rows.setdefault(_text(uid), [0.0, 0.0, 0, ""])
+            entry = self.rows.setdefault(cell_text(uid), [0.0, 0.0, 0, ""])
             entry[0] += own
             entry[1] += amount
             entry[2] += 1
@@ -462,7 +424,7 @@ class _Costs:
         """The amount of every distinct trace (by identity), for :meth:`result` to spread over its functions."""
         import numpy as np
 
-        values, numeric = _numbers(table.column("exclusive" if c.exclusive is not None else "amount"))
+        values, numeric = numeric_cells(table.column("exclusive" if c.exclusive is not None else "amount"))
         codes: dict[int, int] = {}
         unique: list[Any] = []
         which = np.full(len(table), -1, dtype=np.int64)
@@ -475,8 +437,8 @@ class _Costs:
                 unique.append(trace)
             which[i] = number
             if not self.kind:
-                self.kind = _text(c.types[i])
-                self.unit = _unit_of(self.profile, self.kind, _text(c.subtypes[i]))
+                self.kind = cell_text(c.types[i])
+                self.unit = _unit_of(self.profile, self.kind, cell_text(c.subtypes[i]))
         keep = which >= 0
         per_trace = np.bincount(which[keep], weights=values[keep], minlength=len(unique)).tolist()
         self.stacks += list(zip(unique, per_trace))
@@ -484,7 +446,7 @@ class _Costs:
     def _from_stacks(self) -> None:
         self.source = "stacks"
         for trace, amount in self.stacks:
-            names = [_text(entry.get("function", entry.get("func", entry.get("name", "?"))))
+            names = [cell_text(entry.get("function", entry.get("func", entry.get("name", "?"))))
                      if isinstance(entry, dict) else str(entry) for entry in trace]
             leaf = self.rows.setdefault(names[0], [0.0, 0.0, None, ""])
             leaf[0] += amount

@@ -92,7 +92,7 @@ async def test_check_profiles_compares_two_named_profiles(demo_repo):
 def test_from_and_to_fit_the_table_at_80_columns():
     from types import SimpleNamespace
 
-    from perun_tui.screens.check import FINDING_COLUMNS, _amount, _delta
+    from perun_tui.widgets.findings import FINDING_COLUMNS, finding_amount as _amount, finding_delta as _delta
 
     def shown(value, unit):
         return _amount(SimpleNamespace(unit=unit), value)
@@ -229,7 +229,7 @@ async def test_the_selected_findings_detail_is_readable_whole_at_every_size(demo
     from dataclasses import replace
 
     from perun_tui.modals.finding import FindingScreen
-    from perun_tui.screens.check import FindingDetail
+    from perun_tui.widgets.findings import FindingDetail
 
     def rendered_text(widget) -> str:  # padding and all (the helper's crop to the content size cuts a padded line)
         from textual.geometry import Region

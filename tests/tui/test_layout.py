@@ -76,7 +76,7 @@ async def test_a_column_cut_in_its_middle_keeps_what_tells_its_rows_apart():
     from rich.text import Text
     from textual.app import App
 
-    from perun_tui.screens.check import FINDING_COLUMNS
+    from perun_tui.widgets.findings import FINDING_COLUMNS
     from perun_tui.widgets.columns import FittedTable
 
     class Findings(App):
@@ -294,7 +294,7 @@ async def test_a_result_is_whole_where_the_findings_have_room():
     from rich.text import Text
     from textual.app import App
 
-    from perun_tui.screens.check import FINDING_COLUMNS
+    from perun_tui.widgets.findings import FINDING_COLUMNS
     from perun_tui.widgets.columns import FittedTable
 
     class Findings(App):
