@@ -160,8 +160,8 @@ def _amount_text(value: Any, unit: str) -> str:
 
 
 #: the space between a number and its unit (``30.0 ns``, a count's ``64.0M Ir``, ``100 %``, ``3 commits``),
-#: which a line is not broken at
-UNIT_SPACE = re.compile(r"(?:(?<=\d)|(?<=\d[kMGT])) (?=[^\W\d]|%)")
+#: and the one of a quoted command line's prompt (``'$ ./app``), which a line is not broken at
+UNIT_SPACE = re.compile(r"(?:(?<=\d)|(?<=\d[kMGT])) (?=[^\W\d]|%)|(?<='\$) ")
 
 
 def wrap_text(text: str, width: int, *, indent: int = 0, first: int | None = None) -> list[str]:

@@ -395,3 +395,13 @@ def test_a_long_result_line_fits_the_terminal_and_keeps_a_path_whole(monkeypatch
     assert lines[0].startswith("  against") and all(line.startswith("    ") for line in lines[1:])
     assert all(len(line) <= 40 for line in lines if line.strip() != path) and f"    {path}" in lines
     assert "165.5 ms" in "\n".join(lines)  # an amount keeps its unit
+
+
+def test_the_check_tree_wraps_by_the_one_rule_of_amounts_and_units():
+    # the CLI's wrapper had its own copy of the rule, which let '100 %' break between number and sign
+    from perun_core.cli.terminal import wrap_segments
+
+    for width in range(12, 40):
+        lines = wrap_segments([("  ", ""), ("the change is 100 % of it, 3.2 ms in '$ ./app 5'", "")], width)
+        text = ["".join(part for part, _style in line) for line in lines]
+        assert not any(line.rstrip().endswith(("100", "3.2", "'$")) for line in text), (width, text)

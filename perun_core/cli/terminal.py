@@ -62,8 +62,6 @@ def paint_segments(segments: list[tuple[str, str]], color: bool) -> str:
     return "".join(f"{STYLES[style]}{text}{RESET}" if style in STYLES and text else text for text, style in segments)
 
 
-#: the space between a number and its unit (``30.0 ns``, ``64.0M Ir``), which a line is not broken at
-_UNIT_SPACE = re.compile(r"(?:(?<=\d)|(?<=\d[kMGT])) (?=[^\W\d])|(?<='\$) ")
 
 
 def wrap_segments(segments: list[tuple[str, str]], width: int, hang: int = 2, *,
@@ -77,6 +75,9 @@ def wrap_segments(segments: list[tuple[str, str]], width: int, hang: int = 2, *,
     pieces of a line each, or with ``cut_words`` False (a path someone will
     copy) left whole on a line of its own.
     """
+    # the one rule of where a line may not break (standard library only, so cheap at start-up)
+    from perun_core.amounts import UNIT_SPACE
+
     cut = 0
     while cut < len(segments) and (segments[cut][1] == "graph" or not segments[cut][0].strip()):
         cut += 1
@@ -89,7 +90,7 @@ def wrap_segments(segments: list[tuple[str, str]], width: int, hang: int = 2, *,
     first_room = max(width - lead_width, 12)
     room = max(first_room - hang, 10)
     ranges: list[list[int]] = []
-    for word in re.finditer(r"[^ ]+", _UNIT_SPACE.sub("\0", text)):
+    for word in re.finditer(r"[^ ]+", UNIT_SPACE.sub("\0", text)):
         start, end = word.span()
         if ranges and end - ranges[-1][0] <= (first_room if len(ranges) == 1 else room):
             ranges[-1][1] = end
