@@ -27,7 +27,7 @@ from ..profile.query import all_models_of, flatten_value, resource_table
 from ..safetext import escape_controls, json_text_safe
 from .base import Param, RenderOptions, View, check_key, resource_keys
 from .fits import needs_resources
-from .style import fit, format_number, pad, paint, text_width
+from .style import fit, fit_middle, format_number, pad, paint, text_width
 
 if TYPE_CHECKING:  # pragma: no cover
     from ..profile.model import Profile
@@ -161,8 +161,16 @@ def build(profile: Profile, *, what: str, keys: tuple[str, ...], sort_by: str | 
 # -- rendering -------------------------------------------------------------------------
 
 def _widths(header: list[str], cells: list[list[str]], width: int) -> list[int]:
-    widths = [max([text_width(h), *(text_width(row[i]) for row in cells)]) for i, h in enumerate(header)]
+    content = [max((text_width(row[i]) for row in cells), default=0) for i in range(len(header))]
+    widths = [max(text_width(h), c) for h, c in zip(header, content)]
     budget = width - len(_GAP) * (len(widths) - 1)
+    # a name wider than its column's values gives way first: values cut to make room for a long name
+    # ('b0=1346.31…' beside 'x_interval_start' over '1000') hid what the table is for
+    while sum(widths) > budget:
+        spare = [i for i in range(len(widths)) if widths[i] > max(content[i], _MIN_COLUMN)]
+        if not spare:
+            break
+        widths[max(spare, key=lambda i: widths[i] - max(content[i], _MIN_COLUMN))] -= 1
     # squeeze the widest column one step at a time until the table fits (or cannot shrink)
     while sum(widths) > budget:
         widest = max(range(len(widths)), key=widths.__getitem__)
@@ -170,6 +178,27 @@ def _widths(header: list[str], cells: list[list[str]], width: int) -> list[int]:
             break
         widths[widest] -= 1
     return widths
+
+
+def _header_names(columns: list[str], widths: list[int]) -> list[str]:
+    """The columns' names cut to their widths, each still telling its column apart.
+
+    Cut at the end, ``x_interval_start`` and ``x_interval_end`` both read
+    ``x_i…``: names that would read alike keep their ends instead
+    (``…tart``, ``…_end``).
+    """
+    names = [fit_middle(name, width) for name, width in zip(columns, widths)]
+    for i, name in enumerate(names):
+        if names.count(name) > 1 or name != columns[i] and any(
+                other != i and columns[other].startswith(name.rstrip("…")) for other in range(len(names))):
+            names[i] = _keep_end(columns[i], widths[i])
+    return names
+
+
+def _keep_end(text: str, width: int) -> str:
+    if text_width(text) <= width or width <= 1:
+        return text if text_width(text) <= width else "…"[:width]
+    return "…" + text[len(text) - (width - 1):]
 
 
 def _shown_cells(table: Table) -> list[list[str]]:
@@ -225,7 +254,8 @@ def render_text(table: Table, options: RenderOptions) -> str:
     rule = _GAP.join("─" * w for w in widths)
     if theme is not None and theme.axes is not None:
         rule = paint(rule, colour=theme.axes)
-    out = [line([escape_controls(c) for c in table.columns], header=True), rule]
+    names = _header_names([escape_controls(c) for c in table.columns], widths)
+    out = [line(names, header=True), rule]
     out.extend(line(row) for row in cells)
     footer = f"{len(table.rows)} {table.title if len(table.rows) != 1 else table.title.rstrip('s')}"
     out.append(paint(footer, colour=theme.text) if theme is not None and theme.text else footer)

@@ -61,3 +61,15 @@ def test_terminal_table_squeezes_to_the_width_and_colours_the_header():
 def test_no_models_to_list():
     with pytest.raises(EmptyProfile, match="view 'tableof': the profile has no models to show"):
         TABLE.run(time_profile(), {"what": "models"})
+
+
+def test_a_narrow_models_table_cuts_long_names_before_values_and_keeps_the_names_apart():
+    # at 80 columns 'coeffs' was cut ('b0=1346.31…') while the two interval columns, holding a few digits, kept
+    # room for names that both read 'x_interval…'
+    text = render(complexity_profile(), {"what": "models", "keys": ("model", "coeffs", "x_interval_start",
+                                                                   "x_interval_end")}, width=56)
+    header, _rule, *rows = text.splitlines()
+    names = header.split()
+    assert names[-2] != names[-1] and names[-2].endswith("start") and names[-1].endswith("end"), names
+    assert all(len(line) <= 56 for line in text.splitlines())
+    assert "b0=0.950368, b1=0.0200908" in text and "…" not in "".join(rows), text
