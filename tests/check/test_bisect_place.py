@@ -50,6 +50,7 @@ class _ScriptedBisector:
         self.good, self.bad = line[0], line[-1]
         self.search, self.recheck_verdicts = search, recheck
         self.last, self.collections, self.registered = {}, 0, 0
+        self.kept: set[str] = set()  # what --register kept: nothing here
 
     def test(self, shas, *, use_stored=True, recheck=False):
         from perun_core.check.bisect import BisectStep

@@ -17,7 +17,7 @@ def test_a_level_at_one_size_says_it_is_per_call_or_run():
     region = Region("8000", 30, 30, math.log(145.0), 5.0, 1e-6, 30.0, 8000.0, 8000.0)
     compared = SimpleNamespace(verdict=PerformanceChange.DEGRADATION, kind="ratio", base_level=30.0,
                                target_level=4350.0, effect=math.log(145.0), region=region, p=1e-6, ratio=145.0,
-                               reason="")
+                               reason="", shift=0.0)
     finding = comparison_finding("sll_insert", compared, "size_aware_rank_test")
     assert finding.reason == "per call or run, at size 8000"
     region = Region("1000-2000", 30, 30, 0.5, 5.0, 1e-6, 30.0, 1000.0, 2000.0)
