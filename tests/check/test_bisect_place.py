@@ -61,6 +61,9 @@ class _ScriptedBisector:
     def emit(self, event):
         pass
 
+    def stored(self, sha):
+        return None  # nothing stored: every figure is the script's
+
 
 def test_a_parent_set_aside_by_the_search_and_good_on_re_check_leaves_no_doubt():
     """CI: the culprit's parent was undecided in the search (a drifting level on a busy machine) and good when the
