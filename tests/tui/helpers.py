@@ -149,6 +149,17 @@ async def open_check_screen(pilot) -> CheckScreen:
     return screen
 
 
+async def checked(pilot, key: str = "a", timeout: float = 60) -> CheckScreen:
+    """The check screen after its check ``key`` (``a`` all, ``h`` head) has run to its end."""
+    await pilot.press("c")
+    screen = pilot.app.screen
+    assert isinstance(screen, CheckScreen)
+    await pilot.press(key)
+    await wait_until(pilot, lambda: not screen.running, timeout=timeout)
+    await settle(pilot)
+    return screen
+
+
 async def tui_check(root, key: str = "h", timeout: float = 600) -> tuple[list, str]:
     """Open the TUI on ``root``, start a check from its check screen (``h`` head, ``a`` all), wait for it.
 

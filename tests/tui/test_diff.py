@@ -8,7 +8,7 @@ from perun_tui.app import PerunApp
 from perun_tui.screens.diff import DiffScreen
 from perun_tui.screens.check import CheckScreen
 
-from .helpers import Recorder, rendered_text, select_profile, settle, wait_until
+from .helpers import Recorder, checked, rendered_text, select_profile, settle, wait_until
 
 
 def _table_text(screen: DiffScreen) -> str:
@@ -43,12 +43,7 @@ async def test_d_on_a_finding_opens_the_difference_of_its_baseline_and_target(de
     app = PerunApp(demo_repo)
     async with app.run_test(size=(100, 30)) as pilot:
         await settle(pilot)
-        await pilot.press("c")
-        screen = app.screen
-        assert isinstance(screen, CheckScreen)
-        await pilot.press("a")
-        await wait_until(pilot, lambda: not screen.running, timeout=60)
-        await settle(pilot)
+        screen = await checked(pilot, "a")
         findings = screen.query_one("#check-findings", DataTable)
         assert findings.row_count > 0
         _, pair, _ = screen.current

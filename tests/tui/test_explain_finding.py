@@ -14,7 +14,7 @@ from perun_tui.modals.source import SourceScreen, viewers
 from perun_tui.screens.check import CheckScreen
 
 from check.test_explain import PY_PROGRAM, PY_SLOW, PY_WORKLOAD
-from .helpers import Recorder, settle, wait_until
+from .helpers import Recorder, checked, settle, wait_until
 
 
 def _text(screen: ExplainScreen) -> str:
@@ -500,12 +500,7 @@ async def test_x_on_a_finding_of_a_mixed_profile_says_why_not_and_what_would_wor
     app = PerunApp(demo_repo)
     async with app.run_test(size=(120, 34)) as pilot:
         await settle(pilot)
-        await pilot.press("c")
-        screen = app.screen
-        assert isinstance(screen, CheckScreen)
-        await pilot.press("a")
-        await wait_until(pilot, lambda: not screen.running, timeout=60)
-        await settle(pilot)
+        screen = await checked(pilot, "a")
         table = screen.query_one("#check-findings", DataTable)
         row = next(int(key.value) for key in table.rows if screen.rows[int(key.value)][1].target.type == "mixed")
         table.move_cursor(row=table.get_row_index(str(row)))
