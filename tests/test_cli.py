@@ -405,3 +405,16 @@ def test_the_check_tree_wraps_by_the_one_rule_of_amounts_and_units():
         lines = wrap_segments([("  ", ""), ("the change is 100 % of it, 3.2 ms in '$ ./app 5'", "")], width)
         text = ["".join(part for part, _style in line) for line in lines]
         assert not any(line.rstrip().endswith(("100", "3.2", "'$")) for line in text), (width, text)
+
+
+def test_bisect_progress_lines_fit_the_terminal(monkeypatch, capsys):
+    # '  5a817b2 is bad (stored profiles, at 1.21 of the way to BAD, p=0.0003); 1 left to test' was 87 columns
+    from perun_core import api
+    from perun_core.cli.bisect_cmds import _progress
+
+    monkeypatch.setenv("COLUMNS", "60")
+    step = api.BisectStep("5a817b2" + "0" * 33, "bad", True, position=1.21, p_value=0.0003)
+    _progress(0)(api.BisectTested(step, 1))
+    lines = capsys.readouterr().err.splitlines()
+    assert lines[0].startswith("  5a817b2 is bad (stored profiles,") and len(lines) == 2
+    assert all(len(line) <= 60 for line in lines), lines

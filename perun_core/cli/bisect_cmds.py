@@ -35,8 +35,9 @@ def _progress(verbose: int) -> Any:
         elif isinstance(event, api_bisect.BisectTested):
             step = event.step
             label = "  re-check: " if step.recheck else "  "
-            click.echo(escape_controls(f"{label}{step.commit[:7]} is {step.verdict}{_step_detail(step)}; "
-                                       f"{event.remaining} left to test"), err=True)
+            click.echo(fit_to_terminal(escape_controls(f"{label}{step.commit[:7]} is {step.verdict}"
+                                                       f"{_step_detail(step)}; {event.remaining} left to test")),
+                       err=True)
 
     return on_event
 
