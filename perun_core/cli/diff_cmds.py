@@ -25,7 +25,8 @@ SUFFIXES = {".svg": "svg", ".folded": "folded", ".collapsed": "folded", ".html":
 @click.argument("baseline")
 @click.argument("target")
 @click.argument("view", required=False, default="short", type=click.Choice(VIEWS))
-@click.option("-m", "--minor", metavar="REV", help="Commit whose tags (0@i) and registered names both refer to.")
+@click.option("-m", "--minor", "minors", metavar="REV", multiple=True,
+              help="Commit whose tags (0@i) and registered names both refer to.")
 @click.option("--baseline-minor", metavar="REV", help="Commit of the baseline's tag or name (overrides -m).")
 @click.option("--target-minor", metavar="REV", help="Commit of the target's tag or name (overrides -m).")
 @click.option("--format", "fmt", type=click.Choice(("text", "icicle", "svg", "folded", "html")),
@@ -40,7 +41,7 @@ SUFFIXES = {".svg": "svg", ".folded": "folded", ".collapsed": "folded", ".html":
 @click.option("--noise-floor", type=click.FloatRange(0, 100), default=1.0, show_default=True, metavar="PERCENT",
               help="A value that moved by less than this percentage of its baseline counts as unchanged (two runs "
                    "of one program differ by about 1 %).")
-def diff(baseline: str, target: str, view: str, minor: str | None, baseline_minor: str | None,
+def diff(baseline: str, target: str, view: str, minors: tuple[str, ...], baseline_minor: str | None,
          target_minor: str | None, fmt: str | None, filename: str | None, limit: int | None, width: int | None,
          height: int | None, noise_floor: float) -> None:
     """What changed between two profiles.
@@ -60,6 +61,11 @@ def diff(baseline: str, target: str, view: str, minor: str | None, baseline_mino
     # lazy: keeps `perun-core --help` light
     from perun_core import api
 
+    if len(minors) > 1:
+        # the last one silently won before, and both tags then named one commit's profile: a diff of it with itself
+        raise UsageError(f"-m given {len(minors)} times ({', '.join(minors)}): it names one commit for both "
+                         "profiles; compare two commits with --baseline-minor and --target-minor")
+    minor = minors[0] if minors else None
     if filename and fmt is None:
         fmt = SUFFIXES.get(Path(filename).suffix.lower())
     if fmt in ("text", None):

@@ -523,3 +523,14 @@ def test_the_flame_graph_calls_same_what_the_table_calls_same(tmp_path):
     assert next(c.status for c in finer.changes if c.uid == leaf) == "changed"
     finer_text = api.render_diff(finer, "flamegraph", width=80, height=10)
     assert "[+leaf()" in finer_text and "= same (within 0.1%)" in finer_text
+
+
+def test_two_minors_are_refused_instead_of_diffing_one_profile_with_itself(tmp_path):
+    # 'diff -m b79ccdd 0@i -m 5a817b2 0@i' took the last -m for both tags and printed a table of 0% changes
+    from conftest import run_cli
+
+    done = run_cli("diff", "-m", "b79ccdd", "0@i", "-m", "5a817b2", "0@i", cwd=tmp_path)
+    assert done.returncode == 2, done.stderr
+    assert done.stderr.strip().splitlines() == [
+        "error: -m given 2 times (b79ccdd, 5a817b2): it names one commit for both profiles; compare two commits "
+        "with --baseline-minor and --target-minor"]
