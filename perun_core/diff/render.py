@@ -410,13 +410,20 @@ def render_flame(flame: DiffFlame, fmt: str, *, width: int = 100, height: int = 
 # -- bars ------------------------------------------------------------------------------------------
 
 def _unit_blocks(comparison: Comparison, limit: int) -> list[tuple[str, list[Change]]]:
-    blocks: dict[str, list[Change]] = {}
+    """The changes by type, subtype and unit, each block titled ``time(user)``.
+
+    The amounts under a title carry their unit in its best prefix, so the
+    title names the unit only to tell apart two blocks of one type and
+    subtype ('time(user) [s]' above '42.5 ms' read as a contradiction).
+    """
+    blocks: dict[tuple[str, str], list[Change]] = {}
     for change in comparison.changes:
-        key = f"{change.type}({change.subtype})" + (f" [{change.unit}]" if change.unit else "")
-        items = blocks.setdefault(key, [])
+        items = blocks.setdefault((f"{change.type}({change.subtype})", change.unit or ""), [])
         if limit <= 0 or len(items) < limit:
             items.append(change)
-    return list(blocks.items())
+    names = [name for name, _unit in blocks]
+    return [(name + (f" [{unit}]" if unit and names.count(name) > 1 else ""), items)
+            for (name, unit), items in blocks.items()]
 
 
 def render_bars(comparison: Comparison, *, width: int = 100, color: bool = False, limit: int = 15) -> str:

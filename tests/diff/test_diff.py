@@ -200,9 +200,20 @@ def test_flamegraph_needs_stacks():
 def test_bars_one_block_per_unit():
     text = api.render_diff(_perf_pair(), "bars", width=80, limit=3)
     assert text.splitlines()[0] == "perf.script (upper bar) -> perf_slow.script (lower bar)"
-    assert "time(samples) [samples]" in text and "time(function) [samples]" in text
-    other = text.splitlines()[text.splitlines().index("time(samples) [samples]") + 1]
-    assert other.startswith("other") and " 35 " in other
+    # the amounts carry their unit: a '[samples]' (or '[s]' above '42.5 ms') in the title only repeated or contradicted it
+    assert "time(samples)" in text.splitlines() and "time(function)" in text.splitlines()
+    other = text.splitlines()[text.splitlines().index("time(samples)") + 1]
+    assert other.startswith("other") and " 35 samples " in other
+
+
+def test_bars_name_the_unit_only_to_tell_two_blocks_apart():
+    seconds = _flat("s", {("./app", "user"): [0.0425]})
+    millis = Profile(header={"type": "time", "units": {"time": "ms"}}, global_region=Snapshot(ResourceTable(
+        [{"type": "time", "subtype": "user", "uid": "./lib", "amount": 7.42}]), [], {}))
+    lines = api.render_diff(api.compare_profiles(seconds, seconds), "bars", width=80).splitlines()
+    assert "time(user)" in lines and "42.5 ms" in " ".join(lines)
+    both = api.render_diff(api.compare_profiles(seconds, millis), "bars", width=80).splitlines()
+    assert "time(user) [s]" in both and "time(user) [ms]" in both
 
 
 class _Html(html.parser.HTMLParser):
