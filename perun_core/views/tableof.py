@@ -21,7 +21,7 @@ import json
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
-from ..amounts import format_amount
+from ..amounts import format_amount, wrap_text
 from ..errors import EmptyProfile, InvalidParameter
 from ..profile.query import all_models_of, flatten_value, resource_table
 from ..safetext import escape_controls, json_text_safe
@@ -180,6 +180,27 @@ def _widths(header: list[str], cells: list[list[str]], width: int) -> list[int]:
     return widths
 
 
+#: columns a narrow table keeps to the last: what a row is and how much it measured
+_ESSENTIAL = ("uid", "amount", "model", "coeffs")
+#: a column squeezed below this (or its values' width, if less) no longer shows its values: it is left out instead
+_READABLE = 12
+
+
+def _readable_columns(header: list[str], cells: list[list[str]], width: int) -> list[int]:
+    """The indexes of the columns to show: all when each gets a readable width, else without the rightmost
+    columns that are not essential (twelve columns at 80 all squeezed to four characters showed nothing)."""
+    need = [min(max([text_width(row[i]) for row in cells] + [_MIN_COLUMN]), _READABLE) for i in range(len(header))]
+    same = {i for i in range(len(header)) if len({row[i] for row in cells}) <= 1}
+    kept = list(range(len(header)))
+    while sum(need[i] for i in kept) + len(_GAP) * (len(kept) - 1) > width:
+        optional = [i for i in kept if header[i] not in _ESSENTIAL]
+        if not optional or len(kept) == 1:
+            break
+        # a column of one value says least (its value goes to the footer), then the rightmost
+        kept.remove(([i for i in optional if i in same] or optional)[-1])
+    return kept
+
+
 def _header_names(columns: list[str], widths: list[int]) -> list[str]:
     """The columns' names cut to their widths, each still telling its column apart.
 
@@ -240,7 +261,14 @@ def render_text(table: Table, options: RenderOptions) -> str:
     cells = _shown_cells(table)
     numeric = [all(_is_number(row[i]) or row[i] is None for row in table.rows) and bool(table.rows)
                for i in range(len(table.columns))]
-    widths = _widths(table.columns, cells, options.width)
+    kept = _readable_columns(table.columns, cells, options.width)
+    left_out = [table.columns[i] + (f" (all {cells[0][i]})" if cells and len({row[i] for row in cells}) == 1
+                                    and cells[0][i] else "")
+                for i in range(len(table.columns)) if i not in kept]
+    columns = [table.columns[i] for i in kept]
+    cells = [[row[i] for i in kept] for row in cells]
+    numeric = [numeric[i] for i in kept]
+    widths = _widths(columns, cells, options.width)
 
     def line(values: list[str], *, header: bool = False) -> str:
         parts = []
@@ -254,11 +282,14 @@ def render_text(table: Table, options: RenderOptions) -> str:
     rule = _GAP.join("─" * w for w in widths)
     if theme is not None and theme.axes is not None:
         rule = paint(rule, colour=theme.axes)
-    names = _header_names([escape_controls(c) for c in table.columns], widths)
+    names = _header_names([escape_controls(c) for c in columns], widths)
     out = [line(names, header=True), rule]
     out.extend(line(row) for row in cells)
     footer = f"{len(table.rows)} {table.title if len(table.rows) != 1 else table.title.rstrip('s')}"
-    out.append(paint(footer, colour=theme.text) if theme is not None and theme.text else footer)
+    if left_out:
+        footer += f"; left out for the width: {', '.join(escape_controls(c) for c in left_out)} (-k KEY chooses)"
+    for part in wrap_text(footer, options.width, indent=2, first=0):
+        out.append(paint(part, colour=theme.text) if theme is not None and theme.text else part)
     return "\n".join(out)
 
 
