@@ -65,8 +65,8 @@ _export("remote_state", "remote_status")
 _export("remote", """PushResult FetchResult PullResult RemoteState push fetch pull PushRetried RemoteContacted
         TransferProgress TransferStarted""")
 _export("repair", "STALE_AFTER FsckProblem FsckReport fsck")
-_export("views", "ViewFit view_fits fitting_views share_y_scale y_extent fit_middle")
-_export("text", "format_amount format_change format_percent relative_change amount_scale nice_ticks wrap_text "
+_export("views", "ViewFit view_fits fitting_views share_y_scale y_extent fit_middle type_defaults")
+_export("text", "UNIT_SPACE format_amount format_change format_percent relative_change amount_scale nice_ticks wrap_text "
                 "commit_time local_time")
 _export("statistics", """FieldStats ModelRow ProfileSummary summary short_number format_number MEASURED_KEYS
         describe_machine""")

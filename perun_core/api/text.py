@@ -7,11 +7,11 @@ import time
 from datetime import datetime, timedelta, timezone
 
 from ..advice import in_words_of
-from ..amounts import (amount_scale, format_amount, format_change, format_percent, nice_ticks, relative_change,
-                       wrap_text)
+from ..amounts import (UNIT_SPACE, amount_scale, format_amount, format_change, format_percent, nice_ticks,
+                       relative_change, wrap_text)
 from ..safetext import drop_controls, escape_controls, escape_lines, escape_output, has_controls, json_bytes_safe
 
-__all__ = ["amount_scale", "commit_time", "drop_controls", "escape_controls", "escape_lines", "escape_output", "format_amount",
+__all__ = ["UNIT_SPACE", "amount_scale", "commit_time", "drop_controls", "escape_controls", "escape_lines", "escape_output", "format_amount",
            "format_change", "format_percent", "has_controls", "in_words_of", "json_bytes_safe", "local_time", "nice_ticks", "relative_change",
            "wrap_text"]
 

@@ -140,6 +140,27 @@ class Shown:
     path: Path | None = None
 
 
+def type_defaults(view_name: str, profile_type: str) -> dict[str, Any]:
+    """The parameters a view takes by default for a profile of ``profile_type``, in every front end.
+
+    Time profiles take the views' own defaults (the mean of the runs per
+    kind of time, through the runs); for mixed profiles the functions
+    (uids) are the groups, for the others the subtypes of every snapshot.
+    A bars view of a mixed profile with the view's own defaults was one bar
+    of everything summed ('sum of amount per snapshots'), while the TUI
+    drew one per function.
+    """
+    if profile_type == "time":
+        return {}
+    if view_name == "bars":
+        return {"mixed": {"func": "sum", "per": "uid"}}.get(profile_type, {"func": "sum", "per": "snapshots",
+                                                                          "by": "subtype"})
+    if view_name == "flow":
+        return {"mixed": {"func": "mean", "through": "structure-unit-size", "by": "uid"}}.get(
+            profile_type, {"func": "sum", "through": "snapshots", "by": "subtype"})
+    return {}
+
+
 def show(
     spec: str,
     name: str,
@@ -180,7 +201,8 @@ def show(
         raise UnsupportedProfile(name, loaded.profile.type, declared.profile_types,
                                  "" if wrong_type else fits[name].reason,
                                  fitting=[other for other, fit in fits.items() if fit.fits])
-    given = {key: value for key, value in (params or {}).items() if value is not None and value != ()}
+    given = {**type_defaults(name, loaded.profile.type),
+             **{key: value for key, value in (params or {}).items() if value is not None and value != ()}}
     model = declared.run(loaded.profile, given)
     to_html = bool(filename) and str(filename).lower().endswith(HTML_SUFFIXES)
     coloured = chosen in declared.textual and (to_html if filename else colour)

@@ -76,7 +76,7 @@ def wrap_segments(segments: list[tuple[str, str]], width: int, hang: int = 2, *,
     copy) left whole on a line of its own.
     """
     # the one rule of where a line may not break (standard library only, so cheap at start-up)
-    from perun_core.amounts import UNIT_SPACE
+    from perun_core.api.text import UNIT_SPACE
 
     cut = 0
     while cut < len(segments) and (segments[cut][1] == "graph" or not segments[cut][0].strip()):

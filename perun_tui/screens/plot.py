@@ -33,7 +33,7 @@ from textual.screen import Screen
 from textual.widgets import ContentSwitcher, Header, Static
 from textual.worker import Worker
 
-from perun_core.api import ProfileInfo, escape_controls, fit_middle
+from perun_core.api import ProfileInfo, escape_controls, fit_middle, type_defaults
 from perun_core.errors import PerunError
 
 from ..commands import UNAVAILABLE_STYLE, PaletteCommand, ScreenCommands
@@ -56,22 +56,8 @@ def default_view(profile_type: str, fitting: set[str] | None = None) -> str:
 
 
 def view_params(view: str, profile_type: str) -> dict[str, Any]:
-    """The parameters the TUI gives each view, by profile type.
-
-    Time profiles take the views' own defaults, which the command line shows
-    too (the mean of the runs per kind of time, through the runs); for
-    mixed profiles the functions (uids) are the groups, for the others the
-    subtypes of every snapshot.
-    """
-    if profile_type == "time":
-        return {}
-    if view == "bars":
-        return {"mixed": {"func": "sum", "per": "uid"}}.get(profile_type, {"func": "sum", "per": "snapshots",
-                                                                          "by": "subtype"})
-    if view == "flow":
-        return {"mixed": {"func": "mean", "through": "structure-unit-size", "by": "uid"}}.get(
-            profile_type, {"func": "sum", "through": "snapshots", "by": "subtype"})
-    return {}
+    """The parameters the TUI gives each view: the core's defaults by profile type, as ``perun-core show``."""
+    return type_defaults(view, profile_type)
 
 
 def profile_key(info: ProfileInfo) -> str:

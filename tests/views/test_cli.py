@@ -373,3 +373,16 @@ def test_stacked_bars_give_a_part_below_half_a_row_no_row_of_its_own(profiles):
     legend = {line.split()[-2]: line.split()[-3][0] for line in lines if line.rstrip("│ ").endswith(("user", "sys"))}
     bottom = next(line for line in lines if line.lstrip().startswith("0┤"))
     assert set(legend) == {"user", "sys"} and legend["sys"] not in bottom and legend["user"] in bottom
+
+
+def test_show_gives_a_mixed_profile_the_tuis_groups_by_default(profiles):
+    # 'show 0@i bars' of a trace profile drew one bar of everything summed ('sum of amount per snapshots') where
+    # the TUI's b drew one per function: both now take the core's defaults by profile type
+    from perun_core import api
+
+    bars = show(profiles, "trace.perf", "bars", "--width", "80", "--height", "16", env={"NO_COLOR": "1"})
+    assert bars.returncode == 0, bars.stderr
+    assert "sum of amount per uid" in bars.stdout and "per snapshots" not in bars.stdout
+    assert api.type_defaults("bars", "mixed") == {"func": "sum", "per": "uid"}
+    explicit = show(profiles, "trace.perf", "bars", "--per", "snapshots", "--width", "80", "--height", "16")
+    assert "per snapshots" in explicit.stdout  # what the user asks for still wins
