@@ -45,6 +45,8 @@ from .source import SourceScreen, read_only_copy, viewers
 from .keys import HELP_IN_DIALOG
 
 NO_FLAME = "no call stacks in both call-level profiles: no difference flame graph"
+#: the rows the difference flame graph is drawn in at most (its pane scrolls): deeper than any real call stack
+FLAME_LEVELS = 200
 
 
 #: the dialog's keys in its bottom border, and the form that fits a narrow dialog
@@ -156,9 +158,11 @@ class ExplainScreen(ModalScreen[None]):
         self.explain(*self._flame_size())
 
     def _flame_size(self) -> tuple[int, int]:
+        """The width of the graph's pane and the rows drawn: every level, the pane scrolls (pgup/pgdn); cut to a
+        third of the terminal, 16 deeper levels were left out with a note to raise the command line's --height."""
         body = self.query_one("#explain-flame-body")
         width = body.size.width - 1 if body.size.width > 1 else max(self.app.size.width - 12, 20)
-        return width, max(self.app.size.height // 3, 8)
+        return width, FLAME_LEVELS
 
     def on_resize(self) -> None:
         self.call_after_refresh(self._relayout)
@@ -206,7 +210,7 @@ class ExplainScreen(ModalScreen[None]):
     @work(thread=True, exclusive=True, exit_on_error=False, group="flame", description="drawing a flame graph")
     def redraw_flame(self, comparison: Any, width: int, height: int) -> None:
         flame = api.render_diff(comparison, "flamegraph", width=width, height=height,
-                                color=not plain_pictures(self.app), legend=False)
+                                color=not plain_pictures(self.app), legend=False, front="tui-dialog")
         self.app.call_from_thread(self.query_one("#explain-flame", Static).update, ansi_picture(flame))
 
     def _show_keys(self) -> None:
@@ -275,7 +279,7 @@ class ExplainScreen(ModalScreen[None]):
                 comparison = api.explanation_comparison(shown, cwd=root)
                 if comparison is not None and comparison.has_stacks:
                     flame = api.render_diff(comparison, "flamegraph", width=width, height=height,
-                                            color=not plain_pictures(self.app), legend=False)
+                                            color=not plain_pictures(self.app), legend=False, front="tui-dialog")
                     self.comparison, self.flame_width = comparison, width
         except Interrupted:
             return

@@ -539,3 +539,32 @@ async def test_the_flame_graph_keeps_rows_and_its_legend_at_80x24(tmp_path):
         await pilot.press("pagedown", "pagedown")
         await settle(pilot)
         assert dialog.content_region.contains_region(legend.region)
+
+
+async def test_the_flame_graph_of_the_dialog_is_drawn_whole_and_advises_in_the_dialog_s_words(tmp_path, monkeypatch):
+    """The dialog drew the graph a third of the terminal high and ended it in '(16 deeper levels not shown;
+    raise --height)' and '... see --format folded)': options of the command line, not of the dialog."""
+    root = tmp_path / "cproject"
+    make_repo(root, [{"files": {"app.c": "int main(void) { return 0; }\n"}, "message": "v1"}])
+    api.init(root)
+    report = _perf_report(tmp_path, root, None)
+    drawn = []
+    render = api.render_diff
+
+    def recording(comparison, view="short", **options):
+        drawn.append(options)
+        return render(comparison, view, **options)
+
+    monkeypatch.setattr(api, "render_diff", recording)
+    app = PerunApp(root)
+    async with app.run_test(size=(80, 24)) as pilot:
+        await settle(pilot)
+        modal = ExplainScreen(report, "./app [real]")
+        await app.push_screen(modal)
+        await wait_until(pilot, lambda: modal.explanation is not None, timeout=30)
+        await settle(pilot)
+        flame = str(modal.query_one("#explain-flame", Static).render())
+        assert "middle" in flame and "--" not in flame, flame
+    assert drawn and all(options.get("front") == "tui-dialog" for options in drawn), drawn
+    # every level is drawn: the pane scrolls (pgup/pgdn), nothing is left out for a --height to bring back
+    assert all(options["height"] >= 100 for options in drawn), drawn
