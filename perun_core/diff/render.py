@@ -378,7 +378,8 @@ def _shrunk_not_drawn(flame: DiffFlame, width: int, height: int) -> list[tuple[s
 
     The icicle draws the target: a function that shrank to a sliver of a cell (``419 samples -> 1 sample``), below
     the levels drawn or on a call path only in the baseline left no frame, so the largest improvement was not in
-    the graph at all; its own amounts before and after are summed over those call paths.
+    the graph at all; its own amounts before and after are summed over those call paths.  Drops smaller than
+    the noise floor's share of the baseline's total are left out.
     """
     drawn = layout_flame(flame.graph.root, width, max(height - 2, 1)).where
     amounts: dict[str, list[float]] = {}
@@ -400,7 +401,10 @@ def _shrunk_not_drawn(flame: DiffFlame, width: int, height: int) -> list[tuple[s
                 if frame.self_amount > 0:
                     amounts.setdefault(frame.name, [0.0, 0.0])[0] += frame.self_amount
                 gone.extend(frame.children.values())
-    shrunk = [(name, before, after) for name, (before, after) in amounts.items() if after < before]
+    # a sample or two less is no news: a drop under the noise floor's share of the baseline's total is left out
+    least = flame.noise_floor * flame.baseline.root.total
+    shrunk = [(name, before, after) for name, (before, after) in amounts.items() if before - after >= least > 0
+              or (before > after and least == 0)]
     return sorted(shrunk, key=lambda item: item[2] - item[1])
 
 

@@ -541,12 +541,14 @@ def test_a_function_that_shrank_below_a_cell_is_named_under_the_flame_graph():
     """sll_insert went from 419 samples to 1 (-99.8%), the largest change, yet the difference flame graph drew only
     '=' frames and the grown sll_search: the target's one sample is narrower than a cell, and nothing said so."""
     deep = tuple(f"level{n}" for n in range(12))
-    base = _sampled({("sll_insert", "main"): 419, ("sll_search", "main"): 100, (*deep, "main"): 50})
+    base = _sampled({("sll_insert", "main"): 419, ("sll_search", "main"): 100, (*deep, "main"): 50,
+                     ("_dl_fixup", "main"): 1})
     target = _sampled({("sll_insert", "main"): 1, ("sll_search", "main"): 2000, (*deep, "main"): 50})
     comparison = api.compare_profiles(base, target, baseline_name="old", target_name="new")
     cli = " ".join(strip_ansi(api.render_diff(comparison, "flamegraph", width=80, height=8)).split())
     assert "-sll_insert" in cli and "419 samples -> 1 sample" in cli, cli
     assert "raise --height" in cli
+    assert "_dl_fixup" not in cli  # a sample less is noise, not a change the graph hid
     # the explain dialog has no --height to raise: it points to what it shows instead
     dialog = " ".join(api.render_diff(comparison, "flamegraph", width=80, height=8, front="tui-dialog").split())
     assert "--" not in dialog and "see the ranked functions above" in dialog, dialog
