@@ -103,6 +103,15 @@ class FunctionList(OptionList):
             screen.functions_resized()
 
 
+class TextBody(VerticalScroll):
+    """The headline and notes, scrolled when taller than their share of the dialog: cut there by its height, a
+    note ended mid-phrase ('... .perf (object') with nothing saying more was below.  It takes the focus (tab, then
+    the arrow keys) only when it has more to show and the dialog does not scroll as a whole (under 20 rows)."""
+
+    def allow_focus(self) -> bool:
+        return self.max_scroll_y > 0 and not self.screen.has_class("-short")
+
+
 class ExplainScreen(ModalScreen[None]):
     """Explains one finding (a report of its pair with only that finding) in a worker."""
 
@@ -135,7 +144,8 @@ class ExplainScreen(ModalScreen[None]):
 
     def compose(self) -> ComposeResult:
         with Vertical(id="explain-dialog", classes="dialog"):
-            yield Static("finding the call-level profiles…", id="explain-text")
+            with TextBody(id="explain-text-body"):
+                yield Static("finding the call-level profiles…", id="explain-text")
             yield FunctionList(id="explain-functions")
             with VerticalScroll(id="explain-flame-body"):
                 yield Static("", id="explain-flame")
