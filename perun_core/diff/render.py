@@ -376,17 +376,28 @@ def _shrunk_not_drawn(flame: DiffFlame, width: int, height: int) -> list[tuple[s
     """The functions whose own amount shrank where the icicle does not draw them: (name, before, after), the
     largest drop first.
 
-    The icicle draws the target: a function that shrank to a sliver of a cell (``419 samples -> 1 sample``), below
+    The icicle draws the target: a function that shrank to a sliver of a cell or a block too narrow for its name
+    (``419 samples -> 1 sample``), below
     the levels drawn or on a call path only in the baseline left no frame, so the largest improvement was not in
     the graph at all; its own amounts before and after are summed over those call paths.  Drops smaller than
     the noise floor's share of the baseline's total are left out.
     """
-    drawn = layout_flame(flame.graph.root, width, max(height - 2, 1)).where
+    layout = layout_flame(flame.graph.root, width, max(height - 2, 1))
+
+    def labelled(frame: Any) -> bool:
+        """Drawn with its signed name: a block of a cell or two shows its colour only (or ``|``)."""
+        at = layout.find(frame)
+        if at is None:
+            return False
+        span = layout.rows[at[0]][at[1]]
+        cells = span.end - span.start
+        return cells >= 5 or text_width(flame.label(frame)) + 2 <= cells
+
     amounts: dict[str, list[float]] = {}
     pairs = [(flame.graph.root, flame.baseline.root)]
     while pairs:
         mine, theirs = pairs.pop()
-        if id(mine) not in drawn and flame.moved(mine) < 0:
+        if flame.moved(mine) < 0 and not labelled(mine):
             entry = amounts.setdefault(mine.name, [0.0, 0.0])
             entry[0] += flame.base_self.get(id(mine), 0.0)
             entry[1] += mine.self_amount

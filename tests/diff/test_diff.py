@@ -554,3 +554,14 @@ def test_a_function_that_shrank_below_a_cell_is_named_under_the_flame_graph():
     assert "--" not in dialog and "see the ranked functions above" in dialog, dialog
     whole = api.render_diff(comparison, "flamegraph", width=80, height=200, front="tui-dialog")
     assert "deeper level" not in whole and "-sll_insert" in whole
+
+
+def test_a_function_that_shrank_to_a_block_too_narrow_for_its_name_is_named_under_the_flame_graph():
+    """In the demo at 40 columns sll_insert (409 samples -> 2) got a block of one cell: its colour, no '-' and no
+    name, and the note on frames left out did not count it as left out."""
+    base = _sampled({("sll_insert", "main"): 419, ("sll_search", "main"): 100})
+    target = _sampled({("sll_insert", "main"): 30, ("sll_search", "main"): 2050})
+    comparison = api.compare_profiles(base, target, baseline_name="old", target_name="new")
+    text = " ".join(api.render_diff(comparison, "flamegraph", width=80, height=20).split())
+    assert "sll_insert" not in text.split("+ own amount grew")[0]  # a block of a cell: not its name
+    assert "-sll_insert() 419 samples -> 30 samples" in text, text
