@@ -565,3 +565,13 @@ def test_a_function_that_shrank_to_a_block_too_narrow_for_its_name_is_named_unde
     text = " ".join(api.render_diff(comparison, "flamegraph", width=80, height=20).split())
     assert "sll_insert" not in text.split("+ own amount grew")[0]  # a block of a cell: not its name
     assert "-sll_insert() 419 samples -> 30 samples" in text, text
+
+
+def test_a_function_left_out_of_the_flame_graph_is_named_with_its_amounts_over_all_its_call_paths():
+    """The demo's note said '-sll_insert() 407 samples -> 0 samples' where the ranked functions said 409 -> 2: it
+    summed only the call paths left out."""
+    base = _sampled({("sll_insert", "main"): 407, ("sll_insert", "fill", "main"): 2, ("sll_search", "main"): 100})
+    target = _sampled({("sll_insert", "fill", "main"): 2, ("sll_search", "fill", "main"): 2000})
+    comparison = api.compare_profiles(base, target, baseline_name="old", target_name="new")
+    text = " ".join(api.render_diff(comparison, "flamegraph", width=80, height=20).split())
+    assert "-sll_insert() 409 samples -> 2 samples" in text, text
