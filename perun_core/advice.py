@@ -5,7 +5,9 @@ a flame graph that leaves stacks out ``see --format folded``.  The sentence
 is written once, in the core, with the command line's name of the setting
 (:attr:`Setting.cli`); a front end that is not the command line shows it
 through :func:`in_words_of`, which puts its own name of each setting (its
-key or form field) in place of the command line's.  So text stored by
+key or form field) in place of the command line's.  ``tui-dialog`` is the
+terminal UI's explain dialog: a graph drawn below the ranked functions,
+with no table or height of its own to point to.  So text stored by
 earlier runs reads right in either front end too.
 """
 
@@ -13,34 +15,41 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-__all__ = ["CLOCK_CPU", "FOLDED", "REPEAT", "REPEAT_N", "SETTINGS", "Setting", "in_words_of"]
+__all__ = ["CLOCK_CPU", "FOLDED", "HEIGHT", "REPEAT", "REPEAT_N", "SETTINGS", "Setting", "in_words_of"]
 
 
 @dataclass(frozen=True, slots=True)
 class Setting:
-    """One setting advice names: ``cli`` on the command line, ``tui`` in the terminal UI."""
+    """One setting advice names: ``cli`` on the command line, ``tui`` in the terminal UI, ``dialog`` in its
+    explain dialog (``tui`` when not given)."""
 
     cli: str
     tui: str
+    dialog: str = ""
 
     def words(self, front: str) -> str:
+        if front == "tui-dialog":
+            return self.dialog or self.tui
         return self.tui if front == "tui" else self.cli
 
 
 #: pytrace timing the calls by the CPU time of their thread
 CLOCK_CPU = Setting("--clock cpu", "clock: cpu (e, the job matrix)")
 #: a flame graph's stacks, all of them, as text
-FOLDED = Setting("--format folded", "the table, t")
+FOLDED = Setting("--format folded", "the table, t", "the ranked functions above")
+#: a terminal flame graph cut at its height: the TUI draws as many levels as its view has rows
+HEIGHT = Setting("raise --height", "a taller terminal draws more", "see the ranked functions above")
 #: more repetitions of the time collector
 REPEAT_N = Setting("-r N", "e: the time collector's repeat")
 REPEAT = Setting("-r", "e: the time collector's repeat")
 
 #: the longer first, so that ``-r N`` is not taken for ``-r``
-SETTINGS = (CLOCK_CPU, FOLDED, REPEAT_N, REPEAT)
+SETTINGS = (CLOCK_CPU, FOLDED, HEIGHT, REPEAT_N, REPEAT)
 
 
 def in_words_of(text: str, front: str) -> str:
-    """``text`` with every setting it names in the words of ``front`` (``cli`` leaves it as it is, ``tui``)."""
+    """``text`` with every setting it names in the words of ``front`` (``cli`` leaves it as it is, ``tui``,
+    ``tui-dialog``)."""
     if front == "cli":
         return text
     for setting in SETTINGS:

@@ -160,8 +160,9 @@ def _amount_text(value: Any, unit: str) -> str:
 
 
 #: the space between a number and its unit (``30.0 ns``, a count's ``64.0M Ir``, ``100 %``, ``3 commits``),
-#: and the one of a quoted command line's prompt (``'$ ./app``), which a line is not broken at
-UNIT_SPACE = re.compile(r"(?:(?<=\d)|(?<=\d[kMGT])) (?=[^\W\d]|%)|(?<='\$) ")
+#: the one of a quoted command line's prompt (``'$ ./app``) and those of a p-value (``p < 0.0001``, ``p = 0.03``:
+#: a lone ``p`` at a line's end read as a word), which a line is not broken at
+UNIT_SPACE = re.compile(r"(?:(?<=\d)|(?<=\d[kMGT])) (?=[^\W\d]|%)|(?<='\$) |(?<=\bp) (?=[<=>] \d)|(?<=\bp [<=>]) (?=\d)")
 
 
 def wrap_text(text: str, width: int, *, indent: int = 0, first: int | None = None) -> list[str]:

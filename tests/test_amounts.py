@@ -139,6 +139,24 @@ def test_a_wrapped_line_keeps_every_amount_with_its_unit():
             assert not re.search(r"\d$", line) and not re.match(r" *(%|samples|Ir)", line), (width, lines)
 
 
+def test_a_p_value_stays_whole_on_its_line_and_a_function_has_one_percentage_style():
+    """At 40x12 the explain dialog broke 'p' from its value ('..., p' / '< 0.0001, through') and showed '99 %' next
+    to '-99.8%'."""
+    from perun_core.amounts import wrap_text
+    from perun_core.check.explain_result import ExplainedFunction
+
+    function = ExplainedFunction("sll_insert", "src/sll.c", 12, 419.0, 1.0, 0.99, "", 0.00001)
+    text = function.text("samples")
+    assert "(-99.8%), 99% of the change, p < 0.0001" in text, text
+    assert " %" not in text
+    for width in range(21, 60):  # from where its longest word, '(src/sll.c:12):', fits a line
+        lines = wrap_text(text, width, indent=5)
+        assert " ".join(line.strip() for line in lines) == text
+        assert sum("p < 0.0001" in line for line in lines) == 1, (width, lines)
+    for width in range(14, 30):
+        assert sum("p = 0.03" in line for line in wrap_text("a ranked function, 87% of it, p = 0.03", width)) == 1
+
+
 def test_the_explain_dialogs_ranked_function_keeps_its_amounts_with_their_units():
     from perun_tui.modals.explain import hanging
 

@@ -89,7 +89,7 @@ def render_diff(comparison: Comparison, view: str = "short", *, fmt: str | None 
                 height: int = 30, color: bool = False, limit: int | None = None, pixels: int | None = None,
                 front: str = "cli", legend: bool = True) -> str:
     """``view`` of ``comparison`` as text (terminal text, SVG, folded pair or HTML by ``fmt``); ``front`` (``cli``,
-    ``tui``) names the settings it advises in that front end's words.
+    ``tui``, ``tui-dialog``: the explain dialog) names the settings it advises in that front end's words.
 
     ``legend=False``: the terminal flame graph without its line on the signs, for a front end that keeps
     :func:`diff_flame_legend` in view below a scrolled graph.

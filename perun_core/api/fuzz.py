@@ -94,7 +94,11 @@ def fuzz_rules() -> list[RuleInfo]:
 
 
 def slowdown_plot(result: FuzzResult, *, width: int = 80, height: int = 15, theme: Any = None) -> str:
-    """The best slow-down over fuzzing time as a terminal plot (ANSI text)."""
+    """The best slow-down over fuzzing time as a terminal plot (ANSI text).
+
+    The plotted values are the search's own measurements (each input against an ordinary one of its size, once):
+    the title and axis say so, as the reported findings' ratios are re-measured side by side and differ.
+    """
 
     steps_x: list[float] = []
     steps_y: list[float] = []
@@ -105,8 +109,8 @@ def slowdown_plot(result: FuzzResult, *, width: int = 80, height: int = 15, them
         steps_x.append(t)
         steps_y.append(value)
     return render_lines([Series("best slow-down", steps_x, steps_y)], width=width, height=height,
-                        theme=theme or DEFAULT_THEME, title="best slow-down over time",
-                        xlabel="seconds", ylabel="x seed")
+                        theme=theme or DEFAULT_THEME, title="best slow-down over time, at equal size in the search",
+                        xlabel="seconds", ylabel="x in the search")
 
 
 def _stdin_command(cmd: str, args: str | None) -> str:

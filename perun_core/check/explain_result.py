@@ -113,7 +113,8 @@ class ExplainedFunction:
                    tuple(ThroughFunction.from_record(t) for t in record.get("through") or ()))
 
     def text(self, unit: str) -> str:
-        """``name (file:line): +42 % own cost, 87 % of the change``."""
+        """``name (file:line): 419 samples -> 1 sample (-99.8%), 87% of the change, p < 0.0001``: one style of
+        percentage, the change's (:func:`~perun_core.amounts.format_percent`)."""
         parts = [self.function + (f" ({self.where})" if self.where else "")]
         if self.status == "new":
             parts.append(f"new, {format_amount(self.target, unit)}")
@@ -123,7 +124,7 @@ class ExplainedFunction:
             rel = self.relative
             parts.append(f"{format_amount(self.baseline, unit)} -> {format_amount(self.target, unit)}"
                          + (f" ({relative_text(rel)})" if rel is not None else ""))
-        parts.append(f"{100 * self.share:.0f} % of the change")
+        parts.append(f"{100 * self.share:.0f}% of the change")
         if self.p_value is not None:
             parts.append(f"p = {self.p_value:.2g}" if self.p_value >= 1e-4 else "p < 0.0001")
         if self.through:

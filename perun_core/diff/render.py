@@ -33,7 +33,7 @@ from typing import Any
 from ..advice import FOLDED
 from ..errors import IncomparableProfiles, UnsupportedProfile, UsageError
 from ..views.base import RenderOptions
-from ..views.flamegraph import SVG_WIDTH, build, paused_gc, render_icicle, render_svg
+from ..views.flamegraph import SVG_WIDTH, build, layout_flame, paused_gc, render_icicle, render_svg
 from ..amounts import format_amount, format_percent, relative_change, wrap_text
 from ..views.style import DEFAULT_THEME, RGB, fit, fit_middle, pad, paint, text_width
 from . import NOISE_FLOOR, Change, Comparison, under_noise_floor
@@ -372,6 +372,68 @@ def _build_flame(comparison: Comparison, of: str | None) -> DiffFlame:
     return DiffFlame(target, baseline, base_total, base_self, largest, gone, comparison.noise_floor)
 
 
+def _shrunk_not_drawn(flame: DiffFlame, width: int, height: int) -> list[tuple[str, float, float]]:
+    """The functions whose own amount shrank where the icicle does not draw them: (name, before, after), the
+    largest drop first.
+
+    The icicle draws the target: a function that shrank to a sliver of a cell or a block too narrow for its name
+    (``419 samples -> 1 sample``), below
+    the levels drawn or on a call path only in the baseline left no frame, so the largest improvement was not in
+    the graph at all; its own amounts before and after are summed over those call paths.  Drops smaller than
+    the noise floor's share of the baseline's total are left out.
+    """
+    layout = layout_flame(flame.graph.root, width, max(height - 2, 1))
+
+    def labelled(frame: Any) -> bool:
+        """Drawn with its signed name: a block of a cell or two shows its colour only (or ``|``)."""
+        at = layout.find(frame)
+        if at is None:
+            return False
+        span = layout.rows[at[0]][at[1]]
+        cells = span.end - span.start
+        return cells >= 5 or text_width(flame.label(frame)) + 2 <= cells
+
+    amounts: dict[str, list[float]] = {}
+    pairs = [(flame.graph.root, flame.baseline.root)]
+    while pairs:
+        mine, theirs = pairs.pop()
+        if flame.moved(mine) < 0 and not labelled(mine):
+            entry = amounts.setdefault(mine.name, [0.0, 0.0])
+            entry[0] += flame.base_self.get(id(mine), 0.0)
+            entry[1] += mine.self_amount
+        for label, other in theirs.children.items():
+            child = mine.children.get(label)
+            if child is not None:
+                pairs.append((child, other))
+                continue
+            gone = [other]  # a call path only in the baseline: all of its own amounts went
+            while gone:
+                frame = gone.pop()
+                if frame.self_amount > 0:
+                    amounts.setdefault(frame.name, [0.0, 0.0])[0] += frame.self_amount
+                gone.extend(frame.children.values())
+    # a sample or two less is no news: a drop under the noise floor's share of the baseline's total is left out
+    least = flame.noise_floor * flame.baseline.root.total
+    hidden = {name for name, (before, after) in amounts.items() if before - after >= least > 0
+              or (before > after and least == 0)}
+    # said with the function's own amounts over all of its call paths, as the table and the ranked functions say
+    # them (409 samples -> 2 samples, not the 407 -> 0 of the paths left out)
+    totals = {name: [_own_by_name(flame.baseline.root, name), _own_by_name(flame.graph.root, name)] for name in hidden}
+    shrunk = [(name, before, after) for name, (before, after) in totals.items() if after < before]
+    return sorted(shrunk, key=lambda item: item[2] - item[1])
+
+
+def _own_by_name(root: Any, name: str) -> float:
+    """The own amount of every frame of ``name`` under ``root``."""
+    total, frames = 0.0, [root]
+    while frames:
+        frame = frames.pop()
+        if frame.name == name:
+            total += frame.self_amount
+        frames.extend(frame.children.values())
+    return total
+
+
 def folded_pair(flame: DiffFlame) -> str:
     """``stack BASELINE TARGET`` lines of every stack in either profile, sorted."""
     pairs: dict[str, list[str]] = {}
@@ -397,10 +459,16 @@ def render_flame(flame: DiffFlame, fmt: str, *, width: int = 100, height: int = 
         return render_svg(flame.graph, pixels or SVG_WIDTH, colour_of=flame.colour, tooltip_of=flame.tooltip)
     theme = DEFAULT_THEME if color else None
     text = render_icicle(flame.graph, RenderOptions("icicle", width, height, theme), colour_of=flame.colour,
-                         label_of=flame.label)
+                         label_of=flame.label, front=front)
     # the signs the frames carry, said once (the header ends in the colours)
     if legend:  # else the caller shows flame_legend() where it stays in view
         text += "\n" + "\n".join(_wrap(flame_legend(flame.noise_floor), width))
+    shrunk = _shrunk_not_drawn(flame, width, height)
+    if shrunk:
+        named = "; ".join(f"-{name} {flame.graph.amount(before)} -> {flame.graph.amount(after)}"
+                          for name, before, after in shrunk[:3])
+        more = f"; {len(shrunk) - 3} more" if len(shrunk) > 3 else ""
+        text += "\n" + "\n".join(_wrap(f"(shrank too far to draw: {named}{more})", width))
     if flame.only_in_baseline:
         text += "\n" + "\n".join(_wrap(f"({flame.only_in_baseline} stacks only in the baseline are not drawn; "
                                        f"see {FOLDED.words(front)})", width))

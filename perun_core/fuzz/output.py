@@ -165,7 +165,7 @@ def svg_plot(timeline: list[tuple[float, float]], *, width: int = 640, height: i
         t = t_max * k / 4
         x = x_of(t)
         ticks.append(f'<text x="{x:.1f}" y="{height - bottom + 16}" text-anchor="middle" font-size="11">{t:.3g}</text>')
-    heading = html.escape(title or "Best slow-down over fuzzing time")
+    heading = html.escape(title or "Best slow-down over fuzzing time, at equal size in the search")
     return (f'<svg xmlns="http://www.w3.org/2000/svg" width="{width}" height="{height}" '
             f'viewBox="0 0 {width} {height}" font-family="sans-serif">\n'
             f'<rect width="100%" height="100%" fill="white"/>\n'
@@ -183,4 +183,4 @@ def write_results(result: FuzzResult) -> None:
     out.mkdir(parents=True, exist_ok=True)
     atomic_write_text(out / "results.json", json.dumps(results_json(result), indent=2) + "\n")
     atomic_write_text(out / "results.md", markdown_table(result))
-    atomic_write_text(out / "slowdown.svg", svg_plot(result.timeline, title=f"{' '.join(result.argv)}: best slow-down"))
+    atomic_write_text(out / "slowdown.svg", svg_plot(result.timeline, title=f"{' '.join(result.argv)}: best slow-down at equal size in the search"))

@@ -30,6 +30,7 @@ from contextlib import contextmanager
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
+from ..advice import HEIGHT
 from ..errors import EmptyProfile, UnsupportedProfile
 from ..profile.convert import folded_stacks
 from ..profile.resources import MISSING
@@ -314,7 +315,7 @@ def layout_flame(root: Frame, width: int, levels: int) -> FlameLayout:
 
 def render_icicle(graph: FlameGraph, options: RenderOptions, *,
                   colour_of: Callable[[Frame], RGB] | None = None,
-                  label_of: Callable[[Frame], str] | None = None) -> str:
+                  label_of: Callable[[Frame], str] | None = None, front: str = "cli") -> str:
     """The tree as text, root on top, each frame as wide as its share of the width.
 
     Children sit under their parent from the left, widest first; frames
@@ -322,7 +323,8 @@ def render_icicle(graph: FlameGraph, options: RenderOptions, *,
     height are cut, with a note saying how many.  ``colour_of`` overrides
     the colour of each frame and ``label_of`` its text (the difference
     flame graph colours by change and says it with a sign, for eyes and
-    terminals without colour).
+    terminals without colour).  The note on levels cut names what to do in
+    the words of ``front`` (see :mod:`perun_core.advice`).
     """
     width = options.width
     theme = options.theme
@@ -346,7 +348,7 @@ def render_icicle(graph: FlameGraph, options: RenderOptions, *,
         out.append("".join(line).rstrip())
     hidden = layout.hidden
     if hidden > 0:
-        note = f"({hidden} deeper level{'s' if hidden != 1 else ''} not shown; raise --height)"
+        note = f"({hidden} deeper level{'s' if hidden != 1 else ''} not shown; {HEIGHT.words(front)})"
         out.append(fit(note, width))
     return "\n".join(out)
 

@@ -45,6 +45,8 @@ from .source import SourceScreen, read_only_copy, viewers
 from .keys import HELP_IN_DIALOG
 
 NO_FLAME = "no call stacks in both call-level profiles: no difference flame graph"
+#: the rows the difference flame graph is drawn in at most (its pane scrolls): deeper than any real call stack
+FLAME_LEVELS = 200
 
 
 #: the dialog's keys in its bottom border, and the form that fits a narrow dialog
@@ -101,6 +103,15 @@ class FunctionList(OptionList):
             screen.functions_resized()
 
 
+class TextBody(VerticalScroll):
+    """The headline and notes, scrolled when taller than their share of the dialog: cut there by its height, a
+    note ended mid-phrase ('... .perf (object') with nothing saying more was below.  It takes the focus (tab, then
+    the arrow keys) only when it has more to show and the dialog does not scroll as a whole (under 20 rows)."""
+
+    def allow_focus(self) -> bool:
+        return self.max_scroll_y > 0 and not self.screen.has_class("-short")
+
+
 class ExplainScreen(ModalScreen[None]):
     """Explains one finding (a report of its pair with only that finding) in a worker."""
 
@@ -133,7 +144,8 @@ class ExplainScreen(ModalScreen[None]):
 
     def compose(self) -> ComposeResult:
         with Vertical(id="explain-dialog", classes="dialog"):
-            yield Static("finding the call-level profiles…", id="explain-text")
+            with TextBody(id="explain-text-body"):
+                yield Static("finding the call-level profiles…", id="explain-text")
             yield FunctionList(id="explain-functions")
             with VerticalScroll(id="explain-flame-body"):
                 yield Static("", id="explain-flame")
@@ -156,9 +168,11 @@ class ExplainScreen(ModalScreen[None]):
         self.explain(*self._flame_size())
 
     def _flame_size(self) -> tuple[int, int]:
+        """The width of the graph's pane and the rows drawn: every level, the pane scrolls (pgup/pgdn); cut to a
+        third of the terminal, 16 deeper levels were left out with a note to raise the command line's --height."""
         body = self.query_one("#explain-flame-body")
         width = body.size.width - 1 if body.size.width > 1 else max(self.app.size.width - 12, 20)
-        return width, max(self.app.size.height // 3, 8)
+        return width, FLAME_LEVELS
 
     def on_resize(self) -> None:
         self.call_after_refresh(self._relayout)
@@ -206,7 +220,7 @@ class ExplainScreen(ModalScreen[None]):
     @work(thread=True, exclusive=True, exit_on_error=False, group="flame", description="drawing a flame graph")
     def redraw_flame(self, comparison: Any, width: int, height: int) -> None:
         flame = api.render_diff(comparison, "flamegraph", width=width, height=height,
-                                color=not plain_pictures(self.app), legend=False)
+                                color=not plain_pictures(self.app), legend=False, front="tui-dialog")
         self.app.call_from_thread(self.query_one("#explain-flame", Static).update, ansi_picture(flame))
 
     def _show_keys(self) -> None:
@@ -275,7 +289,7 @@ class ExplainScreen(ModalScreen[None]):
                 comparison = api.explanation_comparison(shown, cwd=root)
                 if comparison is not None and comparison.has_stacks:
                     flame = api.render_diff(comparison, "flamegraph", width=width, height=height,
-                                            color=not plain_pictures(self.app), legend=False)
+                                            color=not plain_pictures(self.app), legend=False, front="tui-dialog")
                     self.comparison, self.flame_width = comparison, width
         except Interrupted:
             return

@@ -53,7 +53,7 @@ FRAMES = 4
 
 #: the kept inputs' columns: fitted to the width, a cell too wide (the rules) cut with an ellipsis
 FOUND_COLUMNS = (Column("id", "input", 0, 4, 12), Column("size", "size", 3, 4, 10),
-                 Column("time", "time", 2, 4, 12), Column("slowdown", "slow-down", 1, 5, 10),
+                 Column("time", "time", 2, 4, 12), Column("slowdown", "x in search", 1, 5, 11),
                  Column("rules", "rules", 5, 8, 60, shrink=True),
                  Column("profile", "profile", 4, 8, 60, optional=True, middle=True))
 
@@ -269,7 +269,7 @@ class FuzzScreen(Screen[ProfileLink | None]):
             del self.history[:-200]
             self.query_one("#fuzz-plot", Sparkline).data = list(self.history)
             self._show(f"{progress.executions} runs ({progress.executions_per_second:.0f}/s) · {progress.kept} kept · "
-                       f"{progress.hangs} hangs · best {progress.best_slowdown:.1f}x at equal size (at "
+                       f"{progress.hangs} hangs · best {progress.best_slowdown:.1f}x at equal size in the search (at "
                        f"{progress.best_found_at:.0f} s) · {progress.elapsed:.0f} s"
                        + (" · cancelling…" if self.cancel.is_set() else ""))
 
@@ -303,6 +303,6 @@ class FuzzScreen(Screen[ProfileLink | None]):
             # the search's end hands the keys to the results: the best input is on the cursor, enter shows it
             table.move_cursor(row=0, animate=False)
             table.focus()
-        reported = "; ".join(f"{v.id} {v.ratio:.1f}x at equal size, {api.growth_text(v)}" for v in result.reported[:2])
+        reported = "; ".join(f"{v.id} {v.ratio:.1f}x at equal size re-measured side by side, {api.growth_text(v)}" for v in result.reported[:2])
         self._show(f"{self.status}: {result.executions} runs, {len(result.findings)} kept, {len(result.reported)} "
                    f"reported{': ' + reported if reported else ''}; results in {result.settings.output_dir}")

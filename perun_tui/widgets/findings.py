@@ -75,8 +75,13 @@ def finding_text(pair: Any, finding: Any) -> Text:
     text = Text()
     text.append(f"{result.glyph} {result.value}", style=RESULT_STYLES.get(result.style, ""))
     text.append(f" at {escape_controls(finding.location)}\n")
-    text.append(f"{finding_amount(finding, finding.from_)} → {finding_amount(finding, finding.to)} · {finding_delta(finding)}"
-                f" · confidence {finding_confidence(finding)} · method {escape_controls(finding.method or '-')}\n")
+    text.append(f"{finding_amount(finding, finding.from_)} → {finding_amount(finding, finding.to)} · {finding_delta(finding)}\n")
+    # a label and its value a line, as baseline and target: after ' · ' on one line, the widget broke
+    # '· method' from 'size_aware_rank_test' at 80 columns
+    text.append("confidence ", style="dim")
+    text.append(finding_confidence(finding) + "\n")
+    text.append("method ", style="dim")
+    text.append(escape_controls(finding.method or "-") + "\n")
     if finding.reason:
         text.append(escape_controls(in_words_of(finding.reason, "tui")) + "\n", style="italic")
     text.append("baseline ", style="dim")

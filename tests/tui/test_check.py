@@ -293,3 +293,24 @@ async def test_the_filter_bar_names_the_current_filter_at_40_columns(demo_repo):
         await pilot.pause()
         bar = rendered_text(screen.query_one("#check-filter"))
         assert all(label in bar for _name, label, _keep in FILTERS), bar
+
+
+def test_the_finding_dialog_keeps_each_label_with_its_value():
+    """At 80 columns the finding's dialog (i) broke '· method' from 'size_aware_rank_test' at the line's end."""
+    from types import SimpleNamespace
+
+    from rich.console import Console
+
+    from perun_core.check.results import Finding, PerformanceChange
+    from perun_tui.widgets.findings import finding_text
+
+    finding = Finding(PerformanceChange.DEGRADATION, "time", "./sll-bench [real]", 0.0846, 0.1512, None, 78.7,
+                      "t-test", 0.99, "size_aware_rank_test", unit="s")
+    pair = SimpleNamespace(baseline=SimpleNamespace(name="3f0e609:time.perf"),
+                           target=SimpleNamespace(name="aec5884:time.perf"))
+    for width in range(30, 90):
+        console = Console(width=width, record=True, color_system=None)
+        console.print(finding_text(pair, finding))
+        lines = console.export_text().splitlines()
+        assert any("method size_aware_rank_test" in line for line in lines), (width, lines)
+        assert any("confidence t-test 0.99" in line for line in lines), (width, lines)

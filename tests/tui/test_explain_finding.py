@@ -539,3 +539,68 @@ async def test_the_flame_graph_keeps_rows_and_its_legend_at_80x24(tmp_path):
         await pilot.press("pagedown", "pagedown")
         await settle(pilot)
         assert dialog.content_region.contains_region(legend.region)
+
+
+async def test_the_flame_graph_of_the_dialog_is_drawn_whole_and_advises_in_the_dialog_s_words(tmp_path, monkeypatch):
+    """The dialog drew the graph a third of the terminal high and ended it in '(16 deeper levels not shown;
+    raise --height)' and '... see --format folded)': options of the command line, not of the dialog."""
+    root = tmp_path / "cproject"
+    make_repo(root, [{"files": {"app.c": "int main(void) { return 0; }\n"}, "message": "v1"}])
+    api.init(root)
+    report = _perf_report(tmp_path, root, None)
+    drawn = []
+    render = api.render_diff
+
+    def recording(comparison, view="short", **options):
+        drawn.append(options)
+        return render(comparison, view, **options)
+
+    monkeypatch.setattr(api, "render_diff", recording)
+    app = PerunApp(root)
+    async with app.run_test(size=(80, 24)) as pilot:
+        await settle(pilot)
+        modal = ExplainScreen(report, "./app [real]")
+        await app.push_screen(modal)
+        await wait_until(pilot, lambda: modal.explanation is not None, timeout=30)
+        await settle(pilot)
+        flame = str(modal.query_one("#explain-flame", Static).render())
+        assert "middle" in flame and "--" not in flame, flame
+    assert drawn and all(options.get("front") == "tui-dialog" for options in drawn), drawn
+    # every level is drawn: the pane scrolls (pgup/pgdn), nothing is left out for a --height to bring back
+    assert all(options["height"] >= 100 for options in drawn), drawn
+
+
+async def test_a_headline_taller_than_its_share_scrolls_to_its_last_note(tmp_path):
+    """The text above the functions was cut by its height mid-phrase ('wrote perf-sll-bench-...-1a2f1a1.perf
+    (object'), the parenthesis never closed and nothing said more was below: it scrolls now, the rest reached with
+    tab and the arrow keys."""
+    from dataclasses import replace
+
+    root = tmp_path / "cproject"
+    make_repo(root, [{"files": {"app.c": "int main(void) { return 0; }\n"}, "message": "v1"}])
+    api.init(root)
+    report = _perf_report(tmp_path, root, None)
+    app = PerunApp(root)
+    async with app.run_test(size=(80, 24)) as pilot:
+        await settle(pilot)
+        modal = ExplainScreen(report, "./app [real]")
+        await app.push_screen(modal)
+        await wait_until(pilot, lambda: modal.explanation is not None, timeout=30)
+        written = tuple(f".perun/pending/perf-app-{n}-0123456789abcdef.perf (object files of the build {n})"
+                        for n in range(8))
+        modal.explanation = replace(modal.explanation, written=written)
+        modal._show_text(modal.explanation)
+        await settle(pilot)
+        body = modal.query_one("#explain-text-body")
+        lines = str(modal.query_one("#explain-text", Static).render()).splitlines()
+        assert lines[-1].endswith("build 7)"), lines
+        assert body.size.height < len(lines) and body.max_scroll_y == len(lines) - body.size.height
+        for _ in range(3):
+            if app.focused is body:
+                break
+            await pilot.press("tab")
+            await settle(pilot)
+        assert app.focused is body
+        await pilot.press("end")
+        await settle(pilot)
+        assert body.scroll_y == body.max_scroll_y

@@ -285,3 +285,37 @@ async def test_the_found_inputs_are_sorted_slowest_first_fitted_and_focused_when
         screen.dismiss = opened.append
         await pilot.press("enter")
         assert [link.source for link in opened] == [f"w{best}.perf"]
+
+
+async def test_the_search_and_the_re_measured_slow_down_are_labelled_apart(demo_repo):
+    """One input, two numbers: the table showed w1 at 5.6x under 'slow-down', the status reported it at
+    16.5x 'at equal size', with nothing saying the first is the search's measurement and the second the
+    re-measurement side by side."""
+    from types import SimpleNamespace
+
+    from textual.widgets import DataTable
+
+    app = PerunApp(demo_repo)
+    async with app.run_test(size=(100, 24)) as pilot:
+        await open_fuzz_form(app, pilot)
+        screen = app.screen
+        screen.running = True
+        screen.add_class("-started")
+        kept = _kept(1, 5.6, ["grow-run"])
+        if screen.feed.put(kept):
+            screen.post_message(FuzzEvent(None))
+        await wait_until(pilot, lambda: screen.query_one("#fuzz-found", DataTable).row_count == 1)
+        growth = SimpleNamespace(order="quadratic", per_step=None, exponent=None, at_least=None, measured=None,
+                                 part="the run of 'a'")
+        verdict = SimpleNamespace(id="w1", ratio=16.5, growth=growth)
+        result = SimpleNamespace(stopped="limit", best=[kept.finding], profiles=[], reported=[verdict],
+                                 executions=100, findings=[kept.finding], settings=SimpleNamespace(output_dir="/out"))
+        screen.post_message(FuzzDone(result, None))
+        await wait_until(pilot, lambda: not screen.running)
+        await settle(pilot)
+        table = screen.query_one("#fuzz-found", DataTable)
+        labels = [str(column.label) for column in table.columns.values()]
+        assert "5.6x" in [str(table.get_cell_at((0, column))) for column in range(len(labels))]
+        assert any("in search" in label for label in labels), labels
+        status = str(screen.query_one("#fuzz-status").render())
+        assert "w1 16.5x at equal size re-measured side by side" in status, status
