@@ -47,6 +47,13 @@ from ..widgets.footer import Footer
 from ..widgets.plot import ChartView, MiddleTitle
 from .plot import view_params
 
+class StatusNote(FindingDetail):
+    """The line under the findings (advice on noisy measurements, profiles left out, an error), wrapped over
+    the rows it gets; cut, its last row ends in an ellipsis."""
+
+    MORE = "…"
+
+
 class CheckScreen(Screen[bool]):
     """Findings of degradation checks; dismisses with True when a check stored new results."""
 
@@ -96,7 +103,7 @@ class CheckScreen(Screen[bool]):
             yield FilterBar(id="check-filter")
             yield FittedTable(FINDING_COLUMNS, id="check-findings")
             yield FindingDetail(id="check-pair")
-            yield Static("", id="check-status")
+            yield StatusNote(id="check-status")
         yield Footer()
 
     def on_mount(self) -> None:
@@ -295,7 +302,7 @@ class CheckScreen(Screen[bool]):
         self.action_open()
 
     def _status(self, text: str | Text) -> None:
-        self.query_one("#check-status", Static).update(text if isinstance(text, Text) else Text(text))
+        self.query_one("#check-status", StatusNote).show(text if isinstance(text, Text) else Text(text))
 
     # -- actions ----------------------------------------------------------------------------
     def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
