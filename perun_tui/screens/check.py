@@ -61,7 +61,8 @@ class CheckScreen(Screen[bool]):
 
     COMMANDS = {ScreenCommands}
     BINDINGS = [
-        Binding("h", "check('head')", "Check head", tooltip="Check: the selected commit's profiles against "
+        # 'check head' of the command line, on the commit selected in the history (not always HEAD): named so
+        Binding("h", "check('head')", "Check commit", tooltip="Check: the selected commit's profiles against "
                 "their baselines", id="check.head"),
         Binding("a", "check('all')", "Check all", tooltip="Check: every commit with profiles, from the "
                 "selected one back", id="check.all"),
@@ -140,9 +141,7 @@ class CheckScreen(Screen[bool]):
         self.running = True
         self.cancelling = False
         self.what = what
-        where = f" from {self.revision[:7]}" if what == "all" and self.revision else (
-            f" of {self.revision[:7]}" if what == "head" and self.revision else "")
-        self.query_one("#check-pane").border_title = f"Degradation check · {what}{where}"
+        self.query_one("#check-pane").border_title = f"Degradation check · {self._named(what)}"
         self.query_one("#check-pane").border_subtitle = "running…"
         self._status(f"checking {what}…")
         # the findings of the last check would stand under the new title: gone until the new ones come
@@ -233,9 +232,17 @@ class CheckScreen(Screen[bool]):
         else:
             self._status("enter compares the baseline and the target of the selected finding")
         if not message.stored:
-            note = f"check {message.what}: {degradations} degradations, {optimizations} optimizations"
+            note = f"check {self._named(message.what)}: {degradations} degradations, {optimizations} optimizations"
             self.app.notify(note, title="check", severity="warning" if degradations else "information")
         self.query_one("#check-findings", DataTable).focus()
+
+    def _named(self, what: str) -> str:
+        """The check as the screen names it: ``commit b79ccdd`` (the selected one, not HEAD), ``all from …``."""
+        if what == "head":
+            return f"commit {self.revision[:7]}" if self.revision else "commit HEAD"
+        if what == "all" and self.revision:
+            return f"all from {self.revision[:7]}"
+        return what
 
     # -- the table -------------------------------------------------------------------------
     def _visible(self) -> list[int]:
@@ -380,7 +387,7 @@ class CheckScreen(Screen[bool]):
             self.stream.cancel()
 
     def palette_commands(self) -> Iterator[PaletteCommand]:
-        yield PaletteCommand("check: head", "Check the selected commit's profiles against their baselines",
+        yield PaletteCommand("check: selected commit", "Check the selected commit's profiles against their baselines",
                              functools.partial(self.action_check, "head"))
         yield PaletteCommand("check: all", "Check every commit with profiles", functools.partial(self.action_check, "all"))
         yield PaletteCommand("check: profiles", "Check two profiles you name",

@@ -42,3 +42,38 @@ async def test_the_advice_note_under_the_findings_is_readable_whole(demo_repo):
         await pilot.resize_terminal(40, 12)
         await settle(pilot)
         assert screen.query_one("#check-findings").size.height >= 2  # a row besides the header
+
+
+async def test_the_h_key_says_it_checks_the_selected_commit(demo_repo):
+    """h on the check screen was labelled "Check head" (and the palette said "check: head") while it checks the
+    commit selected in the history: "head of b79ccdd" with HEAD elsewhere.  Its label, its palette command, the
+    pane's title and the note of its end name the selected commit."""
+    from perun_tui.app import MainScreen
+    from perun_tui.widgets.history import HistoryView
+
+    from .helpers import main_screen
+    from .test_keys import footer_items
+
+    app = PerunApp(demo_repo)
+    async with app.run_test(size=(80, 24)) as pilot:
+        await settle(pilot)
+        history = app.query_one(HistoryView)
+        history.cursor = 2
+        await settle(pilot)
+        selected = history.current.version.checksum[:7]
+        assert isinstance(app.screen, MainScreen)
+        assert "check: head" not in [command.name for command in main_screen(app).palette_commands()]
+        screen = await open_check_screen(pilot)
+        labels = {key: active.binding.description for key, active in screen.active_bindings.items()}
+        assert labels["h"] == "Check commit", labels
+        names = [command.name for command in screen.palette_commands()]
+        assert "check: selected commit" in names and "check: head" not in names, names
+        assert "h Check commit" in footer_items(app), footer_items(app)
+        app.clear_notifications()
+        await pilot.press("h")
+        await wait_until(pilot, lambda: not screen.running, timeout=60)
+        await settle(pilot)
+        title = str(screen.query_one("#check-pane").border_title)
+        assert title == f"Degradation check · commit {selected}", title
+        notes = [n.message for n in app._notifications]
+        assert any(f"check commit {selected}:" in note for note in notes), notes
