@@ -47,6 +47,10 @@ from ..widgets.footer import Footer
 from ..widgets.plot import ChartView, MiddleTitle
 from .plot import view_params
 
+#: what a filter that leaves no finding says it found none of
+EMPTY_FILTER = {"all": "findings", "maybe": "maybe results", "other": "unchanged or other results"}
+
+
 class StatusNote(FindingDetail):
     """The line under the findings (advice on noisy measurements, profiles left out, an error), wrapped over
     the rows it gets; cut, its last row ends in an ellipsis."""
@@ -285,8 +289,15 @@ class CheckScreen(Screen[bool]):
         current = self.current
         pair_line = self.query_one("#check-pair", FindingDetail)
         if current is None:
-            pair_line.show(Text())
+            # a filter that leaves none of the findings: the table's headers alone said nothing of why
+            name = FILTERS[self.filter][0]
+            empty = bool(self.rows) and not self.running
+            # the table shrinks to its headers, the line right under them
+            self.set_class(empty, "-none-shown")
+            pair_line.show(Text(f"no {EMPTY_FILTER.get(name, name)} in this check", style="italic") if empty
+                           else Text())
             return
+        self.set_class(False, "-none-shown")
         _, pair, finding = current
         # wrapped over as many rows as it takes (up to half the pane; i shows the rest): the reason first, it
         # says what the row cannot (a maybe whose re-run found no change, the size a model was compared at)

@@ -77,3 +77,30 @@ async def test_the_h_key_says_it_checks_the_selected_commit(demo_repo):
         assert title == f"Degradation check · commit {selected}", title
         notes = [n.message for n in app._notifications]
         assert any(f"check commit {selected}:" in note for note in notes), notes
+
+
+async def test_a_filter_that_leaves_no_finding_says_so(demo_repo):
+    """f to a filter none of the findings passes (the demo has no maybe) showed the table's headers alone: a line
+    says which results the check has none of."""
+    from perun_tui.widgets.findings import FILTERS
+
+    app = PerunApp(demo_repo)
+    async with app.run_test(size=(80, 24)) as pilot:
+        screen = await open_check_screen(pilot)
+        await pilot.press("a")
+        await wait_until(pilot, lambda: not screen.running, timeout=30)
+        await settle(pilot)
+        table = screen.query_one("#check-findings")
+        empty = []
+        for name, _label, keep in FILTERS:
+            screen.action_filter(name)
+            await pilot.pause()
+            shown = outer_text(screen.query_one("#check-pair"))
+            if any(keep(finding.result) for _v, _p, finding in screen.rows):
+                assert table.row_count and "in this check" not in shown, (name, shown)
+            else:
+                empty.append(name)
+                assert table.row_count == 0 and "in this check" in shown and " no " in f" {shown}", (name, shown)
+                await pilot.pause()
+                assert screen.query_one("#check-pair").region.y == table.region.y + 1  # right under the headers
+        assert "maybe" in empty and "degradations" not in empty  # the demo's slowdown is no maybe
