@@ -114,7 +114,9 @@ def fit_columns(columns: Sequence[Column], rows: Iterable[Sequence[str]], width:
             if few and sum(slack.values()) < deficit and room - padding < least:
                 deficit = least + padding - room  # shown at its minimum, the others down to what it needs
             if sum(slack.values()) >= deficit:
-                for other in sorted(slack, key=lambda o: columns[o].priority, reverse=True):
+                # the columns marked shrink give first (a location cut in its middle still reads), then those
+                # that squeeze (a result cut to "= NoChan…" does not), each the least useful first
+                for other in sorted(slack, key=lambda o: (columns[o].shrink, columns[o].priority), reverse=True):
                     take = min(slack[other], deficit)
                     chosen[other] -= take
                     room += take

@@ -104,3 +104,27 @@ async def test_a_filter_that_leaves_no_finding_says_so(demo_repo):
                 await pilot.pause()
                 assert screen.query_one("#check-pair").region.y == table.region.y + 1  # right under the headers
         assert "maybe" in empty and "degradations" not in empty  # the demo's slowdown is no maybe
+
+
+async def test_the_result_is_not_cut_while_the_location_can_give_way_at_40x12(demo_repo):
+    """At 40x12 the result read "= NoChan…" and "+ Optimi…" while the location kept cells above its minimum: the
+    width a third column needed was taken from the result first.  The location (cut in its middle, its subtype
+    kept) gives first now."""
+    from perun_tui.widgets.findings import FINDING_COLUMNS
+
+    location_minimum = next(column.minimum for column in FINDING_COLUMNS if column.key == "location")
+    app = PerunApp(demo_repo)
+    async with app.run_test(size=(40, 12)) as pilot:
+        screen = await open_check_screen(pilot)
+        await pilot.press("a")
+        await wait_until(pilot, lambda: not screen.running, timeout=30)
+        await settle(pilot)
+        screen.action_filter("other")  # the no-change rows
+        await pilot.pause()
+        table = screen.query_one("#check-findings")
+        widths = {column.key: size for column, size in table._shown}
+        assert list(widths) == ["location", "result", "delta"], widths
+        results = {str(table.get_row_at(row)[1]) for row in range(table.row_count)}
+        assert "= NoChange" in results and not any(cell.endswith("…") for cell in results
+                                                   if cell.startswith("= ")), results
+        assert widths["location"] >= location_minimum
