@@ -47,6 +47,17 @@ from ..widgets.footer import Footer
 from ..widgets.plot import ChartView, MiddleTitle
 from .plot import view_params
 
+#: what a filter that leaves no finding says it found none of
+EMPTY_FILTER = {"all": "findings", "maybe": "maybe results", "other": "unchanged or other results"}
+
+
+class StatusNote(FindingDetail):
+    """The line under the findings (advice on noisy measurements, profiles left out, an error), wrapped over
+    the rows it gets; cut, its last row ends in an ellipsis."""
+
+    MORE = "…"
+
+
 class CheckScreen(Screen[bool]):
     """Findings of degradation checks; dismisses with True when a check stored new results."""
 
@@ -54,7 +65,8 @@ class CheckScreen(Screen[bool]):
 
     COMMANDS = {ScreenCommands}
     BINDINGS = [
-        Binding("h", "check('head')", "Check head", tooltip="Check: the selected commit's profiles against "
+        # 'check head' of the command line, on the commit selected in the history (not always HEAD): named so
+        Binding("h", "check('head')", "Check commit", tooltip="Check: the selected commit's profiles against "
                 "their baselines", id="check.head"),
         Binding("a", "check('all')", "Check all", tooltip="Check: every commit with profiles, from the "
                 "selected one back", id="check.all"),
@@ -96,7 +108,7 @@ class CheckScreen(Screen[bool]):
             yield FilterBar(id="check-filter")
             yield FittedTable(FINDING_COLUMNS, id="check-findings")
             yield FindingDetail(id="check-pair")
-            yield Static("", id="check-status")
+            yield StatusNote(id="check-status")
         yield Footer()
 
     def on_mount(self) -> None:
@@ -133,9 +145,7 @@ class CheckScreen(Screen[bool]):
         self.running = True
         self.cancelling = False
         self.what = what
-        where = f" from {self.revision[:7]}" if what == "all" and self.revision else (
-            f" of {self.revision[:7]}" if what == "head" and self.revision else "")
-        self.query_one("#check-pane").border_title = f"Degradation check · {what}{where}"
+        self.query_one("#check-pane").border_title = f"Degradation check · {self._named(what)}"
         self.query_one("#check-pane").border_subtitle = "running…"
         self._status(f"checking {what}…")
         # the findings of the last check would stand under the new title: gone until the new ones come
@@ -226,9 +236,17 @@ class CheckScreen(Screen[bool]):
         else:
             self._status("enter compares the baseline and the target of the selected finding")
         if not message.stored:
-            note = f"check {message.what}: {degradations} degradations, {optimizations} optimizations"
+            note = f"check {self._named(message.what)}: {degradations} degradations, {optimizations} optimizations"
             self.app.notify(note, title="check", severity="warning" if degradations else "information")
         self.query_one("#check-findings", DataTable).focus()
+
+    def _named(self, what: str) -> str:
+        """The check as the screen names it: ``commit b79ccdd`` (the selected one, not HEAD), ``all from …``."""
+        if what == "head":
+            return f"commit {self.revision[:7]}" if self.revision else "commit HEAD"
+        if what == "all" and self.revision:
+            return f"all from {self.revision[:7]}"
+        return what
 
     # -- the table -------------------------------------------------------------------------
     def _visible(self) -> list[int]:
@@ -271,8 +289,15 @@ class CheckScreen(Screen[bool]):
         current = self.current
         pair_line = self.query_one("#check-pair", FindingDetail)
         if current is None:
-            pair_line.show(Text())
+            # a filter that leaves none of the findings: the table's headers alone said nothing of why
+            name = FILTERS[self.filter][0]
+            empty = bool(self.rows) and not self.running
+            # the table shrinks to its headers, the line right under them
+            self.set_class(empty, "-none-shown")
+            pair_line.show(Text(f"no {EMPTY_FILTER.get(name, name)} in this check", style="italic") if empty
+                           else Text())
             return
+        self.set_class(False, "-none-shown")
         _, pair, finding = current
         # wrapped over as many rows as it takes (up to half the pane; i shows the rest): the reason first, it
         # says what the row cannot (a maybe whose re-run found no change, the size a model was compared at)
@@ -295,7 +320,7 @@ class CheckScreen(Screen[bool]):
         self.action_open()
 
     def _status(self, text: str | Text) -> None:
-        self.query_one("#check-status", Static).update(text if isinstance(text, Text) else Text(text))
+        self.query_one("#check-status", StatusNote).show(text if isinstance(text, Text) else Text(text))
 
     # -- actions ----------------------------------------------------------------------------
     def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
@@ -373,7 +398,7 @@ class CheckScreen(Screen[bool]):
             self.stream.cancel()
 
     def palette_commands(self) -> Iterator[PaletteCommand]:
-        yield PaletteCommand("check: head", "Check the selected commit's profiles against their baselines",
+        yield PaletteCommand("check: selected commit", "Check the selected commit's profiles against their baselines",
                              functools.partial(self.action_check, "head"))
         yield PaletteCommand("check: all", "Check every commit with profiles", functools.partial(self.action_check, "all"))
         yield PaletteCommand("check: profiles", "Check two profiles you name",

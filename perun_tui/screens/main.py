@@ -575,7 +575,7 @@ class MainScreen(Screen[None]):
                              self.action_fuzz)
         yield PaletteCommand("bisect: start", "Find the first degraded commit between the two marked commits "
                              "(or the marked one and the one under the cursor)", self.action_bisect)
-        yield PaletteCommand("check: head", "Check the selected commit's profiles against their baselines",
+        yield PaletteCommand("check: selected commit", "Check the selected commit's profiles against their baselines",
                              functools.partial(self.action_check, "head"))
         yield PaletteCommand("check: all", "Check every commit with profiles, from the selected one back",
                              functools.partial(self.action_check, "all"))

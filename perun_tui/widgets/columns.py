@@ -7,7 +7,11 @@ to the cap), until one does not fit: that one is shown whole if the columns
 marked ``shrink`` before it can give up enough width above their minimums,
 else narrower, down to its minimum (for which they give up what it needs);
 the less useful ones after it are left out, but for a table of fewer than
-:data:`FEWEST` columns, where the next one is fitted the same way.  A column marked ``optional`` that has nothing in any row
+:data:`FEWEST` columns, where the next one is fitted the same way.  A
+column marked ``yields`` gives up its cells above that width to any later
+column (not ``optional``) that it makes room for whole, and the columns
+after that one are fitted the same way: a long workload is cut before the
+command beside it goes.  A column marked ``optional`` that has nothing in any row
 (every cell empty or ``-``) comes after every column with something in it,
 and only whole: its header alone would take the width a column with
 content needs.  The columns keep their order on screen.
@@ -46,6 +50,9 @@ class Column:
     optional: bool = False
     #: a cell too wide is shortened in its middle: its end tells rows apart (``./app [max_rss]``)
     middle: bool = False
+    #: wider than this, gives up cells (down to this) so that a later column (not ``optional``) is shown whole:
+    #: a long value of it does not push out what a usual one leaves room for
+    yields: int = 0
 
 
 #: a table of fewer columns says too little: the next one still gets its minimum from the shrinking columns
@@ -90,6 +97,15 @@ def fit_columns(columns: Sequence[Column], rows: Iterable[Sequence[str]], width:
         slack = {other: chosen[other] - columns[other].minimum for other in chosen
                  if (columns[other].shrink or (short and columns[other].squeeze))
                  and chosen[other] > columns[other].minimum}
+        spare = {other: chosen[other] - columns[other].yields for other in chosen
+                 if columns[other].yields and chosen[other] > columns[other].yields}
+        if not columns[index].optional and wanted[index] + padding - room <= sum(spare.values()):
+            # whole once the yielding columns give up what it lacks (a long workload cut, the command beside it):
+            # the columns after it are fitted the same way; an optional one (often empty) cuts none for itself
+            _give(columns, chosen, spare, wanted[index] + padding - room)
+            chosen[index] = wanted[index]
+            room = 0
+            continue
         # its minimum fits; or, in a table of fewer than FEWEST columns, fits once the shrinking columns give up
         # their width above theirs
         few = short and room + sum(slack.values()) - padding >= least
@@ -98,7 +114,9 @@ def fit_columns(columns: Sequence[Column], rows: Iterable[Sequence[str]], width:
             if few and sum(slack.values()) < deficit and room - padding < least:
                 deficit = least + padding - room  # shown at its minimum, the others down to what it needs
             if sum(slack.values()) >= deficit:
-                for other in sorted(slack, key=lambda o: columns[o].priority, reverse=True):
+                # the columns marked shrink give first (a location cut in its middle still reads), then those
+                # that squeeze (a result cut to "= NoChan…" does not), each the least useful first
+                for other in sorted(slack, key=lambda o: (columns[o].shrink, columns[o].priority), reverse=True):
                     take = min(slack[other], deficit)
                     chosen[other] -= take
                     room += take
@@ -111,6 +129,14 @@ def fit_columns(columns: Sequence[Column], rows: Iterable[Sequence[str]], width:
                 chosen[index] = max(room - padding, 1)
         break
     return [(columns[index], chosen[index]) for index in sorted(chosen)]
+
+
+def _give(columns: Sequence[Column], chosen: dict[int, int], slack: dict[int, int], deficit: int) -> None:
+    """Take ``deficit`` cells from the ``chosen`` columns with ``slack``, the least useful first."""
+    for other in sorted(slack, key=lambda o: columns[o].priority, reverse=True):
+        take = min(slack[other], deficit)
+        chosen[other] -= take
+        deficit -= take
 
 
 def fit_cell(text: str, width: int) -> str:

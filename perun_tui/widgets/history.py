@@ -183,6 +183,18 @@ class HistoryView(ScrollView, can_focus=True):
             self.refresh()
         self.post_message(CommitHighlighted(self.current))
 
+    def on_resize(self, event: events.Resize) -> None:
+        # fewer rows (40x12): the cursor's commit, the one the profiles pane shows, stays on screen
+        self.call_after_refresh(self._cursor_into_view)
+
+    def _cursor_into_view(self) -> None:
+        top = round(self.scroll_offset.y)
+        rows = self._rows_visible
+        if self.cursor < top:
+            self.scroll_to(y=self.cursor, animate=False, force=True)
+        elif self.cursor >= top + rows:
+            self.scroll_to(y=self.cursor - rows + 1, animate=False, force=True)
+
     def action_cursor_up(self) -> None:
         self.cursor -= 1
 

@@ -31,7 +31,9 @@ _COLUMNS = (
     Column("mark", "diff", 0, 4),
     Column("type", "type", 1, 4),
     Column("collector", "collector", 3, 6),
-    Column("workload", "workload", 2, 8, 40),
+    # a workload longer than usual (a fuzzer's /tmp/.../inputs/w121.txt) is cut in its middle, keeping its file's
+    # name, before the time or the command beside it goes
+    Column("workload", "workload", 2, 8, 40, middle=True, yields=20),
     Column("time", "time", 4, 16),
     Column("cmd", "cmd", 6, 6, 30),
     Column("args", "args", 7, 6, 30, optional=True),
@@ -125,9 +127,9 @@ class ProfilesTable(DataTable):
             self.add_column(fit_cell(column.label, size), key=column.key, width=size)  # a cut label ends in …
         for tag, cells in self._cells:
             texts = []
-            for index, _column, size in shown:
+            for index, column, size in shown:
                 cell = cells[index]
-                texts.append(cut_cell(cell, size))
+                texts.append(cut_cell(cell, size, middle=column.middle))
             self.add_row(*texts, key=tag)
         if self.row_count:
             self.move_cursor(row=max(min(row, self.row_count - 1), 0), animate=False)

@@ -425,7 +425,7 @@ async def test_palette_commands_act_on_the_selection(demo_repo):
         names = [c.name for c in main_screen(app).palette_commands()]
         assert {"profile: register", "profile: unlink", "history: jump to HEAD", "history: search",
                 "plot: scatter", "plot: flame graph", "plot: heap map", "profile: postprocess",
-                "run: matrix for HEAD", "run: matrix for marked commits", "matrix: edit", "check: head",
+                "run: matrix for HEAD", "run: matrix for marked commits", "matrix: edit", "check: selected commit",
                 "check: all", "check: profiles"} <= set(names)
         assert all(": " in name for name in names)
         await pilot.press("down", "down", "down")

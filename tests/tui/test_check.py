@@ -24,7 +24,7 @@ async def test_check_all_finds_the_slowdown_filters_and_compares_it(demo_repo):
     async with app.run_test(size=(80, 24)) as pilot:
         screen = await open_check_screen(pilot)
         names = [command.name for command in screen.palette_commands()]
-        assert {"check: head", "check: all", "check: profiles", "check: show degradations"} <= set(names)
+        assert {"check: selected commit", "check: all", "check: profiles", "check: show degradations"} <= set(names)
         await pilot.press("a")
         await wait_until(pilot, lambda: not screen.running, timeout=30)
         await settle(pilot)

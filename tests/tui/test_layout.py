@@ -227,7 +227,7 @@ async def test_a_toast_stands_over_no_pane(demo_repo):
         await pilot.press("h")
         await wait_until(pilot, lambda: bool(app.screen.query(Toast)))
         await settle(pilot)
-        assert "check: check head:" in rendered_text(app.screen.query_one(Toast))  # the title on its line
+        assert "check: check commit " in rendered_text(app.screen.query_one(Toast))  # the title on its line
         assert not toasts_over_panes(app)
         status = app.screen.query_one("#check-status")
         assert status.region.bottom <= app.screen.query_one(Toast).region.y

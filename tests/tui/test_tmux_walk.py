@@ -281,7 +281,7 @@ def test_every_screen_fits_its_borders_and_shows_whole_key_hints(walk_template, 
         keys("Escape")
         walk.see("main after the editor", "Profiles at", gone=("Job matrix",))
         keys("c")
-        walk.see("check", "Degradation check", "Check head")
+        walk.see("check", "Degradation check", "Check commit")
         keys("a")
         walk.see("check: all", "degradations", "Degradation", gone=("running…",))
         keys("f", "f")
