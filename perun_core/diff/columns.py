@@ -1,8 +1,11 @@
-"""Reading a profile's columns for a difference: names as text, numbers with their mask, values as codes."""
+"""The cells of a difference: a profile's columns read (names as text, numbers with their mask, values as
+codes) and an amount written."""
 
 from __future__ import annotations
 
 from typing import Any
+
+from ..amounts import format_amount
 
 
 def cell_text(value: Any) -> str:
@@ -44,3 +47,10 @@ def coded_cells(column: list, convert: bool = False) -> tuple[list, Any]:
         return distinct, np.zeros(len(column), dtype=np.int64)
     index = dict(zip(distinct, range(len(distinct))))
     return distinct, np.fromiter(map(index.__getitem__, column), dtype=np.int64, count=len(column))
+
+
+def amount_cell(value: float | None, unit: str = "", column: bool = False) -> str:
+    """An amount of a difference's table or bars with its unit (``-`` for none), rounded off float noise."""
+    if value is None:
+        return "-"
+    return format_amount(round(value, 6) if isinstance(value, float) else value, unit, column=column)
