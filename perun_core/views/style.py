@@ -112,6 +112,22 @@ def fit(text: str, width: int) -> str:
     return "".join(out) + "…"
 
 
+def fit_end(text: str, width: int) -> str:
+    """``text`` cut to at most ``width`` columns from its start, keeping its end after one ellipsis (``…_end``)."""
+    if text_width(text) <= width:
+        return text
+    if width <= 1:
+        return "…"[:width]
+    kept: list[str] = []
+    used = 1
+    for char in reversed(text):
+        if used + char_width(char) > width:
+            break
+        kept.append(char)
+        used += char_width(char)
+    return "…" + "".join(reversed(kept))
+
+
 def _cut_head(text: str, room: int) -> str:
     """``text`` in ``room`` columns with one ellipsis: when its last word is a path, its directory gives way first
     (``uid: …/sll-bench``, then ``…/sll-bench``, then ``sll-be…``), as a program's base name tells locations

@@ -27,7 +27,7 @@ from ..profile.query import all_models_of, flatten_value, resource_table
 from ..safetext import escape_controls, json_text_safe
 from .base import Param, RenderOptions, View, check_key, resource_keys
 from .fits import needs_resources
-from .style import fit, fit_middle, format_number, pad, paint, text_width
+from .style import fit, fit_end, fit_middle, format_number, pad, paint, text_width
 
 if TYPE_CHECKING:  # pragma: no cover
     from ..profile.model import Profile
@@ -212,14 +212,8 @@ def _header_names(columns: list[str], widths: list[int]) -> list[str]:
     for i, name in enumerate(names):
         if names.count(name) > 1 or name != columns[i] and any(
                 other != i and columns[other].startswith(name.rstrip("…")) for other in range(len(names))):
-            names[i] = _keep_end(columns[i], widths[i])
+            names[i] = fit_end(columns[i], widths[i])
     return names
-
-
-def _keep_end(text: str, width: int) -> str:
-    if text_width(text) <= width or width <= 1:
-        return text if text_width(text) <= width else "…"[:width]
-    return "…" + text[len(text) - (width - 1):]
 
 
 def _shown_cells(table: Table) -> list[list[str]]:
