@@ -163,20 +163,14 @@ async def test_the_difference_flame_graph_of_two_perf_profiles_and_sources_outsi
                                                                                                 monkeypatch):
     import contextlib
 
-    root = tmp_path / "cproject"
-    make_repo(root, [{"files": {"app.c": "int main(void) { return 0; }\n"}, "message": "v1"}])
-    api.init(root)
-    report = _perf_report(tmp_path, root, None)
+    root, report = _c_project(tmp_path)
     calls = _recording_editor(tmp_path, monkeypatch)
     app = PerunApp(root)
     monkeypatch.setattr(app, "suspend", contextlib.nullcontext)
     recorder = Recorder()
     async with app.run_test(size=(120, 40), message_hook=recorder) as pilot:
         await settle(pilot)
-        modal = ExplainScreen(report, "./app [real]")
-        await app.push_screen(modal)
-        await wait_until(pilot, lambda: modal.explanation is not None, timeout=30)
-        await settle(pilot)
+        modal = await _explained(pilot, report)
         assert "1. middle (" in " ".join(_text(modal).split()) and "app.c:7)" in _text(modal)  # wrapped at any space
         # the library's memcpy called by middle is middle's cost, shown below it as in the command line's tree
         assert "through memcpy: 100 samples -> 300 samples" in _text(modal), _text(modal)
@@ -251,6 +245,23 @@ def _perf_report(tmp_path, root, minor):
     return CheckReport("profiles", (VersionReport(minor, None, (PairReport(*refs, ("sart",), (finding,)),)),))
 
 
+
+def _c_project(tmp_path):
+    """A C project's repository with perun and a perf-explained report of its ./app (``_perf_report``)."""
+    root = tmp_path / "cproject"
+    make_repo(root, [{"files": {"app.c": "int main(void) { return 0; }\n"}, "message": "v1"}])
+    api.init(root)
+    return root, _perf_report(tmp_path, root, None)
+
+
+async def _explained(pilot, report) -> ExplainScreen:
+    """The explain dialog of ``report``'s ./app [real], opened and settled once its explanation is in."""
+    modal = ExplainScreen(report, "./app [real]")
+    await pilot.app.push_screen(modal)
+    await wait_until(pilot, lambda: modal.explanation is not None, timeout=30)
+    await settle(pilot)
+    return modal
+
 async def _source_of_middle(tmp_path, monkeypatch, pager: str | None):
     """Explain the perf pair as found at the second commit, the working tree changed since; enter on middle."""
     import contextlib
@@ -315,10 +326,7 @@ def test_viewers_pager_first_with_the_line_each_takes():
 async def test_a_collection_under_way_shows_its_collector_expected_time_and_seconds_elapsed(tmp_path, monkeypatch):
     import threading
 
-    root = tmp_path / "cproject"
-    make_repo(root, [{"files": {"app.c": "int main(void) { return 0; }\n"}, "message": "v1"}])
-    api.init(root)
-    report = _perf_report(tmp_path, root, None)
+    root, report = _c_project(tmp_path)
     release = threading.Event()
     explain = api.explain
 
@@ -370,17 +378,11 @@ def _assert_flame_fits(modal: ExplainScreen) -> None:
 async def test_the_keys_in_the_border_stay_whole_at_40_columns(tmp_path):
     """At 40x12 the border's "enter opens a function's source · esc to close" was cut before "esc": a short
     form fits there, the full one comes back at 120 columns; esc closes."""
-    root = tmp_path / "cproject"
-    make_repo(root, [{"files": {"app.c": "int main(void) { return 0; }\n"}, "message": "v1"}])
-    api.init(root)
-    report = _perf_report(tmp_path, root, None)
+    root, report = _c_project(tmp_path)
     app = PerunApp(root)
     async with app.run_test(size=(40, 12)) as pilot:
         await settle(pilot)
-        modal = ExplainScreen(report, "./app [real]")
-        await app.push_screen(modal)
-        await wait_until(pilot, lambda: modal.explanation is not None, timeout=30)
-        await settle(pilot)
+        modal = await _explained(pilot, report)
         dialog = modal.query_one("#explain-dialog")
         assert dialog.border_subtitle == SHORT_KEYS_HINT
         assert len(SHORT_KEYS_HINT) <= dialog.size.width - 4
@@ -434,10 +436,7 @@ async def test_a_long_note_of_the_collection_wraps_under_its_own_start(tmp_path,
 
     from perun_core.errors import Interrupted
 
-    root = tmp_path / "cproject"
-    make_repo(root, [{"files": {"app.c": "int main(void) { return 0; }\n"}, "message": "v1"}])
-    api.init(root)
-    report = _perf_report(tmp_path, root, None)
+    root, report = _c_project(tmp_path)
     release = threading.Event()
     note = "sampled with perf: the change shows in about 540 samples; callgrind would take about 55 s"
 
@@ -470,10 +469,7 @@ async def test_a_finding_with_nothing_to_explain_offers_no_source_to_open(tmp_pa
 
     from perun_core.check.results import PerformanceChange
 
-    root = tmp_path / "cproject"
-    make_repo(root, [{"files": {"app.c": "int main(void) { return 0; }\n"}, "message": "v1"}])
-    api.init(root)
-    report = _perf_report(tmp_path, root, None)
+    root, report = _c_project(tmp_path)
     version = report.versions[0]
     pair = version.pairs[0]
     unchanged = replace(pair.findings[0], result=PerformanceChange.NO_CHANGE)
@@ -515,17 +511,11 @@ async def test_the_flame_graph_keeps_rows_and_its_legend_at_80x24(tmp_path):
     """At 80x24 the text and the ranked functions took all but two rows of the dialog: the difference flame graph
     showed its title and one level, and its legend (what + - = mean) came only after its last level, never in
     view.  The flame graph keeps rows of its own now and the legend stays below it, whatever is scrolled."""
-    root = tmp_path / "cproject"
-    make_repo(root, [{"files": {"app.c": "int main(void) { return 0; }\n"}, "message": "v1"}])
-    api.init(root)
-    report = _perf_report(tmp_path, root, None)
+    root, report = _c_project(tmp_path)
     app = PerunApp(root)
     async with app.run_test(size=(80, 24)) as pilot:
         await settle(pilot)
-        modal = ExplainScreen(report, "./app [real]")
-        await app.push_screen(modal)
-        await wait_until(pilot, lambda: modal.explanation is not None, timeout=30)
-        await settle(pilot)
+        modal = await _explained(pilot, report)
         dialog = modal.query_one("#explain-dialog")
         body = modal.query_one("#explain-flame-body")
         assert body.region.height >= 5 and dialog.content_region.contains_region(body.region), body.region
@@ -544,10 +534,7 @@ async def test_the_flame_graph_keeps_rows_and_its_legend_at_80x24(tmp_path):
 async def test_the_flame_graph_of_the_dialog_is_drawn_whole_and_advises_in_the_dialog_s_words(tmp_path, monkeypatch):
     """The dialog drew the graph a third of the terminal high and ended it in '(16 deeper levels not shown;
     raise --height)' and '... see --format folded)': options of the command line, not of the dialog."""
-    root = tmp_path / "cproject"
-    make_repo(root, [{"files": {"app.c": "int main(void) { return 0; }\n"}, "message": "v1"}])
-    api.init(root)
-    report = _perf_report(tmp_path, root, None)
+    root, report = _c_project(tmp_path)
     drawn = []
     render = api.render_diff
 
@@ -559,10 +546,7 @@ async def test_the_flame_graph_of_the_dialog_is_drawn_whole_and_advises_in_the_d
     app = PerunApp(root)
     async with app.run_test(size=(80, 24)) as pilot:
         await settle(pilot)
-        modal = ExplainScreen(report, "./app [real]")
-        await app.push_screen(modal)
-        await wait_until(pilot, lambda: modal.explanation is not None, timeout=30)
-        await settle(pilot)
+        modal = await _explained(pilot, report)
         flame = str(modal.query_one("#explain-flame", Static).render())
         assert "middle" in flame and "--" not in flame, flame
     assert drawn and all(options.get("front") == "tui-dialog" for options in drawn), drawn
@@ -576,10 +560,7 @@ async def test_a_headline_taller_than_its_share_scrolls_to_its_last_note(tmp_pat
     tab and the arrow keys."""
     from dataclasses import replace
 
-    root = tmp_path / "cproject"
-    make_repo(root, [{"files": {"app.c": "int main(void) { return 0; }\n"}, "message": "v1"}])
-    api.init(root)
-    report = _perf_report(tmp_path, root, None)
+    root, report = _c_project(tmp_path)
     app = PerunApp(root)
     async with app.run_test(size=(80, 24)) as pilot:
         await settle(pilot)
